@@ -1,0 +1,191 @@
+//! A two-endpoint harness: messages are passed between a client and a server session directly.
+
+use super::*;
+use crate::message::{SentCount, TestParams};
+use sonde_stats::model::{CpuUsage, Direction, Protocol};
+
+fn params() -> TestParams {
+    TestParams {
+        protocol: Protocol::Tcp,
+        direction: Direction::Upload,
+        parallel: 1,
+        duration_secs: 1.0,
+        bytes: 0,
+        blocks: 0,
+        length: 131072,
+        bitrate: 0,
+        omit_secs: 0.0,
+        interval_secs: 1.0,
+        congestion: None,
+        window: None,
+        mss: None,
+        nodelay: false,
+        tos: 0,
+        zerocopy: false,
+    }
+}
+
+fn results() -> Results {
+    Results {
+        cpu: CpuUsage::default(),
+        congestion: None,
+        streams: vec![],
+        sent: vec![],
+    }
+}
+
+/// Moves every queued message from client to server and back until both are quiet.
+fn pump(c: &mut ClientSession, s: &mut ServerSession) {
+    loop {
+        let mut moved = false;
+        while let Some(m) = c.poll_transmit() {
+            let _ = s.handle(m);
+            moved = true;
+        }
+        while let Some(m) = s.poll_transmit() {
+            let _ = c.handle(m);
+            moved = true;
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+#[test]
+fn full_session() {
+    let mut c = ClientSession::new(params(), "test");
+    let mut s = ServerSession::new("srv", vec!["cubic".into()]);
+    pump(&mut c, &mut s);
+    assert!(matches!(s.poll_event(), Some(ServerEvent::Greeted { .. })));
+    assert!(matches!(
+        s.poll_event(),
+        Some(ServerEvent::TestRequested(_))
+    ));
+    match c.poll_event() {
+        Some(ClientEvent::Welcomed {
+            congestion_available,
+            caps,
+            ..
+        }) => {
+            assert_eq!(congestion_available, vec!["cubic".to_string()]);
+            assert!(caps.contains(&"live-intervals".to_string()));
+        }
+        other => panic!("{other:?}"),
+    }
+    s.accept(&[3; 16]);
+    pump(&mut c, &mut s);
+    assert_eq!(
+        c.poll_event(),
+        Some(ClientEvent::Accepted { cookie: [3; 16] })
+    );
+    s.streams_ready();
+    pump(&mut c, &mut s);
+    assert_eq!(c.poll_event(), Some(ClientEvent::StreamsReady));
+    assert_eq!(s.poll_event(), Some(ServerEvent::Started));
+    assert!(c.is_running());
+    c.stop(Stop {
+        sent: vec![SentCount {
+            id: 1,
+            bytes: 5,
+            packets: 0,
+        }],
+    });
+    pump(&mut c, &mut s);
+    assert!(matches!(
+        s.poll_event(),
+        Some(ServerEvent::StopRequested(_))
+    ));
+    s.send_results(results());
+    pump(&mut c, &mut s);
+    assert!(matches!(c.poll_event(), Some(ClientEvent::PeerResults(_))));
+    c.send_results(results());
+    pump(&mut c, &mut s);
+    assert!(matches!(s.poll_event(), Some(ServerEvent::PeerResults(_))));
+    assert_eq!(s.poll_event(), Some(ServerEvent::Done));
+    assert!(c.is_finished() && s.is_closed());
+}
+
+#[test]
+fn refusal_reaches_client() {
+    let mut c = ClientSession::new(params(), "test");
+    let mut s = ServerSession::new("srv", vec![]);
+    pump(&mut c, &mut s);
+    s.refuse(RefuseCode::MaxDuration, "too long");
+    pump(&mut c, &mut s);
+    let _ = c.poll_event();
+    assert!(matches!(
+        c.poll_event(),
+        Some(ClientEvent::Refused(Refusal {
+            code: RefuseCode::MaxDuration,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn invalid_params_refused_by_session() {
+    let mut p = params();
+    p.parallel = 500;
+    let mut c = ClientSession::new(p, "test");
+    let mut s = ServerSession::new("srv", vec![]);
+    pump(&mut c, &mut s);
+    let _ = c.poll_event();
+    match c.poll_event() {
+        Some(ClientEvent::Refused(r)) => assert_eq!(r.code, RefuseCode::BadParameter),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn out_of_order_message_is_error_and_aborts() {
+    let mut s = ServerSession::new("srv", vec![]);
+    let err = s.handle(Message::Start).unwrap_err();
+    assert!(matches!(
+        err,
+        ProtocolError::Unexpected { got: "start", .. }
+    ));
+    assert!(matches!(s.poll_transmit(), Some(Message::Abort(_))));
+    assert!(s.is_closed());
+}
+
+#[test]
+fn version_mismatch_is_refused() {
+    let mut s = ServerSession::new("srv", vec![]);
+    let hello = Hello {
+        version: 99,
+        min_version: 99,
+        software: "future".into(),
+        caps: vec![],
+    };
+    assert!(matches!(
+        s.handle(Message::Hello(hello)),
+        Err(ProtocolError::Version { .. })
+    ));
+    assert!(matches!(
+        s.poll_transmit(),
+        Some(Message::Refuse(Refusal {
+            code: RefuseCode::Version,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn abort_from_client_mid_test() {
+    let mut c = ClientSession::new(params(), "test");
+    let mut s = ServerSession::new("srv", vec![]);
+    pump(&mut c, &mut s);
+    s.accept(&[1; 16]);
+    s.streams_ready();
+    pump(&mut c, &mut s);
+    c.abort("interrupted");
+    pump(&mut c, &mut s);
+    while let Some(e) = s.poll_event() {
+        if let ServerEvent::Aborted(r) = e {
+            assert_eq!(r, "interrupted");
+            return;
+        }
+    }
+    panic!("server never saw the abort");
+}

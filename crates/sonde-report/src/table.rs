@@ -1,0 +1,546 @@
+//! The human-readable table, laid out like iperf3's text output.
+//!
+//! Rows are written as events arrive: a connection header on `Start`, one row per stream (and a
+//! `[SUM]` row per role with several streams) on each `Interval`, and the sender/receiver summary
+//! with the CPU line on `End`. Sizes and rates use iperf3's units
+//! ([`sonde_stats::units::format_bytes`], [`sonde_stats::units::format_bitrate`]).
+
+use std::io::{self, Write};
+
+use sonde_stats::model::{
+    Direction, EndView, Event, IntervalReport, Protocol, Role, StreamRole, StreamSample, SumSample,
+    TestStart, TestSummary, UdpReceiveStats,
+};
+use sonde_stats::units::{format_bitrate, format_bytes};
+
+use crate::iperf3_json::split_host_port;
+use crate::Sink;
+
+const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -";
+
+/// What the table needs to remember from the start of the test.
+#[derive(Clone, Copy)]
+struct Ctx {
+    role: Role,
+    direction: Direction,
+    protocol: Protocol,
+}
+
+impl Ctx {
+    fn local_sends(&self) -> bool {
+        match self.direction {
+            Direction::Upload => self.role == Role::Client,
+            Direction::Reverse => self.role == Role::Server,
+            Direction::Bidir => true,
+        }
+    }
+
+    fn local_receives(&self) -> bool {
+        self.direction == Direction::Bidir || !self.local_sends()
+    }
+}
+
+/// Writes iperf3-style text rows as events arrive.
+pub struct TableReporter<W: Write> {
+    out: W,
+    ctx: Option<Ctx>,
+    intervals: usize,
+    ended: bool,
+    last_error: Option<String>,
+    finished: bool,
+}
+
+/// `[  5]` or `[SUM]`.
+fn id_col(id: Option<u32>) -> String {
+    match id {
+        Some(id) => format!("[{id:>3}]"),
+        None => "[SUM]".to_owned(),
+    }
+}
+
+/// Renders a percentage the way C's `%.2g` does for the values loss takes (0, 0.012, 1.5, 33).
+fn percent(p: f64) -> String {
+    if !p.is_finite() || p <= 0.0 {
+        return "0".to_owned();
+    }
+    let decimals = (1 - p.log10().floor() as i32).max(0) as usize;
+    let s = format!("{p:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+fn udp_rx_cols(u: &UdpReceiveStats) -> String {
+    format!(
+        "  {:>9}  {}/{} ({}%)",
+        format!("{:.3} ms", u.jitter_ms),
+        u.lost,
+        u.packets,
+        percent(u.lost_percent)
+    )
+}
+
+fn tcp_sender_cols(retransmits: u64, cwnd: u64, rtt_us: u32) -> String {
+    format!(
+        "  {:>4}  {:>11}  {:>7.2}",
+        retransmits,
+        format_bytes(cwnd),
+        f64::from(rtt_us) / 1000.0
+    )
+}
+
+impl<W: Write> TableReporter<W> {
+    /// A reporter writing text to `out`.
+    pub fn new(out: W) -> Self {
+        TableReporter {
+            out,
+            ctx: None,
+            intervals: 0,
+            ended: false,
+            last_error: None,
+            finished: false,
+        }
+    }
+
+    /// Gives back the writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn bidir(&self) -> bool {
+        self.ctx.is_some_and(|c| c.direction == Direction::Bidir)
+    }
+
+    /// `[TX-C]`-style tag in bidir tests, empty otherwise.
+    fn tag(&self, role: StreamRole) -> &'static str {
+        match self.ctx {
+            Some(c) if c.direction == Direction::Bidir => match (role, c.role) {
+                (StreamRole::Sender, Role::Client) => "[TX-C]",
+                (StreamRole::Receiver, Role::Client) => "[RX-C]",
+                (StreamRole::Sender, Role::Server) => "[TX-S]",
+                (StreamRole::Receiver, Role::Server) => "[RX-S]",
+            },
+            _ => "",
+        }
+    }
+
+    /// The role this host plays for traffic the client does (or does not) send.
+    fn host_role(&self, client_sends: bool) -> StreamRole {
+        let client = !matches!(self.ctx, Some(c) if c.role == Role::Server);
+        if client == client_sends {
+            StreamRole::Sender
+        } else {
+            StreamRole::Receiver
+        }
+    }
+
+    /// `[  5][TX-C]   0.00-1.00   sec  1.10 GBytes   942 Mbits/sec`
+    fn row(
+        &self,
+        id: Option<u32>,
+        role: StreamRole,
+        start: f64,
+        end: f64,
+        bytes: u64,
+        bps: f64,
+    ) -> String {
+        format!(
+            "{}{} {:6.2}-{:<6.2} sec  {:>11}  {:>14}",
+            id_col(id),
+            self.tag(role),
+            start,
+            end,
+            format_bytes(bytes),
+            format_bitrate(bps)
+        )
+    }
+
+    fn header(&mut self, summary: bool) -> io::Result<()> {
+        let mut h = format!(
+            "[ ID]{} {:<17}  {:<11}  {:<14}",
+            if self.bidir() { "[Role]" } else { "" },
+            "Interval",
+            "Transfer",
+            "Bitrate"
+        );
+        if let Some(c) = self.ctx {
+            match c.protocol {
+                Protocol::Tcp if c.local_sends() && summary => {
+                    h.push_str(&format!("  {:>4}", "Retr"))
+                }
+                Protocol::Tcp if c.local_sends() => h.push_str(&format!(
+                    "  {:>4}  {:<11}  {:>7}",
+                    "Retr", "Cwnd", "RTT(ms)"
+                )),
+                Protocol::Tcp => {}
+                Protocol::Udp if c.local_receives() => {
+                    h.push_str(&format!("  {:<9}  {}", "Jitter", "Lost/Total Datagrams"))
+                }
+                Protocol::Udp => h.push_str("  Total Datagrams"),
+            }
+        }
+        writeln!(self.out, "{}", h.trim_end())
+    }
+
+    fn on_start(&mut self, s: &TestStart) -> io::Result<()> {
+        self.ctx = Some(Ctx {
+            role: s.role,
+            direction: s.direction,
+            protocol: s.protocol,
+        });
+        let (host, port) = split_host_port(&s.remote);
+        match s.role {
+            Role::Client => {
+                writeln!(
+                    self.out,
+                    "Connecting to host {host}, port {}",
+                    s.server_port
+                )?;
+                if s.direction == Direction::Reverse {
+                    writeln!(self.out, "Reverse mode, remote host {host} is sending")?;
+                }
+            }
+            Role::Server => writeln!(self.out, "Accepted connection from {host}, port {port}")?,
+        }
+        for c in &s.connected {
+            let (lh, lp) = split_host_port(&c.local);
+            let (rh, rp) = split_host_port(&c.remote);
+            writeln!(
+                self.out,
+                "{}{} local {lh} port {lp} connected to {rh} port {rp}",
+                id_col(Some(c.id)),
+                self.tag(c.role)
+            )?;
+        }
+        let amount = if s.bytes > 0 {
+            format!("{} bytes to send", s.bytes)
+        } else if s.blocks > 0 {
+            format!("{} blocks to send", s.blocks)
+        } else {
+            format!("{} second test", s.duration_secs)
+        };
+        writeln!(
+            self.out,
+            "Starting Test: protocol: {}, {} streams, {} byte blocks, omitting {} seconds, {amount}, tos {}",
+            s.protocol.as_upper(),
+            s.num_streams,
+            s.blksize,
+            s.omit_secs,
+            s.tos
+        )?;
+        self.header(false)
+    }
+
+    fn stream_line(&self, s: &StreamSample) -> String {
+        let mut l = self.row(
+            Some(s.id),
+            s.role,
+            s.start,
+            s.end,
+            s.bytes,
+            s.bits_per_second,
+        );
+        if let Some(t) = &s.tcp {
+            l.push_str(&tcp_sender_cols(t.retransmits, t.snd_cwnd, t.rtt_us));
+        }
+        if let Some(p) = s.udp_sent_packets {
+            l.push_str(&format!("  {p:>8}"));
+        }
+        if let Some(u) = &s.udp_received {
+            l.push_str(&udp_rx_cols(u));
+        }
+        if s.omitted {
+            l.push_str("  (omitted)");
+        }
+        l
+    }
+
+    fn sum_line(&self, s: &SumSample) -> String {
+        let mut l = self.row(None, s.role, s.start, s.end, s.bytes, s.bits_per_second);
+        if let Some(r) = s.retransmits {
+            l.push_str(&format!("  {r:>4}"));
+        }
+        if let Some(p) = s.udp_sent_packets {
+            l.push_str(&format!("  {p:>8}"));
+        }
+        if let Some(u) = &s.udp_received {
+            l.push_str(&udp_rx_cols(u));
+        }
+        if s.omitted {
+            l.push_str("  (omitted)");
+        }
+        l
+    }
+
+    fn on_interval(&mut self, r: &IntervalReport) -> io::Result<()> {
+        if self.intervals > 0 && r.streams.len() > 1 {
+            writeln!(self.out, "{SEPARATOR}")?;
+        }
+        self.intervals += 1;
+        for s in &r.streams {
+            let l = self.stream_line(s);
+            writeln!(self.out, "{l}")?;
+        }
+        for sum in &r.sums {
+            if r.streams.iter().filter(|s| s.role == sum.role).count() > 1 {
+                let l = self.sum_line(sum);
+                writeln!(self.out, "{l}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One summary line (`sender` or `receiver`) plus UDP out-of-order/duplicate lines.
+    fn end_lines(
+        &mut self,
+        id: Option<u32>,
+        role: StreamRole,
+        v: &EndView,
+        sender: bool,
+    ) -> io::Result<()> {
+        let mut l = self.row(id, role, v.start, v.end, v.bytes, v.bits_per_second);
+        let tcp = self.ctx.is_some_and(|c| c.protocol == Protocol::Tcp);
+        if tcp {
+            match v.tcp {
+                Some(t) if sender => l.push_str(&format!("  {:>4}", t.retransmits)),
+                _ => l.push_str(&format!("  {:>4}", "")),
+            }
+        }
+        if sender {
+            if let Some(p) = v.udp_sent_packets {
+                l.push_str(&format!("  {p} datagrams"));
+            }
+        } else if let Some(u) = &v.udp_received {
+            l.push_str(&udp_rx_cols(u));
+        }
+        l.push_str(if sender { "  sender" } else { "  receiver" });
+        writeln!(self.out, "{l}")?;
+        if let (false, Some(u)) = (sender, &v.udp_received) {
+            let head = format!(
+                "{}{} {:6.2}-{:<6.2} sec",
+                id_col(id),
+                self.tag(role),
+                v.start,
+                v.end
+            );
+            if u.out_of_order > 0 {
+                writeln!(
+                    self.out,
+                    "{head}  {} datagrams received out-of-order",
+                    u.out_of_order
+                )?;
+            }
+            if u.duplicates > 0 {
+                writeln!(
+                    self.out,
+                    "{head}  {} duplicate datagrams received",
+                    u.duplicates
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, s: &TestSummary) -> io::Result<()> {
+        self.ended = true;
+        self.ctx.get_or_insert(Ctx {
+            role: s.role,
+            direction: s.direction,
+            protocol: s.protocol,
+        });
+        writeln!(self.out, "{SEPARATOR}")?;
+        self.header(true)?;
+        for st in &s.streams {
+            let role = self.host_role(st.client_sends);
+            if let Some(v) = &st.sender {
+                self.end_lines(Some(st.id), role, v, true)?;
+            }
+            if let Some(v) = &st.receiver {
+                self.end_lines(Some(st.id), role, v, false)?;
+            }
+        }
+        for d in &s.directions {
+            let n = s
+                .streams
+                .iter()
+                .filter(|st| st.client_sends == d.client_sends)
+                .count();
+            if n > 1 {
+                let role = self.host_role(d.client_sends);
+                if let Some(v) = &d.sent {
+                    self.end_lines(None, role, v, true)?;
+                }
+                if let Some(v) = &d.received {
+                    self.end_lines(None, role, v, false)?;
+                }
+            }
+        }
+        let (local, remote) = match self.ctx.map(|c| (c.local_sends(), c.local_receives())) {
+            Some((true, false)) => ("local/sender", "remote/receiver"),
+            Some((false, true)) => ("local/receiver", "remote/sender"),
+            _ => ("local", "remote"),
+        };
+        let cpu = |c: &sonde_stats::model::CpuUsage| {
+            format!("{:.1}% ({:.1}%u/{:.1}%s)", c.total, c.user, c.system)
+        };
+        let remote_cpu = s.cpu_remote.as_ref().map_or_else(|| "n/a".to_owned(), cpu);
+        writeln!(
+            self.out,
+            "CPU Utilization: {local} {}, {remote} {remote_cpu}",
+            cpu(&s.cpu_local)
+        )?;
+        if let Some(c) = &s.sender_congestion {
+            writeln!(self.out, "snd_tcp_congestion {c}")?;
+        }
+        if let Some(c) = &s.receiver_congestion {
+            writeln!(self.out, "rcv_tcp_congestion {c}")?;
+        }
+        if s.partial {
+            match s.error.as_ref().or(self.last_error.as_ref()) {
+                Some(e) => writeln!(self.out, "Test ended early: {e}")?,
+                None => writeln!(self.out, "Test ended early")?,
+            }
+            writeln!(self.out, "(partial result)")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for TableReporter<W> {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        match ev {
+            Event::Start(s) => self.on_start(s),
+            Event::Interval(r) => self.on_interval(r),
+            Event::End(s) => self.on_end(s),
+            Event::Note(n) => writeln!(self.out, "{n}"),
+            Event::Error(e) => {
+                self.last_error = Some(e.clone());
+                writeln!(self.out, "sonde: error - {e}")
+            }
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if !self.finished && self.ctx.is_some() && !self.ended {
+            writeln!(self.out, "{SEPARATOR}")?;
+            match &self.last_error {
+                Some(e) => writeln!(self.out, "Test ended early: {e}")?,
+                None => writeln!(self.out, "Test ended early")?,
+            }
+            writeln!(self.out, "(partial result: no summary)")?;
+        }
+        self.finished = true;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_fixtures as fx;
+
+    fn render(events: &[Event]) -> String {
+        let mut out = Vec::new();
+        let mut t = TableReporter::new(&mut out);
+        for e in events {
+            t.event(e).unwrap();
+        }
+        t.finish().unwrap();
+        drop(t);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn percent_like_c_g() {
+        assert_eq!(percent(0.0), "0");
+        assert_eq!(percent(3.0), "3");
+        assert_eq!(percent(1.5), "1.5");
+        assert_eq!(percent(0.0123), "0.012");
+        assert_eq!(percent(33.33), "33");
+        assert_eq!(percent(100.0), "100");
+    }
+
+    #[test]
+    fn tcp_upload_golden() {
+        let text = render(&fx::tcp_upload_2());
+        let want = "\
+Connecting to host 10.0.0.2, port 5201
+[  1] local 10.0.0.1 port 40001 connected to 10.0.0.2 port 5201
+[  3] local 10.0.0.1 port 40003 connected to 10.0.0.2 port 5201
+Starting Test: protocol: TCP, 2 streams, 131072 byte blocks, omitting 0 seconds, 10 second test, tos 0
+[ ID] Interval           Transfer     Bitrate         Retr  Cwnd         RTT(ms)
+using TCP_INFO
+[  1]   0.00-1.00   sec   119 MBytes  1.00 Gbits/sec     2  1.00 MBytes     0.25
+[  3]   0.00-1.00   sec   119 MBytes  1.00 Gbits/sec     1  1.00 MBytes     0.25
+[SUM]   0.00-1.00   sec   238 MBytes  2.00 Gbits/sec     3
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[  1]   1.00-2.00   sec   119 MBytes  1.00 Gbits/sec     2  1.00 MBytes     0.25
+[  3]   1.00-2.00   sec   119 MBytes  1.00 Gbits/sec     1  1.00 MBytes     0.25
+[SUM]   1.00-2.00   sec   238 MBytes  2.00 Gbits/sec     3
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Retr
+[  1]   0.00-10.00  sec  1.16 GBytes  1.00 Gbits/sec    15  sender
+[  1]   0.00-10.04  sec  1.16 GBytes   996 Mbits/sec        receiver
+[  3]   0.00-10.00  sec  1.16 GBytes  1.00 Gbits/sec    15  sender
+[  3]   0.00-10.04  sec  1.16 GBytes   996 Mbits/sec        receiver
+[SUM]   0.00-10.00  sec  2.33 GBytes  2.00 Gbits/sec    30  sender
+[SUM]   0.00-10.04  sec  2.33 GBytes  1.99 Gbits/sec        receiver
+CPU Utilization: local/sender 12.5% (1.5%u/11.0%s), remote/receiver 30.0% (5.0%u/25.0%s)
+snd_tcp_congestion cubic
+rcv_tcp_congestion cubic
+";
+        assert_eq!(text, want, "\n{text}");
+    }
+
+    #[test]
+    fn udp_reverse_rows() {
+        let text = render(&fx::udp_reverse());
+        assert!(text.contains("Reverse mode, remote host 10.0.0.2 is sending"));
+        assert!(text.contains("Jitter     Lost/Total Datagrams"), "{text}");
+        assert!(
+            text.contains("[  1]   0.00-1.00   sec   128 KBytes  1.05 Mbits/sec   0.250 ms  3/100 (3%)  (omitted)"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "[  1]   0.00-10.00  sec  1.25 MBytes  1.05 Mbits/sec  1000 datagrams  sender"
+        ));
+        assert!(text.contains("0.300 ms  10/998 (1%)  receiver"), "{text}");
+        assert!(text.contains("[  1]   0.00-10.01  sec  2 datagrams received out-of-order"));
+        assert!(text.contains("[  1]   0.00-10.01  sec  1 duplicate datagrams received"));
+        assert!(!text.contains("[SUM]"));
+        assert!(text.contains("CPU Utilization: local/receiver 12.5%"));
+    }
+
+    #[test]
+    fn bidir_rows_are_tagged() {
+        let text = render(&fx::tcp_bidir());
+        assert!(text.contains("[ ID][Role] Interval"), "{text}");
+        assert!(text.contains("[  1][TX-C] local 10.0.0.1 port 40001"));
+        assert!(
+            text.contains("[  3][RX-C]   0.00-1.00   sec    200 Bytes"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[  3][RX-C]   0.00-10.00  sec  1.95 KBytes"),
+            "{text}"
+        );
+        assert!(text.contains("CPU Utilization: local 12.5%"));
+    }
+
+    #[test]
+    fn partial_runs_say_so() {
+        let text = render(&fx::partial_no_end());
+        assert!(text.contains("sonde: error - control socket has closed unexpectedly\n"));
+        assert!(text.ends_with(
+            "Test ended early: control socket has closed unexpectedly\n(partial result: no summary)\n"
+        ));
+        let text = render(&fx::partial_with_end());
+        assert!(text.contains("remote/receiver n/a\n"), "{text}");
+        assert!(
+            text.ends_with("Test ended early: interrupted\n(partial result)\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,41 @@
+//! Errors of the runtime, with enough context for the CLI to print one clear line.
+
+use std::io;
+use thiserror::Error;
+
+/// Why a client or server operation failed.
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("cannot resolve host \"{host}\": {source}")]
+    Resolve { host: String, source: io::Error },
+    #[error("connection refused by {addr}: is `sonde server` running on {addr}?")]
+    Refused { addr: String },
+    #[error("cannot connect to {addr}: {source}")]
+    Connect { addr: String, source: io::Error },
+    #[error("timed out after {secs} s connecting to {addr}")]
+    ConnectTimeout { addr: String, secs: u64 },
+    #[error("{addr} is not a sonde server (it answered with bytes sonde does not recognise); if it runs iperf3, this release cannot drive it yet")]
+    NotSonde { addr: String },
+    #[error("server refused the test ({code}): {message}")]
+    ServerRefused { code: String, message: String },
+    #[error("the server closed the control connection unexpectedly")]
+    PeerClosed,
+    #[error("the peer aborted the test: {0}")]
+    PeerAborted(String),
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+    #[error("control protocol error: {0}")]
+    Protocol(String),
+    #[error("control connection error: {0}")]
+    ControlIo(io::Error),
+    #[error("data stream {id}: {source}")]
+    Stream { id: u32, source: io::Error },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: String, source: io::Error },
+    #[error("congestion control \"{algo}\" is not available on the {side} (available: {available})")]
+    Congestion { algo: String, side: &'static str, available: String },
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{0}")]
+    Setup(String),
+}

@@ -1,0 +1,10 @@
+//! Every OS-specific call sonde makes, in one place (Linux; other Unix systems get fallbacks).
+//!
+//! TCP_INFO, congestion control, socket options, thread CPU times, zero-copy sending and
+//! readiness waits sit behind these small functions so the engine above stays portable.
+
+pub mod cpu;
+pub mod poll;
+pub mod sockopt;
+pub mod tcp_info;
+pub mod zerocopy;

@@ -1,0 +1,69 @@
+//! Socket options sonde sets on data streams, and the host's congestion-control list.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+fn set_raw(sock: &impl AsRawFd, level: libc::c_int, name: libc::c_int, val: &[u8]) -> io::Result<()> {
+    // SAFETY: `val` is valid for its length for the duration of the call.
+    let rc = unsafe {
+        libc::setsockopt(sock.as_raw_fd(), level, name, val.as_ptr().cast(), val.len() as libc::socklen_t)
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// TCP congestion-control algorithms this host offers (empty when unknown).
+pub fn available_congestion() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Sets TCP_CONGESTION.
+///
+/// # Errors
+/// The OS error when the algorithm is not available.
+#[cfg(target_os = "linux")]
+pub fn set_congestion(sock: &impl AsRawFd, algo: &str) -> io::Result<()> {
+    set_raw(sock, libc::IPPROTO_TCP, libc::TCP_CONGESTION, algo.as_bytes())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_congestion(_sock: &impl AsRawFd, _algo: &str) -> io::Result<()> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "congestion control selection is Linux-only"))
+}
+
+/// Reads TCP_CONGESTION.
+#[cfg(target_os = "linux")]
+pub fn congestion(sock: &impl AsRawFd) -> Option<String> {
+    let mut buf = [0u8; 32];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `buf`.
+    let rc = unsafe {
+        libc::getsockopt(sock.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len)
+    };
+    if rc != 0 {
+        return None;
+    }
+    let s = &buf[..(len as usize).min(buf.len())];
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    std::str::from_utf8(&s[..end]).ok().map(str::to_string)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn congestion(_sock: &impl AsRawFd) -> Option<String> {
+    None
+}
+
+/// Sets IP_TOS (IPv4) and IPV6_TCLASS (IPv6); the one not matching the family may fail silently.
+///
+/// # Errors
+/// When neither could be set.
+pub fn set_tos(sock: &impl AsRawFd, tos: u8) -> io::Result<()> {
+    let v = (tos as libc::c_int).to_ne_bytes();
+    let a = set_raw(sock, libc::IPPROTO_IP, libc::IP_TOS, &v);
+    let b = set_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, &v);
+    a.or(b)
+}

@@ -1,0 +1,108 @@
+//! Data-stream workers: one thread per stream, sending or receiving, with shared counters the
+//! meter reads at interval boundaries.
+//!
+//! Senders stop when `Control::stop_send` is set or a shared [`Budget`] (`-n` / `-k`) is used
+//! up; they then half-close TCP so the receiver can count every byte in flight. Receivers run
+//! until EOF (TCP), until every datagram the sender reported has arrived (UDP), until the drain
+//! deadline, or until `Control::abort`.
+
+pub mod budget;
+pub mod tcp;
+pub mod udp;
+
+pub use budget::Budget;
+
+use sonde_stats::model::StreamRole;
+use sonde_stats::udp_rx::UdpReceiveTracker;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Flags shared by all workers of one test.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Senders stop writing and half-close.
+    pub stop_send: AtomicBool,
+    /// Everything stops at once (Ctrl-C, peer gone).
+    pub abort: AtomicBool,
+    /// Receivers stop at this `clock::now_ns()` value (0 = no deadline yet).
+    pub recv_deadline_ns: AtomicU64,
+}
+
+impl Control {
+    pub fn receivers_should_stop(&self) -> bool {
+        if self.abort.load(Ordering::Relaxed) {
+            return true;
+        }
+        let d = self.recv_deadline_ns.load(Ordering::Relaxed);
+        d != 0 && crate::clock::now_ns() >= d
+    }
+
+    /// Lets receivers drain for `grace` more, then stop.
+    pub fn set_recv_deadline(&self, grace: Duration) {
+        let at = crate::clock::now_ns().saturating_add(grace.as_nanos() as u64);
+        self.recv_deadline_ns.store(at.max(1), Ordering::Relaxed);
+    }
+}
+
+/// Counters of one stream, written by its worker and read by the meter.
+#[derive(Debug)]
+pub struct StreamShared {
+    pub id: u32,
+    pub role: StreamRole,
+    pub bytes: AtomicU64,
+    /// Writes (TCP) or datagrams (UDP) sent; for UDP also the last sequence number used.
+    pub packets: AtomicU64,
+    /// UDP receivers: datagrams the sender reported sending (0 = not known yet).
+    pub expected_packets: AtomicU64,
+    pub udp_rx: Mutex<UdpReceiveTracker>,
+    pub finished: AtomicBool,
+    pub error: Mutex<Option<String>>,
+}
+
+impl StreamShared {
+    pub fn new(id: u32, role: StreamRole) -> Self {
+        Self {
+            id,
+            role,
+            bytes: AtomicU64::new(0),
+            packets: AtomicU64::new(0),
+            expected_packets: AtomicU64::new(0),
+            udp_rx: Mutex::new(UdpReceiveTracker::new()),
+            finished: AtomicBool::new(false),
+            error: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn fail(&self, msg: String) {
+        if let Ok(mut e) = self.error.lock() {
+            e.get_or_insert(msg);
+        }
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().ok().and_then(|e| e.clone())
+    }
+}
+
+/// What a sender needs to know.
+#[derive(Debug, Clone)]
+pub struct SendConfig {
+    pub length: usize,
+    pub bitrate: u64,
+    pub zerocopy: bool,
+}
+
+/// Payload for a stream: a fixed pseudo-random block, filled once (as iperf3 does), so the
+/// data is not trivially compressible.
+pub fn payload(len: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761).max(1);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x & 0xFF) as u8
+        })
+        .collect()
+}

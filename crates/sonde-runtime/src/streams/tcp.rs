@@ -1,0 +1,121 @@
+//! TCP stream workers.
+
+use super::{Budget, Control, SendConfig, StreamShared};
+use crate::clock::sleep_until;
+use crate::os::{cpu, zerocopy::ZeroCopySource};
+use crate::pacing::Pacer;
+use sonde_stats::cpu::CpuTimes;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SLICE: Duration = Duration::from_millis(100);
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
+}
+
+/// Sends until stopped or the budget is used up, then half-closes. Returns the thread's CPU.
+pub fn send(
+    mut sock: TcpStream,
+    shared: Arc<StreamShared>,
+    cfg: SendConfig,
+    budget: Option<Arc<Budget>>,
+    ctl: Arc<Control>,
+) -> CpuTimes {
+    let cpu0 = cpu::thread_times();
+    let _ = sock.set_write_timeout(Some(SLICE));
+    let buf = super::payload(cfg.length, shared.id);
+    let zc = if cfg.zerocopy { ZeroCopySource::new(&buf).ok() } else { None };
+    let pacer = Pacer::new(cfg.bitrate);
+    let start = Instant::now();
+    let mut sent: u64 = 0;
+    while !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
+        if let Some(p) = pacer {
+            let due = start + p.due_at(sent);
+            if due > Instant::now() {
+                sleep_until(due.min(Instant::now() + SLICE));
+                continue;
+            }
+        }
+        let want = match &budget {
+            Some(b) => b.claim(cfg.length as u64) as usize,
+            None => cfg.length,
+        };
+        if want == 0 {
+            break;
+        }
+        let mut off = 0;
+        while off < want {
+            if ctl.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let r = match &zc {
+                Some(z) if off == 0 => z.send(&sock, want),
+                _ => sock.write(&buf[off..want]),
+            };
+            match r {
+                Ok(0) => {
+                    shared.fail("connection closed by peer".into());
+                    break;
+                }
+                Ok(n) => {
+                    off += n;
+                    sent += n as u64;
+                    shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if is_timeout(&e) => {}
+                Err(e) => {
+                    shared.fail(e.to_string());
+                    break;
+                }
+            }
+        }
+        if shared.error().is_some() {
+            break;
+        }
+        shared.packets.fetch_add(1, Ordering::Relaxed);
+    }
+    let _ = sock.flush();
+    let _ = sock.shutdown(Shutdown::Write);
+    shared.finished.store(true, Ordering::Relaxed);
+    // Keep the socket open until the receiver has read everything and closed its end.
+    let _ = sock.set_read_timeout(Some(SLICE));
+    let mut sink = [0u8; 512];
+    while !ctl.receivers_should_stop() {
+        match sock.read(&mut sink) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) => {}
+            Err(_) => break,
+        }
+    }
+    cpu::thread_times().saturating_sub(cpu0)
+}
+
+/// Receives until EOF, the drain deadline or abort. Returns the thread's CPU.
+pub fn receive(mut sock: TcpStream, shared: Arc<StreamShared>, len: usize, ctl: Arc<Control>) -> CpuTimes {
+    let cpu0 = cpu::thread_times();
+    let _ = sock.set_read_timeout(Some(SLICE));
+    let mut buf = vec![0u8; len.clamp(16 * 1024, 1 << 20)];
+    loop {
+        if ctl.receivers_should_stop() {
+            break;
+        }
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) if is_timeout(&e) => {}
+            Err(e) => {
+                shared.fail(e.to_string());
+                break;
+            }
+        }
+    }
+    shared.finished.store(true, Ordering::Relaxed);
+    cpu::thread_times().saturating_sub(cpu0)
+}

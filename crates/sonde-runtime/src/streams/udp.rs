@@ -1,0 +1,198 @@
+//! UDP stream workers with batched I/O.
+//!
+//! Sending uses quinn-udp's `sendmsg` with UDP GSO: one syscall carries up to 64 datagrams,
+//! each with its own sonde header (sequence, send time). Receiving uses its `recvmmsg` with GRO,
+//! splitting coalesced buffers at the reported stride. Where the OS lacks GSO/GRO quinn-udp
+//! falls back to one datagram per call, and so does the sender after a GSO error.
+
+use super::{Budget, Control, SendConfig, StreamShared};
+use crate::clock::{now_ns, sleep_until};
+use crate::os::{cpu, poll};
+use crate::pacing::Pacer;
+use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
+use sonde_proto::datagram::DatagramHeader;
+use sonde_proto::udp_hello::{Hello, HelloAck, HELLO_LEN};
+use sonde_stats::cpu::CpuTimes;
+use std::io::{ErrorKind, IoSliceMut};
+use std::net::UdpSocket;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SLICE: Duration = Duration::from_millis(50);
+/// Largest GSO super-datagram.
+const GSO_BYTES: usize = 65_000;
+
+/// Sends until stopped or the budget is used up. Returns the thread's CPU.
+pub fn send(
+    sock: UdpSocket,
+    shared: Arc<StreamShared>,
+    cfg: SendConfig,
+    budget: Option<Arc<Budget>>,
+    ctl: Arc<Control>,
+) -> CpuTimes {
+    let cpu0 = cpu::thread_times();
+    if let Err(e) = send_loop(&sock, &shared, &cfg, budget.as_deref(), &ctl) {
+        shared.fail(e.to_string());
+    }
+    shared.finished.store(true, Ordering::Relaxed);
+    cpu::thread_times().saturating_sub(cpu0)
+}
+
+fn send_loop(
+    sock: &UdpSocket,
+    shared: &StreamShared,
+    cfg: &SendConfig,
+    budget: Option<&Budget>,
+    ctl: &Control,
+) -> std::io::Result<()> {
+    let state = UdpSocketState::new(sock.into())?;
+    let dest = sock.peer_addr()?;
+    let len = cfg.length;
+    let mut max_segs = state.max_gso_segments().min(GSO_BYTES / len).max(1);
+    let block = super::payload(len, shared.id);
+    let mut buf = Vec::with_capacity(len * max_segs);
+    for _ in 0..max_segs {
+        buf.extend_from_slice(&block);
+    }
+    let pacer = Pacer::new(cfg.bitrate);
+    let start = Instant::now();
+    let mut seq: u64 = 0;
+    let mut sent_bytes: u64 = 0;
+    while !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
+        let mut k = max_segs;
+        if let Some(p) = pacer {
+            let allowed = p.allowance(start.elapsed());
+            if allowed < sent_bytes + len as u64 {
+                let due = start + p.due_at(sent_bytes + len as u64);
+                sleep_until(due.min(Instant::now() + SLICE));
+                continue;
+            }
+            k = k.min(((allowed - sent_bytes) / len as u64).max(1) as usize);
+        }
+        let mut last_len = len;
+        if let Some(b) = budget {
+            let mut granted = 0;
+            while granted < k {
+                let n = b.claim(len as u64) as usize;
+                if n == 0 {
+                    break;
+                }
+                granted += 1;
+                last_len = n.max(sonde_proto::datagram::HEADER_LEN);
+                if n < len {
+                    break;
+                }
+            }
+            if granted == 0 {
+                break;
+            }
+            k = granted;
+        }
+        let stamp = now_ns();
+        for i in 0..k {
+            let hdr = DatagramHeader { seq: seq + 1 + i as u64, send_ns: stamp };
+            let _ = hdr.emit(&mut buf[i * len..]);
+        }
+        let total = (k - 1) * len + last_len;
+        let t = Transmit {
+            destination: dest,
+            ecn: None,
+            contents: &buf[..total],
+            segment_size: (k > 1).then_some(len),
+            src_ip: None,
+        };
+        // Retry the same batch until it goes out: its budget is already claimed.
+        loop {
+            match state.try_send(sock.into(), &t) {
+                Ok(()) => {
+                    seq += k as u64;
+                    sent_bytes += total as u64;
+                    shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
+                    shared.packets.store(seq, Ordering::Relaxed);
+                    break;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    if ctl.abort.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    poll::writable(sock, SLICE)?;
+                }
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                    // ICMP port unreachable from an earlier datagram: the receiver is gone or
+                    // not yet there. The batch counts as sent (it left this host).
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) if k > 1 && matches!(e.raw_os_error(), Some(libc::EIO | libc::EINVAL)) => {
+                    max_segs = 1; // GSO refused on this path: one datagram per call from now on.
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Receives until every expected datagram arrived, the drain deadline passes, or abort.
+/// `ack` is what to answer when a retransmitted hello reaches this socket (server side).
+pub fn receive(sock: UdpSocket, shared: Arc<StreamShared>, ack: Option<HelloAck>, ctl: Arc<Control>) -> CpuTimes {
+    let cpu0 = cpu::thread_times();
+    if let Err(e) = receive_loop(&sock, &shared, ack, &ctl) {
+        shared.fail(e.to_string());
+    }
+    shared.finished.store(true, Ordering::Relaxed);
+    cpu::thread_times().saturating_sub(cpu0)
+}
+
+fn receive_loop(sock: &UdpSocket, shared: &StreamShared, ack: Option<HelloAck>, ctl: &Control) -> std::io::Result<()> {
+    let state = UdpSocketState::new(sock.into())?;
+    let seg = 65_536;
+    let mut storage = vec![0u8; seg * BATCH_SIZE];
+    let mut meta = vec![RecvMeta::default(); BATCH_SIZE];
+    loop {
+        if ctl.receivers_should_stop() {
+            return Ok(());
+        }
+        let expected = shared.expected_packets.load(Ordering::Relaxed);
+        if expected > 0 {
+            if let Ok(t) = shared.udp_rx.lock() {
+                let c = t.counters();
+                if c.unique >= expected {
+                    return Ok(());
+                }
+            }
+        }
+        if !poll::readable(sock, SLICE)? {
+            continue;
+        }
+        let n = {
+            let mut bufs: Vec<IoSliceMut<'_>> = storage.chunks_mut(seg).map(IoSliceMut::new).collect();
+            match state.recv(sock.into(), &mut bufs, &mut meta) {
+                Ok(n) => n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => continue,
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        let arrival = now_ns();
+        let Ok(mut tracker) = shared.udp_rx.lock() else { return Ok(()) };
+        for (m, chunk) in meta.iter().take(n).zip(storage.chunks(seg)) {
+            let data = &chunk[..m.len.min(chunk.len())];
+            let stride = if m.stride == 0 { data.len().max(1) } else { m.stride };
+            for d in data.chunks(stride) {
+                if d.len() == HELLO_LEN && (Hello::parse(d).is_ok() || HelloAck::parse(d).is_ok()) {
+                    if let Some(a) = ack {
+                        let _ = sock.send(&a.emit());
+                    }
+                    continue;
+                }
+                match DatagramHeader::parse(d) {
+                    Ok(h) => tracker.on_datagram(h.seq, h.send_ns, arrival, d.len() as u64),
+                    Err(_) => tracker.on_datagram(0, 0, arrival, d.len() as u64),
+                }
+            }
+        }
+        shared.bytes.store(tracker.counters().bytes, Ordering::Relaxed);
+    }
+}
