@@ -56,6 +56,13 @@ impl FrameDecoder {
     /// [`FrameError::BadLength`] when the length prefix is 0 or over the limit; the stream is
     /// unusable after that.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, FrameError> {
+        // The limit is below 2^24, so a valid prefix always starts with a zero byte: reject a
+        // foreign byte stream (an iperf3 state byte, say) at once instead of waiting for more.
+        if let Some(&first) = self.buf.first() {
+            if first != 0 {
+                return Err(FrameError::BadLength(u32::from(first) << 24));
+            }
+        }
         let Some(prefix) = self.buf.get(..4) else {
             return Ok(None);
         };
@@ -131,6 +138,13 @@ mod tests {
         let mut d = FrameDecoder::new();
         d.push(&[0, 0, 0, 0]);
         assert_eq!(d.next_frame(), Err(FrameError::BadLength(0)));
+    }
+
+    #[test]
+    fn foreign_first_byte_is_rejected_immediately() {
+        let mut d = FrameDecoder::new();
+        d.push(&[0x09]);
+        assert_eq!(d.next_frame(), Err(FrameError::BadLength(0x0900_0000)));
     }
 
     #[test]

@@ -28,3 +28,12 @@ pub fn sleep_until(deadline: Instant) {
         }
     }
 }
+
+/// Sleeps until `deadline` with the OS sleep only (may overshoot by tens of microseconds).
+/// For throughput pacing, where a cumulative schedule absorbs the overshoot and CPU matters.
+pub fn sleep_coarse(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
+    }
+}

@@ -29,8 +29,15 @@ impl ControlConn {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(POLL_SLICE))?;
         stream.set_write_timeout(Some(Duration::from_secs(10)))?;
-        let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
-        Ok(Self { stream, decoder: FrameDecoder::new(), peer })
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Ok(Self {
+            stream,
+            decoder: FrameDecoder::new(),
+            peer,
+        })
     }
 
     /// Pushes bytes already read from the socket (after the preamble) into the decoder.
@@ -51,7 +58,9 @@ impl ControlConn {
     /// # Errors
     /// [`RunError::ControlIo`] when the write fails or times out.
     pub fn send(&mut self, msg: &Message) -> Result<(), RunError> {
-        let bytes = msg.encode().map_err(|e| RunError::Protocol(e.to_string()))?;
+        let bytes = msg
+            .encode()
+            .map_err(|e| RunError::Protocol(e.to_string()))?;
         self.stream.write_all(&bytes).map_err(RunError::ControlIo)
     }
 
@@ -64,8 +73,10 @@ impl ControlConn {
         let deadline = Instant::now() + timeout;
         let mut buf = vec![0u8; READ_CHUNK];
         loop {
-            while let Some(frame) =
-                self.decoder.next_frame().map_err(|e| RunError::Protocol(e.to_string()))?
+            while let Some(frame) = self
+                .decoder
+                .next_frame()
+                .map_err(|e| RunError::Protocol(e.to_string()))?
             {
                 if let Some(m) =
                     Message::decode(&frame).map_err(|e| RunError::Protocol(e.to_string()))?
@@ -79,8 +90,19 @@ impl ControlConn {
             match self.stream.read(&mut buf) {
                 Ok(0) => return Err(RunError::PeerClosed),
                 Ok(n) => self.decoder.push(&buf[..n]),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-                Err(e) if matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::ConnectionReset
+                            | ErrorKind::ConnectionAborted
+                            | ErrorKind::BrokenPipe
+                    ) =>
+                {
                     return Err(RunError::PeerClosed)
                 }
                 Err(e) => return Err(RunError::ControlIo(e)),

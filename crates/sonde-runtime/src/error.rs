@@ -32,8 +32,14 @@ pub enum RunError {
     Stream { id: u32, source: io::Error },
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: String, source: io::Error },
-    #[error("congestion control \"{algo}\" is not available on the {side} (available: {available})")]
-    Congestion { algo: String, side: &'static str, available: String },
+    #[error(
+        "congestion control \"{algo}\" is not available on the {side} (available: {available})"
+    )]
+    Congestion {
+        algo: String,
+        side: &'static str,
+        available: String,
+    },
     #[error("interrupted")]
     Interrupted,
     #[error("{0}")]

@@ -1,1 +1,22 @@
-//! runtime
+//! sonde's runtime: sockets, threads, pacing, timers and OS specifics around the pure protocol.
+//!
+//! [`client::run`] drives one test against a server; [`server::Server`] serves many at once.
+//! Both run an [`engine::Engine`]: one thread per data stream, counters read by the
+//! [`meter::Meter`] at interval boundaries, events delivered to a caller-supplied sink. The
+//! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; everything
+//! that touches the OS is in [`os`].
+
+pub mod client;
+pub mod clock;
+pub mod control_conn;
+pub mod engine;
+pub mod error;
+pub mod meter;
+pub mod os;
+pub mod pacing;
+pub mod server;
+pub mod sockets;
+pub mod streams;
+pub mod summary;
+
+pub use error::RunError;

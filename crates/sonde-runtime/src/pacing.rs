@@ -16,7 +16,9 @@ pub struct Pacer {
 impl Pacer {
     /// A pacer for `bits_per_sec`; None for 0 (unlimited).
     pub fn new(bits_per_sec: u64) -> Option<Self> {
-        (bits_per_sec > 0).then(|| Self { bytes_per_sec: bits_per_sec as f64 / 8.0 })
+        (bits_per_sec > 0).then(|| Self {
+            bytes_per_sec: bits_per_sec as f64 / 8.0,
+        })
     }
 
     /// Bytes allowed to have been sent `elapsed` after the start.

@@ -1,1 +1,40 @@
-fn main() {}
+//! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
+
+mod cli;
+mod commands;
+mod output;
+
+use clap::Parser;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn main() {
+    let args = cli::rewrite_iperf_style(std::env::args().collect());
+    let parsed = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() {
+                commands::exit::USAGE
+            } else {
+                commands::exit::OK
+            });
+        }
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    if let Err(e) = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            // A second Ctrl-C: the user really wants out now.
+            std::process::exit(commands::exit::FAILED);
+        }
+    }) {
+        eprintln!("sonde: warning - cannot install the Ctrl-C handler: {e}");
+    }
+    let code = match parsed.command {
+        cli::Command::Server(a) => commands::server::run(a, interrupt),
+        cli::Command::Client(a) => commands::client::run(a, &interrupt),
+        cli::Command::Demo(a) => commands::demo::run(a.time, interrupt),
+    };
+    std::process::exit(code);
+}

@@ -13,7 +13,10 @@ fn usage(who: libc::c_int) -> CpuTimes {
         return CpuTimes::default();
     }
     let us = |tv: libc::timeval| (tv.tv_sec.max(0) as u64) * 1_000_000 + tv.tv_usec.max(0) as u64;
-    CpuTimes { user_us: us(ru.ru_utime), system_us: us(ru.ru_stime) }
+    CpuTimes {
+        user_us: us(ru.ru_utime),
+        system_us: us(ru.ru_stime),
+    }
 }
 
 /// CPU time used so far by the whole process.

@@ -4,7 +4,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 fn wait(fd: RawFd, events: libc::c_short, timeout: Duration) -> std::io::Result<bool> {
-    let mut pfd = libc::pollfd { fd, events, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
     let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
     // SAFETY: one valid pollfd for the duration of the call.
     let rc = unsafe { libc::poll(&mut pfd, 1, ms) };

@@ -3,10 +3,21 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-fn set_raw(sock: &impl AsRawFd, level: libc::c_int, name: libc::c_int, val: &[u8]) -> io::Result<()> {
+fn set_raw(
+    sock: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    val: &[u8],
+) -> io::Result<()> {
     // SAFETY: `val` is valid for its length for the duration of the call.
     let rc = unsafe {
-        libc::setsockopt(sock.as_raw_fd(), level, name, val.as_ptr().cast(), val.len() as libc::socklen_t)
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            val.as_ptr().cast(),
+            val.len() as libc::socklen_t,
+        )
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
@@ -27,12 +38,20 @@ pub fn available_congestion() -> Vec<String> {
 /// The OS error when the algorithm is not available.
 #[cfg(target_os = "linux")]
 pub fn set_congestion(sock: &impl AsRawFd, algo: &str) -> io::Result<()> {
-    set_raw(sock, libc::IPPROTO_TCP, libc::TCP_CONGESTION, algo.as_bytes())
+    set_raw(
+        sock,
+        libc::IPPROTO_TCP,
+        libc::TCP_CONGESTION,
+        algo.as_bytes(),
+    )
 }
 
 #[cfg(not(target_os = "linux"))]
 pub fn set_congestion(_sock: &impl AsRawFd, _algo: &str) -> io::Result<()> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "congestion control selection is Linux-only"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "congestion control selection is Linux-only",
+    ))
 }
 
 /// Reads TCP_CONGESTION.
@@ -42,7 +61,13 @@ pub fn congestion(sock: &impl AsRawFd) -> Option<String> {
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into `buf`.
     let rc = unsafe {
-        libc::getsockopt(sock.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len)
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
     };
     if rc != 0 {
         return None;

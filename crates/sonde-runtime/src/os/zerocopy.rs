@@ -25,12 +25,18 @@ impl ZeroCopySource {
         }
         let mut file = unsafe { File::from_raw_fd(fd) };
         file.write_all(payload)?;
-        Ok(Self { file, len: payload.len() })
+        Ok(Self {
+            file,
+            len: payload.len(),
+        })
     }
 
     #[cfg(not(target_os = "linux"))]
     pub fn new(_payload: &[u8]) -> io::Result<Self> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "zero-copy sending needs Linux"))
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "zero-copy sending needs Linux",
+        ))
     }
 
     /// Sends up to `max` bytes of the payload on `sock`; returns bytes sent.
@@ -51,6 +57,9 @@ impl ZeroCopySource {
 
     #[cfg(not(target_os = "linux"))]
     pub fn send(&self, _sock: &impl AsRawFd, _max: usize) -> io::Result<usize> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "zero-copy sending needs Linux"))
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "zero-copy sending needs Linux",
+        ))
     }
 }

@@ -25,7 +25,8 @@ impl Budget {
 
     /// Claims one block of up to `len` bytes; returns how many bytes may be written (0 = done).
     pub fn claim(&self, len: u64) -> u64 {
-        if self.blocks_limit > 0 && self.blocks.fetch_add(1, Ordering::Relaxed) >= self.blocks_limit {
+        if self.blocks_limit > 0 && self.blocks.fetch_add(1, Ordering::Relaxed) >= self.blocks_limit
+        {
             return 0;
         }
         if self.bytes_limit == 0 {

@@ -1,7 +1,7 @@
 //! TCP stream workers.
 
 use super::{Budget, Control, SendConfig, StreamShared};
-use crate::clock::sleep_until;
+use crate::clock::sleep_coarse;
 use crate::os::{cpu, zerocopy::ZeroCopySource};
 use crate::pacing::Pacer;
 use sonde_stats::cpu::CpuTimes;
@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 const SLICE: Duration = Duration::from_millis(100);
 
 fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
 }
 
 /// Sends until stopped or the budget is used up, then half-closes. Returns the thread's CPU.
@@ -28,7 +31,11 @@ pub fn send(
     let cpu0 = cpu::thread_times();
     let _ = sock.set_write_timeout(Some(SLICE));
     let buf = super::payload(cfg.length, shared.id);
-    let zc = if cfg.zerocopy { ZeroCopySource::new(&buf).ok() } else { None };
+    let zc = if cfg.zerocopy {
+        ZeroCopySource::new(&buf).ok()
+    } else {
+        None
+    };
     let pacer = Pacer::new(cfg.bitrate);
     let start = Instant::now();
     let mut sent: u64 = 0;
@@ -36,7 +43,7 @@ pub fn send(
         if let Some(p) = pacer {
             let due = start + p.due_at(sent);
             if due > Instant::now() {
-                sleep_until(due.min(Instant::now() + SLICE));
+                sleep_coarse(due.min(Instant::now() + SLICE));
                 continue;
             }
         }
@@ -96,7 +103,12 @@ pub fn send(
 }
 
 /// Receives until EOF, the drain deadline or abort. Returns the thread's CPU.
-pub fn receive(mut sock: TcpStream, shared: Arc<StreamShared>, len: usize, ctl: Arc<Control>) -> CpuTimes {
+pub fn receive(
+    mut sock: TcpStream,
+    shared: Arc<StreamShared>,
+    len: usize,
+    ctl: Arc<Control>,
+) -> CpuTimes {
     let cpu0 = cpu::thread_times();
     let _ = sock.set_read_timeout(Some(SLICE));
     let mut buf = vec![0u8; len.clamp(16 * 1024, 1 << 20)];

@@ -6,7 +6,7 @@
 //! falls back to one datagram per call, and so does the sender after a GSO error.
 
 use super::{Budget, Control, SendConfig, StreamShared};
-use crate::clock::{now_ns, sleep_until};
+use crate::clock::{now_ns, sleep_coarse};
 use crate::os::{cpu, poll};
 use crate::pacing::Pacer;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
@@ -62,10 +62,16 @@ fn send_loop(
     while !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
         let mut k = max_segs;
         if let Some(p) = pacer {
+            // Send in bursts of at most ~1 ms of traffic (and at most one GSO batch), sleeping
+            // between them: the cumulative schedule keeps the average exact while the thread
+            // stays idle instead of spinning on sub-millisecond gaps.
+            let per_ms = (p.allowance(Duration::from_millis(1)) / len as u64).max(1) as usize;
+            let burst = per_ms.min(max_segs) as u64;
             let allowed = p.allowance(start.elapsed());
-            if allowed < sent_bytes + len as u64 {
-                let due = start + p.due_at(sent_bytes + len as u64);
-                sleep_until(due.min(Instant::now() + SLICE));
+            let need = sent_bytes + burst * len as u64;
+            if allowed < need {
+                let due = start + p.due_at(need);
+                sleep_coarse(due.min(Instant::now() + SLICE));
                 continue;
             }
             k = k.min(((allowed - sent_bytes) / len as u64).max(1) as usize);
@@ -91,7 +97,10 @@ fn send_loop(
         }
         let stamp = now_ns();
         for i in 0..k {
-            let hdr = DatagramHeader { seq: seq + 1 + i as u64, send_ns: stamp };
+            let hdr = DatagramHeader {
+                seq: seq + 1 + i as u64,
+                send_ns: stamp,
+            };
             let _ = hdr.emit(&mut buf[i * len..]);
         }
         let total = (k - 1) * len + last_len;
@@ -112,7 +121,10 @@ fn send_loop(
                     shared.packets.store(seq, Ordering::Relaxed);
                     break;
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => {
+                Err(e)
+                    if e.kind() == ErrorKind::WouldBlock
+                        || e.raw_os_error() == Some(libc::ENOBUFS) =>
+                {
                     if ctl.abort.load(Ordering::Relaxed) {
                         return Ok(());
                     }
@@ -136,7 +148,12 @@ fn send_loop(
 
 /// Receives until every expected datagram arrived, the drain deadline passes, or abort.
 /// `ack` is what to answer when a retransmitted hello reaches this socket (server side).
-pub fn receive(sock: UdpSocket, shared: Arc<StreamShared>, ack: Option<HelloAck>, ctl: Arc<Control>) -> CpuTimes {
+pub fn receive(
+    sock: UdpSocket,
+    shared: Arc<StreamShared>,
+    ack: Option<HelloAck>,
+    ctl: Arc<Control>,
+) -> CpuTimes {
     let cpu0 = cpu::thread_times();
     if let Err(e) = receive_loop(&sock, &shared, ack, &ctl) {
         shared.fail(e.to_string());
@@ -145,7 +162,12 @@ pub fn receive(sock: UdpSocket, shared: Arc<StreamShared>, ack: Option<HelloAck>
     cpu::thread_times().saturating_sub(cpu0)
 }
 
-fn receive_loop(sock: &UdpSocket, shared: &StreamShared, ack: Option<HelloAck>, ctl: &Control) -> std::io::Result<()> {
+fn receive_loop(
+    sock: &UdpSocket,
+    shared: &StreamShared,
+    ack: Option<HelloAck>,
+    ctl: &Control,
+) -> std::io::Result<()> {
     let state = UdpSocketState::new(sock.into())?;
     let seg = 65_536;
     let mut storage = vec![0u8; seg * BATCH_SIZE];
@@ -167,19 +189,28 @@ fn receive_loop(sock: &UdpSocket, shared: &StreamShared, ack: Option<HelloAck>, 
             continue;
         }
         let n = {
-            let mut bufs: Vec<IoSliceMut<'_>> = storage.chunks_mut(seg).map(IoSliceMut::new).collect();
+            let mut bufs: Vec<IoSliceMut<'_>> =
+                storage.chunks_mut(seg).map(IoSliceMut::new).collect();
             match state.recv(sock.into(), &mut bufs, &mut meta) {
                 Ok(n) => n,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => continue,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+                    continue
+                }
                 Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
                 Err(e) => return Err(e),
             }
         };
         let arrival = now_ns();
-        let Ok(mut tracker) = shared.udp_rx.lock() else { return Ok(()) };
+        let Ok(mut tracker) = shared.udp_rx.lock() else {
+            return Ok(());
+        };
         for (m, chunk) in meta.iter().take(n).zip(storage.chunks(seg)) {
             let data = &chunk[..m.len.min(chunk.len())];
-            let stride = if m.stride == 0 { data.len().max(1) } else { m.stride };
+            let stride = if m.stride == 0 {
+                data.len().max(1)
+            } else {
+                m.stride
+            };
             for d in data.chunks(stride) {
                 if d.len() == HELLO_LEN && (Hello::parse(d).is_ok() || HelloAck::parse(d).is_ok()) {
                     if let Some(a) = ack {
@@ -193,6 +224,8 @@ fn receive_loop(sock: &UdpSocket, shared: &StreamShared, ack: Option<HelloAck>, 
                 }
             }
         }
-        shared.bytes.store(tracker.counters().bytes, Ordering::Relaxed);
+        shared
+            .bytes
+            .store(tracker.counters().bytes, Ordering::Relaxed);
     }
 }

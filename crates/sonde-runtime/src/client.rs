@@ -1,0 +1,621 @@
+//! `sonde client`: drives one test against a sonde server.
+//!
+//! Connects, negotiates, opens the data streams (UDP ones with retransmitted hellos), runs the
+//! local engine, decides the end (time, bytes or blocks), exchanges results and emits events.
+//! Whatever ends the test (Ctrl-C, a dead server, a refused request) the events seen so far and
+//! a partial summary are still delivered.
+
+use crate::control_conn::ControlConn;
+use crate::engine::{DataSocket, Engine, LocalStream};
+use crate::error::RunError;
+use crate::os::{cpu, sockopt};
+use crate::sockets;
+use crate::streams::{Budget, SendConfig};
+use sonde_proto::message::{PeerStream, Results, Stop, TestParams};
+use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
+use sonde_proto::session::{ClientEvent, ClientSession};
+use sonde_proto::udp_hello::{Hello, HelloAck};
+use sonde_stats::cpu::cpu_usage;
+use sonde_stats::model::{
+    ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+};
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Address family restriction (`-4` / `-6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    #[default]
+    Any,
+    V4,
+    V6,
+}
+
+/// What `sonde client` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub host: String,
+    pub port: u16,
+    pub family: Family,
+    pub cport: Option<u16>,
+    pub params: TestParams,
+    pub connect_timeout: Duration,
+}
+
+/// How a client run ended: the summary when the test got far enough to have one, and the
+/// error when it did not complete.
+pub struct ClientOutcome {
+    pub summary: Option<TestSummary>,
+    pub error: Option<RunError>,
+}
+
+const STEP: Duration = Duration::from_secs(10);
+const HELLO_RETRY: Duration = Duration::from_millis(100);
+const HELLO_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Software name sent in hellos and reports.
+pub fn software() -> String {
+    format!("sonde {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Resolves `host` to addresses of the wanted family.
+///
+/// # Errors
+/// [`RunError::Resolve`] when nothing matches.
+pub fn resolve(host: &str, port: u16, family: Family) -> Result<Vec<SocketAddr>, RunError> {
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| RunError::Resolve {
+            host: host.to_string(),
+            source: e,
+        })?;
+    let v: Vec<SocketAddr> = addrs
+        .filter(|a| match family {
+            Family::Any => true,
+            Family::V4 => a.is_ipv4(),
+            Family::V6 => a.is_ipv6(),
+        })
+        .collect();
+    if v.is_empty() {
+        let fam = match family {
+            Family::V4 => " IPv4",
+            Family::V6 => " IPv6",
+            Family::Any => "",
+        };
+        return Err(RunError::Resolve {
+            host: host.to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, format!("no{fam} address")),
+        });
+    }
+    Ok(v)
+}
+
+fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, RunError> {
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                last = Some(RunError::Refused {
+                    addr: a.to_string(),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                last = Some(RunError::ConnectTimeout {
+                    addr: a.to_string(),
+                    secs: timeout.as_secs(),
+                })
+            }
+            Err(e) => {
+                last = Some(RunError::Connect {
+                    addr: a.to_string(),
+                    source: e,
+                })
+            }
+        }
+    }
+    Err(last.unwrap_or(RunError::Setup("no address to connect to".into())))
+}
+
+/// Runs one test. Events go to `emit` as they happen; the outcome says how it ended.
+pub fn run(
+    cfg: &ClientConfig,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+) -> ClientOutcome {
+    let mut run = ClientRun {
+        cfg,
+        interrupt,
+        emit,
+        engine: None,
+        start_info: None,
+        peer_results: None,
+    };
+    match run.execute() {
+        Ok(summary) => ClientOutcome {
+            summary: Some(summary),
+            error: None,
+        },
+        Err(e) => {
+            let summary = run.partial_summary(&e);
+            ClientOutcome {
+                summary,
+                error: Some(e),
+            }
+        }
+    }
+}
+
+struct ClientRun<'a> {
+    cfg: &'a ClientConfig,
+    interrupt: &'a AtomicBool,
+    emit: &'a mut dyn FnMut(Event),
+    engine: Option<Engine>,
+    start_info: Option<(Instant, sonde_stats::cpu::CpuTimes)>,
+    peer_results: Option<Results>,
+}
+
+impl ClientRun<'_> {
+    fn check_interrupt(&self) -> Result<(), RunError> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Waits for the next session event, feeding control messages in.
+    fn next_event(
+        &mut self,
+        conn: &mut ControlConn,
+        s: &mut ClientSession,
+        what: &'static str,
+    ) -> Result<ClientEvent, RunError> {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if let Some(ev) = s.poll_event() {
+                return Ok(ev);
+            }
+            self.check_interrupt()?;
+            if Instant::now() >= deadline {
+                return Err(RunError::Timeout(what));
+            }
+            if let Some(m) = conn.recv(Duration::from_millis(50))? {
+                s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
+                flush(conn, s)?;
+            }
+        }
+    }
+
+    fn execute(&mut self) -> Result<TestSummary, RunError> {
+        let cfg = self.cfg;
+        let p = &cfg.params;
+        let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+        let mut tcp = connect_control(&addrs, cfg.connect_timeout)?;
+        let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
+        let local = tcp.local_addr().map_err(RunError::ControlIo)?;
+        tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
+        let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
+        let mut session = ClientSession::new(p.clone(), &software());
+        flush(&mut conn, &mut session)?;
+
+        let welcome = self
+            .next_event(&mut conn, &mut session, "the server's welcome")
+            .map_err(|e| match e {
+                RunError::Protocol(_) | RunError::PeerClosed => RunError::NotSonde {
+                    addr: server.to_string(),
+                },
+                e => e,
+            })?;
+        let server_cc = match welcome {
+            ClientEvent::Welcomed {
+                congestion_available,
+                ..
+            } => congestion_available,
+            other => return Err(unexpected(other)),
+        };
+        if let Some(algo) = &p.congestion {
+            check_congestion(algo, &server_cc, p.direction)?;
+        }
+        let cookie =
+            match self.next_event(&mut conn, &mut session, "the server to accept the test")? {
+                ClientEvent::Accepted { cookie } => cookie,
+                other => return Err(unexpected(other)),
+            };
+        let streams = self.open_streams(server, &cookie, &mut conn)?;
+        let connected: Vec<ConnectedStream> = streams
+            .iter()
+            .map(|(s, l, r)| ConnectedStream {
+                id: s.id,
+                role: s.role,
+                local: l.to_string(),
+                remote: r.to_string(),
+            })
+            .collect();
+        match self.next_event(
+            &mut conn,
+            &mut session,
+            "the server to confirm the data streams",
+        )? {
+            ClientEvent::StreamsReady => {}
+            other => return Err(unexpected(other)),
+        }
+        flush(&mut conn, &mut session)?;
+        let send = SendConfig {
+            length: p.length as usize,
+            bitrate: p.bitrate,
+            zerocopy: p.zerocopy,
+        };
+        let budget = if p.direction == Direction::Reverse {
+            None
+        } else {
+            Budget::new(p.bytes, p.blocks)
+        };
+        let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
+        let cpu0 = cpu::process_times();
+        let engine = Engine::start(
+            p.protocol,
+            local_streams,
+            &send,
+            budget,
+            p.interval_secs,
+            p.omit_secs,
+        )
+        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let congestion = engine
+            .meter
+            .streams()
+            .iter()
+            .find_map(|m| m.tcp.as_ref().and_then(sockopt::congestion));
+        self.start_info = Some((Instant::now(), cpu0));
+        self.engine = Some(engine);
+        (self.emit)(Event::Start(Box::new(start_event(
+            cfg, &server, &local, &cookie, connected,
+        ))));
+
+        self.run_until_end(&mut conn, &mut session)?;
+        let engine = self
+            .engine
+            .as_ref()
+            .ok_or(RunError::Setup("engine missing".into()))?;
+        let stop_at = engine.elapsed();
+        engine.stop_senders(Duration::from_secs(3));
+        session.stop(Stop {
+            sent: engine.sent_counts(),
+        });
+        flush(&mut conn, &mut session)?;
+        let peer = loop {
+            match self.next_event(&mut conn, &mut session, "the server's results")? {
+                ClientEvent::PeerResults(r) => break *r,
+                ClientEvent::LiveInterval(_) => {}
+                other => return Err(unexpected(other)),
+            }
+        };
+        let engine = self
+            .engine
+            .as_mut()
+            .ok_or(RunError::Setup("engine missing".into()))?;
+        engine.drain_receivers(&peer.sent, Duration::from_secs(2));
+        if let Some(r) = engine.meter.finish(stop_at) {
+            (self.emit)(Event::Interval(r));
+        }
+        let views = engine.meter.end_views(stop_at, &|id| {
+            peer.sent.iter().find(|c| c.id == id).map(|c| c.packets)
+        });
+        let local: Vec<PeerStream> = views
+            .into_iter()
+            .map(|(id, role, view)| PeerStream { id, role, view })
+            .collect();
+        let (t0, cpu0) = self.start_info.unwrap_or((Instant::now(), cpu0));
+        engine.join();
+        let cpu_local = cpu_usage(cpu0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        session.send_results(Results {
+            cpu: cpu_local,
+            congestion: congestion.clone(),
+            streams: local.clone(),
+            sent: engine.sent_counts(),
+        });
+        let _ = flush(&mut conn, &mut session);
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Client,
+            params: p,
+            local: &local,
+            peer: Some(&peer),
+            cpu_local,
+            local_congestion: congestion,
+            error: None,
+        });
+        self.peer_results = Some(peer);
+        (self.emit)(Event::End(Box::new(summary.clone())));
+        Ok(summary)
+    }
+
+    fn run_until_end(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+    ) -> Result<(), RunError> {
+        let p = &self.cfg.params;
+        let time_limit = (p.duration_secs > 0.0).then_some(p.duration_secs + p.omit_secs);
+        let recv_target = (p.direction == Direction::Reverse && p.bytes > 0).then_some(p.bytes);
+        loop {
+            self.check_interrupt()?;
+            let engine = self
+                .engine
+                .as_mut()
+                .ok_or(RunError::Setup("engine missing".into()))?;
+            let elapsed = engine.elapsed();
+            if let Some(r) = engine.meter.tick(elapsed) {
+                (self.emit)(Event::Interval(r));
+            }
+            if time_limit.is_some_and(|t| elapsed >= t) || engine.budget_done() {
+                return Ok(());
+            }
+            if recv_target.is_some_and(|t| engine.received_bytes() >= t) {
+                return Ok(());
+            }
+            if let Some((id, e)) = engine.first_error() {
+                if engine.has_senders() || !engine.receivers_finished() {
+                    return Err(RunError::Stream {
+                        id,
+                        source: std::io::Error::other(e),
+                    });
+                }
+            }
+            if let Some(m) = conn.recv(Duration::from_millis(5))? {
+                session
+                    .handle(m)
+                    .map_err(|e| RunError::Protocol(e.to_string()))?;
+                while let Some(ev) = session.poll_event() {
+                    match ev {
+                        ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
+                        ClientEvent::LiveInterval(_) => {}
+                        other => return Err(unexpected(other)),
+                    }
+                }
+            }
+        }
+    }
+
+    fn open_streams(
+        &mut self,
+        server: SocketAddr,
+        cookie: &Cookie,
+        conn: &mut ControlConn,
+    ) -> Result<Vec<(LocalStream, SocketAddr, SocketAddr)>, RunError> {
+        let p = &self.cfg.params;
+        let mut out = Vec::new();
+        for id in 1..=p.stream_count() {
+            self.check_interrupt()?;
+            let role = if p.client_sends(id) {
+                StreamRole::Sender
+            } else {
+                StreamRole::Receiver
+            };
+            let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
+            let (socket, local) = match p.protocol {
+                Protocol::Tcp => {
+                    let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                    s.write_all(&data_preamble(cookie, id))
+                        .map_err(|e| RunError::Stream { id, source: e })?;
+                    let local = s
+                        .local_addr()
+                        .map_err(|e| RunError::Stream { id, source: e })?;
+                    (DataSocket::Tcp(s), local)
+                }
+                Protocol::Udp => {
+                    let s = sockets::connect_udp(server, cport, p)?;
+                    udp_handshake(&s, cookie, id, self.interrupt)?;
+                    let local = s
+                        .local_addr()
+                        .map_err(|e| RunError::Stream { id, source: e })?;
+                    (DataSocket::Udp(s), local)
+                }
+            };
+            out.push((
+                LocalStream {
+                    id,
+                    role,
+                    socket,
+                    ack: None,
+                },
+                local,
+                server,
+            ));
+            // Keep the control connection serviced (an early Abort or Refuse is seen here).
+            let _ = conn;
+        }
+        Ok(out)
+    }
+
+    fn partial_summary(&mut self, e: &RunError) -> Option<TestSummary> {
+        let mut engine = self.engine.take()?;
+        let stop_at = engine.elapsed();
+        engine.abort();
+        if let Some(r) = engine.meter.finish(stop_at) {
+            (self.emit)(Event::Interval(r));
+        }
+        let views = engine.meter.end_views(stop_at, &|_| None);
+        engine.join();
+        let local: Vec<PeerStream> = views
+            .into_iter()
+            .map(|(id, role, view)| PeerStream { id, role, view })
+            .collect();
+        let cpu_local = self
+            .start_info
+            .map(|(t0, c0)| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64()))
+            .unwrap_or_default();
+        let reason = match e {
+            RunError::Interrupted => "interrupted by the user (Ctrl-C); partial result".to_string(),
+            other => other.to_string(),
+        };
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Client,
+            params: &self.cfg.params,
+            local: &local,
+            peer: self.peer_results.as_ref(),
+            cpu_local,
+            local_congestion: None,
+            error: Some(reason),
+        });
+        (self.emit)(Event::End(Box::new(summary.clone())));
+        Some(summary)
+    }
+}
+
+fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+    while let Some(m) = s.poll_transmit() {
+        conn.send(&m)?;
+    }
+    Ok(())
+}
+
+fn unexpected(ev: ClientEvent) -> RunError {
+    match ev {
+        ClientEvent::Refused(r) => RunError::ServerRefused {
+            code: format!("{:?}", r.code).to_lowercase(),
+            message: r.message,
+        },
+        ClientEvent::Aborted(reason) => RunError::PeerAborted(reason),
+        other => RunError::Protocol(format!("unexpected event {other:?}")),
+    }
+}
+
+fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(), RunError> {
+    let local = sockopt::available_congestion();
+    let client_sends = dir != Direction::Reverse;
+    let server_sends = dir != Direction::Upload;
+    if client_sends && !local.is_empty() && !local.iter().any(|a| a == algo) {
+        return Err(RunError::Congestion {
+            algo: algo.into(),
+            side: "client",
+            available: local.join(", "),
+        });
+    }
+    if server_sends && !server.is_empty() && !server.iter().any(|a| a == algo) {
+        return Err(RunError::Congestion {
+            algo: algo.into(),
+            side: "server",
+            available: server.join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// Sends the stream's hello until the server acknowledges it (survives loss of either).
+fn udp_handshake(
+    sock: &UdpSocket,
+    cookie: &Cookie,
+    id: u32,
+    interrupt: &AtomicBool,
+) -> Result<(), RunError> {
+    let hello = Hello {
+        cookie: *cookie,
+        stream_id: id,
+    }
+    .emit();
+    let want = HelloAck {
+        cookie: *cookie,
+        stream_id: id,
+    };
+    let deadline = Instant::now() + HELLO_DEADLINE;
+    let _ = sock.set_read_timeout(Some(HELLO_RETRY));
+    let mut buf = [0u8; 2048];
+    let mut attempts = 0u32;
+    while Instant::now() < deadline {
+        if interrupt.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        let _ = sock.send(&hello);
+        attempts += 1;
+        let wait_until = Instant::now() + HELLO_RETRY;
+        while Instant::now() < wait_until {
+            match sock.recv(&mut buf) {
+                Ok(n) if HelloAck::parse(&buf[..n]) == Ok(want) => {
+                    let _ = sock.set_read_timeout(None);
+                    return Ok(());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    Err(RunError::Setup(format!(
+        "UDP stream {id}: no acknowledgement from the server after {attempts} hellos in {} s (is UDP port blocked?)",
+        HELLO_DEADLINE.as_secs()
+    )))
+}
+
+fn start_event(
+    cfg: &ClientConfig,
+    server: &SocketAddr,
+    local: &SocketAddr,
+    cookie: &Cookie,
+    connected: Vec<ConnectedStream>,
+) -> TestStart {
+    let p = &cfg.params;
+    TestStart {
+        role: Role::Client,
+        version: software(),
+        system_info: system_info(),
+        timestamp_unix: unix_now(),
+        local: local.to_string(),
+        remote: server.to_string(),
+        server_port: cfg.port,
+        cookie: cookie_hex(cookie),
+        protocol: p.protocol,
+        direction: p.direction,
+        num_streams: p.parallel,
+        blksize: u64::from(p.length),
+        omit_secs: p.omit_secs,
+        duration_secs: p.duration_secs,
+        bytes: p.bytes,
+        blocks: p.blocks,
+        target_bitrate: p.bitrate,
+        tos: u32::from(p.tos),
+        interval_secs: p.interval_secs,
+        congestion: p.congestion.clone(),
+        tcp_mss: p.mss,
+        sock_bufsize: p.window.map(u64::from),
+        connected,
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// `uname`-style description of this host.
+pub fn system_info() -> String {
+    // SAFETY: uname fills the zeroed struct we own.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::from("unknown");
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {} {}",
+        field(&u.sysname),
+        field(&u.nodename),
+        field(&u.release),
+        field(&u.machine)
+    )
+}
+
+/// The local address to report for a listening socket bound to `ip`.
+pub fn describe_bind(ip: Option<IpAddr>) -> String {
+    ip.map(|i| i.to_string())
+        .unwrap_or_else(|| "all addresses".into())
+}

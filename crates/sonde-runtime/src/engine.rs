@@ -1,0 +1,198 @@
+//! The local half of a running test: its stream workers, their control flags and the meter.
+//! Client and server each run one engine per test; only who decides the end differs.
+
+use crate::meter::{Meter, MeteredStream};
+use crate::streams::{self, Budget, Control, SendConfig, StreamShared};
+use sonde_proto::message::SentCount;
+use sonde_proto::udp_hello::HelloAck;
+use sonde_stats::cpu::CpuTimes;
+use sonde_stats::model::{Protocol, StreamRole};
+use std::net::{TcpStream, UdpSocket};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A connected data socket.
+pub enum DataSocket {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+/// One stream to run on this host.
+pub struct LocalStream {
+    pub id: u32,
+    pub role: StreamRole,
+    pub socket: DataSocket,
+    /// Server side of UDP: the ack to repeat if a late hello arrives.
+    pub ack: Option<HelloAck>,
+}
+
+/// The running workers of one test on this host.
+pub struct Engine {
+    pub ctl: Arc<Control>,
+    pub meter: Meter,
+    handles: Vec<JoinHandle<CpuTimes>>,
+    budget: Option<Arc<Budget>>,
+    start: Instant,
+}
+
+impl Engine {
+    /// Spawns one worker thread per stream and starts the clock.
+    ///
+    /// # Errors
+    /// When a socket cannot be duplicated for TCP_INFO or a thread cannot be spawned.
+    pub fn start(
+        protocol: Protocol,
+        streams: Vec<LocalStream>,
+        send: &SendConfig,
+        budget: Option<Budget>,
+        interval_secs: f64,
+        omit_secs: f64,
+    ) -> std::io::Result<Self> {
+        let ctl = Arc::new(Control::default());
+        let budget = budget.map(Arc::new);
+        let mut metered = Vec::new();
+        let mut handles = Vec::new();
+        for s in streams {
+            let shared = Arc::new(StreamShared::new(s.id, s.role));
+            let (ctl2, sh2, cfg, b) = (ctl.clone(), shared.clone(), send.clone(), budget.clone());
+            let name = format!("sonde-stream-{}", s.id);
+            let mut tcp_handle = None;
+            let handle = match (s.socket, s.role) {
+                (DataSocket::Tcp(t), StreamRole::Sender) => {
+                    tcp_handle = Some(t.try_clone()?);
+                    std::thread::Builder::new()
+                        .name(name)
+                        .spawn(move || streams::tcp::send(t, sh2, cfg, b, ctl2))?
+                }
+                (DataSocket::Tcp(t), StreamRole::Receiver) => {
+                    let len = cfg.length;
+                    std::thread::Builder::new()
+                        .name(name)
+                        .spawn(move || streams::tcp::receive(t, sh2, len, ctl2))?
+                }
+                (DataSocket::Udp(u), StreamRole::Sender) => std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || streams::udp::send(u, sh2, cfg, b, ctl2))?,
+                (DataSocket::Udp(u), StreamRole::Receiver) => {
+                    let ack = s.ack;
+                    std::thread::Builder::new()
+                        .name(name)
+                        .spawn(move || streams::udp::receive(u, sh2, ack, ctl2))?
+                }
+            };
+            handles.push(handle);
+            metered.push(MeteredStream {
+                shared,
+                tcp: tcp_handle,
+            });
+        }
+        Ok(Self {
+            ctl,
+            meter: Meter::new(protocol, interval_secs, omit_secs, metered),
+            handles,
+            budget,
+            start: Instant::now(),
+        })
+    }
+
+    /// Seconds since the engine started.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    fn shared(&self) -> impl Iterator<Item = &Arc<StreamShared>> {
+        self.meter.streams().iter().map(|m| &m.shared)
+    }
+
+    fn of_role(&self, role: StreamRole) -> impl Iterator<Item = &Arc<StreamShared>> {
+        self.shared().filter(move |s| s.role == role)
+    }
+
+    pub fn has_senders(&self) -> bool {
+        self.of_role(StreamRole::Sender).next().is_some()
+    }
+
+    /// True when the `-n`/`-k` budget is used up and every sender has stopped.
+    pub fn budget_done(&self) -> bool {
+        self.budget.as_ref().is_some_and(|b| b.exhausted()) && self.senders_finished()
+    }
+
+    pub fn senders_finished(&self) -> bool {
+        self.of_role(StreamRole::Sender)
+            .all(|s| s.finished.load(Ordering::Relaxed))
+    }
+
+    pub fn receivers_finished(&self) -> bool {
+        self.of_role(StreamRole::Receiver)
+            .all(|s| s.finished.load(Ordering::Relaxed))
+    }
+
+    pub fn received_bytes(&self) -> u64 {
+        self.of_role(StreamRole::Receiver)
+            .map(|s| s.bytes.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// The first error any worker hit.
+    pub fn first_error(&self) -> Option<(u32, String)> {
+        self.shared().find_map(|s| s.error().map(|e| (s.id, e)))
+    }
+
+    /// Tells senders to stop and waits (bounded) until they have.
+    pub fn stop_senders(&self, wait: Duration) {
+        self.ctl.stop_send.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + wait;
+        while !self.senders_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// What this host's senders wrote, for the peer's exact loss accounting.
+    pub fn sent_counts(&self) -> Vec<SentCount> {
+        self.of_role(StreamRole::Sender)
+            .map(|s| SentCount {
+                id: s.id,
+                bytes: s.bytes.load(Ordering::Relaxed),
+                packets: s.packets.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// Lets receivers finish: UDP ones as soon as every datagram in `peer_sent` arrived, all of
+    /// them at the latest after `grace`. Waits (bounded) until they have.
+    pub fn drain_receivers(&self, peer_sent: &[SentCount], grace: Duration) {
+        for s in self.of_role(StreamRole::Receiver) {
+            if let Some(c) = peer_sent.iter().find(|c| c.id == s.id) {
+                s.expected_packets
+                    .store(c.packets.max(1), Ordering::Relaxed);
+            }
+        }
+        self.ctl.set_recv_deadline(grace);
+        let deadline = Instant::now() + grace + Duration::from_millis(300);
+        while !self.receivers_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Stops everything now (Ctrl-C, peer gone).
+    pub fn abort(&self) {
+        self.ctl.abort.store(true, Ordering::Relaxed);
+    }
+
+    /// Stops every worker and returns the CPU time their threads used.
+    pub fn join(&mut self) -> CpuTimes {
+        self.abort();
+        self.handles
+            .drain(..)
+            .filter_map(|h| h.join().ok())
+            .fold(CpuTimes::default(), |a, b| a + b)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.join();
+    }
+}

@@ -1,0 +1,227 @@
+//! Turns the workers' live counters into interval reports and end-of-test views.
+//!
+//! The meter snapshots every stream at each interval boundary (and at the end of the omit
+//! period, the baseline the summary counts from) and hands the deltas to the pure statistics in
+//! `sonde-stats`. It reads clocks only through the `elapsed` argument.
+
+use crate::os::tcp_info::{self, TcpInfo};
+use crate::streams::StreamShared;
+use sonde_stats::interval::{bits_per_second, IntervalSchedule};
+use sonde_stats::model::{
+    EndView, IntervalReport, Protocol, StreamRole, StreamSample, TcpInfoSample,
+};
+use sonde_stats::sum::sum_streams;
+use sonde_stats::tcp_summary::TcpSummaryBuilder;
+use sonde_stats::udp_rx::{final_stats, UdpRxCounters};
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// One stream as the meter sees it.
+pub struct MeteredStream {
+    pub shared: Arc<StreamShared>,
+    /// A handle on the TCP socket for TCP_INFO (sending TCP streams only).
+    pub tcp: Option<TcpStream>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Snapshot {
+    bytes: u64,
+    packets: u64,
+    udp: UdpRxCounters,
+    retrans: u64,
+}
+
+/// Interval and summary accounting for the local streams of one test.
+pub struct Meter {
+    protocol: Protocol,
+    schedule: IntervalSchedule,
+    streams: Vec<MeteredStream>,
+    prev: Vec<Snapshot>,
+    baseline: Vec<Snapshot>,
+    tcp_builders: Vec<TcpSummaryBuilder>,
+    last_info: Vec<Option<TcpInfo>>,
+    last_boundary: f64,
+    baseline_taken: bool,
+}
+
+impl Meter {
+    pub fn new(
+        protocol: Protocol,
+        interval_secs: f64,
+        omit_secs: f64,
+        streams: Vec<MeteredStream>,
+    ) -> Self {
+        let n = streams.len();
+        Self {
+            protocol,
+            schedule: IntervalSchedule::new(interval_secs, omit_secs),
+            streams,
+            prev: vec![Snapshot::default(); n],
+            baseline: vec![Snapshot::default(); n],
+            tcp_builders: (0..n).map(|_| TcpSummaryBuilder::new()).collect(),
+            last_info: vec![None; n],
+            last_boundary: 0.0,
+            baseline_taken: omit_secs <= 0.0,
+        }
+    }
+
+    pub fn streams(&self) -> &[MeteredStream] {
+        &self.streams
+    }
+
+    fn snapshot(&mut self, i: usize) -> Snapshot {
+        let s = &self.streams[i].shared;
+        let udp = s.udp_rx.lock().map(|t| t.counters()).unwrap_or_default();
+        let retrans = self.last_info[i].map(|t| t.total_retrans).unwrap_or(0);
+        Snapshot {
+            bytes: s.bytes.load(Ordering::Relaxed),
+            packets: s.packets.load(Ordering::Relaxed),
+            udp,
+            retrans,
+        }
+    }
+
+    /// Seconds since start at which the next report is due (None when intervals are off and
+    /// the omit baseline is taken).
+    pub fn next_due(&self) -> Option<f64> {
+        if !self.baseline_taken {
+            return Some(self.schedule.omit());
+        }
+        self.schedule.next_boundary(self.last_boundary)
+    }
+
+    /// Called often with the time since the test start; returns a report when one is due.
+    pub fn tick(&mut self, elapsed: f64) -> Option<IntervalReport> {
+        let due = self.next_due()?;
+        if elapsed + 1e-9 < due {
+            return None;
+        }
+        let report = self.sample(due, self.schedule.interval() > 0.0);
+        if !self.baseline_taken && due + 1e-9 >= self.schedule.omit() {
+            self.baseline_taken = true;
+            self.baseline = self.prev.clone();
+            self.tcp_builders = (0..self.streams.len())
+                .map(|_| TcpSummaryBuilder::new())
+                .collect();
+        }
+        report
+    }
+
+    /// The last, partial interval at the end of the test, if it is long enough to mean much.
+    pub fn finish(&mut self, elapsed: f64) -> Option<IntervalReport> {
+        let span = elapsed - self.last_boundary;
+        let min = (self.schedule.interval() * 0.1).max(0.01);
+        if self.schedule.interval() <= 0.0 || span < min {
+            // Still keep TCP figures current for the summary.
+            self.refresh_tcp(self.schedule.is_omitted(elapsed));
+            return None;
+        }
+        self.sample(elapsed, true)
+    }
+
+    fn refresh_tcp(&mut self, omitted: bool) -> Vec<Option<TcpInfoSample>> {
+        (0..self.streams.len())
+            .map(|i| {
+                let st = &self.streams[i];
+                let info = st.tcp.as_ref().and_then(tcp_info::read)?;
+                let prev = self.last_info[i].map(|p| p.total_retrans).unwrap_or(0);
+                self.last_info[i] = Some(info);
+                let sample = TcpInfoSample {
+                    retransmits: info.total_retrans.saturating_sub(prev),
+                    snd_cwnd: info.snd_cwnd_bytes,
+                    rtt_us: info.rtt_us,
+                    rttvar_us: info.rttvar_us,
+                    pmtu: info.pmtu,
+                };
+                if !omitted {
+                    self.tcp_builders[i].add(&sample);
+                }
+                Some(sample)
+            })
+            .collect()
+    }
+
+    fn sample(&mut self, at: f64, emit: bool) -> Option<IntervalReport> {
+        let start = self.last_boundary;
+        let omitted = self.schedule.is_omitted(at);
+        let tcp = self.refresh_tcp(omitted);
+        let mut samples = Vec::with_capacity(self.streams.len());
+        for (i, tcp) in tcp.into_iter().enumerate() {
+            let now = self.snapshot(i);
+            let prev = self.prev[i];
+            self.prev[i] = now;
+            let shared = &self.streams[i].shared;
+            let bytes = now.bytes.saturating_sub(prev.bytes);
+            let udp = self.protocol == Protocol::Udp;
+            samples.push(StreamSample {
+                id: shared.id,
+                role: shared.role,
+                start,
+                end: at,
+                bytes,
+                bits_per_second: bits_per_second(bytes, at - start),
+                omitted,
+                tcp,
+                udp_sent_packets: (udp && shared.role == StreamRole::Sender)
+                    .then(|| now.packets.saturating_sub(prev.packets)),
+                udp_received: (udp && shared.role == StreamRole::Receiver)
+                    .then(|| now.udp.interval_stats(&prev.udp)),
+            });
+        }
+        self.last_boundary = at;
+        if !emit {
+            return None;
+        }
+        let refs: Vec<&StreamSample> = samples.iter().collect();
+        let sums = [StreamRole::Sender, StreamRole::Receiver]
+            .into_iter()
+            .filter_map(|r| sum_streams(r, &refs))
+            .collect();
+        Some(IntervalReport {
+            streams: samples,
+            sums,
+        })
+    }
+
+    /// Each stream's view of the whole test, from the omit baseline to `end` seconds.
+    /// `sent_by_peer` gives, for UDP streams this end receives, how many datagrams the peer sent.
+    pub fn end_views(
+        &mut self,
+        end: f64,
+        sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+    ) -> Vec<(u32, StreamRole, EndView)> {
+        let start = if self.baseline_taken {
+            self.schedule.omit()
+        } else {
+            end
+        };
+        (0..self.streams.len())
+            .map(|i| {
+                let now = self.snapshot(i);
+                let base = self.baseline[i];
+                let shared = &self.streams[i].shared;
+                let bytes = now.bytes.saturating_sub(base.bytes);
+                let udp = self.protocol == Protocol::Udp;
+                let sender = shared.role == StreamRole::Sender;
+                let tcp = self.streams[i].tcp.is_some().then(|| {
+                    let mut t = self.tcp_builders[i].build();
+                    t.retransmits = now.retrans.saturating_sub(base.retrans);
+                    t
+                });
+                let view = EndView {
+                    start,
+                    end,
+                    bytes,
+                    bits_per_second: bits_per_second(bytes, end - start),
+                    tcp,
+                    udp_sent_packets: (udp && sender)
+                        .then(|| now.packets.saturating_sub(base.packets)),
+                    udp_received: (udp && !sender)
+                        .then(|| final_stats(&now.udp, &base.udp, sent_by_peer(shared.id))),
+                };
+                (shared.id, shared.role, view)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,285 @@
+//! `sonde server`: many tests at once on one port, each isolated in its own threads.
+//!
+//! One TCP listener takes control connections and TCP data streams (told apart by their first
+//! bytes, see `sonde_proto::preamble`); one UDP socket on the same port takes the hellos of UDP
+//! streams and hands each stream a socket connected to its client. A registry keyed by session
+//! cookie routes data streams to their test. Limits (`--max-clients`, `--max-duration`,
+//! `--max-bitrate`) are refused with a message the client prints.
+
+mod registry;
+mod session;
+
+use crate::error::RunError;
+use crate::os::poll;
+use registry::{HelloVerdict, Registry};
+use socket2::{Domain, Protocol as SockProto, Socket, Type};
+use sonde_proto::preamble::{classify, Preamble, PreambleError, DATA_PREAMBLE_LEN};
+use sonde_proto::udp_hello::{Hello, HelloAck};
+use sonde_stats::model::Event;
+use std::io::Read;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How the server is configured.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub port: u16,
+    pub bind: Option<IpAddr>,
+    pub max_clients: Option<usize>,
+    pub max_duration_secs: Option<f64>,
+    pub max_bitrate: Option<u64>,
+    pub one_off: bool,
+    /// Interval for the server's own reports; None = use the client's.
+    pub interval_secs: Option<f64>,
+}
+
+/// Creates the event sink for one test, given a label for the client.
+pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
+
+/// Connections still being classified at once; more are closed immediately.
+const MAX_PENDING: usize = 256;
+const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+struct Shared {
+    cfg: ServerConfig,
+    registry: Registry,
+    active: AtomicUsize,
+    pending: AtomicUsize,
+    served: AtomicUsize,
+    shutdown: AtomicBool,
+    interrupt: Arc<AtomicBool>,
+    sinks: SinkFactory,
+    log: Arc<dyn Fn(&str) + Send + Sync>,
+    udp_local: SocketAddr,
+}
+
+fn listen_addr(cfg: &ServerConfig) -> SocketAddr {
+    SocketAddr::new(
+        cfg.bind.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+        cfg.port,
+    )
+}
+
+fn bind_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let s = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM,
+        Some(SockProto::TCP),
+    )?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() && addr.ip().is_unspecified() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&addr.into())?;
+    s.listen(1024)?;
+    Ok(s.into())
+}
+
+fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(SockProto::UDP))?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() && addr.ip().is_unspecified() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&addr.into())?;
+    Ok(s.into())
+}
+
+/// A bound server, ready to [`Server::run`].
+pub struct Server {
+    tcp: TcpListener,
+    udp: UdpSocket,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Binds the TCP and UDP sockets (dual-stack unless `-B` names one address).
+    ///
+    /// # Errors
+    /// [`RunError::Listen`] when the port is taken or the address is not local.
+    pub fn bind(
+        cfg: ServerConfig,
+        interrupt: Arc<AtomicBool>,
+        sinks: SinkFactory,
+        log: Arc<dyn Fn(&str) + Send + Sync>,
+    ) -> Result<Self, RunError> {
+        let addr = listen_addr(&cfg);
+        let listen_err = |e| RunError::Listen {
+            addr: addr.to_string(),
+            source: e,
+        };
+        let tcp = bind_tcp(addr).map_err(listen_err)?;
+        // With port 0 the kernel picks the TCP port; UDP must use the same one.
+        let port = tcp.local_addr().map_err(listen_err)?.port();
+        let udp = bind_udp(SocketAddr::new(addr.ip(), port)).map_err(listen_err)?;
+        let udp_local = udp.local_addr().map_err(listen_err)?;
+        let shared = Arc::new(Shared {
+            cfg,
+            registry: Registry::default(),
+            active: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
+            served: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            interrupt,
+            sinks,
+            log,
+            udp_local,
+        });
+        Ok(Self { tcp, udp, shared })
+    }
+
+    /// The bound TCP address.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.tcp.local_addr().ok()
+    }
+
+    /// Serves until interrupted (or after one test with `--one-off`).
+    ///
+    /// # Errors
+    /// [`RunError::Listen`] when accepting fails for good.
+    pub fn run(self) -> Result<(), RunError> {
+        let Server { tcp, udp, shared } = self;
+        let udp_shared = shared.clone();
+        let udp_thread = std::thread::Builder::new()
+            .name("sonde-udp-listener".into())
+            .spawn(move || udp_listener(udp, udp_shared))
+            .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
+        let mut sessions = Vec::new();
+        let result = loop {
+            if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
+                break Ok(());
+            }
+            match poll::readable(&tcp, Duration::from_millis(100)) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) => {
+                    break Err(RunError::Listen {
+                        addr: listen_addr(&shared.cfg).to_string(),
+                        source: e,
+                    })
+                }
+            }
+            let (stream, peer) = match tcp.accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    (shared.log)(&format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            if shared.pending.fetch_add(1, Ordering::Relaxed) >= MAX_PENDING {
+                shared.pending.fetch_sub(1, Ordering::Relaxed);
+                (shared.log)(&format!(
+                    "too many unidentified connections; closing one from {peer}"
+                ));
+                continue;
+            }
+            let s = shared.clone();
+            match std::thread::Builder::new()
+                .name("sonde-conn".into())
+                .spawn(move || handle_connection(stream, peer, s))
+            {
+                Ok(h) => sessions.push(h),
+                Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
+            }
+            sessions.retain(|h| !h.is_finished());
+        };
+        shared.shutdown.store(true, Ordering::Relaxed);
+        for h in sessions {
+            let _ = h.join();
+        }
+        let _ = udp_thread.join();
+        result
+    }
+}
+
+fn read_preamble(stream: &mut TcpStream) -> Result<Preamble, String> {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let deadline = Instant::now() + PREAMBLE_TIMEOUT;
+    let mut buf = Vec::with_capacity(DATA_PREAMBLE_LEN);
+    loop {
+        match classify(&buf) {
+            Ok(p) => return Ok(p),
+            Err(PreambleError::Incomplete(n)) => {
+                if Instant::now() >= deadline {
+                    return Err(format!(
+                        "sent only {} bytes in {} s",
+                        buf.len(),
+                        PREAMBLE_TIMEOUT.as_secs()
+                    ));
+                }
+                let mut chunk = vec![0u8; n];
+                match stream.read(&mut chunk) {
+                    Ok(0) => return Err("closed before identifying itself".into()),
+                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::TimedOut
+                                | std::io::ErrorKind::Interrupted
+                        ) => {}
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+    }
+}
+
+fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+    let preamble = read_preamble(&mut stream);
+    shared.pending.fetch_sub(1, Ordering::Relaxed);
+    match preamble {
+        Err(why) => (shared.log)(&format!("connection from {peer} {why}; closed")),
+        Ok(Preamble::Foreign(bytes)) => (shared.log)(&format!(
+            "connection from {peer} is not a sonde client (first bytes {:02x?}); closed (iperf3 clients are not supported by this release)",
+            &bytes[..bytes.len().min(8)]
+        )),
+        Ok(Preamble::Data { cookie, stream_id }) => {
+            if !shared.registry.route_tcp(&cookie, stream_id, stream) {
+                (shared.log)(&format!("data connection from {peer} for an unknown test or stream {stream_id}; closed"));
+            }
+        }
+        Ok(Preamble::Control) => session::serve(stream, peer, &shared),
+    }
+}
+
+fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
+    let mut buf = [0u8; 2048];
+    while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
+        if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
+            continue;
+        }
+        let Ok((n, peer)) = sock.recv_from(&mut buf) else {
+            continue;
+        };
+        let Ok(hello) = Hello::parse(&buf[..n]) else {
+            continue;
+        };
+        let ack = HelloAck {
+            cookie: hello.cookie,
+            stream_id: hello.stream_id,
+        };
+        match shared.registry.hello(&hello.cookie, hello.stream_id) {
+            HelloVerdict::Unknown => {}
+            HelloVerdict::Repeat => {
+                let _ = sock.send_to(&ack.emit(), peer);
+            }
+            HelloVerdict::Create(params, tx) => {
+                match crate::sockets::server_udp_stream(shared.udp_local, peer, &params) {
+                    Ok(s) => {
+                        let _ = s.send(&ack.emit());
+                        let _ = tx.send(registry::Arrival::Udp(hello.stream_id, s, ack));
+                    }
+                    Err(e) => (shared.log)(&format!(
+                        "cannot open UDP stream {} for {peer}: {e}",
+                        hello.stream_id
+                    )),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Building data sockets with the options a test asks for (`-w`, `-M`, `-N`, `-S`, `-C`).
+
+use crate::error::RunError;
+use crate::os::sockopt;
+use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
+use sonde_proto::message::TestParams;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
+use std::time::Duration;
+
+/// Default UDP socket buffer when `-w` is not given: large enough that loopback bursts at
+/// line rate do not overflow the receive queue (iperf3's main source of loopback loss).
+const UDP_DEFAULT_BUF: usize = 4 * 1024 * 1024;
+
+fn set_common(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
+    if let Some(w) = p.window {
+        sock.set_send_buffer_size(w as usize)?;
+        sock.set_recv_buffer_size(w as usize)?;
+    }
+    if p.tos != 0 {
+        sockopt::set_tos(sock, p.tos)?;
+    }
+    Ok(())
+}
+
+/// Applies the TCP options of `p` to a socket (before connect or on an accepted one).
+///
+/// # Errors
+/// [`RunError::Setup`] naming the option the OS rejected.
+pub fn apply_tcp(sock: &Socket, p: &TestParams, side: &'static str) -> Result<(), RunError> {
+    set_common(sock, p)
+        .map_err(|e| RunError::Setup(format!("setting -w/-S on the {side}: {e}")))?;
+    if p.nodelay {
+        sock.set_tcp_nodelay(true)
+            .map_err(|e| RunError::Setup(format!("setting -N: {e}")))?;
+    }
+    if let Some(mss) = p.mss {
+        sock.set_tcp_mss(mss)
+            .map_err(|e| RunError::Setup(format!("setting -M {mss}: {e}")))?;
+    }
+    if let Some(algo) = &p.congestion {
+        sockopt::set_congestion(sock, algo).map_err(|_| RunError::Congestion {
+            algo: algo.clone(),
+            side,
+            available: sockopt::available_congestion().join(", "),
+        })?;
+    }
+    Ok(())
+}
+
+/// Connects a TCP data stream to `server` with the test's options.
+///
+/// # Errors
+/// [`RunError`] when an option is refused or the connection fails.
+pub fn connect_tcp(
+    server: SocketAddr,
+    local_port: Option<u16>,
+    p: &TestParams,
+    timeout: Duration,
+) -> Result<TcpStream, RunError> {
+    let sock = Socket::new(
+        Domain::for_address(server),
+        Type::STREAM,
+        Some(SockProto::TCP),
+    )
+    .map_err(|e| RunError::Setup(format!("creating a TCP socket: {e}")))?;
+    apply_tcp(&sock, p, "client")?;
+    if let Some(port) = local_port {
+        let _ = sock.set_reuse_address(true);
+        sock.bind(&SockAddr::from(SocketAddr::new(unspecified(server), port)))
+            .map_err(|e| RunError::Setup(format!("binding --cport {port}: {e}")))?;
+    }
+    sock.connect_timeout(&SockAddr::from(server), timeout)
+        .map_err(|e| RunError::Connect {
+            addr: server.to_string(),
+            source: e,
+        })?;
+    Ok(sock.into())
+}
+
+fn unspecified(like: SocketAddr) -> IpAddr {
+    match like {
+        SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    }
+}
+
+fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
+    set_common(sock, p)?;
+    if p.window.is_none() {
+        // Best effort: the kernel caps it at net.core.rmem_max / wmem_max.
+        let _ = sock.set_recv_buffer_size(UDP_DEFAULT_BUF);
+        let _ = sock.set_send_buffer_size(UDP_DEFAULT_BUF);
+    }
+    Ok(())
+}
+
+/// A client UDP socket connected to `server`.
+///
+/// # Errors
+/// [`RunError::Setup`] when the socket cannot be created, bound or connected.
+pub fn connect_udp(
+    server: SocketAddr,
+    local_port: Option<u16>,
+    p: &TestParams,
+) -> Result<UdpSocket, RunError> {
+    let setup = |what: &str, e: std::io::Error| RunError::Setup(format!("{what}: {e}"));
+    let sock = Socket::new(
+        Domain::for_address(server),
+        Type::DGRAM,
+        Some(SockProto::UDP),
+    )
+    .map_err(|e| setup("creating a UDP socket", e))?;
+    udp_buffers(&sock, p).map_err(|e| setup("setting UDP socket options", e))?;
+    let local = SocketAddr::new(unspecified(server), local_port.unwrap_or(0));
+    sock.bind(&local.into())
+        .map_err(|e| setup("binding the UDP socket", e))?;
+    sock.connect(&server.into())
+        .map_err(|e| setup("connecting the UDP socket", e))?;
+    Ok(sock.into())
+}
+
+/// A UDP socket bound to the server's test port (`SO_REUSEADDR`) and connected to one client,
+/// so the kernel delivers that client's datagrams to it rather than to the listening socket.
+///
+/// # Errors
+/// The OS error of any step.
+pub fn server_udp_stream(
+    local: SocketAddr,
+    peer: SocketAddr,
+    p: &TestParams,
+) -> std::io::Result<UdpSocket> {
+    let sock = Socket::new(
+        Domain::for_address(local),
+        Type::DGRAM,
+        Some(SockProto::UDP),
+    )?;
+    sock.set_reuse_address(true)?;
+    if local.is_ipv6() {
+        sock.set_only_v6(false)?;
+    }
+    udp_buffers(&sock, p)?;
+    sock.bind(&local.into())?;
+    sock.connect(&peer.into())?;
+    Ok(sock.into())
+}
+
+/// Turns an accepted std socket into a socket2 view for option setting.
+pub fn as_socket2(s: &TcpStream) -> socket2::SockRef<'_> {
+    socket2::SockRef::from(s)
+}

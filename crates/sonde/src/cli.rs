@@ -1,0 +1,265 @@
+//! Command-line flags, phase one: parse and validate, no DNS and no sockets.
+//!
+//! Flag names and short letters follow iperf3 so its users feel at home; `sonde -s` and
+//! `sonde -c HOST` are rewritten to the `server` / `client HOST` subcommands before parsing.
+
+use clap::{Args, Parser, Subcommand};
+use sonde_stats::units::{parse_rate, parse_size};
+
+#[derive(Debug, Parser)]
+#[command(name = "sonde", version, about = "Network measurement: throughput, loss, jitter; iperf3-style flags", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve tests (many clients at once) on TCP and UDP port 5201
+    #[command(visible_alias = "s")]
+    Server(ServerArgs),
+    /// Run a throughput test against a sonde server
+    #[command(visible_alias = "c")]
+    Client(ClientArgs),
+    /// Start a server in-process and run short TCP and UDP loopback tests in both directions
+    Demo(DemoArgs),
+}
+
+/// Output selection shared by client and server.
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// One JSON document (iperf3's -J schema plus sonde's fields)
+    #[arg(short = 'J', long = "json", conflicts_with = "json_stream")]
+    pub json: bool,
+    /// One JSON object per line per event
+    #[arg(long = "json-stream")]
+    pub json_stream: bool,
+    /// Write the output to FILE instead of standard output
+    #[arg(long = "logfile", value_name = "FILE")]
+    pub logfile: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Port for TCP and UDP
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Bind to this address only (default: all, IPv4 and IPv6)
+    #[arg(short = 'B', long = "bind", value_name = "ADDR")]
+    pub bind: Option<std::net::IpAddr>,
+    /// Refuse clients beyond N concurrent tests
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_clients: Option<u32>,
+    /// Refuse tests longer than SECS (omit included)
+    #[arg(long, value_name = "SECS", value_parser = parse_positive_secs)]
+    pub max_duration: Option<f64>,
+    /// Refuse tests whose total target rate exceeds RATE (e.g. 1G)
+    #[arg(long, value_name = "RATE", value_parser = parse_rate_arg)]
+    pub max_bitrate: Option<u64>,
+    /// Serve one test, then exit
+    #[arg(short = '1', long = "one-off")]
+    pub one_off: bool,
+    /// Interval of the server's own reports (default: the client's)
+    #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_interval)]
+    pub interval: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// Server host name or address
+    pub host: String,
+    /// Server port
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// UDP instead of TCP
+    #[arg(short = 'u', long)]
+    pub udp: bool,
+    /// Seconds to transmit (default 10; ignored with -n or -k)
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
+    pub time: Option<f64>,
+    /// Bytes to transmit instead of a duration (e.g. 100M)
+    #[arg(short = 'n', long = "bytes", value_name = "BYTES", value_parser = parse_size_arg, conflicts_with = "blockcount")]
+    pub bytes: Option<u64>,
+    /// Blocks (writes / datagrams) to transmit instead of a duration
+    #[arg(short = 'k', long = "blockcount", value_name = "BLOCKS", value_parser = parse_size_arg)]
+    pub blockcount: Option<u64>,
+    /// Write length (TCP, default 128K) or datagram size (UDP, default 1448, 16..65507)
+    #[arg(short = 'l', long = "length", value_name = "LENGTH", value_parser = parse_size_arg)]
+    pub length: Option<u64>,
+    /// Target bit/s per stream (UDP default 1M, 0 = unlimited; TCP default unlimited)
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_rate_arg)]
+    pub bitrate: Option<u64>,
+    /// Reverse: the server sends
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once
+    #[arg(long)]
+    pub bidir: bool,
+    /// Parallel streams (1..128)
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub parallel: u32,
+    /// Omit the first SECS from the summary
+    #[arg(short = 'O', long, value_name = "SECS", default_value_t = 0.0, value_parser = parse_secs)]
+    pub omit: f64,
+    /// Seconds between interval reports (0 = summary only)
+    #[arg(short = 'i', long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
+    pub interval: f64,
+    /// TCP congestion control algorithm (e.g. cubic, bbr, reno)
+    #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// Socket buffer size (e.g. 4M)
+    #[arg(short = 'w', long = "window", value_name = "SIZE", value_parser = parse_size_arg)]
+    pub window: Option<u64>,
+    /// TCP maximum segment size
+    #[arg(short = 'M', long = "set-mss", value_name = "MSS", value_parser = clap::value_parser!(u32).range(88..=65535))]
+    pub mss: Option<u32>,
+    /// TCP_NODELAY on data streams
+    #[arg(short = 'N', long = "no-delay")]
+    pub nodelay: bool,
+    /// IP type-of-service byte (0..255, decimal, 0x hex or 0 octal)
+    #[arg(short = 'S', long = "tos", value_name = "TOS", value_parser = parse_tos, conflicts_with = "dscp")]
+    pub tos: Option<u8>,
+    /// DSCP value (0..63), sets TOS = DSCP << 2
+    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
+    pub dscp: Option<u8>,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
+    /// Client port for data streams (stream i uses PORT + i - 1)
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
+    /// Zero-copy sending (sendfile), TCP
+    #[arg(short = 'Z', long = "zerocopy")]
+    pub zerocopy: bool,
+    /// Seconds to wait for the server to answer a connection
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_positive_secs)]
+    pub connect_timeout: f64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Seconds per test
+    #[arg(short = 't', long, default_value_t = 2.0, value_parser = parse_positive_secs)]
+    pub time: f64,
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_rate_arg(s: &str) -> Result<u64, String> {
+    parse_rate(s).map_err(|e| e.to_string())
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "\"{s}\" is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
+fn parse_positive_secs(s: &str) -> Result<f64, String> {
+    match parse_secs(s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err("must be more than 0 seconds".into()),
+    }
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    match parse_secs(s)? {
+        v if v == 0.0 || (0.1..=60.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "interval \"{s}\" must be 0 (summary only) or 0.1..60 seconds"
+        )),
+    }
+}
+
+fn parse_tos(s: &str) -> Result<u8, String> {
+    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u8::from_str_radix(h, 16)
+    } else if s.len() > 1 && s.starts_with('0') {
+        u8::from_str_radix(&s[1..], 8)
+    } else {
+        s.parse::<u8>()
+    };
+    v.map_err(|_| format!("TOS \"{s}\" must be 0..255 (decimal, 0x hex or 0-prefixed octal)"))
+}
+
+/// Rewrites iperf3-style `-s` / `-c HOST` anywhere on the line into subcommands.
+pub fn rewrite_iperf_style(args: Vec<String>) -> Vec<String> {
+    let Some((prog, rest)) = args.split_first() else {
+        return args;
+    };
+    if rest.first().is_some_and(|a| !a.starts_with('-')) {
+        return args;
+    }
+    let mut out = vec![prog.clone()];
+    if let Some(i) = rest.iter().position(|a| a == "-s" || a == "--server") {
+        out.push("server".into());
+        out.extend(
+            rest.iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, a)| a.clone()),
+        );
+        return out;
+    }
+    if let Some(i) = rest.iter().position(|a| a == "-c" || a == "--client") {
+        out.push("client".into());
+        if let Some(host) = rest.get(i + 1) {
+            out.push(host.clone());
+        }
+        out.extend(
+            rest.iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i && *j != i + 1)
+                .map(|(_, a)| a.clone()),
+        );
+        return out;
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn iperf_style_rewrites() {
+        assert_eq!(
+            rewrite_iperf_style(v("sonde -s -p 5202")),
+            v("sonde server -p 5202")
+        );
+        assert_eq!(
+            rewrite_iperf_style(v("sonde -t 3 -c host -R")),
+            v("sonde client host -t 3 -R")
+        );
+        assert_eq!(
+            rewrite_iperf_style(v("sonde client host")),
+            v("sonde client host")
+        );
+    }
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(parse_tos("0x10"), Ok(16));
+        assert_eq!(parse_tos("020"), Ok(16));
+        assert!(parse_tos("300").is_err());
+        assert!(parse_interval("0.05").is_err());
+        assert!(parse_secs("-1").is_err());
+        assert!(parse_rate_arg("12x").unwrap_err().contains("97.2m"));
+    }
+}

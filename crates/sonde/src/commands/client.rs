@@ -1,0 +1,134 @@
+//! `sonde client`: phase two of the CLI (build the run configuration), then run and report.
+
+use super::exit;
+use crate::cli::ClientArgs;
+use crate::output;
+use sonde_proto::message::TestParams;
+use sonde_report::Sink;
+use sonde_runtime::client::{self, ClientConfig, Family};
+use sonde_stats::model::{Direction, Event, Protocol};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Default TCP write length, as iperf3's.
+const TCP_DEFAULT_LEN: u64 = 128 * 1024;
+/// Default UDP datagram: fits a 1500-byte MTU under IPv6 and IPv4 headers.
+const UDP_DEFAULT_LEN: u64 = 1448;
+/// iperf3's UDP default rate.
+const UDP_DEFAULT_RATE: u64 = 1024 * 1024;
+
+/// Turns validated flags into test parameters.
+///
+/// # Errors
+/// A usage message when flags contradict each other or exceed protocol limits.
+pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
+    let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
+    let direction = if a.bidir {
+        Direction::Bidir
+    } else if a.reverse {
+        Direction::Reverse
+    } else {
+        Direction::Upload
+    };
+    let length = a.length.unwrap_or(if a.udp {
+        UDP_DEFAULT_LEN
+    } else {
+        TCP_DEFAULT_LEN
+    });
+    let length = u32::try_from(length).map_err(|_| format!("-l {length} is too large"))?;
+    let bytes = a.bytes.unwrap_or(0);
+    let blocks = a.blockcount.unwrap_or(0);
+    let duration = match a.time {
+        Some(t) if bytes > 0 || blocks > 0 => {
+            return Err(format!(
+                "-t {t} cannot be combined with -n or -k: choose one end condition"
+            ))
+        }
+        Some(t) if t == 0.0 => {
+            return Err("-t 0 would run forever: give a duration, -n or -k".into())
+        }
+        Some(t) => t,
+        None if bytes > 0 || blocks > 0 => 0.0,
+        None => 10.0,
+    };
+    let window = a
+        .window
+        .map(|w| u32::try_from(w).map_err(|_| format!("-w {w} is too large (max 4G)")))
+        .transpose()?;
+    if a.zerocopy && a.udp {
+        return Err("-Z (zero-copy) applies to TCP only".into());
+    }
+    let p = TestParams {
+        protocol,
+        direction,
+        parallel: a.parallel,
+        duration_secs: duration,
+        bytes,
+        blocks,
+        length,
+        bitrate: a
+            .bitrate
+            .unwrap_or(if a.udp { UDP_DEFAULT_RATE } else { 0 }),
+        omit_secs: a.omit,
+        interval_secs: a.interval,
+        congestion: a.congestion.clone(),
+        window,
+        mss: a.mss,
+        nodelay: a.nodelay,
+        tos: a.tos.or(a.dscp.map(|d| d << 2)).unwrap_or(0),
+        zerocopy: a.zerocopy,
+    };
+    p.validate().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// Runs the client command.
+pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
+    let p = match params(&a) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+    };
+    let out = match output::destination(&a.output) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return exit::FAILED;
+        }
+    };
+    let cfg = ClientConfig {
+        host: a.host.clone(),
+        port: a.port,
+        family: if a.ipv4 {
+            Family::V4
+        } else if a.ipv6 {
+            Family::V6
+        } else {
+            Family::Any
+        },
+        cport: a.cport,
+        params: p,
+        connect_timeout: Duration::from_secs_f64(a.connect_timeout),
+    };
+    let mut sink = output::reporter(&a.output, out);
+    let mut emit = |ev: Event| {
+        if let Err(e) = sink.event(&ev) {
+            eprintln!("sonde: cannot write output: {e}");
+        }
+    };
+    let outcome = client::run(&cfg, interrupt, &mut emit);
+    let code = match &outcome.error {
+        None => exit::OK,
+        Some(e) => {
+            let _ = sink.event(&Event::Error(e.to_string()));
+            eprintln!("sonde: error - {e}");
+            exit::FAILED
+        }
+    };
+    if let Err(e) = sink.finish() {
+        eprintln!("sonde: cannot write output: {e}");
+    }
+    code
+}

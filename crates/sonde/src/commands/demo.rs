@@ -1,0 +1,142 @@
+//! `sonde demo`: the README's first command. An in-process server on a free loopback port and
+//! four short tests against it (TCP and UDP, upload and reverse), each printed as a table.
+
+use super::exit;
+use crate::output::{self, LineOut};
+use sonde_proto::message::TestParams;
+use sonde_report::{Sink, TableReporter};
+use sonde_runtime::client::{self, ClientConfig, Family};
+use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
+use sonde_stats::model::{Direction, Event, Protocol};
+use sonde_stats::units::format_bitrate;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn test(protocol: Protocol, direction: Direction, secs: f64) -> TestParams {
+    let udp = protocol == Protocol::Udp;
+    TestParams {
+        protocol,
+        direction,
+        parallel: 1,
+        duration_secs: secs,
+        bytes: 0,
+        blocks: 0,
+        length: if udp { 1448 } else { 128 * 1024 },
+        bitrate: if udp { 200_000_000 } else { 0 },
+        omit_secs: 0.0,
+        interval_secs: 1.0,
+        congestion: None,
+        window: None,
+        mss: None,
+        nodelay: false,
+        tos: 0,
+        zerocopy: false,
+    }
+}
+
+/// Runs the demo; exit 0 when every test completed.
+pub fn run(secs: f64, interrupt: Arc<AtomicBool>) -> i32 {
+    let cfg = ServerConfig {
+        port: 0,
+        bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        max_clients: None,
+        max_duration_secs: None,
+        max_bitrate: None,
+        one_off: false,
+        interval_secs: None,
+    };
+    let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
+    let server_stop = Arc::new(AtomicBool::new(false));
+    let server = match Server::bind(cfg, server_stop.clone(), quiet, Arc::new(|_: &str| {})) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sonde: error - demo server: {e}");
+            return exit::FAILED;
+        }
+    };
+    let Some(port) = server.local_addr().map(|a| a.port()) else {
+        eprintln!("sonde: error - demo server has no address");
+        return exit::FAILED;
+    };
+    let handle = std::thread::spawn(move || server.run());
+    println!("sonde demo: in-process server on 127.0.0.1:{port}; four {secs} s loopback tests\n");
+    let plan = [
+        ("TCP upload", test(Protocol::Tcp, Direction::Upload, secs)),
+        (
+            "TCP reverse (-R)",
+            test(Protocol::Tcp, Direction::Reverse, secs),
+        ),
+        (
+            "UDP upload at 200 Mbit/s",
+            test(Protocol::Udp, Direction::Upload, secs),
+        ),
+        (
+            "UDP reverse (-R) at 200 Mbit/s",
+            test(Protocol::Udp, Direction::Reverse, secs),
+        ),
+    ];
+    let out = match output::destination(&crate::cli::OutputArgs {
+        json: false,
+        json_stream: false,
+        logfile: None,
+    }) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return exit::FAILED;
+        }
+    };
+    let mut rows = Vec::new();
+    let mut code = exit::OK;
+    for (name, params) in plan {
+        println!("=== {name} ===");
+        let cfg = ClientConfig {
+            host: "127.0.0.1".into(),
+            port,
+            family: Family::V4,
+            cport: None,
+            params,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let mut table = TableReporter::new(LineOut::new(out.clone()));
+        let outcome = client::run(&cfg, &interrupt, &mut |ev: Event| {
+            let _ = table.event(&ev);
+        });
+        let _ = table.finish();
+        println!();
+        let received = outcome
+            .summary
+            .as_ref()
+            .and_then(|s| s.directions.first())
+            .and_then(|d| d.received.as_ref())
+            .map(|v| (v.bits_per_second, v.udp_received.map(|u| u.lost_percent)));
+        match (&outcome.error, received) {
+            (None, Some((bps, loss))) => rows.push(format!(
+                "  {name:<32} {:>16}{}",
+                format_bitrate(bps),
+                loss.map(|l| format!("  loss {l:.3} %")).unwrap_or_default()
+            )),
+            (e, _) => {
+                code = exit::FAILED;
+                rows.push(format!(
+                    "  {name:<32} FAILED: {}",
+                    e.as_ref()
+                        .map(|e| e.to_string())
+                        .unwrap_or_else(|| "no result".into())
+                ));
+            }
+        }
+        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+    }
+    println!("sonde demo summary (received goodput):");
+    for r in rows {
+        println!("{r}");
+    }
+    server_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = handle.join();
+    code
+}

@@ -1,0 +1,15 @@
+//! One module per subcommand; each returns the process exit code.
+
+pub mod client;
+pub mod demo;
+pub mod server;
+
+/// The process exit codes sonde documents.
+pub mod exit {
+    /// The test ran to its end condition.
+    pub const OK: i32 = 0;
+    /// The test failed, was refused, or ended early (Ctrl-C, peer died).
+    pub const FAILED: i32 = 1;
+    /// Bad flags or values (clap uses the same code).
+    pub const USAGE: i32 = 2;
+}

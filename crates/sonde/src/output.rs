@@ -1,0 +1,105 @@
+//! Wires reporters to where output goes: standard output or `--logfile`, table or JSON.
+
+use crate::cli::OutputArgs;
+use anyhow::Context;
+use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter};
+use sonde_stats::model::Event;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// Where finished lines go; shared by all tests of a server.
+pub type SharedOut = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Opens the destination named by the flags.
+///
+/// # Errors
+/// When the log file cannot be created.
+pub fn destination(o: &OutputArgs) -> anyhow::Result<SharedOut> {
+    let w: Box<dyn Write + Send> = match &o.logfile {
+        Some(p) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open log file {}", p.display()))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    Ok(Arc::new(Mutex::new(w)))
+}
+
+/// Buffers a reporter's writes and hands complete lines to the shared destination, so that
+/// several tests' output interleaves by whole lines only.
+pub struct LineOut {
+    buf: Vec<u8>,
+    out: SharedOut,
+}
+
+impl LineOut {
+    pub fn new(out: SharedOut) -> Self {
+        Self {
+            buf: Vec::new(),
+            out,
+        }
+    }
+
+    fn push_lines(&mut self, all: bool) -> std::io::Result<()> {
+        let cut = if all {
+            self.buf.len()
+        } else {
+            self.buf
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+        };
+        if cut == 0 {
+            return Ok(());
+        }
+        let mut out = self
+            .out
+            .lock()
+            .map_err(|_| std::io::Error::other("output lock poisoned"))?;
+        out.write_all(&self.buf[..cut])?;
+        out.flush()?;
+        self.buf.drain(..cut);
+        Ok(())
+    }
+}
+
+impl Write for LineOut {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        self.push_lines(false)?;
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.push_lines(true)
+    }
+}
+
+/// The reporter the flags ask for, writing to `out`.
+pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
+    let w = LineOut::new(out);
+    if o.json {
+        Box::new(JsonReporter::new(w))
+    } else if o.json_stream {
+        Box::new(JsonLinesReporter::new(w))
+    } else {
+        Box::new(TableReporter::new(w))
+    }
+}
+
+/// Adapts a reporter to the runtime's event callback; finishes it after the End event.
+pub fn event_fn(mut sink: Box<dyn Sink + Send>) -> Box<dyn FnMut(Event) + Send> {
+    Box::new(move |ev: Event| {
+        let end = matches!(ev, Event::End(_));
+        if let Err(e) = sink.event(&ev) {
+            eprintln!("sonde: cannot write output: {e}");
+        }
+        if end {
+            if let Err(e) = sink.finish() {
+                eprintln!("sonde: cannot write output: {e}");
+            }
+        }
+    })
+}

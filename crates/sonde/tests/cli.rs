@@ -1,0 +1,561 @@
+//! Integration tests: the real `sonde` binary over loopback.
+//!
+//! Each test starts its own `sonde server` on a free port (killed when the test ends, pass or
+//! fail), runs clients with deadlines, and checks the exit code, the messages and the `-J`
+//! document (iperf3's schema, see `crates/sonde-report/src/iperf3_json.rs`). Most tests run for
+//! 1-3 s of traffic; the file takes well under 90 s on a 2-core machine.
+
+mod common;
+
+use common::{arr, at, num, run, text, uint, Output, Server, TempDir};
+use serde_json::Value;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Deadline for a client run of a few seconds, generous for a loaded CI machine.
+const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
+/// Deadline for commands that should fail before any traffic.
+const QUICK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs `client ARGS -J` against `server`, expects exit 0 and returns the document.
+#[track_caller]
+fn json_run(server: &Server, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("-J");
+    let out = server.client(&a, CLIENT_DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    assert!(
+        doc.get("error").is_none(),
+        "successful run has an error: {}\n{}",
+        doc["error"],
+        out.describe()
+    );
+    assert_eq!(
+        at(&doc, "sonde.partial"),
+        &Value::Bool(false),
+        "{}",
+        out.describe()
+    );
+    doc
+}
+
+/// Checks the shape of every interval: `streams[]` with the iperf3 keys, and a `sum`.
+#[track_caller]
+fn check_intervals(doc: &Value, streams: usize) {
+    let intervals = arr(doc, "intervals");
+    assert!(!intervals.is_empty(), "no intervals");
+    for (i, iv) in intervals.iter().enumerate() {
+        let ss = arr(iv, "streams");
+        assert_eq!(ss.len(), streams, "interval {i} has {} streams", ss.len());
+        for s in ss {
+            for key in [
+                "socket",
+                "start",
+                "end",
+                "bytes",
+                "bits_per_second",
+                "sender",
+            ] {
+                assert!(
+                    s.get(key).is_some(),
+                    "interval {i} stream lacks `{key}`: {s}"
+                );
+            }
+            assert!(num(s, "end") > num(s, "start"), "interval {i}: {s}");
+        }
+        let sum = at(iv, "sum");
+        assert!(num(sum, "bits_per_second") >= 0.0);
+    }
+}
+
+/// `sum_sent` and `sum_received` (with `suffix`, e.g. `_bidir_reverse`): both non-zero and,
+/// for TCP, exactly equal (the sender half-closes and the receiver drains).
+#[track_caller]
+fn check_tcp_sums_equal(doc: &Value, suffix: &str) -> u64 {
+    let sent = uint(doc, &format!("end.sum_sent{suffix}.bytes"));
+    let received = uint(doc, &format!("end.sum_received{suffix}.bytes"));
+    assert!(sent > 0, "nothing sent{suffix}");
+    assert_eq!(sent, received, "TCP bytes sent != received{suffix}");
+    assert!(num(doc, &format!("end.sum_sent{suffix}.bits_per_second")) > 0.0);
+    assert!(num(doc, &format!("end.sum_received{suffix}.bits_per_second")) > 0.0);
+    sent
+}
+
+#[track_caller]
+fn check_cpu(doc: &Value) {
+    for key in ["host_total", "remote_total"] {
+        let v = num(doc, &format!("end.cpu_utilization_percent.{key}"));
+        assert!(v.is_finite() && v >= 0.0, "cpu {key} = {v}");
+    }
+    assert!(
+        num(doc, "end.cpu_utilization_percent.host_total") > 0.0,
+        "a busy client used no CPU?"
+    );
+}
+
+/// Checks the UDP receiver figures of `end.sum{suffix}`: packets arrived, little loss, jitter.
+#[track_caller]
+fn check_udp_loss(doc: &Value, suffix: &str) {
+    let lost_pct = num(doc, &format!("end.sum{suffix}.lost_percent"));
+    assert!(lost_pct < 5.0, "loopback loss {lost_pct} %{suffix}");
+    let received = uint(doc, &format!("end.sum_received{suffix}.packets"));
+    assert!(received > 0, "no packets received{suffix}");
+    let lost = uint(doc, &format!("end.sum_received{suffix}.lost_packets"));
+    assert!(lost <= received, "lost {lost} of {received}{suffix}");
+}
+
+#[track_caller]
+fn assert_within(what: &str, got: f64, want: f64, tolerance: f64) {
+    let err = (got - want).abs() / want;
+    assert!(
+        err <= tolerance,
+        "{what}: got {got:.0}, want {want:.0} ± {:.0} %",
+        tolerance * 100.0
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// TCP
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn tcp_upload_json_has_equal_byte_counts_and_one_interval_per_second() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-t", "2"]);
+    assert_eq!(text(&doc, "start.test_start.protocol"), "TCP");
+    assert_eq!(uint(&doc, "start.test_start.num_streams"), 1);
+    check_tcp_sums_equal(&doc, "");
+    let n = arr(&doc, "intervals").len();
+    assert!((2..=3).contains(&n), "{n} intervals for -t 2 -i 1");
+    check_intervals(&doc, 1);
+    assert_eq!(at(&doc, "intervals.0.streams.0.sender"), &Value::Bool(true));
+    let retransmits = uint(&doc, "end.streams.0.sender.retransmits");
+    assert!(retransmits < 1_000_000);
+    check_cpu(&doc);
+}
+
+#[test]
+fn tcp_reverse_server_sends_and_counts_match() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-t", "2", "-R"]);
+    assert_eq!(uint(&doc, "start.test_start.reverse"), 1);
+    check_tcp_sums_equal(&doc, "");
+    check_intervals(&doc, 1);
+    // The client is the receiver of the one stream.
+    assert_eq!(
+        at(&doc, "intervals.0.streams.0.sender"),
+        &Value::Bool(false)
+    );
+}
+
+#[test]
+fn tcp_bidir_moves_bytes_both_ways() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-t", "2", "--bidir"]);
+    assert_eq!(uint(&doc, "start.test_start.bidir"), 1);
+    check_tcp_sums_equal(&doc, "");
+    check_tcp_sums_equal(&doc, "_bidir_reverse");
+    check_intervals(&doc, 2);
+    assert!(num(&doc, "intervals.0.sum_bidir_reverse.bytes") > 0.0);
+}
+
+#[test]
+fn tcp_four_parallel_streams_sum_to_the_totals() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-t", "2", "-P", "4"]);
+    assert_eq!(uint(&doc, "start.test_start.num_streams"), 4);
+    let streams = arr(&doc, "end.streams");
+    assert_eq!(streams.len(), 4);
+    let sent: u64 = streams.iter().map(|s| uint(s, "sender.bytes")).sum();
+    let received: u64 = streams.iter().map(|s| uint(s, "receiver.bytes")).sum();
+    assert!(streams.iter().all(|s| uint(s, "sender.bytes") > 0));
+    assert_eq!(sent, uint(&doc, "end.sum_sent.bytes"));
+    assert_eq!(received, uint(&doc, "end.sum_received.bytes"));
+    check_tcp_sums_equal(&doc, "");
+    check_intervals(&doc, 4);
+    let sockets: std::collections::BTreeSet<u64> =
+        streams.iter().map(|s| uint(s, "sender.socket")).collect();
+    assert_eq!(sockets.len(), 4, "stream ids are not distinct");
+}
+
+#[test]
+fn tcp_bytes_limit_sends_exactly_n_bytes() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-n", "10M"]);
+    assert_eq!(uint(&doc, "end.sum_sent.bytes"), 10_485_760);
+    assert_eq!(uint(&doc, "end.sum_received.bytes"), 10_485_760);
+}
+
+#[test]
+fn tcp_blocks_limit_sends_exactly_k_blocks_of_l_bytes() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-k", "100", "-l", "1000"]);
+    assert_eq!(uint(&doc, "end.sum_sent.bytes"), 100_000);
+    assert_eq!(uint(&doc, "end.sum_received.bytes"), 100_000);
+}
+
+#[test]
+fn tcp_bitrate_50m_is_paced_within_5_percent() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-t", "3", "-b", "50m"]);
+    assert_within(
+        "TCP -b 50m received bit/s",
+        num(&doc, "end.sum_received.bits_per_second"),
+        50e6,
+        0.05,
+    );
+    assert_within(
+        "TCP -b 50m sent bit/s",
+        num(&doc, "end.sum_sent.bits_per_second"),
+        50e6,
+        0.05,
+    );
+}
+
+#[test]
+fn json_stream_prints_one_event_per_line() {
+    let server = Server::start(&[]);
+    let out = server.client(&["-t", "1", "--json-stream"], CLIENT_DEADLINE);
+    out.expect_code(0);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}\n{}", out.describe()))
+        })
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| text(e, "event")).collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
+    assert!(kinds.contains(&"interval"), "{kinds:?}");
+    for k in &kinds {
+        assert!(
+            ["start", "interval", "end", "error", "note"].contains(k),
+            "unknown event {k}"
+        );
+    }
+    let end = events.last().unwrap();
+    assert_eq!(
+        uint(end, "data.sum_sent.bytes"),
+        uint(end, "data.sum_received.bytes")
+    );
+    assert_eq!(text(&events[0], "data.test_start.protocol"), "TCP");
+}
+
+// ---------------------------------------------------------------------------------------------
+// UDP
+// ---------------------------------------------------------------------------------------------
+
+#[track_caller]
+fn check_udp_run(doc: &Value, suffix: &str) {
+    assert_eq!(text(doc, "start.test_start.protocol"), "UDP");
+    check_udp_loss(doc, suffix);
+    let jitter = num(doc, "end.streams.0.udp.jitter_ms");
+    assert!(jitter.is_finite() && jitter >= 0.0, "jitter {jitter}");
+    assert!(uint(doc, &format!("end.sum_sent{suffix}.bytes")) > 0);
+}
+
+#[test]
+fn udp_upload_10m_is_paced_with_little_loss() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-u", "-b", "10m", "-t", "2"]);
+    check_udp_run(&doc, "");
+    check_intervals(&doc, 1);
+    assert_within(
+        "UDP -b 10m sent bit/s",
+        num(&doc, "end.sum_sent.bits_per_second"),
+        10e6,
+        0.10,
+    );
+}
+
+#[test]
+fn udp_reverse_10m_with_dash_c_spelling() {
+    let server = Server::start_as(&["-s"], &[]);
+    let port = server.port.to_string();
+    let out = run(
+        &[
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-u",
+            "-b",
+            "10m",
+            "-t",
+            "2",
+            "-R",
+            "-J",
+        ],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    check_udp_run(&doc, "");
+    assert_eq!(uint(&doc, "start.test_start.reverse"), 1);
+    assert_within(
+        "UDP -R -b 10m received bit/s",
+        num(&doc, "end.sum_received.bits_per_second"),
+        10e6,
+        0.10,
+    );
+}
+
+#[test]
+fn udp_bidir_reports_both_directions() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-u", "-b", "10m", "-t", "2", "--bidir"]);
+    check_udp_run(&doc, "");
+    check_udp_run(&doc, "_bidir_reverse");
+    assert!(uint(&doc, "end.sum_received_bidir_reverse.bytes") > 0);
+    assert_eq!(arr(&doc, "end.streams").len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// many clients, interruptions, failures
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn one_server_serves_eight_clients_at_once() {
+    let server = Server::start(&[]);
+    let clients: Vec<_> = (0..8)
+        .map(|_| server.spawn_client(&["-t", "2", "-J"]))
+        .collect();
+    let mut cookies = std::collections::BTreeSet::new();
+    for c in clients {
+        let out = c.wait(Duration::from_secs(45));
+        out.expect_code(0);
+        let doc = out.json();
+        check_tcp_sums_equal(&doc, "");
+        assert_eq!(at(&doc, "sonde.partial"), &Value::Bool(false));
+        cookies.insert(text(&doc, "start.cookie").to_string());
+    }
+    assert_eq!(cookies.len(), 8, "tests are not isolated: cookies repeat");
+}
+
+#[test]
+fn ctrl_c_on_client_prints_and_logs_the_partial_result() {
+    let server = Server::start(&[]);
+    let dir = TempDir::new("ctrlc");
+    let log = dir.file("partial.json");
+    let log_s = log.to_string_lossy().into_owned();
+    let plain = server.spawn_client(&["-t", "10", "-J"]);
+    let logged = server.spawn_client(&["-t", "10", "-J", "--logfile", &log_s]);
+    thread::sleep(Duration::from_millis(2200));
+    plain.signal(libc::SIGINT);
+    logged.signal(libc::SIGINT);
+    let signalled = Instant::now();
+    let plain = plain.wait(Duration::from_secs(10));
+    let logged = logged.wait(Duration::from_secs(10));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "client took {:?} to stop after SIGINT",
+        signalled.elapsed()
+    );
+    plain.expect_code(1);
+    logged.expect_code(1);
+
+    let doc = plain.json();
+    assert_eq!(
+        at(&doc, "sonde.partial"),
+        &Value::Bool(true),
+        "{}",
+        plain.describe()
+    );
+    assert!(!arr(&doc, "intervals").is_empty(), "{}", plain.describe());
+    assert_eq!(text(&doc, "start.test_start.protocol"), "TCP");
+
+    let saved = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("no --logfile {log_s}: {e}\n{}", logged.describe()));
+    let saved: Value = serde_json::from_str(&saved)
+        .unwrap_or_else(|e| panic!("--logfile is not JSON ({e}): {saved}"));
+    assert_eq!(at(&saved, "sonde.partial"), &Value::Bool(true));
+    assert!(!arr(&saved, "intervals").is_empty());
+
+    // The server survives its clients' Ctrl-C and serves the next test.
+    let doc = json_run(&server, &["-t", "1"]);
+    check_tcp_sums_equal(&doc, "");
+}
+
+#[test]
+fn server_killed_mid_test_gives_client_exit_1_and_partial_result() {
+    let mut server = Server::start(&[]);
+    let plain = server.spawn_client(&["-t", "10"]);
+    let json = server.spawn_client(&["-t", "10", "-J"]);
+    thread::sleep(Duration::from_millis(1500));
+    let srv = server.take();
+    srv.signal(libc::SIGKILL);
+    drop(srv);
+    let plain = plain.wait(Duration::from_secs(15));
+    let json = json.wait(Duration::from_secs(15));
+    plain.expect_code(1);
+    json.expect_code(1);
+
+    assert!(
+        plain.stderr_lc().contains("server"),
+        "stderr does not say what happened to the server\n{}",
+        plain.describe()
+    );
+    assert!(
+        plain.stdout.contains("bits/sec"),
+        "no partial result on stdout\n{}",
+        plain.describe()
+    );
+
+    let doc = json.json();
+    assert_eq!(at(&doc, "sonde.partial"), &Value::Bool(true));
+    assert!(!arr(&doc, "intervals").is_empty(), "{}", json.describe());
+    assert!(
+        text(&doc, "error").to_lowercase().contains("server"),
+        "{}",
+        json.describe()
+    );
+}
+
+#[test]
+fn server_sigterm_aborts_running_test_and_exits_zero() {
+    let mut server = Server::start(&[]);
+    let client = server.spawn_client(&["-t", "10"]);
+    thread::sleep(Duration::from_millis(1500));
+    let srv = server.take();
+    srv.signal(libc::SIGTERM);
+    let srv = srv.wait(Duration::from_secs(10));
+    srv.expect_code(0);
+    let out = client.wait(Duration::from_secs(15));
+    out.expect_code(1);
+    assert!(
+        out.stderr_lc().contains("server") || out.stderr_lc().contains("abort"),
+        "client's error does not explain the server stopped\n{}",
+        out.describe()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// usage errors and refusals
+// ---------------------------------------------------------------------------------------------
+
+#[track_caller]
+fn usage_error(args: &[&str]) -> Output {
+    let out = run(args, QUICK_DEADLINE);
+    out.expect_code(2);
+    assert!(
+        !out.stderr.trim().is_empty(),
+        "usage error without a message"
+    );
+    out
+}
+
+#[test]
+fn bad_flag_values_exit_2_with_a_helpful_message() {
+    // Port 9 (discard) is never contacted: flags are checked before any socket is opened.
+    let out = usage_error(&["client", "127.0.0.1", "-p", "9", "-b", "12x"]);
+    assert!(
+        out.stderr.contains("97.2m"),
+        "-b 12x should show an accepted form like 97.2m\n{}",
+        out.describe()
+    );
+    let out = usage_error(&["client", "127.0.0.1", "-p", "9", "-P", "0"]);
+    assert!(
+        out.stderr.contains("128"),
+        "-P 0 should say the accepted range 1..128\n{}",
+        out.describe()
+    );
+    usage_error(&["client", "127.0.0.1", "-p", "9", "-l", "abc"]);
+    usage_error(&["client", "127.0.0.1", "-p", "9", "--no-such-flag"]);
+    usage_error(&["-c", "127.0.0.1", "-p", "9", "-t", "forever"]);
+}
+
+#[test]
+fn connection_refused_names_the_server_address_and_exits_1() {
+    let port = common::free_port();
+    let out = run(
+        &["client", "127.0.0.1", "-p", &port.to_string(), "-t", "1"],
+        QUICK_DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("is `sonde server` running on"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stderr.contains(&port.to_string()), "{}", out.describe());
+}
+
+#[test]
+fn max_clients_1_refuses_the_second_concurrent_client() {
+    let server = Server::start(&["--max-clients", "1"]);
+    let first = server.spawn_client(&["-t", "3"]);
+    thread::sleep(Duration::from_millis(1000));
+    let second = server.client(&["-t", "1"], QUICK_DEADLINE);
+    second.expect_code(1);
+    let msg = second.stderr_lc();
+    assert!(
+        msg.contains("max-clients") || (msg.contains("client") && msg.contains("limit")),
+        "refusal does not name the client limit\n{}",
+        second.describe()
+    );
+    first.wait(CLIENT_DEADLINE).expect_code(0);
+}
+
+#[test]
+fn max_duration_refuses_a_longer_test() {
+    let server = Server::start(&["--max-duration", "2"]);
+    let out = server.client(&["-t", "5"], QUICK_DEADLINE);
+    out.expect_code(1);
+    assert!(out.stderr_lc().contains("duration"), "{}", out.describe());
+    assert!(
+        out.elapsed < Duration::from_secs(4),
+        "refusal should come before the test runs"
+    );
+}
+
+#[test]
+fn max_bitrate_refuses_a_faster_test() {
+    let server = Server::start(&["--max-bitrate", "10m"]);
+    let out = server.client(&["-t", "2", "-b", "50m"], QUICK_DEADLINE);
+    out.expect_code(1);
+    assert!(out.stderr_lc().contains("bitrate"), "{}", out.describe());
+}
+
+// ---------------------------------------------------------------------------------------------
+// IPv6 and demo
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ipv6_loopback_with_dash_6() {
+    if !common::ipv6_loopback_available() {
+        assert!(
+            !common::require_all(),
+            "::1 is unavailable and SONDE_REQUIRE_ALL=1"
+        );
+        eprintln!("skipped: cannot bind ::1 on this host");
+        return;
+    }
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let out = run(
+        &["client", "::1", "-6", "-p", &port, "-t", "1", "-J"],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    check_tcp_sums_equal(&doc, "");
+    assert_eq!(text(&doc, "start.connecting_to.host"), "::1");
+    let remote = text(&doc, "start.connected.0.remote_host");
+    assert!(remote.contains(':'), "data stream not over IPv6: {remote}");
+}
+
+#[test]
+fn demo_runs_tcp_and_udp_both_ways_and_exits_0() {
+    let out = run(&["demo"], Duration::from_secs(90));
+    out.expect_code(0);
+    assert!(out.stdout.contains("bits/sec"), "{}", out.describe());
+    assert!(
+        out.stdout.contains("sender") && out.stdout.contains("receiver"),
+        "no summaries\n{}",
+        out.describe()
+    );
+}

@@ -1,0 +1,475 @@
+//! Helpers for driving the real `sonde` binary in integration tests: free ports, a server that
+//! is killed when the test ends (even when it fails), child processes with deadlines, and
+//! path lookups into JSON documents with readable failure messages.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::Read;
+use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The binary under test.
+pub fn sonde_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sonde")
+}
+
+/// True when `SONDE_REQUIRE_ALL=1`: tests that would skip for lack of a facility must fail.
+pub fn require_all() -> bool {
+    std::env::var("SONDE_REQUIRE_ALL").is_ok_and(|v| v == "1")
+}
+
+/// Whether this host can bind IPv6 loopback.
+pub fn ipv6_loopback_available() -> bool {
+    TcpListener::bind((Ipv6Addr::LOCALHOST, 0)).is_ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// ports
+// ---------------------------------------------------------------------------------------------
+
+fn next_candidate() -> u16 {
+    static NEXT: OnceLock<AtomicU16> = OnceLock::new();
+    let counter = NEXT.get_or_init(|| {
+        // A random-ish base below Linux's ephemeral range (32768..), so a client's source port
+        // never lands on a port we hand out.
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mix = (std::process::id().wrapping_mul(7919) ^ nanos) % 10_000;
+        AtomicU16::new(20_000 + mix as u16)
+    });
+    let p = counter.fetch_add(1, Ordering::Relaxed);
+    if p >= 32_000 {
+        counter.store(20_000, Ordering::Relaxed);
+    }
+    p
+}
+
+fn port_is_free(port: u16) -> bool {
+    let v4: SocketAddr = ([0, 0, 0, 0], port).into();
+    let tcp4 = TcpListener::bind(v4).is_ok();
+    let udp4 = UdpSocket::bind(v4).is_ok();
+    let v6_ok = if ipv6_loopback_available() {
+        let v6: SocketAddr = (Ipv6Addr::UNSPECIFIED, port).into();
+        TcpListener::bind(v6).is_ok() && UdpSocket::bind(v6).is_ok()
+    } else {
+        true
+    };
+    tcp4 && udp4 && v6_ok
+}
+
+/// A port free for both TCP and UDP (IPv4 and, where present, IPv6), unique within this run.
+pub fn free_port() -> u16 {
+    for _ in 0..1000 {
+        let p = next_candidate();
+        if port_is_free(p) {
+            return p;
+        }
+    }
+    panic!("no free TCP+UDP port found in 20000..32000");
+}
+
+// ---------------------------------------------------------------------------------------------
+// temporary files
+// ---------------------------------------------------------------------------------------------
+
+/// A directory removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sonde-cli-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// processes
+// ---------------------------------------------------------------------------------------------
+
+/// What a finished child left behind.
+#[derive(Debug)]
+pub struct Output {
+    pub args: Vec<String>,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Everything about the run, for assertion messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "`sonde {}` -> {:?} after {:.1} s\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args.join(" "),
+            self.status,
+            self.elapsed.as_secs_f64(),
+            tail(&self.stdout, 6000),
+            tail(&self.stderr, 3000)
+        )
+    }
+
+    /// Asserts exit code `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            Some(code),
+            "expected exit code {code}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    /// Parses stdout as one JSON document.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("stdout is not one JSON document ({e})\n{}", self.describe())
+        })
+    }
+
+    /// Lower-cased stderr, for message checks.
+    pub fn stderr_lc(&self) -> String {
+        self.stderr.to_lowercase()
+    }
+}
+
+fn tail(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = s.len() - max;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+fn reader<R: Read + Send + 'static>(mut r: R, buf: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
+    thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        loop {
+            match r.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buf.lock().unwrap().extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+}
+
+/// A running `sonde` child whose output is collected in the background; killed when dropped.
+pub struct Proc {
+    child: Option<Child>,
+    args: Vec<String>,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<JoinHandle<()>>,
+    started: Instant,
+}
+
+impl Proc {
+    pub fn spawn<S: AsRef<str>>(args: &[S]) -> Proc {
+        let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+        let mut child = Command::new(sonde_bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", sonde_bin()));
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let err = Arc::new(Mutex::new(Vec::new()));
+        let readers = vec![
+            reader(child.stdout.take().unwrap(), out.clone()),
+            reader(child.stderr.take().unwrap(), err.clone()),
+        ];
+        Proc {
+            child: Some(child),
+            args,
+            out,
+            err,
+            readers,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().expect("child still owned").id() as i32
+    }
+
+    /// Sends a signal (`libc::SIGINT`, `libc::SIGTERM`, `libc::SIGKILL`, ...).
+    pub fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill(2) on the pid of a child we have not yet reaped.
+        let rc = unsafe { libc::kill(self.pid(), sig) };
+        assert_eq!(rc, 0, "kill({}, {sig}) failed", self.pid());
+    }
+
+    /// True once the child has exited (without reaping the output).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(Some(_))))
+    }
+
+    pub fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    pub fn stderr_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned()
+    }
+
+    /// Waits for the exit, at most `timeout`; past it the child is killed and the test fails
+    /// with everything it printed.
+    #[track_caller]
+    pub fn wait(mut self, timeout: Duration) -> Output {
+        let deadline = Instant::now() + timeout;
+        let mut child = self.child.take().expect("child still owned");
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("try_wait") {
+                break st;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let st = child.wait().expect("wait after kill");
+                let out = self.collect(st);
+                panic!(
+                    "timed out after {:.0} s; killed\n{}",
+                    timeout.as_secs_f64(),
+                    out.describe()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        self.collect(status)
+    }
+
+    fn collect(&mut self, status: ExitStatus) -> Output {
+        let elapsed = self.started.elapsed();
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        Output {
+            args: self.args.clone(),
+            status,
+            stdout: self.stdout_so_far(),
+            stderr: self.stderr_so_far(),
+            elapsed,
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs `sonde ARGS` to completion within `timeout`.
+#[track_caller]
+pub fn run<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
+    Proc::spawn(args).wait(timeout)
+}
+
+// ---------------------------------------------------------------------------------------------
+// server
+// ---------------------------------------------------------------------------------------------
+
+/// A `sonde server` child on its own port; killed when dropped.
+pub struct Server {
+    pub port: u16,
+    proc: Option<Proc>,
+}
+
+impl Server {
+    /// `sonde server -p PORT EXTRA...`, ready to accept.
+    pub fn start(extra: &[&str]) -> Server {
+        Server::start_as(&["server"], extra)
+    }
+
+    /// Like [`Server::start`] with another spelling of the subcommand (e.g. `["-s"]`).
+    pub fn start_as(cmd: &[&str], extra: &[&str]) -> Server {
+        let mut last_err = String::new();
+        // Another process may grab the port between the check and the bind: try a few ports.
+        for _ in 0..3 {
+            let port = free_port();
+            let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+            args.extend(["-p".to_string(), port.to_string()]);
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let mut proc = Proc::spawn(&args);
+            match wait_listening(&mut proc, port, Duration::from_secs(5)) {
+                Ok(()) => {
+                    return Server {
+                        port,
+                        proc: Some(proc),
+                    }
+                }
+                Err(e) => {
+                    last_err = format!(
+                        "{e}\n`sonde {}`\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                        args.join(" "),
+                        proc.stdout_so_far(),
+                        proc.stderr_so_far()
+                    );
+                }
+            }
+        }
+        panic!("sonde server did not come up: {last_err}");
+    }
+
+    pub fn proc(&mut self) -> &mut Proc {
+        self.proc.as_mut().expect("server still owned")
+    }
+
+    /// Takes the server process (to signal it and wait for its exit).
+    pub fn take(&mut self) -> Proc {
+        self.proc.take().expect("server still owned")
+    }
+
+    /// Runs `sonde client 127.0.0.1 -p PORT ARGS...` to completion within `timeout`.
+    #[track_caller]
+    pub fn client(&self, args: &[&str], timeout: Duration) -> Output {
+        run(&self.client_args(args), timeout)
+    }
+
+    /// Starts `sonde client 127.0.0.1 -p PORT ARGS...` in the background.
+    pub fn spawn_client(&self, args: &[&str]) -> Proc {
+        Proc::spawn(&self.client_args(args))
+    }
+
+    pub fn client_args(&self, args: &[&str]) -> Vec<String> {
+        let mut v = vec![
+            "client".to_string(),
+            "127.0.0.1".to_string(),
+            "-p".to_string(),
+            self.port.to_string(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// What the server printed so far.
+    pub fn output_so_far(&self) -> String {
+        match &self.proc {
+            Some(p) => format!(
+                "--- server stdout ---\n{}\n--- server stderr ---\n{}",
+                tail(&p.stdout_so_far(), 4000),
+                tail(&p.stderr_so_far(), 4000)
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            // Leave the server's view next to the failing assertion.
+            eprintln!("{}", self.output_so_far());
+        }
+    }
+}
+
+fn wait_listening(proc: &mut Proc, port: u16, timeout: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + timeout;
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    loop {
+        if proc.has_exited() {
+            return Err("server exited before accepting connections".into());
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("nothing accepted on {addr} within {timeout:?}"));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------------------------
+
+/// The value at a dotted path (`"end.streams.0.udp.jitter_ms"`; numbers index arrays), with the
+/// document in the panic message when it is missing.
+#[track_caller]
+pub fn at<'a>(doc: &'a Value, path: &str) -> &'a Value {
+    let mut v = doc;
+    for seg in path.split('.') {
+        let next = match seg.parse::<usize>() {
+            Ok(i) => v.get(i),
+            Err(_) => v.get(seg),
+        };
+        v = next.unwrap_or_else(|| {
+            panic!(
+                "JSON has no `{path}` (stopped at `{seg}`)\n{}",
+                tail(&serde_json::to_string_pretty(doc).unwrap_or_default(), 6000)
+            )
+        });
+    }
+    v
+}
+
+/// The number at `path`.
+#[track_caller]
+pub fn num(doc: &Value, path: &str) -> f64 {
+    at(doc, path)
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{path}` is not a number: {}", at(doc, path)))
+}
+
+/// The unsigned integer at `path`.
+#[track_caller]
+pub fn uint(doc: &Value, path: &str) -> u64 {
+    at(doc, path)
+        .as_u64()
+        .unwrap_or_else(|| panic!("`{path}` is not an unsigned integer: {}", at(doc, path)))
+}
+
+/// The array at `path`.
+#[track_caller]
+pub fn arr<'a>(doc: &'a Value, path: &str) -> &'a Vec<Value> {
+    at(doc, path)
+        .as_array()
+        .unwrap_or_else(|| panic!("`{path}` is not an array: {}", at(doc, path)))
+}
+
+/// The string at `path`.
+#[track_caller]
+pub fn text<'a>(doc: &'a Value, path: &str) -> &'a str {
+    at(doc, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("`{path}` is not a string: {}", at(doc, path)))
+}
