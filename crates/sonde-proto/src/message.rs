@@ -53,6 +53,22 @@ pub enum RefuseCode {
     Internal,
 }
 
+impl RefuseCode {
+    /// Stable short name, as in the JSON encoding.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefuseCode::Busy => "busy",
+            RefuseCode::MaxClients => "max_clients",
+            RefuseCode::MaxDuration => "max_duration",
+            RefuseCode::MaxBitrate => "max_bitrate",
+            RefuseCode::BadParameter => "bad_parameter",
+            RefuseCode::Version => "version",
+            RefuseCode::Congestion => "congestion",
+            RefuseCode::Internal => "internal",
+        }
+    }
+}
+
 /// A refusal with a message meant for the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {

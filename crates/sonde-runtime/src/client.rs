@@ -198,10 +198,36 @@ impl ClientRun<'_> {
         tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
         let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
         let mut session = ClientSession::new(p.clone(), &software());
-        flush(&mut conn, &mut session)?;
+        let result = self.execute_connected(&mut conn, &mut session, server, local);
+        if let Err(e) = &result {
+            // Tell the server why, unless it is the one that ended the test.
+            if !matches!(
+                e,
+                RunError::PeerClosed
+                    | RunError::PeerAborted(_)
+                    | RunError::ServerRefused { .. }
+                    | RunError::NotSonde { .. }
+            ) {
+                session.abort(&e.to_string());
+                let _ = flush(&mut conn, &mut session);
+            }
+        }
+        result
+    }
+
+    fn execute_connected(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+        server: SocketAddr,
+        local: SocketAddr,
+    ) -> Result<TestSummary, RunError> {
+        let cfg = self.cfg;
+        let p = &cfg.params;
+        flush(conn, session)?;
 
         let welcome = self
-            .next_event(&mut conn, &mut session, "the server's welcome")
+            .next_event(conn, session, "the server's welcome")
             .map_err(|e| match e {
                 RunError::Protocol(_) | RunError::PeerClosed => RunError::NotSonde {
                     addr: server.to_string(),
@@ -218,12 +244,11 @@ impl ClientRun<'_> {
         if let Some(algo) = &p.congestion {
             check_congestion(algo, &server_cc, p.direction)?;
         }
-        let cookie =
-            match self.next_event(&mut conn, &mut session, "the server to accept the test")? {
-                ClientEvent::Accepted { cookie } => cookie,
-                other => return Err(unexpected(other)),
-            };
-        let streams = self.open_streams(server, &cookie, &mut conn)?;
+        let cookie = match self.next_event(conn, session, "the server to accept the test")? {
+            ClientEvent::Accepted { cookie } => cookie,
+            other => return Err(unexpected(other)),
+        };
+        let streams = self.open_streams(server, &cookie, conn)?;
         let connected: Vec<ConnectedStream> = streams
             .iter()
             .map(|(s, l, r)| ConnectedStream {
@@ -233,15 +258,11 @@ impl ClientRun<'_> {
                 remote: r.to_string(),
             })
             .collect();
-        match self.next_event(
-            &mut conn,
-            &mut session,
-            "the server to confirm the data streams",
-        )? {
+        match self.next_event(conn, session, "the server to confirm the data streams")? {
             ClientEvent::StreamsReady => {}
             other => return Err(unexpected(other)),
         }
-        flush(&mut conn, &mut session)?;
+        flush(conn, session)?;
         let send = SendConfig {
             length: p.length as usize,
             bitrate: p.bitrate,
@@ -274,7 +295,7 @@ impl ClientRun<'_> {
             cfg, &server, &local, &cookie, connected,
         ))));
 
-        self.run_until_end(&mut conn, &mut session)?;
+        self.run_until_end(conn, session)?;
         let engine = self
             .engine
             .as_ref()
@@ -284,9 +305,9 @@ impl ClientRun<'_> {
         session.stop(Stop {
             sent: engine.sent_counts(),
         });
-        flush(&mut conn, &mut session)?;
+        flush(conn, session)?;
         let peer = loop {
-            match self.next_event(&mut conn, &mut session, "the server's results")? {
+            match self.next_event(conn, session, "the server's results")? {
                 ClientEvent::PeerResults(r) => break *r,
                 ClientEvent::LiveInterval(_) => {}
                 other => return Err(unexpected(other)),
@@ -316,7 +337,7 @@ impl ClientRun<'_> {
             streams: local.clone(),
             sent: engine.sent_counts(),
         });
-        let _ = flush(&mut conn, &mut session);
+        let _ = flush(conn, session);
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Client,
             params: p,
@@ -447,7 +468,7 @@ impl ClientRun<'_> {
             .map(|(t0, c0)| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64()))
             .unwrap_or_default();
         let reason = match e {
-            RunError::Interrupted => "interrupted by the user (Ctrl-C); partial result".to_string(),
+            RunError::Interrupted => format!("{e}; partial result"),
             other => other.to_string(),
         };
         let summary = crate::summary::build(crate::summary::SummaryInput {

@@ -40,8 +40,10 @@ pub enum RunError {
         side: &'static str,
         available: String,
     },
-    #[error("interrupted")]
+    #[error("interrupted by the user (Ctrl-C)")]
     Interrupted,
+    #[error("the client closed the control connection unexpectedly")]
+    ClientGone,
     #[error("{0}")]
     Setup(String),
 }

@@ -518,6 +518,7 @@ impl SessionRun<'_> {
             local_congestion: None,
             error: Some(match e {
                 RunError::Interrupted => "server interrupted (Ctrl-C); partial result".into(),
+                RunError::PeerClosed => RunError::ClientGone.to_string(),
                 other => other.to_string(),
             }),
         });

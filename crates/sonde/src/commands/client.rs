@@ -44,9 +44,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
                 "-t {t} cannot be combined with -n or -k: choose one end condition"
             ))
         }
-        Some(t) if t == 0.0 => {
-            return Err("-t 0 would run forever: give a duration, -n or -k".into())
-        }
+        Some(0.0) => return Err("-t 0 would run forever: give a duration, -n or -k".into()),
         Some(t) => t,
         None if bytes > 0 || blocks > 0 => 0.0,
         None => 10.0,
