@@ -359,7 +359,24 @@ impl ClientRun<'_> {
     ) -> Result<(), RunError> {
         let p = &self.cfg.params;
         let time_limit = (p.duration_secs > 0.0).then_some(p.duration_secs + p.omit_secs);
-        let recv_target = (p.direction == Direction::Reverse && p.bytes > 0).then_some(p.bytes);
+        // With -n / -k the server's senders hold the same budget; this end waits until it has
+        // received that much (blocks count as blocks x length bytes).
+        let target = if p.bytes > 0 {
+            p.bytes
+        } else {
+            p.blocks.saturating_mul(u64::from(p.length))
+        };
+        let recv_target = (p.direction != Direction::Upload && target > 0).then_some(target);
+        let local_budget = p.direction != Direction::Reverse && target > 0;
+        // UDP can lose what the budget sent: without a time limit, stop waiting for the target
+        // once nothing has arrived for a while (several datagram periods, at least 2 s).
+        let period = if p.bitrate > 0 {
+            f64::from(p.length) * 8.0 / p.bitrate as f64
+        } else {
+            0.0
+        };
+        let idle_limit = (8.0 * period).max(2.0);
+        let (mut last_rx, mut last_change) = (0u64, 0.0f64);
         loop {
             self.check_interrupt()?;
             let engine = self
@@ -370,10 +387,22 @@ impl ClientRun<'_> {
             if let Some(r) = engine.meter.tick(elapsed) {
                 (self.emit)(Event::Interval(r));
             }
-            if time_limit.is_some_and(|t| elapsed >= t) || engine.budget_done() {
+            if time_limit.is_some_and(|t| elapsed >= t) {
                 return Ok(());
             }
-            if recv_target.is_some_and(|t| engine.received_bytes() >= t) {
+            let sent_all = !local_budget || engine.budget_done();
+            let received = engine.received_bytes();
+            if received != last_rx {
+                (last_rx, last_change) = (received, elapsed);
+            }
+            let received_all = recv_target.is_none_or(|t| received >= t);
+            if time_limit.is_none() && sent_all && received_all {
+                return Ok(());
+            }
+            if time_limit.is_none() && recv_target.is_some() && elapsed - last_change > idle_limit {
+                (self.emit)(Event::Note(format!(
+                    "no data for {idle_limit:.1} s before the -n/-k target was reached (datagrams lost); ending the test"
+                )));
                 return Ok(());
             }
             if let Some((id, e)) = engine.first_error() {

@@ -85,10 +85,12 @@ impl Meter {
     /// Seconds since start at which the next report is due (None when intervals are off and
     /// the omit baseline is taken).
     pub fn next_due(&self) -> Option<f64> {
+        let next = self.schedule.next_boundary(self.last_boundary);
         if !self.baseline_taken {
-            return Some(self.schedule.omit());
+            let omit = self.schedule.omit();
+            return Some(next.map_or(omit, |n| n.min(omit)));
         }
-        self.schedule.next_boundary(self.last_boundary)
+        next
     }
 
     /// Called often with the time since the test start; returns a report when one is due.

@@ -383,11 +383,17 @@ impl SessionRun<'_> {
             zerocopy: p.zerocopy,
         };
         let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
+        // With -n / -k the server's senders (reverse, bidir) stop at the same exact budget.
+        let budget = if p.direction == Direction::Upload {
+            None
+        } else {
+            crate::streams::Budget::new(p.bytes, p.blocks)
+        };
         let mut engine = Engine::start(
             p.protocol,
             local_streams,
             &send,
-            None,
+            budget,
             interval,
             p.omit_secs,
         )
