@@ -7,9 +7,12 @@ use sonde_proto::message::TestParams;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
 use std::time::Duration;
 
-/// Default UDP socket buffer when `-w` is not given: large enough that loopback bursts at
-/// line rate do not overflow the receive queue (iperf3's main source of loopback loss).
-const UDP_DEFAULT_BUF: usize = 4 * 1024 * 1024;
+/// Default UDP socket buffers when `-w` is not given. A measurement tool must not be the loss
+/// it reports: at loopback rates a burst overflows the usual 208 KiB receive queue (iperf3's
+/// main source of loopback loss), so sonde asks for a large one, beyond `rmem_max` where it is
+/// privileged (SO_RCVBUFFORCE) and up to `rmem_max` otherwise.
+const UDP_DEFAULT_RCVBUF: usize = 32 * 1024 * 1024;
+const UDP_DEFAULT_SNDBUF: usize = 4 * 1024 * 1024;
 
 fn set_common(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     if let Some(w) = p.window {
@@ -87,9 +90,11 @@ fn unspecified(like: SocketAddr) -> IpAddr {
 fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     set_common(sock, p)?;
     if p.window.is_none() {
-        // Best effort: the kernel caps it at net.core.rmem_max / wmem_max.
-        let _ = sock.set_recv_buffer_size(UDP_DEFAULT_BUF);
-        let _ = sock.set_send_buffer_size(UDP_DEFAULT_BUF);
+        // Best effort: without privilege the kernel caps these at rmem_max / wmem_max.
+        if sockopt::force_recv_buffer(sock, UDP_DEFAULT_RCVBUF).is_err() {
+            let _ = sock.set_recv_buffer_size(UDP_DEFAULT_RCVBUF);
+        }
+        let _ = sock.set_send_buffer_size(UDP_DEFAULT_SNDBUF);
     }
     Ok(())
 }

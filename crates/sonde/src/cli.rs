@@ -59,6 +59,9 @@ pub struct ServerArgs {
     /// Serve one test, then exit
     #[arg(short = '1', long = "one-off")]
     pub one_off: bool,
+    /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
+    #[arg(long = "no-gso")]
+    pub no_gso: bool,
     /// Interval of the server's own reports (default: the client's)
     #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_interval)]
     pub interval: Option<f64>,
@@ -136,6 +139,9 @@ pub struct ClientArgs {
     /// Zero-copy sending (sendfile), TCP
     #[arg(short = 'Z', long = "zerocopy")]
     pub zerocopy: bool,
+    /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
+    #[arg(long = "no-gso")]
+    pub no_gso: bool,
     /// Seconds to wait for the server to answer a connection
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_positive_secs)]
     pub connect_timeout: f64,

@@ -92,3 +92,21 @@ pub fn set_tos(sock: &impl AsRawFd, tos: u8) -> io::Result<()> {
     let b = set_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, &v);
     a.or(b)
 }
+
+/// Sets the receive buffer beyond `net.core.rmem_max` (SO_RCVBUFFORCE, needs CAP_NET_ADMIN).
+///
+/// # Errors
+/// The OS error when the process lacks the privilege.
+#[cfg(target_os = "linux")]
+pub fn force_recv_buffer(sock: &impl AsRawFd, bytes: usize) -> io::Result<()> {
+    let v = (bytes.min(i32::MAX as usize) as libc::c_int).to_ne_bytes();
+    set_raw(sock, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &v)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn force_recv_buffer(_sock: &impl AsRawFd, _bytes: usize) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "SO_RCVBUFFORCE is Linux-only",
+    ))
+}

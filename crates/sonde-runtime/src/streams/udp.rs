@@ -15,11 +15,21 @@ use sonde_proto::udp_hello::{Hello, HelloAck, HELLO_LEN};
 use sonde_stats::cpu::CpuTimes;
 use std::io::{ErrorKind, IoSliceMut};
 use std::net::UdpSocket;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SLICE: Duration = Duration::from_millis(50);
+
+/// Whether this host's UDP senders may use GSO (process-wide, like the OS knob it mirrors).
+/// `--no-gso` turns it off: every datagram then leaves as its own packet through `sendmmsg`,
+/// which is also the path taken where the OS has no GSO.
+static GSO_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Chooses the UDP sending path for the rest of the process.
+pub fn set_gso(enabled: bool) {
+    GSO_ENABLED.store(enabled, Ordering::Relaxed);
+}
 /// Largest GSO super-datagram.
 const GSO_BYTES: usize = 65_000;
 
@@ -49,7 +59,12 @@ fn send_loop(
     let state = UdpSocketState::new(sock.into())?;
     let dest = sock.peer_addr()?;
     let len = cfg.length;
-    let mut max_segs = state.max_gso_segments().min(GSO_BYTES / len).max(1);
+    let mut gso = GSO_ENABLED.load(Ordering::Relaxed) && state.max_gso_segments() > 1;
+    let max_segs = if gso {
+        state.max_gso_segments().min(GSO_BYTES / len).max(1)
+    } else {
+        crate::os::mmsg::MAX_BATCH
+    };
     let block = super::payload(len, shared.id);
     let mut buf = Vec::with_capacity(len * max_segs);
     for _ in 0..max_segs {
@@ -111,6 +126,14 @@ fn send_loop(
             segment_size: (k > 1).then_some(len),
             src_ip: None,
         };
+        if !gso {
+            send_mmsg(sock, &buf[..total], len, k, ctl)?;
+            seq += k as u64;
+            sent_bytes += total as u64;
+            shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
+            shared.packets.store(seq, Ordering::Relaxed);
+            continue;
+        }
         // Retry the same batch until it goes out: its budget is already claimed.
         loop {
             match state.try_send(sock.into(), &t) {
@@ -136,11 +159,43 @@ fn send_loop(
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Err(e) if k > 1 && matches!(e.raw_os_error(), Some(libc::EIO | libc::EINVAL)) => {
-                    max_segs = 1; // GSO refused on this path: one datagram per call from now on.
+                    gso = false; // GSO refused on this path: sendmmsg from now on.
                     break;
                 }
                 Err(e) => return Err(e),
             }
+        }
+    }
+    Ok(())
+}
+
+/// Sends `k` datagrams of `len` bytes (the last may be shorter) laid out back to back in
+/// `buf`, one packet each, retrying until the kernel has taken all of them.
+fn send_mmsg(
+    sock: &UdpSocket,
+    buf: &[u8],
+    len: usize,
+    k: usize,
+    ctl: &Control,
+) -> std::io::Result<()> {
+    let datagrams: Vec<&[u8]> = buf.chunks(len).take(k).collect();
+    let mut done = 0;
+    while done < datagrams.len() {
+        match crate::os::mmsg::send_connected(sock, &datagrams[done..]) {
+            Ok(n) => done += n.max(1).min(datagrams.len() - done),
+            Err(e)
+                if e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) =>
+            {
+                if ctl.abort.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                poll::writable(sock, SLICE)?;
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                done += 1; // that datagram left; the ICMP error is about an earlier one
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
         }
     }
     Ok(())

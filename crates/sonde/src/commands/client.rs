@@ -89,6 +89,9 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::USAGE;
         }
     };
+    if a.no_gso {
+        sonde_runtime::streams::udp::set_gso(false);
+    }
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {

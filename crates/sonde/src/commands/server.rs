@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 /// Runs the server command.
 pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
+    if a.no_gso {
+        sonde_runtime::streams::udp::set_gso(false);
+    }
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {

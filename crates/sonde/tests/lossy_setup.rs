@@ -1,0 +1,186 @@
+//! Regression test for issue 2's design point: UDP stream set-up survives packet loss.
+//!
+//! iperf3 opens each UDP stream with one unacknowledged datagram, so at 10-20 % loss whole tests
+//! failed (scenario 3). Here a relay between client and server (TCP and UDP on one port, all on
+//! loopback) drops the first hellos of every stream and the first acknowledgements coming back;
+//! the test must still run and account every datagram.
+
+mod common;
+
+use common::{run, uint, Server};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// sonde's UDP hello and ack are exactly this long (see `sonde_proto::udp_hello`).
+const HELLO_LEN: usize = 25;
+
+/// Copies bytes one way until EOF or error.
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+/// A TCP+UDP relay on one local port to `server`, dropping hello/ack datagrams as told.
+struct Relay {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    dropped_hellos: Arc<AtomicUsize>,
+    dropped_acks: Arc<AtomicUsize>,
+}
+
+impl Relay {
+    fn start(server: u16, drop_hellos: usize, drop_acks: usize) -> Relay {
+        let tcp = TcpListener::bind("127.0.0.1:0").expect("relay tcp bind");
+        let port = tcp.local_addr().expect("addr").port();
+        let udp = UdpSocket::bind(("127.0.0.1", port)).expect("relay udp bind on the same port");
+        udp.set_read_timeout(Some(Duration::from_millis(50)))
+            .expect("timeout");
+        tcp.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(AtomicBool::new(false));
+        let (dh, da) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let s = stop.clone();
+        thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match tcp.accept() {
+                    Ok((down, _)) => {
+                        let _ = down.set_nonblocking(false);
+                        let Ok(up) = TcpStream::connect(("127.0.0.1", server)) else {
+                            continue;
+                        };
+                        let (d2, u2) = (
+                            down.try_clone().expect("clone"),
+                            up.try_clone().expect("clone"),
+                        );
+                        thread::spawn(move || pump(down, up));
+                        thread::spawn(move || pump(u2, d2));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        // UDP: one upstream socket per client address; replies go back through the relay port.
+        let udp = Arc::new(udp);
+        let upstreams: Arc<Mutex<HashMap<SocketAddr, Arc<UdpSocket>>>> = Arc::default();
+        let (s, dh2, da2) = (stop.clone(), dh.clone(), da.clone());
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !s.load(Ordering::Relaxed) {
+                let Ok((n, client)) = udp.recv_from(&mut buf) else {
+                    continue;
+                };
+                if n == HELLO_LEN
+                    && &buf[..4] == b"SNDH"
+                    && dh2.load(Ordering::Relaxed) < drop_hellos
+                {
+                    dh2.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                let up = {
+                    let mut map = upstreams.lock().expect("lock");
+                    map.entry(client)
+                        .or_insert_with(|| {
+                            let up =
+                                Arc::new(UdpSocket::bind("127.0.0.1:0").expect("upstream bind"));
+                            up.connect(("127.0.0.1", server)).expect("upstream connect");
+                            up.set_read_timeout(Some(Duration::from_millis(50)))
+                                .expect("timeout");
+                            let (up2, down, s2, da3) =
+                                (up.clone(), udp.clone(), s.clone(), da2.clone());
+                            thread::spawn(move || {
+                                let mut b = vec![0u8; 65536];
+                                while !s2.load(Ordering::Relaxed) {
+                                    let Ok(m) = up2.recv(&mut b) else { continue };
+                                    if m == HELLO_LEN
+                                        && &b[..4] == b"SNDA"
+                                        && da3.load(Ordering::Relaxed) < drop_acks
+                                    {
+                                        da3.fetch_add(1, Ordering::Relaxed);
+                                        continue;
+                                    }
+                                    let _ = down.send_to(&b[..m], client);
+                                }
+                            });
+                            up
+                        })
+                        .clone()
+                };
+                let _ = up.send(&buf[..n]);
+            }
+        });
+        Relay {
+            port,
+            stop,
+            dropped_hellos: dh,
+            dropped_acks: da,
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn udp_streams_set_up_despite_lost_hellos_and_acks() {
+    let server = Server::start(&[]);
+    let relay = Relay::start(server.port, 4, 3);
+    let port = relay.port.to_string();
+    let out = run(
+        &[
+            "client",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-u",
+            "-b",
+            "5m",
+            "-t",
+            "1",
+            "-P",
+            "2",
+            "-J",
+        ],
+        Duration::from_secs(40),
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(
+        relay.dropped_hellos.load(Ordering::Relaxed),
+        4,
+        "the relay dropped hellos"
+    );
+    assert_eq!(
+        relay.dropped_acks.load(Ordering::Relaxed),
+        3,
+        "the relay dropped acks"
+    );
+    let sent = uint(&doc, "end.sum_sent.packets");
+    let received = uint(&doc, "end.sum_received.packets");
+    assert!(sent > 0, "datagrams were sent");
+    assert_eq!(
+        sent, received,
+        "every datagram is accounted for (sent vs receiver's expected)"
+    );
+    assert_eq!(
+        uint(&doc, "end.sum_received.lost_packets"),
+        0,
+        "no data was dropped"
+    );
+}
