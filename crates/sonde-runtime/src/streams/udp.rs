@@ -227,6 +227,7 @@ fn receive_loop(
     let seg = 65_536;
     let mut storage = vec![0u8; seg * BATCH_SIZE];
     let mut meta = vec![RecvMeta::default(); BATCH_SIZE];
+    let mut kernel_clock: Option<bool> = None;
     loop {
         if ctl.receivers_should_stop() {
             return Ok(());
@@ -255,11 +256,19 @@ fn receive_loop(
                 Err(e) => return Err(e),
             }
         };
-        let arrival = now_ns();
+        let user_arrival = now_ns();
         let Ok(mut tracker) = shared.udp_rx.lock() else {
             return Ok(());
         };
         for (m, chunk) in meta.iter().take(n).zip(storage.chunks(seg)) {
+            // Jitter needs arrival times on one clock for the whole stream: the kernel's receive
+            // timestamp (SO_TIMESTAMPNS, per datagram) when the first datagram has one, else ours
+            // (per batch). Only differences of transit times matter, so the clocks' offsets cancel.
+            let kernel = *kernel_clock.get_or_insert(m.timestamp.is_some());
+            let arrival = match (kernel, m.timestamp) {
+                (true, Some(t)) => u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+                _ => user_arrival,
+            };
             let data = &chunk[..m.len.min(chunk.len())];
             let stride = if m.stride == 0 {
                 data.len().max(1)
