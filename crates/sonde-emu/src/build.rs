@@ -1,0 +1,144 @@
+//! From a scenario's impairments to the chain of stages the userspace engine runs.
+//!
+//! The order within a chain is fixed, modelled on a real path rather than on netem's
+//! internals: the **rate limiter** and its queue first (the bottleneck queue is where the
+//! offered load turns into queueing delay and tail drops), then the **device** ring, then
+//! **delay** and jitter (propagation), **reordering**, **loss**, **duplication** and
+//! **corruption** (what the line does to packets in flight). netem instead decides loss before
+//! queueing; here a packet lost on the line still used its share of the bottleneck, as it does
+//! on a real lossy link.
+//!
+//! Each kind of stage has a fixed seed slot, so enabling one impairment does not change the
+//! random stream of another: the loss pattern of a 5 % loss link is the same with or without
+//! jitter added.
+
+use crate::impair::{
+    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplicate, GilbertElliott, RandomLoss,
+    RateConfig, RateLimiter, Reorder, ReorderConfig,
+};
+use crate::scenario::{Impairments, Scenario};
+use crate::seed::{ChainSeed, Direction};
+
+/// The fixed seed slot of each kind of stage. Slots 0 and 1 belong to the rate limiter and the
+/// device model, which draw no random numbers today.
+mod slot {
+    pub const DELAY: usize = 2;
+    pub const REORDER: usize = 3;
+    pub const LOSS: usize = 4;
+    pub const GEMODEL: usize = 5;
+    pub const DUPLICATE: usize = 6;
+    pub const CORRUPT: usize = 7;
+}
+
+/// Builds the chain of one link direction.
+///
+/// # Errors
+/// A [`ConfigError`] when a value is out of range; validated scenarios never give one.
+pub fn build_chain(imp: &Impairments, seed: ChainSeed) -> Result<Chain, ConfigError> {
+    let mut chain = Chain::new();
+    if let Some(rate) = imp.rate {
+        let mut cfg = RateConfig::new(rate.0);
+        cfg.overhead = imp.overhead.unwrap_or(cfg.overhead);
+        if let Some(b) = imp.burst {
+            cfg.burst = u32::try_from(b.0).unwrap_or(u32::MAX);
+        }
+        cfg.limit = imp.queue_limit.unwrap_or(cfg.limit);
+        chain.push_stage(Box::new(RateLimiter::new(cfg)?));
+    }
+    if let Some(dev) = imp.device {
+        chain.push_stage(Box::new(Device::new(dev)?));
+    }
+    if imp.delay.is_some() || imp.jitter.is_some() {
+        let cfg = DelayConfig {
+            jitter: imp.jitter.map(|j| j.0).unwrap_or_default(),
+            distribution: imp.distribution.unwrap_or_default(),
+            keep_order: !imp.jitter_reorders,
+            ..DelayConfig::fixed(imp.delay.map(|d| d.0).unwrap_or_default())
+        };
+        chain.push_stage(Box::new(Delay::new(cfg, seed.rng(slot::DELAY))));
+    }
+    if let Some(r) = imp.reorder {
+        let cfg = ReorderConfig {
+            probability: r.probability.0,
+            gap: r.gap,
+            max_hold: r.max_hold.0,
+        };
+        chain.push_stage(Box::new(Reorder::new(cfg, seed.rng(slot::REORDER))?));
+    }
+    if let Some(p) = imp.loss {
+        chain.push_stage(Box::new(RandomLoss::new(p.0, seed.rng(slot::LOSS))?));
+    }
+    if let Some(ge) = imp.gemodel {
+        chain.push_stage(Box::new(GilbertElliott::new(
+            ge.params(),
+            seed.rng(slot::GEMODEL),
+        )?));
+    }
+    if let Some(p) = imp.duplicate {
+        chain.push_stage(Box::new(Duplicate::new(p.0, seed.rng(slot::DUPLICATE))?));
+    }
+    if let Some(p) = imp.corrupt {
+        chain.push_stage(Box::new(Corrupt::new(p.0, seed.rng(slot::CORRUPT))?));
+    }
+    Ok(chain)
+}
+
+/// The chain of one impaired link direction.
+#[derive(Debug)]
+pub struct LinkChain {
+    /// The link's name.
+    pub link: String,
+    /// The direction.
+    pub direction: Direction,
+    /// The stages.
+    pub chain: Chain,
+}
+
+/// Why the chains of a setting could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// The scenario has no settings of that name.
+    #[error("unknown settings {0:?}")]
+    UnknownSettings(String),
+    /// A stage refused its configuration.
+    #[error("link {link:?} {direction}: {error}")]
+    Stage {
+        /// The link.
+        link: String,
+        /// The direction.
+        direction: Direction,
+        /// Why.
+        error: ConfigError,
+    },
+}
+
+/// The chains of every impaired link direction of `settings`, seeded from `run_seed`.
+///
+/// # Errors
+/// [`BuildError`] for an unknown settings name or an out-of-range value.
+pub fn build_settings(
+    scenario: &Scenario,
+    settings: &str,
+    run_seed: u64,
+) -> Result<Vec<LinkChain>, BuildError> {
+    let s = scenario
+        .setting(settings)
+        .ok_or_else(|| BuildError::UnknownSettings(settings.to_owned()))?;
+    s.directions()
+        .map(|(link, direction, imp)| {
+            let chain =
+                build_chain(imp, ChainSeed::new(run_seed, link, direction)).map_err(|error| {
+                    BuildError::Stage {
+                        link: link.to_owned(),
+                        direction,
+                        error,
+                    }
+                })?;
+            Ok(LinkChain {
+                link: link.to_owned(),
+                direction,
+                chain,
+            })
+        })
+        .collect()
+}

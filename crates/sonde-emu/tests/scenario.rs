@@ -1,0 +1,268 @@
+//! Scenario files: the built-ins parse, bad files fail with the right error.
+
+use sonde_emu::backend::{self, Backend, KernelCaps, Qdisc};
+use sonde_emu::build::build_settings;
+use sonde_emu::scenario::{
+    builtin, builtin_text, Scenario, ScenarioError, ValidationError, BUILTIN_NAMES,
+};
+
+fn scenario(name: &str) -> Scenario {
+    builtin_text(name)
+        .map(Scenario::from_toml)
+        .unwrap_or_else(|| panic!("no built-in {name}"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn every_builtin_parses_validates_and_builds() {
+    for name in BUILTIN_NAMES {
+        let s = scenario(name);
+        assert_eq!(s.name, name);
+        assert_eq!(builtin(name).as_ref(), Some(&s));
+        for settings in &s.settings {
+            let chains =
+                build_settings(&s, &settings.name, s.seed).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!chains.is_empty());
+        }
+    }
+    assert!(builtin("nope").is_none());
+}
+
+#[test]
+fn lossy_link_is_the_forty_test_matrix() {
+    let s = scenario("lossy-link");
+    let runs = s.expand_matrix();
+    assert_eq!(runs.len(), 40);
+    assert_eq!(runs[0].id, "loss-0/tcp-cubic/1");
+    assert_eq!(runs[4].id, "loss-0/tcp-cubic/2");
+    assert_eq!(runs[39].id, "loss-20/udp-97m/2");
+    let ids: std::collections::HashSet<_> = runs.iter().map(|r| &r.id).collect();
+    assert_eq!(ids.len(), 40);
+    let seeds: std::collections::HashSet<_> = runs.iter().map(|r| r.seed).collect();
+    assert_eq!(seeds.len(), 40);
+    assert!(runs.iter().enumerate().all(|(i, r)| r.index == i));
+    // Stable across expansions.
+    assert_eq!(runs, s.expand_matrix());
+}
+
+#[test]
+fn backends_on_this_machine_and_with_netem() {
+    let here = KernelCaps {
+        has_netem: false,
+        has_tbf: true,
+        has_htb: true,
+    };
+    let s = scenario("lossy-link");
+    let plain = backend::plan(&s, "loss-0", here).unwrap_or_else(|e| panic!("{e}"));
+    assert!(plain
+        .directions
+        .iter()
+        .all(|d| d.backend == Backend::Kernel(Qdisc::Tbf)));
+    let lossy = backend::plan(&s, "loss-5", here).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lossy.directions.len(), 2);
+    assert!(lossy.needs_userspace());
+    assert!(lossy.directions.iter().all(|d| d.repeatable));
+    let netem = KernelCaps {
+        has_netem: true,
+        ..here
+    };
+    let kernel = backend::plan(&s, "loss-5", netem).unwrap_or_else(|e| panic!("{e}"));
+    assert!(kernel
+        .directions
+        .iter()
+        .all(|d| d.backend == Backend::Kernel(Qdisc::Netem) && !d.repeatable));
+    assert!(backend::plan(&s, "nope", here).is_err());
+}
+
+fn invalid(text: &str) -> ValidationError {
+    match Scenario::from_toml(text) {
+        Err(ScenarioError::Invalid { error, .. }) => error,
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+fn parse_error(text: &str) -> String {
+    match Scenario::from_toml(text) {
+        Err(e @ ScenarioError::Parse(_)) => e.to_string(),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+const BASE: &str = r#"
+name = "t"
+hosts = ["client", "server"]
+routers = ["router"]
+[[link]]
+name = "lan"
+a = "client"
+b = "router"
+[[link]]
+name = "wan"
+a = "router"
+b = "server"
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}"]
+"#;
+
+fn with_settings(impair: &str) -> String {
+    format!("{BASE}\n[[settings]]\nname = \"s\"\n[[settings.link]]\nlink = \"wan\"\n[settings.link.impair]\n{impair}\n")
+}
+
+#[test]
+fn rejects_inconsistent_scenarios() {
+    let e = invalid(&with_settings("loss = \"120%\""));
+    assert!(
+        matches!(e, ValidationError::OverHundred { field: "loss", .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("120% is more than 100%"), "{e}");
+
+    let e = invalid(&with_settings("loss = \"1%\"\ngemodel = { p = \"1%\" }"));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Conflict {
+                a: "loss",
+                b: "gemodel",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = invalid(&with_settings("jitter = \"1ms\""));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Needs {
+                field: "jitter",
+                needs: "delay",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = invalid(&with_settings("queue_limit = \"10pkt\""));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Needs {
+                field: "queue_limit",
+                needs: "rate",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = invalid(&with_settings("device = { pps = 0, ring = 4 }"));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Zero {
+                field: "device pps",
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    let unknown_link = with_settings("loss = \"1%\"")
+        .replace("link = \"wan\"\n[settings", "link = \"wan2\"\n[settings");
+    let e = invalid(&unknown_link);
+    assert_eq!(
+        e,
+        ValidationError::UnknownLink {
+            setting: "s".into(),
+            link: "wan2".into()
+        }
+    );
+    let missing_host = with_settings("").replace("b = \"server\"", "b = \"srv\"");
+    assert!(
+        matches!(invalid(&missing_host), ValidationError::UnknownNode { node, .. } if node == "srv")
+    );
+    let bad_client =
+        with_settings("").replace("name = \"tcp\"", "name = \"tcp\"\nclient = \"router\"");
+    assert!(matches!(
+        invalid(&bad_client),
+        ValidationError::UnknownHost { role: "client", .. }
+    ));
+    let placeholder = with_settings("").replace("{server}", "{serverr}");
+    assert!(
+        matches!(invalid(&placeholder), ValidationError::UnknownPlaceholder { name, .. } if name == "serverr")
+    );
+    let both = with_settings("").replace("sonde = [", "command = [\"iperf3\"]\nsonde = [");
+    assert!(matches!(invalid(&both), ValidationError::TestKind { .. }));
+    let twice = format!(
+        "{}\n[[settings.link]]\nlink = \"wan\"\ndirection = \"a-to-b\"\n",
+        with_settings("loss = \"1%\"")
+    );
+    assert!(matches!(invalid(&twice), ValidationError::SetTwice { .. }));
+    let overlap =
+        with_settings("").replace("b = \"router\"", "b = \"router\"\nipv4 = \"10.77.0.0/16\"");
+    assert!(matches!(
+        invalid(&overlap),
+        ValidationError::SubnetOverlap { .. }
+    ));
+    let mtu = with_settings("").replace("b = \"router\"", "b = \"router\"\nmtu = 500");
+    assert!(matches!(
+        invalid(&mtu),
+        ValidationError::Mtu { mtu: 500, .. }
+    ));
+    let long = with_settings("").replace("\"client\"", "\"client-host-1\"");
+    assert!(matches!(invalid(&long), ValidationError::BadName { .. }));
+    let island =
+        with_settings("").replace("routers = [\"router\"]", "routers = [\"router\", \"r2\"]");
+    assert!(matches!(invalid(&island), ValidationError::Disconnected { node, .. } if node == "r2"));
+    let matrix = format!("{}\n[matrix]\ntests = [\"udp\"]\n", with_settings(""));
+    assert!(matches!(
+        invalid(&matrix),
+        ValidationError::MatrixUnknown { kind: "test", .. }
+    ));
+    let no_settings = BASE.to_owned();
+    assert!(matches!(
+        invalid(&no_settings),
+        ValidationError::Empty { what: "settings" }
+    ));
+}
+
+#[test]
+fn rejects_malformed_values_with_their_line() {
+    let e = parse_error(&with_settings("rate = \"100mbps\""));
+    assert!(e.contains("bytes per second") && e.contains("line"), "{e}");
+    let e = parse_error(&with_settings("delay = \"10\""));
+    assert!(e.contains("has no unit"), "{e}");
+    let e = parse_error(&with_settings("los = \"5%\""));
+    assert!(e.contains("unknown field") && e.contains("los"), "{e}");
+    let e = parse_error(&with_settings("distribution = \"gauss\""));
+    assert!(e.contains("gauss"), "{e}");
+    let e = parse_error(
+        &with_settings("").replace("b = \"router\"", "b = \"router\"\nipv4 = \"10.77.1.1/24\""),
+    );
+    assert!(e.contains("host bits"), "{e}");
+}
+
+#[test]
+fn device_and_gemodel_settings_read_as_netem_writes_them() {
+    let text = with_settings("device = { pps = 8000, ring = 20 }\ngemodel = { p = \"1%\", r = \"30%\", 1-h = \"100%\", 1-k = \"0%\" }");
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let imp = s.settings[0].links[0].impair.clone();
+    let ge = imp
+        .gemodel
+        .map(|g| g.params())
+        .unwrap_or_else(|| panic!("no gemodel"));
+    assert!((ge.r - 0.3).abs() < 1e-12 && (ge.loss_bad - 1.0).abs() < 1e-12);
+    let caps = KernelCaps {
+        has_netem: true,
+        has_tbf: true,
+        has_htb: true,
+    };
+    let (b, why) = backend::choose(&imp, caps).unwrap_or_else(|| panic!("no plan"));
+    assert_eq!(b, Backend::Userspace);
+    assert!(why.contains("frame ring"));
+    // Serialises back to a scenario that parses to the same thing.
+    let again = toml::to_string(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        Scenario::from_toml(&again).unwrap_or_else(|e| panic!("{e}\n{again}")),
+        s
+    );
+}
