@@ -1,0 +1,173 @@
+//! The report's charts, built from the model. Each returns `None` when it has nothing to show
+//! (no link loss known, no latency results, no per-stream loss), and the page skips it.
+
+use crate::model::{GroupKind, Report, TestView};
+use crate::result::ResultDoc;
+use crate::svg::{Chart, Line};
+
+fn rate_chart(title: String, x_label: &str, y_label: &str, lines: Vec<Line>) -> Chart {
+    Chart {
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        y_unit: "bit/s".into(),
+        si: true,
+        y_range: None,
+        lines,
+    }
+}
+
+/// Goodput against link loss, one line per throughput test kind: scenario 3's chart.
+pub fn goodput_vs_loss(r: &Report) -> Option<Chart> {
+    let lines: Vec<Line> = r
+        .groups
+        .iter()
+        .filter(|g| g.kind == GroupKind::Throughput)
+        .filter_map(|g| {
+            let mut points: Vec<(f64, f64)> = g
+                .rows
+                .iter()
+                .filter_map(|row| Some((row.link.as_ref()?.loss_percent?, row.goodput_bps?)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            (!points.is_empty()).then(|| Line {
+                name: g.name.clone(),
+                points,
+                dashed: false,
+            })
+        })
+        .collect();
+    let c = rate_chart(
+        "Goodput against link loss".into(),
+        "link loss (%)",
+        "Goodput",
+        lines,
+    );
+    c.has_data().then_some(c)
+}
+
+/// Throughput over time of one test: each interval sum the document has, and each direction's
+/// end-of-test sent and received averages as dashed lines.
+pub fn throughput_over_time(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::Throughput(th)) = &t.result else {
+        return None;
+    };
+    let mut lines: Vec<Line> = th
+        .throughput
+        .iter()
+        .map(|s| Line {
+            name: s.label.clone(),
+            points: s.points.clone(),
+            dashed: false,
+        })
+        .collect();
+    let x_end = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    if x_end > 0.0 {
+        for d in &th.directions {
+            for (what, v) in [("sent", d.sent_bps), ("received", d.received_bps)] {
+                if let Some(v) = v {
+                    lines.push(Line {
+                        name: format!("{} {what}, mean", d.label()),
+                        points: vec![(0.0, v), (x_end, v)],
+                        dashed: true,
+                    });
+                }
+            }
+        }
+    }
+    let c = rate_chart(
+        format!("Throughput over time: {}", t.id),
+        "time (s)",
+        "Throughput",
+        lines,
+    );
+    c.has_data().then_some(c)
+}
+
+/// Lost percent per interval for each receiving UDP stream of one test.
+pub fn stream_loss(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::Throughput(th)) = &t.result else {
+        return None;
+    };
+    let c = Chart {
+        title: format!("Loss per stream over time: {}", t.id),
+        x_label: "time (s)".into(),
+        y_label: "Lost".into(),
+        y_unit: "%".into(),
+        si: false,
+        y_range: None,
+        lines: th
+            .stream_loss
+            .iter()
+            .map(|s| Line {
+                name: s.label.clone(),
+                points: s.points.clone(),
+                dashed: false,
+            })
+            .collect(),
+    };
+    c.has_data().then_some(c)
+}
+
+/// RTT distribution (CDF from the reported quantiles) of every successful latency test.
+pub fn rtt_cdf(r: &Report) -> Option<Chart> {
+    let lines: Vec<Line> = r
+        .tests
+        .iter()
+        .filter(|t| t.ok)
+        .filter_map(|t| match &t.result {
+            Some(ResultDoc::Latency(l)) => l.rtt.map(|rtt| Line {
+                name: t.id.clone(),
+                points: rtt.cdf_points(),
+                dashed: false,
+            }),
+            _ => None,
+        })
+        .collect();
+    let c = Chart {
+        title: "RTT distribution (CDF from min, median, p90, p99, p99.9, max)".into(),
+        x_label: "RTT (ms)".into(),
+        y_label: "Fraction of probes".into(),
+        y_unit: String::new(),
+        si: false,
+        y_range: Some((0.0, 1.0)),
+        lines,
+    };
+    c.has_data().then_some(c)
+}
+
+/// Median RTT per interval of one latency test.
+pub fn latency_over_time(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::Latency(l)) = &t.result else {
+        return None;
+    };
+    let c = Chart {
+        title: format!("Latency over time: {}", t.id),
+        x_label: "time (s)".into(),
+        y_label: "Median RTT".into(),
+        y_unit: "ms".into(),
+        si: false,
+        y_range: None,
+        lines: vec![Line {
+            name: "median RTT per interval".into(),
+            points: l.over_time.clone(),
+            dashed: false,
+        }],
+    };
+    c.has_data().then_some(c)
+}
+
+/// Every chart of one test, in page order.
+pub fn for_test(t: &TestView) -> Vec<Chart> {
+    [
+        throughput_over_time(t),
+        stream_loss(t),
+        latency_over_time(t),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}

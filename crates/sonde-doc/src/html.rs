@@ -1,0 +1,194 @@
+//! The HTML report: one self-contained file.
+//!
+//! Everything is inline: the stylesheet (with a print section), the SVG charts. There are no
+//! scripts, no web fonts and no external references, so the file opens offline, passes any
+//! content-security policy that allows inline styles, and prints as it shows. The page
+//! declares that policy itself (`default-src 'none'`), so a fetch that ever slipped in would be
+//! blocked and logged, which the headless-Chromium test catches. Layout is plain
+//! flow with a readable measure on a laptop; wide tables scroll inside their own box.
+
+use std::fmt::Write;
+
+use crate::charts;
+use crate::markdown::heading;
+use crate::model::Report;
+use crate::svg::esc;
+use crate::tables::{self, Table};
+
+const CSS: &str = r#"
+:root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg-alt: #f6f8fa; --ok: #1a7f37; --bad: #cf222e; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1180px; padding: 24px 28px 64px; color: var(--fg); background: #fff;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+h1 { font-size: 1.7em; margin: 0 0 .6em; }
+h2 { font-size: 1.35em; margin: 1.8em 0 .6em; padding-bottom: .2em; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.1em; margin: 1.4em 0 .5em; }
+h4 { font-size: .95em; margin: 1em 0 .4em; color: var(--muted); }
+dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 1em; }
+dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
+.scroll { overflow-x: auto; margin: 0 0 1em; }
+table { border-collapse: collapse; font-size: .88em; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: var(--bg-alt); }
+tbody tr:nth-child(even) td { background: #fbfcfd; }
+.chart { display: block; width: 100%; max-width: 760px; height: auto; margin: .5em 0 1em; }
+.chart .ct { font: 600 13px sans-serif; fill: #1b1f24; }
+.chart .xl, .chart .xt { font: 11px sans-serif; fill: #57606a; text-anchor: middle; }
+.chart .yl { font: 11px sans-serif; fill: #57606a; text-anchor: end; }
+.chart .yt { font: 11px sans-serif; fill: #57606a; text-anchor: middle; }
+.chart .lg { font: 11px sans-serif; fill: #1b1f24; }
+.chart .grid { stroke: #e5e8eb; stroke-width: 1; }
+.chart .tick { stroke: #8c959f; stroke-width: 1; }
+.chart .frame { fill: none; stroke: #8c959f; stroke-width: 1; }
+.status-ok { color: var(--ok); font-weight: 600; } .status-failed { color: var(--bad); font-weight: 600; }
+section.test { border-top: 1px solid var(--line); margin-top: 1.6em; }
+nav.toc { background: var(--bg-alt); padding: 8px 14px; border-radius: 6px; font-size: .9em; }
+nav.toc ul { margin: .2em 0; padding-left: 1.2em; }
+pre { background: var(--bg-alt); padding: 8px; overflow-x: auto; font-size: .8em; }
+p.note { color: var(--muted); }
+@media print {
+  @page { margin: 14mm; }
+  body { max-width: none; padding: 0; font-size: 10pt; }
+  nav.toc { display: none; }
+  .scroll { overflow: visible; }
+  table { font-size: 8pt; }
+  .chart { max-width: 170mm; break-inside: avoid; }
+  section.test { break-inside: avoid-page; }
+  h2, h3 { break-after: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+"#;
+
+fn table(o: &mut String, t: &Table) {
+    if t.rows.is_empty() {
+        o.push_str("<p class=\"note\">(none)</p>\n");
+        return;
+    }
+    o.push_str("<div class=\"scroll\"><table><thead><tr>");
+    for h in &t.header {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    o.push_str("</tr></thead><tbody>\n");
+    for r in &t.rows {
+        o.push_str("<tr>");
+        for c in r {
+            let _ = write!(o, "<td>{}</td>", esc(c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody></table></div>\n");
+}
+
+fn pairs(o: &mut String, kv: &[(String, String)]) {
+    o.push_str("<dl class=\"meta\">");
+    for (k, v) in kv {
+        let class = match (k.as_str(), v.as_str()) {
+            ("Status", "ok") => " class=\"status-ok\"",
+            ("Status", "failed") => " class=\"status-failed\"",
+            _ => "",
+        };
+        let _ = write!(o, "<dt>{}</dt><dd{class}>{}</dd>", esc(k), esc(v));
+    }
+    o.push_str("</dl>\n");
+}
+
+/// The report as one HTML document.
+pub fn render(r: &Report) -> String {
+    let mut o = String::with_capacity(64 * 1024 + r.tests.len() * 12 * 1024);
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"generator\" content=\"sonde-doc\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; img-src data:\">\
+         <title>{}</title><style>{CSS}</style></head>\n<body>\n<h1>{}</h1>\n",
+        esc(&r.title),
+        esc(&r.title)
+    );
+    pairs(&mut o, &tables::meta(r));
+    o.push_str("<nav class=\"toc\"><strong>Contents</strong><ul>");
+    o.push_str("<li><a href=\"#summary\">Summary</a></li><li><a href=\"#tests\">Tests</a> (");
+    let _ = write!(o, "{})</li>", r.tests.len());
+    o.push_str("<li><a href=\"#appendix\">Appendix: outcomes</a></li></ul></nav>\n");
+    if !r.meta.backends.is_empty() {
+        o.push_str("<h3>Impairment backends</h3>\n");
+        table(&mut o, &tables::backends(&r.meta.backends));
+    }
+    if !r.settings.is_empty() {
+        o.push_str("<h3>Link settings</h3>\n");
+        table(&mut o, &tables::settings(r));
+    }
+    o.push_str(
+        "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">Figures are means over the \
+        successful repetitions of each row. Goodput is what the receivers got; link rates come \
+        from the sending and receiving ends' interface counters.</p>\n",
+    );
+    if let Some(c) = charts::goodput_vs_loss(r) {
+        o.push_str(&c.render());
+        o.push('\n');
+    }
+    if let Some(c) = charts::rtt_cdf(r) {
+        o.push_str(&c.render());
+        o.push('\n');
+    }
+    for g in &r.groups {
+        let _ = writeln!(o, "<h3>{}</h3>", esc(&heading(&g.name, &g.title)));
+        table(&mut o, &tables::summary(g));
+    }
+    o.push_str("<h2 id=\"tests\">Tests</h2>\n");
+    for (i, t) in r.tests.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "<section class=\"test\" id=\"test-{i}\"><h3>{}</h3>",
+            esc(&t.id)
+        );
+        pairs(&mut o, &tables::test_overview(t));
+        for c in charts::for_test(t) {
+            o.push_str(&c.render());
+            o.push('\n');
+        }
+        let ends = tables::ends(t);
+        if !ends.rows.is_empty() {
+            o.push_str("<h4>Results</h4>\n");
+            table(&mut o, &ends);
+        }
+        let cpu = tables::cpu_table(t);
+        if !cpu.rows.is_empty() {
+            o.push_str("<h4>CPU</h4>\n");
+            table(&mut o, &cpu);
+        }
+        let traffic = tables::traffic(t);
+        if !traffic.rows.is_empty() {
+            o.push_str("<h4>Interface traffic</h4>\n");
+            table(&mut o, &traffic);
+        }
+        if !t.parameters.is_empty() {
+            o.push_str("<h4>Parameters</h4>\n");
+            table(&mut o, &tables::parameters(t));
+        }
+        if let Some(s) = &t.stage_stats {
+            let _ = writeln!(
+                o,
+                "<h4>Impairment stages</h4>\n<pre>{}</pre>",
+                esc(&s.to_string())
+            );
+        }
+        o.push_str("</section>\n");
+    }
+    o.push_str("<h2 id=\"appendix\">Appendix: outcomes</h2>\n");
+    pairs(
+        &mut o,
+        &[
+            ("Total".into(), r.totals.total.to_string()),
+            ("Succeeded".into(), r.totals.succeeded.to_string()),
+            ("Failed".into(), r.totals.failed.to_string()),
+        ],
+    );
+    if r.totals.failed > 0 {
+        o.push_str("<h3>Failed tests</h3>\n");
+        table(&mut o, &tables::failures(r));
+    }
+    o.push_str("</body></html>\n");
+    o
+}

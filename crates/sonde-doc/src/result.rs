@@ -1,0 +1,522 @@
+//! Reading result documents: sonde's `-J` throughput document (iperf3's schema, which real
+//! iperf3 output also follows) and sonde's latency document.
+//!
+//! The documents are read from JSON values, not deserialised into the runtime's types: a report
+//! must render results from older sondes and from iperf3 itself, where fields are missing or
+//! extra. Every field is optional here; what is missing shows as a dash in the report. Only the
+//! shape that says *what kind* of document it is must be present.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Looks up a path of object keys.
+pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+/// A number at `path`.
+pub fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    at(v, path)
+        .and_then(Value::as_f64)
+        .filter(|f| f.is_finite())
+}
+
+/// An unsigned integer at `path`.
+pub fn uint(v: &Value, path: &[&str]) -> Option<u64> {
+    at(v, path).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
+}
+
+/// A string at `path`.
+pub fn text(v: &Value, path: &[&str]) -> Option<String> {
+    at(v, path).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// CPU use of one end, percent of one core.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CpuView {
+    pub total: f64,
+    pub user: f64,
+    pub system: f64,
+}
+
+/// UDP receive figures of one direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UdpView {
+    pub packets: u64,
+    pub lost: u64,
+    pub lost_percent: f64,
+    pub jitter_ms: f64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+}
+
+/// One direction of traffic in a throughput test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirView {
+    /// True for client → server.
+    pub client_sends: bool,
+    pub sent_bytes: Option<u64>,
+    pub sent_bps: Option<f64>,
+    pub received_bytes: Option<u64>,
+    pub received_bps: Option<f64>,
+    /// Seconds the receiver measured over.
+    pub seconds: Option<f64>,
+    pub retransmits: Option<u64>,
+    pub udp: Option<UdpView>,
+}
+
+impl DirView {
+    /// "client → server" or "server → client".
+    pub fn label(&self) -> &'static str {
+        if self.client_sends {
+            "client → server"
+        } else {
+            "server → client"
+        }
+    }
+
+    /// Delivered / sent, percent: UDP datagrams, else TCP bytes.
+    pub fn delivered_percent(&self) -> Option<f64> {
+        if let Some(u) = &self.udp {
+            if u.packets == 0 {
+                return None;
+            }
+            let got = u.packets.saturating_sub(u.lost);
+            return Some(100.0 * got as f64 / u.packets as f64);
+        }
+        match (self.received_bytes, self.sent_bytes) {
+            (Some(r), Some(s)) if s > 0 => Some(100.0 * r as f64 / s as f64),
+            _ => None,
+        }
+    }
+}
+
+/// A time series: `(seconds, value)` points.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A throughput test's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Throughput {
+    /// "TCP" or "UDP".
+    pub protocol: String,
+    /// "upload", "reverse" or "bidir".
+    pub direction: String,
+    /// "client" or "server": which end wrote the document.
+    pub role: String,
+    pub version: Option<String>,
+    pub system_info: Option<String>,
+    pub timestamp_unix: Option<f64>,
+    pub streams: Option<u64>,
+    pub congestion: Option<String>,
+    /// Target bit/s per stream, 0 = unlimited.
+    pub target_bitrate: Option<u64>,
+    pub blksize: Option<u64>,
+    pub duration_secs: Option<f64>,
+    /// Main direction first (client → server in bidir).
+    pub directions: Vec<DirView>,
+    /// Mean of the TCP senders' mean RTT, ms.
+    pub tcp_rtt_ms: Option<f64>,
+    pub cpu_client: Option<CpuView>,
+    pub cpu_server: Option<CpuView>,
+    /// Interval sums in bit/s, one series per sum the document has.
+    pub throughput: Vec<Series>,
+    /// Lost percent per interval, one series per UDP receiving stream.
+    pub stream_loss: Vec<Series>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+impl Throughput {
+    /// Received goodput over all directions, bit/s.
+    pub fn goodput_bps(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .directions
+            .iter()
+            .filter_map(|d| d.received_bps)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    }
+
+    /// Delivered / sent over all directions, percent (the least of the directions).
+    pub fn delivered_percent(&self) -> Option<f64> {
+        self.directions
+            .iter()
+            .filter_map(DirView::delivered_percent)
+            .reduce(f64::min)
+    }
+
+    /// TCP retransmits over all directions.
+    pub fn retransmits(&self) -> Option<u64> {
+        let v: Vec<u64> = self
+            .directions
+            .iter()
+            .filter_map(|d| d.retransmits)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    }
+
+    /// Mean UDP jitter over directions, ms.
+    pub fn jitter_ms(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .directions
+            .iter()
+            .filter_map(|d| d.udp.as_ref().map(|u| u.jitter_ms))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// The protocol parameters in a few words: `"cubic"`, `"97.20 Mbit/s"`, `"-P 2"`.
+    pub fn params_label(&self) -> String {
+        let mut p = Vec::new();
+        if let Some(c) = &self.congestion {
+            p.push(c.clone());
+        }
+        match self.target_bitrate {
+            Some(0) | None => {}
+            Some(b) => p.push(format!("{} per stream", crate::fmt::rate(b as f64))),
+        }
+        if let Some(n) = self.streams.filter(|n| *n > 1) {
+            p.push(format!("{n} streams"));
+        }
+        if self.direction != "upload" {
+            p.push(self.direction.clone());
+        }
+        p.join(", ")
+    }
+}
+
+/// A delay distribution, ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DelayView {
+    pub samples: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub median: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub stddev: f64,
+}
+
+impl DelayView {
+    fn read(v: Option<&Value>) -> Option<DelayView> {
+        let v = v.filter(|v| v.is_object())?;
+        let f = |k: &str| num(v, &[k]).unwrap_or(0.0);
+        Some(DelayView {
+            samples: uint(v, &["samples"]).unwrap_or(0),
+            min: f("min_ms"),
+            mean: f("mean_ms"),
+            median: f("median_ms"),
+            p90: f("p90_ms"),
+            p99: f("p99_ms"),
+            p999: f("p999_ms"),
+            max: f("max_ms"),
+            stddev: f("stddev_ms"),
+        })
+    }
+
+    /// The distribution's known quantiles as CDF points `(ms, fraction)`, for a plot.
+    pub fn cdf_points(&self) -> Vec<(f64, f64)> {
+        let mut pts = vec![
+            (self.min, 0.0),
+            (self.median, 0.5),
+            (self.p90, 0.9),
+            (self.p99, 0.99),
+            (self.p999, 0.999),
+            (self.max, 1.0),
+        ];
+        // Quantiles are monotone in a well-formed document; keep the plot monotone anyway.
+        for i in 1..pts.len() {
+            if pts[i].0 < pts[i - 1].0 {
+                pts[i].0 = pts[i - 1].0;
+            }
+        }
+        pts
+    }
+}
+
+/// A latency run's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Latency {
+    pub mode: String,
+    pub target: Option<String>,
+    pub family: Option<String>,
+    pub size: Option<u64>,
+    pub version: Option<String>,
+    pub timestamp_unix: Option<f64>,
+    pub sent: Option<u64>,
+    pub received: Option<u64>,
+    pub loss_percent: Option<f64>,
+    pub jitter_ms: Option<f64>,
+    pub rtt: Option<DelayView>,
+    /// Median RTT per interval, ms.
+    pub over_time: Vec<(f64, f64)>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+/// What a document holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ResultDoc {
+    Throughput(Box<Throughput>),
+    Latency(Box<Latency>),
+}
+
+/// Reads a document, or says why it is not one this report knows.
+pub fn read(doc: &Value) -> Result<ResultDoc, String> {
+    if at(doc, &["start", "test_start"]).is_some() {
+        return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
+    }
+    if at(doc, &["start", "mode"]).is_some() {
+        return Ok(ResultDoc::Latency(Box::new(latency(doc))));
+    }
+    if !doc.is_object() {
+        return Err("not a JSON object".into());
+    }
+    Err(
+        "neither a throughput document (no start.test_start) nor a latency document \
+         (no start.mode)"
+            .into(),
+    )
+}
+
+fn cpu(v: &Value, prefix: &str) -> Option<CpuView> {
+    let c = at(v, &["end", "cpu_utilization_percent"])?;
+    Some(CpuView {
+        total: num(c, &[&format!("{prefix}_total")])?,
+        user: num(c, &[&format!("{prefix}_user")]).unwrap_or(0.0),
+        system: num(c, &[&format!("{prefix}_system")]).unwrap_or(0.0),
+    })
+}
+
+fn udp_view(v: &Value) -> Option<UdpView> {
+    let packets = uint(v, &["packets"])?;
+    Some(UdpView {
+        packets,
+        lost: uint(v, &["lost_packets"]).unwrap_or(0),
+        lost_percent: num(v, &["lost_percent"]).unwrap_or(0.0),
+        jitter_ms: num(v, &["jitter_ms"]).unwrap_or(0.0),
+        out_of_order: uint(v, &["out_of_order"]).unwrap_or(0),
+        duplicates: uint(v, &["duplicates"]).unwrap_or(0),
+    })
+}
+
+fn direction_of(doc: &Value) -> String {
+    if let Some(d) = text(doc, &["start", "sonde", "direction"]) {
+        return d;
+    }
+    let ts = |k| uint(doc, &["start", "test_start", k]).unwrap_or(0);
+    if ts("bidir") != 0 {
+        "bidir".into()
+    } else if ts("reverse") != 0 {
+        "reverse".into()
+    } else {
+        "upload".into()
+    }
+}
+
+fn throughput(doc: &Value) -> Throughput {
+    let ts = |k: &str| at(doc, &["start", "test_start", k]).cloned();
+    let protocol = ts("protocol")
+        .and_then(|v| v.as_str().map(str::to_uppercase))
+        .unwrap_or_else(|| "?".into());
+    let udp = protocol == "UDP";
+    let direction = direction_of(doc);
+    let role = text(doc, &["start", "sonde", "role"]).unwrap_or_else(|| {
+        if at(doc, &["start", "accepted_connection"]).is_some() {
+            "server".into()
+        } else {
+            "client".into()
+        }
+    });
+    let end = at(doc, &["end"]).cloned().unwrap_or(Value::Null);
+    let mut directions = Vec::new();
+    for suffix in ["", "_bidir_reverse"] {
+        let sent = end.get(format!("sum_sent{suffix}"));
+        let recv = end.get(format!("sum_received{suffix}"));
+        if sent.is_none() && recv.is_none() {
+            continue;
+        }
+        let client_sends = if suffix.is_empty() {
+            direction != "reverse"
+        } else {
+            false
+        };
+        let udp_src = end.get(format!("sum{suffix}")).or(recv);
+        directions.push(DirView {
+            client_sends,
+            sent_bytes: sent.and_then(|v| uint(v, &["bytes"])),
+            sent_bps: sent.and_then(|v| num(v, &["bits_per_second"])),
+            received_bytes: recv.and_then(|v| uint(v, &["bytes"])),
+            received_bps: recv.and_then(|v| num(v, &["bits_per_second"])),
+            seconds: recv.and_then(|v| num(v, &["seconds"])),
+            retransmits: if udp {
+                None
+            } else {
+                sent.and_then(|v| uint(v, &["retransmits"]))
+            },
+            udp: if udp {
+                udp_src.and_then(udp_view)
+            } else {
+                None
+            },
+        });
+    }
+    let rtts: Vec<f64> = end
+        .get("streams")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| num(s, &["sender", "mean_rtt"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    let tcp_rtt_ms = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 / 1e3);
+    let remote_known = at(&end, &["sonde", "remote_cpu_known"])
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let (host, remote) = (
+        cpu(doc, "host"),
+        cpu(doc, "remote").filter(|_| remote_known),
+    );
+    let (cpu_client, cpu_server) = if role == "server" {
+        (remote, host)
+    } else {
+        (host, remote)
+    };
+    let (throughput, stream_loss) = intervals(doc, &direction, &role);
+    Throughput {
+        protocol,
+        direction,
+        role,
+        version: text(doc, &["start", "version"]),
+        system_info: text(doc, &["start", "system_info"]),
+        timestamp_unix: num(doc, &["start", "timestamp", "timemillisecs"])
+            .map(|ms| ms / 1e3)
+            .or_else(|| num(doc, &["start", "timestamp", "timesecs"])),
+        streams: ts("num_streams").and_then(|v| v.as_u64()),
+        congestion: text(doc, &["end", "sender_tcp_congestion"])
+            .or_else(|| text(doc, &["start", "sonde", "congestion"])),
+        target_bitrate: ts("target_bitrate").and_then(|v| v.as_u64()),
+        blksize: ts("blksize").and_then(|v| v.as_u64()),
+        duration_secs: ts("duration").and_then(|v| v.as_f64()),
+        directions,
+        tcp_rtt_ms,
+        cpu_client,
+        cpu_server,
+        throughput,
+        stream_loss,
+        partial: at(&end, &["sonde", "partial"])
+            .and_then(Value::as_bool)
+            .unwrap_or(end.is_null()),
+        error: text(doc, &["error"]),
+    }
+}
+
+/// Interval series: throughput per sum, and lost percent per receiving UDP stream.
+fn intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Series>) {
+    let Some(list) = doc.get("intervals").and_then(Value::as_array) else {
+        return (Vec::new(), Vec::new());
+    };
+    let main_c2s = direction != "reverse";
+    let mut sums: Vec<Series> = Vec::new();
+    let mut losses: Vec<(u64, Series)> = Vec::new();
+    for iv in list {
+        for (key, c2s) in [("sum", main_c2s), ("sum_bidir_reverse", false)] {
+            let Some(s) = iv.get(key) else { continue };
+            let (Some(end), Some(bps)) = (num(s, &["end"]), num(s, &["bits_per_second"])) else {
+                continue;
+            };
+            // Plotted at the interval's middle: the rate is an average over the interval.
+            let mid = num(s, &["start"]).map_or(end, |start| (start + end) / 2.0);
+            let host_sent = at(s, &["sender"]).and_then(Value::as_bool).unwrap_or(true);
+            let label = format!(
+                "{} {} by {}",
+                if c2s {
+                    "client → server"
+                } else {
+                    "server → client"
+                },
+                if host_sent { "sent" } else { "received" },
+                role
+            );
+            match sums.iter_mut().find(|x| x.label == label) {
+                Some(x) => x.points.push((mid, bps)),
+                None => sums.push(Series {
+                    label,
+                    points: vec![(mid, bps)],
+                }),
+            }
+        }
+        for st in iv
+            .get("streams")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(id), Some(end), Some(lp)) = (
+                uint(st, &["socket"]),
+                num(st, &["end"]),
+                num(st, &["lost_percent"]),
+            ) else {
+                continue;
+            };
+            let end = num(st, &["start"]).map_or(end, |start| (start + end) / 2.0);
+            match losses.iter_mut().find(|(i, _)| *i == id) {
+                Some((_, x)) => x.points.push((end, lp)),
+                None => losses.push((
+                    id,
+                    Series {
+                        label: format!("stream {id}"),
+                        points: vec![(end, lp)],
+                    },
+                )),
+            }
+        }
+    }
+    losses.sort_by_key(|(id, _)| *id);
+    (sums, losses.into_iter().map(|(_, s)| s).collect())
+}
+
+fn latency(doc: &Value) -> Latency {
+    let end = at(doc, &["end"]);
+    let over_time = doc
+        .get("intervals")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|iv| Some((num(iv, &["end"])?, num(iv, &["rtt", "median_ms"])?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mode = match at(doc, &["start", "mode"]) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "?".into(),
+    };
+    Latency {
+        mode,
+        target: text(doc, &["start", "target"]),
+        family: text(doc, &["start", "family"]),
+        size: uint(doc, &["start", "size"]),
+        version: text(doc, &["start", "version"]),
+        timestamp_unix: num(doc, &["start", "timestamp_unix"]),
+        sent: end.and_then(|e| uint(e, &["loss", "sent"])),
+        received: end.and_then(|e| uint(e, &["loss", "received"])),
+        loss_percent: end.and_then(|e| num(e, &["loss", "loss_percent"])),
+        jitter_ms: end.and_then(|e| num(e, &["jitter_ms"])),
+        rtt: DelayView::read(end.and_then(|e| e.get("rtt"))),
+        over_time,
+        partial: end
+            .and_then(|e| e.get("partial"))
+            .and_then(Value::as_bool)
+            .unwrap_or(end.is_none()),
+        error: text(doc, &["error"]).or_else(|| end.and_then(|e| text(e, &["error"]))),
+    }
+}
