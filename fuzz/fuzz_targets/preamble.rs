@@ -4,6 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 use sonde_proto::preamble::{
     classify, data_preamble, Preamble, PreambleError, CONTROL_MAGIC, DATA_MAGIC, DATA_PREAMBLE_LEN,
+    RR_MAGIC,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -16,6 +17,7 @@ fuzz_target!(|data: &[u8]| {
                 data[..DATA_PREAMBLE_LEN]
             );
         }
+        Ok(Preamble::Rr) => assert!(data.starts_with(RR_MAGIC)),
         Ok(Preamble::Foreign(v)) => assert_eq!(v, data),
         Err(PreambleError::Incomplete(n)) => assert!(n > 0 && data.len() + n <= DATA_PREAMBLE_LEN),
     }

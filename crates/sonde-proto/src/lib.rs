@@ -11,6 +11,9 @@
 //! - [`session`]: the client and server control state machines with checked transitions.
 //! - [`datagram`]: the UDP test datagram header (64-bit sequence, nanosecond send time).
 //! - [`udp_hello`]: the retransmitted, acknowledged UDP stream set-up.
+//! - [`iperf3`]: iperf3's control protocol and UDP format, for interoperating with iperf3.
+//! - [`icmp`]: ICMP/ICMPv6 echo messages (RFC 792, RFC 4443) for `sonde latency --icmp`.
+//! - [`probe`]: latency probe requests and replies (`sonde latency`).
 //!
 //! ```
 //! use sonde_proto::datagram::DatagramHeader;
@@ -21,8 +24,11 @@
 
 pub mod datagram;
 pub mod frame;
+pub mod icmp;
+pub mod iperf3;
 pub mod message;
 pub mod preamble;
+pub mod probe;
 pub mod session;
 pub mod udp_hello;
 

@@ -15,6 +15,8 @@ use thiserror::Error;
 pub const CONTROL_MAGIC: &[u8; 8] = b"SONDE/C1";
 /// Magic bytes opening a data stream.
 pub const DATA_MAGIC: &[u8; 8] = b"SONDE/D1";
+/// Magic bytes opening a TCP request/response (`sonde latency --tcp-rr`) connection.
+pub const RR_MAGIC: &[u8; 8] = b"SONDE/R1";
 /// Length of a session cookie.
 pub const COOKIE_LEN: usize = 16;
 /// Bytes a data-stream preamble occupies.
@@ -31,6 +33,8 @@ pub enum Preamble {
         cookie: Cookie,
         stream_id: u32,
     },
+    /// TCP request/response latency transactions (see `crate::probe`).
+    Rr,
     /// Not sonde: the bytes read so far, for another protocol handler.
     Foreign(Vec<u8>),
 }
@@ -49,7 +53,7 @@ pub enum PreambleError {
 pub fn classify(bytes: &[u8]) -> Result<Preamble, PreambleError> {
     let probe = &bytes[..bytes.len().min(8)];
     let is_prefix = |magic: &[u8; 8]| magic.starts_with(probe);
-    if !is_prefix(CONTROL_MAGIC) && !is_prefix(DATA_MAGIC) {
+    if !is_prefix(CONTROL_MAGIC) && !is_prefix(DATA_MAGIC) && !is_prefix(RR_MAGIC) {
         return Ok(Preamble::Foreign(bytes.to_vec()));
     }
     if bytes.len() < 8 {
@@ -57,6 +61,9 @@ pub fn classify(bytes: &[u8]) -> Result<Preamble, PreambleError> {
     }
     if probe == CONTROL_MAGIC {
         return Ok(Preamble::Control);
+    }
+    if probe == RR_MAGIC {
+        return Ok(Preamble::Rr);
     }
     if bytes.len() < DATA_PREAMBLE_LEN {
         return Err(PreambleError::Incomplete(DATA_PREAMBLE_LEN - bytes.len()));
@@ -114,6 +121,12 @@ mod tests {
         assert_eq!(classify(b"a"), Ok(Preamble::Foreign(b"a".to_vec())));
         assert!(matches!(classify(b"SONDX"), Ok(Preamble::Foreign(_))));
         assert!(matches!(classify(b""), Err(PreambleError::Incomplete(8))));
+    }
+
+    #[test]
+    fn rr_preamble() {
+        assert_eq!(classify(b"SONDE/R"), Err(PreambleError::Incomplete(1)));
+        assert_eq!(classify(b"SONDE/R1"), Ok(Preamble::Rr));
     }
 
     #[test]

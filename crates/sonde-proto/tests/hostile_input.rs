@@ -516,6 +516,7 @@ fn check_classify(bytes: &[u8]) {
                 bytes[..DATA_PREAMBLE_LEN]
             );
         }
+        Ok(Preamble::Rr) => assert!(bytes.starts_with(preamble::RR_MAGIC)),
         Ok(Preamble::Foreign(v)) => {
             assert_eq!(v, bytes);
             let probe = &bytes[..bytes.len().min(8)];
@@ -778,4 +779,27 @@ fn session_pair_with_injected_messages_never_panics_and_clean_runs_finish() {
         }
     }
     assert_eq!(finished_clean, 500);
+}
+
+// ---------------------------------------------------------------------------------------------
+// latency probes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn probe_parse_survives_random_and_mutated_input() {
+    use sonde_proto::probe::{self, Probe};
+    let mut rng = Rng::new(0x9B0B_E5A1);
+    for _ in 0..6_000 {
+        let len = rng.below(80);
+        let _ = Probe::parse(&rng.bytes(len));
+        let mut valid = vec![0u8; probe::HEADER_LEN + rng.below(8)];
+        let p = Probe::request(rng.next(), rng.next().max(1), rng.next());
+        p.emit(&mut valid).unwrap();
+        assert_eq!(Probe::parse(&valid), Ok(p));
+        if let Ok(q) = Probe::parse(&mutate(&mut rng, &valid)) {
+            let mut out = [0u8; probe::HEADER_LEN];
+            q.emit(&mut out).unwrap();
+            assert_eq!(Probe::parse(&out), Ok(q));
+        }
+    }
 }

@@ -6,6 +6,8 @@
 //! - [`TableReporter`]: the human table, laid out like iperf3's text output;
 //! - [`JsonReporter`]: one iperf3 `-J` compatible document written at [`Sink::finish`];
 //! - [`JsonLinesReporter`]: one compact object per event, like iperf3's `--json-stream`;
+//! - [`latency_table`] and [`latency_json`]: the same three formats for latency runs
+//!   (`sonde latency`, `rrul`, `compare-ip`), consuming `sonde_stats::latency::model` events;
 //! - [`Tee`]: fan-out to several sinks (say, the table on stdout and JSON to a log file).
 //!
 //! The JSON shapes (and every field sonde adds to iperf3's schema) are documented in
@@ -31,6 +33,8 @@ pub use sonde_stats::model::Event;
 pub mod iperf3_json;
 mod json;
 mod json_lines;
+pub mod latency_json;
+pub mod latency_table;
 mod table;
 #[cfg(test)]
 mod test_fixtures;

@@ -14,7 +14,7 @@ pub enum RunError {
     Connect { addr: String, source: io::Error },
     #[error("timed out after {secs} s connecting to {addr}")]
     ConnectTimeout { addr: String, secs: u64 },
-    #[error("{addr} is not a sonde server (it answered with bytes sonde does not recognise); if it runs iperf3, this release cannot drive it yet")]
+    #[error("{addr} is not a sonde server (it answered with bytes sonde does not recognise); if it runs iperf3, use `sonde client --iperf3`")]
     NotSonde { addr: String },
     #[error("server refused the test ({code}): {message}")]
     ServerRefused { code: String, message: String },

@@ -11,6 +11,8 @@ pub mod clock;
 pub mod control_conn;
 pub mod engine;
 pub mod error;
+pub mod iperf3;
+pub mod latency;
 pub mod meter;
 pub mod os;
 pub mod pacing;

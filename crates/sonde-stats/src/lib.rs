@@ -12,6 +12,7 @@
 pub mod cpu;
 pub mod interval;
 pub mod jitter;
+pub mod latency;
 pub mod model;
 pub mod sum;
 pub mod tcp_summary;

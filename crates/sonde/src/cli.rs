@@ -23,6 +23,33 @@ pub enum Command {
     Client(ClientArgs),
     /// Start a server in-process and run short TCP and UDP loopback tests in both directions
     Demo(DemoArgs),
+    /// Latency: UDP probes to a sonde server, ICMP echo, TCP connect or TCP request/response
+    Latency(crate::cli_latency::LatencyArgs),
+    /// Latency under load (RRUL): idle, then download, upload and both saturated by TCP
+    Rrul(crate::cli_latency::RrulArgs),
+    /// IPv4 against IPv6 to the same sonde server: latency and TCP throughput side by side
+    #[command(name = "compare-ip")]
+    CompareIp(crate::cli_latency::CompareIpArgs),
+    /// Write report.md and report.html from a lab results database or sonde JSON results
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A lab results database (or the directory holding it), or one or more sonde -J files
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<std::path::PathBuf>,
+    /// Directory to write the report into
+    #[arg(
+        short = 'o',
+        long = "out",
+        value_name = "DIR",
+        default_value = "sonde-report"
+    )]
+    pub out: std::path::PathBuf,
+    /// md, html or json (repeatable or comma-separated; default md and html)
+    #[arg(long = "format", value_name = "FORMAT")]
+    pub format: Vec<String>,
 }
 
 /// Output selection shared by client and server.
@@ -145,6 +172,18 @@ pub struct ClientArgs {
     /// Seconds to wait for the server to answer a connection
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_positive_secs)]
     pub connect_timeout: f64,
+    /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
+    #[arg(long)]
+    pub iperf3: bool,
+    /// With --iperf3: ask the server for its own output (shown as a note)
+    #[arg(long, requires = "iperf3")]
+    pub get_server_output: bool,
+    /// With --iperf3: 64-bit UDP sequence numbers
+    #[arg(long, requires = "iperf3")]
+    pub udp_counters_64bit: bool,
+    /// With --iperf3: payload of repeated "0123456789" instead of random bytes
+    #[arg(long, requires = "iperf3")]
+    pub repeating_payload: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -154,6 +193,14 @@ pub struct DemoArgs {
     /// Seconds per test
     #[arg(short = 't', long, default_value_t = 2.0, value_parser = parse_positive_secs)]
     pub time: f64,
+    /// Directory for the report of the demo run
+    #[arg(
+        short = 'o',
+        long = "out",
+        value_name = "DIR",
+        default_value = "sonde-demo"
+    )]
+    pub out: std::path::PathBuf,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

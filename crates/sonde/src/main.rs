@@ -1,6 +1,7 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
+mod cli_latency;
 mod commands;
 mod output;
 
@@ -34,7 +35,11 @@ fn main() {
     let code = match parsed.command {
         cli::Command::Server(a) => commands::server::run(a, interrupt),
         cli::Command::Client(a) => commands::client::run(a, &interrupt),
-        cli::Command::Demo(a) => commands::demo::run(a.time, interrupt),
+        cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
+        cli::Command::Report(a) => commands::report::run(&a.results, &a.out, &a.format),
+        cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
+        cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
+        cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
     };
     std::process::exit(code);
 }

@@ -549,13 +549,75 @@ fn ipv6_loopback_with_dash_6() {
 }
 
 #[test]
-fn demo_runs_tcp_and_udp_both_ways_and_exits_0() {
-    let out = run(&["demo"], Duration::from_secs(90));
+fn demo_runs_tcp_and_udp_both_ways_exits_0_and_writes_its_report() {
+    let dir = TempDir::new("demo");
+    let report_dir = dir.file("report");
+    let report_arg = report_dir.to_string_lossy().into_owned();
+    let out = run(
+        &["demo", "-t", "1", "-o", &report_arg],
+        Duration::from_secs(90),
+    );
     out.expect_code(0);
     assert!(out.stdout.contains("bits/sec"), "{}", out.describe());
     assert!(
         out.stdout.contains("sender") && out.stdout.contains("receiver"),
         "no summaries\n{}",
         out.describe()
+    );
+    let md = std::fs::read_to_string(report_dir.join("report.md")).expect("report.md written");
+    for section in ["## Summary", "### TCP", "### UDP", "TCP reverse (-R)"] {
+        assert!(md.contains(section), "report.md lacks {section}:\n{md}");
+    }
+    let html =
+        std::fs::read_to_string(report_dir.join("report.html")).expect("report.html written");
+    assert!(html.contains("<svg"), "the HTML report has charts");
+    assert!(
+        out.stdout.contains("report written:"),
+        "the demo prints the report path"
+    );
+}
+
+#[test]
+fn report_command_renders_json_results_and_rejects_bad_input() {
+    let server = Server::start(&[]);
+    let dir = TempDir::new("report");
+    let result = dir.file("udp.json");
+    let doc = json_run(&server, &["-u", "-b", "20m", "-t", "1"]);
+    std::fs::write(&result, doc.to_string()).expect("write result");
+    let out_dir = dir.file("out");
+    let (result_arg, out_arg) = (
+        result.to_string_lossy().into_owned(),
+        out_dir.to_string_lossy().into_owned(),
+    );
+    run(
+        &["report", &result_arg, "-o", &out_arg, "--format", "md"],
+        QUICK_DEADLINE,
+    )
+    .expect_code(0);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).expect("report.md");
+    assert!(md.contains("### UDP"), "{md}");
+    assert!(
+        !out_dir.join("report.html").exists(),
+        "--format md writes Markdown only"
+    );
+    let bad = run(
+        &["report", &result_arg, "-o", &out_arg, "--format", "pdf"],
+        QUICK_DEADLINE,
+    );
+    bad.expect_code(2);
+    assert!(
+        bad.stderr.contains("md, html or json"),
+        "{}",
+        bad.describe()
+    );
+    let missing = run(
+        &["report", "/nonexistent/sonde.json", "-o", &out_arg],
+        QUICK_DEADLINE,
+    );
+    missing.expect_code(1);
+    assert!(
+        missing.stderr.contains("/nonexistent/sonde.json"),
+        "{}",
+        missing.describe()
     );
 }

@@ -4,8 +4,10 @@
 //! readiness waits sit behind these small functions so the engine above stays portable.
 
 pub mod cpu;
+pub mod icmp;
 pub mod mmsg;
 pub mod poll;
 pub mod sockopt;
 pub mod tcp_info;
+pub mod timestamp;
 pub mod zerocopy;

@@ -45,6 +45,8 @@ const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
 struct Shared {
     cfg: ServerConfig,
     registry: Registry,
+    /// iperf3 sessions, for routing their data connections and UDP hellos.
+    iperf3: crate::iperf3::Hub,
     active: AtomicUsize,
     pending: AtomicUsize,
     served: AtomicUsize,
@@ -118,6 +120,7 @@ impl Server {
         let shared = Arc::new(Shared {
             cfg,
             registry: Registry::default(),
+            iperf3: crate::iperf3::Hub::default(),
             active: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             served: AtomicUsize::new(0),
@@ -147,6 +150,8 @@ impl Server {
             .spawn(move || udp_listener(udp, udp_shared))
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
         let mut sessions = Vec::new();
+        // Accept order, so iperf3 data connections keep their order (their roles follow it).
+        let mut accepted: u64 = 0;
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
@@ -178,9 +183,11 @@ impl Server {
                 continue;
             }
             let s = shared.clone();
+            accepted += 1;
+            let seq = accepted;
             match std::thread::Builder::new()
                 .name("sonde-conn".into())
-                .spawn(move || handle_connection(stream, peer, s))
+                .spawn(move || handle_connection(stream, peer, s, seq))
             {
                 Ok(h) => sessions.push(h),
                 Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
@@ -229,26 +236,46 @@ fn read_preamble(stream: &mut TcpStream) -> Result<Preamble, String> {
     }
 }
 
-fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, seq: u64) {
     let preamble = read_preamble(&mut stream);
     shared.pending.fetch_sub(1, Ordering::Relaxed);
     match preamble {
         Err(why) => (shared.log)(&format!("connection from {peer} {why}; closed")),
-        Ok(Preamble::Foreign(bytes)) => (shared.log)(&format!(
-            "connection from {peer} is not a sonde client (first bytes {:02x?}); closed (iperf3 clients are not supported by this release)",
-            &bytes[..bytes.len().min(8)]
-        )),
+        Ok(Preamble::Foreign(bytes)) => {
+            let ctx = crate::iperf3::server::ServerCtx {
+                cfg: &shared.cfg,
+                hub: &shared.iperf3,
+                active: &shared.active,
+                served: &shared.served,
+                shutdown: &shared.shutdown,
+                interrupt: &shared.interrupt,
+                sinks: &shared.sinks,
+                log: &*shared.log,
+            };
+            crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
+        }
         Ok(Preamble::Data { cookie, stream_id }) => {
             if !shared.registry.route_tcp(&cookie, stream_id, stream) {
-                (shared.log)(&format!("data connection from {peer} for an unknown test or stream {stream_id}; closed"));
+                (shared.log)(&format!(
+                    "data connection from {peer} for an unknown test or stream {stream_id}; closed"
+                ));
             }
         }
         Ok(Preamble::Control) => session::serve(stream, peer, &shared),
+        Ok(Preamble::Rr) => {
+            let stop = || {
+                shared.shutdown.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed)
+            };
+            if let Err(e) = crate::latency::tcp::serve_rr(stream, stop) {
+                (shared.log)(&format!("tcp-rr connection from {peer}: {e}"));
+            }
+        }
     }
 }
 
 fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
-    let mut buf = [0u8; 2048];
+    let mut buf = vec![0u8; 65536];
+    let mut probes = crate::latency::Responder::new();
     while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
@@ -256,6 +283,13 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         let Ok((n, peer)) = sock.recv_from(&mut buf) else {
             continue;
         };
+        if probes.handle(&sock, &mut buf[..n], peer) {
+            continue;
+        }
+        if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {
+            iperf3_udp_hello(&sock, &shared, peer, form);
+            continue;
+        }
         let Ok(hello) = Hello::parse(&buf[..n]) else {
             continue;
         };
@@ -281,5 +315,22 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
                 }
             }
         }
+    }
+}
+
+/// An iperf3 UDP hello: the oldest iperf3 session waiting for UDP streams takes it.
+fn iperf3_udp_hello(
+    sock: &UdpSocket,
+    shared: &Shared,
+    peer: SocketAddr,
+    form: sonde_proto::iperf3::udp::HelloForm,
+) {
+    use crate::iperf3::UdpVerdict;
+    match shared.iperf3.udp_hello(peer, form, shared.udp_local) {
+        Ok(UdpVerdict::Created) | Ok(UdpVerdict::Unclaimed) => {}
+        Ok(UdpVerdict::Repeat(reply)) => {
+            let _ = sock.send_to(&reply, peer);
+        }
+        Err(e) => (shared.log)(&format!("cannot open an iperf3 UDP stream for {peer}: {e}")),
     }
 }

@@ -119,7 +119,16 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             eprintln!("sonde: cannot write output: {e}");
         }
     };
-    let outcome = client::run(&cfg, interrupt, &mut emit);
+    let outcome = if a.iperf3 {
+        let opts = sonde_proto::iperf3::params::Iperf3Options {
+            udp_counters_64bit: a.udp_counters_64bit,
+            get_server_output: a.get_server_output,
+            repeating_payload: a.repeating_payload,
+        };
+        sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut emit)
+    } else {
+        client::run(&cfg, interrupt, &mut emit)
+    };
     let code = match &outcome.error {
         None => exit::OK,
         Some(e) => {

@@ -1,15 +1,18 @@
 //! `sonde demo`: the README's first command. An in-process server on a free loopback port and
-//! four short tests against it (TCP and UDP, upload and reverse), each printed as a table.
+//! four short tests against it (TCP and UDP, upload and reverse), each printed as a table, then
+//! the report of the run (Markdown and self-contained HTML) written to `--out`.
 
 use super::exit;
 use crate::output::{self, LineOut};
+use sonde_doc::{Format, Inputs};
 use sonde_proto::message::TestParams;
-use sonde_report::{Sink, TableReporter};
+use sonde_report::{JsonReporter, Sink, TableReporter};
 use sonde_runtime::client::{self, ClientConfig, Family};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_stats::model::{Direction, Event, Protocol};
 use sonde_stats::units::format_bitrate;
 use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +40,7 @@ fn test(protocol: Protocol, direction: Direction, secs: f64) -> TestParams {
 }
 
 /// Runs the demo; exit 0 when every test completed.
-pub fn run(secs: f64, interrupt: Arc<AtomicBool>) -> i32 {
+pub fn run(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
     let cfg = ServerConfig {
         port: 0,
         bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
@@ -89,6 +92,7 @@ pub fn run(secs: f64, interrupt: Arc<AtomicBool>) -> i32 {
         }
     };
     let mut rows = Vec::new();
+    let mut documents = Vec::new();
     let mut code = exit::OK;
     for (name, params) in plan {
         println!("=== {name} ===");
@@ -101,11 +105,21 @@ pub fn run(secs: f64, interrupt: Arc<AtomicBool>) -> i32 {
             connect_timeout: Duration::from_secs(5),
         };
         let mut table = TableReporter::new(LineOut::new(out.clone()));
+        let mut json = JsonReporter::new(Vec::new());
         let outcome = client::run(&cfg, &interrupt, &mut |ev: Event| {
             let _ = table.event(&ev);
+            let _ = json.event(&ev);
         });
         let _ = table.finish();
+        let _ = json.finish();
         println!();
+        let text = String::from_utf8_lossy(&json.into_inner()).into_owned();
+        match Inputs::parse_document(&format!("{name}.json"), &text) {
+            Ok(doc) => documents.push(doc),
+            Err(e) => {
+                eprintln!("sonde: warning - the {name} result is left out of the report: {e}")
+            }
+        }
         let received = outcome
             .summary
             .as_ref()
@@ -138,5 +152,14 @@ pub fn run(secs: f64, interrupt: Arc<AtomicBool>) -> i32 {
     }
     server_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = handle.join();
+    if !documents.is_empty() {
+        println!();
+        let report = super::report::write(
+            &Inputs::Documents(documents),
+            out_dir,
+            &[Format::Markdown, Format::Html],
+        );
+        code = code.max(report);
+    }
     code
 }

@@ -1,7 +1,11 @@
 //! One module per subcommand; each returns the process exit code.
 
 pub mod client;
+pub mod compare_ip;
 pub mod demo;
+pub mod latency;
+pub mod report;
+pub mod rrul;
 pub mod server;
 
 /// The process exit codes sonde documents.

@@ -1,0 +1,531 @@
+//! `sonde client --iperf3`: one test against a real iperf3 server.
+//!
+//! The same flow as iperf3's own client (iperf3-protocol.md §1.5), driven by the pure
+//! [`ClientSession`]: cookie, parameters, data streams (TCP: the cookie again; UDP: the 4-byte
+//! hello, skipping early data in reverse mode), then this end decides when the test ends
+//! (time, bytes or blocks), sends TEST_END and exchanges results. The events and the summary
+//! are sonde's own, so the table, `-J` and `--json-stream` reporters work unchanged.
+
+use super::convert::{local_results, peer_results};
+use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
+use super::udp::UdpWire;
+use crate::client::{resolve, software, system_info, unix_now, ClientConfig, ClientOutcome};
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::os::cpu;
+use crate::sockets;
+use crate::streams::Budget;
+use sonde_proto::iperf3::params::{params_json, Iperf3Options};
+use sonde_proto::iperf3::session::{ClientEvent, ClientSession};
+use sonde_proto::iperf3::state::errno;
+use sonde_proto::iperf3::udp::{is_reply, HELLO};
+use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
+use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::model::{
+    ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const STEP: Duration = Duration::from_secs(10);
+/// iperf3 waits this long for the answer to a UDP hello.
+const UDP_HELLO_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs one test against an iperf3 server. Events go to `emit`; the outcome says how it ended.
+pub fn run(
+    cfg: &ClientConfig,
+    opts: Iperf3Options,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+) -> ClientOutcome {
+    let mut run = Run {
+        cfg,
+        opts,
+        interrupt,
+        emit,
+        engine: None,
+        cpu0: (Instant::now(), CpuTimes::default()),
+    };
+    match run.execute() {
+        Ok(summary) => ClientOutcome {
+            summary: Some(summary),
+            error: None,
+        },
+        Err(e) => {
+            let summary = run.partial(&e);
+            ClientOutcome {
+                summary,
+                error: Some(e),
+            }
+        }
+    }
+}
+
+fn random_cookie() -> Cookie {
+    let mut r = [0u8; 36];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut r))
+        .is_err()
+    {
+        let t = unix_now().to_bits() ^ u64::from(std::process::id());
+        for (i, b) in r.iter_mut().enumerate() {
+            *b = (t.rotate_left(i as u32 * 7) & 0xFF) as u8 ^ (i as u8).wrapping_mul(37);
+        }
+    }
+    cookie_from_random(&r)
+}
+
+fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, RunError> {
+    let mut last = RunError::Setup("no address to connect to".into());
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                last = RunError::Refused {
+                    addr: a.to_string(),
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::TimedOut => {
+                last = RunError::ConnectTimeout {
+                    addr: a.to_string(),
+                    secs: timeout.as_secs(),
+                }
+            }
+            Err(e) => {
+                last = RunError::Connect {
+                    addr: a.to_string(),
+                    source: e,
+                }
+            }
+        }
+    }
+    Err(last)
+}
+
+/// The control connection and its state machine.
+struct Control {
+    tcp: TcpStream,
+    s: ClientSession,
+}
+
+impl Control {
+    fn flush(&mut self) -> Result<(), RunError> {
+        while let Some(b) = self.s.poll_transmit() {
+            self.tcp.write_all(&b).map_err(RunError::ControlIo)?;
+        }
+        Ok(())
+    }
+
+    /// Reads once (bounded by the socket timeout) and returns the next event, if any.
+    fn poll(&mut self) -> Result<Option<ClientEvent>, RunError> {
+        if let Some(ev) = self.s.poll_event() {
+            return Ok(Some(ev));
+        }
+        let mut buf = [0u8; 16 * 1024];
+        match self.tcp.read(&mut buf) {
+            Ok(0) => return Err(RunError::PeerClosed),
+            Ok(n) => self
+                .s
+                .handle_bytes(&buf[..n])
+                .map_err(|e| RunError::Protocol(format!("iperf3 server: {e}")))?,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Err(RunError::PeerClosed),
+            Err(e) => return Err(RunError::ControlIo(e)),
+        }
+        self.flush()?;
+        Ok(self.s.poll_event())
+    }
+}
+
+/// Turns the server's refusals into errors.
+fn refusal(ev: ClientEvent) -> RunError {
+    match ev {
+        ClientEvent::AccessDenied => RunError::ServerRefused {
+            code: "busy".into(),
+            message: "the iperf3 server is busy running a test; try again later".into(),
+        },
+        ClientEvent::ServerError { i_errno, errno: e } => RunError::ServerRefused {
+            code: format!("iperf3 error {i_errno}"),
+            message: if e != 0 {
+                format!(
+                    "{} ({})",
+                    errno::describe(i_errno),
+                    std::io::Error::from_raw_os_error(e)
+                )
+            } else {
+                errno::describe(i_errno)
+            },
+        },
+        ClientEvent::ServerTerminated => {
+            RunError::PeerAborted("the iperf3 server terminated the test".into())
+        }
+        other => RunError::Protocol(format!("unexpected iperf3 event {other:?}")),
+    }
+}
+
+struct Run<'a> {
+    cfg: &'a ClientConfig,
+    opts: Iperf3Options,
+    interrupt: &'a AtomicBool,
+    emit: &'a mut dyn FnMut(Event),
+    engine: Option<Iperf3Engine>,
+    cpu0: (Instant, CpuTimes),
+}
+
+impl Run<'_> {
+    fn wait_for(
+        &mut self,
+        c: &mut Control,
+        what: &'static str,
+        want: fn(&ClientEvent) -> bool,
+    ) -> Result<ClientEvent, RunError> {
+        let deadline = Instant::now() + STEP;
+        loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            if Instant::now() >= deadline {
+                return Err(RunError::Timeout(what));
+            }
+            match c.poll()? {
+                Some(ev) if want(&ev) => return Ok(ev),
+                Some(ClientEvent::TestStart) => {}
+                Some(ev) => return Err(refusal(ev)),
+                None => {}
+            }
+        }
+    }
+
+    fn execute(&mut self) -> Result<TestSummary, RunError> {
+        let cfg = self.cfg;
+        let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+        let tcp = connect(&addrs, cfg.connect_timeout)?;
+        let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
+        let local = tcp.local_addr().map_err(RunError::ControlIo)?;
+        tcp.set_nodelay(true).map_err(RunError::ControlIo)?;
+        tcp.set_read_timeout(Some(Duration::from_millis(5)))
+            .map_err(RunError::ControlIo)?;
+        tcp.set_write_timeout(Some(STEP))
+            .map_err(RunError::ControlIo)?;
+        let cookie = random_cookie();
+        let json = params_json(&cfg.params, &self.opts, &software());
+        let s = ClientSession::new(&cookie, &json)
+            .map_err(|e| RunError::Setup(format!("iperf3 parameters: {e}")))?;
+        let mut c = Control { tcp, s };
+        c.flush()?;
+        let r = self.with_control(&mut c, server, local, &cookie);
+        if let Err(e) = &r {
+            if !matches!(
+                e,
+                RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
+            ) {
+                c.s.terminate();
+                let _ = c.flush();
+            }
+        }
+        r
+    }
+
+    fn with_control(
+        &mut self,
+        c: &mut Control,
+        server: SocketAddr,
+        local: SocketAddr,
+        cookie: &Cookie,
+    ) -> Result<TestSummary, RunError> {
+        let p = &self.cfg.params;
+        self.wait_for(c, "the iperf3 server to accept the test", |e| {
+            matches!(e, ClientEvent::CreateStreams)
+        })
+        .map_err(|e| match e {
+            RunError::Timeout(_) => RunError::Setup(format!(
+                "{server} did not answer the iperf3 handshake within {} s: is it an iperf3 server?",
+                STEP.as_secs()
+            )),
+            e => e,
+        })?;
+        let streams = self.open_streams(server, cookie)?;
+        self.wait_for(c, "the iperf3 server to start the test", |e| {
+            matches!(e, ClientEvent::TestRunning)
+        })?;
+        let connected = streams
+            .iter()
+            .map(|(s, l)| ConnectedStream {
+                id: s.id,
+                role: s.role,
+                local: l.to_string(),
+                remote: server.to_string(),
+            })
+            .collect();
+        let wire = UdpWire {
+            length: p.length as usize,
+            bitrate: p.bitrate,
+            wide: self.opts.udp_counters_64bit,
+            repeating: self.opts.repeating_payload,
+        };
+        let budget = if p.direction == Direction::Reverse {
+            None
+        } else {
+            Budget::new(p.bytes, p.blocks)
+        };
+        self.cpu0 = (Instant::now(), cpu::process_times());
+        let specs = streams.into_iter().map(|(s, _)| s).collect();
+        let engine = Iperf3Engine::start(
+            p.protocol,
+            specs,
+            wire,
+            budget,
+            p.interval_secs,
+            p.omit_secs,
+        )
+        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let congestion = engine.congestion();
+        self.engine = Some(engine);
+        let start = self.start_event(server, local, cookie, connected);
+        (self.emit)(Event::Start(Box::new(start)));
+        self.until_end(c)?;
+        let engine = self
+            .engine
+            .as_mut()
+            .ok_or(RunError::Setup("engine missing".into()))?;
+        let stop_at = engine.elapsed();
+        engine.stop_senders(Duration::from_secs(1));
+        c.s.test_end();
+        c.flush()?;
+        self.wait_for(c, "the iperf3 server's results request", |e| {
+            matches!(e, ClientEvent::ExchangeResults)
+        })?;
+        let mut engine = self
+            .engine
+            .take()
+            .ok_or(RunError::Setup("engine missing".into()))?;
+        engine.drain_receivers(Duration::from_millis(250));
+        let local_streams = local_views(&mut engine, stop_at, &mut *self.emit);
+        engine.join();
+        let (t0, c0) = self.cpu0;
+        let cpu_local = cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        c.s.send_results(&local_results(
+            &local_streams,
+            p.protocol,
+            cpu_local,
+            congestion.clone(),
+        ));
+        c.flush()?;
+        let results = match self.wait_for(c, "the iperf3 server's results", |e| {
+            matches!(e, ClientEvent::ServerResults(_))
+        })? {
+            ClientEvent::ServerResults(r) => r,
+            other => return Err(refusal(other)),
+        };
+        self.wait_for(c, "DISPLAY_RESULTS", |e| matches!(e, ClientEvent::Done))?;
+        c.flush()?;
+        if let Some(t) = &results.server_output_text {
+            (self.emit)(Event::Note(format!("iperf3 server output:\n{t}")));
+        } else if let Some(j) = &results.server_output_json {
+            (self.emit)(Event::Note(format!("iperf3 server output: {j}")));
+        }
+        let peer = peer_results(&results, p, Role::Server, stop_at);
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Client,
+            params: p,
+            local: &local_streams,
+            peer: Some(&peer),
+            cpu_local,
+            local_congestion: congestion,
+            error: None,
+        });
+        (self.emit)(Event::End(Box::new(summary.clone())));
+        Ok(summary)
+    }
+
+    fn until_end(&mut self, c: &mut Control) -> Result<(), RunError> {
+        let p = &self.cfg.params;
+        let time_limit = (p.duration_secs > 0.0).then_some(p.duration_secs + p.omit_secs);
+        let target = if p.bytes > 0 {
+            p.bytes
+        } else {
+            p.blocks.saturating_mul(u64::from(p.length))
+        };
+        let recv_target = (p.direction != Direction::Upload && target > 0).then_some(target);
+        let local_budget = p.direction != Direction::Reverse && target > 0;
+        let (mut last_rx, mut last_change) = (0u64, 0.0f64);
+        loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            let engine = self
+                .engine
+                .as_mut()
+                .ok_or(RunError::Setup("engine missing".into()))?;
+            let elapsed = engine.elapsed();
+            if let Some(r) = engine.meter.tick(elapsed) {
+                (self.emit)(Event::Interval(r));
+            }
+            if time_limit.is_some_and(|t| elapsed >= t) {
+                return Ok(());
+            }
+            let received = engine.received_bytes();
+            if received != last_rx {
+                (last_rx, last_change) = (received, elapsed);
+            }
+            let sent_all = !local_budget || engine.budget_done();
+            let received_all = recv_target.is_none_or(|t| received >= t);
+            if time_limit.is_none() && sent_all && received_all {
+                return Ok(());
+            }
+            if time_limit.is_none() && recv_target.is_some() && elapsed - last_change > 2.0 {
+                (self.emit)(Event::Note(
+                    "no data for 2 s before the -n/-k target was reached; ending the test".into(),
+                ));
+                return Ok(());
+            }
+            if let Some((id, e)) = engine.sender_error() {
+                return Err(RunError::Stream {
+                    id,
+                    source: std::io::Error::other(e),
+                });
+            }
+            if let Some(ev) = c.poll()? {
+                return Err(refusal(ev));
+            }
+        }
+    }
+
+    fn open_streams(
+        &mut self,
+        server: SocketAddr,
+        cookie: &Cookie,
+    ) -> Result<Vec<(StreamSpec, SocketAddr)>, RunError> {
+        let p = &self.cfg.params;
+        let mut out = Vec::new();
+        for id in 1..=p.stream_count() {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            let role = if p.client_sends(id) {
+                StreamRole::Sender
+            } else {
+                StreamRole::Receiver
+            };
+            let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
+            let stream_err = |e| RunError::Stream { id, source: e };
+            let (socket, local) = match p.protocol {
+                Protocol::Tcp => {
+                    let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                    s.write_all(cookie).map_err(stream_err)?;
+                    let local = s.local_addr().map_err(stream_err)?;
+                    (DataSocket::Tcp(s), local)
+                }
+                Protocol::Udp => {
+                    let s = sockets::connect_udp(server, cport, p)?;
+                    udp_hello(&s, id, self.interrupt)?;
+                    let local = s.local_addr().map_err(stream_err)?;
+                    (DataSocket::Udp(s), local)
+                }
+            };
+            out.push((StreamSpec { id, role, socket }, local));
+        }
+        Ok(out)
+    }
+
+    fn start_event(
+        &self,
+        server: SocketAddr,
+        local: SocketAddr,
+        cookie: &Cookie,
+        connected: Vec<ConnectedStream>,
+    ) -> TestStart {
+        let p = &self.cfg.params;
+        TestStart {
+            role: Role::Client,
+            version: software(),
+            system_info: system_info(),
+            timestamp_unix: unix_now(),
+            local: local.to_string(),
+            remote: server.to_string(),
+            server_port: self.cfg.port,
+            cookie: cookie_text(cookie),
+            protocol: p.protocol,
+            direction: p.direction,
+            num_streams: p.parallel,
+            blksize: u64::from(p.length),
+            omit_secs: p.omit_secs,
+            duration_secs: p.duration_secs,
+            bytes: p.bytes,
+            blocks: p.blocks,
+            target_bitrate: p.bitrate,
+            tos: u32::from(p.tos),
+            interval_secs: p.interval_secs,
+            congestion: p.congestion.clone(),
+            tcp_mss: p.mss,
+            sock_bufsize: p.window.map(u64::from),
+            connected,
+        }
+    }
+
+    fn partial(&mut self, e: &RunError) -> Option<TestSummary> {
+        let mut engine = self.engine.take()?;
+        let (t0, c0) = self.cpu0;
+        let cpu_fn = |_: CpuTimes| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        let reason = match e {
+            RunError::Interrupted => format!("{e}; partial result"),
+            other => other.to_string(),
+        };
+        let summary = finish(
+            &mut engine,
+            &self.cfg.params,
+            Role::Client,
+            Some(reason),
+            &mut *self.emit,
+            &cpu_fn,
+        );
+        (self.emit)(Event::End(Box::new(summary.clone())));
+        Some(summary)
+    }
+}
+
+/// Sends the UDP hello and waits for the server's answer, skipping early data (reverse mode
+/// servers may start sending before the answer arrives). The hello is repeated every 2 s.
+fn udp_hello(sock: &UdpSocket, id: u32, interrupt: &AtomicBool) -> Result<(), RunError> {
+    let stream_err = |e| RunError::Stream { id, source: e };
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(stream_err)?;
+    let deadline = Instant::now() + UDP_HELLO_DEADLINE;
+    let mut buf = vec![0u8; 65_536];
+    let mut next_send = Instant::now();
+    while Instant::now() < deadline {
+        if interrupt.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        if Instant::now() >= next_send {
+            let _ = sock.send(&HELLO);
+            next_send = Instant::now() + Duration::from_secs(2);
+        }
+        match sock.recv(&mut buf) {
+            Ok(n) if is_reply(&buf[..n]) => {
+                let _ = sock.set_read_timeout(None);
+                return Ok(());
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock
+                        | ErrorKind::TimedOut
+                        | ErrorKind::Interrupted
+                        | ErrorKind::ConnectionRefused
+                ) => {}
+            Err(e) => return Err(stream_err(e)),
+        }
+    }
+    Err(RunError::Setup(format!(
+        "UDP stream {id}: the iperf3 server did not answer the UDP hello within {} s (is the UDP port blocked?)",
+        UDP_HELLO_DEADLINE.as_secs()
+    )))
+}

@@ -1,0 +1,615 @@
+//! Serving a real iperf3 client on the sonde server's port, beside sonde clients.
+//!
+//! The accept loop hands over every connection whose first bytes are not sonde's. Its first 37
+//! bytes are an iperf3 cookie: a known cookie is a data connection of a session collecting its
+//! streams (routed through the [`Hub`]); any other is a new control connection, served here
+//! in the connection's own thread. Every read has a deadline, every protocol violation ends
+//! the session with a logged reason and, where iperf3 has one, the SERVER_ERROR code its client
+//! prints; nothing here blocks other clients (iperf3 #788 blocks the real server).
+
+use super::convert::{local_results, peer_results};
+use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
+use super::udp::UdpWire;
+use super::{Arrival, Hub, Route};
+use crate::client::{software, system_info, unix_now};
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::os::{cpu, sockopt};
+use crate::server::{ServerConfig, SinkFactory};
+use crate::sockets;
+use crate::streams::Budget;
+use serde_json::json;
+use sonde_proto::iperf3::params::Iperf3Options;
+use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
+use sonde_proto::iperf3::state::{errno, State};
+use sonde_proto::iperf3::{cookie_text, Cookie, COOKIE_LEN};
+use sonde_proto::message::TestParams;
+use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::model::{
+    ConnectedStream, Direction, Event, Role, StreamRole, TestStart, TestSummary,
+};
+use sonde_stats::units::{format_bitrate, format_bytes};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A connection must complete its cookie within this time.
+const COOKIE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The parameters follow PARAM_EXCHANGE at once in every iperf3 version.
+const PARAMS_TIMEOUT: Duration = Duration::from_secs(5);
+/// Streams, results and other steps of the exchange.
+const STEP: Duration = Duration::from_secs(10);
+/// A test may overrun its duration by this much before the server gives up.
+const WATCHDOG_SLACK: f64 = 30.0;
+/// A test in which no byte moves for this long is ended (iperf3's --rcv-timeout is 120 s).
+const IDLE_LIMIT: f64 = 60.0;
+
+/// What an iperf3 session needs from the server it runs in.
+pub struct ServerCtx<'a> {
+    pub cfg: &'a ServerConfig,
+    pub hub: &'a Hub,
+    pub active: &'a AtomicUsize,
+    pub served: &'a AtomicUsize,
+    pub shutdown: &'a AtomicBool,
+    pub interrupt: &'a AtomicBool,
+    pub sinks: &'a SinkFactory,
+    pub log: &'a (dyn Fn(&str) + Send + Sync),
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
+fn read_cookie(stream: &mut TcpStream, mut buf: Vec<u8>) -> Result<Cookie, String> {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let deadline = Instant::now() + COOKIE_TIMEOUT;
+    while buf.len() < COOKIE_LEN {
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "sent only {} of the 37 bytes of an iperf3 cookie in {} s",
+                buf.len(),
+                COOKIE_TIMEOUT.as_secs()
+            ));
+        }
+        let mut chunk = [0u8; COOKIE_LEN];
+        match stream.read(&mut chunk[..COOKIE_LEN - buf.len()]) {
+            Ok(0) => return Err(format!("closed after {} bytes", buf.len())),
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e) if is_timeout(&e) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let mut c = [0u8; COOKIE_LEN];
+    c.copy_from_slice(&buf[..COOKIE_LEN]);
+    Ok(c)
+}
+
+/// Serves a connection whose first bytes (`first`) are not sonde's.
+/// `seq` is the connection's accept order, which orders an iperf3 test's data streams.
+pub fn handle_foreign(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    first: Vec<u8>,
+    seq: u64,
+    ctx: &ServerCtx,
+) {
+    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+    let cookie = match read_cookie(&mut stream, first) {
+        Ok(c) => c,
+        Err(why) => {
+            (ctx.log)(&format!(
+                "connection from {peer} is neither sonde nor iperf3: it {why}; closed"
+            ));
+            return;
+        }
+    };
+    match ctx.hub.route_tcp(&cookie, stream, seq) {
+        Route::Routed => {}
+        Route::Denied(mut s) => {
+            let _ = s.write_all(&[State::AccessDenied.to_byte()]);
+            (ctx.log)(&format!(
+                "iperf3 data connection from {peer} for a test that has all its streams; denied"
+            ));
+        }
+        Route::Unknown(s) => serve_control(s, peer, cookie, ctx),
+    }
+}
+
+fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
+    let active = ctx.active.fetch_add(1, Ordering::SeqCst) + 1;
+    let over_limit = ctx.cfg.max_clients.is_some_and(|m| active > m);
+    let mut emit = (ctx.sinks)(&peer.to_string());
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
+    let _ = stream.set_write_timeout(Some(STEP));
+    let mut run = Session {
+        ctx,
+        stream,
+        peer,
+        session: ServerSession::new(cookie),
+        emit: &mut *emit,
+        registered: false,
+    };
+    let result = run.execute(over_limit);
+    if run.registered {
+        ctx.hub.remove(&cookie);
+    }
+    match result {
+        Ok(()) => {}
+        Err(RunError::PeerAborted(r)) => {
+            (ctx.log)(&format!("iperf3 client {peer} ended the test: {r}"))
+        }
+        Err(e) => (ctx.log)(&format!("iperf3 test with {peer} failed: {e}")),
+    }
+    ctx.active.fetch_sub(1, Ordering::SeqCst);
+    let served = ctx.served.fetch_add(1, Ordering::SeqCst) + 1;
+    if ctx.cfg.one_off && served >= 1 && !over_limit {
+        ctx.shutdown.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The refusal a server limit calls for: iperf3's error number and a log line.
+fn check_limits(cfg: &ServerConfig, p: &TestParams) -> Option<(i32, String)> {
+    if let Some(max) = cfg.max_duration_secs {
+        if p.duration_secs == 0.0 {
+            return Some((
+                errno::MAX_DURATION,
+                format!("byte- or block-limited test has no time bound (--max-duration {max})"),
+            ));
+        }
+        let total = p.duration_secs + p.omit_secs;
+        if total > max {
+            return Some((
+                errno::MAX_DURATION,
+                format!("requested {total} s exceeds --max-duration {max}"),
+            ));
+        }
+    }
+    if let Some(max) = cfg.max_bitrate {
+        let dirs = if p.direction == Direction::Bidir {
+            2
+        } else {
+            1
+        };
+        let total = p
+            .bitrate
+            .saturating_mul(u64::from(p.parallel))
+            .saturating_mul(dirs);
+        if p.bitrate == 0 || total > max {
+            return Some((
+                errno::TOTAL_RATE,
+                format!(
+                    "requested rate {} exceeds --max-bitrate {}",
+                    if p.bitrate == 0 {
+                        "unlimited".into()
+                    } else {
+                        format_bitrate(total as f64)
+                    },
+                    format_bitrate(max as f64)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+fn describe(p: &TestParams) -> String {
+    let dir = match p.direction {
+        Direction::Upload => "upload",
+        Direction::Reverse => "reverse",
+        Direction::Bidir => "bidir",
+    };
+    format!("{} {dir} x{}", p.protocol.as_upper(), p.parallel)
+}
+
+struct Session<'a, 'c> {
+    ctx: &'a ServerCtx<'c>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    session: ServerSession,
+    emit: &'a mut (dyn FnMut(Event) + Send),
+    registered: bool,
+}
+
+type Collected = Vec<(StreamSpec, String, String)>;
+
+impl Session<'_, '_> {
+    fn flush(&mut self) -> Result<(), RunError> {
+        while let Some(b) = self.session.poll_transmit() {
+            self.stream.write_all(&b).map_err(RunError::ControlIo)?;
+        }
+        Ok(())
+    }
+
+    /// Reads what the client sent (bounded by the socket's 20 ms timeout) into the session.
+    fn pump(&mut self) -> Result<(), RunError> {
+        let mut buf = [0u8; 16 * 1024];
+        let n = match self.stream.read(&mut buf) {
+            Ok(0) => return Err(RunError::ClientGone),
+            Ok(n) => n,
+            Err(e) if is_timeout(&e) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Err(RunError::ClientGone),
+            Err(e) => return Err(RunError::ControlIo(e)),
+        };
+        if let Err(e) = self.session.handle_bytes(&buf[..n]) {
+            let mut s = ServerSession::new(*self.session.cookie());
+            s.refuse(e.iperf3_errno());
+            self.session = s;
+            let _ = self.flush();
+            return Err(RunError::Protocol(format!("iperf3 client: {e}")));
+        }
+        self.flush()
+    }
+
+    fn next_event(
+        &mut self,
+        timeout: Duration,
+        what: &'static str,
+    ) -> Result<ServerEvent, RunError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(ev) = self.session.poll_event() {
+                return Ok(ev);
+            }
+            if self.ctx.interrupt.load(Ordering::Relaxed) {
+                self.session.terminate();
+                let _ = self.flush();
+                return Err(RunError::Interrupted);
+            }
+            if Instant::now() >= deadline {
+                return Err(RunError::Timeout(what));
+            }
+            self.pump()?;
+        }
+    }
+
+    fn refuse(&mut self, code: i32, why: &str) -> Result<(), RunError> {
+        (self.ctx.log)(&format!("refused iperf3 client {}: {why}", self.peer));
+        self.session.refuse(code);
+        self.flush()
+    }
+
+    fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
+        if over_limit {
+            let max = self.ctx.cfg.max_clients.unwrap_or(0);
+            (self.ctx.log)(&format!(
+                "refused iperf3 client {}: busy (--max-clients {max}); sent ACCESS_DENIED",
+                self.peer
+            ));
+            self.session.deny();
+            return self.flush();
+        }
+        self.session.begin();
+        self.flush()?;
+        let params = match self.next_event(PARAMS_TIMEOUT, "the iperf3 parameters") {
+            Ok(ServerEvent::Params(p)) => p,
+            Ok(ServerEvent::ClientTerminated) => {
+                return Err(RunError::PeerAborted("CLIENT_TERMINATE".into()))
+            }
+            Ok(other) => return Err(RunError::Protocol(format!("unexpected {other:?}"))),
+            Err(e @ RunError::Timeout(_)) => {
+                self.refuse(errno::RECV_PARAMS, "no complete parameters within 5 s")?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        let interval = self.ctx.cfg.interval_secs.unwrap_or(1.0);
+        let (mut p, opts) = match params.to_sonde(interval) {
+            Ok(x) => x,
+            Err(e) => return self.refuse(e.iperf3_errno(), &e.to_string()),
+        };
+        if let Some((code, why)) = check_limits(self.ctx.cfg, &p) {
+            return self.refuse(code, &why);
+        }
+        if let Some(algo) = &p.congestion {
+            let avail = sockopt::available_congestion();
+            if !avail.is_empty() && !avail.iter().any(|a| a == algo) {
+                (self.ctx.log)(&format!("iperf3 client {} asked for congestion control \"{algo}\", not available here; using the default", self.peer));
+                p.congestion = None;
+            }
+        }
+        let p = Arc::new(p);
+        let (tx, rx) = channel();
+        self.ctx
+            .hub
+            .register(*self.session.cookie(), self.peer.ip(), p.clone(), tx);
+        self.registered = true;
+        self.session.accept();
+        self.flush()?;
+        let version = params
+            .client_version
+            .as_deref()
+            .unwrap_or("unknown version");
+        (self.ctx.log)(&format!(
+            "accepted an iperf3 {} test from {} (iperf3 {version})",
+            describe(&p),
+            self.peer
+        ));
+        let streams = self.collect(&p, &rx)?;
+        self.ctx.hub.stop_accepting(self.session.cookie());
+        self.session.start();
+        self.flush()?;
+        self.run_test(&p, opts, streams)
+    }
+
+    /// Waits for every data stream, then numbers them in the order the client opened them
+    /// (TCP: accept order, since each connection is classified in its own thread; UDP: hello
+    /// order). In bidir the client's sending streams come first.
+    fn collect(&mut self, p: &TestParams, rx: &Receiver<Arrival>) -> Result<Collected, RunError> {
+        let want = p.stream_count() as usize;
+        let mut arrived: Vec<(u64, Arrival)> = Vec::with_capacity(want);
+        let deadline = Instant::now() + STEP;
+        while arrived.len() < want {
+            if Instant::now() >= deadline {
+                let why = format!(
+                    "only {} of {want} data streams arrived within {} s",
+                    arrived.len(),
+                    STEP.as_secs()
+                );
+                self.refuse(errno::ACCEPT, &why)?;
+                return Err(RunError::Setup(why));
+            }
+            self.pump()?;
+            if let Some(ServerEvent::ClientTerminated) = self.session.poll_event() {
+                return Err(RunError::PeerAborted("CLIENT_TERMINATE".into()));
+            }
+            while let Ok(a) = rx.recv_timeout(Duration::from_millis(5)) {
+                let order = match &a {
+                    Arrival::Tcp(_, seq) => *seq,
+                    Arrival::Udp(_) => arrived.len() as u64,
+                };
+                arrived.push((order, a));
+                if arrived.len() == want {
+                    break;
+                }
+            }
+        }
+        arrived.sort_by_key(|(order, _)| *order);
+        let show = |a: std::io::Result<SocketAddr>| {
+            a.map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()).to_string())
+                .unwrap_or_default()
+        };
+        let mut got = Vec::with_capacity(want);
+        for (i, (_, a)) in arrived.into_iter().enumerate() {
+            let id = i as u32 + 1;
+            let role = if p.client_sends(id) {
+                StreamRole::Receiver
+            } else {
+                StreamRole::Sender
+            };
+            let (socket, local, remote) = match a {
+                Arrival::Tcp(t, _) => {
+                    if let Err(e) = sockets::apply_tcp(&sockets::as_socket2(&t), p, "server") {
+                        (self.ctx.log)(&format!("iperf3 stream {id} from {}: {e}", self.peer));
+                    }
+                    let (l, r) = (t.local_addr(), t.peer_addr());
+                    (DataSocket::Tcp(t), l, r)
+                }
+                Arrival::Udp(u) => {
+                    let (l, r) = (u.local_addr(), u.peer_addr());
+                    (DataSocket::Udp(u), l, r)
+                }
+            };
+            got.push((StreamSpec { id, role, socket }, show(local), show(remote)));
+        }
+        Ok(got)
+    }
+
+    fn start_event(&self, p: &TestParams, streams: &Collected) -> TestStart {
+        TestStart {
+            role: Role::Server,
+            version: software(),
+            system_info: system_info(),
+            timestamp_unix: unix_now(),
+            local: self
+                .stream
+                .local_addr()
+                .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()).to_string())
+                .unwrap_or_default(),
+            remote: self.peer.to_string(),
+            server_port: self.ctx.cfg.port,
+            cookie: cookie_text(self.session.cookie()),
+            protocol: p.protocol,
+            direction: p.direction,
+            num_streams: p.parallel,
+            blksize: u64::from(p.length),
+            omit_secs: p.omit_secs,
+            duration_secs: p.duration_secs,
+            bytes: p.bytes,
+            blocks: p.blocks,
+            target_bitrate: p.bitrate,
+            tos: u32::from(p.tos),
+            interval_secs: p.interval_secs,
+            congestion: p.congestion.clone(),
+            tcp_mss: p.mss,
+            sock_bufsize: p.window.map(u64::from),
+            connected: streams
+                .iter()
+                .map(|(s, l, r)| ConnectedStream {
+                    id: s.id,
+                    role: s.role,
+                    local: l.clone(),
+                    remote: r.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    fn run_test(
+        &mut self,
+        p: &TestParams,
+        opts: Iperf3Options,
+        streams: Collected,
+    ) -> Result<(), RunError> {
+        let start = self.start_event(p, &streams);
+        (self.emit)(Event::Start(Box::new(start.clone())));
+        let wire = UdpWire {
+            length: p.length as usize,
+            bitrate: p.bitrate,
+            wide: opts.udp_counters_64bit,
+            repeating: opts.repeating_payload,
+        };
+        let budget = if p.direction == Direction::Upload {
+            None
+        } else {
+            Budget::new(p.bytes, p.blocks)
+        };
+        let specs = streams.into_iter().map(|(s, _, _)| s).collect();
+        let (cpu0, t0) = (cpu::thread_times(), Instant::now());
+        let mut engine = Iperf3Engine::start(
+            p.protocol,
+            specs,
+            wire,
+            budget,
+            p.interval_secs,
+            p.omit_secs,
+        )
+        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let congestion = engine.congestion();
+        if let Err(e) = self.until_test_end(p, &mut engine) {
+            let cpu_fn = |workers: CpuTimes| {
+                let total = workers + cpu::thread_times().saturating_sub(cpu0);
+                cpu_usage(CpuTimes::default(), total, t0.elapsed().as_secs_f64())
+            };
+            let summary = finish(
+                &mut engine,
+                p,
+                Role::Server,
+                Some(e.to_string()),
+                &mut *self.emit,
+                &cpu_fn,
+            );
+            (self.emit)(Event::End(Box::new(summary)));
+            return Err(e);
+        }
+        let stop_at = engine.elapsed();
+        engine.stop_senders(Duration::from_secs(1));
+        engine.drain_receivers(Duration::from_millis(250));
+        let local = local_views(&mut engine, stop_at, &mut *self.emit);
+        let cpu_local = cpu_usage(
+            CpuTimes::default(),
+            engine.join() + cpu::thread_times().saturating_sub(cpu0),
+            t0.elapsed().as_secs_f64(),
+        );
+        self.session.exchange_results();
+        self.flush()?;
+        let peer = match self.next_event(STEP, "the iperf3 client's results")? {
+            ServerEvent::ClientResults(r) => peer_results(&r, p, Role::Client, stop_at),
+            other => {
+                return Err(RunError::Protocol(format!(
+                    "expected results, got {other:?}"
+                )))
+            }
+        };
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Server,
+            params: p,
+            local: &local,
+            peer: Some(&peer),
+            cpu_local,
+            local_congestion: congestion.clone(),
+            error: None,
+        });
+        let mut results = local_results(&local, p.protocol, cpu_local, congestion);
+        if opts.get_server_output {
+            results.server_output_text = Some(text_output(&start, &summary));
+            results.server_output_json = Some(json!({"start": start, "end": summary}));
+        }
+        self.session.send_results(&results);
+        self.flush()?;
+        (self.emit)(Event::End(Box::new(summary)));
+        match self.next_event(Duration::from_secs(3), "IPERF_DONE") {
+            Ok(_) | Err(RunError::ClientGone) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs until the client's TEST_END, emitting interval reports.
+    fn until_test_end(
+        &mut self,
+        p: &TestParams,
+        engine: &mut Iperf3Engine,
+    ) -> Result<(), RunError> {
+        let limit = match (p.duration_secs > 0.0, self.ctx.cfg.max_duration_secs) {
+            (true, _) => p.duration_secs + p.omit_secs + WATCHDOG_SLACK,
+            (false, Some(m)) => m,
+            (false, None) => f64::INFINITY,
+        };
+        let (mut moved, mut last_move) = (0u64, 0.0f64);
+        loop {
+            let elapsed = engine.elapsed();
+            if let Some(r) = engine.meter.tick(elapsed) {
+                (self.emit)(Event::Interval(r));
+            }
+            let now_moved = engine.moved_bytes();
+            if now_moved != moved {
+                (moved, last_move) = (now_moved, elapsed);
+            }
+            if elapsed > limit || elapsed - last_move > IDLE_LIMIT {
+                let code = if elapsed > limit {
+                    errno::SERVER_DURATION
+                } else {
+                    errno::NO_DATA
+                };
+                let why = format!("test ran {elapsed:.0} s without ending (limit {limit:.0} s, or {IDLE_LIMIT:.0} s without data)");
+                self.refuse(code, &why)?;
+                return Err(RunError::Setup(why));
+            }
+            match self.next_event(Duration::from_millis(5), "TEST_END") {
+                Ok(ServerEvent::TestEnd) => return Ok(()),
+                Ok(ServerEvent::ClientTerminated) => {
+                    return Err(RunError::PeerAborted("CLIENT_TERMINATE".into()))
+                }
+                Ok(other) => return Err(RunError::Protocol(format!("unexpected {other:?}"))),
+                Err(RunError::Timeout(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// The server's record as text, for `--get-server-output` (iperf3 prints it after its own).
+fn text_output(start: &TestStart, s: &TestSummary) -> String {
+    let mut out = format!(
+        "sonde {} server: {} test from {}, cookie {}\n[ ID] Interval           Transfer     Bitrate\n",
+        env!("CARGO_PKG_VERSION"),
+        describe_start(start),
+        start.remote,
+        start.cookie
+    );
+    for d in &s.directions {
+        for (view, what) in [(&d.sent, "sender"), (&d.received, "receiver")] {
+            if let Some(v) = view {
+                out.push_str(&format!(
+                    "[SUM] {:.2}-{:.2} sec  {}  {}  {what}{}\n",
+                    v.start,
+                    v.end,
+                    format_bytes(v.bytes),
+                    format_bitrate(v.bits_per_second),
+                    if d.client_sends {
+                        ""
+                    } else {
+                        " (server to client)"
+                    }
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn describe_start(s: &TestStart) -> String {
+    format!(
+        "{} {:?} x{}",
+        s.protocol.as_upper(),
+        s.direction,
+        s.num_streams
+    )
+    .to_lowercase()
+}

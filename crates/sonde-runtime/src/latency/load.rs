@@ -1,0 +1,328 @@
+//! Latency under load (`sonde rrul`, after flent's RRUL test) and the IPv4/IPv6 comparison
+//! (`sonde compare-ip`), built from the latency prober and the throughput client.
+//!
+//! RRUL: an idle phase, then UDP probes while N TCP streams saturate the download, then the
+//! upload, then both; each phase reports the goodput and how much the median and p99 RTT grew
+//! over idle (the bufferbloat figure). compare-ip: the same probes and a short TCP upload over
+//! each family, judged with the tests of `sonde_stats::latency::compare`.
+
+use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
+use crate::client::{self, ClientConfig, Family};
+use sonde_proto::message::TestParams;
+use sonde_stats::latency::compare::{judge, judge_latency, mann_whitney_p, welch_p, Better};
+use sonde_stats::latency::model::{
+    CompareIpResult, FamilyResult, LatencyEvent, LatencySummary, RrulPhase, RrulResult,
+};
+use sonde_stats::model::{Direction, Event, Protocol, StreamRole};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings of `sonde rrul`.
+#[derive(Debug, Clone)]
+pub struct RrulConfig {
+    /// Probe settings (host, port, family, size); interval and duration are set per phase.
+    pub probe: LatencyConfig,
+    pub streams: u32,
+    pub phase: Duration,
+    pub step: Duration,
+    pub connect_timeout: Duration,
+}
+
+fn tcp_params(direction: Direction, streams: u32, secs: f64, interval: f64) -> TestParams {
+    TestParams {
+        protocol: Protocol::Tcp,
+        direction,
+        parallel: streams,
+        duration_secs: secs,
+        bytes: 0,
+        blocks: 0,
+        length: 128 * 1024,
+        bitrate: 0,
+        omit_secs: 0.0,
+        interval_secs: interval,
+        congestion: None,
+        window: None,
+        mss: None,
+        nodelay: false,
+        tos: 0,
+        zerocopy: false,
+    }
+}
+
+/// Goodput and per-interval sender rates of a throughput run.
+struct Load {
+    download_bps: Option<f64>,
+    upload_bps: Option<f64>,
+    samples: Vec<f64>,
+    error: Option<String>,
+}
+
+fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load {
+    let mut samples = Vec::new();
+    let outcome = client::run(&cfg, &interrupt, &mut |ev: Event| {
+        if let Event::Interval(r) = ev {
+            if let Some(s) = r.sums.iter().find(|s| s.role == StreamRole::Sender) {
+                samples.push(s.bits_per_second);
+            }
+        }
+    });
+    let mut load = Load {
+        download_bps: None,
+        upload_bps: None,
+        samples,
+        error: outcome.error.map(|e| e.to_string()),
+    };
+    if let Some(s) = outcome.summary {
+        for d in &s.directions {
+            let bps = d.received.as_ref().map(|v| v.bits_per_second);
+            if d.client_sends {
+                load.upload_bps = bps;
+            } else {
+                load.download_bps = bps;
+            }
+        }
+    }
+    load
+}
+
+fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> LatencyOutcome {
+    run_latency(cfg, interrupt, &mut |_ev: LatencyEvent| {})
+}
+
+/// Runs the four RRUL phases; `progress` hears about each phase as it starts.
+///
+/// # Errors
+/// [`LatencyError`] when the idle baseline cannot be measured (nothing else would mean
+/// anything); later failures are recorded in the phase and the result is marked partial.
+pub fn run_rrul(
+    cfg: &RrulConfig,
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RrulResult, LatencyError> {
+    let peer = super::target(&cfg.probe)?;
+    let mut probe = cfg.probe.clone();
+    probe.host = peer.ip().to_string();
+    probe.interval = cfg.step;
+    probe.flood = false;
+    probe.count = None;
+    probe.duration = Some(cfg.phase);
+    probe.report_interval = None;
+    let plan = [
+        ("idle", None),
+        ("download", Some(Direction::Reverse)),
+        ("upload", Some(Direction::Upload)),
+        ("bidirectional", Some(Direction::Bidir)),
+    ];
+    let mut result = RrulResult {
+        version: client::software(),
+        target: cfg.probe.host.clone(),
+        remote: peer.to_string(),
+        streams: cfg.streams,
+        phase_secs: cfg.phase.as_secs_f64(),
+        step_secs: cfg.step.as_secs_f64(),
+        phases: Vec::new(),
+        partial: false,
+        error: None,
+    };
+    let mut idle: Option<(f64, f64)> = None;
+    for (name, dir) in plan {
+        if interrupt.load(Ordering::Relaxed) {
+            result.partial = true;
+            result.error = Some(LatencyError::Interrupted.to_string());
+            break;
+        }
+        progress(name);
+        // The load starts first and runs past the probing, so every probe sees a full load.
+        let ramp = Duration::from_millis(if dir.is_some() { 500 } else { 0 });
+        let handle = dir.map(|d| {
+            let c = ClientConfig {
+                host: peer.ip().to_string(),
+                port: cfg.probe.port,
+                family: Family::Any,
+                cport: None,
+                params: tcp_params(
+                    d,
+                    cfg.streams,
+                    (cfg.phase + ramp).as_secs_f64() + 0.3,
+                    cfg.step.as_secs_f64().max(0.1),
+                ),
+                connect_timeout: cfg.connect_timeout,
+            };
+            let i = interrupt.clone();
+            std::thread::spawn(move || throughput(c, i))
+        });
+        std::thread::sleep(ramp);
+        let lat = probe_quietly(&probe, interrupt);
+        let load = handle.map(|h| {
+            h.join().unwrap_or(Load {
+                download_bps: None,
+                upload_bps: None,
+                samples: Vec::new(),
+                error: Some("the load thread panicked".into()),
+            })
+        });
+        let Some(summary) = lat.summary else {
+            let e = lat
+                .error
+                .unwrap_or(LatencyError::Setup("no latency result".into()));
+            if idle.is_none() {
+                return Err(e);
+            }
+            result.partial = true;
+            result.error = Some(format!("{name} phase: {e}"));
+            break;
+        };
+        let (med, p99) = summary
+            .rtt
+            .map_or((None, None), |r| (Some(r.median_ms), Some(r.p99_ms)));
+        if dir.is_none() {
+            idle = med.zip(p99);
+        }
+        let partial = summary.partial;
+        result.phases.push(RrulPhase {
+            name: name.into(),
+            download_bps: load.as_ref().and_then(|l| l.download_bps),
+            upload_bps: load.as_ref().and_then(|l| l.upload_bps),
+            median_inflation_ms: idle.zip(med).map(|((im, _), m)| m - im),
+            p99_inflation_ms: idle.zip(p99).map(|((_, ip), p)| p - ip),
+            load_error: load.and_then(|l| l.error),
+            latency: summary,
+        });
+        if partial {
+            result.partial = true;
+            break;
+        }
+    }
+    Ok(result)
+}
+
+/// Settings of `sonde compare-ip`.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// Probe settings; `family` is overridden per run.
+    pub probe: LatencyConfig,
+    /// Use this IPv4 / IPv6 address instead of resolving the host.
+    pub ipv4: Option<IpAddr>,
+    pub ipv6: Option<IpAddr>,
+    /// Seconds of TCP upload per family (0 skips it).
+    pub throughput_secs: f64,
+    pub connect_timeout: Duration,
+}
+
+fn family_addr(cfg: &CompareConfig, v6: bool) -> Result<IpAddr, String> {
+    let given = if v6 { cfg.ipv6 } else { cfg.ipv4 };
+    if let Some(a) = given {
+        return Ok(a);
+    }
+    let fam = if v6 { Family::V6 } else { Family::V4 };
+    client::resolve(&cfg.probe.host, cfg.probe.port, fam)
+        .map_err(|e| e.to_string())
+        .and_then(|v| {
+            v.first()
+                .map(SocketAddr::ip)
+                .ok_or_else(|| "no address".into())
+        })
+}
+
+fn measure_family(
+    cfg: &CompareConfig,
+    v6: bool,
+    interrupt: &Arc<AtomicBool>,
+) -> (FamilyResult, Vec<f64>, Vec<f64>) {
+    let mut r = FamilyResult {
+        family: if v6 { "IPv6" } else { "IPv4" }.into(),
+        address: None,
+        rtt: None,
+        loss_percent: None,
+        throughput_bps: None,
+        error: None,
+    };
+    let addr = match family_addr(cfg, v6) {
+        Ok(a) => a,
+        Err(e) => {
+            r.error = Some(e);
+            return (r, Vec::new(), Vec::new());
+        }
+    };
+    r.address = Some(addr.to_string());
+    let mut probe = cfg.probe.clone();
+    probe.host = addr.to_string();
+    probe.family = Family::Any;
+    probe.report_interval = None;
+    let lat = probe_quietly(&probe, interrupt);
+    let mut errors: Vec<String> = lat.error.iter().map(|e| e.to_string()).collect();
+    let summary: Option<LatencySummary> = lat.summary;
+    if let Some(s) = &summary {
+        r.rtt = s.rtt;
+        r.loss_percent = Some(s.loss.loss_percent);
+        errors.extend(s.error.clone());
+        if s.rtt.is_none() {
+            errors.push("no probe was answered".into());
+        }
+    }
+    let mut tput = Vec::new();
+    if cfg.throughput_secs > 0.0 && errors.is_empty() && !interrupt.load(Ordering::Relaxed) {
+        let c = ClientConfig {
+            host: addr.to_string(),
+            port: cfg.probe.port,
+            family: Family::Any,
+            cport: None,
+            params: tcp_params(
+                Direction::Upload,
+                1,
+                cfg.throughput_secs,
+                (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
+            ),
+            connect_timeout: cfg.connect_timeout,
+        };
+        let load = throughput(c, interrupt.clone());
+        r.throughput_bps = load.upload_bps;
+        errors.extend(load.error);
+        tput = load.samples;
+    }
+    if !errors.is_empty() {
+        r.error = Some(errors.join("; "));
+    }
+    (r, lat.rtt_sample_ms, tput)
+}
+
+/// Measures both families one after the other and compares them.
+pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareIpResult {
+    let (v4, rtt4, tp4) = measure_family(cfg, false, interrupt);
+    let (v6, rtt6, tp6) = measure_family(cfg, true, interrupt);
+    let latency = v4
+        .rtt
+        .zip(v6.rtt)
+        .map(|(a, b)| judge_latency(a.median_ms, b.median_ms, mann_whitney_p(&rtt4, &rtt6)));
+    let throughput = v4
+        .throughput_bps
+        .zip(v6.throughput_bps)
+        .map(|(a, b)| judge(a, b, false, welch_p(&tp4, &tp6)));
+    let verdict = verdict(&v4, &v6, latency.map(|c| (c.better, c.difference_percent)));
+    CompareIpResult {
+        version: client::software(),
+        target: cfg.probe.host.clone(),
+        ipv4: v4,
+        ipv6: v6,
+        latency,
+        throughput,
+        verdict,
+    }
+}
+
+fn verdict(v4: &FamilyResult, v6: &FamilyResult, lat: Option<(Better, f64)>) -> String {
+    match (&v4.error, &v6.error, lat) {
+        (Some(e), None, _) => format!("IPv4 failed ({e}); only IPv6 works"),
+        (None, Some(e), _) => format!("IPv6 failed ({e}); only IPv4 works"),
+        (Some(_), Some(_), _) => "both IPv4 and IPv6 failed".into(),
+        (None, None, Some((Better::A, d))) => {
+            format!("IPv4 has {d:.1} % lower median latency than IPv6, a significant difference")
+        }
+        (None, None, Some((Better::B, d))) => {
+            format!("IPv6 has {d:.1} % lower median latency than IPv4, a significant difference")
+        }
+        _ => "no significant latency difference between IPv4 and IPv6".into(),
+    }
+}

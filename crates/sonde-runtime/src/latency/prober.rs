@@ -1,0 +1,373 @@
+//! The datagram prober: an absolute isochronous schedule (or flood with a window), replies read
+//! while waiting, interval lines, a final wait for stragglers and the server's count.
+
+use super::transports::{IcmpEcho, Incoming, Transport, UdpProbes};
+use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
+use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencySummary};
+use sonde_stats::latency::tracker::{ProbeTracker, ScheduleTracker, TrackerConfig, Verdict};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Spin for the last stretch before a due time (the OS sleep overshoots by tens of µs).
+const SPIN: Duration = Duration::from_micros(200);
+/// A flood probe with no reply is given up after this many largest-RTTs (bounded below/above).
+const FLOOD_TIMEOUT_MIN: Duration = Duration::from_millis(5);
+const FLOOD_TIMEOUT_MAX: Duration = Duration::from_secs(1);
+
+/// Shared bookkeeping of a run: tracker, interval clock, event sink.
+pub(crate) struct RunState<'a> {
+    pub tracker: ProbeTracker,
+    pub start: Instant,
+    pub next_report: Option<Instant>,
+    pub report_every: Option<Duration>,
+    pub last_report_secs: f64,
+    pub emit: &'a mut dyn FnMut(LatencyEvent),
+    pub max_rtt: Duration,
+    /// Count replies seen (UDP).
+    pub count_replies: u64,
+}
+
+impl<'a> RunState<'a> {
+    pub(crate) fn new(cfg: &LatencyConfig, emit: &'a mut dyn FnMut(LatencyEvent)) -> Self {
+        let start = Instant::now();
+        Self {
+            tracker: ProbeTracker::new(TrackerConfig {
+                late_ns: cfg.late.map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
+                clock_synced: cfg.clock_synced,
+            }),
+            start,
+            next_report: cfg.report_interval.map(|d| start + d),
+            report_every: cfg.report_interval,
+            last_report_secs: 0.0,
+            emit,
+            max_rtt: Duration::ZERO,
+            count_replies: 0,
+        }
+    }
+
+    /// Emits interval lines that are due.
+    pub(crate) fn report_due(&mut self, now: Instant) {
+        while let (Some(at), Some(every)) = (self.next_report, self.report_every) {
+            if now < at {
+                return;
+            }
+            let end = at.duration_since(self.start).as_secs_f64();
+            let iv = self.tracker.take_interval(self.last_report_secs, end);
+            self.last_report_secs = end;
+            (self.emit)(LatencyEvent::Interval(iv));
+            self.next_report = Some(at + every);
+        }
+    }
+
+    /// Emits the last partial interval (if it has probes) and the summary.
+    pub(crate) fn finish(
+        mut self,
+        partial: bool,
+        error: Option<String>,
+        extra: impl FnOnce(&mut LatencySummary),
+    ) -> LatencyOutcome {
+        let secs = self.start.elapsed().as_secs_f64();
+        if self.report_every.is_some() && secs - self.last_report_secs > 0.05 {
+            let iv = self.tracker.take_interval(self.last_report_secs, secs);
+            if iv.sent > 0 || iv.received > 0 {
+                (self.emit)(LatencyEvent::Interval(iv));
+            }
+        }
+        let t = &self.tracker;
+        let mut s = LatencySummary {
+            seconds: secs,
+            loss: t.loss(),
+            rtt: t.rtt(),
+            jitter_ms: t.jitter_ms(),
+            ipdv: t.ipdv(),
+            one_way: t.one_way(),
+            server_turnaround_us: t.turnaround_us(),
+            schedule: None,
+            rate_per_second: if secs > 0.0 {
+                t.received() as f64 / secs
+            } else {
+                0.0
+            },
+            partial,
+            error,
+        };
+        extra(&mut s);
+        (self.emit)(LatencyEvent::End(Box::new(s.clone())));
+        LatencyOutcome {
+            summary: Some(s),
+            error: None,
+            rtt_sample_ms: self.tracker.rtt_sample_ms(),
+        }
+    }
+
+    pub(crate) fn note_rtt(&mut self, rtt_ns: u64) {
+        self.max_rtt = self.max_rtt.max(Duration::from_nanos(rtt_ns));
+    }
+
+    /// How long to wait for the last replies.
+    pub(crate) fn final_wait(&self, cfg: &LatencyConfig) -> Duration {
+        cfg.wait.unwrap_or(if self.max_rtt.is_zero() {
+            Duration::from_secs(1)
+        } else {
+            (self.max_rtt * 3).clamp(Duration::from_millis(100), Duration::from_secs(3))
+        })
+    }
+}
+
+fn open(cfg: &LatencyConfig) -> Result<Box<dyn Transport>, LatencyError> {
+    let peer = target(cfg)?;
+    Ok(match cfg.mode {
+        LatencyMode::Icmp => Box::new(IcmpEcho::open(peer, cfg)?),
+        _ => Box::new(UdpProbes::open(peer, cfg)?),
+    })
+}
+
+/// Reads everything queued; returns the number of fresh replies.
+fn drain(
+    t: &mut dyn Transport,
+    st: &mut RunState,
+    window: &mut VecDeque<(u64, Instant)>,
+) -> Result<usize, LatencyError> {
+    let mut fresh = 0;
+    loop {
+        match t
+            .recv()
+            .map_err(|e| LatencyError::io("receiving replies", e))?
+        {
+            None => return Ok(fresh),
+            Some(Incoming::Ignored) => {}
+            Some(Incoming::Count(c)) => {
+                st.count_replies += 1;
+                st.tracker.on_server_count(c);
+            }
+            Some(Incoming::Reply(r, count)) => {
+                if let Some(c) = count {
+                    st.tracker.on_server_count(c);
+                }
+                if st.tracker.on_reply(&r) == Verdict::Fresh {
+                    fresh += 1;
+                    st.note_rtt(r.recv_ns.saturating_sub(r.sent_ns));
+                    window.retain(|(s, _)| *s != r.seq);
+                }
+            }
+        }
+    }
+}
+
+/// Waits until `until`, reading replies; spins the last [`SPIN`] when `precise`. Returns early
+/// (true) when `early` says so after a read.
+fn wait_until(
+    t: &mut dyn Transport,
+    st: &mut RunState,
+    window: &mut VecDeque<(u64, Instant)>,
+    until: Instant,
+    precise: bool,
+    interrupt: &AtomicBool,
+    mut early: impl FnMut(&RunState, &VecDeque<(u64, Instant)>) -> bool,
+) -> Result<bool, LatencyError> {
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        st.report_due(now);
+        if now >= until {
+            return Ok(false);
+        }
+        let left = until - now;
+        let mut slice = if precise && left <= SPIN {
+            Duration::ZERO
+        } else if precise {
+            left - SPIN
+        } else {
+            left
+        };
+        slice = slice.min(Duration::from_millis(100));
+        if let Some(r) = st.next_report {
+            slice = slice.min(r.saturating_duration_since(now));
+        }
+        if slice > Duration::ZERO {
+            let _ = t
+                .wait(slice)
+                .map_err(|e| LatencyError::io("waiting for replies", e))?;
+        } else {
+            std::hint::spin_loop();
+        }
+        drain(t, st, window)?;
+        if early(st, window) {
+            return Ok(true);
+        }
+    }
+}
+
+/// Runs UDP or ICMP probing.
+pub(crate) fn run_datagram(
+    cfg: &LatencyConfig,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(LatencyEvent),
+) -> Result<LatencyOutcome, LatencyError> {
+    let mut t = open(cfg)?;
+    let peer = target(cfg)?;
+    emit(start_event(
+        cfg,
+        peer,
+        t.local(),
+        t.wire_size(),
+        t.size_meaning(),
+        t.timestamping(),
+    ));
+    if cfg.mode == LatencyMode::Udp && cfg.size < sonde_proto::probe::HEADER_LEN {
+        emit(LatencyEvent::Note(format!(
+            "UDP probes carry a {}-byte header; --size {} raised to {}",
+            sonde_proto::probe::HEADER_LEN,
+            cfg.size,
+            sonde_proto::probe::HEADER_LEN
+        )));
+    }
+    let mut st = RunState::new(cfg, emit);
+    let mut sched = (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64));
+    let mut window: VecDeque<(u64, Instant)> = VecDeque::new();
+    let win = cfg.window.max(1) as usize;
+    let end_at = cfg.duration.map(|d| st.start + d);
+    let mut seq = 0u64;
+    let mut failure = None;
+    let mut interrupted = false;
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        if cfg.count.is_some_and(|c| seq >= c) {
+            break;
+        }
+        let now = Instant::now();
+        if end_at.is_some_and(|e| now >= e) {
+            break;
+        }
+        let due = if cfg.flood {
+            let timeout = (st.max_rtt * 4).clamp(FLOOD_TIMEOUT_MIN, FLOOD_TIMEOUT_MAX);
+            let timeout = if st.max_rtt.is_zero() {
+                FLOOD_TIMEOUT_MAX
+            } else {
+                timeout
+            };
+            window.retain(|(_, at)| now.duration_since(*at) < timeout);
+            if window.len() >= win {
+                let oldest = window.front().map_or(now, |(_, at)| *at + timeout);
+                let until = end_at.map_or(oldest, |e| e.min(oldest));
+                if let Err(e) = wait_until(
+                    &mut *t,
+                    &mut st,
+                    &mut window,
+                    until,
+                    false,
+                    interrupt,
+                    |_, w| w.len() < win,
+                ) {
+                    failure = Some(e);
+                    break;
+                }
+                continue;
+            }
+            now
+        } else {
+            let due = st.start
+                + cfg
+                    .interval
+                    .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX));
+            if end_at.is_some_and(|e| due >= e) {
+                break;
+            }
+            if let Err(e) = wait_until(
+                &mut *t,
+                &mut st,
+                &mut window,
+                due,
+                true,
+                interrupt,
+                |_, _| false,
+            ) {
+                failure = Some(e);
+                break;
+            }
+            if interrupt.load(Ordering::Relaxed) {
+                continue;
+            }
+            due
+        };
+        seq += 1;
+        st.tracker.on_sent(seq);
+        let sent_at = Instant::now();
+        if let Err(e) = t.send(seq) {
+            // A full socket buffer or an unreachable host loses this probe, not the run.
+            if !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::ConnectionRefused
+            ) {
+                failure = Some(LatencyError::io("sending a probe", e));
+                break;
+            }
+        }
+        if let Some(s) = &mut sched {
+            let base = st.start;
+            s.on_send(
+                due.duration_since(base).as_nanos() as u64,
+                sent_at.duration_since(base).as_nanos() as u64,
+            );
+        }
+        if cfg.flood {
+            window.push_back((seq, sent_at));
+        }
+        if let Err(e) = drain(&mut *t, &mut st, &mut window) {
+            failure = Some(e);
+            break;
+        }
+    }
+    if failure.is_none() && !interrupted {
+        // Stragglers, then the server's count (UDP), each with a deadline.
+        let until = Instant::now() + st.final_wait(cfg);
+        let sent = st.tracker.sent();
+        let r = wait_until(
+            &mut *t,
+            &mut st,
+            &mut window,
+            until,
+            false,
+            interrupt,
+            |s, _| s.tracker.received() >= sent,
+        );
+        if let Err(e) = r {
+            failure = Some(e);
+        }
+        query_count(&mut *t, &mut st, &mut window, interrupt);
+        interrupted = interrupt.load(Ordering::Relaxed);
+    }
+    let error = failure
+        .map(|e| e.to_string())
+        .or(interrupted.then(|| LatencyError::Interrupted.to_string()));
+    let schedule = sched.and_then(|s| s.stats());
+    Ok(st.finish(error.is_some(), error, |s| s.schedule = schedule))
+}
+
+/// Asks the server how many requests it received (three tries, 300 ms each).
+fn query_count(
+    t: &mut dyn Transport,
+    st: &mut RunState,
+    window: &mut VecDeque<(u64, Instant)>,
+    interrupt: &AtomicBool,
+) {
+    for _ in 0..3 {
+        if !matches!(t.send_count_query(), Ok(true)) {
+            return;
+        }
+        let before = st.count_replies;
+        let until = Instant::now() + Duration::from_millis(300).max(st.max_rtt * 2);
+        let _ = wait_until(t, st, window, until, false, interrupt, |s, _| {
+            s.count_replies > before
+        });
+        if st.count_replies > before || interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+}

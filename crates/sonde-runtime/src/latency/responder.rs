@@ -1,0 +1,143 @@
+//! The server side of UDP latency probes, called by `sonde server`'s UDP listener for every
+//! datagram that starts with the probe magic.
+//!
+//! A reply is the request's own bytes with the kind and the server fields changed, so it is
+//! never larger than the request (no amplification). The only state is a bounded table of
+//! request counts per (client address, session token), which splits the client's loss into
+//! upstream and downstream; idle entries expire and the oldest is evicted when it is full.
+
+use crate::os::timestamp;
+use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// Sessions remembered at once.
+pub const MAX_SESSIONS: usize = 4096;
+/// A session with no probe for this long is forgotten.
+pub const SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// See the module documentation.
+#[derive(Debug, Default)]
+pub struct Responder {
+    sessions: HashMap<(SocketAddr, u64), (u64, Instant)>,
+}
+
+impl Responder {
+    /// A responder with no sessions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sessions currently remembered.
+    pub fn sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn count(&mut self, key: (SocketAddr, u64), bump: bool, now: Instant) -> u64 {
+        if !self.sessions.contains_key(&key) && self.sessions.len() >= MAX_SESSIONS {
+            self.sessions
+                .retain(|_, (_, seen)| now.duration_since(*seen) < SESSION_IDLE);
+            if self.sessions.len() >= MAX_SESSIONS {
+                if let Some(oldest) = self
+                    .sessions
+                    .iter()
+                    .min_by_key(|(_, (_, seen))| *seen)
+                    .map(|(k, _)| *k)
+                {
+                    self.sessions.remove(&oldest);
+                }
+            }
+        }
+        let e = self.sessions.entry(key).or_insert((0, now));
+        if bump {
+            e.0 += 1;
+        }
+        e.1 = now;
+        e.0
+    }
+
+    /// Answers `datagram` (just read from `sock`, from `peer`) if it is a probe. Returns false
+    /// when it is not a probe, so the caller can try other formats; true when it was one
+    /// (answered, or dropped as malformed or as a reply).
+    pub fn handle(&mut self, sock: &UdpSocket, datagram: &mut [u8], peer: SocketAddr) -> bool {
+        if !looks_like_probe(datagram) {
+            return false;
+        }
+        let recv_ns = timestamp::last_rx_ns(sock).unwrap_or_else(timestamp::realtime_ns);
+        let Ok(p) = Probe::parse(datagram) else {
+            return true;
+        };
+        if !p.kind.is_query() {
+            return true;
+        }
+        let count = self.count(
+            (peer, p.token),
+            p.kind == ProbeKind::Request,
+            Instant::now(),
+        );
+        let Some(answer) = p.answer(recv_ns, timestamp::realtime_ns(), count) else {
+            return true;
+        };
+        if answer.emit(datagram).is_ok() {
+            let _ = sock.send_to(datagram, peer);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_proto::probe::HEADER_LEN;
+
+    #[test]
+    fn answers_requests_counts_and_ignores_replies() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut r = Responder::new();
+        let peer = client.local_addr().unwrap();
+        let mut buf = vec![0xABu8; 80];
+        Probe::request(5, 1, 100).emit(&mut buf).unwrap();
+        assert!(r.handle(&server, &mut buf, peer));
+        let mut got = [0u8; 200];
+        let n = client.recv(&mut got).unwrap();
+        assert_eq!(n, 80, "reply as long as the request");
+        assert_eq!(&got[HEADER_LEN..n], &[0xAB; 24][..], "padding echoed");
+        let reply = Probe::parse(&got[..n]).unwrap();
+        assert_eq!(reply.kind, ProbeKind::Reply);
+        assert_eq!(
+            (reply.seq, reply.client_send_ns, reply.server_count),
+            (1, 100, 1)
+        );
+        assert!(reply.server_send_ns >= reply.server_recv_ns);
+
+        // A reply sent to the responder is swallowed, not answered.
+        let mut echo = got[..n].to_vec();
+        assert!(r.handle(&server, &mut echo, peer));
+        let mut q = [0u8; HEADER_LEN];
+        let mut cq = Probe::request(5, 0, 0);
+        cq.kind = ProbeKind::CountQuery;
+        cq.emit(&mut q).unwrap();
+        assert!(r.handle(&server, &mut q, peer));
+        let n = client.recv(&mut got).unwrap();
+        let c = Probe::parse(&got[..n]).unwrap();
+        assert_eq!((c.kind, c.server_count), (ProbeKind::CountReply, 1));
+        assert!(!r.handle(&server, &mut b"SNDH\x01".to_vec(), peer));
+    }
+
+    #[test]
+    fn session_table_is_bounded() {
+        let mut r = Responder::new();
+        let now = Instant::now();
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        for token in 0..(MAX_SESSIONS as u64 + 50) {
+            r.count((peer, token), true, now + Duration::from_millis(token));
+        }
+        assert_eq!(r.sessions(), MAX_SESSIONS);
+        assert_eq!(r.count((peer, MAX_SESSIONS as u64 + 49), true, now), 2);
+    }
+}

@@ -1,0 +1,224 @@
+//! TCP latency: handshake times to any service (`--tcp-connect`), and request/response
+//! transactions on one connection to a sonde server (`--tcp-rr`, netperf's TCP_RR).
+//!
+//! Each probe is one blocking transaction timed with the monotonic clock; the schedule is the
+//! same absolute one as the datagram prober (a transaction that overruns its slot delays only
+//! itself), `--flood` runs them back to back. A refused or timed-out connect is a lost probe;
+//! a broken tcp-rr connection ends the run with the statistics so far.
+
+use super::prober::RunState;
+use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
+use crate::clock::sleep_until;
+use crate::os::{poll, timestamp};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use sonde_proto::preamble::RR_MAGIC;
+use sonde_proto::probe::{parse_rr_size, MAX_PROBE_LEN, RR_HEADER_LEN};
+use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
+use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const USER_CLOCK: &str =
+    "user-space monotonic clock around the blocking calls (connect, or write then read)";
+
+fn connect(peer: SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+    let s = Socket::new(Domain::for_address(peer), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_tcp_nodelay(true)?;
+    s.connect_timeout(&SockAddr::from(peer), timeout)?;
+    Ok(s.into())
+}
+
+/// The open tcp-rr connection.
+struct Rr {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Rr {
+    fn open(peer: SocketAddr, size: usize, timeout: Duration) -> Result<Self, LatencyError> {
+        let mut stream = connect(peer, timeout)
+            .map_err(|e| LatencyError::io(format!("connecting to {peer}"), e))?;
+        let mut hello = RR_MAGIC.to_vec();
+        hello.extend_from_slice(&(size as u32).to_be_bytes());
+        stream
+            .write_all(&hello)
+            .map_err(|e| LatencyError::io("sending the tcp-rr preamble", e))?;
+        stream
+            .set_read_timeout(Some(timeout))
+            .map_err(|e| LatencyError::io("setting a read timeout", e))?;
+        Ok(Self {
+            stream,
+            buf: vec![0u8; size],
+        })
+    }
+
+    fn transact(&mut self, seq: u64) -> std::io::Result<()> {
+        if let Some(head) = self.buf.get_mut(..8) {
+            head.copy_from_slice(&seq.to_be_bytes());
+        }
+        self.stream.write_all(&self.buf)?;
+        self.stream.read_exact(&mut self.buf)
+    }
+}
+
+/// Runs tcp-connect or tcp-rr.
+pub(crate) fn run(
+    cfg: &LatencyConfig,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(LatencyEvent),
+) -> Result<LatencyOutcome, LatencyError> {
+    let peer = target(cfg)?;
+    let size = cfg.size.clamp(1, MAX_PROBE_LEN);
+    let mut rr = match cfg.mode {
+        LatencyMode::TcpRr => Some(Rr::open(peer, size, cfg.timeout)?),
+        _ => None,
+    };
+    let (local, meaning) = match &rr {
+        Some(r) => (
+            r.stream
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            "bytes per transaction, each way (TCP payload)".to_string(),
+        ),
+        None => (
+            String::new(),
+            "none (a TCP handshake carries no payload)".to_string(),
+        ),
+    };
+    emit(start_event(
+        cfg,
+        peer,
+        local,
+        if rr.is_some() { size } else { 0 },
+        meaning,
+        USER_CLOCK.into(),
+    ));
+    let mut st = RunState::new(cfg, emit);
+    let mut sched = (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64));
+    let end_at = cfg.duration.map(|d| st.start + d);
+    let mut seq = 0u64;
+    let mut error = None;
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            error = Some(LatencyError::Interrupted);
+            break;
+        }
+        if cfg.count.is_some_and(|c| seq >= c) {
+            break;
+        }
+        let due = if cfg.flood {
+            Instant::now()
+        } else {
+            st.start
+                + cfg
+                    .interval
+                    .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX))
+        };
+        if end_at.is_some_and(|e| due >= e || Instant::now() >= e) {
+            break;
+        }
+        // Sleep in slices so that Ctrl-C and interval lines are not held up by a long interval.
+        while Instant::now() + Duration::from_millis(50) < due && !interrupt.load(Ordering::Relaxed)
+        {
+            st.report_due(Instant::now());
+            std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
+        }
+        sleep_until(due);
+        st.report_due(Instant::now());
+        seq += 1;
+        st.tracker.on_sent(seq);
+        let wall = timestamp::realtime_ns();
+        let t0 = Instant::now();
+        if let Some(s) = &mut sched {
+            s.on_send(
+                due.duration_since(st.start).as_nanos() as u64,
+                t0.duration_since(st.start).as_nanos() as u64,
+            );
+        }
+        let ok = match &mut rr {
+            Some(r) => match r.transact(seq) {
+                Ok(()) => true,
+                Err(e) => {
+                    error = Some(LatencyError::io("tcp-rr transaction", e));
+                    break;
+                }
+            },
+            None => connect(peer, cfg.timeout).is_ok(),
+        };
+        if ok {
+            let rtt = t0.elapsed().as_nanos() as u64;
+            st.note_rtt(rtt);
+            st.tracker.on_reply(&Reply {
+                seq,
+                sent_ns: wall,
+                recv_ns: wall + rtt,
+                server: None,
+            });
+        }
+    }
+    let msg = error.map(|e| e.to_string());
+    let schedule = sched.and_then(|s| s.stats());
+    Ok(st.finish(msg.is_some(), msg, |s| s.schedule = schedule))
+}
+
+/// Serves one tcp-rr connection (after its `SONDE/R1` preamble): echoes transactions until the
+/// client closes, `stop()` says so, or the client is idle for 60 s.
+pub fn serve_rr(mut stream: TcpStream, stop: impl Fn() -> bool) -> Result<(), String> {
+    const IDLE: Duration = Duration::from_secs(60);
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut head = [0u8; RR_HEADER_LEN];
+    read_full(&mut stream, &mut head, &stop, IDLE)?;
+    let size = parse_rr_size(&head).map_err(|_| "tcp-rr: bad transaction size".to_string())?;
+    let mut buf = vec![0u8; size];
+    loop {
+        match read_full(&mut stream, &mut buf, &stop, IDLE) {
+            Ok(()) => {}
+            Err(e) if e.is_empty() => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        stream.write_all(&buf).map_err(|e| format!("tcp-rr: {e}"))?;
+    }
+}
+
+/// Reads exactly `buf.len()` bytes; Err("") on a clean close before the first byte.
+fn read_full(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    stop: &impl Fn() -> bool,
+    idle: Duration,
+) -> Result<(), String> {
+    let mut got = 0;
+    let mut last = Instant::now();
+    while got < buf.len() {
+        if stop() {
+            return Err(String::new());
+        }
+        if last.elapsed() > idle {
+            return Err(format!("tcp-rr: client idle for {} s", idle.as_secs()));
+        }
+        if !matches!(poll::readable(stream, Duration::from_millis(200)), Ok(true)) {
+            continue;
+        }
+        match stream.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Err(String::new()),
+            Ok(0) => return Err("tcp-rr: client closed mid-transaction".into()),
+            Ok(n) => {
+                got += n;
+                last = Instant::now();
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(format!("tcp-rr: {e}")),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Is IPv4 or IPv6 better, and is the difference more than noise? (`sonde compare-ip`)
+//!
+//! Latency samples are skewed and heavy-tailed, so their medians are compared with the
+//! Mann-Whitney U test (normal approximation with tie correction), which assumes no
+//! distribution. Throughput per interval is closer to normal; Welch's t-test compares the means
+//! without assuming equal variances. Both give a two-sided p-value; "significant" means
+//! p < [`ALPHA`] and a relative difference of at least [`MIN_RELATIVE`] (a statistically
+//! certain 0.3 % is of no interest to an operator).
+
+use serde::{Deserialize, Serialize};
+
+/// Significance level.
+pub const ALPHA: f64 = 0.05;
+/// Smallest relative difference worth calling a difference.
+pub const MIN_RELATIVE: f64 = 0.05;
+
+/// The outcome of one comparison of A (IPv4) and B (IPv6).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// "a", "b" or "neither".
+    pub better: Better,
+    /// |A - B| / worse-of-the-two, in percent.
+    pub difference_percent: f64,
+    pub p_value: Option<f64>,
+    pub significant: bool,
+}
+
+/// Which side won.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    A,
+    B,
+    Neither,
+}
+
+/// Standard normal CDF (Abramowitz-Stegun 7.1.26 erf, |error| < 1.5e-7).
+pub fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// Two-sided Mann-Whitney U p-value for samples `a` and `b`; None when either has fewer than
+/// 3 values.
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() < 3 || b.len() < 3 {
+        return None;
+    }
+    let mut all: Vec<(f64, bool)> = a.iter().map(|&v| (v, true)).collect();
+    all.extend(b.iter().map(|&v| (v, false)));
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = all.len();
+    let (mut rank_a, mut ties) = (0.0, 0.0);
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let r = (i + j) as f64 / 2.0 + 1.0;
+        let t = (j - i + 1) as f64;
+        ties += t * t * t - t;
+        rank_a += all[i..=j].iter().filter(|x| x.1).count() as f64 * r;
+        i = j + 1;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let u = rank_a - na * (na + 1.0) / 2.0;
+    let mean = na * nb / 2.0;
+    let nn = na + nb;
+    let var = na * nb / 12.0 * ((nn + 1.0) - ties / (nn * (nn - 1.0)));
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = (u - mean).abs() / var.sqrt();
+    Some((2.0 * (1.0 - normal_cdf(z))).clamp(0.0, 1.0))
+}
+
+/// Two-sided Welch t-test p-value (normal approximation of t, fine for a handful of
+/// intervals as a screen); None when either side has fewer than 2 values.
+pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let mv = |s: &[f64]| {
+        let m = s.iter().sum::<f64>() / s.len() as f64;
+        let v = s.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (s.len() - 1) as f64;
+        (m, v)
+    };
+    let ((ma, va), (mb, vb)) = (mv(a), mv(b));
+    let se = (va / a.len() as f64 + vb / b.len() as f64).sqrt();
+    if se == 0.0 {
+        return Some(if ma == mb { 1.0 } else { 0.0 });
+    }
+    Some((2.0 * (1.0 - normal_cdf((ma - mb).abs() / se))).clamp(0.0, 1.0))
+}
+
+/// Smallest latency difference worth calling a difference, ms: below it the figures are within
+/// timestamping noise (a few microseconds on loopback).
+pub const MIN_LATENCY_DIFF_MS: f64 = 0.02;
+
+/// Compares two median latencies (ms, lower is better), with [`MIN_LATENCY_DIFF_MS`] as an
+/// absolute floor on top of [`judge`]'s rules.
+pub fn judge_latency(a_ms: f64, b_ms: f64, p: Option<f64>) -> Comparison {
+    let mut c = judge(a_ms, b_ms, true, p);
+    if (a_ms - b_ms).abs() < MIN_LATENCY_DIFF_MS {
+        c.significant = false;
+        c.better = Better::Neither;
+    }
+    c
+}
+
+/// Compares two central values (`lower_is_better` for latency) with a p-value.
+pub fn judge(a: f64, b: f64, lower_is_better: bool, p: Option<f64>) -> Comparison {
+    let worse = if lower_is_better {
+        a.max(b)
+    } else {
+        a.min(b).max(f64::MIN_POSITIVE)
+    };
+    let rel = if worse > 0.0 {
+        (a - b).abs() / if lower_is_better { worse } else { a.max(b) }
+    } else {
+        0.0
+    };
+    let significant = p.is_some_and(|p| p < ALPHA) && rel >= MIN_RELATIVE;
+    let a_wins = if lower_is_better { a < b } else { a > b };
+    Comparison {
+        better: match (significant, a_wins) {
+            (false, _) => Better::Neither,
+            (true, true) => Better::A,
+            (true, false) => Better::B,
+        },
+        difference_percent: rel * 100.0,
+        p_value: p,
+        significant,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_cdf_known_points() {
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+        assert!((normal_cdf(-1.0) - 0.158_655_25).abs() < 1e-6);
+    }
+
+    #[test]
+    fn mann_whitney_separates_shifted_samples() {
+        let a: Vec<f64> = (0..50).map(|i| 1.0 + (i % 10) as f64 * 0.01).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
+        assert!(mann_whitney_p(&a, &b).unwrap() < 1e-6);
+        assert!(mann_whitney_p(&a, &a).unwrap() > 0.9);
+        assert!(mann_whitney_p(&a[..2], &b).is_none());
+        // U = 3 for n = 4/4: z = 5 / sqrt(12) = 1.443, two-sided p = 0.149.
+        let p = mann_whitney_p(&[1.0, 2.0, 5.0, 7.0], &[3.0, 6.0, 8.0, 9.0]).unwrap();
+        assert!((p - 0.149).abs() < 0.001, "{p}");
+    }
+
+    #[test]
+    fn welch_and_judge() {
+        let a = [100.0, 101.0, 99.0, 100.0];
+        let b = [80.0, 81.0, 79.0, 80.0];
+        assert!(welch_p(&a, &b).unwrap() < 1e-6);
+        let c = judge(100.0, 80.0, false, welch_p(&a, &b));
+        assert_eq!(c.better, Better::A);
+        assert!((c.difference_percent - 20.0).abs() < 1e-9);
+        // Latency: B lower is better; 2 % apart is not a difference worth reporting.
+        assert_eq!(judge(1.0, 0.5, true, Some(0.001)).better, Better::B);
+        assert_eq!(judge(1.0, 0.98, true, Some(0.001)).better, Better::Neither);
+        assert_eq!(judge(1.0, 0.5, true, Some(0.2)).better, Better::Neither);
+        assert_eq!(
+            judge_latency(0.004, 0.002, Some(0.001)).better,
+            Better::Neither
+        );
+        assert_eq!(judge_latency(0.4, 0.2, Some(0.001)).better, Better::B);
+    }
+}

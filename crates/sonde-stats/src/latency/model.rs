@@ -1,0 +1,250 @@
+//! The latency result model: what `sonde latency`, `rrul` and `compare-ip` produce and the
+//! latency reporters consume. Durations are milliseconds (floats) unless the name says
+//! otherwise; times are seconds since the start of the run.
+
+use serde::{Deserialize, Serialize};
+
+/// How the probes travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyMode {
+    /// UDP request/response to a sonde server.
+    Udp,
+    /// ICMP echo (RFC 792 / RFC 4443) to any host.
+    Icmp,
+    /// TCP handshake times to any TCP service.
+    TcpConnect,
+    /// Request/response transactions on one TCP connection to a sonde server.
+    TcpRr,
+}
+
+impl LatencyMode {
+    /// Short label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            LatencyMode::Udp => "UDP probes",
+            LatencyMode::Icmp => "ICMP echo",
+            LatencyMode::TcpConnect => "TCP connect",
+            LatencyMode::TcpRr => "TCP request/response",
+        }
+    }
+}
+
+/// What is known when probing starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStart {
+    pub version: String,
+    pub mode: LatencyMode,
+    /// The host as the user typed it.
+    pub target: String,
+    pub remote: String,
+    pub local: String,
+    /// "IPv4" or "IPv6".
+    pub family: String,
+    /// Bytes per probe as defined by `size_meaning`.
+    pub size: u32,
+    /// What `size` counts (for ICMP: the echo payload, without the 8-byte ICMP header).
+    pub size_meaning: String,
+    /// Seconds between probes (0 with `--flood`).
+    pub interval_secs: f64,
+    pub flood: bool,
+    /// Probes allowed in flight at once.
+    pub window: u32,
+    pub count: Option<u64>,
+    pub duration_secs: Option<f64>,
+    pub late_ms: Option<f64>,
+    /// How send and receive times were taken (kernel or user space).
+    pub timestamping: String,
+    pub clock_synced: bool,
+    /// Unix time (seconds) at the start.
+    pub timestamp_unix: f64,
+}
+
+/// A delay distribution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelayStats {
+    pub samples: u64,
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    pub stddev_ms: f64,
+    pub variance_ms2: f64,
+}
+
+/// Delay variation between consecutive probes (RFC 3393 IPDV), as absolute values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IpdvStats {
+    /// Pairs of consecutive sequence numbers both answered.
+    pub pairs: u64,
+    pub mean_abs_ms: f64,
+    pub max_abs_ms: f64,
+}
+
+/// Whether one-way figures were measured, estimated, or cannot be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OneWayBasis {
+    /// The user said the clocks are synchronised (`--clock-synced`) and no delay came out
+    /// negative.
+    Measured,
+    /// The clock offset was estimated (fastest third of probes, symmetric-path assumption).
+    Estimated,
+    /// `--clock-synced` was given but delays came out negative: the clocks are not synchronised.
+    Invalid,
+}
+
+/// One-way delays, upstream (client to server) and downstream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneWayStats {
+    pub basis: OneWayBasis,
+    /// Server clock minus client clock, as estimated (None when measured).
+    pub clock_offset_ms: Option<f64>,
+    pub method: String,
+    pub up: Option<DelayStats>,
+    pub down: Option<DelayStats>,
+    /// IPDV needs no clock agreement: a constant offset cancels out.
+    pub ipdv_up: Option<IpdvStats>,
+    pub ipdv_down: Option<IpdvStats>,
+    pub note: Option<String>,
+}
+
+/// Loss, duplicates, reordering and lateness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LossStats {
+    pub sent: u64,
+    /// Distinct probes answered.
+    pub received: u64,
+    pub lost: u64,
+    pub loss_percent: f64,
+    /// Requests that never reached the server (needs the server's count).
+    pub lost_up: Option<u64>,
+    /// Replies lost on the way back (needs the server's count).
+    pub lost_down: Option<u64>,
+    /// Requests the server says it received.
+    pub server_received: Option<u64>,
+    pub duplicates: u64,
+    /// Replies that arrived after a reply with a higher sequence number.
+    pub reordered: u64,
+    /// Replies later than `--late` (they are counted as received and in the RTT statistics).
+    pub late: u64,
+    pub late_percent: f64,
+}
+
+/// How well the sender kept its schedule: send time minus scheduled time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleStats {
+    pub interval_ms: f64,
+    pub mean_error_us: f64,
+    pub p99_error_us: f64,
+    pub max_error_us: f64,
+    /// Mean error as a percentage of the interval (irtt's "timer error").
+    pub error_percent: f64,
+}
+
+/// One interval line.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyInterval {
+    pub start: f64,
+    pub end: f64,
+    pub sent: u64,
+    pub received: u64,
+    pub rtt: Option<DelayStats>,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub seconds: f64,
+    pub loss: LossStats,
+    /// Round-trip time (for UDP probes without the server's turnaround; for tcp-connect the
+    /// handshake time).
+    pub rtt: Option<DelayStats>,
+    /// RFC 3550 smoothed jitter of the RTT.
+    pub jitter_ms: f64,
+    pub ipdv: Option<IpdvStats>,
+    pub one_way: Option<OneWayStats>,
+    /// Mean time the server held a probe.
+    pub server_turnaround_us: Option<f64>,
+    pub schedule: Option<ScheduleStats>,
+    /// Answered probes per second of run time (tcp-rr: transactions per second).
+    pub rate_per_second: f64,
+    /// True when the run did not reach its end (Ctrl-C, error).
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+/// One event of a latency run, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", content = "data", rename_all = "snake_case")]
+pub enum LatencyEvent {
+    Start(Box<LatencyStart>),
+    Interval(LatencyInterval),
+    End(Box<LatencySummary>),
+    Note(String),
+    Error(String),
+}
+
+/// One phase of `sonde rrul`: latency probes while TCP streams load the path (or not).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RrulPhase {
+    /// "idle", "download", "upload" or "bidirectional".
+    pub name: String,
+    /// Received goodput of the download streams (server to client), bit/s.
+    pub download_bps: Option<f64>,
+    /// Received goodput of the upload streams, bit/s.
+    pub upload_bps: Option<f64>,
+    pub latency: LatencySummary,
+    /// Median RTT minus the idle median, ms.
+    pub median_inflation_ms: Option<f64>,
+    /// p99 RTT minus the idle p99, ms.
+    pub p99_inflation_ms: Option<f64>,
+    /// Why the load of this phase failed, if it did.
+    pub load_error: Option<String>,
+}
+
+/// The result of `sonde rrul`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RrulResult {
+    pub version: String,
+    pub target: String,
+    pub remote: String,
+    /// TCP streams per loaded direction.
+    pub streams: u32,
+    pub phase_secs: f64,
+    pub step_secs: f64,
+    pub phases: Vec<RrulPhase>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+/// One address family's figures in `sonde compare-ip`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyResult {
+    /// "IPv4" or "IPv6".
+    pub family: String,
+    pub address: Option<String>,
+    pub rtt: Option<DelayStats>,
+    pub loss_percent: Option<f64>,
+    /// TCP upload goodput (received), bit/s.
+    pub throughput_bps: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// The result of `sonde compare-ip`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareIpResult {
+    pub version: String,
+    pub target: String,
+    pub ipv4: FamilyResult,
+    pub ipv6: FamilyResult,
+    /// Median RTT; A = IPv4, B = IPv6.
+    pub latency: Option<super::compare::Comparison>,
+    /// Mean interval throughput; A = IPv4, B = IPv6.
+    pub throughput: Option<super::compare::Comparison>,
+    /// One sentence for people.
+    pub verdict: String,
+}

@@ -1,0 +1,170 @@
+//! Flags of `sonde latency`, `sonde rrul` and `sonde compare-ip` (phase one: parse and
+//! validate, no DNS, no sockets).
+
+use crate::cli::OutputArgs;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// Host (a sonde server; any host with --icmp; HOST:PORT with --tcp-connect)
+    pub host: String,
+    /// Server port (UDP probes and --tcp-rr)
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// ICMP echo to any host (unprivileged ICMP socket, or raw socket as root)
+    #[arg(long, group = "mode")]
+    pub icmp: bool,
+    /// TCP handshake times to HOST:PORT (any TCP service)
+    #[arg(long = "tcp-connect", group = "mode")]
+    pub tcp_connect: bool,
+    /// Request/response transactions on one TCP connection to a sonde server
+    #[arg(long = "tcp-rr", group = "mode")]
+    pub tcp_rr: bool,
+    /// Time between probes: seconds, or with a unit (10ms, 500us)
+    #[arg(short = 'i', long, value_name = "TIME", default_value = "1", value_parser = parse_duration_arg)]
+    pub interval: std::time::Duration,
+    /// Bytes per probe, 16..65507 (UDP payload; ICMP echo data like ping -s; tcp-rr transaction)
+    #[arg(short = 's', long, value_name = "BYTES", default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
+    pub size: u32,
+    /// Seconds to probe (default 10 unless --count is given)
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_duration_arg)]
+    pub time: Option<std::time::Duration>,
+    /// Number of probes
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Next probe as soon as a reply returns (or with --window N in flight)
+    #[arg(long)]
+    pub flood: bool,
+    /// Probes in flight at once with --flood (UDP and ICMP), 1..1024
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub window: u32,
+    /// Count replies later than this many milliseconds as late
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub late: Option<f64>,
+    /// The clocks of both hosts are synchronised (NTP/PTP): report measured one-way delays
+    #[arg(long = "clock-synced")]
+    pub clock_synced: bool,
+    /// Time to wait for the last replies (default 3 x the largest RTT, 0.1..3 s)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration_arg)]
+    pub wait: Option<std::time::Duration>,
+    /// Per-connection timeout of --tcp-connect and --tcp-rr
+    #[arg(long, value_name = "TIME", default_value = "2", value_parser = parse_duration_arg)]
+    pub timeout: std::time::Duration,
+    /// Seconds between interval lines (0 = summary only)
+    #[arg(long = "report-interval", value_name = "SECS", default_value = "1", value_parser = parse_duration_arg)]
+    pub report_interval: std::time::Duration,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RrulArgs {
+    /// sonde server host
+    pub host: String,
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// TCP streams per loaded direction (flent's RRUL uses 4)
+    #[arg(short = 'P', long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub streams: u32,
+    /// Length of each phase (idle, download, upload, both)
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration_arg)]
+    pub phase: std::time::Duration,
+    /// Sample step: time between latency probes and throughput samples
+    #[arg(long, value_name = "TIME", default_value = "0.2", value_parser = parse_duration_arg)]
+    pub step: std::time::Duration,
+    /// UDP probe size in bytes
+    #[arg(short = 's', long, default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
+    pub size: u32,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
+    #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareIpArgs {
+    /// sonde server host with both IPv4 and IPv6 addresses
+    pub host: String,
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Latency probes per family
+    #[arg(short = 'c', long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(3..))]
+    pub count: u64,
+    /// Time between probes
+    #[arg(short = 'i', long, value_name = "TIME", default_value = "20ms", value_parser = parse_duration_arg)]
+    pub interval: std::time::Duration,
+    /// UDP probe size in bytes
+    #[arg(short = 's', long, default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
+    pub size: u32,
+    /// Seconds of TCP upload per family (0 = latency only)
+    #[arg(long = "throughput-time", value_name = "SECS", default_value = "3", value_parser = parse_duration_arg)]
+    pub throughput_time: std::time::Duration,
+    /// Use this IPv4 address instead of resolving HOST
+    #[arg(long = "ipv4-addr", value_name = "ADDR")]
+    pub ipv4_addr: Option<std::net::Ipv4Addr>,
+    /// Use this IPv6 address instead of resolving HOST
+    #[arg(long = "ipv6-addr", value_name = "ADDR")]
+    pub ipv6_addr: Option<std::net::Ipv6Addr>,
+    #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `1.5` (seconds), `10ms`, `500us`, `2s`; 0 .. 1 day.
+pub fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "\"{s}\" is not a time: give seconds (1.5) or a unit (10ms, 500us), up to one day"
+        )),
+    }
+}
+
+fn parse_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3_600_000.0 => Ok(v),
+        _ => Err(format!("\"{s}\" is not a number of milliseconds above 0")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration_arg("10ms"), Ok(Duration::from_millis(10)));
+        assert_eq!(parse_duration_arg("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration_arg("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration_arg("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration_arg("-1").is_err());
+        assert!(parse_duration_arg("fast").is_err());
+        assert!(parse_ms("0").is_err());
+    }
+}
