@@ -1,0 +1,9 @@
+//! The lab's integration tests, as root, in namespaces the tests create (see `util`).
+//!
+//! Each test takes the serial lock, uses its own prefix, and holds a `Cleanup` guard that
+//! removes whatever is left under that prefix even when the test fails. Without root or a
+//! tool the tests print why and pass, unless `SONDE_REQUIRE_ALL=1`.
+
+mod impair;
+mod topology;
+mod util;

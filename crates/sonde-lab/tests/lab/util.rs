@@ -1,0 +1,206 @@
+//! Shared helpers: skip-or-fail, unique prefixes, guaranteed cleanup, serial execution,
+//! scenarios, and in-namespace traffic.
+
+use std::collections::BTreeSet;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sonde_emu::scenario::Scenario;
+use sonde_lab::{netns, Lab, LabOptions};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Tests run one at a time: they measure rates and delays on a 2-core machine.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// True when the lab can run here; otherwise prints why and returns false, or panics when
+/// `SONDE_REQUIRE_ALL=1`.
+pub fn lab_available(test: &str) -> bool {
+    let mut why = sonde_lab::check_privileges().err().map(|e| e.to_string());
+    for tool in ["ip", "tc", "ethtool", "ping", "sysctl"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if why.is_none() && !found {
+            why = Some(format!("{tool} is not installed"));
+        }
+    }
+    match why {
+        None => true,
+        Some(w) if std::env::var("SONDE_REQUIRE_ALL").as_deref() == Ok("1") => {
+            panic!("{test}: cannot run ({w}) and SONDE_REQUIRE_ALL=1")
+        }
+        Some(w) => {
+            eprintln!("skipping {test}: {w}");
+            false
+        }
+    }
+}
+
+/// A unique prefix for one test: `sonde-t<pid>-<tag>`.
+pub fn prefix(tag: &str) -> String {
+    format!("sonde-t{}-{tag}", std::process::id() % 1_000_000)
+}
+
+/// Namespaces whose name starts with `prefix`.
+pub fn leftovers(prefix: &str) -> Vec<String> {
+    netns::list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+/// Removes whatever a test left under its prefix, whatever happened to the test.
+pub struct Cleanup(pub String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = sonde_lab::clean_leftovers(&self.0);
+    }
+}
+
+/// client - router - server, the `wan` link (router-server) impaired as `impair` (TOML
+/// inline table body) in setting "s".
+pub fn chain3(impair: &str) -> Scenario {
+    let text = format!(
+        r#"
+        name = "t"
+        seed = 11
+        hosts = ["client", "server"]
+        routers = ["router"]
+        [[link]]
+        name = "lan"
+        a = "client"
+        b = "router"
+        [[link]]
+        name = "wan"
+        a = "router"
+        b = "server"
+        [[settings]]
+        name = "s"
+        [[settings.link]]
+        link = "wan"
+        direction = "both"
+        impair = {{ {impair} }}
+        [[test]]
+        name = "none"
+        command = ["true"]
+        "#
+    );
+    Scenario::from_toml(&text).unwrap_or_else(|e| panic!("test scenario: {e}"))
+}
+
+/// Builds a lab or fails the test with the error.
+pub fn build(s: &Scenario, settings: Option<&str>, opts: LabOptions) -> Lab {
+    Lab::build(s, settings, opts).unwrap_or_else(|e| panic!("building the lab: {e}"))
+}
+
+/// Options with a prefix.
+pub fn opts(prefix: &str) -> LabOptions {
+    LabOptions {
+        prefix: Some(prefix.to_owned()),
+        ..LabOptions::default()
+    }
+}
+
+/// The server's IPv4 address on its first link.
+pub fn server4(lab: &Lab) -> std::net::Ipv4Addr {
+    lab.node("server").unwrap_or_else(|e| panic!("{e}")).ifaces[0].ipv4
+}
+
+/// Runs `ping` in `node` and returns the average RTT in ms.
+pub fn ping_avg_ms(lab: &Lab, node: &str, args: &[&str]) -> f64 {
+    let out = lab
+        .command(node, "ping", args)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .output()
+        .unwrap_or_else(|e| panic!("ping: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ping {args:?} failed: {text}");
+    // rtt min/avg/max/mdev = 0.045/0.061/0.093/0.012 ms
+    text.lines()
+        .find_map(|l| l.split(" = ").nth(1))
+        .and_then(|v| v.split('/').nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt in ping output: {text}"))
+}
+
+/// Sends `count` UDP datagrams (8-byte sequence number + padding to `len`) from `from` to
+/// the server's port 9000 at `pps`, with a receiver in the server. Returns the sequence
+/// numbers received, each with its arrival time relative to the first send.
+pub fn udp_run(lab: &Lab, count: u64, pps: u64, len: usize) -> Vec<(u64, Duration)> {
+    let dst = SocketAddr::from((server4(lab), 9000));
+    let server_ns = lab
+        .netns("server")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_owned();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let receiver = std::thread::spawn(move || -> Vec<(u64, Instant)> {
+        netns::enter(&server_ns).unwrap_or_else(|e| panic!("{e}"));
+        let sock = UdpSocket::bind(("0.0.0.0", 9000)).unwrap_or_else(|e| panic!("bind: {e}"));
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(500)));
+        big_rcvbuf(&sock);
+        let _ = ready_tx.send(());
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = sock.recv(&mut buf) {
+            if n >= 8 {
+                let mut seq = [0u8; 8];
+                seq.copy_from_slice(&buf[..8]);
+                got.push((u64::from_be_bytes(seq), Instant::now()));
+            }
+        }
+        got
+    });
+    let _ = ready_rx.recv();
+    let start = lab
+        .in_node("client", move || {
+            let sock = UdpSocket::bind(("0.0.0.0", 0)).unwrap_or_else(|e| panic!("bind: {e}"));
+            let mut buf = vec![0u8; len.max(8)];
+            let start = Instant::now();
+            let gap = Duration::from_nanos(1_000_000_000 / pps.max(1));
+            for seq in 0..count {
+                buf[..8].copy_from_slice(&seq.to_be_bytes());
+                let due = start + gap * seq as u32;
+                while Instant::now() < due {
+                    std::hint::spin_loop();
+                }
+                let _ = sock.send_to(&buf, dst);
+            }
+            start
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = receiver
+        .join()
+        .unwrap_or_else(|_| panic!("receiver panicked"));
+    got.into_iter()
+        .map(|(s, t)| (s, t.saturating_duration_since(start)))
+        .collect()
+}
+
+/// The sequence numbers in 0..count missing from `got`.
+pub fn lost(got: &[(u64, Duration)], count: u64) -> BTreeSet<u64> {
+    let seen: BTreeSet<u64> = got.iter().map(|(s, _)| *s).collect();
+    (0..count).filter(|s| !seen.contains(s)).collect()
+}
+
+/// 16 MiB of receive buffer, so the receiving test thread never drops what the lab delivered.
+pub fn big_rcvbuf(sock: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let size: libc::c_int = 16 << 20;
+    // SAFETY: a valid socket fd and a c_int option value.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
