@@ -234,6 +234,13 @@ echo
 echo "$TABLE"
 
 if ((WRITE)); then
+    # This script owns the top of RESULTS.md, up to the first "## " heading; the sections after
+    # it (latency, lab) are written by other scripts and kept as they are.
+    RESULTS="$ROOT/bench/RESULTS.md"
+    REST=""
+    if [[ -f "$RESULTS" ]]; then
+        REST="$(awk 'found || /^## /{found=1; print}' "$RESULTS")"
+    fi
     {
         echo "# Benchmark results: sonde vs iperf3 on loopback"
         echo
@@ -242,7 +249,12 @@ if ((WRITE)); then
         echo "$MACHINE"
         echo
         echo "$TABLE"
-    } >"$ROOT/bench/RESULTS.md"
+        if [[ -n "$REST" ]]; then
+            echo
+            echo "$REST"
+        fi
+    } >"$RESULTS.tmp"
+    mv "$RESULTS.tmp" "$RESULTS"
     echo >&2
     echo "wrote $ROOT/bench/RESULTS.md" >&2
 fi

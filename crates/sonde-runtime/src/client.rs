@@ -51,9 +51,15 @@ pub struct ClientOutcome {
     pub error: Option<RunError>,
 }
 
-const STEP: Duration = Duration::from_secs(10);
+/// Longest wait for one control step (accept, streams ready, results). Generous because
+/// sonde measures lossy links: at 30 % loss each way a control segment can need several TCP
+/// retransmissions with doubling timeouts (1, 2, 4, 8 s), and the test must still report.
+const STEP: Duration = Duration::from_secs(30);
 const HELLO_RETRY: Duration = Duration::from_millis(100);
-const HELLO_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a UDP stream's hello is repeated (every [`HELLO_RETRY`]) before set-up fails: at
+/// 30 % loss each way half the round trips fail, so 300 attempts leave no realistic doubt
+/// that the port is really blocked.
+const HELLO_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Software name sent in hellos and reports.
 pub fn software() -> String {
@@ -604,32 +610,18 @@ fn start_event(
     cookie: &Cookie,
     connected: Vec<ConnectedStream>,
 ) -> TestStart {
-    let p = &cfg.params;
-    TestStart {
-        role: Role::Client,
-        version: software(),
-        system_info: system_info(),
-        timestamp_unix: unix_now(),
-        local: local.to_string(),
-        remote: server.to_string(),
-        server_port: cfg.port,
-        cookie: cookie_hex(cookie),
-        protocol: p.protocol,
-        direction: p.direction,
-        num_streams: p.parallel,
-        blksize: u64::from(p.length),
-        omit_secs: p.omit_secs,
-        duration_secs: p.duration_secs,
-        bytes: p.bytes,
-        blocks: p.blocks,
-        target_bitrate: p.bitrate,
-        tos: u32::from(p.tos),
-        interval_secs: p.interval_secs,
-        congestion: p.congestion.clone(),
-        tcp_mss: p.mss,
-        sock_bufsize: p.window.map(u64::from),
-        connected,
-    }
+    crate::start::start_event(
+        &cfg.params,
+        crate::start::StartContext {
+            role: Role::Client,
+            local: local.to_string(),
+            remote: server.to_string(),
+            server_port: cfg.port,
+            cookie: cookie_hex(cookie),
+            interval_secs: cfg.params.interval_secs,
+            connected,
+        },
+    )
 }
 
 /// Seconds since the Unix epoch.

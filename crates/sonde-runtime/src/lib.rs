@@ -18,6 +18,7 @@ pub mod os;
 pub mod pacing;
 pub mod server;
 pub mod sockets;
+pub mod start;
 pub mod streams;
 pub mod summary;
 

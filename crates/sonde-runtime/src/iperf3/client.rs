@@ -9,7 +9,7 @@
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
 use super::udp::UdpWire;
-use crate::client::{resolve, software, system_info, unix_now, ClientConfig, ClientOutcome};
+use crate::client::{resolve, software, unix_now, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::cpu;
@@ -441,32 +441,18 @@ impl Run<'_> {
         cookie: &Cookie,
         connected: Vec<ConnectedStream>,
     ) -> TestStart {
-        let p = &self.cfg.params;
-        TestStart {
-            role: Role::Client,
-            version: software(),
-            system_info: system_info(),
-            timestamp_unix: unix_now(),
-            local: local.to_string(),
-            remote: server.to_string(),
-            server_port: self.cfg.port,
-            cookie: cookie_text(cookie),
-            protocol: p.protocol,
-            direction: p.direction,
-            num_streams: p.parallel,
-            blksize: u64::from(p.length),
-            omit_secs: p.omit_secs,
-            duration_secs: p.duration_secs,
-            bytes: p.bytes,
-            blocks: p.blocks,
-            target_bitrate: p.bitrate,
-            tos: u32::from(p.tos),
-            interval_secs: p.interval_secs,
-            congestion: p.congestion.clone(),
-            tcp_mss: p.mss,
-            sock_bufsize: p.window.map(u64::from),
-            connected,
-        }
+        crate::start::start_event(
+            &self.cfg.params,
+            crate::start::StartContext {
+                role: Role::Client,
+                local: local.to_string(),
+                remote: server.to_string(),
+                server_port: self.cfg.port,
+                cookie: cookie_text(cookie),
+                interval_secs: self.cfg.params.interval_secs,
+                connected,
+            },
+        )
     }
 
     fn partial(&mut self, e: &RunError) -> Option<TestSummary> {

@@ -11,7 +11,6 @@ use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
 use super::udp::UdpWire;
 use super::{Arrival, Hub, Route};
-use crate::client::{software, system_info, unix_now};
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::{cpu, sockopt};
@@ -402,43 +401,32 @@ impl Session<'_, '_> {
     }
 
     fn start_event(&self, p: &TestParams, streams: &Collected) -> TestStart {
-        TestStart {
-            role: Role::Server,
-            version: software(),
-            system_info: system_info(),
-            timestamp_unix: unix_now(),
-            local: self
-                .stream
-                .local_addr()
-                .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()).to_string())
-                .unwrap_or_default(),
-            remote: self.peer.to_string(),
-            server_port: self.ctx.cfg.port,
-            cookie: cookie_text(self.session.cookie()),
-            protocol: p.protocol,
-            direction: p.direction,
-            num_streams: p.parallel,
-            blksize: u64::from(p.length),
-            omit_secs: p.omit_secs,
-            duration_secs: p.duration_secs,
-            bytes: p.bytes,
-            blocks: p.blocks,
-            target_bitrate: p.bitrate,
-            tos: u32::from(p.tos),
-            interval_secs: p.interval_secs,
-            congestion: p.congestion.clone(),
-            tcp_mss: p.mss,
-            sock_bufsize: p.window.map(u64::from),
-            connected: streams
-                .iter()
-                .map(|(s, l, r)| ConnectedStream {
-                    id: s.id,
-                    role: s.role,
-                    local: l.clone(),
-                    remote: r.clone(),
-                })
-                .collect(),
-        }
+        let local = self
+            .stream
+            .local_addr()
+            .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()).to_string())
+            .unwrap_or_default();
+        let connected = streams
+            .iter()
+            .map(|(s, l, r)| ConnectedStream {
+                id: s.id,
+                role: s.role,
+                local: l.clone(),
+                remote: r.clone(),
+            })
+            .collect();
+        crate::start::start_event(
+            p,
+            crate::start::StartContext {
+                role: Role::Server,
+                local,
+                remote: self.peer.to_string(),
+                server_port: self.ctx.cfg.port,
+                cookie: cookie_text(self.session.cookie()),
+                interval_secs: p.interval_secs,
+                connected,
+            },
+        )
     }
 
     fn run_test(

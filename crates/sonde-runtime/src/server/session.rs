@@ -2,7 +2,7 @@
 
 use super::registry::Arrival;
 use super::Shared;
-use crate::client::{software, system_info, unix_now};
+use crate::client::software;
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
@@ -13,7 +13,7 @@ use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParam
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_stats::cpu::cpu_usage;
-use sonde_stats::model::{ConnectedStream, Direction, Event, Role, StreamRole, TestStart};
+use sonde_stats::model::{ConnectedStream, Direction, Event, Role, StreamRole};
 use sonde_stats::units::format_bitrate;
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream};
@@ -22,7 +22,11 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const STEP: Duration = Duration::from_secs(10);
+/// Longest wait for one control step of the client (hello, request, streams, start,
+/// results). Generous because a lossy link is what sonde measures: at 30 % loss each way a
+/// TCP segment can need several retransmissions, each after a doubled timeout (1, 2, 4, 8 s),
+/// and the test must still set up and report rather than fail on its own control traffic.
+const STEP: Duration = Duration::from_secs(30);
 /// Extra time a test may run beyond its duration before the server gives up on the client.
 const WATCHDOG_SLACK: f64 = 30.0;
 
@@ -110,8 +114,19 @@ impl SessionRun<'_> {
         timeout: Duration,
         what: &'static str,
     ) -> Result<ServerEvent, RunError> {
+        self.next_event_idle(timeout, what, &|| {})
+    }
+
+    /// [`Self::next_event`], calling `idle` between control reads (at least every 50 ms).
+    fn next_event_idle(
+        &mut self,
+        timeout: Duration,
+        what: &'static str,
+        idle: &dyn Fn(),
+    ) -> Result<ServerEvent, RunError> {
         let deadline = Instant::now() + timeout;
         loop {
+            idle();
             if let Some(ev) = self.session.poll_event() {
                 return Ok(ev);
             }
@@ -222,7 +237,10 @@ impl SessionRun<'_> {
         let streams = self.collect_streams(&params, &rx)?;
         self.session.streams_ready();
         self.flush()?;
-        match self.next_event(STEP, "the client's start")? {
+        // The client sends its start only once every hello of its UDP streams was
+        // acknowledged; an acknowledgement lost now must be repeated while we wait.
+        let reack = || reack_hellos(streams.iter().map(|(s, _, _)| s));
+        match self.next_event_idle(STEP, "the client's start", &reack)? {
             ServerEvent::Started => {}
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => return Err(RunError::Protocol("expected start".into())),
@@ -262,18 +280,7 @@ impl SessionRun<'_> {
                     return Err(RunError::PeerAborted(r));
                 }
             }
-            // Re-acknowledge hellos that reached already-connected UDP sockets (lost acks).
-            for (s, _, _) in got.values() {
-                if let (DataSocket::Udp(u), Some(ack)) = (&s.socket, s.ack) {
-                    let _ = u.set_nonblocking(true);
-                    let mut b = [0u8; 64];
-                    while let Ok(n) = u.recv(&mut b) {
-                        if sonde_proto::udp_hello::Hello::parse(&b[..n]).is_ok() {
-                            let _ = u.send(&ack.emit());
-                        }
-                    }
-                }
-            }
+            reack_hellos(got.values().map(|(s, _, _)| s));
             while let Ok(a) = rx.recv_timeout(Duration::from_millis(5)) {
                 let server_sends = |id: u32| !p.client_sends(id);
                 match a {
@@ -350,31 +357,19 @@ impl SessionRun<'_> {
             .local_addr()
             .map(canonical)
             .unwrap_or_default();
-        (self.emit)(Event::Start(Box::new(TestStart {
-            role: Role::Server,
-            version: software(),
-            system_info: system_info(),
-            timestamp_unix: unix_now(),
-            local: local_addr,
-            remote: self.peer.to_string(),
-            server_port: self.shared.cfg.port,
-            cookie: cookie_hex(&cookie),
-            protocol: p.protocol,
-            direction: p.direction,
-            num_streams: p.parallel,
-            blksize: u64::from(p.length),
-            omit_secs: p.omit_secs,
-            duration_secs: p.duration_secs,
-            bytes: p.bytes,
-            blocks: p.blocks,
-            target_bitrate: p.bitrate,
-            tos: u32::from(p.tos),
-            interval_secs: interval,
-            congestion: p.congestion.clone(),
-            tcp_mss: p.mss,
-            sock_bufsize: p.window.map(u64::from),
-            connected,
-        })));
+        let start = crate::start::start_event(
+            p,
+            crate::start::StartContext {
+                role: Role::Server,
+                local: local_addr,
+                remote: self.peer.to_string(),
+                server_port: self.shared.cfg.port,
+                cookie: cookie_hex(&cookie),
+                interval_secs: interval,
+                connected,
+            },
+        );
+        (self.emit)(Event::Start(Box::new(start)));
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
         let send = SendConfig {
@@ -548,4 +543,20 @@ fn describe(p: &TestParams) -> String {
 /// An address as users expect to read it (IPv4-mapped IPv6 shown as IPv4).
 fn canonical(a: SocketAddr) -> String {
     SocketAddr::new(a.ip().to_canonical(), a.port()).to_string()
+}
+
+/// Re-acknowledges hellos that reached already-connected UDP stream sockets: the client
+/// repeats its hello until it sees an acknowledgement, so a lost one must be answered again.
+fn reack_hellos<'a>(streams: impl Iterator<Item = &'a LocalStream>) {
+    for s in streams {
+        if let (DataSocket::Udp(u), Some(ack)) = (&s.socket, s.ack) {
+            let _ = u.set_nonblocking(true);
+            let mut b = [0u8; 64];
+            while let Ok(n) = u.recv(&mut b) {
+                if sonde_proto::udp_hello::Hello::parse(&b[..n]).is_ok() {
+                    let _ = u.send(&ack.emit());
+                }
+            }
+        }
+    }
 }

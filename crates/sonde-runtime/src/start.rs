@@ -1,0 +1,46 @@
+//! The `start` event of a test: who talks to whom, and the parameters, as every reporter shows
+//! them. One constructor for the sonde and iperf3 clients and servers alike.
+
+use sonde_proto::message::TestParams;
+use sonde_stats::model::{ConnectedStream, Role, TestStart};
+
+/// What differs between the ends and protocols; the rest comes from the [`TestParams`].
+pub struct StartContext {
+    pub role: Role,
+    pub local: String,
+    pub remote: String,
+    pub server_port: u16,
+    pub cookie: String,
+    /// Interval of this end's reports (a server may use its own `-i`).
+    pub interval_secs: f64,
+    pub connected: Vec<ConnectedStream>,
+}
+
+/// Builds the start event for a test run with `p`.
+pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
+    TestStart {
+        role: ctx.role,
+        version: crate::client::software(),
+        system_info: crate::client::system_info(),
+        timestamp_unix: crate::client::unix_now(),
+        local: ctx.local,
+        remote: ctx.remote,
+        server_port: ctx.server_port,
+        cookie: ctx.cookie,
+        protocol: p.protocol,
+        direction: p.direction,
+        num_streams: p.parallel,
+        blksize: u64::from(p.length),
+        omit_secs: p.omit_secs,
+        duration_secs: p.duration_secs,
+        bytes: p.bytes,
+        blocks: p.blocks,
+        target_bitrate: p.bitrate,
+        tos: u32::from(p.tos),
+        interval_secs: ctx.interval_secs,
+        congestion: p.congestion.clone(),
+        tcp_mss: p.mss,
+        sock_bufsize: p.window.map(u64::from),
+        connected: ctx.connected,
+    }
+}
