@@ -235,7 +235,9 @@ impl ClientRun<'_> {
         let welcome = self
             .next_event(conn, session, "the server's welcome")
             .map_err(|e| match e {
-                RunError::Protocol(_) | RunError::PeerClosed => RunError::NotSonde {
+                // Bytes that are not a sonde frame (an iperf3 state byte, say) mean another
+                // protocol; a plain close does not (a lossy path, a server that gave up).
+                RunError::Protocol(_) => RunError::NotSonde {
                     addr: server.to_string(),
                 },
                 e => e,
@@ -288,6 +290,7 @@ impl ClientRun<'_> {
             budget,
             p.interval_secs,
             p.omit_secs,
+            false,
         )
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
         let congestion = engine
@@ -323,7 +326,7 @@ impl ClientRun<'_> {
             .engine
             .as_mut()
             .ok_or(RunError::Setup("engine missing".into()))?;
-        engine.drain_receivers(&peer.sent, Duration::from_secs(2));
+        engine.drain_receivers(&peer.sent, Engine::drain_grace(p.protocol));
         if let Some(r) = engine.meter.finish(stop_at) {
             (self.emit)(Event::Interval(r));
         }

@@ -28,7 +28,7 @@ impl ControlConn {
     pub fn new(stream: TcpStream) -> std::io::Result<Self> {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(POLL_SLICE))?;
-        stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_write_timeout(Some(Duration::from_secs(30)))?;
         let peer = stream
             .peer_addr()
             .map(|a| a.to_string())

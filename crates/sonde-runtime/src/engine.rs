@@ -38,7 +38,8 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Spawns one worker thread per stream and starts the clock.
+    /// Spawns one worker thread per stream and starts the clock. With `hold_senders`, sending
+    /// streams wait for [`Engine::release_senders`] (receivers run at once).
     ///
     /// # Errors
     /// When a socket cannot be duplicated for TCP_INFO or a thread cannot be spawned.
@@ -49,8 +50,10 @@ impl Engine {
         budget: Option<Budget>,
         interval_secs: f64,
         omit_secs: f64,
+        hold_senders: bool,
     ) -> std::io::Result<Self> {
         let ctl = Arc::new(Control::default());
+        ctl.hold_send.store(hold_senders, Ordering::Relaxed);
         let budget = budget.map(Arc::new);
         let mut metered = Vec::new();
         let mut handles = Vec::new();
@@ -160,6 +163,17 @@ impl Engine {
             .collect()
     }
 
+    /// How long receivers may keep draining after the end: TCP receivers end at the sender's
+    /// EOF, which on a lossy link can take many retransmission timeouts; UDP receivers end as
+    /// soon as every datagram the sender reported has arrived, so their wait only matters
+    /// when some were lost.
+    pub fn drain_grace(protocol: Protocol) -> Duration {
+        match protocol {
+            Protocol::Tcp => Duration::from_secs(20),
+            Protocol::Udp => Duration::from_secs(2),
+        }
+    }
+
     /// Lets receivers finish: UDP ones as soon as every datagram in `peer_sent` arrived, all of
     /// them at the latest after `grace`. Waits (bounded) until they have.
     pub fn drain_receivers(&self, peer_sent: &[SentCount], grace: Duration) {
@@ -174,6 +188,11 @@ impl Engine {
         while !self.receivers_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Lets senders held back by `hold_senders` start.
+    pub fn release_senders(&self) {
+        self.ctl.hold_send.store(false, Ordering::Relaxed);
     }
 
     /// Stops everything now (Ctrl-C, peer gone).

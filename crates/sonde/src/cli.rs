@@ -32,6 +32,40 @@ pub enum Command {
     CompareIp(crate::cli_latency::CompareIpArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
+    /// The emulated lab: scenarios over impaired links in network namespaces (root)
+    #[command(subcommand)]
+    Lab(LabCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Run a scenario's matrix (settings x tests x repetitions) and write its report
+    Run(LabRunArgs),
+    /// Remove namespaces and interfaces left by a killed lab (sonde- prefix)
+    Clean,
+    /// List the built-in scenarios
+    List,
+    /// Print a built-in scenario's TOML (a starting point for your own)
+    Show {
+        /// Built-in scenario name (see `sonde lab list`)
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LabRunArgs {
+    /// A built-in scenario name (quick, lossy-link, rates) or a scenario TOML file
+    #[arg(value_name = "NAME|FILE")]
+    pub scenario: String,
+    /// Directory for the results database, raw results, server logs and the report
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: std::path::PathBuf,
+    /// Continue the latest run in DIR: skip the tests it has recorded
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only these link settings (repeatable)
+    #[arg(long = "settings", value_name = "NAME")]
+    pub settings: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -169,8 +203,9 @@ pub struct ClientArgs {
     /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
     #[arg(long = "no-gso")]
     pub no_gso: bool,
-    /// Seconds to wait for the server to answer a connection
-    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_positive_secs)]
+    /// Seconds to wait for the server to answer a connection (30: five SYN attempts, so a
+    /// link losing 30 % of packets still connects)
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_positive_secs)]
     pub connect_timeout: f64,
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
     #[arg(long)]

@@ -24,10 +24,16 @@ fn main() {
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     let flag = interrupt.clone();
+    // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
+    let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
     if let Err(e) = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
-            // A second Ctrl-C: the user really wants out now.
-            std::process::exit(commands::exit::FAILED);
+            if builds_lab {
+                eprintln!("sonde: stopping; removing the lab's namespaces first");
+            } else {
+                // A second Ctrl-C: the user really wants out now.
+                std::process::exit(commands::exit::FAILED);
+            }
         }
     }) {
         eprintln!("sonde: warning - cannot install the Ctrl-C handler: {e}");
@@ -40,6 +46,7 @@ fn main() {
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
+        cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
     };
     std::process::exit(code);
 }

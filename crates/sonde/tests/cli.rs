@@ -559,14 +559,33 @@ fn demo_runs_tcp_and_udp_both_ways_exits_0_and_writes_its_report() {
     );
     out.expect_code(0);
     assert!(out.stdout.contains("bits/sec"), "{}", out.describe());
-    assert!(
-        out.stdout.contains("sender") && out.stdout.contains("receiver"),
-        "no summaries\n{}",
-        out.describe()
-    );
     let md = std::fs::read_to_string(report_dir.join("report.md")).expect("report.md written");
-    for section in ["## Summary", "### TCP", "### UDP", "TCP reverse (-R)"] {
-        assert!(md.contains(section), "report.md lacks {section}:\n{md}");
+    if sonde_lab::check_privileges().is_ok() {
+        // As root the demo runs the built-in `quick` lab scenario (CI runs as root).
+        assert!(
+            out.stdout.contains("`quick` lab scenario"),
+            "{}",
+            out.describe()
+        );
+        for section in [
+            "## Summary",
+            "loss-0/tcp-cubic/1",
+            "loss-5/udp/1",
+            "loss-5/latency/1",
+        ] {
+            assert!(md.contains(section), "report.md lacks {section}:\n{md}");
+        }
+        assert!(report_dir.join("results.db").exists());
+    } else {
+        assert!(out.stdout.contains("not root"), "{}", out.describe());
+        assert!(
+            out.stdout.contains("sender") && out.stdout.contains("receiver"),
+            "no summaries\n{}",
+            out.describe()
+        );
+        for section in ["## Summary", "### TCP", "### UDP", "TCP reverse (-R)"] {
+            assert!(md.contains(section), "report.md lacks {section}:\n{md}");
+        }
     }
     let html =
         std::fs::read_to_string(report_dir.join("report.html")).expect("report.html written");

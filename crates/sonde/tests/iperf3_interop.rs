@@ -584,7 +584,7 @@ fn hostile_iperf3_input_is_rejected_while_others_are_served() {
     thread::scope(|s| {
         for (name, bytes, code) in &cases {
             s.spawn(move || {
-                let got = hostile(port, bytes, Duration::from_secs(12));
+                let got = hostile(port, bytes, Duration::from_secs(25));
                 if let Some(code) = code {
                     let err = got
                         .iter()

@@ -40,7 +40,10 @@ pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send +
 
 /// Connections still being classified at once; more are closed immediately.
 const MAX_PENDING: usize = 256;
-const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a new connection may take to identify itself. Long enough for a few TCP
+/// retransmissions on a lossy link (the lab runs tests at 30 % loss), short enough that an
+/// idle connection (iperf3 #788) only ties up its own thread, and at most MAX_PENDING of them.
+const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(15);
 
 struct Shared {
     cfg: ServerConfig,

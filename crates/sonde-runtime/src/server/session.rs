@@ -12,11 +12,12 @@ use crate::streams::SendConfig;
 use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
+use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::{ConnectedStream, Direction, Event, Role, StreamRole};
 use sonde_stats::units::format_bitrate;
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
@@ -237,14 +238,9 @@ impl SessionRun<'_> {
         let streams = self.collect_streams(&params, &rx)?;
         self.session.streams_ready();
         self.flush()?;
-        // The client sends its start only once every hello of its UDP streams was
-        // acknowledged; an acknowledgement lost now must be repeated while we wait.
-        let reack = || reack_hellos(streams.iter().map(|(s, _, _)| s));
-        match self.next_event_idle(STEP, "the client's start", &reack)? {
-            ServerEvent::Started => {}
-            ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-            _ => return Err(RunError::Protocol("expected start".into())),
-        }
+        // Receivers and the clock start now, so that nothing the client sends once it has
+        // the streams-ready message is lost or timed wrongly while its start is in flight
+        // (seconds, on a lossy link); senders wait for that start (see `until_stop`).
         self.run_test(&params, cookie, streams)
     }
 
@@ -280,7 +276,14 @@ impl SessionRun<'_> {
                     return Err(RunError::PeerAborted(r));
                 }
             }
-            reack_hellos(got.values().map(|(s, _, _)| s));
+            // Until streams-ready goes out the client sends only hellos, so every socket can
+            // be read here: a hello whose ack was lost is answered again.
+            for (s, _, _) in got.values() {
+                if let (DataSocket::Udp(u), Some(ack)) = (&s.socket, s.ack) {
+                    let _ = u.set_nonblocking(true);
+                    reack_one(u, &ack);
+                }
+            }
             while let Ok(a) = rx.recv_timeout(Duration::from_millis(5)) {
                 let server_sends = |id: u32| !p.client_sends(id);
                 match a {
@@ -377,6 +380,19 @@ impl SessionRun<'_> {
             bitrate: p.bitrate,
             zerocopy: p.zerocopy,
         };
+        // Hellos that still arrive on this end's sending UDP sockets (their ack was lost) are
+        // answered by the control loop; a receiving socket's worker answers its own.
+        let reack: Vec<(UdpSocket, HelloAck)> = streams
+            .iter()
+            .filter(|(s, _, _)| s.role == StreamRole::Sender)
+            .filter_map(|(s, _, _)| match (&s.socket, s.ack) {
+                (DataSocket::Udp(u), Some(a)) => u.try_clone().ok().map(|c| (c, a)),
+                _ => None,
+            })
+            .collect();
+        for (u, _) in &reack {
+            let _ = u.set_nonblocking(true);
+        }
         let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
         // With -n / -k the server's senders (reverse, bidir) stop at the same exact budget.
         let budget = if p.direction == Direction::Upload {
@@ -391,6 +407,7 @@ impl SessionRun<'_> {
             budget,
             interval,
             p.omit_secs,
+            true,
         )
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
         let congestion = engine
@@ -403,7 +420,7 @@ impl SessionRun<'_> {
             (false, Some(m)) => m,
             (false, None) => f64::INFINITY,
         };
-        let outcome = self.until_stop(&mut engine, limit);
+        let outcome = self.until_stop(&mut engine, limit, &reack);
         let stop = match outcome {
             Ok(stop) => stop,
             Err(e) => {
@@ -413,7 +430,7 @@ impl SessionRun<'_> {
         };
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(3));
-        engine.drain_receivers(&stop, Duration::from_secs(2));
+        engine.drain_receivers(&stop, Engine::drain_grace(p.protocol));
         if let Some(r) = engine.meter.finish(stop_at) {
             (self.emit)(Event::Interval(r));
         }
@@ -458,8 +475,14 @@ impl SessionRun<'_> {
     }
 
     /// Runs the test until the client's Stop; emits intervals and live reports on the way.
-    fn until_stop(&mut self, engine: &mut Engine, limit: f64) -> Result<Vec<SentCount>, RunError> {
+    fn until_stop(
+        &mut self,
+        engine: &mut Engine,
+        limit: f64,
+        reack: &[(UdpSocket, HelloAck)],
+    ) -> Result<Vec<SentCount>, RunError> {
         loop {
+            reack_hellos(reack);
             if self.interrupted() {
                 self.session.abort("the server is shutting down");
                 let _ = self.flush();
@@ -482,6 +505,7 @@ impl SessionRun<'_> {
                 self.flush()?;
                 r.map_err(|e| RunError::Protocol(e.to_string()))?;
                 match self.session.poll_event() {
+                    Some(ServerEvent::Started) => engine.release_senders(),
                     Some(ServerEvent::StopRequested(s)) => return Ok(s.sent),
                     Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
                     _ => {}
@@ -547,16 +571,19 @@ fn canonical(a: SocketAddr) -> String {
 
 /// Re-acknowledges hellos that reached already-connected UDP stream sockets: the client
 /// repeats its hello until it sees an acknowledgement, so a lost one must be answered again.
-fn reack_hellos<'a>(streams: impl Iterator<Item = &'a LocalStream>) {
-    for s in streams {
-        if let (DataSocket::Udp(u), Some(ack)) = (&s.socket, s.ack) {
-            let _ = u.set_nonblocking(true);
-            let mut b = [0u8; 64];
-            while let Ok(n) = u.recv(&mut b) {
-                if sonde_proto::udp_hello::Hello::parse(&b[..n]).is_ok() {
-                    let _ = u.send(&ack.emit());
-                }
-            }
+/// Answers hellos waiting on sending UDP sockets (nonblocking; only hellos arrive there).
+fn reack_hellos(sockets: &[(UdpSocket, HelloAck)]) {
+    for (u, ack) in sockets {
+        reack_one(u, ack);
+    }
+}
+
+/// Drains a nonblocking UDP socket, answering each hello with `ack`.
+fn reack_one(u: &UdpSocket, ack: &HelloAck) {
+    let mut b = [0u8; 64];
+    while let Ok(n) = u.recv(&mut b) {
+        if sonde_proto::udp_hello::Hello::parse(&b[..n]).is_ok() {
+            let _ = u.send(&ack.emit());
         }
     }
 }

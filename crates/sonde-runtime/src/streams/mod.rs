@@ -27,6 +27,11 @@ pub struct Control {
     pub abort: AtomicBool,
     /// Receivers stop at this `clock::now_ns()` value (0 = no deadline yet).
     pub recv_deadline_ns: AtomicU64,
+    /// Senders wait while this is set. A server's receivers and meter start as soon as every
+    /// stream is connected (data the client sends early is counted, not lost), while its
+    /// senders wait for the client's start: before it, the client may still be waiting for a
+    /// lost UDP acknowledgement on that very socket.
+    pub hold_send: AtomicBool,
 }
 
 impl Control {
@@ -36,6 +41,17 @@ impl Control {
         }
         let d = self.recv_deadline_ns.load(Ordering::Relaxed);
         d != 0 && crate::clock::now_ns() >= d
+    }
+
+    /// Blocks a sender until it may send; false when the test ended first.
+    pub fn wait_to_send(&self) -> bool {
+        while self.hold_send.load(Ordering::Relaxed) {
+            if self.abort.load(Ordering::Relaxed) || self.stop_send.load(Ordering::Relaxed) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
     }
 
     /// Lets receivers drain for `grace` more, then stop.

@@ -37,9 +37,10 @@ pub fn send(
         None
     };
     let pacer = Pacer::new(cfg.bitrate);
+    let released = ctl.wait_to_send();
     let start = Instant::now();
     let mut sent: u64 = 0;
-    while !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
+    while released && !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
         if let Some(p) = pacer {
             let due = start + p.due_at(sent);
             if due > Instant::now() {

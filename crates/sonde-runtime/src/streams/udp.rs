@@ -71,6 +71,9 @@ fn send_loop(
         buf.extend_from_slice(&block);
     }
     let pacer = Pacer::new(cfg.bitrate);
+    if !ctl.wait_to_send() {
+        return Ok(());
+    }
     let start = Instant::now();
     let mut seq: u64 = 0;
     let mut sent_bytes: u64 = 0;

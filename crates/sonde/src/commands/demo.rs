@@ -1,6 +1,11 @@
-//! `sonde demo`: the README's first command. An in-process server on a free loopback port and
-//! four short tests against it (TCP and UDP, upload and reverse), each printed as a table, then
-//! the report of the run (Markdown and self-contained HTML) written to `--out`.
+//! `sonde demo`: the README's first command.
+//!
+//! As root it runs the built-in `quick` lab scenario (client - router - server over a
+//! 100 Mbit/s, 10 ms link at 0 and 5 % loss; TCP cubic and bbr, UDP, latency), every test
+//! shortened to `-t`, and writes the lab's report to `--out`: that shows what sonde is for.
+//! Without root (network namespaces need it) it says so and falls back to an in-process server
+//! on a free loopback port and four short tests against it (TCP and UDP, upload and reverse),
+//! each printed as a table, then the report of those results.
 
 use super::exit;
 use crate::output::{self, LineOut};
@@ -41,6 +46,59 @@ fn test(protocol: Protocol, direction: Direction, secs: f64) -> TestParams {
 
 /// Runs the demo; exit 0 when every test completed.
 pub fn run(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
+    match sonde_lab::check_privileges() {
+        Ok(()) => {
+            if let Some(code) = lab_demo(secs, out_dir, &interrupt) {
+                return code;
+            }
+        }
+        Err(_) => println!(
+            "sonde demo: not root, so the emulated lab (network namespaces, impaired links) is \
+             not used; running loopback tests instead (run as root for the `quick` lab scenario)\n"
+        ),
+    }
+    loopback_demo(secs, out_dir, interrupt)
+}
+
+/// The built-in `quick` scenario with every test shortened to `secs`; `None` when the lab
+/// cannot be built here (the caller falls back to loopback).
+fn lab_demo(secs: f64, out_dir: &Path, interrupt: &AtomicBool) -> Option<i32> {
+    let loaded = match sonde_labrun::load("quick") {
+        Ok(l) => sonde_labrun::with_test_duration(l, secs),
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return Some(exit::FAILED);
+        }
+    };
+    let opts = match super::lab::options(out_dir, false, Vec::new()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return Some(exit::FAILED);
+        }
+    };
+    println!(
+        "sonde demo: running the built-in `quick` lab scenario, every test {secs} s \
+         (`sonde lab show quick` prints it)"
+    );
+    match super::lab::execute(&loaded, &opts, interrupt) {
+        Ok(summary) => Some(super::lab::finish(&opts, &summary, "quick")),
+        Err(sonde_labrun::RunError::Lab(e)) => {
+            println!(
+                "sonde demo: the lab could not be built here ({e}); running loopback tests \
+                 instead\n"
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            Some(exit::FAILED)
+        }
+    }
+}
+
+/// The loopback demo: an in-process server and four short tests.
+fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
     let cfg = ServerConfig {
         port: 0,
         bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),

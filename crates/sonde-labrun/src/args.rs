@@ -1,0 +1,151 @@
+//! A test's command line, made concrete: placeholders filled with the lab's addresses, `-J`
+//! added to sonde tests, and the test's duration read back from its flags.
+//!
+//! Pure string work, kept apart from the runner so the rules (which placeholder wins, what
+//! counts as a duration, which protocol a command line measures) are unit-tested without root.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// The addresses a test's arguments may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoints {
+    /// The server node's IPv4 address (`{server}`, `{server4}`).
+    pub server4: Ipv4Addr,
+    /// The server node's IPv6 address (`{server6}`).
+    pub server6: Ipv6Addr,
+    /// The client node's IPv4 address (`{client}`, `{client4}`).
+    pub client4: Ipv4Addr,
+    /// The client node's IPv6 address (`{client6}`).
+    pub client6: Ipv6Addr,
+}
+
+/// Replaces every placeholder in `arg`. The family-specific ones go first so `{server4}` is
+/// never read as `{server}` followed by `4}`.
+pub fn substitute(arg: &str, ep: &Endpoints) -> String {
+    arg.replace("{server4}", &ep.server4.to_string())
+        .replace("{server6}", &ep.server6.to_string())
+        .replace("{server}", &ep.server4.to_string())
+        .replace("{client4}", &ep.client4.to_string())
+        .replace("{client6}", &ep.client6.to_string())
+        .replace("{client}", &ep.client4.to_string())
+}
+
+/// `args` with `-J` appended unless it asks for JSON already: the runner records the
+/// result document, so a sonde test must print one.
+pub fn with_json(args: &[String]) -> Vec<String> {
+    let mut out = args.to_vec();
+    if !args.iter().any(|a| a == "-J" || a == "--json") {
+        out.push("-J".into());
+    }
+    out
+}
+
+/// The test's duration in seconds from `-t SECS` / `--time SECS` / `--time=SECS` / `-tSECS`;
+/// `None` when it has none (byte- or count-bounded, or the tool's default).
+pub fn duration_secs(args: &[String]) -> Option<f64> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = if a == "-t" || a == "--time" {
+            it.next().map(String::as_str)
+        } else {
+            a.strip_prefix("--time=")
+                .or_else(|| a.strip_prefix("-t").filter(|v| !v.is_empty()))
+        };
+        if let Some(secs) = value.and_then(|v| v.parse::<f64>().ok()) {
+            if secs.is_finite() && secs >= 0.0 {
+                return Some(secs);
+            }
+        }
+    }
+    None
+}
+
+/// What the test measures, for the database's `protocol` column: `latency` for `sonde
+/// latency`, `udp` when `-u`/`--udp` is given, `tcp` for other throughput tests; `None` for
+/// anything the runner cannot tell.
+pub fn protocol(program_args: &[String]) -> Option<String> {
+    let first = program_args.first()?.as_str();
+    let udp = program_args.iter().any(|a| a == "-u" || a == "--udp");
+    let p = match first {
+        "latency" => "latency",
+        "rrul" => "rrul",
+        "compare-ip" => "compare-ip",
+        _ if udp => "udp",
+        "client" | "c" => "tcp",
+        _ if first.ends_with("iperf3") || first.ends_with("iperf") => "tcp",
+        _ => return None,
+    };
+    Some(p.to_owned())
+}
+
+/// How long a test may run before it is killed: its own `timeout` when the scenario gives
+/// one, else twice its duration (10 s when it names none) plus 60 s. The slack covers
+/// connection set-up and result exchange on a lossy link, where control messages wait for
+/// TCP retransmissions (sonde's own control steps allow 30 s each); a hung test still ends
+/// within a couple of minutes.
+pub fn timeout_secs(explicit: Option<f64>, args: &[String]) -> f64 {
+    explicit.unwrap_or_else(|| duration_secs(args).unwrap_or(10.0) * 2.0 + 60.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn placeholders() {
+        let ep = Endpoints {
+            server4: Ipv4Addr::new(10, 77, 2, 2),
+            server6: "fd00:77:0:2::2".parse().unwrap_or(Ipv6Addr::LOCALHOST),
+            client4: Ipv4Addr::new(10, 77, 1, 1),
+            client6: Ipv6Addr::LOCALHOST,
+        };
+        assert_eq!(substitute("{server}", &ep), "10.77.2.2");
+        assert_eq!(
+            substitute("{server4}:{server6}", &ep),
+            "10.77.2.2:fd00:77:0:2::2"
+        );
+        assert_eq!(substitute("--bind={client}", &ep), "--bind=10.77.1.1");
+        assert_eq!(substitute("{client6}", &ep), "::1");
+        assert_eq!(substitute("{other}", &ep), "{other}");
+    }
+
+    #[test]
+    fn json_flag_added_once() {
+        assert_eq!(with_json(&v(&["client", "h"])), v(&["client", "h", "-J"]));
+        assert_eq!(
+            with_json(&v(&["client", "--json"])),
+            v(&["client", "--json"])
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_secs(&v(&["client", "h", "-t", "5"])), Some(5.0));
+        assert_eq!(duration_secs(&v(&["--time=2.5"])), Some(2.5));
+        assert_eq!(duration_secs(&v(&["-t3"])), Some(3.0));
+        assert_eq!(duration_secs(&v(&["-t"])), None);
+        assert_eq!(duration_secs(&v(&["-t", "x"])), None);
+        assert_eq!(duration_secs(&v(&["-n", "100M"])), None);
+        assert_eq!(timeout_secs(None, &v(&["-t", "5"])), 70.0);
+        assert_eq!(timeout_secs(None, &v(&[])), 80.0);
+        assert_eq!(timeout_secs(Some(7.0), &v(&["-t", "5"])), 7.0);
+    }
+
+    #[test]
+    fn protocols() {
+        assert_eq!(protocol(&v(&["client", "h"])).as_deref(), Some("tcp"));
+        assert_eq!(protocol(&v(&["client", "h", "-u"])).as_deref(), Some("udp"));
+        assert_eq!(protocol(&v(&["latency", "h"])).as_deref(), Some("latency"));
+        assert_eq!(protocol(&v(&["iperf3", "-c", "h"])).as_deref(), Some("tcp"));
+        assert_eq!(
+            protocol(&v(&["iperf3", "-c", "h", "-u"])).as_deref(),
+            Some("udp")
+        );
+        assert_eq!(protocol(&v(&["false"])), None);
+        assert_eq!(protocol(&[]), None);
+    }
+}

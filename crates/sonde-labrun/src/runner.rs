@@ -1,0 +1,464 @@
+//! The matrix loop: one lab per link setting, every test of that setting in it, each result
+//! recorded the moment it is known.
+//!
+//! Order and ids come from [`Scenario::expand_matrix`] (settings first, since building a lab
+//! is the expensive step). Each test is one database transaction, so a run killed at any
+//! point keeps every finished test and `--resume` asks the database what is left. The lab of
+//! a setting is always finished (servers stopped, namespaces deleted) before the next one is
+//! built or the run returns, on Ctrl-C as on success; the userspace engine's stage counters
+//! it returns are then added to that setting's test records.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sonde_emu::backend::{self, BackendPlan};
+use sonde_emu::scenario::{Run, Scenario};
+use sonde_lab::{Lab, LabOptions, LabReport};
+use sonde_store::{LinkSettingsRecord, NewRun, RunId, RunStatus, Store, TestRecord, TestStatus};
+
+use crate::server::LabServer;
+use crate::test::{self, unix_now, TestEnv};
+use crate::{host, Loaded, RunError};
+
+/// The database's file name inside the output directory.
+pub const DATABASE: &str = "results.db";
+
+/// How to run a scenario.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Directory for the database, raw results and server logs.
+    pub out_dir: PathBuf,
+    /// Continue the directory's latest run instead of starting a new one.
+    pub resume: bool,
+    /// Only these settings (all of the matrix when empty).
+    pub settings: Vec<String>,
+    /// The sonde executable the tests and servers run (the caller's own binary).
+    pub sonde_exe: PathBuf,
+    /// `sonde --version` text, stored with the run.
+    pub sonde_version: String,
+}
+
+/// What the progress display is told. Every method has a default that does nothing.
+pub trait Observer {
+    /// Before the first lab: how many tests the matrix has, how many are left to run, and
+    /// their estimated total time.
+    fn planned(&mut self, _total: usize, _to_run: usize, _estimate: Duration) {}
+    /// A setting's lab is up (or failed to come up: `error`).
+    fn setting_started(&mut self, _name: &str, _plan: Option<&BackendPlan>, _error: Option<&str>) {}
+    /// A test is starting, with its estimated duration.
+    fn test_started(&mut self, _run: &Run, _estimate: Duration) {}
+    /// A test is recorded.
+    fn test_finished(&mut self, _run: &Run, _record: &TestRecord) {}
+    /// A setting's lab is torn down.
+    fn setting_finished(&mut self, _name: &str, _report: &LabReport) {}
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The run's id in the database.
+    pub run: RunId,
+    /// The database.
+    pub database: PathBuf,
+    /// Tests in the (filtered) matrix.
+    pub total: usize,
+    /// Tests skipped because an earlier attempt recorded them (`--resume`).
+    pub skipped: usize,
+    /// Tests run now that succeeded.
+    pub ok: usize,
+    /// Tests run now that failed.
+    pub failed: usize,
+    /// Failed tests recorded by earlier attempts of a resumed run.
+    pub failed_before: usize,
+    /// Stopped by the interrupt flag; `--resume` continues.
+    pub interrupted: bool,
+}
+
+impl RunSummary {
+    /// True when every test of the matrix is recorded and none failed.
+    pub fn all_ok(&self) -> bool {
+        !self.interrupted && self.failed == 0 && self.failed_before == 0
+    }
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RunError {
+    move |source| RunError::Io { what, source }
+}
+
+/// The matrix, restricted to `only` settings when given.
+fn matrix(scenario: &Scenario, only: &[String]) -> Result<Vec<Run>, RunError> {
+    let runs = scenario.expand_matrix();
+    let known: Vec<&str> = {
+        let mut seen = Vec::new();
+        for r in &runs {
+            if !seen.contains(&r.settings.as_str()) {
+                seen.push(r.settings.as_str());
+            }
+        }
+        seen
+    };
+    if let Some(bad) = only.iter().find(|s| !known.contains(&s.as_str())) {
+        return Err(RunError::UnknownSettings {
+            name: bad.clone(),
+            known: known.join(", "),
+        });
+    }
+    Ok(runs
+        .into_iter()
+        .filter(|r| only.is_empty() || only.contains(&r.settings))
+        .collect())
+}
+
+/// Where the run stands in the database: its id once begun, and what is recorded.
+struct Progress {
+    run: Option<RunId>,
+    done: BTreeSet<String>,
+    failed_before: usize,
+}
+
+fn open_progress(store: &mut Store, loaded: &Loaded, resume: bool) -> Result<Progress, RunError> {
+    if !resume {
+        return Ok(Progress {
+            run: None,
+            done: BTreeSet::new(),
+            failed_before: 0,
+        });
+    }
+    let id = store
+        .latest_run()?
+        .ok_or_else(|| RunError::Resume("the output directory holds no run to resume".into()))?;
+    let loaded_run = store.load_run(id)?;
+    if loaded_run.run.scenario_name != loaded.scenario.name {
+        return Err(RunError::Resume(format!(
+            "the latest run in the output directory is of scenario {:?}, not {:?}",
+            loaded_run.run.scenario_name, loaded.scenario.name
+        )));
+    }
+    store.resume_run(id)?;
+    let failed_before = loaded_run
+        .tests
+        .iter()
+        .filter(|t| t.status == TestStatus::Failed)
+        .count();
+    Ok(Progress {
+        run: Some(id),
+        done: store.completed_ids(id)?,
+        failed_before,
+    })
+}
+
+/// Records the start of the run, with every setting's backend plan for these kernel caps.
+fn begin(
+    store: &mut Store,
+    loaded: &Loaded,
+    opts: &RunOptions,
+    caps: Option<backend::KernelCaps>,
+) -> Result<RunId, RunError> {
+    let s = &loaded.scenario;
+    let settings = s
+        .settings
+        .iter()
+        .enumerate()
+        .map(|(i, set)| LinkSettingsRecord {
+            name: set.name.clone(),
+            ordinal: u32::try_from(i).unwrap_or(u32::MAX),
+            settings: serde_json::to_value(set).unwrap_or(Value::Null),
+            backend_plan: caps
+                .and_then(|c| backend::plan(s, &set.name, c).ok())
+                .and_then(|p| serde_json::to_value(p).ok()),
+        })
+        .collect();
+    let (hostname, kernel, host_info) = host::facts(caps);
+    Ok(store.begin_run(&NewRun {
+        scenario_name: s.name.clone(),
+        scenario_toml: loaded.toml.clone(),
+        sonde_version: opts.sonde_version.clone(),
+        hostname,
+        kernel,
+        host_info,
+        seed: s.seed,
+        started_unix: unix_now(),
+        settings,
+    })?)
+}
+
+/// The userspace engine's counters in the shape the report shows: per link direction, each
+/// stage's counters, plus what they cover.
+fn stage_stats(report: &LabReport, tests: usize) -> Option<Value> {
+    if report.userspace.is_empty() {
+        return None;
+    }
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "scope".into(),
+        json!(format!("all {tests} test(s) run in this settings' lab")),
+    );
+    for d in &report.userspace {
+        m.insert(
+            format!("{} {}", d.link, d.direction),
+            json!({"stages": d.stages, "io": d.io, "realtime": d.realtime}),
+        );
+    }
+    Some(Value::Object(m))
+}
+
+/// Runs `loaded`'s matrix into `opts.out_dir`. See the module docs.
+///
+/// # Errors
+/// Only what stops the whole run: not root, an unreadable scenario or settings name, the
+/// database, or the first lab failing to build before anything was recorded. A test that
+/// fails, and a later setting whose lab cannot be built, are recorded and the run goes on.
+pub fn run(
+    loaded: &Loaded,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<RunSummary, RunError> {
+    sonde_lab::check_privileges()?;
+    let scenario = &loaded.scenario;
+    let runs = matrix(scenario, &opts.settings)?;
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(io_err(format!("creating {}", opts.out_dir.display())))?;
+    let database = opts.out_dir.join(DATABASE);
+    let mut store = Store::open(&database)?;
+    let mut progress = open_progress(&mut store, loaded, opts.resume)?;
+    let to_run: Vec<&Run> = runs
+        .iter()
+        .filter(|r| !progress.done.contains(&r.id))
+        .collect();
+    let estimate = to_run
+        .iter()
+        .filter_map(|r| scenario.test(&r.test))
+        .map(test::estimate)
+        .sum();
+    obs.planned(runs.len(), to_run.len(), estimate);
+    let mut summary = RunSummary {
+        run: progress.run.unwrap_or(RunId(0)),
+        database: database.clone(),
+        total: runs.len(),
+        skipped: runs.len() - to_run.len(),
+        ok: 0,
+        failed: 0,
+        failed_before: progress.failed_before,
+        interrupted: false,
+    };
+    let mut settings_order: Vec<&str> = Vec::new();
+    for r in &to_run {
+        if !settings_order.contains(&r.settings.as_str()) {
+            settings_order.push(&r.settings);
+        }
+    }
+    for name in settings_order {
+        if interrupt.load(Ordering::Relaxed) {
+            summary.interrupted = true;
+            break;
+        }
+        let todo: Vec<&Run> = to_run
+            .iter()
+            .copied()
+            .filter(|r| r.settings == name)
+            .collect();
+        let built = Lab::build(scenario, Some(name), LabOptions::default());
+        let run_id = match (&built, progress.run) {
+            (_, Some(id)) => id,
+            (Ok(lab), None) => begin(&mut store, loaded, opts, lab.plan().map(|p| p.caps))?,
+            (Err(_), None) => {
+                // Nothing is recorded yet: a lab that cannot be built at all (missing
+                // tools, a taken name) is the run's error, not 40 failed tests.
+                return Err(built.err().map(RunError::from).unwrap_or_else(|| {
+                    RunError::Resume("internal: lab error without error".into())
+                }));
+            }
+        };
+        progress.run = Some(run_id);
+        summary.run = run_id;
+        let lab = match built {
+            Ok(lab) => lab,
+            Err(e) => {
+                let reason = format!("the lab of settings {name:?} could not be built: {e}");
+                obs.setting_started(name, None, Some(&reason));
+                for r in todo {
+                    let rec = unbuilt_record(r, &reason);
+                    store.record_test(run_id, &rec)?;
+                    summary.failed += 1;
+                    obs.test_finished(r, &rec);
+                }
+                continue;
+            }
+        };
+        obs.setting_started(name, lab.plan(), None);
+        let (records, report) = run_setting(
+            lab, scenario, opts, &todo, &mut store, run_id, obs, interrupt,
+        )?;
+        for rec in &records {
+            match rec.status {
+                TestStatus::Ok => summary.ok += 1,
+                TestStatus::Failed => summary.failed += 1,
+            }
+        }
+        if let Some(stats) = stage_stats(&report, records.len()) {
+            let with: Vec<TestRecord> = records
+                .into_iter()
+                .map(|mut r| {
+                    r.stage_stats = Some(stats.clone());
+                    r
+                })
+                .collect();
+            store.record_tests(run_id, &with)?;
+        }
+        obs.setting_finished(name, &report);
+        if interrupt.load(Ordering::Relaxed) {
+            summary.interrupted = true;
+            break;
+        }
+    }
+    let run_id = match progress.run {
+        Some(id) => id,
+        None => begin(&mut store, loaded, opts, None)?,
+    };
+    summary.run = run_id;
+    let status = if summary.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Completed
+    };
+    store.finish_run(run_id, status, unix_now())?;
+    Ok(summary)
+}
+
+/// Runs one setting's tests in its lab, then tears the lab down; the records made and the
+/// lab's report.
+#[allow(clippy::too_many_arguments)]
+fn run_setting(
+    lab: Lab,
+    scenario: &Scenario,
+    opts: &RunOptions,
+    todo: &[&Run],
+    store: &mut Store,
+    run_id: RunId,
+    obs: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<TestRecord>, LabReport), RunError> {
+    let name = todo.first().map_or("", |r| r.settings.as_str());
+    let server_nodes: BTreeSet<&str> = todo
+        .iter()
+        .filter_map(|r| scenario.test(&r.test))
+        .map(|t| test::nodes(scenario, t).1)
+        .collect();
+    let logs = opts.out_dir.join("logs");
+    let _ = std::fs::create_dir_all(&logs);
+    let mut servers = Vec::new();
+    let mut server_errors: Vec<(String, String)> = Vec::new();
+    for node in server_nodes {
+        let log = logs.join(format!("{}-{node}-server.log", safe(name)));
+        match LabServer::start(&lab, node, &opts.sonde_exe, &log) {
+            Ok(s) => servers.push(s),
+            Err(e) => server_errors.push((node.to_owned(), e)),
+        }
+    }
+    let env = TestEnv {
+        lab: &lab,
+        scenario,
+        sonde_exe: &opts.sonde_exe,
+        out_dir: &opts.out_dir,
+        link_status: lab.plan().and_then(|p| serde_json::to_value(p).ok()),
+    };
+    let mut records = Vec::new();
+    let mut result = Ok(());
+    for r in todo {
+        if interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        let Some(t) = scenario.test(&r.test) else {
+            continue;
+        };
+        obs.test_started(r, test::estimate(t));
+        let server_node = test::nodes(scenario, t).1;
+        let rec = match server_errors.iter().find(|(n, _)| n == server_node) {
+            Some((_, e)) => {
+                let mut rec = unbuilt_record(r, e);
+                rec.link_status = env.link_status.clone();
+                Some(rec)
+            }
+            None => test::run_test(&env, r, interrupt),
+        };
+        let Some(rec) = rec else { break };
+        if let Err(e) = store.record_test(run_id, &rec) {
+            result = Err(e);
+            break;
+        }
+        obs.test_finished(r, &rec);
+        records.push(rec);
+    }
+    for s in servers {
+        s.stop();
+    }
+    let report = lab.finish();
+    result?;
+    Ok((records, report))
+}
+
+/// A file-name-safe version of a settings name.
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The record of a test that could not start because its lab or server is missing.
+fn unbuilt_record(r: &Run, reason: &str) -> TestRecord {
+    let now = unix_now();
+    TestRecord {
+        matrix_id: r.id.clone(),
+        ordinal: u32::try_from(r.index).unwrap_or(u32::MAX),
+        settings: r.settings.clone(),
+        test_name: r.test.clone(),
+        repetition: r.repetition,
+        seed: r.seed,
+        kind: "sonde".into(),
+        protocol: None,
+        parameters: json!({}),
+        link_status: None,
+        started_unix: now,
+        ended_unix: now,
+        status: TestStatus::Failed,
+        failure_reason: Some(reason.to_owned()),
+        result_path: None,
+        result_json: None,
+        client: Default::default(),
+        server: Default::default(),
+        stage_stats: None,
+    }
+}
+
+/// The database path for an output directory.
+pub fn database_path(out_dir: &Path) -> PathBuf {
+    out_dir.join(DATABASE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_filter() {
+        let q = sonde_emu::scenario::builtin("quick").expect("quick");
+        assert_eq!(matrix(&q, &[]).map(|m| m.len()).unwrap_or(0), 8);
+        let only = matrix(&q, &["loss-5".into()]).unwrap_or_default();
+        assert!(only.len() == 4 && only.iter().all(|r| r.settings == "loss-5"));
+        assert!(matches!(
+            matrix(&q, &["nope".into()]),
+            Err(RunError::UnknownSettings { .. })
+        ));
+        assert_eq!(safe("loss 5/x"), "loss_5_x");
+    }
+}

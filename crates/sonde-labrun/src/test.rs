@@ -1,0 +1,297 @@
+//! One test of the matrix, run inside a built lab and turned into a database record.
+//!
+//! The record is complete whatever happens: a test that exits non-zero, prints no result, or
+//! hangs and is killed at its deadline is still recorded, as failed, with the reason (exit
+//! status and the tail of stderr, or the timeout), its interface counters and whatever result
+//! document it did print, so the report can list it with its parameters. Only a test stopped
+//! by Ctrl-C is not recorded: it did not fail, it was not allowed to finish, and `--resume`
+//! runs it again.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use sonde_emu::scenario::{Run, Scenario, Test, TestKind};
+use sonde_lab::Lab;
+use sonde_store::{Cpu, EndRecord, IfCounters, InterfaceTraffic, Store, TestRecord, TestStatus};
+
+use crate::args::{self, Endpoints};
+use crate::exec;
+
+/// What a test runs in: the lab, the scenario, where results go.
+pub(crate) struct TestEnv<'a> {
+    pub lab: &'a Lab,
+    pub scenario: &'a Scenario,
+    pub sonde_exe: &'a Path,
+    pub out_dir: &'a Path,
+    /// The settings' backend plan, recorded as each test's link status.
+    pub link_status: Option<Value>,
+}
+
+/// Seconds since the Unix epoch, now.
+pub(crate) fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The client and server node of a test: its own, or the scenario's first and last host.
+pub(crate) fn nodes<'a>(scenario: &'a Scenario, test: &'a Test) -> (&'a str, &'a str) {
+    let first = scenario.hosts.first().map_or("client", String::as_str);
+    let last = scenario.hosts.last().map_or("server", String::as_str);
+    (
+        test.client.as_deref().unwrap_or(first),
+        test.server.as_deref().unwrap_or(last),
+    )
+}
+
+/// The program and arguments a test runs, placeholders filled.
+pub(crate) fn command_line(test: &Test, sonde_exe: &Path, ep: &Endpoints) -> (String, Vec<String>) {
+    let fill =
+        |a: &[String]| -> Vec<String> { a.iter().map(|s| args::substitute(s, ep)).collect() };
+    match test.kind() {
+        Some(TestKind::Sonde(a)) => (sonde_exe.display().to_string(), args::with_json(&fill(a))),
+        Some(TestKind::Command(c)) => {
+            let all = fill(c);
+            let program = all.first().cloned().unwrap_or_default();
+            (program, all.into_iter().skip(1).collect())
+        }
+        None => (String::new(), Vec::new()),
+    }
+}
+
+/// The estimated wall time of a test, for the progress bar's ETA.
+pub(crate) fn estimate(test: &Test) -> Duration {
+    let a = test
+        .sonde
+        .as_deref()
+        .or(test.command.as_deref())
+        .unwrap_or_default();
+    Duration::from_secs_f64(args::duration_secs(a).unwrap_or(10.0) + 1.0)
+}
+
+fn endpoints(lab: &Lab, client: &str, server: &str) -> Result<(Endpoints, String, String), String> {
+    let c = lab.node(client).map_err(|e| e.to_string())?;
+    let s = lab.node(server).map_err(|e| e.to_string())?;
+    let (Some(ci), Some(si)) = (c.ifaces.first(), s.ifaces.first()) else {
+        return Err(format!("{client} or {server} has no interface"));
+    };
+    let ep = Endpoints {
+        server4: si.ipv4,
+        server6: si.ipv6,
+        client4: ci.ipv4,
+        client6: ci.ipv6,
+    };
+    Ok((ep, ci.name.clone(), si.name.clone()))
+}
+
+fn read_counters(lab: &Lab, node: &str, iface: &str) -> Option<IfCounters> {
+    let all = lab.counters(node).ok()?;
+    let c = all.into_iter().find(|c| c.name == iface)?;
+    Some(IfCounters {
+        rx_packets: c.rx_packets,
+        rx_bytes: c.rx_bytes,
+        tx_packets: c.tx_packets,
+        tx_bytes: c.tx_bytes,
+    })
+}
+
+/// Both ends' CPU from an iperf3-schema document (`end.cpu_utilization_percent`); the
+/// server's only when the document says it was reported.
+fn cpu(doc: &Value) -> (Option<Cpu>, Option<Cpu>) {
+    let c = &doc["end"]["cpu_utilization_percent"];
+    let get = |side: &str| -> Option<Cpu> {
+        Some(Cpu {
+            total: c[format!("{side}_total")].as_f64()?,
+            user: c[format!("{side}_user")].as_f64()?,
+            system: c[format!("{side}_system")].as_f64()?,
+        })
+    };
+    let remote_known = doc["end"]["sonde"]["remote_cpu_known"]
+        .as_bool()
+        .unwrap_or(true);
+    (get("host"), get("remote").filter(|_| remote_known))
+}
+
+/// The error a result document reports, if any (iperf3's top-level `error`).
+fn doc_error(doc: &Value) -> Option<String> {
+    doc["error"].as_str().map(str::to_owned)
+}
+
+/// Why a finished process counts as failed, or `None` when it succeeded.
+fn failure(f: &exec::Finished, timeout: f64, doc: Option<&Value>, sonde: bool) -> Option<String> {
+    let stderr = exec::tail(&String::from_utf8_lossy(&f.stderr), 4, 400);
+    let with_stderr = |head: String| {
+        if stderr.is_empty() {
+            head
+        } else {
+            format!("{head}: {stderr}")
+        }
+    };
+    if f.timed_out {
+        return Some(with_stderr(format!(
+            "timed out after {timeout:.0} s and was killed"
+        )));
+    }
+    let code = f.status.and_then(|s| s.code());
+    if code != Some(0) {
+        let status = match (code, f.status) {
+            (Some(c), _) => format!("exit status {c}"),
+            (None, Some(s)) => format!("ended by {s}"),
+            (None, None) => "lost track of the process".to_owned(),
+        };
+        let head = match doc.and_then(doc_error) {
+            Some(e) => format!("{status}: {e}"),
+            None => status,
+        };
+        return Some(with_stderr(head));
+    }
+    if sonde && doc.is_none() {
+        return Some(with_stderr("no JSON result on stdout".to_owned()));
+    }
+    None
+}
+
+/// Runs `run` in `env` and returns its record, or `None` when `interrupt` stopped it.
+pub(crate) fn run_test(env: &TestEnv<'_>, run: &Run, interrupt: &AtomicBool) -> Option<TestRecord> {
+    let mut rec = TestRecord {
+        matrix_id: run.id.clone(),
+        ordinal: u32::try_from(run.index).unwrap_or(u32::MAX),
+        settings: run.settings.clone(),
+        test_name: run.test.clone(),
+        repetition: run.repetition,
+        seed: run.seed,
+        kind: "sonde".into(),
+        protocol: None,
+        parameters: json!({}),
+        link_status: env.link_status.clone(),
+        started_unix: unix_now(),
+        ended_unix: unix_now(),
+        status: TestStatus::Failed,
+        failure_reason: None,
+        result_path: None,
+        result_json: None,
+        client: EndRecord::default(),
+        server: EndRecord::default(),
+        stage_stats: None,
+    };
+    let Some(test) = env.scenario.test(&run.test) else {
+        rec.failure_reason = Some(format!("the scenario has no test {:?}", run.test));
+        return Some(rec);
+    };
+    let (client, server) = nodes(env.scenario, test);
+    let (ep, c_if, s_if) = match endpoints(env.lab, client, server) {
+        Ok(v) => v,
+        Err(e) => {
+            rec.failure_reason = Some(e);
+            return Some(rec);
+        }
+    };
+    let (program, argv) = command_line(test, env.sonde_exe, &ep);
+    let sonde = matches!(test.kind(), Some(TestKind::Sonde(_)));
+    rec.kind = if sonde { "sonde" } else { "command" }.into();
+    let timeout = args::timeout_secs(test.timeout.map(|d| d.0.as_secs_f64()), &argv);
+    rec.protocol = if sonde {
+        args::protocol(&argv)
+    } else {
+        args::protocol(&[vec![program.clone()], argv.clone()].concat())
+    };
+    let shown: Vec<String> = if sonde {
+        std::iter::once("sonde".to_owned())
+            .chain(argv.iter().cloned())
+            .collect()
+    } else {
+        std::iter::once(program.clone())
+            .chain(argv.iter().cloned())
+            .collect()
+    };
+    rec.parameters = json!({
+        "argv": shown,
+        "client": client,
+        "server": server,
+        "server_address": ep.server4.to_string(),
+        "client_address": ep.client4.to_string(),
+        "timeout_secs": timeout,
+        "seed": run.seed,
+    });
+    let before = (
+        read_counters(env.lab, client, &c_if),
+        read_counters(env.lab, server, &s_if),
+    );
+    let arg_refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let cmd = match env.lab.command(client, &program, &arg_refs) {
+        Ok(c) => c,
+        Err(e) => {
+            rec.failure_reason = Some(e.to_string());
+            return Some(rec);
+        }
+    };
+    rec.started_unix = unix_now();
+    let finished = exec::run(cmd, Duration::from_secs_f64(timeout), interrupt);
+    rec.ended_unix = unix_now();
+    let finished = match finished {
+        Ok(f) if f.interrupted => return None,
+        Ok(f) => f,
+        Err(e) => {
+            rec.failure_reason = Some(format!("cannot start `ip netns exec ... {program}`: {e}"));
+            return Some(rec);
+        }
+    };
+    let after = (
+        read_counters(env.lab, client, &c_if),
+        read_counters(env.lab, server, &s_if),
+    );
+    let traffic = |iface: &str, b: Option<IfCounters>, a: Option<IfCounters>| {
+        Some(InterfaceTraffic {
+            interface: iface.to_owned(),
+            before: b?,
+            after: a?,
+        })
+    };
+    rec.client.traffic = traffic(&c_if, before.0, after.0);
+    rec.server.traffic = traffic(&s_if, before.1, after.1);
+    let text = String::from_utf8_lossy(&finished.stdout).into_owned();
+    let doc: Option<Value> = serde_json::from_str(text.trim()).ok();
+    if let Some(d) = &doc {
+        (rec.client.cpu, rec.server.cpu) = cpu(d);
+        rec.result_path = save_raw(env.out_dir, &run.id, &text);
+        rec.result_json = Some(text);
+    }
+    match failure(&finished, timeout, doc.as_ref(), sonde) {
+        Some(reason) => rec.failure_reason = Some(reason),
+        None => rec.status = TestStatus::Ok,
+    }
+    Some(rec)
+}
+
+/// Writes the raw document beside the database; its path relative to `out_dir`, or `None`
+/// when it could not be written (the database still has the document).
+fn save_raw(out_dir: &Path, matrix_id: &str, text: &str) -> Option<String> {
+    let path: PathBuf = Store::raw_path(out_dir, matrix_id);
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    std::fs::write(&path, text).ok()?;
+    path.strip_prefix(out_dir)
+        .ok()
+        .map(|p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_from_documents() {
+        let d = json!({"end": {"cpu_utilization_percent": {"host_total": 5.0, "host_user": 1.0,
+            "host_system": 4.0, "remote_total": 2.0, "remote_user": 0.5, "remote_system": 1.5},
+            "sonde": {"remote_cpu_known": true}}});
+        let (c, s) = cpu(&d);
+        assert_eq!(c.map(|c| c.total), Some(5.0));
+        assert_eq!(s.map(|s| s.system), Some(1.5));
+        let mut unknown = d.clone();
+        unknown["end"]["sonde"]["remote_cpu_known"] = json!(false);
+        assert!(cpu(&unknown).1.is_none());
+        assert_eq!(cpu(&json!({})), (None, None));
+    }
+}

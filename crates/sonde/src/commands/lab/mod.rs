@@ -1,0 +1,179 @@
+//! `sonde lab run|clean|list|show`: flags in, [`sonde_labrun`] does the work, the progress
+//! display and the report come out here, and the exit code is picked here.
+//!
+//! Exit codes: 0 when every test of the matrix is recorded and succeeded, 1 when any failed,
+//! the run was interrupted or could not run (not root, a lab that cannot be built), 2 for an
+//! unknown scenario or settings name.
+
+mod progress;
+
+use super::exit;
+use crate::cli::{LabCommand, LabRunArgs};
+use sonde_doc::{Format, Inputs};
+use sonde_labrun::{Loaded, RunError, RunOptions, RunSummary};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+pub use progress::Progress;
+
+/// Runs a `sonde lab` subcommand; the exit code.
+pub fn run(cmd: LabCommand, interrupt: &AtomicBool) -> i32 {
+    match cmd {
+        LabCommand::Run(a) => run_matrix(&a, interrupt),
+        LabCommand::Clean => clean(),
+        LabCommand::List => {
+            for (name, description) in sonde_labrun::builtins() {
+                println!("{name:<12} {description}");
+            }
+            exit::OK
+        }
+        LabCommand::Show { name } => match sonde_emu::scenario::builtin_text(&name) {
+            Some(text) => {
+                print!("{text}");
+                exit::OK
+            }
+            None => {
+                eprintln!(
+                    "sonde: usage error - no built-in scenario {name:?} (see `sonde lab list`)"
+                );
+                exit::USAGE
+            }
+        },
+    }
+}
+
+fn clean() -> i32 {
+    match sonde_labrun::clean() {
+        Ok(r) => {
+            let c = &r.cleaned;
+            if r.killed.is_empty() && c.namespaces.is_empty() && c.interfaces.is_empty() {
+                println!("nothing to clean: no sonde- namespace or interface left");
+            }
+            for (pid, ns) in &r.killed {
+                println!("killed process {pid} in namespace {ns}");
+            }
+            for ns in &c.namespaces {
+                println!("removed namespace {ns}");
+            }
+            for i in &c.interfaces {
+                println!("removed interface {i}");
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// The options every lab run shares: this executable as the tests' sonde.
+///
+/// # Errors
+/// When the path of the running executable is unknown.
+pub fn options(out: &Path, resume: bool, settings: Vec<String>) -> anyhow::Result<RunOptions> {
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find sonde's own executable: {e}"))?;
+    Ok(RunOptions {
+        out_dir: out.to_path_buf(),
+        resume,
+        settings,
+        sonde_exe: exe,
+        sonde_version: format!("sonde {}", env!("CARGO_PKG_VERSION")),
+    })
+}
+
+fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
+    let loaded = match sonde_labrun::load(&a.scenario) {
+        Ok(l) => l,
+        Err(e @ RunError::UnknownScenario { .. }) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
+    let opts = match options(&a.out, a.resume, a.settings.clone()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return exit::FAILED;
+        }
+    };
+    match execute(&loaded, &opts, interrupt) {
+        Ok(summary) => finish(&opts, &summary, &a.scenario),
+        Err(e @ RunError::UnknownSettings { .. }) => {
+            eprintln!("sonde: usage error - {e}");
+            exit::USAGE
+        }
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// Runs the matrix with the progress display.
+///
+/// # Errors
+/// What stopped the run as a whole (see [`sonde_labrun::run`]).
+pub fn execute(
+    loaded: &Loaded,
+    opts: &RunOptions,
+    interrupt: &AtomicBool,
+) -> Result<RunSummary, RunError> {
+    println!(
+        "sonde lab: scenario {} ({}), results in {}",
+        loaded.scenario.name,
+        loaded.origin,
+        opts.out_dir.display()
+    );
+    let mut progress = Progress::new();
+    let result = sonde_labrun::run(loaded, opts, &mut progress, interrupt);
+    progress.finish();
+    result
+}
+
+/// Prints the summary, writes the report; the exit code.
+pub fn finish(opts: &RunOptions, s: &RunSummary, arg: &str) -> i32 {
+    println!(
+        "\n{} tests: {} ok, {} failed now{}{}",
+        s.total,
+        s.ok,
+        s.failed,
+        if s.skipped > 0 {
+            format!(", {} recorded earlier", s.skipped)
+        } else {
+            String::new()
+        },
+        if s.failed_before > 0 {
+            format!(" ({} of them failed)", s.failed_before)
+        } else {
+            String::new()
+        }
+    );
+    if s.interrupted {
+        println!(
+            "interrupted: the lab is torn down and finished tests are kept; continue with\n  \
+             sonde lab run {arg} --out {} --resume",
+            opts.out_dir.display()
+        );
+    }
+    println!("results database: {}", s.database.display());
+    let report = match Inputs::from_database(&s.database, Some(s.run)) {
+        Ok(inputs) => {
+            super::report::write(&inputs, &opts.out_dir, &[Format::Markdown, Format::Html])
+        }
+        Err(e) => {
+            eprintln!("sonde: error - cannot read the run back for its report: {e}");
+            exit::FAILED
+        }
+    };
+    if s.all_ok() && report == exit::OK {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
