@@ -124,7 +124,16 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
                 Some(ResultDoc::Throughput(th)) => (th.cpu_client, th.cpu_server),
                 _ => (None, None),
             };
-            let secs = Some(t.ended_unix - t.started_unix);
+            // The counters are read just before and after the test process, which also spends
+            // time connecting and draining; rates are over the time traffic flowed (the
+            // result's measured duration) when the result says, the whole window otherwise.
+            let traffic_secs = match &result {
+                Some(ResultDoc::Throughput(th)) => th.directions.iter().find_map(|d| d.seconds),
+                _ => None,
+            };
+            let secs = traffic_secs
+                .filter(|s| *s > 0.0)
+                .or(Some(t.ended_unix - t.started_unix));
             let mut traffic = Vec::new();
             for (name, end) in [("client", &t.client), ("server", &t.server)] {
                 if let Some(tr) = &end.traffic {
