@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use sonde_stats::units::{parse_rate, parse_size};
 
 #[derive(Debug, Parser)]
-#[command(name = "sonde", version, about = "Network measurement: throughput, loss, jitter; iperf3-style flags", long_about = None)]
+#[command(name = "sonde", version, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -21,7 +21,7 @@ pub enum Command {
     /// Run a throughput test against a sonde server
     #[command(visible_alias = "c")]
     Client(ClientArgs),
-    /// Start a server in-process and run short TCP and UDP loopback tests in both directions
+    /// The built-in demo: the `quick` lab scenario as root, else short loopback tests; writes a report
     Demo(DemoArgs),
     /// Latency: UDP probes to a sonde server, ICMP echo, TCP connect or TCP request/response
     Latency(crate::cli_latency::LatencyArgs),
