@@ -43,6 +43,8 @@ pub struct Meter {
     last_info: Vec<Option<TcpInfo>>,
     last_boundary: f64,
     baseline_taken: bool,
+    /// `clock::now_ns()` when the meter (and so the test's clock) started.
+    start_ns: u64,
 }
 
 impl Meter {
@@ -63,6 +65,7 @@ impl Meter {
             last_info: vec![None; n],
             last_boundary: 0.0,
             baseline_taken: omit_secs <= 0.0,
+            start_ns: crate::clock::now_ns(),
         }
     }
 
@@ -211,6 +214,14 @@ impl Meter {
                     t.retransmits = now.retrans.saturating_sub(base.retrans);
                     t
                 });
+                // A receiver's span runs to its last arrival when that came after the stop
+                // (the drain), so that drained bytes are not credited to a shorter time.
+                let last_rx = shared.last_rx_ns.load(Ordering::Relaxed);
+                let end = if sender || last_rx <= self.start_ns {
+                    end
+                } else {
+                    end.max((last_rx - self.start_ns) as f64 / 1e9)
+                };
                 let view = EndView {
                     start,
                     end,

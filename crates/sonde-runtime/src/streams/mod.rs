@@ -73,6 +73,9 @@ pub struct StreamShared {
     pub expected_packets: AtomicU64,
     pub udp_rx: Mutex<UdpReceiveTracker>,
     pub finished: AtomicBool,
+    /// Receivers: `clock::now_ns()` of the last data read (0 = none yet). A receiver's span
+    /// ends there, not at the stop: bytes drained after the stop arrived after it.
+    pub last_rx_ns: AtomicU64,
     pub error: Mutex<Option<String>>,
 }
 
@@ -86,6 +89,7 @@ impl StreamShared {
             expected_packets: AtomicU64::new(0),
             udp_rx: Mutex::new(UdpReceiveTracker::new()),
             finished: AtomicBool::new(false),
+            last_rx_ns: AtomicU64::new(0),
             error: Mutex::new(None),
         }
     }

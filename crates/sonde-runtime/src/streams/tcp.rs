@@ -121,6 +121,9 @@ pub fn receive(
             Ok(0) => break,
             Ok(n) => {
                 shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                shared
+                    .last_rx_ns
+                    .store(crate::clock::now_ns(), Ordering::Relaxed);
             }
             Err(e) if is_timeout(&e) => {}
             Err(e) => {

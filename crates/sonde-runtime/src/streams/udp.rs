@@ -294,5 +294,6 @@ fn receive_loop(
         shared
             .bytes
             .store(tracker.counters().bytes, Ordering::Relaxed);
+        shared.last_rx_ns.store(user_arrival, Ordering::Relaxed);
     }
 }
