@@ -39,11 +39,14 @@
 //! Top level of the `-J` document only ([`crate::JsonReporter`]):
 //! - `sonde`: `{"role", "direction" (null when the test never started), "partial": bool
 //!   (true when no complete summary arrived), "complete": bool (an `End` event arrived),
-//!   "notes": [string], "errors": [string]}`;
+//!   "peer_intervals": [interval objects as in `intervals`, from the other end's point of view:
+//!   on a client, the server's live per-interval figures, such as UDP loss and jitter of an
+//!   upload], "notes": [string], "errors": [string]}`;
 //! - `error` (as iperf3): every error joined with `"; "`, present only when there was one.
 //!
-//! JSON lines ([`crate::JsonLinesReporter`]) use the events `start`, `interval` and `end` with
-//! the section objects above as `data`, plus `error` and `note` with a string as `data`.
+//! JSON lines ([`crate::JsonLinesReporter`]) use the events `start`, `interval`,
+//! `peer_interval` and `end` with the section objects above as `data`, plus `error` and `note`
+//! with a string as `data`.
 
 use serde_json::{json, Map, Value};
 use sonde_stats::model::{
@@ -395,6 +398,14 @@ fn end_sum(
     }
     m.insert("sender".into(), json!(host_sent));
     Value::Object(m)
+}
+
+/// The other end's role (whose live intervals a host receives).
+pub fn peer_role(role: Role) -> Role {
+    match role {
+        Role::Client => Role::Server,
+        Role::Server => Role::Client,
+    }
 }
 
 /// The `end` section. `notes` are the `Note` texts seen so far (written to `end.sonde.notes`).

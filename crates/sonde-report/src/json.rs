@@ -19,6 +19,7 @@ pub struct JsonReporter<W: Write> {
     start: Option<Value>,
     ctx: Option<(Role, Direction)>,
     intervals: Vec<Value>,
+    peer_intervals: Vec<Value>,
     summary: Option<TestSummary>,
     notes: Vec<String>,
     errors: Vec<String>,
@@ -33,6 +34,7 @@ impl<W: Write> JsonReporter<W> {
             start: None,
             ctx: None,
             intervals: Vec::new(),
+            peer_intervals: Vec::new(),
             summary: None,
             notes: Vec::new(),
             errors: Vec::new(),
@@ -84,6 +86,7 @@ impl<W: Write> JsonReporter<W> {
                 "direction": direction,
                 "partial": partial,
                 "complete": self.summary.is_some(),
+                "peer_intervals": self.peer_intervals,
                 "notes": self.notes,
                 "errors": errors,
             }),
@@ -107,6 +110,14 @@ impl<W: Write> Sink for JsonReporter<W> {
             Event::Interval(r) => {
                 let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
                 self.intervals.push(iperf3_json::interval(r, role, dir));
+            }
+            Event::PeerInterval(r) => {
+                let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
+                self.peer_intervals.push(iperf3_json::interval(
+                    r,
+                    iperf3_json::peer_role(role),
+                    dir,
+                ));
             }
             Event::End(s) => {
                 self.ctx.get_or_insert((s.role, s.direction));

@@ -54,6 +54,11 @@ impl<W: Write> Sink for JsonLinesReporter<W> {
                 let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
                 self.line("interval", iperf3_json::interval(r, role, dir))
             }
+            Event::PeerInterval(r) => {
+                let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
+                let data = iperf3_json::interval(r, iperf3_json::peer_role(role), dir);
+                self.line("peer_interval", data)
+            }
             Event::End(s) => {
                 let data = iperf3_json::end(s, &self.notes);
                 self.line("end", data)

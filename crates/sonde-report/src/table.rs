@@ -292,6 +292,25 @@ impl<W: Write> TableReporter<W> {
         Ok(())
     }
 
+    /// The peer's live UDP receiver figures (loss, jitter per interval of an upload), which
+    /// the sending host cannot see itself. Other peer figures would repeat this host's rows.
+    fn on_peer_interval(&mut self, r: &IntervalReport) -> io::Result<()> {
+        let peer = match self.ctx.map(|c| c.role) {
+            Some(Role::Server) => "client",
+            _ => "server",
+        };
+        for sum in r.sums.iter().filter(|s| s.role == StreamRole::Receiver) {
+            if let Some(u) = sum.udp_received {
+                writeln!(
+                    self.out,
+                    "      {peer} received {:6.2}-{:<6.2} sec  lost {}/{} ({:.3}%)  jitter {:.3} ms  out-of-order {}",
+                    sum.start, sum.end, u.lost, u.packets, u.lost_percent, u.jitter_ms, u.out_of_order
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// One summary line (`sender` or `receiver`) plus UDP out-of-order/duplicate lines.
     fn end_lines(
         &mut self,
@@ -413,6 +432,7 @@ impl<W: Write> Sink for TableReporter<W> {
         match ev {
             Event::Start(s) => self.on_start(s),
             Event::Interval(r) => self.on_interval(r),
+            Event::PeerInterval(r) => self.on_peer_interval(r),
             Event::End(s) => self.on_end(s),
             Event::Note(n) => writeln!(self.out, "{n}"),
             Event::Error(e) => {

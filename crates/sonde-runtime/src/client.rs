@@ -318,7 +318,7 @@ impl ClientRun<'_> {
         let peer = loop {
             match self.next_event(conn, session, "the server's results")? {
                 ClientEvent::PeerResults(r) => break *r,
-                ClientEvent::LiveInterval(_) => {}
+                ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
                 other => return Err(unexpected(other)),
             }
         };
@@ -429,7 +429,7 @@ impl ClientRun<'_> {
                 while let Some(ev) = session.poll_event() {
                     match ev {
                         ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
-                        ClientEvent::LiveInterval(_) => {}
+                        ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
                         other => return Err(unexpected(other)),
                     }
                 }

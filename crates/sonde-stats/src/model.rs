@@ -254,6 +254,9 @@ pub struct TestSummary {
 pub enum Event {
     Start(Box<TestStart>),
     Interval(IntervalReport),
+    /// The peer's own interval report, streamed live (capability `live-intervals`): on a
+    /// client, the server's view, e.g. per-interval UDP loss and jitter of an upload test.
+    PeerInterval(IntervalReport),
     End(Box<TestSummary>),
     /// A human-readable remark (server accepted a client, a fallback was used, ...).
     Note(String),

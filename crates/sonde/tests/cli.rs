@@ -597,6 +597,37 @@ fn demo_runs_tcp_and_udp_both_ways_exits_0_and_writes_its_report() {
 }
 
 #[test]
+fn udp_upload_shows_the_servers_live_loss_per_interval() {
+    let server = Server::start(&[]);
+    let doc = json_run(&server, &["-u", "-b", "10m", "-t", "2"]);
+    let peer = arr(&doc, "sonde.peer_intervals");
+    assert!(peer.len() >= 2, "one server interval per second: {peer:?}");
+    for iv in peer {
+        let sum = &iv["sum"];
+        assert_eq!(
+            sum["sender"],
+            Value::Bool(false),
+            "the server's view is the receiver's"
+        );
+        assert!(
+            sum["packets"].as_u64().unwrap_or(0) > 0,
+            "packets per interval: {sum}"
+        );
+        assert!(
+            sum.get("lost_packets").is_some() && sum.get("jitter_ms").is_some(),
+            "{sum}"
+        );
+    }
+    let table = server.client(&["-u", "-b", "10m", "-t", "2"], CLIENT_DEADLINE);
+    table.expect_code(0);
+    assert!(
+        table.stdout.contains("server received"),
+        "{}",
+        table.describe()
+    );
+}
+
+#[test]
 fn report_command_renders_json_results_and_rejects_bad_input() {
     let server = Server::start(&[]);
     let dir = TempDir::new("report");
