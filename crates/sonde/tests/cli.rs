@@ -233,7 +233,7 @@ fn json_stream_prints_one_event_per_line() {
     assert!(kinds.contains(&"interval"), "{kinds:?}");
     for k in &kinds {
         assert!(
-            ["start", "interval", "end", "error", "note"].contains(k),
+            ["start", "interval", "peer_interval", "end", "error", "note"].contains(k),
             "unknown event {k}"
         );
     }
