@@ -599,9 +599,13 @@ fn demo_runs_tcp_and_udp_both_ways_exits_0_and_writes_its_report() {
 #[test]
 fn udp_upload_shows_the_servers_live_loss_per_interval() {
     let server = Server::start(&[]);
-    let doc = json_run(&server, &["-u", "-b", "10m", "-t", "2"]);
+    let doc = json_run(&server, &["-u", "-b", "10m", "-t", "3"]);
     let peer = arr(&doc, "sonde.peer_intervals");
-    assert!(peer.len() >= 2, "one server interval per second: {peer:?}");
+    // Live reports stop with the test: the last interval may close after the client's stop.
+    assert!(
+        peer.len() >= 2,
+        "a server interval per second, but maybe the last: {peer:?}"
+    );
     for iv in peer {
         let sum = &iv["sum"];
         assert_eq!(
