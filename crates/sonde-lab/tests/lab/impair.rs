@@ -1,6 +1,6 @@
 //! Each impairment measured against its setting, through the real lab: the userspace engine
-//! for loss, delay and the device model (this kernel has no netem), tbf and the engine for
-//! the rate; and the same seed giving the same loss pattern.
+//! for loss, delay, jitter, reordering, duplication and the device model (this kernel has no
+//! netem), tbf and the engine for the rate; and the same seed giving the same loss pattern.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -213,4 +213,102 @@ fn the_device_model_holds_its_packet_rate_ceiling() {
         "{busiest} frames in one second"
     );
     assert!(report.userspace.iter().any(|d| d.total.dropped > 0));
+}
+
+/// Sends UDP through a lab whose `wan` link has `impair`, returns what arrived.
+fn udp_through(tag: &str, impair: &str, count: u64, pps: u64) -> Vec<(u64, Duration)> {
+    let prefix = util::prefix(tag);
+    let _cleanup = Cleanup(prefix.clone());
+    let s = util::chain3(impair);
+    let lab = util::build(&s, Some("s"), util::opts(&prefix));
+    let got = util::udp_run(&lab, count, pps, 64);
+    let _ = lab.finish();
+    got
+}
+
+#[test]
+fn ten_percent_duplication_gives_ten_percent_duplicates() {
+    let _serial = util::serial();
+    if !util::lab_available("duplication") {
+        return;
+    }
+    let got = udp_through("dup", r#"duplicate = "10%""#, LOSS_PACKETS, 50_000);
+    let unique: std::collections::BTreeSet<u64> = got.iter().map(|(s, _)| *s).collect();
+    let dups = (got.len() - unique.len()) as f64 / LOSS_PACKETS as f64 * 100.0;
+    eprintln!(
+        "10 % duplication: {dups:.2} % duplicates, {} unique",
+        unique.len()
+    );
+    assert_eq!(
+        unique.len() as u64,
+        LOSS_PACKETS,
+        "duplication must not lose packets"
+    );
+    assert!((9.0..=11.0).contains(&dups), "duplicates {dups:.2} %");
+}
+
+#[test]
+fn five_percent_reordering_gives_five_percent_late_arrivals() {
+    let _serial = util::serial();
+    if !util::lab_available("reordering") {
+        return;
+    }
+    let got = udp_through(
+        "reord",
+        r#"reorder = { probability = "5%" }"#,
+        LOSS_PACKETS,
+        50_000,
+    );
+    let mut max_seen = None;
+    let mut late = 0u64;
+    for (seq, _) in &got {
+        match max_seen {
+            Some(m) if *seq < m => late += 1,
+            _ => max_seen = Some(*seq),
+        }
+    }
+    let rate = late as f64 / LOSS_PACKETS as f64 * 100.0;
+    eprintln!("5 % reordering: {late} late arrivals = {rate:.2} %");
+    assert_eq!(
+        got.len() as u64,
+        LOSS_PACKETS,
+        "reordering must not lose packets"
+    );
+    assert!((4.0..=6.0).contains(&rate), "late arrivals {rate:.2} %");
+}
+
+#[test]
+fn five_ms_delay_with_one_ms_normal_jitter_has_that_mean_and_spread() {
+    let _serial = util::serial();
+    if !util::lab_available("jitter") {
+        return;
+    }
+    const COUNT: u64 = 3_000;
+    const PPS: u64 = 1_000;
+    let impair =
+        r#"delay = "5ms", jitter = "1ms", distribution = "normal", jitter_reorders = true"#;
+    let got = udp_through("jitter", impair, COUNT, PPS);
+    assert!(
+        got.len() as u64 >= COUNT * 99 / 100,
+        "jitter must not lose packets: {}",
+        got.len()
+    );
+    // One-way delay of each datagram: its arrival minus its scheduled send time (the sender
+    // keeps an exact 1 ms schedule), in ms; the base path adds some tens of microseconds.
+    let owd: Vec<f64> = got
+        .iter()
+        .map(|(seq, at)| at.as_secs_f64() * 1e3 - *seq as f64 * 1e3 / PPS as f64)
+        .collect();
+    let mean = owd.iter().sum::<f64>() / owd.len() as f64;
+    let var = owd.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / owd.len() as f64;
+    let sd = var.sqrt();
+    eprintln!("delay 5 ms, jitter 1 ms normal: mean {mean:.3} ms, stddev {sd:.3} ms");
+    assert!(
+        (4.8..=5.5).contains(&mean),
+        "mean one-way delay {mean:.3} ms"
+    );
+    assert!(
+        (0.8..=1.25).contains(&sd),
+        "one-way delay stddev {sd:.3} ms"
+    );
 }
