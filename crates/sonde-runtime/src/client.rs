@@ -20,7 +20,7 @@ use sonde_stats::model::{
     ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
 };
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -367,25 +367,7 @@ impl ClientRun<'_> {
         session: &mut ClientSession,
     ) -> Result<(), RunError> {
         let p = &self.cfg.params;
-        let time_limit = (p.duration_secs > 0.0).then_some(p.duration_secs + p.omit_secs);
-        // With -n / -k the server's senders hold the same budget; this end waits until it has
-        // received that much (blocks count as blocks x length bytes).
-        let target = if p.bytes > 0 {
-            p.bytes
-        } else {
-            p.blocks.saturating_mul(u64::from(p.length))
-        };
-        let recv_target = (p.direction != Direction::Upload && target > 0).then_some(target);
-        let local_budget = p.direction != Direction::Reverse && target > 0;
-        // UDP can lose what the budget sent: without a time limit, stop waiting for the target
-        // once nothing has arrived for a while (several datagram periods, at least 2 s).
-        let period = if p.bitrate > 0 {
-            f64::from(p.length) * 8.0 / p.bitrate as f64
-        } else {
-            0.0
-        };
-        let idle_limit = (8.0 * period).max(2.0);
-        let (mut last_rx, mut last_change) = (0u64, 0.0f64);
+        let mut end = crate::end_condition::EndCondition::new(p);
         loop {
             self.check_interrupt()?;
             let engine = self
@@ -396,22 +378,11 @@ impl ClientRun<'_> {
             if let Some(r) = engine.meter.tick(elapsed) {
                 (self.emit)(Event::Interval(r));
             }
-            if time_limit.is_some_and(|t| elapsed >= t) {
-                return Ok(());
-            }
-            let sent_all = !local_budget || engine.budget_done();
-            let received = engine.received_bytes();
-            if received != last_rx {
-                (last_rx, last_change) = (received, elapsed);
-            }
-            let received_all = recv_target.is_none_or(|t| received >= t);
-            if time_limit.is_none() && sent_all && received_all {
-                return Ok(());
-            }
-            if time_limit.is_none() && recv_target.is_some() && elapsed - last_change > idle_limit {
-                (self.emit)(Event::Note(format!(
-                    "no data for {idle_limit:.1} s before the -n/-k target was reached (datagrams lost); ending the test"
-                )));
+            if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
+            {
+                if let Some(note) = ending.note() {
+                    (self.emit)(Event::Note(note));
+                }
                 return Ok(());
             }
             if let Some((id, e)) = engine.first_error() {
@@ -657,10 +628,4 @@ pub fn system_info() -> String {
         field(&u.release),
         field(&u.machine)
     )
-}
-
-/// The local address to report for a listening socket bound to `ip`.
-pub fn describe_bind(ip: Option<IpAddr>) -> String {
-    ip.map(|i| i.to_string())
-        .unwrap_or_else(|| "all addresses".into())
 }

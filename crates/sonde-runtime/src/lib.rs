@@ -9,6 +9,7 @@
 pub mod client;
 pub mod clock;
 pub mod control_conn;
+pub mod end_condition;
 pub mod engine;
 pub mod error;
 pub mod iperf3;

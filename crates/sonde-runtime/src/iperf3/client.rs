@@ -9,7 +9,7 @@
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
 use super::udp::UdpWire;
-use crate::client::{resolve, software, unix_now, ClientConfig, ClientOutcome};
+use crate::client::{resolve, software, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::cpu;
@@ -65,15 +65,7 @@ pub fn run(
 
 fn random_cookie() -> Cookie {
     let mut r = [0u8; 36];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut r))
-        .is_err()
-    {
-        let t = unix_now().to_bits() ^ u64::from(std::process::id());
-        for (i, b) in r.iter_mut().enumerate() {
-            *b = (t.rotate_left(i as u32 * 7) & 0xFF) as u8 ^ (i as u8).wrapping_mul(37);
-        }
-    }
+    crate::os::random::fill(&mut r);
     cookie_from_random(&r)
 }
 
@@ -346,15 +338,7 @@ impl Run<'_> {
 
     fn until_end(&mut self, c: &mut Control) -> Result<(), RunError> {
         let p = &self.cfg.params;
-        let time_limit = (p.duration_secs > 0.0).then_some(p.duration_secs + p.omit_secs);
-        let target = if p.bytes > 0 {
-            p.bytes
-        } else {
-            p.blocks.saturating_mul(u64::from(p.length))
-        };
-        let recv_target = (p.direction != Direction::Upload && target > 0).then_some(target);
-        let local_budget = p.direction != Direction::Reverse && target > 0;
-        let (mut last_rx, mut last_change) = (0u64, 0.0f64);
+        let mut end = crate::end_condition::EndCondition::new(p);
         loop {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Err(RunError::Interrupted);
@@ -367,22 +351,11 @@ impl Run<'_> {
             if let Some(r) = engine.meter.tick(elapsed) {
                 (self.emit)(Event::Interval(r));
             }
-            if time_limit.is_some_and(|t| elapsed >= t) {
-                return Ok(());
-            }
-            let received = engine.received_bytes();
-            if received != last_rx {
-                (last_rx, last_change) = (received, elapsed);
-            }
-            let sent_all = !local_budget || engine.budget_done();
-            let received_all = recv_target.is_none_or(|t| received >= t);
-            if time_limit.is_none() && sent_all && received_all {
-                return Ok(());
-            }
-            if time_limit.is_none() && recv_target.is_some() && elapsed - last_change > 2.0 {
-                (self.emit)(Event::Note(
-                    "no data for 2 s before the -n/-k target was reached; ending the test".into(),
-                ));
+            if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
+            {
+                if let Some(note) = ending.note() {
+                    (self.emit)(Event::Note(note));
+                }
                 return Ok(());
             }
             if let Some((id, e)) = engine.sender_error() {

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod icmp;
 pub mod mmsg;
 pub mod poll;
+pub mod random;
 pub mod sockopt;
 pub mod tcp_info;
 pub mod timestamp;

@@ -78,22 +78,7 @@ struct SessionRun<'a> {
 
 fn random_cookie() -> Cookie {
     let mut c = [0u8; 16];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut c))
-        .is_err()
-    {
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in c.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0),
-            );
-            chunk.copy_from_slice(&h.finish().to_be_bytes()[..chunk.len()]);
-        }
-    }
+    crate::os::random::fill(&mut c);
     c
 }
 
@@ -115,19 +100,8 @@ impl SessionRun<'_> {
         timeout: Duration,
         what: &'static str,
     ) -> Result<ServerEvent, RunError> {
-        self.next_event_idle(timeout, what, &|| {})
-    }
-
-    /// [`Self::next_event`], calling `idle` between control reads (at least every 50 ms).
-    fn next_event_idle(
-        &mut self,
-        timeout: Duration,
-        what: &'static str,
-        idle: &dyn Fn(),
-    ) -> Result<ServerEvent, RunError> {
         let deadline = Instant::now() + timeout;
         loop {
-            idle();
             if let Some(ev) = self.session.poll_event() {
                 return Ok(ev);
             }
