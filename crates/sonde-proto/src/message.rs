@@ -105,6 +105,31 @@ pub struct TestParams {
     pub zerocopy: bool,
 }
 
+impl Default for TestParams {
+    /// iperf3's defaults: one TCP upload stream for 10 s, 128 KiB writes, no rate limit,
+    /// reports every second.
+    fn default() -> Self {
+        Self {
+            protocol: Protocol::Tcp,
+            direction: Direction::Upload,
+            parallel: 1,
+            duration_secs: 10.0,
+            bytes: 0,
+            blocks: 0,
+            length: 128 * 1024,
+            bitrate: 0,
+            omit_secs: 0.0,
+            interval_secs: 1.0,
+            congestion: None,
+            window: None,
+            mss: None,
+            nodelay: false,
+            tos: 0,
+            zerocopy: false,
+        }
+    }
+}
+
 /// Limits the protocol itself puts on [`TestParams`] (servers may add tighter ones).
 pub mod limits {
     pub const MAX_PARALLEL: u32 = 128;
@@ -406,19 +431,9 @@ mod tests {
             protocol: Protocol::Udp,
             direction: Direction::Bidir,
             parallel: 2,
-            duration_secs: 10.0,
-            bytes: 0,
-            blocks: 0,
             length: 1448,
             bitrate: 1_000_000,
-            omit_secs: 0.0,
-            interval_secs: 1.0,
-            congestion: None,
-            window: None,
-            mss: None,
-            nodelay: false,
-            tos: 0,
-            zerocopy: false,
+            ..TestParams::default()
         }
     }
 

@@ -100,20 +100,12 @@ mod tests {
         TestParams {
             protocol: Protocol::Udp,
             direction,
-            parallel: 1,
             duration_secs: duration,
             bytes,
-            blocks: 0,
             length: 1000,
             bitrate: 8_000, // one datagram per second: the quiet limit becomes 8 s
             omit_secs: 1.0,
-            interval_secs: 1.0,
-            congestion: None,
-            window: None,
-            mss: None,
-            nodelay: false,
-            tos: 0,
-            zerocopy: false,
+            ..TestParams::default()
         }
     }
 

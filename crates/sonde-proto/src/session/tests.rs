@@ -2,26 +2,12 @@
 
 use super::*;
 use crate::message::{SentCount, TestParams};
-use sonde_stats::model::{CpuUsage, Direction, Protocol};
+use sonde_stats::model::CpuUsage;
 
 fn params() -> TestParams {
     TestParams {
-        protocol: Protocol::Tcp,
-        direction: Direction::Upload,
-        parallel: 1,
         duration_secs: 1.0,
-        bytes: 0,
-        blocks: 0,
-        length: 131072,
-        bitrate: 0,
-        omit_secs: 0.0,
-        interval_secs: 1.0,
-        congestion: None,
-        window: None,
-        mss: None,
-        nodelay: false,
-        tos: 0,
-        zerocopy: false,
+        ..TestParams::default()
     }
 }
 

@@ -134,18 +134,9 @@ mod tests {
             direction,
             parallel,
             duration_secs: 1.0,
-            bytes: 0,
-            blocks: 0,
             length: 1448,
             bitrate: 1_000_000,
-            omit_secs: 0.0,
-            interval_secs: 1.0,
-            congestion: None,
-            window: None,
-            mss: None,
-            nodelay: false,
-            tos: 0,
-            zerocopy: false,
+            ..TestParams::default()
         }
     }
 

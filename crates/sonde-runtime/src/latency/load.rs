@@ -36,18 +36,8 @@ fn tcp_params(direction: Direction, streams: u32, secs: f64, interval: f64) -> T
         direction,
         parallel: streams,
         duration_secs: secs,
-        bytes: 0,
-        blocks: 0,
-        length: 128 * 1024,
-        bitrate: 0,
-        omit_secs: 0.0,
         interval_secs: interval,
-        congestion: None,
-        window: None,
-        mss: None,
-        nodelay: false,
-        tos: 0,
-        zerocopy: false,
+        ..TestParams::default()
     }
 }
 

@@ -27,20 +27,10 @@ fn test(protocol: Protocol, direction: Direction, secs: f64) -> TestParams {
     TestParams {
         protocol,
         direction,
-        parallel: 1,
         duration_secs: secs,
-        bytes: 0,
-        blocks: 0,
         length: if udp { 1448 } else { 128 * 1024 },
         bitrate: if udp { 200_000_000 } else { 0 },
-        omit_secs: 0.0,
-        interval_secs: 1.0,
-        congestion: None,
-        window: None,
-        mss: None,
-        nodelay: false,
-        tos: 0,
-        zerocopy: false,
+        ..TestParams::default()
     }
 }
 
