@@ -2,7 +2,7 @@
 //! Markdown report, a self-contained HTML report with inline SVG charts, or the report model
 //! as JSON, out.
 //!
-//! Why a crate of its own: reports are one more consumer of measured data (STYLE.md §5), and
+//! Why a crate of its own: reports are one more consumer of measured data (measuring code never formats), and
 //! keeping rendering pure (inputs in, bytes out, no clock, no network) is what makes a report
 //! reproducible: the same inputs give the same bytes, so reports can be diffed and checked in.
 //! Reading happens first ([`Inputs`]), and is where bad input is refused with the file's name;

@@ -5,7 +5,7 @@
 //! text, so a database whose settings JSON is missing or from another version still gives the
 //! link columns where it can. One number per column summarises a settings entry: the lowest
 //! rate, the highest one-way delay and the highest random loss of any impaired direction (in
-//! the scenarios of SCENARIOS.md one link carries every impairment, so these are exact there).
+//! the built-in scenarios one link carries every impairment, so these are exact there).
 
 use serde::Serialize;
 use serde_json::Value;

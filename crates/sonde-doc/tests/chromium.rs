@@ -7,6 +7,8 @@
 //! Without Chromium the test says why and passes, unless `SONDE_REQUIRE_ALL=1` (CI), where a
 //! missing browser is a failure. Debian: `apt-get install chromium`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 mod common;
 
 use std::path::{Path, PathBuf};

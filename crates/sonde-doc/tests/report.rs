@@ -3,6 +3,8 @@
 //! `UPDATE_GOLDEN=1 cargo test -p sonde-doc --test report` rewrites the goldens; review the
 //! diff before committing it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! Each impairment measured against its setting, on a virtual clock (after smoltcp's
 //! `tests/netsim.rs`): 20 000 packets through each stage in a few milliseconds of real time.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 use std::time::Duration;
 
 use sonde_emu::build::build_chain;

@@ -1,5 +1,7 @@
 //! Scenario files: the built-ins parse, bad files fail with the right error.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 use sonde_emu::backend::{self, Backend, KernelCaps, Qdisc};
 use sonde_emu::build::build_settings;
 use sonde_emu::scenario::{

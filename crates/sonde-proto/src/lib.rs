@@ -10,6 +10,8 @@
 //! - [`message`]: the control messages and their capability negotiation.
 //! - [`session`]: the client and server control state machines with checked transitions.
 //! - [`datagram`]: the UDP test datagram header (64-bit sequence, nanosecond send time).
+//! - [`datagram_format`]: one view over sonde's and iperf3's datagram headers, for the runtime's
+//!   single set of UDP workers.
 //! - [`udp_hello`]: the retransmitted, acknowledged UDP stream set-up.
 //! - [`iperf3`]: iperf3's control protocol and UDP format, for interoperating with iperf3.
 //! - [`icmp`]: ICMP/ICMPv6 echo messages (RFC 792, RFC 4443) for `sonde latency --icmp`.
@@ -23,6 +25,7 @@
 //! ```
 
 pub mod datagram;
+pub mod datagram_format;
 pub mod frame;
 pub mod icmp;
 pub mod iperf3;

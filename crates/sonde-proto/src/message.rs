@@ -15,7 +15,7 @@ use sonde_stats::model::{CpuUsage, Direction, EndView, IntervalReport, Protocol,
 use thiserror::Error;
 
 /// Capabilities this build implements.
-pub const CAPABILITIES: &[&str] = &["tcp", "udp", "reverse", "bidir", "live-intervals"];
+pub const CAPABILITIES: &[&str] = &["tcp", "udp", "reverse", "bidir", "live-intervals", "burst"];
 
 /// Client's opening message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,6 +103,15 @@ pub struct TestParams {
     pub tos: u8,
     #[serde(default)]
     pub zerocopy: bool,
+    /// UDP datagrams sent back to back at each paced departure (`--burst`); 0 or 1 = every
+    /// datagram at its own time. Older peers do not know the field: a client only sends it
+    /// to a server that lists the `burst` capability.
+    #[serde(default, skip_serializing_if = "is_smooth")]
+    pub burst: u32,
+}
+
+fn is_smooth(burst: &u32) -> bool {
+    *burst <= 1
 }
 
 impl Default for TestParams {
@@ -126,6 +135,7 @@ impl Default for TestParams {
             nodelay: false,
             tos: 0,
             zerocopy: false,
+            burst: 0,
         }
     }
 }
@@ -138,6 +148,8 @@ pub mod limits {
     pub const MAX_TCP_LEN: u32 = 16 * 1024 * 1024;
     pub const MAX_OMIT_SECS: f64 = 600.0;
     pub const MAX_DURATION_SECS: f64 = 86400.0;
+    /// Most datagrams in one intended burst (`--burst`), as iperf3 allows.
+    pub const MAX_BURST: u32 = 1000;
 }
 
 /// A [`TestParams`] field outside what the protocol allows.
@@ -157,6 +169,8 @@ pub enum ParamError {
     Interval(f64),
     #[error("a test needs an end: a duration, a byte count or a block count")]
     NoEnd,
+    #[error("burst must be 1..={max} datagrams, got {0}", max = limits::MAX_BURST)]
+    Burst(u32),
 }
 
 impl TestParams {
@@ -190,6 +204,9 @@ impl TestParams {
         }
         if self.duration_secs == 0.0 && self.bytes == 0 && self.blocks == 0 {
             return Err(ParamError::NoEnd);
+        }
+        if self.burst > limits::MAX_BURST {
+            return Err(ParamError::Burst(self.burst));
         }
         Ok(())
     }

@@ -6,6 +6,8 @@
 //! that valid encodings round-trip. About 50,000 cases in all; the whole file runs in well under
 //! a second in release mode.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 use sonde_proto::datagram::{DatagramError, DatagramHeader, HEADER_LEN};
 use sonde_proto::frame::{self, Frame, FrameDecoder, FrameError, MAX_FRAME_LEN};
 use sonde_proto::message::{
@@ -170,6 +172,11 @@ fn params(rng: &mut Rng) -> TestParams {
         nodelay: rng.chance(2),
         tos: rng.byte(),
         zerocopy: rng.chance(5),
+        burst: if rng.chance(4) {
+            1 + rng.below(1000) as u32
+        } else {
+            0
+        },
     }
 }
 

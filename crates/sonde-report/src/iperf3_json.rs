@@ -2,7 +2,7 @@
 //!
 //! Each section (`start`, one element of `intervals[]`, `end`) is built here exactly once, so
 //! `sonde -J` and `sonde --json-stream` can never disagree. Field names follow iperf3's `-J`
-//! schema wherever the concept exists (see iperf3-protocol.md §3). Stream `socket` values are
+//! schema wherever the concept exists (iperf3's `iperf_api.c` writes them). Stream `socket` values are
 //! sonde's stream ids (1..N in the order the client opened them; in bidir the client's
 //! sending streams come first), not file descriptors.
 //!

@@ -245,8 +245,12 @@ impl ClientRun<'_> {
         let server_cc = match welcome {
             ClientEvent::Welcomed {
                 congestion_available,
-                ..
-            } => congestion_available,
+                caps,
+                software,
+            } => {
+                check_burst(p, &caps, software)?;
+                congestion_available
+            }
             other => return Err(unexpected(other)),
         };
         if let Some(algo) = &p.congestion {
@@ -271,11 +275,7 @@ impl ClientRun<'_> {
             other => return Err(unexpected(other)),
         }
         flush(conn, session)?;
-        let send = SendConfig {
-            length: p.length as usize,
-            bitrate: p.bitrate,
-            zerocopy: p.zerocopy,
-        };
+        let send = SendConfig::for_test(p);
         let budget = if p.direction == Direction::Reverse {
             None
         } else {
@@ -510,6 +510,21 @@ fn unexpected(ev: ClientEvent) -> RunError {
         ClientEvent::Aborted(reason) => RunError::PeerAborted(reason),
         other => RunError::Protocol(format!("unexpected event {other:?}")),
     }
+}
+
+/// Intended bursts from the server's senders need a server that knows `--burst`; an older one
+/// would silently pace smoothly instead.
+fn check_burst(p: &TestParams, server_caps: &[String], software: String) -> Result<(), RunError> {
+    if p.burst > 1 && p.direction != Direction::Upload && !server_caps.iter().any(|c| c == "burst")
+    {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "burst",
+            what: "send intended bursts (--burst with -R or --bidir)",
+            instead: "run the bursts as an upload",
+        });
+    }
+    Ok(())
 }
 
 fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(), RunError> {

@@ -37,3 +37,55 @@ pub fn sleep_coarse(deadline: Instant) {
         std::thread::sleep(deadline - now);
     }
 }
+
+/// Waits for departure times with microsecond precision: the OS sleep until a learned margin
+/// before the deadline ([`crate::pacing::SpinMargin`]), then a spin. Creating one lowers the
+/// calling thread's timer slack (Linux adds 50 µs to every sleep by default), so the sleeper
+/// belongs to one thread.
+#[derive(Debug)]
+pub struct PreciseSleeper {
+    margin: crate::pacing::SpinMargin,
+}
+
+impl PreciseSleeper {
+    /// A sleeper for the calling thread.
+    pub fn new() -> Self {
+        crate::os::timer::set_thread_timer_slack_ns(1);
+        Self {
+            margin: crate::pacing::SpinMargin::new(),
+        }
+    }
+
+    /// Waits until `deadline`, but at most `max_wait` (so the caller can check its stop flags
+    /// during long gaps). True when `deadline` has been reached.
+    pub fn wait_until(&mut self, deadline: Instant, max_wait: std::time::Duration) -> bool {
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        let margin = std::time::Duration::from_nanos(self.margin.ns());
+        let left = deadline - now;
+        if left > margin {
+            let nap = (left - margin).min(max_wait);
+            std::thread::sleep(nap);
+            let woke = Instant::now();
+            if nap < left - margin {
+                return woke >= deadline;
+            }
+            let ns = |t: Instant| u64::try_from((t - now).as_nanos()).unwrap_or(u64::MAX);
+            self.margin.on_wake(ns(now + nap), ns(woke));
+        } else {
+            self.margin.on_spin();
+        }
+        while Instant::now() < deadline {
+            std::hint::spin_loop();
+        }
+        true
+    }
+}
+
+impl Default for PreciseSleeper {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -2,6 +2,7 @@
 //! Client and server each run one engine per test; only who decides the end differs.
 
 use crate::meter::{Meter, MeteredStream};
+use crate::streams::udp::ReceiveConfig;
 use crate::streams::{self, Budget, Control, SendConfig, StreamShared};
 use sonde_proto::message::SentCount;
 use sonde_proto::udp_hello::HelloAck;
@@ -79,10 +80,13 @@ impl Engine {
                     .name(name)
                     .spawn(move || streams::udp::send(u, sh2, cfg, b, ctl2))?,
                 (DataSocket::Udp(u), StreamRole::Receiver) => {
-                    let ack = s.ack;
+                    let recv = ReceiveConfig {
+                        format: cfg.format,
+                        ack: s.ack,
+                    };
                     std::thread::Builder::new()
                         .name(name)
-                        .spawn(move || streams::udp::receive(u, sh2, ack, ctl2))?
+                        .spawn(move || streams::udp::receive(u, sh2, recv, ctl2))?
                 }
             };
             handles.push(handle);

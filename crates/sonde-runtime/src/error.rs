@@ -40,6 +40,13 @@ pub enum RunError {
         side: &'static str,
         available: String,
     },
+    #[error("the server ({software}) cannot {what}: it lacks the \"{capability}\" capability; upgrade it or {instead}")]
+    PeerLacks {
+        software: String,
+        capability: &'static str,
+        what: &'static str,
+        instead: &'static str,
+    },
     #[error("interrupted by the user (Ctrl-C)")]
     Interrupted,
     #[error("the client closed the control connection unexpectedly")]

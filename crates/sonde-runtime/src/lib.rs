@@ -22,5 +22,6 @@ pub mod sockets;
 pub mod start;
 pub mod streams;
 pub mod summary;
+pub mod test_events;
 
 pub use error::RunError;

@@ -1,13 +1,40 @@
-//! Rate pacing for senders (`-b`): how much may be sent by a given time.
+//! Rate pacing for senders (`-b`): when each datagram (or write) may leave. Pure: time is an
+//! argument (nanoseconds since the stream started); the workers sleep until the times given.
 //!
-//! The schedule is cumulative from the stream start (bytes allowed = rate × elapsed), like
-//! iperf3's average-rate check, but the sender sleeps exactly until the next block is due
-//! instead of polling on a coarse tick, which keeps bursts small. A small allowance of
-//! `burst_bytes` lets a batch (GSO) go out at once. Time is an argument.
+//! **Why per-datagram departures.** A device with a short frame ring drops what a sender puts
+//! on the wire back to back, even when the average rate is below its ceiling. A sender that
+//! sends a millisecond of traffic at once and then sleeps therefore measures its own bursts as
+//! the device's loss. So a paced UDP sender gives every datagram its own departure time
+//! (`length / rate` apart) and waits for it precisely ([`crate::clock::PreciseSleeper`]).
+//!
+//! **Where batching takes over.** Below [`MIN_TIMED_GAP`] between datagrams (above 50 000
+//! datagrams/s per stream) datagrams leave in batches (UDP GSO or `sendmmsg`), as many as
+//! fill one [`MIN_TIMED_GAP`], so a batch spans at most that much of the schedule; unpaced
+//! senders (`-b 0`) send full batches. Why 20 µs: one `send` of one datagram costs 5-11 µs on
+//! a veth path (the receiving side's kernel work runs in the sender's system call), so a
+//! sender timing every datagram could not keep 100 000/s (measured: 92 000/s on a 2-core VM),
+//! and the OS timer is 30-100 µs late, so gaps this short are spun, not slept, anyway.
+//!
+//! **Intended bursts** (`--burst N`): N datagrams back to back, the bursts spaced so that the
+//! average is still the asked rate.
+//!
+//! **Falling behind.** The schedule is cumulative from the start (bytes allowed = rate ×
+//! elapsed), so the average rate is exact. When the sender was held up (preempted, a full
+//! socket buffer) it catches up, but never with a burst: consecutive departures stay at least
+//! [`CATCH_UP_SPACING`] of their normal gap apart, i.e. it catches up at most 4/3 of the rate.
 
 use std::time::Duration;
 
-/// A cumulative-rate pacer.
+/// The smallest gap between departures that is timed one by one (20 µs: 50 000 datagrams/s).
+pub const MIN_TIMED_GAP: Duration = Duration::from_micros(20);
+
+/// While catching up, departures keep at least this fraction of their normal gap.
+pub const CATCH_UP_SPACING: f64 = 0.75;
+
+/// Most datagrams in one intended burst (`--burst`), as iperf3 allows.
+pub const MAX_BURST: u32 = sonde_proto::message::limits::MAX_BURST;
+
+/// A cumulative-rate pacer for byte streams (TCP writes): when the `sent`-th byte is due.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacer {
     bytes_per_sec: f64,
@@ -32,6 +59,158 @@ impl Pacer {
     }
 }
 
+/// How many datagrams leave together at each departure: the intended burst when paced (at
+/// least one), enough to span [`MIN_TIMED_GAP`] when the gap is finer than that, and a full
+/// batch when unpaced. `max_batch` caps the gap-filling batch, not an intended burst.
+pub fn datagrams_per_departure(
+    len: usize,
+    bits_per_sec: u64,
+    burst: u32,
+    max_batch: usize,
+) -> usize {
+    let burst = burst.clamp(1, MAX_BURST) as usize;
+    if bits_per_sec == 0 {
+        return max_batch.max(burst).max(1);
+    }
+    let gap_ns = (len.max(1) as f64 * 8.0 * 1e9) / bits_per_sec as f64;
+    let min_gap_ns = MIN_TIMED_GAP.as_nanos() as f64;
+    let fill = if gap_ns >= min_gap_ns {
+        1
+    } else {
+        ((min_gap_ns / gap_ns).ceil() as usize).clamp(1, max_batch.max(1))
+    };
+    burst.max(fill)
+}
+
+/// The departure times of a paced datagram stream.
+///
+/// Calling order: [`Self::next_departure_ns`] gives when the next departure (one datagram, a
+/// burst or a batch) may leave; after sending, [`Self::on_departure`] records when it left and
+/// how many bytes it carried.
+#[derive(Debug, Clone)]
+pub struct DepartureSchedule {
+    ns_per_byte: f64,
+    scheduled_bytes: u64,
+    last: Option<(u64, u64)>,
+}
+
+impl DepartureSchedule {
+    /// A schedule for `bits_per_sec`; None for 0 (unlimited: no schedule).
+    pub fn new(bits_per_sec: u64) -> Option<Self> {
+        (bits_per_sec > 0).then(|| Self {
+            ns_per_byte: 8e9 / bits_per_sec as f64,
+            scheduled_bytes: 0,
+            last: None,
+        })
+    }
+
+    /// Nanoseconds after the start at which the next departure may leave: when the bytes
+    /// before it are due at the asked rate, but no sooner than [`CATCH_UP_SPACING`] of the
+    /// previous departure's own gap after it left.
+    pub fn next_departure_ns(&self) -> u64 {
+        let due = (self.scheduled_bytes as f64 * self.ns_per_byte) as u64;
+        match self.last {
+            Some((at, bytes)) => {
+                let spacing = (bytes as f64 * self.ns_per_byte * CATCH_UP_SPACING) as u64;
+                due.max(at.saturating_add(spacing))
+            }
+            None => due,
+        }
+    }
+
+    /// Records a departure of `bytes` that left at `at_ns` after the start.
+    pub fn on_departure(&mut self, at_ns: u64, bytes: u64) {
+        self.scheduled_bytes = self.scheduled_bytes.saturating_add(bytes);
+        self.last = Some((at_ns, bytes));
+    }
+}
+
+/// How far ahead of a departure the sender stops sleeping and spins: long enough to cover
+/// almost every OS timer wake-up lateness seen recently (the second largest of the last
+/// [`SpinMargin::WINDOW`] sleeps, about the 99th percentile), plus [`SpinMargin::SLACK_NS`];
+/// short enough not to spin away a core. On a VM the timer fires 30-40 µs late typically and
+/// 50-100 µs late one time in a hundred, so the margin settles near 50-100 µs.
+///
+/// A sample expires after [`SpinMargin::MEMORY`] waits, slept or not: otherwise an outlier
+/// (a page fault at start) could raise the margin above the gap between departures, after
+/// which the sender would never sleep again and never learn that the timer is back to normal.
+#[derive(Debug, Clone)]
+pub struct SpinMargin {
+    /// (lateness, wait number) of the last sleeps.
+    recent: [(u64, u64); Self::WINDOW],
+    slept: usize,
+    waits: u64,
+    ns: u64,
+}
+
+impl SpinMargin {
+    pub const MIN_NS: u64 = 5_000;
+    pub const MAX_NS: u64 = 1_000_000;
+    pub const SLACK_NS: u64 = 5_000;
+    pub const WINDOW: usize = 128;
+    pub const MEMORY: u64 = 1024;
+    const START_NS: u64 = 100_000;
+
+    pub fn new() -> Self {
+        Self {
+            recent: [(0, 0); Self::WINDOW],
+            slept: 0,
+            waits: 0,
+            ns: Self::START_NS,
+        }
+    }
+
+    /// The current margin.
+    pub fn ns(&self) -> u64 {
+        self.ns
+    }
+
+    /// After an OS sleep meant to end at `wake_ns`: it ended at `woke_ns`.
+    pub fn on_wake(&mut self, wake_ns: u64, woke_ns: u64) {
+        self.waits += 1;
+        self.recent[self.slept % Self::WINDOW] = (woke_ns.saturating_sub(wake_ns), self.waits);
+        self.slept += 1;
+        self.update();
+    }
+
+    /// After a wait that only spun (the departure was within the margin).
+    pub fn on_spin(&mut self) {
+        self.waits += 1;
+        if self.waits & 63 == 0 {
+            self.update();
+        }
+    }
+
+    fn update(&mut self) {
+        let oldest = self.waits.saturating_sub(Self::MEMORY);
+        let (mut n, mut first, mut second) = (0, 0, 0);
+        for &(l, at) in &self.recent[..self.slept.min(Self::WINDOW)] {
+            if at <= oldest {
+                continue;
+            }
+            n += 1;
+            if l > first {
+                second = first;
+                first = l;
+            } else if l > second {
+                second = l;
+            }
+        }
+        self.ns = match n {
+            0 => Self::START_NS,
+            1 => first + Self::SLACK_NS,
+            _ => second + Self::SLACK_NS,
+        }
+        .clamp(Self::MIN_NS, Self::MAX_NS);
+    }
+}
+
+impl Default for SpinMargin {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +221,105 @@ mod tests {
         assert_eq!(p.allowance(Duration::from_secs(1)), 6_250_000);
         assert_eq!(p.due_at(6_250_000), Duration::from_secs(1));
         assert!(Pacer::new(0).is_none());
+    }
+
+    #[test]
+    fn every_datagram_has_its_own_departure() {
+        // 64 B at 4.1 Mbit/s: 8008 datagrams/s, 124.878 µs apart.
+        assert_eq!(datagrams_per_departure(64, 4_100_000, 1, 64), 1);
+        let mut s = DepartureSchedule::new(4_100_000).unwrap();
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let at = s.next_departure_ns();
+            times.push(at);
+            s.on_departure(at, 64);
+        }
+        assert_eq!(times, [0, 124_878, 249_756, 374_634, 499_512]);
+    }
+
+    #[test]
+    fn a_late_sender_catches_up_without_bursting() {
+        let mut s = DepartureSchedule::new(8_000_000).unwrap(); // 1000 B = 1 ms
+        s.on_departure(0, 1000);
+        // Held up: the second datagram leaves 5 ms late.
+        s.on_departure(6_000_000, 1000);
+        // Due at 2 ms, but no sooner than 0.75 ms after the last one.
+        assert_eq!(s.next_departure_ns(), 6_750_000);
+        s.on_departure(6_750_000, 1000);
+        assert_eq!(s.next_departure_ns(), 7_500_000);
+        // Caught up after enough departures: the plain schedule again.
+        let mut at = 7_500_000;
+        for _ in 0..30 {
+            s.on_departure(at, 1000);
+            at = s.next_departure_ns();
+        }
+        assert_eq!(at, 33_000_000);
+    }
+
+    #[test]
+    fn intended_bursts_keep_the_average_rate() {
+        // 10 datagrams of 1250 B back to back at 10 Mbit/s: one burst every 10 ms.
+        assert_eq!(datagrams_per_departure(1250, 10_000_000, 10, 64), 10);
+        let mut s = DepartureSchedule::new(10_000_000).unwrap();
+        s.on_departure(0, 12_500);
+        assert_eq!(s.next_departure_ns(), 10_000_000);
+        // Bursts larger than a system call's batch stay one burst.
+        assert_eq!(datagrams_per_departure(64, 1_000_000, 500, 64), 500);
+        assert_eq!(
+            datagrams_per_departure(64, 1_000_000, 5000, 64),
+            MAX_BURST as usize
+        );
+    }
+
+    #[test]
+    fn batches_only_where_the_gap_is_below_the_timed_limit() {
+        // 1448 B at 500 Mbit/s: 23.2 µs apart, timed one by one.
+        assert_eq!(datagrams_per_departure(1448, 500_000_000, 1, 44), 1);
+        // 1448 B at 1 Gbit/s: 11.6 µs apart, in pairs.
+        assert_eq!(datagrams_per_departure(1448, 1_000_000_000, 1, 44), 2);
+        // 64 B at 1 Gbit/s: 0.512 µs apart; 40 fill 20 µs.
+        assert_eq!(datagrams_per_departure(64, 1_000_000_000, 1, 64), 40);
+        // 64 B at 10 Gbit/s would need 196: capped at the batch size.
+        assert_eq!(datagrams_per_departure(64, 10_000_000_000, 1, 64), 64);
+        // Unpaced: full batches.
+        assert_eq!(datagrams_per_departure(1448, 0, 1, 44), 44);
+    }
+
+    #[test]
+    fn spin_margin_follows_the_recent_high_percentile_of_lateness() {
+        let mut m = SpinMargin::new();
+        assert_eq!(m.ns(), 100_000);
+        m.on_wake(1_000_000, 1_040_000);
+        assert_eq!(m.ns(), 45_000);
+        // Typically 30 µs late, with one outlier of 900 µs: the outlier alone is ignored.
+        for i in 0..200 {
+            let late = if i == 150 { 900_000 } else { 30_000 };
+            m.on_wake(0, late);
+        }
+        assert_eq!(m.ns(), 35_000);
+        // Two outliers in the window raise it; the margin never exceeds its cap.
+        m.on_wake(0, 5_000_000);
+        assert_eq!(m.ns(), 905_000);
+        m.on_wake(0, 7_000_000);
+        assert_eq!(m.ns(), SpinMargin::MAX_NS);
+        // Once the outliers leave the window it comes back down.
+        for _ in 0..SpinMargin::WINDOW {
+            m.on_wake(0, 10_000);
+        }
+        assert_eq!(m.ns(), 15_000);
+    }
+
+    #[test]
+    fn an_outlier_at_start_cannot_stop_sleeping_for_good() {
+        let mut m = SpinMargin::new();
+        m.on_wake(0, 600_000);
+        m.on_wake(0, 1_700_000);
+        assert_eq!(m.ns(), 605_000);
+        // Departures 512 µs apart now fall inside the margin: the sender only spins, and the
+        // two samples expire.
+        for _ in 0..SpinMargin::MEMORY + 64 {
+            m.on_spin();
+        }
+        assert_eq!(m.ns(), 100_000);
     }
 }

@@ -1,6 +1,8 @@
 //! The results database end to end: migrations, refusal of newer schemas, round trips,
 //! `--resume` bookkeeping and bulk insert speed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 use std::time::Instant;
 
 use rusqlite::Connection;

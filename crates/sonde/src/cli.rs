@@ -152,9 +152,14 @@ pub struct ClientArgs {
     /// Write length (TCP, default 128K) or datagram size (UDP, default 1448, 16..65507)
     #[arg(short = 'l', long = "length", value_name = "LENGTH", value_parser = parse_size_arg)]
     pub length: Option<u64>,
-    /// Target bit/s per stream (UDP default 1M, 0 = unlimited; TCP default unlimited)
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_rate_arg)]
-    pub bitrate: Option<u64>,
+    /// Target bit/s per stream (UDP default 1M, 0 = unlimited; TCP default unlimited);
+    /// `RATE/N` as in iperf3 is the same as `-b RATE --burst N`
+    #[arg(short = 'b', long = "bitrate", visible_alias = "bandwidth", value_name = "RATE[/N]", value_parser = parse_rate_burst)]
+    pub bitrate: Option<RateBurst>,
+    /// UDP: send N datagrams back to back at each departure, keeping the -b average (1..1000;
+    /// default 1: every datagram at its own time)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub burst: Option<u32>,
     /// Reverse: the server sends
     #[arg(short = 'R', long, conflicts_with = "bidir")]
     pub reverse: bool,
@@ -244,6 +249,32 @@ fn parse_size_arg(s: &str) -> Result<u64, String> {
 
 fn parse_rate_arg(s: &str) -> Result<u64, String> {
     parse_rate(s).map_err(|e| e.to_string())
+}
+
+/// `-b RATE` or iperf3's `-b RATE/BURST`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateBurst {
+    pub bits_per_sec: u64,
+    pub burst: Option<u32>,
+}
+
+fn parse_rate_burst(s: &str) -> Result<RateBurst, String> {
+    let (rate, burst) = match s.split_once('/') {
+        Some((r, b)) => (r, Some(b)),
+        None => (s, None),
+    };
+    let burst = burst
+        .map(|b| match b.parse::<u32>() {
+            Ok(n) if (1..=1000).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "\"{b}\" after the / is not a burst of 1..1000 datagrams (e.g. -b 10m/8)"
+            )),
+        })
+        .transpose()?;
+    Ok(RateBurst {
+        bits_per_sec: parse_rate_arg(rate)?,
+        burst,
+    })
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -349,5 +380,15 @@ mod tests {
         assert!(parse_interval("0.05").is_err());
         assert!(parse_secs("-1").is_err());
         assert!(parse_rate_arg("12x").unwrap_err().contains("97.2m"));
+        assert_eq!(
+            parse_rate_burst("4.1m/8"),
+            Ok(RateBurst {
+                bits_per_sec: 4_100_000,
+                burst: Some(8)
+            })
+        );
+        assert_eq!(parse_rate_burst("1g").map(|r| r.burst), Ok(None));
+        assert!(parse_rate_burst("1m/0").unwrap_err().contains("1..1000"));
+        assert!(parse_rate_burst("1m/x").is_err());
     }
 }

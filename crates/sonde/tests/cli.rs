@@ -5,6 +5,8 @@
 //! document (iperf3's schema, see `crates/sonde-report/src/iperf3_json.rs`). Most tests run for
 //! 1-3 s of traffic; the file takes well under 90 s on a 2-core machine.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 mod common;
 
 use common::{arr, at, num, run, text, uint, Output, Server, TempDir};

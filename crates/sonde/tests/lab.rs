@@ -6,9 +6,11 @@
 //! skip into a failure. The tests take one lock: each checks `ip netns list` for leftovers,
 //! which another test's lab running at that moment would spoil.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 mod common;
 
-use common::{require_all, run, Proc, TempDir};
+use common::{lab_available, run, Proc, TempDir};
 use serde_json::Value;
 use sonde_store::{LoadedRun, RunStatus, Store, TestStatus};
 use std::path::Path;
@@ -78,18 +80,6 @@ command = ["sh", "-c", "echo 'no such peer {server}' >&2; exit 7"]
 name = "tcp"
 sonde = ["client", "{server}", "-t", "1"]
 "#;
-
-/// True when the lab can run here; otherwise prints why (and fails under SONDE_REQUIRE_ALL).
-fn lab_available() -> bool {
-    match sonde_lab::check_privileges() {
-        Ok(()) => true,
-        Err(e) => {
-            assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but {e}");
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
 
 fn leftover_namespaces() -> Vec<String> {
     let out = std::process::Command::new("ip")

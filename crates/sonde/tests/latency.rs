@@ -5,6 +5,8 @@
 //! ICMP needs an unprivileged ICMP socket or root; when neither is available the ICMP tests
 //! print why and pass, unless `SONDE_REQUIRE_ALL=1` (CI), where they fail.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 mod common;
 
 use common::{arr, at, num, require_all, run, text, uint, Proc, Server};

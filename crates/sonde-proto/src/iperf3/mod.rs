@@ -2,8 +2,8 @@
 //!
 //! sonde speaks iperf3 in both directions: the server accepts real iperf3 clients on its own
 //! port, and `sonde client --iperf3` drives a real `iperf3 -s`. The protocol is documented in
-//! the esnet/iperf source (`iperf_api.c`, `iperf_client_api.c`, `iperf_server_api.c`); the notes
-//! sonde builds on are in `shared/reference/iperf3-protocol.md`. Everything here is pure, so
+//! the esnet/iperf source (`iperf_api.c`, `iperf_client_api.c`, `iperf_server_api.c`), and the parts
+//! sonde relies on are described on the modules below. Everything here is pure, so
 //! each part is tested with literal bytes and fuzzed (`fuzz/fuzz_targets/iperf3_control.rs`):
 //!
 //! - [`state`]: the signed state bytes with checked conversions, and iperf3's error numbers;

@@ -273,6 +273,7 @@ impl Iperf3Params {
             nodelay: self.nodelay,
             tos: self.tos.unwrap_or(0) as u8,
             zerocopy: false,
+            burst: self.burst.unwrap_or(0) as u32,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,
@@ -323,6 +324,9 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     }
     if p.bitrate > 0 {
         m.insert("bandwidth".into(), json!(p.bitrate));
+    }
+    if p.burst > 1 {
+        m.insert("burst".into(), json!(p.burst));
     }
     m.insert("pacing_timer".into(), json!(1000));
     if p.tos != 0 {

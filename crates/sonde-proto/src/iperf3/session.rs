@@ -7,7 +7,7 @@
 //! violation makes `handle_bytes` return an error and the session is finished: the runtime
 //! closes the connection (the server first sends the SERVER_ERROR the error suggests).
 //!
-//! Server sequence (iperf3-protocol.md §1.5): cookie (read by the runtime, which routes data
+//! Server sequence (as `iperf_server_api.c` runs it): cookie (read by the runtime, which routes data
 //! connections by it) → PARAM_EXCHANGE → params → CREATE_STREAMS → TEST_START, TEST_RUNNING →
 //! client's TEST_END → EXCHANGE_RESULTS → client results → own results, DISPLAY_RESULTS →
 //! client's IPERF_DONE.

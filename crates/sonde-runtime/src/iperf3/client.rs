@@ -1,6 +1,6 @@
 //! `sonde client --iperf3`: one test against a real iperf3 server.
 //!
-//! The same flow as iperf3's own client (iperf3-protocol.md §1.5), driven by the pure
+//! The same flow as iperf3's own client (`iperf_client_api.c`), driven by the pure
 //! [`ClientSession`]: cookie, parameters, data streams (TCP: the cookie again; UDP: the 4-byte
 //! hello, skipping early data in reverse mode), then this end decides when the test ends
 //! (time, bytes or blocks), sends TEST_END and exchanges results. The events and the summary
@@ -8,7 +8,6 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
-use super::udp::UdpWire;
 use crate::client::{resolve, software, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
 use crate::error::RunError;
@@ -255,12 +254,7 @@ impl Run<'_> {
                 remote: server.to_string(),
             })
             .collect();
-        let wire = UdpWire {
-            length: p.length as usize,
-            bitrate: p.bitrate,
-            wide: self.opts.udp_counters_64bit,
-            repeating: self.opts.repeating_payload,
-        };
+        let wire = super::send_config(p, &self.opts);
         let budget = if p.direction == Direction::Reverse {
             None
         } else {

@@ -1,11 +1,11 @@
 //! The local data streams of one iperf3 test: workers, their flags and the meter.
 //!
-//! Like [`crate::engine::Engine`], but UDP streams use iperf3's datagram format
-//! ([`super::udp`]). TCP streams reuse sonde's workers unchanged.
+//! Like [`crate::engine::Engine`], with the same stream workers: UDP streams carry iperf3's
+//! datagram header (`SendConfig::format`), TCP streams are sonde's unchanged.
 
-use super::udp::{self, UdpWire};
 use crate::engine::DataSocket;
 use crate::meter::{Meter, MeteredStream};
+use crate::streams::udp::ReceiveConfig;
 use crate::streams::{self, Budget, Control, SendConfig, StreamShared};
 use sonde_proto::message::{PeerStream, TestParams};
 use sonde_stats::cpu::CpuTimes;
@@ -41,7 +41,7 @@ impl Iperf3Engine {
     pub fn start(
         protocol: Protocol,
         streams: Vec<StreamSpec>,
-        wire: UdpWire,
+        send: SendConfig,
         budget: Option<Budget>,
         interval_secs: f64,
         omit_secs: f64,
@@ -49,10 +49,9 @@ impl Iperf3Engine {
         let ctl = Arc::new(Control::default());
         let budget = budget.map(Arc::new);
         let (mut metered, mut handles, mut senders_tcp) = (Vec::new(), Vec::new(), Vec::new());
-        let send = SendConfig {
-            length: wire.length,
-            bitrate: wire.bitrate,
-            zerocopy: false,
+        let recv = ReceiveConfig {
+            format: send.format,
+            ack: None,
         };
         for s in streams {
             let shared = Arc::new(StreamShared::new(s.id, s.role));
@@ -67,14 +66,15 @@ impl Iperf3Engine {
                     builder.spawn(move || streams::tcp::send(t, sh, cfg, b, c))?
                 }
                 (DataSocket::Tcp(t), StreamRole::Receiver) => {
-                    let len = wire.length;
+                    let len = send.length;
                     builder.spawn(move || streams::tcp::receive(t, sh, len, c))?
                 }
                 (DataSocket::Udp(u), StreamRole::Sender) => {
-                    builder.spawn(move || udp::send(u, sh, wire, b, c))?
+                    let cfg = send.clone();
+                    builder.spawn(move || streams::udp::send(u, sh, cfg, b, c))?
                 }
                 (DataSocket::Udp(u), StreamRole::Receiver) => {
-                    builder.spawn(move || udp::receive(u, sh, wire.wide, c))?
+                    builder.spawn(move || streams::udp::receive(u, sh, recv, c))?
                 }
             };
             handles.push(handle);

@@ -8,9 +8,11 @@
 //!   [`Hub`]) or a new iperf3 control connection, served in its own thread like a sonde test,
 //!   so iperf3 and sonde clients share one port and run at the same time.
 //! - [`client`]: `sonde client --iperf3`, one test against a real `iperf3 -s`.
-//! - [`engine`] and [`udp`]: the data streams. TCP reuses sonde's stream workers (the payload
-//!   is opaque); UDP needs iperf3's 12/16-byte header, so it has its own workers. Both feed the
-//!   same counters and [`crate::meter::Meter`], so reports are built exactly as for sonde.
+//! - [`engine`]: the data streams, run by sonde's own stream workers: the TCP payload is
+//!   opaque, and UDP datagrams carry iperf3's 12/16-byte header through the workers' datagram
+//!   format ([`send_config`]). Both feed the same counters and [`crate::meter::Meter`], so
+//!   reports are built exactly as for sonde, and iperf3 tests get the same exact pacing,
+//!   GSO and `recvmmsg` as sonde's.
 //! - [`convert`]: iperf3 results JSON to and from sonde's result model.
 //!
 //! UDP streams carry no cookie in iperf3: a 4-byte hello on the server's UDP port belongs to
@@ -23,8 +25,10 @@ pub mod client;
 pub mod convert;
 pub mod engine;
 pub mod server;
-pub mod udp;
 
+use crate::streams::SendConfig;
+use sonde_proto::datagram_format::DatagramFormat;
+use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::udp::HelloForm;
 use sonde_proto::iperf3::Cookie;
 use sonde_proto::message::TestParams;
@@ -33,6 +37,19 @@ use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
+
+/// How this host's streams of an iperf3 test send: iperf3's datagram header (32- or 64-bit
+/// counters), its payload choice and its burst.
+pub fn send_config(p: &TestParams, o: &Iperf3Options) -> SendConfig {
+    SendConfig {
+        burst: p.burst.max(1),
+        format: DatagramFormat::Iperf3 {
+            wide: o.udp_counters_64bit,
+        },
+        repeating_payload: o.repeating_payload,
+        ..SendConfig::new(p.length as usize, p.bitrate)
+    }
+}
 
 /// A data connection handed to its iperf3 session.
 pub enum Arrival {

@@ -9,7 +9,6 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
-use super::udp::UdpWire;
 use super::{Arrival, Hub, Route};
 use crate::engine::DataSocket;
 use crate::error::RunError;
@@ -17,6 +16,7 @@ use crate::os::{cpu, sockopt};
 use crate::server::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
+use crate::test_events::TestEvents;
 use serde_json::json;
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
@@ -132,10 +132,11 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
         stream,
         peer,
         session: ServerSession::new(cookie),
-        emit: &mut *emit,
+        events: TestEvents::new(&mut *emit),
         registered: false,
     };
     let result = run.execute(over_limit);
+    run.events.close(result.as_ref().err());
     if run.registered {
         ctx.hub.remove(&cookie);
     }
@@ -212,7 +213,7 @@ struct Session<'a, 'c> {
     stream: TcpStream,
     peer: SocketAddr,
     session: ServerSession,
-    emit: &'a mut (dyn FnMut(Event) + Send),
+    events: TestEvents<'a>,
     registered: bool,
 }
 
@@ -436,13 +437,8 @@ impl Session<'_, '_> {
         streams: Collected,
     ) -> Result<(), RunError> {
         let start = self.start_event(p, &streams);
-        (self.emit)(Event::Start(Box::new(start.clone())));
-        let wire = UdpWire {
-            length: p.length as usize,
-            bitrate: p.bitrate,
-            wide: opts.udp_counters_64bit,
-            repeating: opts.repeating_payload,
-        };
+        self.events.start(start.clone(), p, Role::Server);
+        let wire = super::send_config(p, &opts);
         let budget = if p.direction == Direction::Upload {
             None
         } else {
@@ -470,16 +466,16 @@ impl Session<'_, '_> {
                 p,
                 Role::Server,
                 Some(e.to_string()),
-                &mut *self.emit,
+                &mut |e| self.events.emit(e),
                 &cpu_fn,
             );
-            (self.emit)(Event::End(Box::new(summary)));
+            self.events.emit(Event::End(Box::new(summary)));
             return Err(e);
         }
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(1));
         engine.drain_receivers(Duration::from_millis(250));
-        let local = local_views(&mut engine, stop_at, &mut *self.emit);
+        let local = local_views(&mut engine, stop_at, &mut |e| self.events.emit(e));
         let cpu_local = cpu_usage(
             CpuTimes::default(),
             engine.join() + cpu::thread_times().saturating_sub(cpu0),
@@ -511,7 +507,7 @@ impl Session<'_, '_> {
         }
         self.session.send_results(&results);
         self.flush()?;
-        (self.emit)(Event::End(Box::new(summary)));
+        self.events.emit(Event::End(Box::new(summary)));
         match self.next_event(Duration::from_secs(3), "IPERF_DONE") {
             Ok(_) | Err(RunError::ClientGone) => Ok(()),
             Err(e) => Err(e),
@@ -533,7 +529,7 @@ impl Session<'_, '_> {
         loop {
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
-                (self.emit)(Event::Interval(r));
+                self.events.emit(Event::Interval(r));
             }
             let now_moved = engine.moved_bytes();
             if now_moved != moved {

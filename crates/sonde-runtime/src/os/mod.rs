@@ -10,5 +10,6 @@ pub mod poll;
 pub mod random;
 pub mod sockopt;
 pub mod tcp_info;
+pub mod timer;
 pub mod timestamp;
 pub mod zerocopy;

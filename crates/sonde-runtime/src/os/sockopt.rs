@@ -110,3 +110,34 @@ pub fn force_recv_buffer(_sock: &impl AsRawFd, _bytes: usize) -> io::Result<()> 
         "SO_RCVBUFFORCE is Linux-only",
     ))
 }
+
+/// Caps the kernel's pacing of this socket at `bytes_per_sec` (SO_MAX_PACING_RATE): TCP then
+/// spreads each write over time instead of sending it at line rate as far as the window allows.
+///
+/// # Errors
+/// The OS error where the kernel has no such option.
+#[cfg(target_os = "linux")]
+pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Result<()> {
+    match u32::try_from(bytes_per_sec) {
+        Ok(v) if v != u32::MAX => set_raw(
+            sock,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            &v.to_ne_bytes(),
+        ),
+        _ => set_raw(
+            sock,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            &bytes_per_sec.to_ne_bytes(),
+        ),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_max_pacing_rate(_sock: &impl AsRawFd, _bytes_per_sec: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "SO_MAX_PACING_RATE is Linux-only",
+    ))
+}

@@ -9,6 +9,7 @@ use crate::error::RunError;
 use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::SendConfig;
+use crate::test_events::TestEvents;
 use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
@@ -46,10 +47,11 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         session: ServerSession::new(&software(), sockopt::available_congestion()),
         peer,
         cookie: None,
-        emit: &mut *emit,
+        events: TestEvents::new(&mut *emit),
     };
     let over_limit = shared.cfg.max_clients.is_some_and(|m| active > m);
     let result = run.execute(over_limit);
+    run.events.close(result.as_ref().err());
     if let Some(c) = run.cookie {
         shared.registry.remove(&c);
     }
@@ -73,7 +75,7 @@ struct SessionRun<'a> {
     session: ServerSession,
     peer: SocketAddr,
     cookie: Option<Cookie>,
-    emit: &'a mut (dyn FnMut(Event) + Send),
+    events: TestEvents<'a>,
 }
 
 fn random_cookie() -> Cookie {
@@ -346,14 +348,10 @@ impl SessionRun<'_> {
                 connected,
             },
         );
-        (self.emit)(Event::Start(Box::new(start)));
+        self.events.start(start, p, Role::Server);
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
-        let send = SendConfig {
-            length: p.length as usize,
-            bitrate: p.bitrate,
-            zerocopy: p.zerocopy,
-        };
+        let send = SendConfig::for_test(p);
         // Hellos that still arrive on this end's sending UDP sockets (their ack was lost) are
         // answered by the control loop; a receiving socket's worker answers its own.
         let reack: Vec<(UdpSocket, HelloAck)> = streams
@@ -406,7 +404,7 @@ impl SessionRun<'_> {
         engine.stop_senders(Duration::from_secs(3));
         engine.drain_receivers(&stop, Engine::drain_grace(p.protocol));
         if let Some(r) = engine.meter.finish(stop_at) {
-            (self.emit)(Event::Interval(r));
+            self.events.emit(Event::Interval(r));
         }
         let views = engine.meter.end_views(stop_at, &|id| {
             stop.iter().find(|c| c.id == id).map(|c| c.packets)
@@ -441,7 +439,7 @@ impl SessionRun<'_> {
             local_congestion: congestion,
             error,
         });
-        (self.emit)(Event::End(Box::new(summary)));
+        self.events.emit(Event::End(Box::new(summary)));
         if peer.is_some() {
             let _ = self.next_event(Duration::from_secs(2), "the client's done");
         }
@@ -471,7 +469,7 @@ impl SessionRun<'_> {
             }
             if let Some(r) = engine.meter.tick(elapsed) {
                 self.session.live_interval(r.clone());
-                (self.emit)(Event::Interval(r));
+                self.events.emit(Event::Interval(r));
                 self.flush()?;
             }
             if let Some(m) = self.conn.recv(Duration::from_millis(5))? {
@@ -499,7 +497,7 @@ impl SessionRun<'_> {
         let stop_at = engine.elapsed();
         engine.abort();
         if let Some(r) = engine.meter.finish(stop_at) {
-            (self.emit)(Event::Interval(r));
+            self.events.emit(Event::Interval(r));
         }
         let views = engine.meter.end_views(stop_at, &|_| None);
         let local: Vec<PeerStream> = views
@@ -521,7 +519,7 @@ impl SessionRun<'_> {
                 other => other.to_string(),
             }),
         });
-        (self.emit)(Event::End(Box::new(summary)));
+        self.events.emit(Event::End(Box::new(summary)));
     }
 }
 

@@ -12,6 +12,8 @@ pub mod udp;
 
 pub use budget::Budget;
 
+use sonde_proto::datagram_format::DatagramFormat;
+use sonde_proto::message::TestParams;
 use sonde_stats::model::StreamRole;
 use sonde_stats::udp_rx::UdpReceiveTracker;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -109,8 +111,39 @@ impl StreamShared {
 #[derive(Debug, Clone)]
 pub struct SendConfig {
     pub length: usize,
+    /// Target bit/s of this stream, 0 = unlimited.
     pub bitrate: u64,
+    /// UDP: datagrams sent back to back at each departure (`--burst`, 1 = smooth pacing).
+    pub burst: u32,
     pub zerocopy: bool,
+    /// UDP: the header every datagram carries.
+    pub format: DatagramFormat,
+    /// UDP: payload of repeated "0123456789" (iperf3's `--repeating-payload`).
+    pub repeating_payload: bool,
+}
+
+impl SendConfig {
+    /// A sonde-format sender: `length`-byte writes or datagrams at `bitrate` (0 = unlimited),
+    /// smoothly paced.
+    pub fn new(length: usize, bitrate: u64) -> Self {
+        Self {
+            length,
+            bitrate,
+            burst: 1,
+            zerocopy: false,
+            format: DatagramFormat::Sonde,
+            repeating_payload: false,
+        }
+    }
+
+    /// How a sonde test's senders send.
+    pub fn for_test(p: &TestParams) -> Self {
+        Self {
+            burst: p.burst.max(1),
+            zerocopy: p.zerocopy,
+            ..Self::new(p.length as usize, p.bitrate)
+        }
+    }
 }
 
 /// Payload for a stream: a fixed pseudo-random block, filled once (as iperf3 does), so the

@@ -20,6 +20,20 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
+/// Headroom of the kernel's pacing over the asked rate.
+const KERNEL_PACING_HEADROOM: f64 = 1.05;
+
+/// The SO_MAX_PACING_RATE (bytes/s) for `-b bits_per_sec`, None when unpaced.
+///
+/// Two layers pace a TCP sender with `-b`: the cumulative schedule here hands the socket
+/// `length` bytes when they are due, which holds the average exactly; the kernel then spreads
+/// those bytes over time at no more than [`KERNEL_PACING_HEADROOM`] × the asked rate (its
+/// pacing counts TCP payload), so a 128 KiB write does not reach the path as one burst at line
+/// rate, and a sender that fell behind can still catch up a little.
+pub fn kernel_pacing_rate(bits_per_sec: u64) -> Option<u64> {
+    (bits_per_sec > 0).then(|| (bits_per_sec as f64 / 8.0 * KERNEL_PACING_HEADROOM) as u64)
+}
+
 /// Sends until stopped or the budget is used up, then half-closes. Returns the thread's CPU.
 pub fn send(
     mut sock: TcpStream,
@@ -37,6 +51,10 @@ pub fn send(
         None
     };
     let pacer = Pacer::new(cfg.bitrate);
+    if let Some(rate) = kernel_pacing_rate(cfg.bitrate) {
+        // Best effort: without it the cumulative schedule below still holds the average.
+        let _ = crate::os::sockopt::set_max_pacing_rate(&sock, rate);
+    }
     let released = ctl.wait_to_send();
     let start = Instant::now();
     let mut sent: u64 = 0;

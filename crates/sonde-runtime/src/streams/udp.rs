@@ -1,17 +1,22 @@
-//! UDP stream workers with batched I/O.
+//! UDP stream workers, one set for every datagram format (sonde's and iperf3's headers, see
+//! [`DatagramFormat`]).
 //!
-//! Sending uses quinn-udp's `sendmsg` with UDP GSO: one syscall carries up to 64 datagrams,
-//! each with its own sonde header (sequence, send time). Receiving uses its `recvmmsg` with GRO,
-//! splitting coalesced buffers at the reported stride. Where the OS lacks GSO/GRO quinn-udp
-//! falls back to one datagram per call, and so does the sender after a GSO error.
+//! Sending: a paced sender (`-b`) gives every datagram its own departure time and waits for it
+//! precisely; intended bursts (`--burst N`) leave back to back at the paced average rate (see
+//! [`crate::pacing`] for the schedule and where batching takes over). Unpaced and very high
+//! rate senders batch: quinn-udp's `sendmsg` with UDP GSO (one call carries up to 64
+//! datagrams, each with its own header), or `sendmmsg` with `--no-gso`, where the OS has no
+//! GSO, or after a GSO error. Receiving uses quinn-udp's `recvmmsg` with GRO, splitting
+//! coalesced buffers at the reported stride, and the kernel's per-datagram receive time.
 
 use super::{Budget, Control, SendConfig, StreamShared};
-use crate::clock::{now_ns, sleep_coarse};
+use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
-use crate::pacing::Pacer;
+use crate::pacing::{datagrams_per_departure, DepartureSchedule};
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
-use sonde_proto::datagram::DatagramHeader;
-use sonde_proto::udp_hello::{Hello, HelloAck, HELLO_LEN};
+use sonde_proto::datagram_format::{DatagramFormat, Received};
+use sonde_proto::iperf3::udp::repeating_payload;
+use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::CpuTimes;
 use std::io::{ErrorKind, IoSliceMut};
 use std::net::UdpSocket;
@@ -42,134 +47,235 @@ pub fn send(
     ctl: Arc<Control>,
 ) -> CpuTimes {
     let cpu0 = cpu::thread_times();
-    if let Err(e) = send_loop(&sock, &shared, &cfg, budget.as_deref(), &ctl) {
+    let result = Sender::new(&sock, &shared, &cfg).and_then(|mut s| {
+        if ctl.wait_to_send() {
+            s.run(budget.as_deref(), &ctl)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = result {
         shared.fail(e.to_string());
     }
     shared.finished.store(true, Ordering::Relaxed);
     cpu::thread_times().saturating_sub(cpu0)
 }
 
-fn send_loop(
-    sock: &UdpSocket,
-    shared: &StreamShared,
-    cfg: &SendConfig,
-    budget: Option<&Budget>,
-    ctl: &Control,
-) -> std::io::Result<()> {
-    let state = UdpSocketState::new(sock.into())?;
-    let dest = sock.peer_addr()?;
-    let len = cfg.length;
-    let mut gso = GSO_ENABLED.load(Ordering::Relaxed) && state.max_gso_segments() > 1;
-    let max_segs = if gso {
-        state.max_gso_segments().min(GSO_BYTES / len).max(1)
-    } else {
-        crate::os::mmsg::MAX_BATCH
-    };
-    let block = super::payload(len, shared.id);
-    let mut buf = Vec::with_capacity(len * max_segs);
-    for _ in 0..max_segs {
-        buf.extend_from_slice(&block);
-    }
-    let pacer = Pacer::new(cfg.bitrate);
-    if !ctl.wait_to_send() {
-        return Ok(());
-    }
-    let start = Instant::now();
-    let mut seq: u64 = 0;
-    let mut sent_bytes: u64 = 0;
-    while !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
-        let mut k = max_segs;
-        if let Some(p) = pacer {
-            // Send in bursts of at most ~1 ms of traffic (and at most one GSO batch), sleeping
-            // between them: the cumulative schedule keeps the average exact while the thread
-            // stays idle instead of spinning on sub-millisecond gaps.
-            let per_ms = (p.allowance(Duration::from_millis(1)) / len as u64).max(1) as usize;
-            let burst = per_ms.min(max_segs) as u64;
-            let allowed = p.allowance(start.elapsed());
-            let need = sent_bytes + burst * len as u64;
-            if allowed < need {
-                let due = start + p.due_at(need);
-                sleep_coarse(due.min(Instant::now() + SLICE));
-                continue;
-            }
-            k = k.min(((allowed - sent_bytes) / len as u64).max(1) as usize);
+/// One stream's sending state: the socket, its batch buffer and its counters.
+struct Sender<'a> {
+    sock: &'a UdpSocket,
+    shared: &'a StreamShared,
+    state: UdpSocketState,
+    format: DatagramFormat,
+    len: usize,
+    /// Datagrams one system call may carry.
+    max_batch: usize,
+    /// Datagrams per departure (1 when smoothly paced).
+    per_departure: usize,
+    gso: bool,
+    buf: Vec<u8>,
+    bitrate: u64,
+    seq: u64,
+    dest: std::net::SocketAddr,
+}
+
+impl<'a> Sender<'a> {
+    fn new(
+        sock: &'a UdpSocket,
+        shared: &'a StreamShared,
+        cfg: &SendConfig,
+    ) -> std::io::Result<Self> {
+        let state = UdpSocketState::new(sock.into())?;
+        let len = cfg.length.max(cfg.format.header_len());
+        let gso = GSO_ENABLED.load(Ordering::Relaxed) && state.max_gso_segments() > 1;
+        let max_batch = if gso {
+            state.max_gso_segments().min(GSO_BYTES / len).max(1)
+        } else {
+            crate::os::mmsg::MAX_BATCH
+        };
+        let block = if cfg.repeating_payload {
+            repeating_payload(len)
+        } else {
+            super::payload(len, shared.id)
+        };
+        let mut buf = Vec::with_capacity(len * max_batch);
+        for _ in 0..max_batch {
+            buf.extend_from_slice(&block);
         }
-        let mut last_len = len;
-        if let Some(b) = budget {
-            let mut granted = 0;
-            while granted < k {
-                let n = b.claim(len as u64) as usize;
-                if n == 0 {
-                    break;
-                }
-                granted += 1;
-                last_len = n.max(sonde_proto::datagram::HEADER_LEN);
-                if n < len {
-                    break;
+        Ok(Self {
+            sock,
+            shared,
+            state,
+            format: cfg.format,
+            len,
+            max_batch,
+            per_departure: datagrams_per_departure(len, cfg.bitrate, cfg.burst, max_batch),
+            gso,
+            buf,
+            bitrate: cfg.bitrate,
+            seq: 0,
+            dest: sock.peer_addr()?,
+        })
+    }
+
+    fn stopped(ctl: &Control) -> bool {
+        ctl.stop_send.load(Ordering::Relaxed) || ctl.abort.load(Ordering::Relaxed)
+    }
+
+    /// Sends departures on schedule until stopped or the budget is used up.
+    fn run(&mut self, budget: Option<&Budget>, ctl: &Control) -> std::io::Result<()> {
+        let mut schedule = DepartureSchedule::new(self.bitrate);
+        let mut sleeper = schedule.as_ref().map(|_| PreciseSleeper::new());
+        let start = Instant::now();
+        while !Self::stopped(ctl) {
+            if let (Some(s), Some(sl)) = (&schedule, &mut sleeper) {
+                let due = start + Duration::from_nanos(s.next_departure_ns());
+                if !sl.wait_until(due, SLICE) {
+                    continue;
                 }
             }
-            if granted == 0 {
+            let left_at = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let (bytes, more) = self.departure(budget, ctl)?;
+            if let Some(s) = &mut schedule {
+                s.on_departure(left_at, bytes);
+            }
+            if !more {
                 break;
             }
-            k = granted;
         }
+        Ok(())
+    }
+
+    /// Sends one departure's datagrams back to back, in as many calls as the batch size
+    /// needs. Returns the bytes sent and false when the budget is used up.
+    fn departure(
+        &mut self,
+        budget: Option<&Budget>,
+        ctl: &Control,
+    ) -> std::io::Result<(u64, bool)> {
+        let mut left = self.per_departure;
+        let mut bytes = 0;
+        while left > 0 && !ctl.abort.load(Ordering::Relaxed) {
+            let want = left.min(self.max_batch);
+            let (k, last_len) = match budget {
+                Some(b) => claim(b, want, self.len, self.format.header_len()),
+                None => (want, self.len),
+            };
+            if k == 0 {
+                return Ok((bytes, false));
+            }
+            bytes += self.send_batch(k, last_len, ctl)?;
+            if k < want {
+                return Ok((bytes, false));
+            }
+            left -= k;
+        }
+        Ok((bytes, true))
+    }
+
+    /// Stamps and sends `k` datagrams (the last `last_len` bytes long) in one call, retrying
+    /// until the kernel took them all. Returns the bytes sent.
+    fn send_batch(&mut self, k: usize, last_len: usize, ctl: &Control) -> std::io::Result<u64> {
         let stamp = now_ns();
         for i in 0..k {
-            let hdr = DatagramHeader {
-                seq: seq + 1 + i as u64,
-                send_ns: stamp,
-            };
-            let _ = hdr.emit(&mut buf[i * len..]);
+            let at = i * self.len;
+            let seq = self.seq + 1 + i as u64;
+            self.format
+                .emit(seq, stamp, &mut self.buf[at..at + self.len])
+                .map_err(std::io::Error::other)?;
         }
-        let total = (k - 1) * len + last_len;
+        let total = (k - 1) * self.len + last_len;
+        if k == 1 {
+            send_one(self.sock, &self.buf[..total], ctl)?;
+        } else if self.gso {
+            if !self.send_gso(k, total, ctl)? {
+                self.gso = false; // GSO refused on this path: sendmmsg from now on.
+                send_mmsg(self.sock, &self.buf[..total], self.len, k, ctl)?;
+            }
+        } else {
+            send_mmsg(self.sock, &self.buf[..total], self.len, k, ctl)?;
+        }
+        self.seq += k as u64;
+        self.shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
+        self.shared.packets.store(self.seq, Ordering::Relaxed);
+        Ok(total as u64)
+    }
+
+    /// One GSO send of `k` datagrams; false when the path refuses GSO (nothing was sent).
+    fn send_gso(&self, k: usize, total: usize, ctl: &Control) -> std::io::Result<bool> {
         let t = Transmit {
-            destination: dest,
+            destination: self.dest,
             ecn: None,
-            contents: &buf[..total],
-            segment_size: (k > 1).then_some(len),
+            contents: &self.buf[..total],
+            segment_size: Some(self.len),
             src_ip: None,
         };
-        if !gso {
-            send_mmsg(sock, &buf[..total], len, k, ctl)?;
-            seq += k as u64;
-            sent_bytes += total as u64;
-            shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
-            shared.packets.store(seq, Ordering::Relaxed);
-            continue;
-        }
-        // Retry the same batch until it goes out: its budget is already claimed.
         loop {
-            match state.try_send(sock.into(), &t) {
-                Ok(()) => {
-                    seq += k as u64;
-                    sent_bytes += total as u64;
-                    shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
-                    shared.packets.store(seq, Ordering::Relaxed);
-                    break;
-                }
-                Err(e)
-                    if e.kind() == ErrorKind::WouldBlock
-                        || e.raw_os_error() == Some(libc::ENOBUFS) =>
-                {
+            match self.state.try_send(self.sock.into(), &t) {
+                Ok(()) => return Ok(true),
+                Err(e) if is_full(&e) => {
                     if ctl.abort.load(Ordering::Relaxed) {
-                        return Ok(());
+                        return Ok(true);
                     }
-                    poll::writable(sock, SLICE)?;
+                    poll::writable(self.sock, SLICE)?;
                 }
                 Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
                     // ICMP port unreachable from an earlier datagram: the receiver is gone or
                     // not yet there. The batch counts as sent (it left this host).
                     std::thread::sleep(Duration::from_millis(1));
+                    return Ok(true);
                 }
                 Err(e) if k > 1 && matches!(e.raw_os_error(), Some(libc::EIO | libc::EINVAL)) => {
-                    gso = false; // GSO refused on this path: sendmmsg from now on.
-                    break;
+                    return Ok(false);
                 }
                 Err(e) => return Err(e),
             }
         }
     }
-    Ok(())
+}
+
+/// Claims up to `want` datagrams of `len` bytes from the budget: how many, and the last one's
+/// length (a final datagram may be shorter, but never shorter than the header).
+fn claim(b: &Budget, want: usize, len: usize, header: usize) -> (usize, usize) {
+    let (mut granted, mut last_len) = (0, len);
+    while granted < want {
+        let n = b.claim(len as u64) as usize;
+        if n == 0 {
+            break;
+        }
+        granted += 1;
+        last_len = n.max(header);
+        if n < len {
+            break;
+        }
+    }
+    (granted, last_len)
+}
+
+fn is_full(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
+/// Sends one datagram, waiting while the socket buffer is full.
+fn send_one(sock: &UdpSocket, d: &[u8], ctl: &Control) -> std::io::Result<()> {
+    loop {
+        match sock.send(d) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_full(&e) => {
+                if ctl.abort.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                poll::writable(sock, SLICE)?;
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                // About an earlier datagram (see `send_gso`); this one left.
+                std::thread::sleep(Duration::from_millis(1));
+                return Ok(());
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Sends `k` datagrams of `len` bytes (the last may be shorter) laid out back to back in
@@ -186,9 +292,7 @@ fn send_mmsg(
     while done < datagrams.len() {
         match crate::os::mmsg::send_connected(sock, &datagrams[done..]) {
             Ok(n) => done += n.max(1).min(datagrams.len() - done),
-            Err(e)
-                if e.kind() == ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) =>
-            {
+            Err(e) if is_full(&e) => {
                 if ctl.abort.load(Ordering::Relaxed) {
                     return Ok(());
                 }
@@ -204,26 +308,43 @@ fn send_mmsg(
     Ok(())
 }
 
+/// How a receiver reads its stream.
+#[derive(Debug, Clone, Copy)]
+pub struct ReceiveConfig {
+    pub format: DatagramFormat,
+    /// Server side of a sonde stream: the ack to repeat when a retransmitted hello arrives.
+    pub ack: Option<HelloAck>,
+}
+
 /// Receives until every expected datagram arrived, the drain deadline passes, or abort.
-/// `ack` is what to answer when a retransmitted hello reaches this socket (server side).
 pub fn receive(
     sock: UdpSocket,
     shared: Arc<StreamShared>,
-    ack: Option<HelloAck>,
+    cfg: ReceiveConfig,
     ctl: Arc<Control>,
 ) -> CpuTimes {
     let cpu0 = cpu::thread_times();
-    if let Err(e) = receive_loop(&sock, &shared, ack, &ctl) {
+    if let Err(e) = receive_loop(&sock, &shared, cfg, &ctl) {
         shared.fail(e.to_string());
     }
     shared.finished.store(true, Ordering::Relaxed);
     cpu::thread_times().saturating_sub(cpu0)
 }
 
+/// True when every datagram the sender reported sending has arrived.
+fn all_arrived(shared: &StreamShared) -> bool {
+    let expected = shared.expected_packets.load(Ordering::Relaxed);
+    expected > 0
+        && shared
+            .udp_rx
+            .lock()
+            .is_ok_and(|t| t.counters().unique >= expected)
+}
+
 fn receive_loop(
     sock: &UdpSocket,
     shared: &StreamShared,
-    ack: Option<HelloAck>,
+    cfg: ReceiveConfig,
     ctl: &Control,
 ) -> std::io::Result<()> {
     let state = UdpSocketState::new(sock.into())?;
@@ -232,17 +353,8 @@ fn receive_loop(
     let mut meta = vec![RecvMeta::default(); BATCH_SIZE];
     let mut kernel_clock: Option<bool> = None;
     loop {
-        if ctl.receivers_should_stop() {
+        if ctl.receivers_should_stop() || all_arrived(shared) {
             return Ok(());
-        }
-        let expected = shared.expected_packets.load(Ordering::Relaxed);
-        if expected > 0 {
-            if let Ok(t) = shared.udp_rx.lock() {
-                let c = t.counters();
-                if c.unique >= expected {
-                    return Ok(());
-                }
-            }
         }
         if !poll::readable(sock, SLICE)? {
             continue;
@@ -279,15 +391,16 @@ fn receive_loop(
                 m.stride
             };
             for d in data.chunks(stride) {
-                if d.len() == HELLO_LEN && (Hello::parse(d).is_ok() || HelloAck::parse(d).is_ok()) {
-                    if let Some(a) = ack {
-                        let _ = sock.send(&a.emit());
+                match cfg.format.classify(d) {
+                    Received::SetUp => {
+                        if let Some(a) = cfg.ack {
+                            let _ = sock.send(&a.emit());
+                        }
                     }
-                    continue;
-                }
-                match DatagramHeader::parse(d) {
-                    Ok(h) => tracker.on_datagram(h.seq, h.send_ns, arrival, d.len() as u64),
-                    Err(_) => tracker.on_datagram(0, 0, arrival, d.len() as u64),
+                    Received::Data { seq, send_ns } => {
+                        tracker.on_datagram(seq, send_ns, arrival, d.len() as u64)
+                    }
+                    Received::Malformed => tracker.on_datagram(0, 0, arrival, d.len() as u64),
                 }
             }
         }

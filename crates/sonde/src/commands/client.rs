@@ -56,6 +56,23 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     if a.zerocopy && a.udp {
         return Err("-Z (zero-copy) applies to TCP only".into());
     }
+    let rate = a.bitrate.map(|r| r.bits_per_sec);
+    let burst = match (a.bitrate.and_then(|r| r.burst), a.burst) {
+        (Some(x), Some(y)) if x != y => {
+            return Err(format!(
+                "-b .../{x} and --burst {y} disagree: give the burst once"
+            ))
+        }
+        (x, y) => x.or(y).unwrap_or(1),
+    };
+    if burst > 1 && !a.udp {
+        return Err(
+            "--burst (or -b RATE/N) applies to UDP; TCP with -b is paced by the kernel".into(),
+        );
+    }
+    if burst > 1 && rate == Some(0) {
+        return Err("--burst needs a paced rate: -b 0 sends as fast as possible already".into());
+    }
     let p = TestParams {
         protocol,
         direction,
@@ -64,9 +81,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         bytes,
         blocks,
         length,
-        bitrate: a
-            .bitrate
-            .unwrap_or(if a.udp { UDP_DEFAULT_RATE } else { 0 }),
+        bitrate: rate.unwrap_or(if a.udp { UDP_DEFAULT_RATE } else { 0 }),
         omit_secs: a.omit,
         interval_secs: a.interval,
         congestion: a.congestion.clone(),
@@ -75,6 +90,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         nodelay: a.nodelay,
         tos: a.tos.or(a.dscp.map(|d| d << 2)).unwrap_or(0),
         zerocopy: a.zerocopy,
+        burst,
     };
     p.validate().map_err(|e| e.to_string())?;
     Ok(p)

@@ -14,6 +14,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// True when the lab (network namespaces, root) can run here; otherwise prints why, and fails
+/// instead under `SONDE_REQUIRE_ALL=1`.
+pub fn lab_available() -> bool {
+    match sonde_lab::check_privileges() {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but {e}");
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
 /// The binary under test.
 pub fn sonde_bin() -> &'static str {
     env!("CARGO_BIN_EXE_sonde")

@@ -1,0 +1,173 @@
+//! The events of one test on their way to the caller's sink, with one guarantee: a test whose
+//! `Start` was emitted always gets an `End`, exactly one.
+//!
+//! Reporters finish their document (the `-J` JSON, the table's summary) at `End`. A server
+//! session that failed after `Start` (the client vanished while results were exchanged, a
+//! stream worker could not start) used to return its error without one, so that test's
+//! document was never written. Every session now emits through a [`TestEvents`]: when it is
+//! closed, or dropped on any path, after a `Start` without an `End`, it emits a partial `End`
+//! that carries the error, and an `End` that follows another is dropped.
+
+use crate::error::RunError;
+use sonde_proto::message::TestParams;
+use sonde_stats::model::{CpuUsage, Event, Role, TestStart};
+
+/// A sink for one test's events. See the module docs.
+pub struct TestEvents<'a> {
+    sink: &'a mut (dyn FnMut(Event) + Send),
+    /// The started test still waiting for its End.
+    open: Option<(TestParams, Role)>,
+    ended: bool,
+}
+
+impl<'a> TestEvents<'a> {
+    pub fn new(sink: &'a mut (dyn FnMut(Event) + Send)) -> Self {
+        Self {
+            sink,
+            open: None,
+            ended: false,
+        }
+    }
+
+    /// Emits `ev` (a `Start` goes through [`Self::start`]). An `End` closes the test; a
+    /// second `End` is dropped.
+    pub fn emit(&mut self, ev: Event) {
+        if matches!(ev, Event::End(_)) {
+            if self.ended {
+                return;
+            }
+            self.ended = true;
+            self.open = None;
+        }
+        (self.sink)(ev);
+    }
+
+    /// Emits the `Start` of the test run with `params` by `role`.
+    pub fn start(&mut self, start: TestStart, params: &TestParams, role: Role) {
+        self.open = Some((params.clone(), role));
+        self.ended = false;
+        (self.sink)(Event::Start(Box::new(start)));
+    }
+
+    /// Whether a started test still lacks its End.
+    pub fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// Ends the events: when a test started and has no End yet, emits a partial End that
+    /// carries `error` (or says that the session ended without a result).
+    pub fn close(&mut self, error: Option<&RunError>) {
+        let Some((params, role)) = self.open.take() else {
+            return;
+        };
+        let error = match error {
+            Some(RunError::PeerClosed) if role == Role::Server => RunError::ClientGone.to_string(),
+            Some(e) => e.to_string(),
+            None => "the session ended before the test's results were complete".into(),
+        };
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role,
+            params: &params,
+            local: &[],
+            peer: None,
+            cpu_local: CpuUsage::default(),
+            local_congestion: None,
+            error: Some(error),
+        });
+        self.emit(Event::End(Box::new(summary)));
+    }
+}
+
+impl Drop for TestEvents<'_> {
+    fn drop(&mut self) {
+        self.close(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start_event() -> TestStart {
+        crate::start::start_event(
+            &TestParams::default(),
+            crate::start::StartContext {
+                role: Role::Server,
+                local: "127.0.0.1:5201".into(),
+                remote: "127.0.0.1:40000".into(),
+                server_port: 5201,
+                cookie: String::new(),
+                interval_secs: 1.0,
+                connected: Vec::new(),
+            },
+        )
+    }
+
+    fn ends(log: &[Event]) -> Vec<Option<String>> {
+        log.iter()
+            .filter_map(|e| match e {
+                Event::End(s) => Some(s.error.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_started_test_that_fails_still_ends_once_with_its_error() {
+        let mut log = Vec::new();
+        let mut sink = |e: Event| log.push(e);
+        let mut ev = TestEvents::new(&mut sink);
+        ev.start(start_event(), &TestParams::default(), Role::Server);
+        assert!(ev.is_open());
+        ev.close(Some(&RunError::PeerClosed));
+        ev.close(Some(&RunError::Interrupted));
+        drop(ev);
+        assert_eq!(
+            ends(&log),
+            [Some(RunError::ClientGone.to_string())],
+            "one End, with the first error"
+        );
+    }
+
+    #[test]
+    fn a_complete_test_gets_no_second_end_and_no_start_means_no_end() {
+        let mut log = Vec::new();
+        let mut sink = |e: Event| log.push(e);
+        let mut ev = TestEvents::new(&mut sink);
+        ev.start(start_event(), &TestParams::default(), Role::Client);
+        let done = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Client,
+            params: &TestParams::default(),
+            local: &[],
+            peer: None,
+            cpu_local: CpuUsage::default(),
+            local_congestion: None,
+            error: None,
+        });
+        ev.emit(Event::End(Box::new(done.clone())));
+        ev.emit(Event::End(Box::new(done)));
+        ev.close(Some(&RunError::Interrupted));
+        drop(ev);
+        assert_eq!(ends(&log), [None]);
+
+        let mut log = Vec::new();
+        let mut sink = |e: Event| log.push(e);
+        let mut ev = TestEvents::new(&mut sink);
+        ev.emit(Event::Note("refused".into()));
+        drop(ev);
+        assert!(ends(&log).is_empty());
+    }
+
+    #[test]
+    fn dropping_an_open_test_emits_the_partial_end() {
+        let mut log = Vec::new();
+        let mut sink = |e: Event| log.push(e);
+        let mut ev = TestEvents::new(&mut sink);
+        ev.start(start_event(), &TestParams::default(), Role::Server);
+        drop(ev);
+        assert_eq!(ends(&log).len(), 1);
+        assert!(ends(&log)[0]
+            .as_deref()
+            .is_some_and(|e| e.contains("before")));
+    }
+}
