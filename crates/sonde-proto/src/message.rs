@@ -15,7 +15,15 @@ use sonde_stats::model::{CpuUsage, Direction, EndView, IntervalReport, Protocol,
 use thiserror::Error;
 
 /// Capabilities this build implements.
-pub const CAPABILITIES: &[&str] = &["tcp", "udp", "reverse", "bidir", "live-intervals", "burst"];
+pub const CAPABILITIES: &[&str] = &[
+    "tcp",
+    "udp",
+    "reverse",
+    "bidir",
+    "live-intervals",
+    "burst",
+    "skip-rx-copy",
+];
 
 /// Client's opening message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +116,11 @@ pub struct TestParams {
     /// to a server that lists the `burst` capability.
     #[serde(default, skip_serializing_if = "is_smooth")]
     pub burst: u32,
+    /// TCP receivers discard data without copying it to user space (`--skip-rx-copy`, as
+    /// iperf3 3.16+): measures the path and the sender, not the receiver's memory copy.
+    /// Sent only to a server that lists the `skip-rx-copy` capability.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_rx_copy: bool,
 }
 
 fn is_smooth(burst: &u32) -> bool {
@@ -136,6 +149,7 @@ impl Default for TestParams {
             tos: 0,
             zerocopy: false,
             burst: 0,
+            skip_rx_copy: false,
         }
     }
 }

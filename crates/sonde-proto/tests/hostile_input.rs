@@ -177,6 +177,7 @@ fn params(rng: &mut Rng) -> TestParams {
         } else {
             0
         },
+        skip_rx_copy: rng.chance(4),
     }
 }
 

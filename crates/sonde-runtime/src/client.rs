@@ -248,7 +248,7 @@ impl ClientRun<'_> {
                 caps,
                 software,
             } => {
-                check_burst(p, &caps, software)?;
+                check_capabilities(p, &caps, software)?;
                 congestion_available
             }
             other => return Err(unexpected(other)),
@@ -293,11 +293,7 @@ impl ClientRun<'_> {
             false,
         )
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
-        let congestion = engine
-            .meter
-            .streams()
-            .iter()
-            .find_map(|m| m.tcp.as_ref().and_then(sockopt::congestion));
+        let congestion = engine.congestion();
         self.start_info = Some((Instant::now(), cpu0));
         self.engine = Some(engine);
         (self.emit)(Event::Start(Box::new(start_event(
@@ -512,16 +508,25 @@ fn unexpected(ev: ClientEvent) -> RunError {
     }
 }
 
-/// Intended bursts from the server's senders need a server that knows `--burst`; an older one
-/// would silently pace smoothly instead.
-fn check_burst(p: &TestParams, server_caps: &[String], software: String) -> Result<(), RunError> {
-    if p.burst > 1 && p.direction != Direction::Upload && !server_caps.iter().any(|c| c == "burst")
-    {
+/// Features the server must apply itself need a server that knows them; an older one would
+/// silently ignore them: intended bursts from its senders, discarding receives on its
+/// receivers.
+fn check_capabilities(p: &TestParams, caps: &[String], software: String) -> Result<(), RunError> {
+    let has = |c: &str| caps.iter().any(|x| x == c);
+    if p.burst > 1 && p.direction != Direction::Upload && !has("burst") {
         return Err(RunError::PeerLacks {
             software,
             capability: "burst",
             what: "send intended bursts (--burst with -R or --bidir)",
             instead: "run the bursts as an upload",
+        });
+    }
+    if p.skip_rx_copy && p.direction != Direction::Reverse && !has("skip-rx-copy") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "skip-rx-copy",
+            what: "receive without copying (--skip-rx-copy for an upload or --bidir)",
+            instead: "use -R, where this client receives",
         });
     }
     Ok(())

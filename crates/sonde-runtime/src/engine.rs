@@ -1,5 +1,6 @@
 //! The local half of a running test: its stream workers, their control flags and the meter.
-//! Client and server each run one engine per test; only who decides the end differs.
+//! Client and server each run one engine per test, for sonde's protocol and iperf3's alike
+//! (the datagram format is part of the [`SendConfig`]); only who decides the end differs.
 
 use crate::meter::{Meter, MeteredStream};
 use crate::streams::udp::ReceiveConfig;
@@ -35,6 +36,8 @@ pub struct Engine {
     pub meter: Meter,
     handles: Vec<JoinHandle<CpuTimes>>,
     budget: Option<Arc<Budget>>,
+    /// The sending TCP sockets, to wait until the kernel has sent what they queued.
+    senders_tcp: Vec<TcpStream>,
     start: Instant,
 }
 
@@ -56,8 +59,7 @@ impl Engine {
         let ctl = Arc::new(Control::default());
         ctl.hold_send.store(hold_senders, Ordering::Relaxed);
         let budget = budget.map(Arc::new);
-        let mut metered = Vec::new();
-        let mut handles = Vec::new();
+        let (mut metered, mut handles, mut senders_tcp) = (Vec::new(), Vec::new(), Vec::new());
         for s in streams {
             let shared = Arc::new(StreamShared::new(s.id, s.role));
             let (ctl2, sh2, cfg, b) = (ctl.clone(), shared.clone(), send.clone(), budget.clone());
@@ -66,15 +68,16 @@ impl Engine {
             let handle = match (s.socket, s.role) {
                 (DataSocket::Tcp(t), StreamRole::Sender) => {
                     tcp_handle = Some(t.try_clone()?);
+                    senders_tcp.push(t.try_clone()?);
                     std::thread::Builder::new()
                         .name(name)
                         .spawn(move || streams::tcp::send(t, sh2, cfg, b, ctl2))?
                 }
                 (DataSocket::Tcp(t), StreamRole::Receiver) => {
-                    let len = cfg.length;
+                    let (len, skip) = (cfg.length, cfg.skip_rx_copy);
                     std::thread::Builder::new()
                         .name(name)
-                        .spawn(move || streams::tcp::receive(t, sh2, len, ctl2))?
+                        .spawn(move || streams::tcp::receive(t, sh2, len, skip, ctl2))?
                 }
                 (DataSocket::Udp(u), StreamRole::Sender) => std::thread::Builder::new()
                     .name(name)
@@ -100,6 +103,7 @@ impl Engine {
             meter: Meter::new(protocol, interval_secs, omit_secs, metered),
             handles,
             budget,
+            senders_tcp,
             start: Instant::now(),
         })
     }
@@ -140,6 +144,35 @@ impl Engine {
         self.of_role(StreamRole::Receiver)
             .map(|s| s.bytes.load(Ordering::Relaxed))
             .sum()
+    }
+
+    /// Bytes moved so far in both directions (for idle detection).
+    pub fn moved_bytes(&self) -> u64 {
+        self.shared().map(|s| s.bytes.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The first error a sending worker hit (receivers' errors end only their stream).
+    pub fn sender_error(&self) -> Option<(u32, String)> {
+        self.of_role(StreamRole::Sender)
+            .find_map(|s| s.error().map(|e| (s.id, e)))
+    }
+
+    /// The TCP congestion control of the first metered TCP stream.
+    pub fn congestion(&self) -> Option<String> {
+        self.meter
+            .streams()
+            .iter()
+            .find_map(|m| m.tcp.as_ref().and_then(crate::os::sockopt::congestion))
+    }
+
+    /// Waits (bounded by `wait`) until the kernel has handed every queued TCP byte of this
+    /// host's senders to the network, so that a peer which stops counting at once (iperf3)
+    /// has seen them.
+    pub fn flush_tcp_senders(&self, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while self.senders_tcp.iter().any(|t| unsent_bytes(t) > 0) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// The first error any worker hit.
@@ -218,4 +251,23 @@ impl Drop for Engine {
     fn drop(&mut self) {
         self.join();
     }
+}
+
+/// Bytes written to a TCP socket that the kernel has not sent yet (0 where unknown).
+#[cfg(target_os = "linux")]
+fn unsent_bytes(s: &TcpStream) -> i32 {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ writes one int into `n`, which we own.
+    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc == 0 {
+        n
+    } else {
+        0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unsent_bytes(_s: &TcpStream) -> i32 {
+    0
 }

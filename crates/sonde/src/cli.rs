@@ -205,6 +205,10 @@ pub struct ClientArgs {
     /// Zero-copy sending (sendfile), TCP
     #[arg(short = 'Z', long = "zerocopy")]
     pub zerocopy: bool,
+    /// TCP: the receiver discards data in the kernel instead of copying it (measures the path
+    /// and the sender, not the receiver's memory copy; as iperf3 3.16's flag)
+    #[arg(long = "skip-rx-copy")]
+    pub skip_rx_copy: bool,
     /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
     #[arg(long = "no-gso")]
     pub no_gso: bool,

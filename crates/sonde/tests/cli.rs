@@ -190,6 +190,32 @@ fn tcp_bytes_limit_sends_exactly_n_bytes() {
 }
 
 #[test]
+fn skip_rx_copy_still_counts_every_byte_both_ways() {
+    let server = Server::start(&[]);
+    for dir in [&["-n", "10M"][..], &["-n", "10M", "-R"][..]] {
+        let mut args = dir.to_vec();
+        args.push("--skip-rx-copy");
+        let doc = json_run(&server, &args);
+        assert_eq!(uint(&doc, "end.sum_sent.bytes"), 10_485_760, "{dir:?}");
+        assert_eq!(uint(&doc, "end.sum_received.bytes"), 10_485_760, "{dir:?}");
+    }
+}
+
+#[test]
+fn udp_bursts_keep_the_average_rate_and_every_datagram() {
+    let server = Server::start(&[]);
+    // 10 datagrams back to back every 11.6 ms: the same 10 Mbit/s on average.
+    let doc = json_run(&server, &["-u", "-b", "10m/10", "-t", "2", "-R"]);
+    assert_within(
+        "UDP -b 10m/10 received bit/s",
+        num(&doc, "end.sum_received.bits_per_second"),
+        10e6,
+        0.05,
+    );
+    assert_eq!(uint(&doc, "end.sum_received.lost_packets"), 0);
+}
+
+#[test]
 fn tcp_blocks_limit_sends_exactly_k_blocks_of_l_bytes() {
     let server = Server::start(&[]);
     let doc = json_run(&server, &["-k", "100", "-l", "1000"]);
@@ -468,6 +494,18 @@ fn bad_flag_values_exit_2_with_a_helpful_message() {
     usage_error(&["client", "127.0.0.1", "-p", "9", "-l", "abc"]);
     usage_error(&["client", "127.0.0.1", "-p", "9", "--no-such-flag"]);
     usage_error(&["-c", "127.0.0.1", "-p", "9", "-t", "forever"]);
+    for (args, says) in [
+        (&["-u", "-b", "1m/0"][..], "1..1000"),
+        (&["-u", "-b", "1m/4", "--burst", "8"][..], "disagree"),
+        (&["-b", "1m", "--burst", "8"][..], "UDP"),
+        (&["-u", "-b", "0", "--burst", "8"][..], "paced rate"),
+        (&["-u", "--skip-rx-copy"][..], "TCP only"),
+    ] {
+        let mut all = vec!["client", "127.0.0.1", "-p", "9"];
+        all.extend_from_slice(args);
+        let out = usage_error(&all);
+        assert!(out.stderr.contains(says), "{args:?}\n{}", out.describe());
+    }
 }
 
 #[test]

@@ -37,6 +37,7 @@ pub struct Iperf3Params {
     pub udp_counters_64bit: bool,
     pub repeating_payload: bool,
     pub zerocopy: bool,
+    pub skip_rx_copy: bool,
     pub authtoken: bool,
     pub client_version: Option<String>,
 }
@@ -196,6 +197,7 @@ impl Iperf3Params {
             udp_counters_64bit: int_flag(o, "udp_counters_64bit")?,
             repeating_payload: int_flag(o, "repeating_payload")?,
             zerocopy: int_flag(o, "zerocopy")?,
+            skip_rx_copy: int_flag(o, "skip_rx_copy")?,
             authtoken: string(o, "authtoken")?.is_some(),
             client_version: string(o, "client_version")?,
         })
@@ -274,6 +276,7 @@ impl Iperf3Params {
             tos: self.tos.unwrap_or(0) as u8,
             zerocopy: false,
             burst: self.burst.unwrap_or(0) as u32,
+            skip_rx_copy: self.skip_rx_copy,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,
@@ -343,6 +346,9 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     }
     if o.repeating_payload {
         m.insert("repeating_payload".into(), json!(1));
+    }
+    if p.skip_rx_copy {
+        m.insert("skip_rx_copy".into(), json!(1));
     }
     if p.zerocopy {
         m.insert("zerocopy".into(), json!(1));

@@ -7,9 +7,10 @@
 //! are sonde's own, so the table, `-J` and `--json-stream` reporters work unchanged.
 
 use super::convert::{local_results, peer_results};
-use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
+use super::engine::{finish, local_views, StreamSpec};
 use crate::client::{resolve, software, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
+use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::cpu;
 use crate::sockets;
@@ -165,7 +166,7 @@ struct Run<'a> {
     opts: Iperf3Options,
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
-    engine: Option<Iperf3Engine>,
+    engine: Option<Engine>,
     cpu0: (Instant, CpuTimes),
 }
 
@@ -262,7 +263,7 @@ impl Run<'_> {
         };
         self.cpu0 = (Instant::now(), cpu::process_times());
         let specs = streams.into_iter().map(|(s, _)| s).collect();
-        let engine = Iperf3Engine::start(
+        let engine = super::engine::start(
             p.protocol,
             specs,
             wire,
@@ -282,6 +283,7 @@ impl Run<'_> {
             .ok_or(RunError::Setup("engine missing".into()))?;
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(1));
+        engine.flush_tcp_senders(Duration::from_secs(1));
         c.s.test_end();
         c.flush()?;
         self.wait_for(c, "the iperf3 server's results request", |e| {
@@ -291,7 +293,7 @@ impl Run<'_> {
             .engine
             .take()
             .ok_or(RunError::Setup("engine missing".into()))?;
-        engine.drain_receivers(Duration::from_millis(250));
+        engine.drain_receivers(&[], Duration::from_millis(250));
         let local_streams = local_views(&mut engine, stop_at, &mut *self.emit);
         engine.join();
         let (t0, c0) = self.cpu0;

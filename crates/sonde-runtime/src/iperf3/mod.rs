@@ -47,6 +47,7 @@ pub fn send_config(p: &TestParams, o: &Iperf3Options) -> SendConfig {
             wide: o.udp_counters_64bit,
         },
         repeating_payload: o.repeating_payload,
+        skip_rx_copy: p.skip_rx_copy,
         ..SendConfig::new(p.length as usize, p.bitrate)
     }
 }

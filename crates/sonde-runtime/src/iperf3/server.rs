@@ -8,9 +8,10 @@
 //! prints; nothing here blocks other clients (iperf3 #788 blocks the real server).
 
 use super::convert::{local_results, peer_results};
-use super::engine::{finish, local_views, Iperf3Engine, StreamSpec};
+use super::engine::{finish, local_views, StreamSpec};
 use super::{Arrival, Hub, Route};
 use crate::engine::DataSocket;
+use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::{cpu, sockopt};
 use crate::server::{ServerConfig, SinkFactory};
@@ -446,7 +447,7 @@ impl Session<'_, '_> {
         };
         let specs = streams.into_iter().map(|(s, _, _)| s).collect();
         let (cpu0, t0) = (cpu::thread_times(), Instant::now());
-        let mut engine = Iperf3Engine::start(
+        let mut engine = super::engine::start(
             p.protocol,
             specs,
             wire,
@@ -474,7 +475,8 @@ impl Session<'_, '_> {
         }
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(1));
-        engine.drain_receivers(Duration::from_millis(250));
+        engine.flush_tcp_senders(Duration::from_secs(1));
+        engine.drain_receivers(&[], Duration::from_millis(250));
         let local = local_views(&mut engine, stop_at, &mut |e| self.events.emit(e));
         let cpu_local = cpu_usage(
             CpuTimes::default(),
@@ -515,11 +517,7 @@ impl Session<'_, '_> {
     }
 
     /// Runs until the client's TEST_END, emitting interval reports.
-    fn until_test_end(
-        &mut self,
-        p: &TestParams,
-        engine: &mut Iperf3Engine,
-    ) -> Result<(), RunError> {
+    fn until_test_end(&mut self, p: &TestParams, engine: &mut Engine) -> Result<(), RunError> {
         let limit = match (p.duration_secs > 0.0, self.ctx.cfg.max_duration_secs) {
             (true, _) => p.duration_secs + p.omit_secs + WATCHDOG_SLACK,
             (false, Some(m)) => m,

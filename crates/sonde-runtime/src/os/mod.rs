@@ -4,6 +4,7 @@
 //! readiness waits sit behind these small functions so the engine above stays portable.
 
 pub mod cpu;
+pub mod discard;
 pub mod icmp;
 pub mod mmsg;
 pub mod poll;

@@ -382,11 +382,7 @@ impl SessionRun<'_> {
             true,
         )
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
-        let congestion = engine
-            .meter
-            .streams()
-            .iter()
-            .find_map(|m| m.tcp.as_ref().and_then(sockopt::congestion));
+        let congestion = engine.congestion();
         let limit = match (p.duration_secs > 0.0, self.shared.cfg.max_duration_secs) {
             (true, _) => p.duration_secs + p.omit_secs + WATCHDOG_SLACK,
             (false, Some(m)) => m,

@@ -120,6 +120,8 @@ pub struct SendConfig {
     pub format: DatagramFormat,
     /// UDP: payload of repeated "0123456789" (iperf3's `--repeating-payload`).
     pub repeating_payload: bool,
+    /// TCP receivers: discard without copying (`--skip-rx-copy`).
+    pub skip_rx_copy: bool,
 }
 
 impl SendConfig {
@@ -133,6 +135,7 @@ impl SendConfig {
             zerocopy: false,
             format: DatagramFormat::Sonde,
             repeating_payload: false,
+            skip_rx_copy: false,
         }
     }
 
@@ -141,6 +144,7 @@ impl SendConfig {
         Self {
             burst: p.burst.max(1),
             zerocopy: p.zerocopy,
+            skip_rx_copy: p.skip_rx_copy,
             ..Self::new(p.length as usize, p.bitrate)
         }
     }

@@ -122,20 +122,34 @@ pub fn send(
 }
 
 /// Receives until EOF, the drain deadline or abort. Returns the thread's CPU.
+/// With `skip_copy` the kernel discards the data instead of copying it here (where it can).
 pub fn receive(
     mut sock: TcpStream,
     shared: Arc<StreamShared>,
     len: usize,
+    skip_copy: bool,
     ctl: Arc<Control>,
 ) -> CpuTimes {
     let cpu0 = cpu::thread_times();
     let _ = sock.set_read_timeout(Some(SLICE));
     let mut buf = vec![0u8; len.clamp(16 * 1024, 1 << 20)];
+    let mut skip = skip_copy;
     loop {
         if ctl.receivers_should_stop() {
             break;
         }
-        match sock.read(&mut buf) {
+        let got = if skip {
+            match crate::os::discard::discard(&sock, buf.len()) {
+                Err(e) if e.kind() == ErrorKind::Unsupported => {
+                    skip = false;
+                    continue;
+                }
+                r => r,
+            }
+        } else {
+            sock.read(&mut buf)
+        };
+        match got {
             Ok(0) => break,
             Ok(n) => {
                 shared.bytes.fetch_add(n as u64, Ordering::Relaxed);

@@ -56,6 +56,11 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     if a.zerocopy && a.udp {
         return Err("-Z (zero-copy) applies to TCP only".into());
     }
+    if a.skip_rx_copy && a.udp {
+        return Err(
+            "--skip-rx-copy applies to TCP only (UDP receivers must read every header)".into(),
+        );
+    }
     let rate = a.bitrate.map(|r| r.bits_per_sec);
     let burst = match (a.bitrate.and_then(|r| r.burst), a.burst) {
         (Some(x), Some(y)) if x != y => {
@@ -91,6 +96,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         tos: a.tos.or(a.dscp.map(|d| d << 2)).unwrap_or(0),
         zerocopy: a.zerocopy,
         burst,
+        skip_rx_copy: a.skip_rx_copy,
     };
     p.validate().map_err(|e| e.to_string())?;
     Ok(p)
