@@ -4,11 +4,13 @@
 # Usage: bench/run.sh [--write]
 #   RUNS=5       runs per tool and case (alternating sonde / iperf3)
 #   DURATION=5   seconds per run
+#   ONLY=REGEX   only the cases whose name matches
 #   --write      also write the table and the machine description to bench/RESULTS.md
 #
 # Prints a markdown table of medians (Mbit/s, packets/s, loss %, sender and receiver CPU %) and
-# the ratio sonde / iperf3 for: TCP 1 stream, TCP -P 4, UDP -l 1448 -b 0, UDP -l 64 -b 0 (the
-# UDP cases twice: sonde with GSO, and with --no-gso where every datagram is its own packet).
+# the ratio sonde / iperf3 for: TCP 1 stream (sonde also with --skip-rx-copy), TCP -P 4, UDP
+# -l 1448 -b 0, UDP -l 64 -b 0 (the UDP cases twice: sonde with GSO, and with --no-gso where
+# every datagram is its own packet).
 # Servers listen on 127.0.0.1 only: iperf3 on port 5299, sonde on 5298. See bench/README.md.
 set -euo pipefail
 
@@ -88,12 +90,22 @@ wait_port "$SONDE_PORT"
 # "datagrams" travel ~44 to a packet and its packet rate is not comparable with iperf3's.
 CASES=(
     "TCP 1 stream||"
+    "TCP 1 stream (sonde --skip-rx-copy; iperf3 3.12 copies)||--skip-rx-copy"
     "TCP -P 4|-P 4|"
     "UDP 1448 B -b 0 (sonde GSO)|-u -l 1448 -b 0|"
     "UDP 1448 B -b 0 (sonde --no-gso)|-u -l 1448 -b 0|--no-gso"
     "UDP 64 B -b 0 (sonde GSO)|-u -l 64 -b 0|"
     "UDP 64 B -b 0 (sonde --no-gso)|-u -l 64 -b 0|--no-gso"
 )
+
+# ONLY=REGEX keeps the cases whose name matches (e.g. ONLY='^TCP 1 stream').
+if [[ -n "${ONLY:-}" ]]; then
+    kept=()
+    for c in "${CASES[@]}"; do
+        [[ "${c%%|*}" =~ $ONLY ]] && kept+=("$c")
+    done
+    CASES=("${kept[@]}")
+fi
 
 run_one() { # tool case-index run
     local tool="$1" idx="$2" run="$3" args extra rest out
