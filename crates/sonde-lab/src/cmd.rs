@@ -1,4 +1,5 @@
-//! Running `ip`, `tc`, `ethtool` and `sysctl`, with errors that say which command failed and why.
+//! Running `ip` and `tc` (and `nft` where installed), with errors that say which command failed
+//! and why.
 //!
 //! The lab configures namespaces through iproute2's command-line tools rather than a netlink
 //! library. Setting up a lab is a few dozen operations done once per run, where a process spawn
@@ -7,6 +8,10 @@
 //! qdisc's netlink encoding (tbf's rate tables, netem's distribution tables), and no async
 //! runtime or netlink crate enters the dependency tree. The packet path, where speed matters,
 //! does not use this module (see [`crate::forward`]).
+//!
+//! iproute2 is the only program a lab requires. Sysctls are written through `/proc/sys`
+//! ([`crate::netns`]) and offloads switched with the ethtool ioctl ([`crate::offload`]);
+//! `nft` is used when [`on_path`] finds it, as an extra (see [`crate::lab`]).
 
 use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};
@@ -17,8 +22,6 @@ use crate::error::LabError;
 fn package_of(program: &str) -> &'static str {
     match program {
         "ip" | "tc" => "iproute2",
-        "ethtool" => "ethtool",
-        "sysctl" => "procps",
         "nft" => "nftables",
         _ => "the program",
     }
@@ -57,6 +60,19 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, LabError> {
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// True when `program` is an executable file in a directory of `PATH` (where `ip netns exec`,
+/// which runs it, looks for it).
+pub(crate) fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// `ip args...`.

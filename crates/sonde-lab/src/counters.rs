@@ -2,7 +2,10 @@
 //!
 //! Read with `ip -s -j link show` inside the namespace: the kernel's 64-bit counters as JSON,
 //! the same numbers `/sys/class/net/*/statistics` shows from inside the namespace, without
-//! needing that namespace's sysfs mounted.
+//! needing that namespace's sysfs mounted. The lab turns segmentation offloads and GRO off on
+//! every interface ([`crate::offload`]), so these count frames as they crossed the link: a
+//! TCP sender's interface and the receiver's agree, rather than the sender counting 64 KiB
+//! super-packets. On a veth pair one end's `rx` is the other end's `tx`.
 
 use crate::cmd;
 use crate::error::LabError;

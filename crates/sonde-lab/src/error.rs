@@ -80,6 +80,9 @@ pub enum LabError {
     /// A thread running inside a namespace panicked.
     #[error("a thread inside namespace {0:?} panicked")]
     ThreadPanicked(String),
+    /// An offload could not be switched off.
+    #[error(transparent)]
+    Offload(#[from] crate::offload::OffloadError),
     /// An impairment chain could not be built.
     #[error(transparent)]
     Build(#[from] sonde_emu::build::BuildError),

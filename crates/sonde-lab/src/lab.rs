@@ -2,7 +2,7 @@
 //! applied, and everything removed again when the value is dropped.
 //!
 //! Building is a fixed sequence of steps (probe the kernel, plan, namespaces, sysctls, veth
-//! pairs, addresses, neighbours, routes, offloads, qdiscs, forwarders). Every namespace is
+//! pairs, offloads, addresses, neighbours, routes, qdiscs, forwarders). Every namespace is
 //! recorded in the `Lab` the moment it exists, and the `Lab` value exists before the first
 //! one is made, so a step that fails (or a panic) drops the `Lab` and removes exactly what was
 //! made, never a namespace that was there before. Deleting a namespace kills whatever the lab
@@ -14,8 +14,16 @@
 //! Neighbour entries are static (each end knows its peer's MAC address, which the lab sets),
 //! so no ARP or neighbour discovery crosses an impaired link: a 30 % loss link cannot make a
 //! test fail on address resolution, and the random stream of a loss stage sees only the
-//! test's own frames, in the same order on every run. For the same reason an nftables rule in
-//! each node keeps multicast listener reports off the links (see `QUIET_RULES`).
+//! test's own frames, in the same order on every run. For the same reason the impairment
+//! boxes drop IPv6 multicast listener reports before the seeded stages (see
+//! [`crate::forward::filter`]); where `nft` is installed, a rule in each node also keeps them
+//! off the links (`QUIET_RULES`), and where it is not the lab says so in [`Lab::notes`].
+//!
+//! The lab needs only iproute2 (`ip`, `tc`): sysctls are written through `/proc/sys` inside
+//! each namespace, and offloads are switched with the ethtool ioctl ([`crate::offload`]):
+//! segmentation (TSO, GSO) and GRO are off on every lab interface, so interface counters
+//! count the frames that crossed a link, and transmit checksumming is off too on interfaces
+//! facing an impairment box, so the box forwards real, checksummed frames.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -32,6 +40,7 @@ use crate::counters::{self, IfCounters};
 use crate::error::LabError;
 use crate::forward::{BoxSpec, DirectionReport, Forwarder, DEFAULT_SPIN};
 use crate::netns;
+use crate::offload::{self, Offload};
 use crate::qdisc;
 use crate::topology::{fresh_prefix, Layout, LinkLayout, Node};
 
@@ -69,6 +78,9 @@ pub struct LabReport {
     pub userspace: Vec<DirectionReport>,
     /// Anything that failed while tearing down (normally empty).
     pub teardown_errors: Vec<String>,
+    /// What the lab could not do as it prefers, without harm to the results (see
+    /// [`Lab::notes`]).
+    pub notes: Vec<String>,
 }
 
 /// A running lab. See the module docs.
@@ -78,13 +90,16 @@ pub struct Lab {
     plan: Option<BackendPlan>,
     forwarders: Vec<Forwarder>,
     created: Vec<String>,
+    notes: Vec<String>,
 }
 
-/// nftables rules loaded in every node: no multicast listener reports leave it. Linux sends
-/// MLD reports (and repeats them) when an interface comes up; on an impaired link they would
-/// be frames the test did not send, drawn from the loss stage's random stream at a moment
-/// that varies from run to run, so the same seed would no longer drop the same test packets.
-/// Nothing in a lab relies on multicast listener state (there is no snooping switch).
+/// nftables rules loaded in every node where `nft` is installed: no multicast listener
+/// reports leave it. Linux sends MLD reports (and repeats them) when an interface comes up;
+/// on an impaired link they would be frames the test did not send, drawn from the loss
+/// stage's random stream at a moment that varies from run to run, so the same seed would no
+/// longer drop the same test packets. The impairment boxes drop them anyway
+/// ([`crate::forward::filter`]); this rule keeps them off the links altogether. Nothing in a
+/// lab relies on multicast listener state (there is no snooping switch).
 const QUIET_RULES: &str = "add table inet sonde_lab; \
     add chain inet sonde_lab out { type filter hook output priority 0; policy accept; }; \
     add rule inet sonde_lab out icmpv6 type { mld-listener-report, mld-listener-done, \
@@ -147,9 +162,12 @@ impl Lab {
             plan,
             forwarders: Vec::new(),
             created: Vec::new(),
+            notes: Vec::new(),
         };
         lab.create_namespaces()?;
+        lab.quiet_multicast();
         lab.create_links()?;
+        lab.disable_offloads()?;
         lab.configure_nodes()?;
         if let (Some(plan), Some(settings)) = (lab.plan.clone(), settings) {
             lab.apply_qdiscs(scenario, settings, &plan)?;
@@ -192,31 +210,67 @@ impl Lab {
         }
         for n in &self.layout.nodes {
             let mut kv = vec![
-                "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf.default.accept_dad=0",
-                "net.ipv6.conf.default.router_solicitations=0",
-                "net.ipv6.conf.default.accept_ra=0",
+                ("net.ipv6.conf.all.accept_dad", "0"),
+                ("net.ipv6.conf.default.accept_dad", "0"),
+                ("net.ipv6.conf.default.router_solicitations", "0"),
+                ("net.ipv6.conf.default.accept_ra", "0"),
                 // Multicast listener reports go out at once on link-up, not up to a second
                 // later in the middle of a test.
-                "net.ipv6.conf.default.mldv1_unsolicited_report_interval=0",
-                "net.ipv6.conf.default.mldv2_unsolicited_report_interval=0",
+                (
+                    "net.ipv6.conf.default.mldv1_unsolicited_report_interval",
+                    "0",
+                ),
+                (
+                    "net.ipv6.conf.default.mldv2_unsolicited_report_interval",
+                    "0",
+                ),
             ];
             if n.router {
-                kv.extend(["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"]);
+                kv.extend([
+                    ("net.ipv4.ip_forward", "1"),
+                    ("net.ipv6.conf.all.forwarding", "1"),
+                ]);
             }
-            cmd::exec_in(&n.netns, "sysctl", &[&["-q", "-w"], kv.as_slice()].concat())?;
-            cmd::exec_in(&n.netns, "nft", &[QUIET_RULES])?;
+            netns::sysctl(&n.netns, &kv)?;
         }
         for b in self.layout.links.iter().filter_map(|l| l.imp_box.as_ref()) {
             // The box is a wire: no addresses, so nothing of its own on the link.
-            let kv = [
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ];
-            netns::sysctl(&b.netns, kv[0])?;
-            netns::sysctl(&b.netns, kv[1])?;
+            netns::sysctl(
+                &b.netns,
+                &[
+                    ("net.ipv6.conf.all.disable_ipv6", "1"),
+                    ("net.ipv6.conf.default.disable_ipv6", "1"),
+                ],
+            )?;
         }
         Ok(())
+    }
+
+    /// Loads [`QUIET_RULES`] in every node where `nft` is installed and works; otherwise
+    /// leaves a note when the lab has an impairment box (the boxes filter those reports
+    /// themselves, so nothing is lost).
+    fn quiet_multicast(&mut self) {
+        let boxed = self.layout.links.iter().any(|l| l.imp_box.is_some());
+        if !cmd::on_path("nft") {
+            if boxed {
+                self.notes.push(
+                    "nft is not installed: multicast listener reports reach the links, and \
+                     the impairment boxes drop them before the seeded stages"
+                        .into(),
+                );
+            }
+            return;
+        }
+        for n in &self.layout.nodes {
+            if let Err(e) = cmd::exec_in(&n.netns, "nft", &[QUIET_RULES]) {
+                if boxed {
+                    self.notes.push(format!(
+                        "{e}: the impairment boxes drop multicast listener reports instead"
+                    ));
+                }
+                return;
+            }
+        }
     }
 
     fn netns_of(&self, node: &str) -> Result<&str, LabError> {
@@ -251,19 +305,36 @@ impl Lab {
                     for ifname in [&b.a_iface, &b.b_iface] {
                         cmd::ip_in(&b.netns, &["link", "set", ifname, "promisc", "on", "up"])?;
                     }
-                    // Real, checksummed, MTU-sized frames towards the box (see `forward`).
-                    for ns in [a_ns, b_ns] {
-                        cmd::exec_in(
-                            ns,
-                            "ethtool",
-                            &[
-                                "-K", &l.iface, "tx", "off", "tso", "off", "gso", "off", "gro",
-                                "off",
-                            ],
-                        )?;
-                    }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Segmentation offloads and GRO off on every lab interface; transmit checksumming off
+    /// too where a node faces an impairment box (see [`crate::offload`]).
+    fn disable_offloads(&self) -> Result<(), LabError> {
+        let faces_box = |link: &str| {
+            self.layout
+                .links
+                .iter()
+                .any(|l| l.name == link && l.imp_box.is_some())
+        };
+        let seg = Offload::SEGMENTATION;
+        let seg_and_csum = [&[Offload::TxChecksum][..], &seg[..]].concat();
+        for n in &self.layout.nodes {
+            let names = |boxed: bool| -> Vec<&str> {
+                n.ifaces
+                    .iter()
+                    .filter(|f| faces_box(&f.link) == boxed)
+                    .map(|f| f.name.as_str())
+                    .collect()
+            };
+            offload::disable(&n.netns, &names(false), &seg)?;
+            offload::disable(&n.netns, &names(true), &seg_and_csum)?;
+        }
+        for b in self.layout.links.iter().filter_map(|l| l.imp_box.as_ref()) {
+            offload::disable(&b.netns, &[&b.a_iface, &b.b_iface], &seg)?;
         }
         Ok(())
     }
@@ -343,6 +414,12 @@ impl Lab {
         Ok(())
     }
 
+    /// What the lab could not do as it prefers, without harm to the results: e.g. `nft`
+    /// missing (the boxes filter multicast listener reports themselves). Empty normally.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
     /// The namespace prefix.
     pub fn prefix(&self) -> &str {
         &self.layout.prefix
@@ -404,15 +481,7 @@ impl Lab {
         node: &str,
         f: impl FnOnce() -> T + Send,
     ) -> Result<T, LabError> {
-        let ns = self.netns_of(node)?;
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                netns::enter(ns)?;
-                Ok(f())
-            })
-            .join()
-            .map_err(|_| LabError::ThreadPanicked(ns.to_owned()))?
-        })
+        netns::run_in(self.netns_of(node)?, f)
     }
 
     /// Counters of every interface of `node` (loopback included).
@@ -439,6 +508,7 @@ impl Lab {
             plan: self.plan.take(),
             userspace,
             teardown_errors: errors,
+            notes: std::mem::take(&mut self.notes),
         }
     }
 

@@ -5,7 +5,9 @@
 //! decision); this crate does what needs root and a kernel: it creates namespaces, links,
 //! addresses and routes ([`Lab::build`]), shapes with tbf/htb (or netem where present) via
 //! [`qdisc`], runs the userspace forwarder ([`forward`]) in a bump-in-the-wire namespace on
-//! each link that needs it, reads interface counters, and removes everything again (on drop,
+//! each link that needs it, turns segmentation offloads off with the ethtool ioctl
+//! ([`offload`]) so that interface counters count wire frames, reads those counters, and
+//! removes everything again (on drop,
 //! and by prefix with [`clean_leftovers`] after a `kill -9`).
 //!
 //! ```no_run
@@ -26,6 +28,7 @@ pub mod error;
 pub mod forward;
 pub mod lab;
 pub mod netns;
+pub mod offload;
 pub mod qdisc;
 pub mod topology;
 

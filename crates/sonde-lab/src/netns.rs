@@ -5,7 +5,8 @@
 //! `/run/netns` that `ip netns list` shows and an engineer can enter by hand while a lab runs.
 //! The forwarder enters a box namespace with `setns(2)` on its own thread: for `CLONE_NEWNET`
 //! this changes only the calling thread, and sockets keep the namespace they were created in,
-//! so no helper process is needed.
+//! so no helper process is needed. Sysctls are written the same way, through `/proc/sys` from
+//! a thread inside the namespace ([`run_in`]), so the lab does not need procps.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -119,12 +120,42 @@ pub fn enter(name: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-/// Writes a sysctl inside namespace `netns` (`net.ipv4.ip_forward` and the like).
+/// Runs `f` on a new thread inside namespace `name` and returns its result: sockets `f`
+/// creates, and files under `/proc/sys/net` it opens, belong to that namespace.
 ///
 /// # Errors
-/// [`LabError::Command`] when `sysctl` fails.
-pub(crate) fn sysctl(netns: &str, key_value: &str) -> Result<(), LabError> {
-    cmd::exec_in(netns, "sysctl", &["-q", "-w", key_value]).map(|_| ())
+/// [`LabError::Os`] when the namespace cannot be entered, [`LabError::ThreadPanicked`] when
+/// `f` panicked.
+pub fn run_in<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> Result<T, LabError> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            enter(name)?;
+            Ok(f())
+        })
+        .join()
+        .map_err(|_| LabError::ThreadPanicked(name.to_owned()))?
+    })
+}
+
+/// The `/proc/sys` file of a sysctl key (`net.ipv4.ip_forward` → `/proc/sys/net/ipv4/ip_forward`).
+fn sysctl_path(key: &str) -> PathBuf {
+    PathBuf::from("/proc/sys").join(key.replace('.', "/"))
+}
+
+/// Writes sysctls (`("net.ipv4.ip_forward", "1")`) inside namespace `netns`, through
+/// `/proc/sys` from a thread in the namespace: the `net.*` files there are the namespace's
+/// own, so no `sysctl` program (procps) is needed.
+///
+/// # Errors
+/// [`LabError::Os`] naming the key when a write fails (or the namespace cannot be entered).
+pub(crate) fn sysctl(netns: &str, settings: &[(&str, &str)]) -> Result<(), LabError> {
+    run_in(netns, || {
+        for (key, value) in settings {
+            std::fs::write(sysctl_path(key), value)
+                .map_err(|e| LabError::os(format!("setting sysctl {key}={value}"), netns, e))?;
+        }
+        Ok(())
+    })?
 }
 
 /// What [`clean_leftovers`] removed.
@@ -180,5 +211,18 @@ pub fn clean_leftovers(prefix: &str) -> Result<Cleaned, LabError> {
     match first_error {
         Some(e) => Err(e),
         None => Ok(cleaned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_keys_map_to_proc_sys() {
+        assert_eq!(
+            sysctl_path("net.ipv6.conf.default.accept_dad"),
+            PathBuf::from("/proc/sys/net/ipv6/conf/default/accept_dad")
+        );
     }
 }

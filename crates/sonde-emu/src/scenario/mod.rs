@@ -186,7 +186,12 @@ pub struct Impairments {
     /// Bytes added to every packet for the rate accounting (e.g. 24 for Ethernet framing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<u32>,
-    /// Token bucket depth, `"1514b"` (default one frame).
+    /// Token bucket depth, `"64kb"`. Used as given when set (at least one frame). By default
+    /// it depends on the backend: the kernel's tbf/htb get one millisecond at the rate, at
+    /// least two frames (`max(rate / 8 / 1000, 2 × (mtu + 14))` bytes: 12 500 at 100 Mbit/s,
+    /// 125 000 at 1 Gbit/s), since their timer wakes late and a one-frame bucket then loses
+    /// rate; the userspace engine, which runs its schedule at the instants it announced, one
+    /// frame (1514 bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<Size>,
     /// Rate limiter queue limit, `"100pkt"` or `"150kb"` (default 1000 packets).

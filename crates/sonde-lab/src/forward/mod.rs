@@ -13,6 +13,10 @@
 //! for both directions: on a 2-core machine the test's sender and receiver need the other
 //! core, and the reverse direction of a bulk transfer carries only ACKs.
 //!
+//! Before the chain, the box drops IPv6 multicast listener reports ([`filter`]): frames the
+//! test did not send, at moments that vary, which would otherwise take draws from the seeded
+//! random streams.
+//!
 //! Why L2 and not a TUN device or routing in the router namespace: a bump in the wire needs
 //! no address, route or ARP changes, works on any link (host to host too), and keeps the
 //! kernel's own forwarding in the routers, as on a real path. The lab turns off checksum and
@@ -20,6 +24,7 @@
 //! checksummed frame no larger than the MTU.
 
 pub mod clock;
+pub mod filter;
 pub mod sock;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,6 +76,8 @@ pub struct IoStats {
     pub read_wait_log2_us: [u64; 16],
     /// Frames that came without a kernel arrival time (delayed from when they were read).
     pub no_timestamp: u64,
+    /// IPv6 multicast listener reports and dones dropped before the chain ([`filter`]).
+    pub mld_dropped: u64,
 }
 
 impl IoStats {
@@ -181,6 +188,10 @@ impl Dir {
                 }
                 io.frames_rx += 1;
                 io.bytes_rx += frame.len() as u64;
+                if filter::is_mld(frame) {
+                    io.mld_dropped += 1;
+                    return;
+                }
                 // Delay from the kernel's arrival time, kept within what the chain has seen.
                 let arrival =
                     arrival.map(|a| Instant::from_nanos((a as i64 - offset).max(0) as u64));

@@ -60,7 +60,7 @@ fn five_percent_loss_and_the_same_seed_gives_the_same_pattern() {
 
 /// Bytes per second a plain TCP stream achieves from client to server over `secs`, counting
 /// from `warmup` after the start (slow start excluded).
-fn tcp_goodput_mbit(lab: &Lab, secs: f64, warmup: f64) -> f64 {
+pub(crate) fn tcp_goodput_mbit(lab: &Lab, secs: f64, warmup: f64) -> f64 {
     let addr = SocketAddr::from((util::server4(lab), 9100));
     let server_ns = lab
         .netns("server")
@@ -145,7 +145,7 @@ fn a_100_mbit_rate_gives_90_to_96_mbit_of_tcp_goodput() {
 #[test]
 fn ten_ms_each_way_adds_twenty_ms_of_rtt() {
     let _serial = util::serial();
-    if !util::lab_available("delay") {
+    if !util::lab_and_ping_available("delay") {
         return;
     }
     let ping = ["-c", "40", "-i", "0.02", "-q"];

@@ -8,7 +8,7 @@ use crate::util::{self, Cleanup};
 #[test]
 fn three_node_chain_pings_and_tears_down() {
     let _serial = util::serial();
-    if !util::lab_available("three_node_chain_pings_and_tears_down") {
+    if !util::lab_and_ping_available("three_node_chain_pings_and_tears_down") {
         return;
     }
     let prefix = util::prefix("chain");

@@ -16,16 +16,21 @@ pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// True when the lab can run here; otherwise prints why and returns false, or panics when
-/// `SONDE_REQUIRE_ALL=1`.
+/// True when the lab can run here (root and iproute2, all a lab needs); otherwise prints why
+/// and returns false, or panics when `SONDE_REQUIRE_ALL=1`.
 pub fn lab_available(test: &str) -> bool {
+    available(test, &["ip", "tc"])
+}
+
+/// [`lab_available`] and `ping` installed, for the tests that measure with it.
+pub fn lab_and_ping_available(test: &str) -> bool {
+    available(test, &["ip", "tc", "ping"])
+}
+
+fn available(test: &str, tools: &[&str]) -> bool {
     let mut why = sonde_lab::check_privileges().err().map(|e| e.to_string());
-    for tool in ["ip", "tc", "ethtool", "ping", "sysctl"] {
-        let found = std::process::Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if why.is_none() && !found {
+    for tool in tools {
+        if why.is_none() && which(tool).is_none() {
             why = Some(format!("{tool} is not installed"));
         }
     }
@@ -39,6 +44,17 @@ pub fn lab_available(test: &str) -> bool {
             false
         }
     }
+}
+
+/// Where `program` is on `PATH`.
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// A unique prefix for one test: `sonde-t<pid>-<tag>`.

@@ -14,6 +14,7 @@ use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::{cpu, sockopt};
+use crate::server::policy::{self, ClientSlot, Limits, Refusal};
 use crate::server::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
@@ -42,8 +43,6 @@ const COOKIE_TIMEOUT: Duration = Duration::from_secs(5);
 const PARAMS_TIMEOUT: Duration = Duration::from_secs(5);
 /// Streams, results and other steps of the exchange.
 const STEP: Duration = Duration::from_secs(10);
-/// A test may overrun its duration by this much before the server gives up.
-const WATCHDOG_SLACK: f64 = 30.0;
 /// A test in which no byte moves for this long is ended (iperf3's --rcv-timeout is 120 s).
 const IDLE_LIMIT: f64 = 60.0;
 
@@ -122,8 +121,8 @@ pub fn handle_foreign(
 }
 
 fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
-    let active = ctx.active.fetch_add(1, Ordering::SeqCst) + 1;
-    let over_limit = ctx.cfg.max_clients.is_some_and(|m| active > m);
+    let slot = ClientSlot::take(ctx.active, ctx.cfg.max_clients);
+    let over_limit = slot.over_limit();
     let mut emit = (ctx.sinks)(&peer.to_string());
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
@@ -148,56 +147,29 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
         }
         Err(e) => (ctx.log)(&format!("iperf3 test with {peer} failed: {e}")),
     }
-    ctx.active.fetch_sub(1, Ordering::SeqCst);
+    drop(slot);
     let served = ctx.served.fetch_add(1, Ordering::SeqCst) + 1;
     if ctx.cfg.one_off && served >= 1 && !over_limit {
         ctx.shutdown.store(true, Ordering::SeqCst);
     }
 }
 
-/// The refusal a server limit calls for: iperf3's error number and a log line.
+fn limits_of(cfg: &ServerConfig) -> Limits {
+    Limits {
+        max_duration_secs: cfg.max_duration_secs,
+        max_bitrate: cfg.max_bitrate,
+    }
+}
+
+/// The refusal a server limit calls for: iperf3's error number and a log line. iperf3
+/// clients choose their congestion control without asking, as with iperf3's own server.
 fn check_limits(cfg: &ServerConfig, p: &TestParams) -> Option<(i32, String)> {
-    if let Some(max) = cfg.max_duration_secs {
-        if p.duration_secs == 0.0 {
-            return Some((
-                errno::MAX_DURATION,
-                format!("byte- or block-limited test has no time bound (--max-duration {max})"),
-            ));
-        }
-        let total = p.duration_secs + p.omit_secs;
-        if total > max {
-            return Some((
-                errno::MAX_DURATION,
-                format!("requested {total} s exceeds --max-duration {max}"),
-            ));
-        }
-    }
-    if let Some(max) = cfg.max_bitrate {
-        let dirs = if p.direction == Direction::Bidir {
-            2
-        } else {
-            1
-        };
-        let total = p
-            .bitrate
-            .saturating_mul(u64::from(p.parallel))
-            .saturating_mul(dirs);
-        if p.bitrate == 0 || total > max {
-            return Some((
-                errno::TOTAL_RATE,
-                format!(
-                    "requested rate {} exceeds --max-bitrate {}",
-                    if p.bitrate == 0 {
-                        "unlimited".into()
-                    } else {
-                        format_bitrate(total as f64)
-                    },
-                    format_bitrate(max as f64)
-                ),
-            ));
-        }
-    }
-    None
+    let refusal = policy::check_test(&limits_of(cfg), p, &[])?;
+    let code = match refusal {
+        Refusal::Bitrate { .. } => errno::TOTAL_RATE,
+        _ => errno::MAX_DURATION,
+    };
+    Some((code, refusal.message()))
 }
 
 fn describe(p: &TestParams) -> String {
@@ -518,11 +490,7 @@ impl Session<'_, '_> {
 
     /// Runs until the client's TEST_END, emitting interval reports.
     fn until_test_end(&mut self, p: &TestParams, engine: &mut Engine) -> Result<(), RunError> {
-        let limit = match (p.duration_secs > 0.0, self.ctx.cfg.max_duration_secs) {
-            (true, _) => p.duration_secs + p.omit_secs + WATCHDOG_SLACK,
-            (false, Some(m)) => m,
-            (false, None) => f64::INFINITY,
-        };
+        let limit = policy::watchdog_secs(&limits_of(self.ctx.cfg), p);
         let (mut moved, mut last_move) = (0u64, 0.0f64);
         loop {
             let elapsed = engine.elapsed();

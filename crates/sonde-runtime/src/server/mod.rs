@@ -6,6 +6,7 @@
 //! cookie routes data streams to their test. Limits (`--max-clients`, `--max-duration`,
 //! `--max-bitrate`) are refused with a message the client prints.
 
+pub mod policy;
 mod registry;
 mod session;
 

@@ -177,6 +177,9 @@ impl Observer for Progress {
     }
 
     fn setting_finished(&mut self, name: &str, report: &LabReport) {
+        for n in &report.notes {
+            self.line(format!("  note ({name}): {n}"));
+        }
         for e in &report.teardown_errors {
             self.line(format!("  warning: tearing down {name}: {e}"));
         }

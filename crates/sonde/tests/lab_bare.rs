@@ -1,0 +1,430 @@
+//! The lab on a bare machine, as root: `sonde lab run` with nothing but iproute2 on `PATH`;
+//! TCP over shaped links of 10, 100 and 1000 Mbit/s within 1 % of what the wire can carry;
+//! and interface counters that count the same packets at both ends of a link.
+//!
+//! Without root each test prints why it skips and passes; `SONDE_REQUIRE_ALL=1` (CI) turns the
+//! skip into a failure. The tests take one lock: they measure rates on a 2-core machine.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{require_all, sonde_bin, TempDir};
+use serde_json::Value;
+use sonde_emu::scenario::Scenario;
+use sonde_lab::{IfCounters, Lab, LabOptions};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// True when the lab can run here; otherwise prints why (and fails under SONDE_REQUIRE_ALL).
+fn lab_available(test: &str) -> bool {
+    let why = match sonde_lab::check_privileges() {
+        Err(e) => e.to_string(),
+        Ok(()) if which("ip").is_none() || which("tc").is_none() => {
+            "iproute2 (ip, tc) is not installed".into()
+        }
+        Ok(()) => return true,
+    };
+    assert!(!require_all(), "{test}: SONDE_REQUIRE_ALL=1 but {why}");
+    eprintln!("skipping {test}: {why}");
+    false
+}
+
+/// Where `program` is on `PATH`.
+fn which(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// client - router - server, the router-server link shaped as `impair` (TOML inline table
+/// body) both ways.
+fn chain3(impair: &str) -> Scenario {
+    let text = format!(
+        r#"
+        name = "bare"
+        seed = 5
+        hosts = ["client", "server"]
+        routers = ["router"]
+        [[link]]
+        name = "lan"
+        a = "client"
+        b = "router"
+        [[link]]
+        name = "wan"
+        a = "router"
+        b = "server"
+        [[settings]]
+        name = "s"
+        [[settings.link]]
+        link = "wan"
+        impair = {{ {impair} }}
+        [[test]]
+        name = "none"
+        command = ["true"]
+        "#
+    );
+    Scenario::from_toml(&text).expect("test scenario")
+}
+
+fn build(tag: &str, impair: &str) -> Lab {
+    let opts = LabOptions {
+        prefix: Some(format!("sonde-b{}-{tag}", std::process::id() % 1_000_000)),
+        ..LabOptions::default()
+    };
+    Lab::build(&chain3(impair), Some("s"), opts).expect("lab builds")
+}
+
+/// Kills the child when dropped (a failed assertion must not leave a server running).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `sonde server -1` in the server node, once it says it listens.
+fn server(lab: &Lab) -> Killed {
+    let mut child = lab
+        .command("server", sonde_bin(), &["server", "-1"])
+        .expect("server node")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sonde server starts");
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("listening") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let listening = rx.recv_timeout(Duration::from_secs(20));
+    assert!(listening.is_ok(), "sonde server never listened");
+    Killed(child)
+}
+
+/// The counters of `node`'s lab interface.
+fn counters(lab: &Lab, node: &str, iface: &str) -> IfCounters {
+    let all = lab.counters(node).expect("counters");
+    all.into_iter()
+        .find(|c| c.name == iface)
+        .expect("the lab interface")
+}
+
+/// One sonde TCP upload over the lab: the client's JSON document, and the traffic counted by
+/// the client's and the server's lab interface while it ran.
+fn tcp_upload(lab: &Lab, secs: &str) -> (Value, IfCounters, IfCounters) {
+    let dst = lab.node("server").expect("server").ifaces[0]
+        .ipv4
+        .to_string();
+    let _server = server(lab);
+    let (c0, s0) = (
+        counters(lab, "client", "s-lan"),
+        counters(lab, "server", "s-wan"),
+    );
+    let out = lab
+        .command("client", sonde_bin(), &["client", &dst, "-t", secs, "-J"])
+        .expect("client node")
+        .output()
+        .expect("sonde client runs");
+    let (c1, s1) = (
+        counters(lab, "client", "s-lan"),
+        counters(lab, "server", "s-wan"),
+    );
+    assert!(
+        out.status.success(),
+        "sonde client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+    (doc, c1.since(&c0), s1.since(&s0))
+}
+
+/// Busy and softirq shares of all CPUs between two `/proc/stat` readings, in %.
+fn cpu_split(before: &[u64], after: &[u64]) -> (f64, f64) {
+    let d: Vec<u64> = after
+        .iter()
+        .zip(before)
+        .map(|(a, b)| a.saturating_sub(*b))
+        .collect();
+    let total = d.iter().sum::<u64>().max(1) as f64;
+    let idle = d.get(3).copied().unwrap_or(0) + d.get(4).copied().unwrap_or(0);
+    let softirq = d.get(6).copied().unwrap_or(0);
+    (
+        100.0 - idle as f64 * 100.0 / total,
+        softirq as f64 * 100.0 / total,
+    )
+}
+
+fn proc_stat() -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let line = text.lines().next().unwrap_or_default();
+    line.split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect()
+}
+
+/// How busy all CPUs are over `span` while nothing of this test runs, in %.
+fn background_busy(span: Duration) -> f64 {
+    let before = proc_stat();
+    std::thread::sleep(span);
+    cpu_split(&before, &proc_stat()).0
+}
+
+/// Other work may use at most this share of all CPUs before a 1000 Mbit/s run for its
+/// shortfall to count as the lab's.
+const QUIET_BUSY_PCT: f64 = 10.0;
+
+/// Issue 9: a shaped link delivers its configured rate to TCP. The ceiling is what the wire
+/// carries of the payload: a 1500-byte MTU with TCP timestamps (Linux's default) leaves
+/// 1500 - 20 (IPv4) - 20 (TCP) - 12 (timestamp option) = 1448 bytes of payload per frame,
+/// and tbf counts each frame as its 1514 bytes (IP packet + 14-byte Ethernet header, no FCS or
+/// preamble: the lab sets no `overhead`). So goodput ≤ rate × 1448 / 1514, e.g. 95.64 Mbit/s
+/// at 100 Mbit/s; every run must stay below ceiling + 1 % and one of up to three 3-second
+/// runs must come within 1 % of it.
+///
+/// At 1000 Mbit/s the packet path (83 k frames/s without segmentation offloads, client
+/// stack, router, tbf, server stack) runs in softirq on one core: measured 43-57 % of this
+/// 2-core machine, against 1-2 % with offloads on. When other work shares that core, the
+/// sender falls short (measured -1 to -10 %) through no fault of the shaper, so the lower
+/// bound at 1000 Mbit/s is asserted only when some run started with the machine otherwise
+/// quiet (at most [`QUIET_BUSY_PCT`] % busy over the second before); otherwise the test says
+/// so. A failure prints each run's CPU use.
+#[test]
+fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("tcp_over_shaped_links") {
+        return;
+    }
+    for mbit in [10u64, 100, 1000] {
+        let ceiling = mbit as f64 * 1e6 * 1448.0 / 1514.0;
+        let lab = build(&format!("r{mbit}"), &format!(r#"rate = "{mbit}mbit""#));
+        let mut runs: Vec<(f64, f64, String)> = Vec::new();
+        for _ in 0..3 {
+            let background = background_busy(Duration::from_secs(1));
+            let before = proc_stat();
+            let (doc, _, _) = tcp_upload(&lab, "3");
+            let (busy, softirq) = cpu_split(&before, &proc_stat());
+            let bps = doc["end"]["sum_received"]["bits_per_second"]
+                .as_f64()
+                .unwrap_or(0.0);
+            let off = (bps / ceiling - 1.0) * 100.0;
+            let line = format!(
+                "{mbit} Mbit/s: TCP {:.2} Mbit/s, ceiling {:.2} ({off:+.2} %); all cores \
+                 {background:.0} % busy before, {busy:.0} % during (softirq {softirq:.0} %)",
+                bps / 1e6,
+                ceiling / 1e6
+            );
+            eprintln!("{line}");
+            assert!(off <= 1.0, "above the ceiling: {line}");
+            runs.push((off, background, line));
+            if off.abs() <= 1.0 {
+                break;
+            }
+        }
+        let _ = lab.finish();
+        if runs.iter().any(|(off, _, _)| off.abs() <= 1.0) {
+            continue;
+        }
+        let lines = runs
+            .iter()
+            .map(|(_, _, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let quiet = runs.iter().any(|(_, bg, _)| *bg <= QUIET_BUSY_PCT);
+        // Below 1000 Mbit/s the path needs a few % of one core: load is no excuse there.
+        assert!(
+            mbit == 1000 && !quiet,
+            "no run within 1 % of the ceiling:\n{lines}"
+        );
+        eprintln!(
+            "1000 Mbit/s lower bound not asserted: other work kept the CPUs over \
+             {QUIET_BUSY_PCT} % busy before every run, and this path needs one core:\n{lines}"
+        );
+    }
+}
+
+/// Issue 9: interface counters count wire packets. With segmentation offloads on, a TCP
+/// sender's interface counted 64 KiB super-packets (1.16 k packets/s at 93 Mbit/s) while the
+/// far side counted the 7.99 k frames/s that crossed the shaped link. The lab turns TSO, GSO
+/// and GRO off on every interface, so the client's `s-lan` (first hop) and the server's
+/// `s-wan` (last hop, after the router and the shaper) count the same frames, and data
+/// frames number the bytes over 1448.
+#[test]
+fn sender_and_receiver_count_the_same_packets_over_a_100_mbit_link() {
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("packet_counts") {
+        return;
+    }
+    let lab = build("cnt", r#"rate = "100mbit""#);
+    let (doc, client, server) = tcp_upload(&lab, "3");
+    let _ = lab.finish();
+    let bytes = doc["end"]["sum_received"]["bytes"].as_u64().unwrap_or(0);
+    let close = |a: u64, b: u64| a.abs_diff(b) as f64 <= (a.max(b) as f64 * 0.005).max(20.0);
+    eprintln!(
+        "100 Mbit/s TCP upload, {bytes} bytes: client sent {} / server received {} packets; \
+         server sent {} / client received {} (acks)",
+        client.tx_packets, server.rx_packets, server.tx_packets, client.rx_packets
+    );
+    assert!(
+        close(client.tx_packets, server.rx_packets),
+        "data: client sent {} packets, server received {}",
+        client.tx_packets,
+        server.rx_packets
+    );
+    assert!(
+        close(server.tx_packets, client.rx_packets),
+        "acks: server sent {} packets, client received {}",
+        server.tx_packets,
+        client.rx_packets
+    );
+    // Wire packets, not super-packets: at least one per 1448 bytes of payload.
+    let frames = bytes / 1448;
+    assert!(
+        client.tx_packets >= frames && client.tx_packets <= frames + frames / 20 + 100,
+        "{} packets for {bytes} bytes ({frames} full frames)",
+        client.tx_packets
+    );
+}
+
+/// Runs `sonde args...` with `PATH` set to `path`, within `timeout`.
+fn sonde_with_path(args: &[&str], path: &Path, timeout: Duration) -> (Option<i32>, String) {
+    let child = Command::new(sonde_bin())
+        .args(args)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sonde starts");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(out)) => (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Ok(Err(e)) => panic!("waiting for sonde: {e}"),
+        Err(_) => {
+            // SAFETY: kill(2) on the child we spawned and have not reaped.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGINT);
+            }
+            let _ = rx.recv_timeout(Duration::from_secs(30));
+            panic!("sonde {args:?} did not finish within {timeout:?}");
+        }
+    }
+}
+
+/// One link through the userspace engine (loss) and one shaped by tbf. The node names are
+/// this test's own, to tell its namespaces from those of other labs on the machine.
+const BARE: &str = r#"
+name = "bare"
+seed = 3
+hosts = ["bclient", "bserver"]
+routers = ["brouter"]
+
+[[link]]
+name = "lan"
+a = "bclient"
+b = "brouter"
+
+[[link]]
+name = "wan"
+a = "brouter"
+b = "bserver"
+
+[[settings]]
+name = "lossy"
+[[settings.link]]
+link = "wan"
+[settings.link.impair]
+rate = "100mbit"
+loss = "2%"
+
+[[settings]]
+name = "shaped"
+[[settings.link]]
+link = "wan"
+[settings.link.impair]
+rate = "50mbit"
+
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}", "-t", "1"]
+
+[[test]]
+name = "udp"
+sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "1"]
+"#;
+
+/// Issue 9: `sonde lab` on a machine with only iproute2: `PATH` holds `ip` and `tc` and
+/// nothing else (no nft, ethtool, sysctl, not even a shell), and a scenario with a userspace
+/// box and a tbf link runs every test.
+#[test]
+fn lab_run_needs_nothing_but_iproute2() {
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("lab_run_bare") {
+        return;
+    }
+    let dir = TempDir::new("lab-bare");
+    let bin = dir.file("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    for tool in ["ip", "tc"] {
+        let target = which(tool).expect("checked above");
+        std::os::unix::fs::symlink(target, bin.join(tool)).expect("symlink");
+    }
+    let file = dir.file("bare.toml");
+    std::fs::write(&file, BARE).expect("scenario file");
+    let out_dir = dir.file("out");
+    let (file, out_arg) = (
+        file.to_string_lossy().into_owned(),
+        out_dir.to_string_lossy().into_owned(),
+    );
+    let (code, text) = sonde_with_path(
+        &["lab", "run", &file, "--out", &out_arg],
+        &bin,
+        Duration::from_secs(120),
+    );
+    eprintln!("{text}");
+    assert_eq!(code, Some(0), "{text}");
+    for id in ["lossy/tcp/1", "lossy/udp/1", "shaped/tcp/1", "shaped/udp/1"] {
+        assert!(
+            text.contains(&format!("ok      {id}")),
+            "{id} not ok:\n{text}"
+        );
+    }
+    assert!(out_dir.join("report.md").exists());
+    let left: Vec<String> = sonde_lab::netns::list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| {
+            ["-bclient", "-bserver", "-brouter"]
+                .iter()
+                .any(|s| n.ends_with(s))
+        })
+        .collect();
+    assert!(left.is_empty(), "namespaces left behind: {left:?}");
+}
