@@ -8,6 +8,8 @@
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
+use crate::os::host::software;
+use crate::os::resolve::resolve;
 use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::{Budget, SendConfig};
@@ -15,23 +17,17 @@ use sonde_proto::message::{PeerStream, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_proto::udp_hello::{Hello, HelloAck};
-use sonde_stats::cpu::cpu_usage;
+use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
 };
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Address family restriction (`-4` / `-6`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Family {
-    #[default]
-    Any,
-    V4,
-    V6,
-}
+/// The address family of [`ClientConfig::family`], re-exported where the configuration is.
+pub use crate::os::resolve::Family;
 
 /// What `sonde client` was asked to do.
 #[derive(Debug, Clone)]
@@ -61,44 +57,12 @@ const HELLO_RETRY: Duration = Duration::from_millis(100);
 /// that the port is really blocked.
 const HELLO_DEADLINE: Duration = Duration::from_secs(30);
 
-/// Software name sent in hellos and reports.
-pub fn software() -> String {
-    format!("sonde {}", env!("CARGO_PKG_VERSION"))
-}
-
-/// Resolves `host` to addresses of the wanted family.
-///
-/// # Errors
-/// [`RunError::Resolve`] when nothing matches.
-pub fn resolve(host: &str, port: u16, family: Family) -> Result<Vec<SocketAddr>, RunError> {
-    let addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| RunError::Resolve {
-            host: host.to_string(),
-            source: e,
-        })?;
-    let v: Vec<SocketAddr> = addrs
-        .filter(|a| match family {
-            Family::Any => true,
-            Family::V4 => a.is_ipv4(),
-            Family::V6 => a.is_ipv6(),
-        })
-        .collect();
-    if v.is_empty() {
-        let fam = match family {
-            Family::V4 => " IPv4",
-            Family::V6 => " IPv6",
-            Family::Any => "",
-        };
-        return Err(RunError::Resolve {
-            host: host.to_string(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, format!("no{fam} address")),
-        });
-    }
-    Ok(v)
-}
-
-fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, RunError> {
+/// Connects to the first of `addrs` that answers within `timeout` (the sonde and iperf3
+/// clients' control connection); the error is the last address's.
+pub(crate) fn connect_control(
+    addrs: &[SocketAddr],
+    timeout: Duration,
+) -> Result<TcpStream, RunError> {
     let mut last = None;
     for a in addrs {
         match TcpStream::connect_timeout(a, timeout) {
@@ -221,6 +185,8 @@ impl ClientRun<'_> {
         result
     }
 
+    /// Everything after the control connection is up, in protocol order: welcome and
+    /// acceptance, the data streams, the test itself, then results both ways.
     fn execute_connected(
         &mut self,
         conn: &mut ControlConn,
@@ -228,10 +194,36 @@ impl ClientRun<'_> {
         server: SocketAddr,
         local: SocketAddr,
     ) -> Result<TestSummary, RunError> {
+        flush(conn, session)?;
+        self.await_welcome(conn, session, server)?;
+        let cookie = match self.next_event(conn, session, "the server to accept the test")? {
+            ClientEvent::Accepted { cookie } => cookie,
+            other => return Err(unexpected(other)),
+        };
+        let streams = self.open_streams(server, &cookie)?;
+        let connected = connected_streams(&streams);
+        match self.next_event(conn, session, "the server to confirm the data streams")? {
+            ClientEvent::StreamsReady => {}
+            other => return Err(unexpected(other)),
+        }
+        flush(conn, session)?;
+        let congestion = self.start_engine(streams)?;
+        let start = start_event(self.cfg, &server, &local, &cookie, connected);
+        (self.emit)(Event::Start(Box::new(start)));
+        self.run_until_end(conn, session)?;
+        let (stop_at, peer) = self.stop_and_collect(conn, session)?;
+        self.finish(conn, session, peer, stop_at, congestion)
+    }
+
+    /// Waits for the server's welcome and checks that it can run the test as asked.
+    fn await_welcome(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+        server: SocketAddr,
+    ) -> Result<(), RunError> {
         let cfg = self.cfg;
         let p = &cfg.params;
-        flush(conn, session)?;
-
         let welcome = self
             .next_event(conn, session, "the server's welcome")
             .map_err(|e| match e {
@@ -256,25 +248,16 @@ impl ClientRun<'_> {
         if let Some(algo) = &p.congestion {
             check_congestion(algo, &server_cc, p.direction)?;
         }
-        let cookie = match self.next_event(conn, session, "the server to accept the test")? {
-            ClientEvent::Accepted { cookie } => cookie,
-            other => return Err(unexpected(other)),
-        };
-        let streams = self.open_streams(server, &cookie, conn)?;
-        let connected: Vec<ConnectedStream> = streams
-            .iter()
-            .map(|(s, l, r)| ConnectedStream {
-                id: s.id,
-                role: s.role,
-                local: l.to_string(),
-                remote: r.to_string(),
-            })
-            .collect();
-        match self.next_event(conn, session, "the server to confirm the data streams")? {
-            ClientEvent::StreamsReady => {}
-            other => return Err(unexpected(other)),
-        }
-        flush(conn, session)?;
+        Ok(())
+    }
+
+    /// Starts this end's stream workers and the test clock; returns the congestion control
+    /// the streams use.
+    fn start_engine(
+        &mut self,
+        streams: Vec<(LocalStream, SocketAddr, SocketAddr)>,
+    ) -> Result<Option<String>, RunError> {
+        let p = &self.cfg.params;
         let send = SendConfig::for_test(p);
         let budget = if p.direction == Direction::Reverse {
             None
@@ -296,15 +279,17 @@ impl ClientRun<'_> {
         let congestion = engine.congestion();
         self.start_info = Some((Instant::now(), cpu0));
         self.engine = Some(engine);
-        (self.emit)(Event::Start(Box::new(start_event(
-            cfg, &server, &local, &cookie, connected,
-        ))));
+        Ok(congestion)
+    }
 
-        self.run_until_end(conn, session)?;
-        let engine = self
-            .engine
-            .as_ref()
-            .ok_or(RunError::Setup("engine missing".into()))?;
+    /// Stops this end's senders, tells the server, and waits for its results (showing its
+    /// live intervals meanwhile). Returns the stop time in test seconds and the results.
+    fn stop_and_collect(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+    ) -> Result<(f64, Results), RunError> {
+        let engine = running(&mut self.engine)?;
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(3));
         session.stop(Stop {
@@ -318,22 +303,28 @@ impl ClientRun<'_> {
                 other => return Err(unexpected(other)),
             }
         };
-        let engine = self
-            .engine
-            .as_mut()
-            .ok_or(RunError::Setup("engine missing".into()))?;
+        Ok((stop_at, peer))
+    }
+
+    /// Drains what the server sent, sends this end's results (best effort: the test is
+    /// complete) and emits the summary.
+    fn finish(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+        peer: Results,
+        stop_at: f64,
+        congestion: Option<String>,
+    ) -> Result<TestSummary, RunError> {
+        let p = &self.cfg.params;
+        let engine = running(&mut self.engine)?;
         engine.drain_receivers(&peer.sent, Engine::drain_grace(p.protocol));
-        if let Some(r) = engine.meter.finish(stop_at) {
-            (self.emit)(Event::Interval(r));
-        }
-        let views = engine.meter.end_views(stop_at, &|id| {
-            peer.sent.iter().find(|c| c.id == id).map(|c| c.packets)
-        });
-        let local: Vec<PeerStream> = views
-            .into_iter()
-            .map(|(id, role, view)| PeerStream { id, role, view })
-            .collect();
-        let (t0, cpu0) = self.start_info.unwrap_or((Instant::now(), cpu0));
+        let sent_by_peer = |id| peer.sent.iter().find(|c| c.id == id).map(|c| c.packets);
+        let local = final_views(engine, stop_at, &sent_by_peer, &mut *self.emit);
+        // Set with the engine in `start_engine`; the fallback is never taken.
+        let (t0, cpu0) = self
+            .start_info
+            .unwrap_or((Instant::now(), CpuTimes::default()));
         engine.join();
         let cpu_local = cpu_usage(cpu0, cpu::process_times(), t0.elapsed().as_secs_f64());
         session.send_results(Results {
@@ -357,6 +348,8 @@ impl ClientRun<'_> {
         Ok(summary)
     }
 
+    /// Runs the test until its end condition (time, bytes, blocks), showing intervals; a
+    /// failed stream, an abort from the server or Ctrl-C end it with an error.
     fn run_until_end(
         &mut self,
         conn: &mut ControlConn,
@@ -366,10 +359,7 @@ impl ClientRun<'_> {
         let mut end = crate::end_condition::EndCondition::new(p);
         loop {
             self.check_interrupt()?;
-            let engine = self
-                .engine
-                .as_mut()
-                .ok_or(RunError::Setup("engine missing".into()))?;
+            let engine = running(&mut self.engine)?;
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
                 (self.emit)(Event::Interval(r));
@@ -389,26 +379,37 @@ impl ClientRun<'_> {
                     });
                 }
             }
-            if let Some(m) = conn.recv(Duration::from_millis(5))? {
-                session
-                    .handle(m)
-                    .map_err(|e| RunError::Protocol(e.to_string()))?;
-                while let Some(ev) = session.poll_event() {
-                    match ev {
-                        ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
-                        ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
-                        other => return Err(unexpected(other)),
-                    }
-                }
-            }
+            self.serve_control(conn, session)?;
         }
     }
 
+    /// Handles one control message during the test, if one arrives within 5 ms: the
+    /// server's live intervals are shown, an abort or anything else ends the test.
+    fn serve_control(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+    ) -> Result<(), RunError> {
+        if let Some(m) = conn.recv(Duration::from_millis(5))? {
+            session
+                .handle(m)
+                .map_err(|e| RunError::Protocol(e.to_string()))?;
+            while let Some(ev) = session.poll_event() {
+                match ev {
+                    ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
+                    ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
+                    other => return Err(unexpected(other)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the data streams in id order, each announced with the test's cookie.
     fn open_streams(
         &mut self,
         server: SocketAddr,
         cookie: &Cookie,
-        conn: &mut ControlConn,
     ) -> Result<Vec<(LocalStream, SocketAddr, SocketAddr)>, RunError> {
         let p = &self.cfg.params;
         let mut out = Vec::new();
@@ -419,26 +420,7 @@ impl ClientRun<'_> {
             } else {
                 StreamRole::Receiver
             };
-            let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
-            let (socket, local) = match p.protocol {
-                Protocol::Tcp => {
-                    let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
-                    s.write_all(&data_preamble(cookie, id))
-                        .map_err(|e| RunError::Stream { id, source: e })?;
-                    let local = s
-                        .local_addr()
-                        .map_err(|e| RunError::Stream { id, source: e })?;
-                    (DataSocket::Tcp(s), local)
-                }
-                Protocol::Udp => {
-                    let s = sockets::connect_udp(server, cport, p)?;
-                    udp_handshake(&s, cookie, id, self.interrupt)?;
-                    let local = s
-                        .local_addr()
-                        .map_err(|e| RunError::Stream { id, source: e })?;
-                    (DataSocket::Udp(s), local)
-                }
-            };
+            let (socket, local) = self.open_stream(server, cookie, id)?;
             out.push((
                 LocalStream {
                     id,
@@ -449,25 +431,46 @@ impl ClientRun<'_> {
                 local,
                 server,
             ));
-            // Keep the control connection serviced (an early Abort or Refuse is seen here).
-            let _ = conn;
         }
         Ok(out)
     }
 
+    /// Connects stream `id` and announces it: a TCP stream with the data preamble, a UDP one
+    /// with hellos until the server acknowledges. Returns the socket and its local address.
+    fn open_stream(
+        &self,
+        server: SocketAddr,
+        cookie: &Cookie,
+        id: u32,
+    ) -> Result<(DataSocket, SocketAddr), RunError> {
+        let p = &self.cfg.params;
+        let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
+        let stream_err = |e| RunError::Stream { id, source: e };
+        match p.protocol {
+            Protocol::Tcp => {
+                let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                s.write_all(&data_preamble(cookie, id))
+                    .map_err(stream_err)?;
+                let local = s.local_addr().map_err(stream_err)?;
+                Ok((DataSocket::Tcp(s), local))
+            }
+            Protocol::Udp => {
+                let s = sockets::connect_udp(server, cport, p)?;
+                udp_handshake(&s, cookie, id, self.interrupt)?;
+                let local = s.local_addr().map_err(stream_err)?;
+                Ok((DataSocket::Udp(s), local))
+            }
+        }
+    }
+
+    /// After a failure: stops the engine and emits the End with this end's figures so far
+    /// (and the server's results if they had arrived). None when no engine ran.
     fn partial_summary(&mut self, e: &RunError) -> Option<TestSummary> {
         let mut engine = self.engine.take()?;
         let stop_at = engine.elapsed();
         engine.abort();
-        if let Some(r) = engine.meter.finish(stop_at) {
-            (self.emit)(Event::Interval(r));
-        }
-        let views = engine.meter.end_views(stop_at, &|_| None);
+        let local = final_views(&mut engine, stop_at, &|_| None, &mut *self.emit);
         engine.join();
-        let local: Vec<PeerStream> = views
-            .into_iter()
-            .map(|(id, role, view)| PeerStream { id, role, view })
-            .collect();
         let cpu_local = self
             .start_info
             .map(|(t0, c0)| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64()))
@@ -488,6 +491,45 @@ impl ClientRun<'_> {
         (self.emit)(Event::End(Box::new(summary.clone())));
         Some(summary)
     }
+}
+
+/// The engine of a running test; an error if there is none (a bug, not a peer's doing).
+pub(crate) fn running(engine: &mut Option<Engine>) -> Result<&mut Engine, RunError> {
+    engine
+        .as_mut()
+        .ok_or(RunError::Setup("engine missing".into()))
+}
+
+/// Each local stream's final figures up to `stop_at`, after emitting the last (partial)
+/// interval. `sent_by_peer` is how many datagrams the peer sent on a UDP stream received here.
+fn final_views(
+    engine: &mut Engine,
+    stop_at: f64,
+    sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+    emit: &mut dyn FnMut(Event),
+) -> Vec<PeerStream> {
+    if let Some(r) = engine.meter.finish(stop_at) {
+        emit(Event::Interval(r));
+    }
+    engine
+        .meter
+        .end_views(stop_at, sent_by_peer)
+        .into_iter()
+        .map(|(id, role, view)| PeerStream { id, role, view })
+        .collect()
+}
+
+/// The streams as the start event lists them.
+fn connected_streams(streams: &[(LocalStream, SocketAddr, SocketAddr)]) -> Vec<ConnectedStream> {
+    streams
+        .iter()
+        .map(|(s, l, r)| ConnectedStream {
+            id: s.id,
+            role: s.role,
+            local: l.to_string(),
+            remote: r.to_string(),
+        })
+        .collect()
 }
 
 fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
@@ -615,37 +657,5 @@ fn start_event(
             interval_secs: cfg.params.interval_secs,
             connected,
         },
-    )
-}
-
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
-/// `uname`-style description of this host.
-pub fn system_info() -> String {
-    // SAFETY: uname fills the zeroed struct we own.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::from("unknown");
-    }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    format!(
-        "{} {} {} {}",
-        field(&u.sysname),
-        field(&u.nodename),
-        field(&u.release),
-        field(&u.machine)
     )
 }

@@ -1,6 +1,7 @@
 //! The `start` event of a test: who talks to whom, and the parameters, as every reporter shows
 //! them. One constructor for the sonde and iperf3 clients and servers alike.
 
+use crate::os::host;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{ConnectedStream, Role, TestStart};
 
@@ -20,9 +21,9 @@ pub struct StartContext {
 pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
     TestStart {
         role: ctx.role,
-        version: crate::client::software(),
-        system_info: crate::client::system_info(),
-        timestamp_unix: crate::client::unix_now(),
+        version: host::software(),
+        system_info: host::system_info(),
+        timestamp_unix: host::unix_now(),
         local: ctx.local,
         remote: ctx.remote,
         server_port: ctx.server_port,

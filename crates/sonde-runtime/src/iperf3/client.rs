@@ -8,21 +8,25 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, StreamSpec};
-use crate::client::{resolve, software, ClientConfig, ClientOutcome};
+use crate::client::{connect_control, running, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::cpu;
+use crate::os::host::software;
+use crate::os::resolve::resolve;
 use crate::sockets;
 use crate::streams::Budget;
 use sonde_proto::iperf3::params::{params_json, Iperf3Options};
+use sonde_proto::iperf3::results::Results as WireResults;
 use sonde_proto::iperf3::session::{ClientEvent, ClientSession};
 use sonde_proto::iperf3::state::errno;
 use sonde_proto::iperf3::udp::{is_reply, HELLO};
 use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
+use sonde_proto::message::PeerStream;
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::model::{
-    ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, CpuUsage, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
 };
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -67,33 +71,6 @@ fn random_cookie() -> Cookie {
     let mut r = [0u8; 36];
     crate::os::random::fill(&mut r);
     cookie_from_random(&r)
-}
-
-fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, RunError> {
-    let mut last = RunError::Setup("no address to connect to".into());
-    for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
-            Ok(s) => return Ok(s),
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                last = RunError::Refused {
-                    addr: a.to_string(),
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::TimedOut => {
-                last = RunError::ConnectTimeout {
-                    addr: a.to_string(),
-                    secs: timeout.as_secs(),
-                }
-            }
-            Err(e) => {
-                last = RunError::Connect {
-                    addr: a.to_string(),
-                    source: e,
-                }
-            }
-        }
-    }
-    Err(last)
 }
 
 /// The control connection and its state machine.
@@ -197,7 +174,7 @@ impl Run<'_> {
     fn execute(&mut self) -> Result<TestSummary, RunError> {
         let cfg = self.cfg;
         let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-        let tcp = connect(&addrs, cfg.connect_timeout)?;
+        let tcp = connect_control(&addrs, cfg.connect_timeout)?;
         let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
         let local = tcp.local_addr().map_err(RunError::ControlIo)?;
         tcp.set_nodelay(true).map_err(RunError::ControlIo)?;
@@ -224,6 +201,8 @@ impl Run<'_> {
         r
     }
 
+    /// Everything after the control connection is up, in iperf3's order: stream creation,
+    /// the test, TEST_END, then results both ways and DISPLAY_RESULTS.
     fn with_control(
         &mut self,
         c: &mut Control,
@@ -232,6 +211,39 @@ impl Run<'_> {
         cookie: &Cookie,
     ) -> Result<TestSummary, RunError> {
         let p = &self.cfg.params;
+        self.await_create_streams(c, server)?;
+        let streams = self.open_streams(server, cookie)?;
+        self.wait_for(c, "the iperf3 server to start the test", |e| {
+            matches!(e, ClientEvent::TestRunning)
+        })?;
+        let connected = connected_streams(&streams, server);
+        let congestion = self.start_engine(streams)?;
+        let start = self.start_event(server, local, cookie, connected);
+        (self.emit)(Event::Start(Box::new(start)));
+        self.until_end(c)?;
+        let stop_at = self.end_test(c)?;
+        let (local_streams, cpu_local) = self.send_local_results(c, stop_at, &congestion)?;
+        let results = self.await_server_results(c)?;
+        let peer = peer_results(&results, p, Role::Server, stop_at);
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Client,
+            params: p,
+            local: &local_streams,
+            peer: Some(&peer),
+            cpu_local,
+            local_congestion: congestion,
+            error: None,
+        });
+        (self.emit)(Event::End(Box::new(summary.clone())));
+        Ok(summary)
+    }
+
+    /// Waits for CREATE_STREAMS; silence means the peer is probably not an iperf3 server.
+    fn await_create_streams(
+        &mut self,
+        c: &mut Control,
+        server: SocketAddr,
+    ) -> Result<(), RunError> {
         self.wait_for(c, "the iperf3 server to accept the test", |e| {
             matches!(e, ClientEvent::CreateStreams)
         })
@@ -242,19 +254,16 @@ impl Run<'_> {
             )),
             e => e,
         })?;
-        let streams = self.open_streams(server, cookie)?;
-        self.wait_for(c, "the iperf3 server to start the test", |e| {
-            matches!(e, ClientEvent::TestRunning)
-        })?;
-        let connected = streams
-            .iter()
-            .map(|(s, l)| ConnectedStream {
-                id: s.id,
-                role: s.role,
-                local: l.to_string(),
-                remote: server.to_string(),
-            })
-            .collect();
+        Ok(())
+    }
+
+    /// Starts this end's stream workers and the CPU clock; returns the congestion control
+    /// the streams use.
+    fn start_engine(
+        &mut self,
+        streams: Vec<(StreamSpec, SocketAddr)>,
+    ) -> Result<Option<String>, RunError> {
+        let p = &self.cfg.params;
         let wire = super::send_config(p, &self.opts);
         let budget = if p.direction == Direction::Reverse {
             None
@@ -274,13 +283,13 @@ impl Run<'_> {
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
         let congestion = engine.congestion();
         self.engine = Some(engine);
-        let start = self.start_event(server, local, cookie, connected);
-        (self.emit)(Event::Start(Box::new(start)));
-        self.until_end(c)?;
-        let engine = self
-            .engine
-            .as_mut()
-            .ok_or(RunError::Setup("engine missing".into()))?;
+        Ok(congestion)
+    }
+
+    /// Stops the senders (flushing TCP queues), sends TEST_END and waits for the server to
+    /// ask for results. Returns the stop time in test seconds.
+    fn end_test(&mut self, c: &mut Control) -> Result<f64, RunError> {
+        let engine = running(&mut self.engine)?;
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(1));
         engine.flush_tcp_senders(Duration::from_secs(1));
@@ -289,6 +298,18 @@ impl Run<'_> {
         self.wait_for(c, "the iperf3 server's results request", |e| {
             matches!(e, ClientEvent::ExchangeResults)
         })?;
+        Ok(stop_at)
+    }
+
+    /// Finishes the engine (no partial summary after this point) and sends this end's
+    /// results. Returns the local stream views and this end's CPU usage.
+    fn send_local_results(
+        &mut self,
+        c: &mut Control,
+        stop_at: f64,
+        congestion: &Option<String>,
+    ) -> Result<(Vec<PeerStream>, CpuUsage), RunError> {
+        let p = &self.cfg.params;
         let mut engine = self
             .engine
             .take()
@@ -305,6 +326,12 @@ impl Run<'_> {
             congestion.clone(),
         ));
         c.flush()?;
+        Ok((local_streams, cpu_local))
+    }
+
+    /// Waits for the server's results and DISPLAY_RESULTS, and shows the server's output
+    /// when it sent some.
+    fn await_server_results(&mut self, c: &mut Control) -> Result<Box<WireResults>, RunError> {
         let results = match self.wait_for(c, "the iperf3 server's results", |e| {
             matches!(e, ClientEvent::ServerResults(_))
         })? {
@@ -318,18 +345,7 @@ impl Run<'_> {
         } else if let Some(j) = &results.server_output_json {
             (self.emit)(Event::Note(format!("iperf3 server output: {j}")));
         }
-        let peer = peer_results(&results, p, Role::Server, stop_at);
-        let summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Client,
-            params: p,
-            local: &local_streams,
-            peer: Some(&peer),
-            cpu_local,
-            local_congestion: congestion,
-            error: None,
-        });
-        (self.emit)(Event::End(Box::new(summary.clone())));
-        Ok(summary)
+        Ok(results)
     }
 
     fn until_end(&mut self, c: &mut Control) -> Result<(), RunError> {
@@ -339,10 +355,7 @@ impl Run<'_> {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Err(RunError::Interrupted);
             }
-            let engine = self
-                .engine
-                .as_mut()
-                .ok_or(RunError::Setup("engine missing".into()))?;
+            let engine = running(&mut self.engine)?;
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
                 (self.emit)(Event::Interval(r));
@@ -366,6 +379,7 @@ impl Run<'_> {
         }
     }
 
+    /// Opens the data streams in id order.
     fn open_streams(
         &mut self,
         server: SocketAddr,
@@ -382,25 +396,37 @@ impl Run<'_> {
             } else {
                 StreamRole::Receiver
             };
-            let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
-            let stream_err = |e| RunError::Stream { id, source: e };
-            let (socket, local) = match p.protocol {
-                Protocol::Tcp => {
-                    let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
-                    s.write_all(cookie).map_err(stream_err)?;
-                    let local = s.local_addr().map_err(stream_err)?;
-                    (DataSocket::Tcp(s), local)
-                }
-                Protocol::Udp => {
-                    let s = sockets::connect_udp(server, cport, p)?;
-                    udp_hello(&s, id, self.interrupt)?;
-                    let local = s.local_addr().map_err(stream_err)?;
-                    (DataSocket::Udp(s), local)
-                }
-            };
+            let (socket, local) = self.open_stream(server, cookie, id)?;
             out.push((StreamSpec { id, role, socket }, local));
         }
         Ok(out)
+    }
+
+    /// Connects stream `id` and announces it as iperf3 does: a TCP stream with the cookie, a
+    /// UDP one with the 4-byte hello. Returns the socket and its local address.
+    fn open_stream(
+        &self,
+        server: SocketAddr,
+        cookie: &Cookie,
+        id: u32,
+    ) -> Result<(DataSocket, SocketAddr), RunError> {
+        let p = &self.cfg.params;
+        let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
+        let stream_err = |e| RunError::Stream { id, source: e };
+        match p.protocol {
+            Protocol::Tcp => {
+                let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                s.write_all(cookie).map_err(stream_err)?;
+                let local = s.local_addr().map_err(stream_err)?;
+                Ok((DataSocket::Tcp(s), local))
+            }
+            Protocol::Udp => {
+                let s = sockets::connect_udp(server, cport, p)?;
+                udp_hello(&s, id, self.interrupt)?;
+                let local = s.local_addr().map_err(stream_err)?;
+                Ok((DataSocket::Udp(s), local))
+            }
+        }
     }
 
     fn start_event(
@@ -443,6 +469,22 @@ impl Run<'_> {
         (self.emit)(Event::End(Box::new(summary.clone())));
         Some(summary)
     }
+}
+
+/// The streams as the start event lists them.
+fn connected_streams(
+    streams: &[(StreamSpec, SocketAddr)],
+    server: SocketAddr,
+) -> Vec<ConnectedStream> {
+    streams
+        .iter()
+        .map(|(s, l)| ConnectedStream {
+            id: s.id,
+            role: s.role,
+            local: l.to_string(),
+            remote: server.to_string(),
+        })
+        .collect()
 }
 
 /// Sends the UDP hello and waits for the server's answer, skipping early data (reverse mode

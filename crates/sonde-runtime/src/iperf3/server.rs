@@ -14,7 +14,7 @@ use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::{cpu, sockopt};
-use crate::server::policy::{self, ClientSlot, Limits, Refusal};
+use crate::server::policy::{self, ClientSlot, Refusal};
 use crate::server::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
@@ -154,17 +154,10 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
     }
 }
 
-fn limits_of(cfg: &ServerConfig) -> Limits {
-    Limits {
-        max_duration_secs: cfg.max_duration_secs,
-        max_bitrate: cfg.max_bitrate,
-    }
-}
-
 /// The refusal a server limit calls for: iperf3's error number and a log line. iperf3
 /// clients choose their congestion control without asking, as with iperf3's own server.
 fn check_limits(cfg: &ServerConfig, p: &TestParams) -> Option<(i32, String)> {
-    let refusal = policy::check_test(&limits_of(cfg), p, &[])?;
+    let refusal = policy::check_test(&cfg.limits(), p, &[])?;
     let code = match refusal {
         Refusal::Bitrate { .. } => errno::TOTAL_RATE,
         _ => errno::MAX_DURATION,
@@ -490,7 +483,7 @@ impl Session<'_, '_> {
 
     /// Runs until the client's TEST_END, emitting interval reports.
     fn until_test_end(&mut self, p: &TestParams, engine: &mut Engine) -> Result<(), RunError> {
-        let limit = policy::watchdog_secs(&limits_of(self.ctx.cfg), p);
+        let limit = policy::watchdog_secs(&self.ctx.cfg.limits(), p);
         let (mut moved, mut last_move) = (0u64, 0.0f64);
         loop {
             let elapsed = engine.elapsed();

@@ -7,7 +7,9 @@
 //! each family, judged with the tests of `sonde_stats::latency::compare`.
 
 use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
-use crate::client::{self, ClientConfig, Family};
+use crate::client::{self, ClientConfig};
+use crate::os::host::software;
+use crate::os::resolve::{resolve, Family};
 use sonde_proto::message::TestParams;
 use sonde_stats::latency::compare::{judge, judge_latency, mann_whitney_p, welch_p, Better};
 use sonde_stats::latency::model::{
@@ -17,6 +19,7 @@ use sonde_stats::model::{Direction, Event, Protocol, StreamRole};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Settings of `sonde rrul`.
@@ -47,6 +50,18 @@ struct Load {
     upload_bps: Option<f64>,
     samples: Vec<f64>,
     error: Option<String>,
+}
+
+impl Load {
+    /// A run that produced nothing, for `error`.
+    fn failed(error: &str) -> Self {
+        Load {
+            download_bps: None,
+            upload_bps: None,
+            samples: Vec::new(),
+            error: Some(error.into()),
+        }
+    }
 }
 
 fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load {
@@ -81,6 +96,14 @@ fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> LatencyOutcome 
     run_latency(cfg, interrupt, &mut |_ev: LatencyEvent| {})
 }
 
+/// The RRUL phases in order: a name and the direction of the TCP load (none when idle).
+const RRUL_PHASES: [(&str, Option<Direction>); 4] = [
+    ("idle", None),
+    ("download", Some(Direction::Reverse)),
+    ("upload", Some(Direction::Upload)),
+    ("bidirectional", Some(Direction::Bidir)),
+];
+
 /// Runs the four RRUL phases; `progress` hears about each phase as it starts.
 ///
 /// # Errors
@@ -92,21 +115,9 @@ pub fn run_rrul(
     progress: &mut dyn FnMut(&str),
 ) -> Result<RrulResult, LatencyError> {
     let peer = super::target(&cfg.probe)?;
-    let mut probe = cfg.probe.clone();
-    probe.host = peer.ip().to_string();
-    probe.interval = cfg.step;
-    probe.flood = false;
-    probe.count = None;
-    probe.duration = Some(cfg.phase);
-    probe.report_interval = None;
-    let plan = [
-        ("idle", None),
-        ("download", Some(Direction::Reverse)),
-        ("upload", Some(Direction::Upload)),
-        ("bidirectional", Some(Direction::Bidir)),
-    ];
+    let probe = phase_probe(cfg, peer);
     let mut result = RrulResult {
-        version: client::software(),
+        version: software(),
         target: cfg.probe.host.clone(),
         remote: peer.to_string(),
         streams: cfg.streams,
@@ -116,43 +127,16 @@ pub fn run_rrul(
         partial: false,
         error: None,
     };
+    // The idle phase's median and p99 RTT, which the loaded phases are compared with.
     let mut idle: Option<(f64, f64)> = None;
-    for (name, dir) in plan {
+    for (name, dir) in RRUL_PHASES {
         if interrupt.load(Ordering::Relaxed) {
             result.partial = true;
             result.error = Some(LatencyError::Interrupted.to_string());
             break;
         }
         progress(name);
-        // The load starts first and runs past the probing, so every probe sees a full load.
-        let ramp = Duration::from_millis(if dir.is_some() { 500 } else { 0 });
-        let handle = dir.map(|d| {
-            let c = ClientConfig {
-                host: peer.ip().to_string(),
-                port: cfg.probe.port,
-                family: Family::Any,
-                cport: None,
-                params: tcp_params(
-                    d,
-                    cfg.streams,
-                    (cfg.phase + ramp).as_secs_f64() + 0.3,
-                    cfg.step.as_secs_f64().max(0.1),
-                ),
-                connect_timeout: cfg.connect_timeout,
-            };
-            let i = interrupt.clone();
-            std::thread::spawn(move || throughput(c, i))
-        });
-        std::thread::sleep(ramp);
-        let lat = probe_quietly(&probe, interrupt);
-        let load = handle.map(|h| {
-            h.join().unwrap_or(Load {
-                download_bps: None,
-                upload_bps: None,
-                samples: Vec::new(),
-                error: Some("the load thread panicked".into()),
-            })
-        });
+        let (lat, load) = run_phase(cfg, &probe, peer, dir, interrupt);
         let Some(summary) = lat.summary else {
             let e = lat
                 .error
@@ -164,28 +148,99 @@ pub fn run_rrul(
             result.error = Some(format!("{name} phase: {e}"));
             break;
         };
-        let (med, p99) = summary
-            .rtt
-            .map_or((None, None), |r| (Some(r.median_ms), Some(r.p99_ms)));
         if dir.is_none() {
+            let (med, p99) = median_p99(&summary);
             idle = med.zip(p99);
         }
         let partial = summary.partial;
-        result.phases.push(RrulPhase {
-            name: name.into(),
-            download_bps: load.as_ref().and_then(|l| l.download_bps),
-            upload_bps: load.as_ref().and_then(|l| l.upload_bps),
-            median_inflation_ms: idle.zip(med).map(|((im, _), m)| m - im),
-            p99_inflation_ms: idle.zip(p99).map(|((_, ip), p)| p - ip),
-            load_error: load.and_then(|l| l.error),
-            latency: summary,
-        });
+        result.phases.push(phase_result(name, summary, load, idle));
         if partial {
             result.partial = true;
             break;
         }
     }
     Ok(result)
+}
+
+/// The probe settings of every phase: the resolved peer, one probe per step for a phase.
+fn phase_probe(cfg: &RrulConfig, peer: SocketAddr) -> LatencyConfig {
+    let mut probe = cfg.probe.clone();
+    probe.host = peer.ip().to_string();
+    probe.interval = cfg.step;
+    probe.flood = false;
+    probe.count = None;
+    probe.duration = Some(cfg.phase);
+    probe.report_interval = None;
+    probe
+}
+
+/// One phase: the load (if any) starts first and runs past the probing, so every probe
+/// sees a full load. Returns the probes' outcome and the load's figures.
+fn run_phase(
+    cfg: &RrulConfig,
+    probe: &LatencyConfig,
+    peer: SocketAddr,
+    dir: Option<Direction>,
+    interrupt: &Arc<AtomicBool>,
+) -> (LatencyOutcome, Option<Load>) {
+    let ramp = Duration::from_millis(if dir.is_some() { 500 } else { 0 });
+    let handle = dir.map(|d| start_load(cfg, peer, d, ramp, interrupt));
+    std::thread::sleep(ramp);
+    let lat = probe_quietly(probe, interrupt);
+    let load = handle.map(|h| h.join().unwrap_or(Load::failed("the load thread panicked")));
+    (lat, load)
+}
+
+/// Starts `streams` TCP streams in direction `d` in their own thread, lasting the ramp, the
+/// phase and a little more.
+fn start_load(
+    cfg: &RrulConfig,
+    peer: SocketAddr,
+    d: Direction,
+    ramp: Duration,
+    interrupt: &Arc<AtomicBool>,
+) -> JoinHandle<Load> {
+    let c = ClientConfig {
+        host: peer.ip().to_string(),
+        port: cfg.probe.port,
+        family: Family::Any,
+        cport: None,
+        params: tcp_params(
+            d,
+            cfg.streams,
+            (cfg.phase + ramp).as_secs_f64() + 0.3,
+            cfg.step.as_secs_f64().max(0.1),
+        ),
+        connect_timeout: cfg.connect_timeout,
+    };
+    let i = interrupt.clone();
+    std::thread::spawn(move || throughput(c, i))
+}
+
+/// The median and p99 RTT of a phase, when any probe was answered.
+fn median_p99(summary: &LatencySummary) -> (Option<f64>, Option<f64>) {
+    summary
+        .rtt
+        .map_or((None, None), |r| (Some(r.median_ms), Some(r.p99_ms)))
+}
+
+/// A phase's line: goodput, latency and how much the RTT grew over `idle`.
+fn phase_result(
+    name: &str,
+    summary: LatencySummary,
+    load: Option<Load>,
+    idle: Option<(f64, f64)>,
+) -> RrulPhase {
+    let (med, p99) = median_p99(&summary);
+    RrulPhase {
+        name: name.into(),
+        download_bps: load.as_ref().and_then(|l| l.download_bps),
+        upload_bps: load.as_ref().and_then(|l| l.upload_bps),
+        median_inflation_ms: idle.zip(med).map(|((im, _), m)| m - im),
+        p99_inflation_ms: idle.zip(p99).map(|((_, ip), p)| p - ip),
+        load_error: load.and_then(|l| l.error),
+        latency: summary,
+    }
 }
 
 /// Settings of `sonde compare-ip`.
@@ -207,7 +262,7 @@ fn family_addr(cfg: &CompareConfig, v6: bool) -> Result<IpAddr, String> {
         return Ok(a);
     }
     let fam = if v6 { Family::V6 } else { Family::V4 };
-    client::resolve(&cfg.probe.host, cfg.probe.port, fam)
+    resolve(&cfg.probe.host, cfg.probe.port, fam)
         .map_err(|e| e.to_string())
         .and_then(|v| {
             v.first()
@@ -254,20 +309,7 @@ fn measure_family(
     }
     let mut tput = Vec::new();
     if cfg.throughput_secs > 0.0 && errors.is_empty() && !interrupt.load(Ordering::Relaxed) {
-        let c = ClientConfig {
-            host: addr.to_string(),
-            port: cfg.probe.port,
-            family: Family::Any,
-            cport: None,
-            params: tcp_params(
-                Direction::Upload,
-                1,
-                cfg.throughput_secs,
-                (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
-            ),
-            connect_timeout: cfg.connect_timeout,
-        };
-        let load = throughput(c, interrupt.clone());
+        let load = upload(cfg, addr, interrupt);
         r.throughput_bps = load.upload_bps;
         errors.extend(load.error);
         tput = load.samples;
@@ -276,6 +318,24 @@ fn measure_family(
         r.error = Some(errors.join("; "));
     }
     (r, lat.rtt_sample_ms, tput)
+}
+
+/// The short single-stream TCP upload of compare-ip to `addr`.
+fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Load {
+    let c = ClientConfig {
+        host: addr.to_string(),
+        port: cfg.probe.port,
+        family: Family::Any,
+        cport: None,
+        params: tcp_params(
+            Direction::Upload,
+            1,
+            cfg.throughput_secs,
+            (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
+        ),
+        connect_timeout: cfg.connect_timeout,
+    };
+    throughput(c, interrupt.clone())
 }
 
 /// Measures both families one after the other and compares them.
@@ -292,7 +352,7 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
         .map(|(a, b)| judge(a, b, false, welch_p(&tp4, &tp6)));
     let verdict = verdict(&v4, &v6, latency.map(|c| (c.better, c.difference_percent)));
     CompareIpResult {
-        version: client::software(),
+        version: software(),
         target: cfg.probe.host.clone(),
         ipv4: v4,
         ipv6: v6,

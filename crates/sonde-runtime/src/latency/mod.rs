@@ -20,8 +20,9 @@ mod transports;
 
 pub use responder::Responder;
 
-use crate::client::{resolve, Family};
 use crate::error::RunError;
+use crate::os::host::software;
+use crate::os::resolve::{resolve, Family};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencyStart, LatencySummary};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -134,7 +135,7 @@ pub(crate) fn start_event(
     timestamping: String,
 ) -> LatencyEvent {
     LatencyEvent::Start(Box::new(LatencyStart {
-        version: crate::client::software(),
+        version: software(),
         mode: cfg.mode,
         target: cfg.host.clone(),
         remote: if cfg.mode == LatencyMode::Icmp {

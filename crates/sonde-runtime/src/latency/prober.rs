@@ -6,6 +6,7 @@ use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencySummary};
 use sonde_stats::latency::tracker::{ProbeTracker, ScheduleTracker, TrackerConfig, Verdict};
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -207,8 +208,34 @@ pub(crate) fn run_datagram(
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(LatencyEvent),
 ) -> Result<LatencyOutcome, LatencyError> {
-    let mut t = open(cfg)?;
+    let t = open(cfg)?;
     let peer = target(cfg)?;
+    announce(cfg, &*t, peer, emit);
+    let mut run = DatagramRun::new(cfg, interrupt, t, RunState::new(cfg, emit));
+    let (mut failure, mut interrupted) = match run.send_probes() {
+        Ok(interrupted) => (None, interrupted),
+        Err(e) => (Some(e), false),
+    };
+    if failure.is_none() && !interrupted {
+        failure = run.await_stragglers().err();
+        interrupted = interrupt.load(Ordering::Relaxed);
+    }
+    let error = failure
+        .map(|e| e.to_string())
+        .or(interrupted.then(|| LatencyError::Interrupted.to_string()));
+    let schedule = run.sched.and_then(|s| s.stats());
+    Ok(run
+        .st
+        .finish(error.is_some(), error, |s| s.schedule = schedule))
+}
+
+/// Emits the start event, and a note when UDP probes had to grow to hold their header.
+fn announce(
+    cfg: &LatencyConfig,
+    t: &dyn Transport,
+    peer: SocketAddr,
+    emit: &mut dyn FnMut(LatencyEvent),
+) {
     emit(start_event(
         cfg,
         peer,
@@ -225,129 +252,181 @@ pub(crate) fn run_datagram(
             sonde_proto::probe::HEADER_LEN
         )));
     }
-    let mut st = RunState::new(cfg, emit);
-    let mut sched = (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64));
-    let mut window: VecDeque<(u64, Instant)> = VecDeque::new();
-    let win = cfg.window.max(1) as usize;
-    let end_at = cfg.duration.map(|d| st.start + d);
-    let mut seq = 0u64;
-    let mut failure = None;
-    let mut interrupted = false;
-    loop {
-        if interrupt.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
+}
+
+/// What the probe loop does next.
+enum Slot {
+    /// Send the next probe, due at this time.
+    Send(Instant),
+    /// Look at the end conditions again first (a reply freed the window, or Ctrl-C).
+    Recheck,
+    /// The run's duration ends before the next probe is due.
+    Stop,
+}
+
+/// One datagram run: the transport, the shared bookkeeping, the schedule statistics and, in
+/// flood mode, the probes in flight.
+struct DatagramRun<'a> {
+    cfg: &'a LatencyConfig,
+    interrupt: &'a AtomicBool,
+    t: Box<dyn Transport>,
+    st: RunState<'a>,
+    sched: Option<ScheduleTracker>,
+    /// Flood mode: probes in flight (sequence number, send time), oldest first.
+    window: VecDeque<(u64, Instant)>,
+    /// Flood mode: the most probes in flight at once.
+    win: usize,
+    end_at: Option<Instant>,
+    /// Probes sent so far (the last one's sequence number).
+    seq: u64,
+}
+
+impl<'a> DatagramRun<'a> {
+    fn new(
+        cfg: &'a LatencyConfig,
+        interrupt: &'a AtomicBool,
+        t: Box<dyn Transport>,
+        st: RunState<'a>,
+    ) -> Self {
+        Self {
+            cfg,
+            interrupt,
+            t,
+            sched: (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64)),
+            window: VecDeque::new(),
+            win: cfg.window.max(1) as usize,
+            end_at: cfg.duration.map(|d| st.start + d),
+            seq: 0,
+            st,
         }
-        if cfg.count.is_some_and(|c| seq >= c) {
-            break;
-        }
-        let now = Instant::now();
-        if end_at.is_some_and(|e| now >= e) {
-            break;
-        }
-        let due = if cfg.flood {
-            let timeout = (st.max_rtt * 4).clamp(FLOOD_TIMEOUT_MIN, FLOOD_TIMEOUT_MAX);
-            let timeout = if st.max_rtt.is_zero() {
-                FLOOD_TIMEOUT_MAX
+    }
+
+    /// Sends probes until the count or the duration is reached; true when Ctrl-C ended it.
+    fn send_probes(&mut self) -> Result<bool, LatencyError> {
+        loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Ok(true);
+            }
+            if self.cfg.count.is_some_and(|c| self.seq >= c) {
+                return Ok(false);
+            }
+            let now = Instant::now();
+            if self.end_at.is_some_and(|e| now >= e) {
+                return Ok(false);
+            }
+            let slot = if self.cfg.flood {
+                self.flood_slot(now)?
             } else {
-                timeout
+                self.scheduled_slot()?
             };
-            window.retain(|(_, at)| now.duration_since(*at) < timeout);
-            if window.len() >= win {
-                let oldest = window.front().map_or(now, |(_, at)| *at + timeout);
-                let until = end_at.map_or(oldest, |e| e.min(oldest));
-                if let Err(e) = wait_until(
-                    &mut *t,
-                    &mut st,
-                    &mut window,
-                    until,
-                    false,
-                    interrupt,
-                    |_, w| w.len() < win,
-                ) {
-                    failure = Some(e);
-                    break;
-                }
-                continue;
+            match slot {
+                Slot::Send(due) => self.send_probe(due)?,
+                Slot::Recheck => {}
+                Slot::Stop => return Ok(false),
             }
-            now
+        }
+    }
+
+    /// Flood: the next probe goes now, unless the window is full; then this waits until a
+    /// reply frees a place or the oldest probe in flight times out.
+    fn flood_slot(&mut self, now: Instant) -> Result<Slot, LatencyError> {
+        let timeout = if self.st.max_rtt.is_zero() {
+            FLOOD_TIMEOUT_MAX
         } else {
-            let due = st.start
-                + cfg
-                    .interval
-                    .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX));
-            if end_at.is_some_and(|e| due >= e) {
-                break;
-            }
-            if let Err(e) = wait_until(
-                &mut *t,
-                &mut st,
-                &mut window,
-                due,
-                true,
-                interrupt,
-                |_, _| false,
-            ) {
-                failure = Some(e);
-                break;
-            }
-            if interrupt.load(Ordering::Relaxed) {
-                continue;
-            }
-            due
+            (self.st.max_rtt * 4).clamp(FLOOD_TIMEOUT_MIN, FLOOD_TIMEOUT_MAX)
         };
-        seq += 1;
-        st.tracker.on_sent(seq);
+        self.window
+            .retain(|(_, at)| now.duration_since(*at) < timeout);
+        if self.window.len() < self.win {
+            return Ok(Slot::Send(now));
+        }
+        let oldest = self.window.front().map_or(now, |(_, at)| *at + timeout);
+        let until = self.end_at.map_or(oldest, |e| e.min(oldest));
+        let win = self.win;
+        wait_until(
+            &mut *self.t,
+            &mut self.st,
+            &mut self.window,
+            until,
+            false,
+            self.interrupt,
+            |_, w| w.len() < win,
+        )?;
+        Ok(Slot::Recheck)
+    }
+
+    /// Isochronous: probe n is due at start + n × interval; waits for it precisely, reading
+    /// replies meanwhile.
+    fn scheduled_slot(&mut self) -> Result<Slot, LatencyError> {
+        let due = self.st.start
+            + self
+                .cfg
+                .interval
+                .saturating_mul(u32::try_from(self.seq).unwrap_or(u32::MAX));
+        if self.end_at.is_some_and(|e| due >= e) {
+            return Ok(Slot::Stop);
+        }
+        wait_until(
+            &mut *self.t,
+            &mut self.st,
+            &mut self.window,
+            due,
+            true,
+            self.interrupt,
+            |_, _| false,
+        )?;
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Ok(Slot::Recheck);
+        }
+        Ok(Slot::Send(due))
+    }
+
+    /// Sends the next probe (due at `due`), records it and reads what has arrived.
+    fn send_probe(&mut self, due: Instant) -> Result<(), LatencyError> {
+        self.seq += 1;
+        let seq = self.seq;
+        self.st.tracker.on_sent(seq);
         let sent_at = Instant::now();
-        if let Err(e) = t.send(seq) {
+        if let Err(e) = self.t.send(seq) {
             // A full socket buffer or an unreachable host loses this probe, not the run.
             if !matches!(
                 e.kind(),
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::ConnectionRefused
             ) {
-                failure = Some(LatencyError::io("sending a probe", e));
-                break;
+                return Err(LatencyError::io("sending a probe", e));
             }
         }
-        if let Some(s) = &mut sched {
-            let base = st.start;
+        if let Some(s) = &mut self.sched {
+            let base = self.st.start;
             s.on_send(
                 due.duration_since(base).as_nanos() as u64,
                 sent_at.duration_since(base).as_nanos() as u64,
             );
         }
-        if cfg.flood {
-            window.push_back((seq, sent_at));
+        if self.cfg.flood {
+            self.window.push_back((seq, sent_at));
         }
-        if let Err(e) = drain(&mut *t, &mut st, &mut window) {
-            failure = Some(e);
-            break;
-        }
+        drain(&mut *self.t, &mut self.st, &mut self.window)?;
+        Ok(())
     }
-    if failure.is_none() && !interrupted {
-        // Stragglers, then the server's count (UDP), each with a deadline.
-        let until = Instant::now() + st.final_wait(cfg);
-        let sent = st.tracker.sent();
+
+    /// Stragglers, then the server's count (UDP), each with a deadline. The count is asked
+    /// for even when waiting for stragglers failed; that failure is returned.
+    fn await_stragglers(&mut self) -> Result<(), LatencyError> {
+        let until = Instant::now() + self.st.final_wait(self.cfg);
+        let sent = self.st.tracker.sent();
         let r = wait_until(
-            &mut *t,
-            &mut st,
-            &mut window,
+            &mut *self.t,
+            &mut self.st,
+            &mut self.window,
             until,
             false,
-            interrupt,
+            self.interrupt,
             |s, _| s.tracker.received() >= sent,
         );
-        if let Err(e) = r {
-            failure = Some(e);
-        }
-        query_count(&mut *t, &mut st, &mut window, interrupt);
-        interrupted = interrupt.load(Ordering::Relaxed);
+        query_count(&mut *self.t, &mut self.st, &mut self.window, self.interrupt);
+        r.map(|_| ())
     }
-    let error = failure
-        .map(|e| e.to_string())
-        .or(interrupted.then(|| LatencyError::Interrupted.to_string()));
-    let schedule = sched.and_then(|s| s.stats());
-    Ok(st.finish(error.is_some(), error, |s| s.schedule = schedule))
 }
 
 /// Asks the server how many requests it received (three tries, 300 ms each).

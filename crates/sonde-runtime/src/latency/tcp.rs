@@ -71,11 +71,32 @@ pub(crate) fn run(
 ) -> Result<LatencyOutcome, LatencyError> {
     let peer = target(cfg)?;
     let size = cfg.size.clamp(1, MAX_PROBE_LEN);
-    let mut rr = match cfg.mode {
+    let rr = match cfg.mode {
         LatencyMode::TcpRr => Some(Rr::open(peer, size, cfg.timeout)?),
         _ => None,
     };
-    let (local, meaning) = match &rr {
+    emit(tcp_start_event(cfg, peer, rr.as_ref(), size));
+    let mut st = RunState::new(cfg, emit);
+    let mut probes = TcpProbes {
+        cfg,
+        peer,
+        rr,
+        sched: (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64)),
+    };
+    let msg = probes.run(&mut st, interrupt).err().map(|e| e.to_string());
+    let schedule = probes.sched.and_then(|s| s.stats());
+    Ok(st.finish(msg.is_some(), msg, |s| s.schedule = schedule))
+}
+
+/// The start event: tcp-rr reports its connection and transaction size, tcp-connect has
+/// neither.
+fn tcp_start_event(
+    cfg: &LatencyConfig,
+    peer: SocketAddr,
+    rr: Option<&Rr>,
+    size: usize,
+) -> LatencyEvent {
+    let (local, meaning) = match rr {
         Some(r) => (
             r.stream
                 .local_addr()
@@ -88,65 +109,75 @@ pub(crate) fn run(
             "none (a TCP handshake carries no payload)".to_string(),
         ),
     };
-    emit(start_event(
+    start_event(
         cfg,
         peer,
         local,
         if rr.is_some() { size } else { 0 },
         meaning,
         USER_CLOCK.into(),
-    ));
-    let mut st = RunState::new(cfg, emit);
-    let mut sched = (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64));
-    let end_at = cfg.duration.map(|d| st.start + d);
-    let mut seq = 0u64;
-    let mut error = None;
-    loop {
-        if interrupt.load(Ordering::Relaxed) {
-            error = Some(LatencyError::Interrupted);
-            break;
+    )
+}
+
+/// The probes of one run: a handshake each (tcp-connect) or a transaction each on the open
+/// connection (tcp-rr), and the schedule statistics.
+struct TcpProbes<'a> {
+    cfg: &'a LatencyConfig,
+    peer: SocketAddr,
+    rr: Option<Rr>,
+    sched: Option<ScheduleTracker>,
+}
+
+impl TcpProbes<'_> {
+    /// Probes on the schedule until the count or the duration is reached; Ctrl-C and a
+    /// broken tcp-rr connection end the run with an error.
+    fn run(&mut self, st: &mut RunState, interrupt: &AtomicBool) -> Result<(), LatencyError> {
+        let cfg = self.cfg;
+        let end_at = cfg.duration.map(|d| st.start + d);
+        let mut seq = 0u64;
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(LatencyError::Interrupted);
+            }
+            if cfg.count.is_some_and(|c| seq >= c) {
+                return Ok(());
+            }
+            let due = if cfg.flood {
+                Instant::now()
+            } else {
+                st.start
+                    + cfg
+                        .interval
+                        .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX))
+            };
+            if end_at.is_some_and(|e| due >= e || Instant::now() >= e) {
+                return Ok(());
+            }
+            wait_for(st, due, interrupt);
+            seq += 1;
+            self.probe(st, seq, due)?;
         }
-        if cfg.count.is_some_and(|c| seq >= c) {
-            break;
-        }
-        let due = if cfg.flood {
-            Instant::now()
-        } else {
-            st.start
-                + cfg
-                    .interval
-                    .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX))
-        };
-        if end_at.is_some_and(|e| due >= e || Instant::now() >= e) {
-            break;
-        }
-        // Sleep in slices so that Ctrl-C and interval lines are not held up by a long interval.
-        while Instant::now() + Duration::from_millis(50) < due && !interrupt.load(Ordering::Relaxed)
-        {
-            st.report_due(Instant::now());
-            std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
-        }
-        sleep_until(due);
-        st.report_due(Instant::now());
-        seq += 1;
+    }
+
+    /// Times probe `seq` (due at `due`); a failed handshake is a lost probe, a failed tcp-rr
+    /// transaction an error.
+    fn probe(&mut self, st: &mut RunState, seq: u64, due: Instant) -> Result<(), LatencyError> {
         st.tracker.on_sent(seq);
         let wall = timestamp::realtime_ns();
         let t0 = Instant::now();
-        if let Some(s) = &mut sched {
+        if let Some(s) = &mut self.sched {
             s.on_send(
                 due.duration_since(st.start).as_nanos() as u64,
                 t0.duration_since(st.start).as_nanos() as u64,
             );
         }
-        let ok = match &mut rr {
-            Some(r) => match r.transact(seq) {
-                Ok(()) => true,
-                Err(e) => {
-                    error = Some(LatencyError::io("tcp-rr transaction", e));
-                    break;
-                }
-            },
-            None => connect(peer, cfg.timeout).is_ok(),
+        let ok = match &mut self.rr {
+            Some(r) => {
+                r.transact(seq)
+                    .map_err(|e| LatencyError::io("tcp-rr transaction", e))?;
+                true
+            }
+            None => connect(self.peer, self.cfg.timeout).is_ok(),
         };
         if ok {
             let rtt = t0.elapsed().as_nanos() as u64;
@@ -158,10 +189,19 @@ pub(crate) fn run(
                 server: None,
             });
         }
+        Ok(())
     }
-    let msg = error.map(|e| e.to_string());
-    let schedule = sched.and_then(|s| s.stats());
-    Ok(st.finish(msg.is_some(), msg, |s| s.schedule = schedule))
+}
+
+/// Waits until `due`, in slices so that Ctrl-C and interval lines are not held up by a long
+/// interval, then emits the interval lines that are due.
+fn wait_for(st: &mut RunState, due: Instant, interrupt: &AtomicBool) {
+    while Instant::now() + Duration::from_millis(50) < due && !interrupt.load(Ordering::Relaxed) {
+        st.report_due(Instant::now());
+        std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
+    }
+    sleep_until(due);
+    st.report_due(Instant::now());
 }
 
 /// Serves one tcp-rr connection (after its `SONDE/R1` preamble): echoes transactions until the

@@ -1,14 +1,17 @@
 //! Every OS-specific call sonde makes, in one place (Linux; other Unix systems get fallbacks).
 //!
 //! TCP_INFO, congestion control, socket options, thread CPU times, zero-copy sending and
-//! readiness waits sit behind these small functions so the engine above stays portable.
+//! readiness waits sit behind these small functions so the engine above stays portable; host
+//! facts (`uname`, the wall clock) and name resolution are here for the same reason.
 
 pub mod cpu;
 pub mod discard;
+pub mod host;
 pub mod icmp;
 pub mod mmsg;
 pub mod poll;
 pub mod random;
+pub mod resolve;
 pub mod sockopt;
 pub mod tcp_info;
 pub mod timer;

@@ -36,6 +36,16 @@ pub struct ServerConfig {
     pub interval_secs: Option<f64>,
 }
 
+impl ServerConfig {
+    /// The limits this configuration puts on each test (for both protocols).
+    pub fn limits(&self) -> policy::Limits {
+        policy::Limits {
+            max_duration_secs: self.max_duration_secs,
+            max_bitrate: self.max_bitrate,
+        }
+    }
+}
+
 /// Creates the event sink for one test, given a label for the client.
 pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 

@@ -61,7 +61,11 @@ impl Refusal {
 
 /// Checks a requested test against the server's limits. `server_congestion` lists the
 /// congestion controls this host offers (empty when unknown: then any is let through).
-pub fn check_test(limits: &Limits, p: &TestParams, server_congestion: &[String]) -> Option<Refusal> {
+pub fn check_test(
+    limits: &Limits,
+    p: &TestParams,
+    server_congestion: &[String],
+) -> Option<Refusal> {
     if let Some(max) = limits.max_duration_secs {
         let total = p.duration_secs + p.omit_secs;
         if p.duration_secs == 0.0 {
@@ -78,7 +82,11 @@ pub fn check_test(limits: &Limits, p: &TestParams, server_congestion: &[String])
         }
     }
     if let Some(max) = limits.max_bitrate {
-        let dirs = if p.direction == Direction::Bidir { 2 } else { 1 };
+        let dirs = if p.direction == Direction::Bidir {
+            2
+        } else {
+            1
+        };
         let total = p
             .bitrate
             .saturating_mul(u64::from(p.parallel))
@@ -174,7 +182,10 @@ mod tests {
             max_duration_secs: Some(10.0),
             ..Limits::default()
         };
-        assert_eq!(check_test(&l, &udp(10.0, 1, 1, Direction::Upload), &[]), None);
+        assert_eq!(
+            check_test(&l, &udp(10.0, 1, 1, Direction::Upload), &[]),
+            None
+        );
         let mut p = udp(9.0, 1, 1, Direction::Upload);
         p.omit_secs = 2.0;
         let r = check_test(&l, &p, &[]).unwrap();
@@ -182,7 +193,10 @@ mod tests {
         assert!(r.message().contains("11 s exceeds"), "{}", r.message());
         let mut bytes = udp(0.0, 1, 1, Direction::Upload);
         bytes.bytes = 1000;
-        assert!(check_test(&l, &bytes, &[]).unwrap().message().contains("add -t"));
+        assert!(check_test(&l, &bytes, &[])
+            .unwrap()
+            .message()
+            .contains("add -t"));
     }
 
     #[test]
@@ -191,7 +205,10 @@ mod tests {
             max_bitrate: Some(100_000_000),
             ..Limits::default()
         };
-        assert_eq!(check_test(&l, &udp(1.0, 25_000_000, 4, Direction::Upload), &[]), None);
+        assert_eq!(
+            check_test(&l, &udp(1.0, 25_000_000, 4, Direction::Upload), &[]),
+            None
+        );
         let r = check_test(&l, &udp(1.0, 25_000_000, 4, Direction::Bidir), &[]).unwrap();
         assert_eq!(r.code(), RefuseCode::MaxBitrate);
         assert!(r.message().contains("200 Mbit"), "{}", r.message());

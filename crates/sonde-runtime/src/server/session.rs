@@ -1,11 +1,12 @@
 //! One test on the server: from the client's hello to its Done, in this connection's thread.
 
+use super::policy::{self, ClientSlot, Refusal};
 use super::registry::Arrival;
 use super::Shared;
-use crate::client::software;
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
+use crate::os::host::software;
 use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::SendConfig;
@@ -14,9 +15,10 @@ use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParam
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_proto::udp_hello::HelloAck;
-use sonde_stats::cpu::cpu_usage;
-use sonde_stats::model::{ConnectedStream, Direction, Event, Role, StreamRole};
-use sonde_stats::units::format_bitrate;
+use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::model::{
+    ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
+};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::Ordering;
@@ -29,15 +31,12 @@ use std::time::{Duration, Instant};
 /// TCP segment can need several retransmissions, each after a doubled timeout (1, 2, 4, 8 s),
 /// and the test must still set up and report rather than fail on its own control traffic.
 const STEP: Duration = Duration::from_secs(30);
-/// Extra time a test may run beyond its duration before the server gives up on the client.
-const WATCHDOG_SLACK: f64 = 30.0;
 
 /// Serves one control connection, counting it against `--max-clients`.
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
-    let active = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
+    let slot = ClientSlot::take(&shared.active, shared.cfg.max_clients);
     let Ok(conn) = ControlConn::new(stream) else {
-        shared.active.fetch_sub(1, Ordering::SeqCst);
         return;
     };
     let mut emit = (shared.sinks)(&peer.to_string());
@@ -49,7 +48,7 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         cookie: None,
         events: TestEvents::new(&mut *emit),
     };
-    let over_limit = shared.cfg.max_clients.is_some_and(|m| active > m);
+    let over_limit = slot.over_limit();
     let result = run.execute(over_limit);
     run.events.close(result.as_ref().err());
     if let Some(c) = run.cookie {
@@ -62,7 +61,7 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         }
         Err(e) => (shared.log)(&format!("test with {peer} failed: {e}")),
     }
-    shared.active.fetch_sub(1, Ordering::SeqCst);
+    drop(slot);
     let served = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
     if shared.cfg.one_off && served >= 1 && !over_limit {
         shared.shutdown.store(true, Ordering::SeqCst);
@@ -132,48 +131,6 @@ impl SessionRun<'_> {
         self.flush()
     }
 
-    fn check_limits(&self, p: &TestParams) -> Option<(RefuseCode, String)> {
-        let cfg = &self.shared.cfg;
-        if let Some(max) = cfg.max_duration_secs {
-            let total = p.duration_secs + p.omit_secs;
-            if p.duration_secs == 0.0 {
-                return Some((RefuseCode::MaxDuration, format!("server allows tests of at most {max} s (--max-duration); byte- or block-limited tests have no time bound, add -t")));
-            }
-            if total > max {
-                return Some((RefuseCode::MaxDuration, format!("requested {total} s exceeds the server's limit of {max} s (--max-duration)")));
-            }
-        }
-        if let Some(max) = cfg.max_bitrate {
-            let dirs = if p.direction == Direction::Bidir {
-                2
-            } else {
-                1
-            };
-            let total = p
-                .bitrate
-                .saturating_mul(u64::from(p.parallel))
-                .saturating_mul(dirs);
-            if p.bitrate == 0 || total > max {
-                let asked = if p.bitrate == 0 {
-                    "an unlimited rate".to_string()
-                } else {
-                    format_bitrate(total as f64)
-                };
-                return Some((RefuseCode::MaxBitrate, format!("requested {asked} exceeds the server's limit of {} (--max-bitrate); use -b with streams x rate <= the limit", format_bitrate(max as f64))));
-            }
-        }
-        if let Some(algo) = &p.congestion {
-            let avail = sockopt::available_congestion();
-            if p.direction != Direction::Upload
-                && !avail.is_empty()
-                && !avail.iter().any(|a| a == algo)
-            {
-                return Some((RefuseCode::Congestion, format!("congestion control \"{algo}\" is not available on the server (available: {})", avail.join(", "))));
-            }
-        }
-        None
-    }
-
     fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
         match self.next_event(STEP, "the client's hello")? {
             ServerEvent::Greeted { .. } => {}
@@ -182,10 +139,8 @@ impl SessionRun<'_> {
         }
         if over_limit {
             let max = self.shared.cfg.max_clients.unwrap_or(0);
-            return self.refuse(
-                RefuseCode::MaxClients,
-                format!("server is busy: it serves at most {max} clients at once (--max-clients)"),
-            );
+            let busy = Refusal::Busy { max };
+            return self.refuse(busy.code(), busy.message());
         }
         let params = match self.next_event(STEP, "the test request")? {
             ServerEvent::TestRequested(p) => *p,
@@ -196,8 +151,9 @@ impl SessionRun<'_> {
                 return Ok(());
             }
         };
-        if let Some((code, msg)) = self.check_limits(&params) {
-            return self.refuse(code, msg);
+        let limits = self.shared.cfg.limits();
+        if let Some(r) = policy::check_test(&limits, &params, &sockopt::available_congestion()) {
+            return self.refuse(r.code(), r.message());
         }
         let params = Arc::new(params);
         let cookie = random_cookie();
@@ -220,38 +176,19 @@ impl SessionRun<'_> {
         self.run_test(&params, cookie, streams)
     }
 
+    /// Collects the test's data streams as the registry routes them here, answering
+    /// repeated UDP hellos and the control connection meanwhile; gives up after [`STEP`].
     fn collect_streams(
         &mut self,
         p: &TestParams,
         rx: &Receiver<Arrival>,
-    ) -> Result<Vec<(LocalStream, String, String)>, RunError> {
+    ) -> Result<Vec<OpenStream>, RunError> {
         let want = p.stream_count() as usize;
-        let mut got: BTreeMap<u32, (LocalStream, String, String)> = BTreeMap::new();
+        let mut got: BTreeMap<u32, OpenStream> = BTreeMap::new();
         let deadline = Instant::now() + STEP;
         while got.len() < want {
-            if Instant::now() >= deadline {
-                let msg = format!(
-                    "only {} of {want} data streams arrived within {} s",
-                    got.len(),
-                    STEP.as_secs()
-                );
-                self.session.abort(&msg);
-                let _ = self.flush();
-                return Err(RunError::Setup(msg));
-            }
-            if self.interrupted() {
-                self.session.abort("the server is shutting down");
-                let _ = self.flush();
-                return Err(RunError::Interrupted);
-            }
-            if let Some(m) = self.conn.recv(Duration::from_millis(5))? {
-                let r = self.session.handle(m);
-                self.flush()?;
-                r.map_err(|e| RunError::Protocol(e.to_string()))?;
-                if let Some(ServerEvent::Aborted(r)) = self.session.poll_event() {
-                    return Err(RunError::PeerAborted(r));
-                }
-            }
+            self.check_stream_wait(got.len(), want, deadline)?;
+            self.serve_control_during_setup()?;
             // Until streams-ready goes out the client sends only hellos, so every socket can
             // be read here: a hello whose ack was lost is answered again.
             for (s, _, _) in got.values() {
@@ -261,66 +198,90 @@ impl SessionRun<'_> {
                 }
             }
             while let Ok(a) = rx.recv_timeout(Duration::from_millis(5)) {
-                let server_sends = |id: u32| !p.client_sends(id);
-                match a {
-                    Arrival::Tcp(id, t) => {
-                        let role = if server_sends(id) {
-                            StreamRole::Sender
-                        } else {
-                            StreamRole::Receiver
-                        };
-                        sockets::apply_tcp(&sockets::as_socket2(&t), p, "server")?;
-                        let local = t.local_addr().map(canonical).unwrap_or_default();
-                        let remote = t.peer_addr().map(canonical).unwrap_or_default();
-                        got.insert(
-                            id,
-                            (
-                                LocalStream {
-                                    id,
-                                    role,
-                                    socket: DataSocket::Tcp(t),
-                                    ack: None,
-                                },
-                                local,
-                                remote,
-                            ),
-                        );
-                    }
-                    Arrival::Udp(id, u, ack) => {
-                        let role = if server_sends(id) {
-                            StreamRole::Sender
-                        } else {
-                            StreamRole::Receiver
-                        };
-                        let local = u.local_addr().map(canonical).unwrap_or_default();
-                        let remote = u.peer_addr().map(canonical).unwrap_or_default();
-                        got.insert(
-                            id,
-                            (
-                                LocalStream {
-                                    id,
-                                    role,
-                                    socket: DataSocket::Udp(u),
-                                    ack: Some(ack),
-                                },
-                                local,
-                                remote,
-                            ),
-                        );
-                    }
-                }
+                let (id, stream) = arrived_stream(p, a)?;
+                got.insert(id, stream);
             }
         }
         Ok(got.into_values().collect())
     }
 
+    /// Ends the wait for streams (telling the client why) when it took too long or the
+    /// server is shutting down.
+    fn check_stream_wait(
+        &mut self,
+        got: usize,
+        want: usize,
+        deadline: Instant,
+    ) -> Result<(), RunError> {
+        if Instant::now() >= deadline {
+            let msg = format!(
+                "only {got} of {want} data streams arrived within {} s",
+                STEP.as_secs()
+            );
+            self.session.abort(&msg);
+            let _ = self.flush();
+            return Err(RunError::Setup(msg));
+        }
+        if self.interrupted() {
+            self.session.abort("the server is shutting down");
+            let _ = self.flush();
+            return Err(RunError::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Handles one control message while streams arrive, if one comes within 5 ms; only an
+    /// abort from the client matters then.
+    fn serve_control_during_setup(&mut self) -> Result<(), RunError> {
+        if let Some(m) = self.conn.recv(Duration::from_millis(5))? {
+            let r = self.session.handle(m);
+            self.flush()?;
+            r.map_err(|e| RunError::Protocol(e.to_string()))?;
+            if let Some(ServerEvent::Aborted(r)) = self.session.poll_event() {
+                return Err(RunError::PeerAborted(r));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the accepted test: the start event, the stream workers, the test until the
+    /// client's Stop, then results both ways and the summary (a partial one on failure).
     fn run_test(
         &mut self,
         p: &TestParams,
         cookie: Cookie,
-        streams: Vec<(LocalStream, String, String)>,
+        streams: Vec<OpenStream>,
     ) -> Result<(), RunError> {
         let interval = self.shared.cfg.interval_secs.unwrap_or(p.interval_secs);
+        let start = self.start_event(p, &cookie, interval, &streams);
+        self.events.start(start, p, Role::Server);
+        let cpu0 = cpu::thread_times();
+        let t0 = Instant::now();
+        let reack = sending_udp_sockets(&streams);
+        let mut engine = start_engine(p, streams, interval)?;
+        let congestion = engine.congestion();
+        let outcome = self.until_stop(&mut engine, self.time_limit(p), &reack);
+        let stop = match outcome {
+            Ok(stop) => stop,
+            Err(e) => {
+                self.finish_partial(p, &mut engine, t0, cpu0, &e);
+                return Err(e);
+            }
+        };
+        let (local, cpu_local) =
+            self.send_results(p, &mut engine, &stop, (t0, cpu0), congestion.clone())?;
+        self.summarise(p, &local, cpu_local, congestion);
+        Ok(())
+    }
+
+    /// The start event of this end: its streams and addresses as users read them.
+    fn start_event(
+        &self,
+        p: &TestParams,
+        cookie: &Cookie,
+        interval: f64,
+        streams: &[OpenStream],
+    ) -> TestStart {
         let connected = streams
             .iter()
             .map(|(s, l, r)| ConnectedStream {
@@ -336,89 +297,63 @@ impl SessionRun<'_> {
             .local_addr()
             .map(canonical)
             .unwrap_or_default();
-        let start = crate::start::start_event(
+        crate::start::start_event(
             p,
             crate::start::StartContext {
                 role: Role::Server,
                 local: local_addr,
                 remote: self.peer.to_string(),
                 server_port: self.shared.cfg.port,
-                cookie: cookie_hex(&cookie),
+                cookie: cookie_hex(cookie),
                 interval_secs: interval,
                 connected,
             },
-        );
-        self.events.start(start, p, Role::Server);
-        let cpu0 = cpu::thread_times();
-        let t0 = Instant::now();
-        let send = SendConfig::for_test(p);
-        // Hellos that still arrive on this end's sending UDP sockets (their ack was lost) are
-        // answered by the control loop; a receiving socket's worker answers its own.
-        let reack: Vec<(UdpSocket, HelloAck)> = streams
-            .iter()
-            .filter(|(s, _, _)| s.role == StreamRole::Sender)
-            .filter_map(|(s, _, _)| match (&s.socket, s.ack) {
-                (DataSocket::Udp(u), Some(a)) => u.try_clone().ok().map(|c| (c, a)),
-                _ => None,
-            })
-            .collect();
-        for (u, _) in &reack {
-            let _ = u.set_nonblocking(true);
-        }
-        let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
-        // With -n / -k the server's senders (reverse, bidir) stop at the same exact budget.
-        let budget = if p.direction == Direction::Upload {
-            None
-        } else {
-            crate::streams::Budget::new(p.bytes, p.blocks)
-        };
-        let mut engine = Engine::start(
-            p.protocol,
-            local_streams,
-            &send,
-            budget,
-            interval,
-            p.omit_secs,
-            true,
         )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
-        let congestion = engine.congestion();
-        let limit = match (p.duration_secs > 0.0, self.shared.cfg.max_duration_secs) {
-            (true, _) => p.duration_secs + p.omit_secs + WATCHDOG_SLACK,
-            (false, Some(m)) => m,
-            (false, None) => f64::INFINITY,
-        };
-        let outcome = self.until_stop(&mut engine, limit, &reack);
-        let stop = match outcome {
-            Ok(stop) => stop,
-            Err(e) => {
-                self.finish_partial(p, &mut engine, t0, cpu0, &e);
-                return Err(e);
-            }
-        };
+    }
+
+    /// How long (test seconds) the server lets a test run before giving up on the client:
+    /// its duration with some slack, else the server's `--max-duration`, else no limit.
+    fn time_limit(&self, p: &TestParams) -> f64 {
+        policy::watchdog_secs(&self.shared.cfg.limits(), p)
+    }
+
+    /// Stops this end's senders, drains what the client sent, and sends this end's results.
+    /// Returns the local stream views and this end's CPU usage.
+    fn send_results(
+        &mut self,
+        p: &TestParams,
+        engine: &mut Engine,
+        stop: &[SentCount],
+        (t0, cpu0): (Instant, CpuTimes),
+        congestion: Option<String>,
+    ) -> Result<(Vec<PeerStream>, CpuUsage), RunError> {
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(3));
-        engine.drain_receivers(&stop, Engine::drain_grace(p.protocol));
-        if let Some(r) = engine.meter.finish(stop_at) {
-            self.events.emit(Event::Interval(r));
-        }
-        let views = engine.meter.end_views(stop_at, &|id| {
-            stop.iter().find(|c| c.id == id).map(|c| c.packets)
-        });
-        let local: Vec<PeerStream> = views
-            .into_iter()
-            .map(|(id, role, view)| PeerStream { id, role, view })
-            .collect();
+        engine.drain_receivers(stop, Engine::drain_grace(p.protocol));
+        let sent_by_peer = |id| stop.iter().find(|c| c.id == id).map(|c| c.packets);
+        let local = self.final_views(engine, stop_at, &sent_by_peer);
         let sent = engine.sent_counts();
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         self.session.send_results(Results {
             cpu: cpu_local,
-            congestion: congestion.clone(),
+            congestion,
             streams: local.clone(),
             sent,
         });
         self.flush()?;
+        Ok((local, cpu_local))
+    }
+
+    /// Waits for the client's results and emits the summary; results that never arrive make
+    /// a summary that says so. Then gives the client a moment to say it is done.
+    fn summarise(
+        &mut self,
+        p: &TestParams,
+        local: &[PeerStream],
+        cpu_local: CpuUsage,
+        congestion: Option<String>,
+    ) {
         let peer = match self.next_event(STEP, "the client's results") {
             Ok(ServerEvent::PeerResults(r)) => Some(*r),
             _ => None,
@@ -429,7 +364,7 @@ impl SessionRun<'_> {
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Server,
             params: p,
-            local: &local,
+            local,
             peer: peer.as_ref(),
             cpu_local,
             local_congestion: congestion,
@@ -439,7 +374,25 @@ impl SessionRun<'_> {
         if peer.is_some() {
             let _ = self.next_event(Duration::from_secs(2), "the client's done");
         }
-        Ok(())
+    }
+
+    /// Each local stream's final figures up to `stop_at`, after emitting the last (partial)
+    /// interval. `sent_by_peer` is how many datagrams the client sent on a UDP stream.
+    fn final_views(
+        &mut self,
+        engine: &mut Engine,
+        stop_at: f64,
+        sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+    ) -> Vec<PeerStream> {
+        if let Some(r) = engine.meter.finish(stop_at) {
+            self.events.emit(Event::Interval(r));
+        }
+        engine
+            .meter
+            .end_views(stop_at, sent_by_peer)
+            .into_iter()
+            .map(|(id, role, view)| PeerStream { id, role, view })
+            .collect()
     }
 
     /// Runs the test until the client's Stop; emits intervals and live reports on the way.
@@ -487,19 +440,12 @@ impl SessionRun<'_> {
         p: &TestParams,
         engine: &mut Engine,
         t0: Instant,
-        cpu0: sonde_stats::cpu::CpuTimes,
+        cpu0: CpuTimes,
         e: &RunError,
     ) {
         let stop_at = engine.elapsed();
         engine.abort();
-        if let Some(r) = engine.meter.finish(stop_at) {
-            self.events.emit(Event::Interval(r));
-        }
-        let views = engine.meter.end_views(stop_at, &|_| None);
-        let local: Vec<PeerStream> = views
-            .into_iter()
-            .map(|(id, role, view)| PeerStream { id, role, view })
-            .collect();
+        let local = self.final_views(engine, stop_at, &|_| None);
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         let summary = crate::summary::build(crate::summary::SummaryInput {
@@ -517,6 +463,94 @@ impl SessionRun<'_> {
         });
         self.events.emit(Event::End(Box::new(summary)));
     }
+}
+
+/// A data stream of this test with its local and remote addresses, as users read them.
+type OpenStream = (LocalStream, String, String);
+
+/// A data connection the registry routed to this test, as a local stream (keyed by id).
+fn arrived_stream(p: &TestParams, a: Arrival) -> Result<(u32, OpenStream), RunError> {
+    // This end sends on the streams the client receives on.
+    let role = |id: u32| {
+        if p.client_sends(id) {
+            StreamRole::Receiver
+        } else {
+            StreamRole::Sender
+        }
+    };
+    Ok(match a {
+        Arrival::Tcp(id, t) => {
+            let role = role(id);
+            sockets::apply_tcp(&sockets::as_socket2(&t), p, "server")?;
+            let local = t.local_addr().map(canonical).unwrap_or_default();
+            let remote = t.peer_addr().map(canonical).unwrap_or_default();
+            let socket = DataSocket::Tcp(t);
+            let stream = LocalStream {
+                id,
+                role,
+                socket,
+                ack: None,
+            };
+            (id, (stream, local, remote))
+        }
+        Arrival::Udp(id, u, ack) => {
+            let role = role(id);
+            let local = u.local_addr().map(canonical).unwrap_or_default();
+            let remote = u.peer_addr().map(canonical).unwrap_or_default();
+            let socket = DataSocket::Udp(u);
+            let stream = LocalStream {
+                id,
+                role,
+                socket,
+                ack: Some(ack),
+            };
+            (id, (stream, local, remote))
+        }
+    })
+}
+
+/// Starts this end's stream workers. With -n / -k the server's senders (reverse, bidir) stop
+/// at the same exact budget as the client's would.
+fn start_engine(
+    p: &TestParams,
+    streams: Vec<OpenStream>,
+    interval: f64,
+) -> Result<Engine, RunError> {
+    let send = SendConfig::for_test(p);
+    let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
+    let budget = if p.direction == Direction::Upload {
+        None
+    } else {
+        crate::streams::Budget::new(p.bytes, p.blocks)
+    };
+    Engine::start(
+        p.protocol,
+        local_streams,
+        &send,
+        budget,
+        interval,
+        p.omit_secs,
+        true,
+    )
+    .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))
+}
+
+/// Clones (nonblocking) of this end's sending UDP sockets with their hello acks. Hellos that
+/// still arrive there (their ack was lost) are answered by the control loop; a receiving
+/// socket's worker answers its own.
+fn sending_udp_sockets(streams: &[OpenStream]) -> Vec<(UdpSocket, HelloAck)> {
+    let reack: Vec<(UdpSocket, HelloAck)> = streams
+        .iter()
+        .filter(|(s, _, _)| s.role == StreamRole::Sender)
+        .filter_map(|(s, _, _)| match (&s.socket, s.ack) {
+            (DataSocket::Udp(u), Some(a)) => u.try_clone().ok().map(|c| (c, a)),
+            _ => None,
+        })
+        .collect();
+    for (u, _) in &reack {
+        let _ = u.set_nonblocking(true);
+    }
+    reack
 }
 
 fn describe(p: &TestParams) -> String {
