@@ -25,7 +25,8 @@ RX=sonde-bench-rx-$$
 [[ $(id -u) == 0 ]] || { echo "bench/pacing.sh needs root (network namespaces)" >&2; exit 1; }
 command -v iperf3 >/dev/null || { echo "iperf3 is missing (apt-get install -y iperf3)" >&2; exit 1; }
 
-cargo build --release -q -p sonde -p sonde-runtime --example departure_gaps
+cargo build --release -q -p sonde
+cargo build --release -q -p sonde-runtime --example departure_gaps
 SONDE=$PWD/target/release/sonde
 GAPS=$PWD/target/release/examples/departure_gaps
 
@@ -87,7 +88,7 @@ echo "$table"
 if [[ ${1:-} == --write ]]; then
     {
         echo
-        echo "### Pacing: inter-departure error, $(date -u +%Y-%m-%d), $(nproc) cores, kernel $(uname -r), $(iperf3 --version | head -1)"
+        echo "## Pacing: inter-departure error, $(date -u +%Y-%m-%d), $(nproc) cores, kernel $(uname -r), $(iperf3 --version | head -1)"
         echo
         echo "64 B datagrams, ${DURATION} s per tool and rate, veth between two namespaces (bench/pacing.sh)."
         echo

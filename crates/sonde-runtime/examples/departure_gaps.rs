@@ -150,7 +150,8 @@ fn datagrams(ip: &[u8], port: u16, len: Option<usize>) -> usize {
     match len {
         _ if dport != port => 0,
         None => 1,
-        Some(l) if ulen == l + 8 && l > 0 => (udp.len() - 8).div_ceil(l),
+        // A GSO super-packet's UDP length is either the first datagram's or the whole.
+        Some(l) if l > 0 && ulen > 8 && (ulen - 8) % l == 0 => (udp.len() - 8).div_ceil(l),
         Some(_) => 0,
     }
 }

@@ -7,13 +7,16 @@
 //! the device's loss. So a paced UDP sender gives every datagram its own departure time
 //! (`length / rate` apart) and waits for it precisely ([`crate::clock::PreciseSleeper`]).
 //!
-//! **Where batching takes over.** Below [`MIN_TIMED_GAP`] between datagrams (above 50 000
+//! **Where batching takes over.** Below [`MIN_TIMED_GAP`] between datagrams (above 100 000
 //! datagrams/s per stream) datagrams leave in batches (UDP GSO or `sendmmsg`), as many as
 //! fill one [`MIN_TIMED_GAP`], so a batch spans at most that much of the schedule; unpaced
-//! senders (`-b 0`) send full batches. Why 20 µs: one `send` of one datagram costs 5-11 µs on
-//! a veth path (the receiving side's kernel work runs in the sender's system call), so a
-//! sender timing every datagram could not keep 100 000/s (measured: 92 000/s on a 2-core VM),
-//! and the OS timer is 30-100 µs late, so gaps this short are spun, not slept, anyway.
+//! senders (`-b 0`) send full batches. Why 10 µs: one `send` of one datagram costs 5-10 µs on
+//! a veth path (the receiving side's kernel work runs in the sender's system call), so below
+//! that a sender timing every datagram cannot keep the rate. Near the limit a sender on a busy
+//! machine still falls behind (measured: 92 000/s instead of 100 000/s with the other core
+//! loaded); at such rates (gaps under [`HIGH_RATE_GAP`]) a sender more than
+//! [`CATCH_UP_AFTER_GAPS`] gaps late sends the datagrams it owes in one batch
+//! ([`catch_up_batch`]), so the asked rate holds. Slower senders never batch to catch up.
 //!
 //! **Intended bursts** (`--burst N`): N datagrams back to back, the bursts spaced so that the
 //! average is still the asked rate.
@@ -25,8 +28,14 @@
 
 use std::time::Duration;
 
-/// The smallest gap between departures that is timed one by one (20 µs: 50 000 datagrams/s).
-pub const MIN_TIMED_GAP: Duration = Duration::from_micros(20);
+/// The smallest gap between departures that is timed one by one (10 µs: 100 000 datagrams/s).
+pub const MIN_TIMED_GAP: Duration = Duration::from_micros(10);
+
+/// Gaps below this count as a high rate, where a late sender may batch what it owes.
+pub const HIGH_RATE_GAP: Duration = Duration::from_micros(20);
+
+/// How many gaps late a high-rate sender must be before it batches.
+pub const CATCH_UP_AFTER_GAPS: u64 = 4;
 
 /// While catching up, departures keep at least this fraction of their normal gap.
 pub const CATCH_UP_SPACING: f64 = 0.75;
@@ -80,6 +89,19 @@ pub fn datagrams_per_departure(
         ((min_gap_ns / gap_ns).ceil() as usize).clamp(1, max_batch.max(1))
     };
     burst.max(fill)
+}
+
+/// Datagrams for a departure that leaves `late_ns` after its due time, when each departure
+/// normally carries `base` datagrams `gap_ns` apart: `base`, or at a high rate (gap under
+/// [`HIGH_RATE_GAP`]) and more than [`CATCH_UP_AFTER_GAPS`] gaps late, what is owed (at most
+/// `max_batch`).
+pub fn catch_up_batch(late_ns: u64, gap_ns: u64, base: usize, max_batch: usize) -> usize {
+    let high_rate = gap_ns > 0 && gap_ns < HIGH_RATE_GAP.as_nanos() as u64;
+    if !high_rate || late_ns <= gap_ns.saturating_mul(CATCH_UP_AFTER_GAPS) {
+        return base;
+    }
+    let owed = usize::try_from(late_ns / gap_ns).unwrap_or(usize::MAX);
+    owed.max(base).min(max_batch.max(base))
 }
 
 /// The departure times of a paced datagram stream.
@@ -257,6 +279,21 @@ mod tests {
     }
 
     #[test]
+    fn only_a_late_high_rate_sender_batches_what_it_owes() {
+        // 10 µs gaps (100 000/s): on time or a little late, one datagram.
+        assert_eq!(catch_up_batch(0, 10_000, 1, 64), 1);
+        assert_eq!(catch_up_batch(40_000, 10_000, 1, 64), 1);
+        // 95 µs late: the 9 it owes, at once.
+        assert_eq!(catch_up_batch(95_000, 10_000, 1, 64), 9);
+        // Never more than a batch.
+        assert_eq!(catch_up_batch(10_000_000, 10_000, 1, 64), 64);
+        // 125 µs gaps (8000/s) are not a high rate: however late, never a batch.
+        assert_eq!(catch_up_batch(10_000_000, 125_000, 1, 64), 1);
+        // An intended burst stays the burst.
+        assert_eq!(catch_up_batch(0, 10_000, 8, 64), 8);
+    }
+
+    #[test]
     fn intended_bursts_keep_the_average_rate() {
         // 10 datagrams of 1250 B back to back at 10 Mbit/s: one burst every 10 ms.
         assert_eq!(datagrams_per_departure(1250, 10_000_000, 10, 64), 10);
@@ -273,12 +310,12 @@ mod tests {
 
     #[test]
     fn batches_only_where_the_gap_is_below_the_timed_limit() {
-        // 1448 B at 500 Mbit/s: 23.2 µs apart, timed one by one.
-        assert_eq!(datagrams_per_departure(1448, 500_000_000, 1, 44), 1);
-        // 1448 B at 1 Gbit/s: 11.6 µs apart, in pairs.
-        assert_eq!(datagrams_per_departure(1448, 1_000_000_000, 1, 44), 2);
-        // 64 B at 1 Gbit/s: 0.512 µs apart; 40 fill 20 µs.
-        assert_eq!(datagrams_per_departure(64, 1_000_000_000, 1, 64), 40);
+        // 1448 B at 1 Gbit/s: 11.6 µs apart, timed one by one.
+        assert_eq!(datagrams_per_departure(1448, 1_000_000_000, 1, 44), 1);
+        // 1448 B at 2 Gbit/s: 5.8 µs apart, in pairs.
+        assert_eq!(datagrams_per_departure(1448, 2_000_000_000, 1, 44), 2);
+        // 64 B at 1 Gbit/s: 0.512 µs apart; 20 fill 10 µs.
+        assert_eq!(datagrams_per_departure(64, 1_000_000_000, 1, 64), 20);
         // 64 B at 10 Gbit/s would need 196: capped at the batch size.
         assert_eq!(datagrams_per_departure(64, 10_000_000_000, 1, 64), 64);
         // Unpaced: full batches.

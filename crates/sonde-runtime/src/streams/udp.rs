@@ -12,7 +12,7 @@
 use super::{Budget, Control, SendConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
-use crate::pacing::{datagrams_per_departure, DepartureSchedule};
+use crate::pacing::{catch_up_batch, datagrams_per_departure, DepartureSchedule};
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
 use sonde_proto::iperf3::udp::repeating_payload;
@@ -72,6 +72,8 @@ struct Sender<'a> {
     max_batch: usize,
     /// Datagrams per departure (1 when smoothly paced).
     per_departure: usize,
+    /// Nanoseconds between departures of one datagram at the asked rate (0 unpaced).
+    gap_ns: u64,
     gso: bool,
     buf: Vec<u8>,
     bitrate: u64,
@@ -110,6 +112,9 @@ impl<'a> Sender<'a> {
             len,
             max_batch,
             per_departure: datagrams_per_departure(len, cfg.bitrate, cfg.burst, max_batch),
+            gap_ns: (len as u64 * 8 * 1_000_000_000)
+                .checked_div(cfg.bitrate)
+                .unwrap_or(0),
             gso,
             buf,
             bitrate: cfg.bitrate,
@@ -135,7 +140,14 @@ impl<'a> Sender<'a> {
                 }
             }
             let left_at = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let (bytes, more) = self.departure(budget, ctl)?;
+            let count = match &schedule {
+                Some(s) => {
+                    let late = left_at.saturating_sub(s.next_departure_ns());
+                    catch_up_batch(late, self.gap_ns, self.per_departure, self.max_batch)
+                }
+                None => self.per_departure,
+            };
+            let (bytes, more) = self.departure(count, budget, ctl)?;
             if let Some(s) = &mut schedule {
                 s.on_departure(left_at, bytes);
             }
@@ -146,14 +158,15 @@ impl<'a> Sender<'a> {
         Ok(())
     }
 
-    /// Sends one departure's datagrams back to back, in as many calls as the batch size
-    /// needs. Returns the bytes sent and false when the budget is used up.
+    /// Sends one departure's `count` datagrams back to back, in as many calls as the batch
+    /// size needs. Returns the bytes sent and false when the budget is used up.
     fn departure(
         &mut self,
+        count: usize,
         budget: Option<&Budget>,
         ctl: &Control,
     ) -> std::io::Result<(u64, bool)> {
-        let mut left = self.per_departure;
+        let mut left = count;
         let mut bytes = 0;
         while left > 0 && !ctl.abort.load(Ordering::Relaxed) {
             let want = left.min(self.max_batch);
