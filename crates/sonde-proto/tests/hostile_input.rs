@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 use sonde_proto::datagram::{DatagramError, DatagramHeader, HEADER_LEN};
+use sonde_proto::datagram_format::{DatagramFormat, Received};
 use sonde_proto::frame::{self, Frame, FrameDecoder, FrameError, MAX_FRAME_LEN};
 use sonde_proto::message::{
     Abort, Accept, Hello, Message, PeerStream, Refusal, RefuseCode, Results, SentCount, Stop,
@@ -600,6 +601,56 @@ fn datagram_header_parse_survives_random_input_and_round_trips() {
         assert_eq!(DatagramHeader::parse(&out), Ok(h));
         let short = rng.below(HEADER_LEN);
         assert!(h.emit(&mut out[..short]).is_err());
+    }
+}
+
+#[test]
+fn datagram_format_classify_survives_random_input_and_round_trips() {
+    let mut rng = Rng::new(0xF0_4A_7001);
+    let formats = [
+        DatagramFormat::Sonde,
+        DatagramFormat::Iperf3 { wide: false },
+        DatagramFormat::Iperf3 { wide: true },
+    ];
+    for _ in 0..4_000 {
+        for f in formats {
+            let len = rng.below(64);
+            let buf = rng.bytes(len);
+            if let Received::Data { seq, .. } = f.classify(&buf) {
+                assert!(
+                    buf.len() >= f.header_len(),
+                    "{f:?} data from {} bytes",
+                    buf.len()
+                );
+                assert!(seq != 0 || f != DatagramFormat::Sonde);
+            }
+            // Every header the senders write reads back: the same sequence, and the same send
+            // time at the format's resolution (iperf3 carries microseconds).
+            let narrow = f == (DatagramFormat::Iperf3 { wide: false });
+            let seq = if narrow {
+                1 + rng.next() % u64::from(u32::MAX)
+            } else {
+                rng.next().max(1)
+            };
+            let send_ns = rng.next() % 4_000_000_000_000_000_000;
+            let extra = rng.below(100);
+            let mut out = rng.bytes(f.header_len() + extra);
+            f.emit(seq, send_ns, &mut out).unwrap();
+            let want_ns = match f {
+                DatagramFormat::Sonde => send_ns,
+                DatagramFormat::Iperf3 { .. } => send_ns / 1000 * 1000,
+            };
+            assert_eq!(
+                f.classify(&out),
+                Received::Data {
+                    seq,
+                    send_ns: want_ns
+                },
+                "{f:?}"
+            );
+            let short = rng.below(f.header_len());
+            assert!(f.emit(seq, send_ns, &mut out[..short]).is_err());
+        }
     }
 }
 
