@@ -28,6 +28,18 @@ pub fn destination(o: &OutputArgs) -> anyhow::Result<SharedOut> {
     Ok(Arc::new(Mutex::new(w)))
 }
 
+/// True when the output is the human table on the same terminal as standard error: an error
+/// then goes to standard error only, not a second time into the table. Anywhere else (JSON, a
+/// log file, a pipe) the output keeps its own copy, so the saved result says why it ended.
+pub fn errors_only_on_stderr(o: &OutputArgs) -> bool {
+    use std::io::IsTerminal;
+    !o.json
+        && !o.json_stream
+        && o.logfile.is_none()
+        && std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
+}
+
 /// Buffers a reporter's writes and hands complete lines to the shared destination, so that
 /// several tests' output interleaves by whole lines only.
 pub struct LineOut {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{arr, at, num, run, text, uint, Output, Server, TempDir};
+use common::{arr, at, num, require_all, run, text, uint, Output, Server, TempDir};
 use serde_json::Value;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -500,12 +500,46 @@ fn bad_flag_values_exit_2_with_a_helpful_message() {
         (&["-b", "1m", "--burst", "8"][..], "UDP"),
         (&["-u", "-b", "0", "--burst", "8"][..], "paced rate"),
         (&["-u", "--skip-rx-copy"][..], "TCP only"),
+        // Issue 17: each of these used to run a different test than asked, or fail late.
+        (&["-n", "0"][..], "-n 0"),
+        (&["-k", "0"][..], "-k 0"),
+        (&["-u", "-C", "cubic"][..], "TCP only"),
+        (&["--cport", "65535", "-P", "2"][..], "65536"),
+        (&["-6"][..], "IPv4 address"),
     ] {
         let mut all = vec!["client", "127.0.0.1", "-p", "9"];
         all.extend_from_slice(args);
         let out = usage_error(&all);
         assert!(out.stderr.contains(says), "{args:?}\n{}", out.describe());
     }
+}
+
+/// Issue 17: on a terminal an error is printed once (standard error), not also in the table;
+/// redirected, the output keeps its own copy. `script` (util-linux) provides the terminal.
+#[test]
+fn an_error_is_printed_once_on_a_terminal() {
+    let have_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !have_script {
+        assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but `script` (util-linux) is missing");
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    let port = common::free_port();
+    let cmd = format!("{} client 127.0.0.1 -p {port} -t 1", common::sonde_bin());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run script");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        screen.matches("connection refused").count(),
+        1,
+        "the error should appear once on the terminal:\n{screen}"
+    );
 }
 
 #[test]

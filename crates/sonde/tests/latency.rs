@@ -424,6 +424,34 @@ fn rrul_short_phases() {
     }
 }
 
+/// Issue 17: with nothing listening, every phase's load and probes fail; that must be a failed
+/// run (exit 1, the error in `-J`), not 100 % loss reported as success.
+#[test]
+fn rrul_against_nothing_fails_with_the_error_in_json() {
+    let port = common::free_port();
+    let out = run(
+        &s(&[
+            "rrul",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--phase",
+            "0.6",
+            "--step",
+            "100ms",
+            "--connect-timeout",
+            "1",
+            "-J",
+        ]),
+        DEADLINE,
+    );
+    out.expect_code(1);
+    let doc = out.json();
+    let err = text(&doc, "error");
+    assert!(err.contains("no probe was answered"), "{err}");
+    assert!(out.stderr.contains("error"), "{}", out.describe());
+}
+
 #[test]
 fn compare_ip_side_by_side() {
     if !common::ipv6_loopback_available() {

@@ -129,6 +129,7 @@ pub fn run_rrul(
     };
     // The idle phase's median and p99 RTT, which the loaded phases are compared with.
     let mut idle: Option<(f64, f64)> = None;
+    let mut failures = Vec::new();
     for (name, dir) in RRUL_PHASES {
         if interrupt.load(Ordering::Relaxed) {
             result.partial = true;
@@ -153,13 +154,42 @@ pub fn run_rrul(
             idle = med.zip(p99);
         }
         let partial = summary.partial;
-        result.phases.push(phase_result(name, summary, load, idle));
+        let phase = phase_result(name, summary, load, idle);
+        let failure = phase_failure(&phase, dir.is_some());
+        let unanswered_idle = dir.is_none() && phase.latency.rtt.is_none();
+        failures.extend(failure);
+        result.phases.push(phase);
+        if unanswered_idle {
+            // No baseline: the loaded phases could not be compared with anything.
+            break;
+        }
         if partial {
             result.partial = true;
             break;
         }
     }
+    if !failures.is_empty() {
+        // A phase whose load or probes could not run is no measurement of latency under load:
+        // the run failed, even though every phase ran to its end.
+        let mut all = failures;
+        all.extend(result.error.take());
+        result.error = Some(all.join("; "));
+    }
     Ok(result)
+}
+
+/// Why a finished phase measured nothing useful: its load could not run (`loaded` phases), or
+/// no probe was answered.
+fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
+    if loaded {
+        if let Some(e) = &phase.load_error {
+            return Some(format!("{} phase: load failed: {e}", phase.name));
+        }
+    }
+    if phase.latency.rtt.is_none() {
+        return Some(format!("{} phase: no probe was answered", phase.name));
+    }
+    None
 }
 
 /// The probe settings of every phase: the resolved peer, one probe per step for a phase.

@@ -36,6 +36,15 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         TCP_DEFAULT_LEN
     });
     let length = u32::try_from(length).map_err(|_| format!("-l {length} is too large"))?;
+    if a.bytes == Some(0) {
+        return Err("-n 0 would send nothing: give a byte count above 0, or -t for a timed test".into());
+    }
+    if a.blockcount == Some(0) {
+        return Err("-k 0 would send nothing: give a block count above 0, or -t for a timed test".into());
+    }
+    if a.udp && a.congestion.is_some() {
+        return Err("-C (congestion control) applies to TCP only; UDP has none".into());
+    }
     let bytes = a.bytes.unwrap_or(0);
     let blocks = a.blockcount.unwrap_or(0);
     let duration = match a.time {
@@ -99,7 +108,39 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         skip_rx_copy: a.skip_rx_copy,
     };
     p.validate().map_err(|e| e.to_string())?;
+    if let Some(c) = a.cport {
+        let last = u32::from(c) + p.stream_count() - 1;
+        if last > u32::from(u16::MAX) {
+            return Err(format!(
+                "--cport {c} with {} streams would need ports up to {last}: use a port <= {}",
+                p.stream_count(),
+                u32::from(u16::MAX) + 1 - p.stream_count()
+            ));
+        }
+    }
+    check_family(a)?;
     Ok(p)
+}
+
+/// `-4` / `-6` against an address literal of the other family is a usage error (no
+/// resolution happens here: a host name is resolved later, per family).
+fn check_family(a: &ClientArgs) -> Result<(), String> {
+    let literal = a
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    match literal {
+        Ok(std::net::IpAddr::V4(_)) if a.ipv6 => Err(format!(
+            "-6 asks for IPv6, but {} is an IPv4 address",
+            a.host
+        )),
+        Ok(std::net::IpAddr::V6(_)) if a.ipv4 => Err(format!(
+            "-4 asks for IPv4, but {} is an IPv6 address",
+            a.host
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Runs the client command.
@@ -154,7 +195,9 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     let code = match &outcome.error {
         None => exit::OK,
         Some(e) => {
-            let _ = sink.event(&Event::Error(e.to_string()));
+            if !output::errors_only_on_stderr(&a.output) {
+                let _ = sink.event(&Event::Error(e.to_string()));
+            }
             eprintln!("sonde: error - {e}");
             exit::FAILED
         }

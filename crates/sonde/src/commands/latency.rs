@@ -136,7 +136,9 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
     let outcome = latency::run(&cfg, interrupt, &mut emit);
     let mut code = exit::OK;
     if let Some(e) = &outcome.error {
-        emit(LatencyEvent::Error(e.to_string()));
+        if !crate::output::errors_only_on_stderr(&a.output) {
+            emit(LatencyEvent::Error(e.to_string()));
+        }
         eprintln!("sonde: error - {e}");
         code = exit::FAILED;
     }

@@ -1,5 +1,6 @@
 //! `sonde rrul`: latency under load, rendered as a table, one JSON document (`-J`) or one
-//! JSON line (`--json-stream`). Exit 0 when all four phases completed.
+//! JSON line (`--json-stream`). Exit 0 when all four phases completed with their load and
+//! answered probes; 1 when any phase's load or probes could not run (the error is in `-J`).
 
 use super::exit;
 use crate::cli_latency::RrulArgs;
@@ -70,9 +71,9 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     if let Err(e) = written.and_then(|_| w.flush()) {
         eprintln!("sonde: cannot write output: {e}");
     }
-    if result.partial {
+    if result.partial || result.error.is_some() {
         if let Some(e) = &result.error {
-            eprintln!("sonde: {e}");
+            eprintln!("sonde: error - {e}");
         }
         return exit::FAILED;
     }
