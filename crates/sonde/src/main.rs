@@ -23,6 +23,7 @@ fn main() {
         }
     };
     let interrupt = Arc::new(AtomicBool::new(false));
+    output::set_stop_flag(interrupt.clone());
     let flag = interrupt.clone();
     // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
     let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
@@ -48,5 +49,8 @@ fn main() {
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
     };
+    if output::stdout_closed() {
+        std::process::exit(commands::exit::STDOUT_CLOSED);
+    }
     std::process::exit(code);
 }

@@ -5,7 +5,67 @@ use anyhow::Context;
 use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter};
 use sonde_stats::model::Event;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Set when standard output turned out to be closed (`sonde ... | head`).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Set when a write failed for another reason (reported once).
+static WRITE_FAILED: AtomicBool = AtomicBool::new(false);
+/// The run's stop flag (the one Ctrl-C sets), raised when standard output closes.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Hands the output layer the flag that stops the running command.
+pub fn set_stop_flag(flag: Arc<AtomicBool>) {
+    let _ = STOP.set(flag);
+}
+
+/// True once standard output was found closed: the command then stops quietly and sonde exits
+/// with [`crate::commands::exit::STDOUT_CLOSED`].
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::SeqCst)
+}
+
+/// What to do when writing output failed: a closed pipe (the reader went away, as `head` does)
+/// stops the command quietly, as Ctrl-C would; any other failure is reported once.
+pub fn write_failed(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+        if let Some(f) = STOP.get() {
+            f.store(true, Ordering::SeqCst);
+        }
+    } else if !WRITE_FAILED.swap(true, Ordering::SeqCst) {
+        eprintln!("sonde: cannot write output: {e}");
+    }
+}
+
+/// Prints a command's final error on standard error, unless standard output was closed by its
+/// reader: then the stop was asked for, and sonde ends quietly.
+pub fn final_error(msg: std::fmt::Arguments<'_>) {
+    if !stdout_closed() {
+        eprintln!("{msg}");
+    }
+}
+
+/// Writes one line to standard output; a failure goes to [`write_failed`] (never a panic,
+/// unlike `println!`).
+pub fn line(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out
+        .write_fmt(args)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+    {
+        write_failed(&e);
+    }
+}
+
+/// `println!` for command output, through [`line`].
+macro_rules! outln {
+    () => { $crate::output::line(format_args!("")) };
+    ($($t:tt)*) => { $crate::output::line(format_args!($($t)*)) };
+}
+pub(crate) use outln;
 
 /// Where finished lines go; shared by all tests of a server.
 pub type SharedOut = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -106,11 +166,11 @@ pub fn event_fn(mut sink: Box<dyn Sink + Send>) -> Box<dyn FnMut(Event) + Send> 
     Box::new(move |ev: Event| {
         let end = matches!(ev, Event::End(_));
         if let Err(e) = sink.event(&ev) {
-            eprintln!("sonde: cannot write output: {e}");
+            write_failed(&e);
         }
         if end {
             if let Err(e) = sink.finish() {
-                eprintln!("sonde: cannot write output: {e}");
+                write_failed(&e);
             }
         }
     })

@@ -523,7 +523,10 @@ fn an_error_is_printed_once_on_a_terminal() {
         .output()
         .is_ok();
     if !have_script {
-        assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but `script` (util-linux) is missing");
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but `script` (util-linux) is missing"
+        );
         eprintln!("skipped: `script` (util-linux) is not installed");
         return;
     }
@@ -540,6 +543,54 @@ fn an_error_is_printed_once_on_a_terminal() {
         1,
         "the error should appear once on the terminal:\n{screen}"
     );
+}
+
+/// Issue 17: `sonde client ... | head -1` used to run the whole test and print "Broken pipe"
+/// again and again. A closed standard output stops the test quietly with exit code 141.
+#[test]
+fn a_closed_stdout_stops_the_test_quietly_with_141() {
+    use std::io::{BufRead, BufReader};
+    let server = Server::start(&[]);
+    for args in [&["-t", "20"][..], &["-u", "-b", "1m", "-t", "20", "-R"][..]] {
+        let t0 = Instant::now();
+        let mut child = std::process::Command::new(common::sonde_bin())
+            .args(server.client_args(args))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start sonde client");
+        let mut first = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("first line");
+        // The reader goes away, as `head -1` does.
+        let mut status = None;
+        while t0.elapsed() < Duration::from_secs(15) {
+            if let Some(s) = child.try_wait().expect("wait") {
+                status = Some(s);
+                break;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        let Some(status) = status else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running 15 s after its output was closed");
+        };
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        assert_eq!(status.code(), Some(141), "{args:?}: {status:?}\n{err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        assert!(t0.elapsed() < Duration::from_secs(15));
+    }
+    // The server served the aborted tests and still serves.
+    server
+        .client(&["-t", "1"], Duration::from_secs(30))
+        .expect_code(0);
 }
 
 #[test]

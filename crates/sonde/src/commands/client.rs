@@ -37,10 +37,14 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     });
     let length = u32::try_from(length).map_err(|_| format!("-l {length} is too large"))?;
     if a.bytes == Some(0) {
-        return Err("-n 0 would send nothing: give a byte count above 0, or -t for a timed test".into());
+        return Err(
+            "-n 0 would send nothing: give a byte count above 0, or -t for a timed test".into(),
+        );
     }
     if a.blockcount == Some(0) {
-        return Err("-k 0 would send nothing: give a block count above 0, or -t for a timed test".into());
+        return Err(
+            "-k 0 would send nothing: give a block count above 0, or -t for a timed test".into(),
+        );
     }
     if a.udp && a.congestion.is_some() {
         return Err("-C (congestion control) applies to TCP only; UDP has none".into());
@@ -179,7 +183,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     let mut sink = output::reporter(&a.output, out);
     let mut emit = |ev: Event| {
         if let Err(e) = sink.event(&ev) {
-            eprintln!("sonde: cannot write output: {e}");
+            crate::output::write_failed(&e);
         }
     };
     let outcome = if a.iperf3 {
@@ -198,12 +202,12 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             if !output::errors_only_on_stderr(&a.output) {
                 let _ = sink.event(&Event::Error(e.to_string()));
             }
-            eprintln!("sonde: error - {e}");
+            crate::output::final_error(format_args!("sonde: error - {e}"));
             exit::FAILED
         }
     };
     if let Err(e) = sink.finish() {
-        eprintln!("sonde: cannot write output: {e}");
+        crate::output::write_failed(&e);
     }
     code
 }

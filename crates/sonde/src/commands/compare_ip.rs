@@ -55,7 +55,7 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         write_compare(&mut w, &result)
     };
     if let Err(e) = written.and_then(|_| w.flush()) {
-        eprintln!("sonde: cannot write output: {e}");
+        crate::output::write_failed(&e);
     }
     if result.ipv4.error.is_some() || result.ipv6.error.is_some() {
         return exit::FAILED;

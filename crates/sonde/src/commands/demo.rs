@@ -42,7 +42,7 @@ pub fn run(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
                 return code;
             }
         }
-        Err(_) => println!(
+        Err(_) => crate::output::outln!(
             "sonde demo: not root, so the emulated lab (network namespaces, impaired links) is \
              not used; running loopback tests instead (run as root for the `quick` lab scenario)\n"
         ),
@@ -67,14 +67,14 @@ fn lab_demo(secs: f64, out_dir: &Path, interrupt: &AtomicBool) -> Option<i32> {
             return Some(exit::FAILED);
         }
     };
-    println!(
+    crate::output::outln!(
         "sonde demo: running the built-in `quick` lab scenario, every test {secs} s \
          (`sonde lab show quick` prints it)"
     );
     match super::lab::execute(&loaded, &opts, interrupt) {
         Ok(summary) => Some(super::lab::finish(&opts, &summary, "quick")),
         Err(sonde_labrun::RunError::Lab(e)) => {
-            println!(
+            crate::output::outln!(
                 "sonde demo: the lab could not be built here ({e}); running loopback tests \
                  instead\n"
             );
@@ -112,7 +112,9 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         return exit::FAILED;
     };
     let handle = std::thread::spawn(move || server.run());
-    println!("sonde demo: in-process server on 127.0.0.1:{port}; four {secs} s loopback tests\n");
+    crate::output::outln!(
+        "sonde demo: in-process server on 127.0.0.1:{port}; four {secs} s loopback tests\n"
+    );
     let plan = [
         ("TCP upload", test(Protocol::Tcp, Direction::Upload, secs)),
         (
@@ -143,7 +145,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
     let mut documents = Vec::new();
     let mut code = exit::OK;
     for (name, params) in plan {
-        println!("=== {name} ===");
+        crate::output::outln!("=== {name} ===");
         let cfg = ClientConfig {
             host: "127.0.0.1".into(),
             port,
@@ -160,7 +162,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         });
         let _ = table.finish();
         let _ = json.finish();
-        println!();
+        crate::output::outln!();
         let text = String::from_utf8_lossy(&json.into_inner()).into_owned();
         match Inputs::parse_document(&format!("{name}.json"), &text) {
             Ok(doc) => documents.push(doc),
@@ -194,14 +196,14 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             break;
         }
     }
-    println!("sonde demo summary (received goodput):");
+    crate::output::outln!("sonde demo summary (received goodput):");
     for r in rows {
-        println!("{r}");
+        crate::output::outln!("{r}");
     }
     server_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = handle.join();
     if !documents.is_empty() {
-        println!();
+        crate::output::outln!();
         let report = super::report::write(
             &Inputs::Documents(documents),
             out_dir,

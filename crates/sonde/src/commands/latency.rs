@@ -130,7 +130,7 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
     let mut sink = reporter(&a.output, out);
     let mut emit = |ev: LatencyEvent| {
         if let Err(e) = sink.event(&ev) {
-            eprintln!("sonde: cannot write output: {e}");
+            crate::output::write_failed(&e);
         }
     };
     let outcome = latency::run(&cfg, interrupt, &mut emit);
@@ -139,12 +139,12 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         if !crate::output::errors_only_on_stderr(&a.output) {
             emit(LatencyEvent::Error(e.to_string()));
         }
-        eprintln!("sonde: error - {e}");
+        crate::output::final_error(format_args!("sonde: error - {e}"));
         code = exit::FAILED;
     }
     if let Some(s) = &outcome.summary {
         if let Some(e) = &s.error {
-            eprintln!("sonde: {e}; statistics so far are above");
+            crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
             code = exit::FAILED;
         } else if s.loss.received == 0 {
             let hint = if cfg.mode == LatencyMode::Udp {
@@ -152,12 +152,12 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
             } else {
                 ""
             };
-            eprintln!("sonde: no probe was answered{hint}");
+            crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
             code = exit::FAILED;
         }
     }
     if let Err(e) = sink.finish() {
-        eprintln!("sonde: cannot write output: {e}");
+        crate::output::write_failed(&e);
     }
     code
 }

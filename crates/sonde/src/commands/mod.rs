@@ -17,4 +17,7 @@ pub mod exit {
     pub const FAILED: i32 = 1;
     /// Bad flags or values (clap uses the same code).
     pub const USAGE: i32 = 2;
+    /// Standard output was closed by its reader (`sonde ... | head`): the command stopped
+    /// quietly, as a program killed by SIGPIPE would (the shell's 128 + 13).
+    pub const STDOUT_CLOSED: i32 = 141;
 }

@@ -29,7 +29,7 @@ pub fn write(inputs: &Inputs, dir: &Path, formats: &[Format]) -> i32 {
     match write_report(inputs, dir, formats) {
         Ok(paths) => {
             for p in paths {
-                println!("report written: {}", p.display());
+                crate::output::outln!("report written: {}", p.display());
             }
             exit::OK
         }

@@ -69,11 +69,11 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         write_rrul(&mut w, &result)
     };
     if let Err(e) = written.and_then(|_| w.flush()) {
-        eprintln!("sonde: cannot write output: {e}");
+        crate::output::write_failed(&e);
     }
     if result.partial || result.error.is_some() {
         if let Some(e) = &result.error {
-            eprintln!("sonde: error - {e}");
+            crate::output::final_error(format_args!("sonde: error - {e}"));
         }
         return exit::FAILED;
     }

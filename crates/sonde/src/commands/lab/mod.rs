@@ -23,13 +23,13 @@ pub fn run(cmd: LabCommand, interrupt: &AtomicBool) -> i32 {
         LabCommand::Clean => clean(),
         LabCommand::List => {
             for (name, description) in sonde_labrun::builtins() {
-                println!("{name:<12} {description}");
+                crate::output::outln!("{name:<12} {description}");
             }
             exit::OK
         }
         LabCommand::Show { name } => match sonde_emu::scenario::builtin_text(&name) {
             Some(text) => {
-                print!("{text}");
+                crate::output::outln!("{}", text.trim_end_matches('\n'));
                 exit::OK
             }
             None => {
@@ -47,16 +47,16 @@ fn clean() -> i32 {
         Ok(r) => {
             let c = &r.cleaned;
             if r.killed.is_empty() && c.namespaces.is_empty() && c.interfaces.is_empty() {
-                println!("nothing to clean: no sonde- namespace or interface left");
+                crate::output::outln!("nothing to clean: no sonde- namespace or interface left");
             }
             for (pid, ns) in &r.killed {
-                println!("killed process {pid} in namespace {ns}");
+                crate::output::outln!("killed process {pid} in namespace {ns}");
             }
             for ns in &c.namespaces {
-                println!("removed namespace {ns}");
+                crate::output::outln!("removed namespace {ns}");
             }
             for i in &c.interfaces {
-                println!("removed interface {i}");
+                crate::output::outln!("removed interface {i}");
             }
             exit::OK
         }
@@ -124,7 +124,7 @@ pub fn execute(
     opts: &RunOptions,
     interrupt: &AtomicBool,
 ) -> Result<RunSummary, RunError> {
-    println!(
+    crate::output::outln!(
         "sonde lab: scenario {} ({}), results in {}",
         loaded.scenario.name,
         loaded.origin,
@@ -138,7 +138,7 @@ pub fn execute(
 
 /// Prints the summary, writes the report; the exit code.
 pub fn finish(opts: &RunOptions, s: &RunSummary, arg: &str) -> i32 {
-    println!(
+    crate::output::outln!(
         "\n{} tests: {} ok, {} failed now{}{}",
         s.total,
         s.ok,
@@ -155,13 +155,13 @@ pub fn finish(opts: &RunOptions, s: &RunSummary, arg: &str) -> i32 {
         }
     );
     if s.interrupted {
-        println!(
+        crate::output::outln!(
             "interrupted: the lab is torn down and finished tests are kept; continue with\n  \
              sonde lab run {arg} --out {} --resume",
             opts.out_dir.display()
         );
     }
-    println!("results database: {}", s.database.display());
+    crate::output::outln!("results database: {}", s.database.display());
     let report = match Inputs::from_database(&s.database, Some(s.run)) {
         Ok(inputs) => {
             super::report::write(&inputs, &opts.out_dir, &[Format::Markdown, Format::Html])

@@ -37,7 +37,7 @@ impl Progress {
     }
 
     fn line(&self, text: String) {
-        self.bar.suspend(|| println!("{text}"));
+        self.bar.suspend(|| crate::output::outln!("{text}"));
     }
 
     fn eta(&self) -> String {
