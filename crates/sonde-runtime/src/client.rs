@@ -18,6 +18,7 @@ use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
 };
@@ -102,6 +103,7 @@ pub fn run(
         engine: None,
         start_info: None,
         peer_results: None,
+        peer_live: LiveTotals::new(),
     };
     match run.execute() {
         Ok(summary) => ClientOutcome {
@@ -125,6 +127,8 @@ struct ClientRun<'a> {
     engine: Option<Engine>,
     start_info: Option<(Instant, sonde_stats::cpu::CpuTimes)>,
     peer_results: Option<Results>,
+    /// The server's receive figures from its live reports, for a test cut short.
+    peer_live: LiveTotals,
 }
 
 impl ClientRun<'_> {
@@ -299,7 +303,10 @@ impl ClientRun<'_> {
         let peer = loop {
             match self.next_event(conn, session, "the server's results")? {
                 ClientEvent::PeerResults(r) => break *r,
-                ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
+                ClientEvent::LiveInterval(r) => {
+                    self.peer_live.add(&r);
+                    (self.emit)(Event::PeerInterval(*r))
+                }
                 other => return Err(unexpected(other)),
             }
         };
@@ -397,7 +404,10 @@ impl ClientRun<'_> {
             while let Some(ev) = session.poll_event() {
                 match ev {
                     ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
-                    ClientEvent::LiveInterval(r) => (self.emit)(Event::PeerInterval(*r)),
+                    ClientEvent::LiveInterval(r) => {
+                        self.peer_live.add(&r);
+                        (self.emit)(Event::PeerInterval(*r))
+                    }
                     other => return Err(unexpected(other)),
                 }
             }
@@ -479,15 +489,34 @@ impl ClientRun<'_> {
             RunError::Interrupted => format!("{e}; partial result"),
             other => other.to_string(),
         };
-        let summary = crate::summary::build(crate::summary::SummaryInput {
+        // Without the server's results, what it reported live is its receive side so far.
+        let from_live = self.peer_results.is_none() && !self.peer_live.is_empty();
+        let live = from_live.then(|| Results {
+            cpu: Default::default(),
+            congestion: None,
+            streams: self
+                .peer_live
+                .views()
+                .map(|(id, v)| PeerStream {
+                    id,
+                    role: StreamRole::Receiver,
+                    view: v.clone(),
+                })
+                .collect(),
+            sent: Vec::new(),
+        });
+        let mut summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Client,
             params: &self.cfg.params,
             local: &local,
-            peer: self.peer_results.as_ref(),
+            peer: self.peer_results.as_ref().or(live.as_ref()),
             cpu_local,
             local_congestion: None,
             error: Some(reason),
         });
+        if from_live {
+            summary.cpu_remote = None; // the live reports carry no CPU figures
+        }
         (self.emit)(Event::End(Box::new(summary.clone())));
         Some(summary)
     }

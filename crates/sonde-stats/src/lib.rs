@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
+pub mod live_totals;
 pub mod model;
 pub mod sum;
 pub mod tcp_summary;

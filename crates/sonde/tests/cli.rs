@@ -364,6 +364,29 @@ fn one_server_serves_eight_clients_at_once() {
     assert_eq!(cookies.len(), 8, "tests are not isolated: cookies repeat");
 }
 
+/// Issue 17: Ctrl-C during a UDP upload used to leave `end.sum_received` null although the
+/// server had reported what it received, interval by interval: those figures are used.
+#[test]
+fn ctrl_c_during_a_udp_upload_keeps_the_servers_live_receive_figures() {
+    let server = Server::start(&[]);
+    let client = server.spawn_client(&["-u", "-b", "10m", "-t", "10", "-J"]);
+    thread::sleep(Duration::from_millis(3500));
+    client.signal(libc::SIGINT);
+    let out = client.wait(Duration::from_secs(10));
+    out.expect_code(1);
+    let doc = out.json();
+    assert_eq!(at(&doc, "end.sonde.partial"), &Value::Bool(true));
+    let got = uint(&doc, "end.sum_received.packets");
+    let bytes = uint(&doc, "end.sum_received.bytes");
+    // At least one whole second the server reported live: 10 Mbit/s of 1448 B is 863/s.
+    assert!(got >= 800 && bytes >= 1_150_000, "{}", out.describe());
+    assert_eq!(
+        at(&doc, "end.sonde.remote_cpu_known"),
+        &Value::Bool(false),
+        "live reports carry no CPU figures"
+    );
+}
+
 #[test]
 fn ctrl_c_on_client_prints_and_logs_the_partial_result() {
     let server = Server::start(&[]);
