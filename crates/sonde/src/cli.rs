@@ -7,8 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use sonde_stats::units::{parse_rate, parse_size};
 
 #[derive(Debug, Parser)]
-#[command(name = "sonde", version, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None)]
+#[command(name = "sonde", version, disable_version_flag = true, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None, after_help = "iperf3 spellings work too: `sonde -s` is `sonde server`, `sonde -c HOST` is `sonde client HOST`.")]
 pub struct Cli {
+    /// Print the version (as iperf3's -v)
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -98,6 +101,9 @@ pub struct OutputArgs {
     /// Write the output to FILE instead of standard output
     #[arg(long = "logfile", value_name = "FILE")]
     pub logfile: Option<std::path::PathBuf>,
+    /// Accepted for iperf3 command lines: sonde writes every line as soon as it is complete
+    #[arg(long = "forceflush", hide = true)]
+    pub forceflush: bool,
 }
 
 #[derive(Debug, Args)]
@@ -111,11 +117,12 @@ pub struct ServerArgs {
     /// Refuse clients beyond N concurrent tests
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_clients: Option<u32>,
-    /// Refuse tests longer than SECS (omit included)
-    #[arg(long, value_name = "SECS", value_parser = parse_positive_secs)]
+    /// Refuse tests longer than SECS (omit included; iperf3: --server-max-duration)
+    #[arg(long, alias = "server-max-duration", value_name = "SECS", value_parser = parse_positive_secs)]
     pub max_duration: Option<f64>,
-    /// Refuse tests whose total target rate exceeds RATE (e.g. 1G)
-    #[arg(long, value_name = "RATE", value_parser = parse_rate_arg)]
+    /// Refuse tests whose total target rate exceeds RATE (e.g. 1G; iperf3:
+    /// --server-bitrate-limit)
+    #[arg(long, alias = "server-bitrate-limit", value_name = "RATE", value_parser = parse_rate_arg)]
     pub max_bitrate: Option<u64>,
     /// Serve one test, then exit
     #[arg(short = '1', long = "one-off")]
@@ -190,8 +197,8 @@ pub struct ClientArgs {
     /// IP type-of-service byte (0..255, decimal, 0x hex or 0 octal)
     #[arg(short = 'S', long = "tos", value_name = "TOS", value_parser = parse_tos, conflicts_with = "dscp")]
     pub tos: Option<u8>,
-    /// DSCP value (0..63), sets TOS = DSCP << 2
-    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
+    /// DSCP value (0..63, or a name: ef, af11..af43, cs0..cs7, le, va), sets TOS = DSCP << 2
+    #[arg(long, value_name = "DSCP", value_parser = parse_dscp)]
     pub dscp: Option<u8>,
     /// IPv4 only
     #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
@@ -317,6 +324,40 @@ fn parse_tos(s: &str) -> Result<u8, String> {
     v.map_err(|_| format!("TOS \"{s}\" must be 0..255 (decimal, 0x hex or 0-prefixed octal)"))
 }
 
+/// A DSCP codepoint: 0..63 (decimal or 0x hex) or its name (RFC 2474, 2597, 3246, 5865, 8622).
+fn parse_dscp(s: &str) -> Result<u8, String> {
+    let lower = s.to_ascii_lowercase();
+    let named = match lower.as_str() {
+        "ef" => Some(46),
+        "va" | "voice-admit" => Some(44),
+        "le" => Some(1),
+        _ => None,
+    };
+    let af = || {
+        let d = lower.strip_prefix("af")?.as_bytes();
+        match d {
+            [c @ b'1'..=b'4', p @ b'1'..=b'3'] => Some((c - b'0') * 8 + (p - b'0') * 2),
+            _ => None,
+        }
+    };
+    let cs = || match lower.strip_prefix("cs")?.as_bytes() {
+        [n @ b'0'..=b'7'] => Some((n - b'0') * 8),
+        _ => None,
+    };
+    let number = || match lower.strip_prefix("0x") {
+        Some(h) => u8::from_str_radix(h, 16).ok(),
+        None => lower.parse::<u8>().ok(),
+    };
+    named
+        .or_else(af)
+        .or_else(cs)
+        .or_else(number)
+        .filter(|v| *v <= 63)
+        .ok_or_else(|| {
+            format!("DSCP \"{s}\" must be 0..63 or a name such as ef, af41, cs1, le, va")
+        })
+}
+
 /// Rewrites iperf3-style `-s` / `-c HOST` anywhere on the line into subcommands.
 pub fn rewrite_iperf_style(args: Vec<String>) -> Vec<String> {
     let Some((prog, rest)) = args.split_first() else {
@@ -336,6 +377,21 @@ pub fn rewrite_iperf_style(args: Vec<String>) -> Vec<String> {
         );
         return out;
     }
+    // `-cHOST` and `--client=HOST` are the same as `-c HOST`.
+    let split: Vec<String> = rest
+        .iter()
+        .flat_map(|a| {
+            let glued = a.strip_prefix("--client=").or_else(|| {
+                a.strip_prefix("-c")
+                    .filter(|h| !h.is_empty() && !a.starts_with("--"))
+            });
+            match glued {
+                Some(host) => vec!["-c".to_string(), host.to_string()],
+                None => vec![a.clone()],
+            }
+        })
+        .collect();
+    let rest = split.as_slice();
     if let Some(i) = rest.iter().position(|a| a == "-c" || a == "--client") {
         out.push("client".into());
         if let Some(host) = rest.get(i + 1) {
@@ -374,6 +430,35 @@ mod tests {
             rewrite_iperf_style(v("sonde client host")),
             v("sonde client host")
         );
+        assert_eq!(
+            rewrite_iperf_style(v("sonde -c192.0.2.1 -u")),
+            v("sonde client 192.0.2.1 -u")
+        );
+        assert_eq!(
+            rewrite_iperf_style(v("sonde -R --client=board -t 5")),
+            v("sonde client board -R -t 5")
+        );
+        // Only iperf3-style lines: a subcommand's own -c (latency's count) is left alone.
+        assert_eq!(
+            rewrite_iperf_style(v("sonde latency h -c5")),
+            v("sonde latency h -c5")
+        );
+    }
+
+    #[test]
+    fn iperf3_spellings_parse() {
+        for line in [
+            "sonde -v",
+            "sonde server --server-max-duration 10 --server-bitrate-limit 1g --forceflush",
+            "sonde client h --dscp af41 --bandwidth 10m --forceflush",
+        ] {
+            let parsed = Cli::try_parse_from(rewrite_iperf_style(v(line)));
+            match parsed {
+                Ok(_) => {}
+                Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {}
+                Err(e) => panic!("{line}: {e}"),
+            }
+        }
     }
 
     #[test]
@@ -394,5 +479,14 @@ mod tests {
         assert_eq!(parse_rate_burst("1g").map(|r| r.burst), Ok(None));
         assert!(parse_rate_burst("1m/0").unwrap_err().contains("1..1000"));
         assert!(parse_rate_burst("1m/x").is_err());
+        assert_eq!(parse_dscp("ef"), Ok(46));
+        assert_eq!(parse_dscp("AF41"), Ok(34));
+        assert_eq!(parse_dscp("af11"), Ok(10));
+        assert_eq!(parse_dscp("cs7"), Ok(56));
+        assert_eq!(parse_dscp("le"), Ok(1));
+        assert_eq!(parse_dscp("0x2e"), Ok(46));
+        assert_eq!(parse_dscp("63"), Ok(63));
+        assert!(parse_dscp("64").is_err());
+        assert!(parse_dscp("af51").unwrap_err().contains("af41"));
     }
 }

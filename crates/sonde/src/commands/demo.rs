@@ -134,6 +134,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         json: false,
         json_stream: false,
         logfile: None,
+        forceflush: false,
     }) {
         Ok(o) => o,
         Err(e) => {
