@@ -219,10 +219,11 @@ pub struct ClientArgs {
     /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
     #[arg(long = "no-gso")]
     pub no_gso: bool,
-    /// Seconds to wait for the server to answer a connection (30: five SYN attempts, so a
-    /// link losing 30 % of packets still connects)
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_positive_secs)]
-    pub connect_timeout: f64,
+    /// How long to wait for the server to answer a connection: milliseconds as in iperf3
+    /// (`5000`), or with a unit (`5s`); default 30s (five SYN attempts, so a link losing 30 %
+    /// of packets still connects)
+    #[arg(long, value_name = "MS|TIME", default_value = CONNECT_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
+    pub connect_timeout: std::time::Duration,
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
     #[arg(long)]
     pub iperf3: bool,
@@ -322,6 +323,34 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         s.parse::<u8>()
     };
     v.map_err(|_| format!("TOS \"{s}\" must be 0..255 (decimal, 0x hex or 0-prefixed octal)"))
+}
+
+/// Every subcommand's default `--connect-timeout`.
+pub const CONNECT_TIMEOUT_DEFAULT: &str = "30s";
+
+/// `--connect-timeout`: a bare number is milliseconds, as in iperf3 (`--connect-timeout 1000`
+/// is one second); `ms`, `s` or `us` say the unit. Above 0, at most a day.
+pub fn parse_connect_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let with_unit = t.ends_with('s');
+    let d = if with_unit {
+        crate::cli_latency::parse_duration_arg(t)?
+    } else {
+        match t.parse::<f64>() {
+            Ok(ms) if (0.0..=86_400_000.0).contains(&ms) => {
+                std::time::Duration::from_secs_f64(ms / 1000.0)
+            }
+            _ => {
+                return Err(format!(
+                    "\"{s}\" is not a timeout: milliseconds as in iperf3 (5000) or a time with a unit (5s, 500ms)"
+                ))
+            }
+        }
+    };
+    if d.is_zero() {
+        return Err("--connect-timeout must be above 0".into());
+    }
+    Ok(d)
 }
 
 /// A DSCP codepoint: 0..63 (decimal or 0x hex) or its name (RFC 2474, 2597, 3246, 5865, 8622).
@@ -479,6 +508,15 @@ mod tests {
         assert_eq!(parse_rate_burst("1g").map(|r| r.burst), Ok(None));
         assert!(parse_rate_burst("1m/0").unwrap_err().contains("1..1000"));
         assert!(parse_rate_burst("1m/x").is_err());
+        use std::time::Duration;
+        assert_eq!(parse_connect_timeout("1000"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_connect_timeout("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(
+            parse_connect_timeout("250ms"),
+            Ok(Duration::from_millis(250))
+        );
+        assert!(parse_connect_timeout("0").is_err());
+        assert!(parse_connect_timeout("soon").unwrap_err().contains("5000"));
         assert_eq!(parse_dscp("ef"), Ok(46));
         assert_eq!(parse_dscp("AF41"), Ok(34));
         assert_eq!(parse_dscp("af11"), Ok(10));

@@ -87,7 +87,9 @@ pub struct RrulArgs {
     /// IPv6 only
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
-    #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
+    /// unit (5s); default 30s
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -117,7 +119,9 @@ pub struct CompareIpArgs {
     /// Use this IPv6 address instead of resolving HOST
     #[arg(long = "ipv6-addr", value_name = "ADDR")]
     pub ipv6_addr: Option<std::net::Ipv6Addr>,
-    #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
+    /// unit (5s); default 30s
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -440,7 +440,7 @@ fn rrul_against_nothing_fails_with_the_error_in_json() {
             "--step",
             "100ms",
             "--connect-timeout",
-            "1",
+            "1000",
             "-J",
         ]),
         DEADLINE,

@@ -8,7 +8,6 @@ use sonde_report::Sink;
 use sonde_runtime::client::{self, ClientConfig, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 /// Default TCP write length, as iperf3's.
 const TCP_DEFAULT_LEN: u64 = 128 * 1024;
@@ -178,7 +177,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         },
         cport: a.cport,
         params: p,
-        connect_timeout: Duration::from_secs_f64(a.connect_timeout),
+        connect_timeout: a.connect_timeout,
     };
     let mut sink = output::reporter(&a.output, out);
     let mut emit = |ev: Event| {
