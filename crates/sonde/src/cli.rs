@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use sonde_stats::units::{parse_rate, parse_size};
 
 #[derive(Debug, Parser)]
-#[command(name = "sonde", version, disable_version_flag = true, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None, after_help = "iperf3 spellings work too: `sonde -s` is `sonde server`, `sonde -c HOST` is `sonde client HOST`.")]
+#[command(name = "sonde", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SONDE_COMMIT"), ")"), disable_version_flag = true, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None, after_help = "iperf3 spellings work too: `sonde -s` is `sonde server`, `sonde -c HOST` is `sonde client HOST`.")]
 pub struct Cli {
     /// Print the version (as iperf3's -v)
     #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
@@ -38,6 +38,13 @@ pub enum Command {
     /// The emulated lab: scenarios over impaired links in network namespaces (root)
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+    /// Print sonde's man page (roff), generated from these flags
+    Man,
 }
 
 #[derive(Debug, Subcommand)]

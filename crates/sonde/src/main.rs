@@ -48,6 +48,8 @@ fn main() {
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
+        cli::Command::Completions { shell } => commands::docs::completions(shell),
+        cli::Command::Man => commands::docs::man(),
     };
     if output::stdout_closed() {
         std::process::exit(commands::exit::STDOUT_CLOSED);

@@ -616,6 +616,46 @@ fn a_closed_stdout_stops_the_test_quietly_with_141() {
         .expect_code(0);
 }
 
+/// Issue 17: completions and the man page come from the flag definitions; `-v` names the
+/// commit.
+#[test]
+fn completions_man_page_and_version() {
+    let version = run(&["-v"], QUICK_DEADLINE);
+    version.expect_code(0);
+    assert!(
+        version.stdout.starts_with("sonde "),
+        "{}",
+        version.describe()
+    );
+    assert!(version.stdout.contains("commit"), "{}", version.describe());
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run(&["completions", shell], QUICK_DEADLINE);
+        out.expect_code(0);
+        for needle in ["sonde", "bitrate", "burst", "skip-rx-copy"] {
+            assert!(out.stdout.contains(needle), "{shell} lacks {needle}");
+        }
+    }
+    let dir = TempDir::new("completions");
+    let script = dir.file("sonde.bash");
+    let bash = run(&["completions", "bash"], QUICK_DEADLINE);
+    std::fs::write(&script, &bash.stdout).expect("write script");
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash -n");
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let man = run(&["man"], QUICK_DEADLINE);
+    man.expect_code(0);
+    assert!(man.stdout.contains(".TH sonde 1"), "{}", man.describe());
+    assert!(man.stdout.contains("client"));
+    usage_error(&["completions", "tcsh"]);
+}
+
 #[test]
 fn connection_refused_names_the_server_address_and_exits_1() {
     let port = common::free_port();

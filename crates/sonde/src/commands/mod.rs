@@ -3,6 +3,7 @@
 pub mod client;
 pub mod compare_ip;
 pub mod demo;
+pub mod docs;
 pub mod lab;
 pub mod latency;
 pub mod report;

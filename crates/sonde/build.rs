@@ -1,0 +1,26 @@
+//! Puts the commit sonde was built from into `sonde --version` (`SONDE_COMMIT`): the short
+//! hash from git where the source is a checkout, "unknown commit" where it is not (a source
+//! tarball, git missing).
+
+use std::process::Command;
+
+fn main() {
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short=9", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| "unknown commit".to_string(), |h| format!("commit {h}"));
+    println!("cargo:rustc-env=SONDE_COMMIT={commit}");
+    // Rebuild when the checked-out commit changes.
+    for f in [
+        "../../.git/HEAD",
+        "../../.git/refs/heads",
+        "../../.git/packed-refs",
+    ] {
+        println!("cargo:rerun-if-changed={f}");
+    }
+}
