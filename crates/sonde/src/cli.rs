@@ -71,8 +71,11 @@ pub struct LabRunArgs {
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: std::path::PathBuf,
     /// Continue the latest run in DIR: skip the tests it has recorded
-    #[arg(long)]
+    #[arg(long, conflicts_with = "new")]
     pub resume: bool,
+    /// Start another run in a DIR that already holds one (its results stay beside it)
+    #[arg(long)]
+    pub new: bool,
     /// Run only these link settings (repeatable)
     #[arg(long = "settings", value_name = "NAME")]
     pub settings: Vec<String>,

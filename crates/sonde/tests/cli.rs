@@ -656,6 +656,68 @@ fn completions_man_page_and_version() {
     usage_error(&["completions", "tcsh"]);
 }
 
+/// Issue 17: a lab run checks what it can before any namespace is built: a sonde test's
+/// flags, and that --out does not already hold a run unless --resume or --new says what to do.
+#[test]
+fn lab_run_checks_test_flags_and_the_out_directory_first() {
+    let dir = TempDir::new("lab-checks");
+    let scenario = dir.file("bad.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+name = "bad"
+hosts = ["client", "server"]
+[[link]]
+name = "wan"
+a = "client"
+b = "server"
+[[settings]]
+name = "clean"
+[[test]]
+name = "typo"
+sonde = ["client", "{server}", "--bitrat", "10m"]
+"#,
+    )
+    .expect("write scenario");
+    let out_dir = dir.file("out");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "lab".to_string(),
+            "run".to_string(),
+            scenario.to_string_lossy().into_owned(),
+            "--out".to_string(),
+            out_dir.to_string_lossy().into_owned(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let bad = run(&args(&[]), QUICK_DEADLINE);
+    bad.expect_code(2);
+    assert!(
+        bad.stderr.contains("typo") && bad.stderr.contains("--bitrat"),
+        "{}",
+        bad.describe()
+    );
+    std::fs::create_dir_all(&out_dir).expect("out dir");
+    std::fs::write(out_dir.join("results.db"), b"").expect("fake db");
+    std::fs::write(
+        &scenario,
+        std::fs::read_to_string(&scenario)
+            .expect("read")
+            .replace("--bitrat", "--bitrate"),
+    )
+    .expect("fix scenario");
+    let held = run(&args(&[]), QUICK_DEADLINE);
+    held.expect_code(2);
+    assert!(
+        held.stderr.contains("--resume") && held.stderr.contains("--new"),
+        "{}",
+        held.describe()
+    );
+    let both = run(&args(&["--resume", "--new"]), QUICK_DEADLINE);
+    both.expect_code(2);
+}
+
 #[test]
 fn connection_refused_names_the_server_address_and_exits_1() {
     let port = common::free_port();

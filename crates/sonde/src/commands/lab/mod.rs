@@ -95,6 +95,10 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     };
+    if let Err(e) = check_out_dir(a).and_then(|_| check_sonde_tests(&loaded.scenario)) {
+        eprintln!("sonde: usage error - {e}");
+        return exit::USAGE;
+    }
     let opts = match options(&a.out, a.resume, a.settings.clone()) {
         Ok(o) => o,
         Err(e) => {
@@ -113,6 +117,55 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
             exit::FAILED
         }
     }
+}
+
+/// A directory that already holds a run is continued or added to only when asked: a plain
+/// `sonde lab run` into it would otherwise mix a new run into an old report by accident.
+fn check_out_dir(a: &LabRunArgs) -> Result<(), String> {
+    let db = a.out.join("results.db");
+    if db.exists() && !a.resume && !a.new {
+        return Err(format!(
+            "{} already holds a run ({}): add --resume to continue it, or --new to start another run beside it",
+            a.out.display(),
+            db.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every `sonde = [...]` test's flags before any namespace is built, as the test's
+/// sonde will parse them (addresses stand in for `{server}` and the like).
+fn check_sonde_tests(scenario: &sonde_emu::scenario::Scenario) -> Result<(), String> {
+    for t in &scenario.tests {
+        let Some(args) = &t.sonde else { continue };
+        let mut argv = vec!["sonde".to_string()];
+        argv.extend(args.iter().map(|a| stand_in(a)));
+        let argv = crate::cli::rewrite_iperf_style(argv);
+        if let Err(e) = <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
+            let first = e.to_string();
+            let first = first
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            return Err(format!(
+                "test \"{}\" (sonde {}): {first}",
+                t.name,
+                args.join(" ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `{server6}`-style placeholders replaced by addresses of their family, for parsing only.
+fn stand_in(arg: &str) -> String {
+    arg.replace("{server6}", "2001:db8::1")
+        .replace("{client6}", "2001:db8::2")
+        .replace("{server4}", "192.0.2.1")
+        .replace("{client4}", "192.0.2.2")
+        .replace("{server}", "192.0.2.1")
+        .replace("{client}", "192.0.2.2")
 }
 
 /// Runs the matrix with the progress display.
