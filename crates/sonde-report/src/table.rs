@@ -175,7 +175,8 @@ impl<W: Write> TableReporter<W> {
                     "Retr", "Cwnd", "RTT(ms)"
                 )),
                 Protocol::Tcp => {}
-                Protocol::Udp if c.local_receives() => {
+                // The summary always has a receiver row (jitter, lost/total).
+                Protocol::Udp if c.local_receives() || summary => {
                     h.push_str(&format!("  {:<9}  {}", "Jitter", "Lost/Total Datagrams"))
                 }
                 Protocol::Udp => h.push_str("  Total Datagrams"),
@@ -229,8 +230,7 @@ impl<W: Write> TableReporter<W> {
             s.blksize,
             s.omit_secs,
             s.tos
-        )?;
-        self.header(false)
+        )
     }
 
     fn stream_line(&self, s: &StreamSample) -> String {
@@ -275,6 +275,10 @@ impl<W: Write> TableReporter<W> {
     }
 
     fn on_interval(&mut self, r: &IntervalReport) -> io::Result<()> {
+        // The interval header comes with the first interval, so `-i 0` prints none.
+        if self.intervals == 0 {
+            self.header(false)?;
+        }
         if self.intervals > 0 && r.streams.len() > 1 {
             writeln!(self.out, "{SEPARATOR}")?;
         }
@@ -483,6 +487,49 @@ mod tests {
     }
 
     #[test]
+    fn without_intervals_only_the_summary_has_a_header() {
+        // `-i 0`: no interval arrives, so no interval header stands alone over nothing.
+        let events: Vec<Event> = fx::tcp_upload_2()
+            .into_iter()
+            .filter(|e| !matches!(e, Event::Interval(_)))
+            .collect();
+        let text = render(&events);
+        assert_eq!(text.matches("[ ID] Interval").count(), 1, "{text}");
+        let sep = text.find(SEPARATOR).unwrap();
+        assert!(text.find("[ ID] Interval").unwrap() > sep, "{text}");
+    }
+
+    #[test]
+    fn udp_upload_summary_header_names_the_receiver_columns() {
+        // The sender's interval rows have only a datagram count, but the summary has the
+        // receiver's row with jitter and lost/total, as iperf3's header says.
+        let events: Vec<Event> = fx::udp_reverse()
+            .into_iter()
+            .map(|e| match e {
+                Event::Start(mut s) => {
+                    s.direction = Direction::Upload;
+                    Event::Start(s)
+                }
+                Event::End(mut s) => {
+                    s.direction = Direction::Upload;
+                    for st in &mut s.streams {
+                        st.client_sends = true;
+                    }
+                    Event::End(s)
+                }
+                other => other,
+            })
+            .collect();
+        let text = render(&events);
+        let summary = &text[text.rfind(SEPARATOR).unwrap()..];
+        let header = summary.lines().nth(1).unwrap();
+        assert!(
+            header.ends_with("Jitter     Lost/Total Datagrams"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn tcp_upload_golden() {
         let text = render(&fx::tcp_upload_2());
         let want = "\
@@ -490,8 +537,8 @@ Connecting to host 10.0.0.2, port 5201
 [  1] local 10.0.0.1 port 40001 connected to 10.0.0.2 port 5201
 [  3] local 10.0.0.1 port 40003 connected to 10.0.0.2 port 5201
 Starting Test: protocol: TCP, 2 streams, 131072 byte blocks, omitting 0 seconds, 10 second test, tos 0
-[ ID] Interval           Transfer     Bitrate         Retr  Cwnd         RTT(ms)
 using TCP_INFO
+[ ID] Interval           Transfer     Bitrate         Retr  Cwnd         RTT(ms)
 [  1]   0.00-1.00   sec   119 MBytes  1.00 Gbits/sec     2  1.00 MBytes     0.25
 [  3]   0.00-1.00   sec   119 MBytes  1.00 Gbits/sec     1  1.00 MBytes     0.25
 [SUM]   0.00-1.00   sec   238 MBytes  2.00 Gbits/sec     3
