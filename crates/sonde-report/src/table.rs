@@ -303,6 +303,22 @@ impl<W: Write> TableReporter<W> {
             Some(Role::Server) => "client",
             _ => "server",
         };
+        // The far end's TCP senders (-R, --bidir): what its TCP_INFO said, per stream, so a
+        // reverse test shows whether TCP or the wire is the limit, as an upload's rows do.
+        for st in r.streams.iter().filter(|s| s.role == StreamRole::Sender) {
+            if let Some(t) = st.tcp {
+                writeln!(
+                    self.out,
+                    "      {peer} sent     {:6.2}-{:<6.2} sec  {}  retr {}  cwnd {}  rtt {:.2} ms",
+                    st.start,
+                    st.end,
+                    id_col(Some(st.id)),
+                    t.retransmits,
+                    format_bytes(t.snd_cwnd),
+                    f64::from(t.rtt_us) / 1000.0
+                )?;
+            }
+        }
         for sum in r.sums.iter().filter(|s| s.role == StreamRole::Receiver) {
             if let Some(u) = sum.udp_received {
                 writeln!(
@@ -484,6 +500,38 @@ mod tests {
         assert_eq!(percent(0.0123), "0.012");
         assert_eq!(percent(33.33), "33");
         assert_eq!(percent(100.0), "100");
+    }
+
+    #[test]
+    fn a_reverse_tcp_test_shows_the_servers_sender_figures_per_interval() {
+        let mut sent = fx::sample(1, StreamRole::Sender, 1.0, 1_000_000);
+        sent.tcp = Some(sonde_stats::model::TcpInfoSample {
+            retransmits: 7,
+            snd_cwnd: 2 * 1024 * 1024,
+            rtt_us: 1500,
+            rttvar_us: 100,
+            pmtu: 1500,
+        });
+        let events = vec![
+            fx::start(
+                Protocol::Tcp,
+                Direction::Reverse,
+                vec![fx::conn(1, StreamRole::Receiver)],
+            ),
+            Event::PeerInterval(IntervalReport {
+                streams: vec![sent],
+                sums: Vec::new(),
+            }),
+        ];
+        let text = render(&events);
+        let line = text
+            .lines()
+            .find(|l| l.contains("server sent"))
+            .unwrap_or_else(|| panic!("no server sender line:\n{text}"));
+        assert!(line.contains("retr 7"), "{line}");
+        assert!(line.contains("cwnd 2.00 MBytes"), "{line}");
+        assert!(line.contains("rtt 1.50 ms"), "{line}");
+        assert!(line.contains("1.00-2.00"), "{line}");
     }
 
     #[test]
