@@ -102,7 +102,8 @@ pub struct ReportArgs {
 /// Output selection shared by client and server.
 #[derive(Debug, Args, Clone)]
 pub struct OutputArgs {
-    /// One JSON document (iperf3's -J schema plus sonde's fields)
+    /// One JSON document: for client and server iperf3's -J schema plus sonde's fields; for
+    /// latency, rrul and compare-ip sonde's own (see the README's Latency section)
     #[arg(short = 'J', long = "json", conflicts_with = "json_stream")]
     pub json: bool,
     /// One JSON object per line per event
