@@ -24,9 +24,16 @@ pub struct JsonReporter<W: Write> {
     notes: Vec<String>,
     errors: Vec<String>,
     finished: bool,
+    title: Option<String>,
 }
 
 impl<W: Write> JsonReporter<W> {
+    /// Adds iperf3's top-level `"title"` (`-T`) to the document.
+    pub fn with_title(mut self, title: Option<String>) -> Self {
+        self.title = title;
+        self
+    }
+
     /// A reporter writing its document to `out`.
     pub fn new(out: W) -> Self {
         JsonReporter {
@@ -39,6 +46,7 @@ impl<W: Write> JsonReporter<W> {
             notes: Vec::new(),
             errors: Vec::new(),
             finished: false,
+            title: None,
         }
     }
 
@@ -70,6 +78,9 @@ impl<W: Write> JsonReporter<W> {
         };
         let partial = !matches!(&self.summary, Some(s) if !s.partial);
         let mut doc = Map::new();
+        if let Some(t) = &self.title {
+            doc.insert("title".into(), json!(t));
+        }
         doc.insert(
             "start".into(),
             self.start.clone().unwrap_or_else(|| json!({})),

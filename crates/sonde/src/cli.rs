@@ -115,6 +115,12 @@ pub struct OutputArgs {
     /// Accepted for iperf3 command lines: sonde writes every line as soon as it is complete
     #[arg(long = "forceflush", hide = true)]
     pub forceflush: bool,
+    /// Prefix every line of the table with "TITLE:  " (and add "title" to -J), as iperf3's -T
+    #[arg(short = 'T', long = "title", value_name = "TITLE")]
+    pub title: Option<String>,
+    /// Prefix every line of the table with the time, in strftime FORMAT (default "%c ")
+    #[arg(long = "timestamps", value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "%c ")]
+    pub timestamps: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 mod cli;
 mod cli_latency;
 mod commands;
+mod os_time;
 mod output;
 
 use clap::Parser;

@@ -105,6 +105,41 @@ pub fn errors_only_on_stderr(o: &OutputArgs) -> bool {
 pub struct LineOut {
     buf: Vec<u8>,
     out: SharedOut,
+    /// What goes before every line (`-T`, `--timestamps`); table output only.
+    prefix: LinePrefix,
+}
+
+/// iperf3's line prefixes: `--timestamps[=FORMAT]` then `-T TITLE`.
+#[derive(Debug, Clone, Default)]
+pub struct LinePrefix {
+    pub title: Option<String>,
+    pub timestamps: Option<String>,
+}
+
+impl LinePrefix {
+    /// The prefixes the flags ask for.
+    pub fn of(o: &OutputArgs) -> Self {
+        Self {
+            title: o.title.clone(),
+            timestamps: o.timestamps.clone(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.title.is_none() && self.timestamps.is_none()
+    }
+
+    fn render(&self) -> String {
+        let mut p = String::new();
+        if let Some(f) = &self.timestamps {
+            p.push_str(&crate::os_time::local_strftime(f));
+        }
+        if let Some(t) = &self.title {
+            p.push_str(t);
+            p.push_str(":  ");
+        }
+        p
+    }
 }
 
 impl LineOut {
@@ -112,6 +147,16 @@ impl LineOut {
         Self {
             buf: Vec::new(),
             out,
+            prefix: LinePrefix::default(),
+        }
+    }
+
+    /// The same, with `prefix` before every line.
+    pub fn with_prefix(out: SharedOut, prefix: LinePrefix) -> Self {
+        Self {
+            buf: Vec::new(),
+            out,
+            prefix,
         }
     }
 
@@ -131,7 +176,15 @@ impl LineOut {
             .out
             .lock()
             .map_err(|_| std::io::Error::other("output lock poisoned"))?;
-        out.write_all(&self.buf[..cut])?;
+        if self.prefix.is_empty() {
+            out.write_all(&self.buf[..cut])?;
+        } else {
+            let prefix = self.prefix.render();
+            for line in self.buf[..cut].split_inclusive(|&b| b == b'\n') {
+                out.write_all(prefix.as_bytes())?;
+                out.write_all(line)?;
+            }
+        }
         out.flush()?;
         self.buf.drain(..cut);
         Ok(())
@@ -151,13 +204,15 @@ impl Write for LineOut {
 
 /// The reporter the flags ask for, writing to `out`.
 pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
-    let w = LineOut::new(out);
     if o.json {
-        Box::new(JsonReporter::new(w))
+        Box::new(JsonReporter::new(LineOut::new(out)).with_title(o.title.clone()))
     } else if o.json_stream {
-        Box::new(JsonLinesReporter::new(w))
+        Box::new(JsonLinesReporter::new(LineOut::new(out)))
     } else {
-        Box::new(TableReporter::new(w))
+        Box::new(TableReporter::new(LineOut::with_prefix(
+            out,
+            LinePrefix::of(o),
+        )))
     }
 }
 

@@ -718,6 +718,28 @@ sonde = ["client", "{server}", "--bitrat", "10m"]
     both.expect_code(2);
 }
 
+/// Issue 17: iperf3's -T and --timestamps prefix every line of the table; -J carries the title.
+#[test]
+fn title_and_timestamps_prefix_every_table_line() {
+    let server = Server::start(&[]);
+    let out = server.client(
+        &["-t", "1", "-T", "board7", "--timestamps=%Y@ "],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert!(lines.len() > 5, "{}", out.describe());
+    for l in &lines {
+        assert!(
+            l.starts_with("20") && l[4..].starts_with("@ board7:  "),
+            "unprefixed line {l:?}\n{}",
+            out.describe()
+        );
+    }
+    let doc = json_run(&server, &["-t", "1", "-T", "board7"]);
+    assert_eq!(text(&doc, "title"), "board7");
+}
+
 #[test]
 fn connection_refused_names_the_server_address_and_exits_1() {
     let port = common::free_port();

@@ -135,6 +135,8 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         json_stream: false,
         logfile: None,
         forceflush: false,
+        title: None,
+        timestamps: None,
     }) {
         Ok(o) => o,
         Err(e) => {
