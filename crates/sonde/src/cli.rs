@@ -131,6 +131,12 @@ pub struct ServerArgs {
     /// Bind to this address only (default: all, IPv4 and IPv6)
     #[arg(short = 'B', long = "bind", value_name = "ADDR")]
     pub bind: Option<std::net::IpAddr>,
+    /// Serve IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Serve IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
     /// Refuse clients beyond N concurrent tests
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_clients: Option<u32>,

@@ -740,6 +740,25 @@ fn title_and_timestamps_prefix_every_table_line() {
     assert_eq!(text(&doc, "title"), "board7");
 }
 
+/// Issue 17: `sonde server -4` serves IPv4 only, as iperf3's; `-4 -B ::1` is a usage error.
+#[test]
+fn server_dash_4_serves_ipv4_only() {
+    let server = Server::start(&["-4"]);
+    server
+        .client(&["-t", "1"], CLIENT_DEADLINE)
+        .expect_code(0);
+    if common::ipv6_loopback_available() {
+        let port = server.port.to_string();
+        let v6 = run(&["client", "::1", "-p", &port, "-t", "1"], QUICK_DEADLINE);
+        v6.expect_code(1);
+        assert!(v6.stderr.contains("refused"), "{}", v6.describe());
+    } else {
+        assert!(!require_all(), "IPv6 loopback is not available");
+        eprintln!("IPv6 loopback missing: the IPv6 refusal is not checked");
+    }
+    usage_error(&["server", "-4", "-B", "::1", "-p", "9"]);
+}
+
 #[test]
 fn connection_refused_names_the_server_address_and_exits_1() {
     let port = common::free_port();

@@ -34,6 +34,8 @@ pub struct ServerConfig {
     pub one_off: bool,
     /// Interval for the server's own reports; None = use the client's.
     pub interval_secs: Option<f64>,
+    /// With no `bind` address: serve IPv6 only (`-6`) instead of both families.
+    pub ipv6_only: bool,
 }
 
 impl ServerConfig {
@@ -78,7 +80,7 @@ fn listen_addr(cfg: &ServerConfig) -> SocketAddr {
     )
 }
 
-fn bind_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
+fn bind_tcp(addr: SocketAddr, v6_only: bool) -> std::io::Result<TcpListener> {
     let s = Socket::new(
         Domain::for_address(addr),
         Type::STREAM,
@@ -86,18 +88,18 @@ fn bind_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
     )?;
     s.set_reuse_address(true)?;
     if addr.is_ipv6() && addr.ip().is_unspecified() {
-        s.set_only_v6(false)?;
+        s.set_only_v6(v6_only)?;
     }
     s.bind(&addr.into())?;
     s.listen(1024)?;
     Ok(s.into())
 }
 
-fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+fn bind_udp(addr: SocketAddr, v6_only: bool) -> std::io::Result<UdpSocket> {
     let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(SockProto::UDP))?;
     s.set_reuse_address(true)?;
     if addr.is_ipv6() && addr.ip().is_unspecified() {
-        s.set_only_v6(false)?;
+        s.set_only_v6(v6_only)?;
     }
     s.bind(&addr.into())?;
     Ok(s.into())
@@ -126,10 +128,10 @@ impl Server {
             addr: addr.to_string(),
             source: e,
         };
-        let tcp = bind_tcp(addr).map_err(listen_err)?;
+        let tcp = bind_tcp(addr, cfg.ipv6_only).map_err(listen_err)?;
         // With port 0 the kernel picks the TCP port; UDP must use the same one.
         let port = tcp.local_addr().map_err(listen_err)?.port();
-        let udp = bind_udp(SocketAddr::new(addr.ip(), port)).map_err(listen_err)?;
+        let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;
         let udp_local = udp.local_addr().map_err(listen_err)?;
         let shared = Arc::new(Shared {
             cfg,

@@ -97,6 +97,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         max_bitrate: None,
         one_off: false,
         interval_secs: None,
+        ipv6_only: false,
     };
     let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
     let server_stop = Arc::new(AtomicBool::new(false));

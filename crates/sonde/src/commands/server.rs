@@ -4,6 +4,7 @@ use super::exit;
 use crate::cli::ServerArgs;
 use crate::output;
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -19,9 +20,22 @@ pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
             return exit::FAILED;
         }
     };
+    let bind = match (a.bind, a.ipv4, a.ipv6) {
+        (Some(IpAddr::V6(b)), true, _) => {
+            eprintln!("sonde: usage error - -4 asks for IPv4, but -B {b} is an IPv6 address");
+            return exit::USAGE;
+        }
+        (Some(IpAddr::V4(b)), _, true) => {
+            eprintln!("sonde: usage error - -6 asks for IPv6, but -B {b} is an IPv4 address");
+            return exit::USAGE;
+        }
+        (None, true, _) => Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        (b, _, _) => b,
+    };
     let cfg = ServerConfig {
         port: a.port,
-        bind: a.bind,
+        bind,
+        ipv6_only: a.ipv6 && a.bind.is_none(),
         max_clients: a.max_clients.map(|m| m as usize),
         max_duration_secs: a.max_duration,
         max_bitrate: a.max_bitrate,
@@ -40,10 +54,12 @@ pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
             return exit::FAILED;
         }
     };
-    let where_ = a
-        .bind
-        .map(|b| b.to_string())
-        .unwrap_or_else(|| "all addresses (IPv4 and IPv6)".into());
+    let where_ = match (a.bind, a.ipv4, a.ipv6) {
+        (Some(b), _, _) => b.to_string(),
+        (None, true, _) => "all IPv4 addresses".into(),
+        (None, _, true) => "all IPv6 addresses".into(),
+        _ => "all addresses (IPv4 and IPv6)".into(),
+    };
     eprintln!(
         "sonde server listening on {where_}, port {} (TCP and UDP); Ctrl-C to stop",
         server.local_addr().map(|x| x.port()).unwrap_or(a.port)
