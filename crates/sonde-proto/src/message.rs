@@ -121,6 +121,18 @@ pub struct TestParams {
     /// Sent only to a server that lists the `skip-rx-copy` capability.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip_rx_copy: bool,
+    /// Kernel pacing of every data socket in bit/s (`--fq-rate`, SO_MAX_PACING_RATE), 0 = none.
+    /// Sent only to a server that lists the `fq-rate` capability.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fq_rate: u64,
+    /// UDP datagrams with the IP don't-fragment bit (`--dont-fragment`): one bigger than the
+    /// path MTU is refused, not fragmented. Sent only to a server listing `dont-fragment`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dont_fragment: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_smooth(burst: &u32) -> bool {
@@ -150,6 +162,8 @@ impl Default for TestParams {
             zerocopy: false,
             burst: 0,
             skip_rx_copy: false,
+            fq_rate: 0,
+            dont_fragment: false,
         }
     }
 }

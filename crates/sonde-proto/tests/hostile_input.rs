@@ -179,6 +179,12 @@ fn params(rng: &mut Rng) -> TestParams {
             0
         },
         skip_rx_copy: rng.chance(4),
+        fq_rate: if rng.chance(4) {
+            rng.next() % 10_000_000_000
+        } else {
+            0
+        },
+        dont_fragment: rng.chance(4),
     }
 }
 

@@ -592,6 +592,23 @@ fn check_capabilities(p: &TestParams, caps: &[String], software: String) -> Resu
             instead: "run the bursts as an upload",
         });
     }
+    let server_sends = p.direction != Direction::Upload;
+    if p.fq_rate > 0 && server_sends && !has("fq-rate") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "fq-rate",
+            what: "pace its senders with --fq-rate (-R or --bidir)",
+            instead: "run the test as an upload",
+        });
+    }
+    if p.dont_fragment && server_sends && !has("dont-fragment") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "dont-fragment",
+            what: "send with --dont-fragment (-R or --bidir)",
+            instead: "run the test as an upload",
+        });
+    }
     if p.skip_rx_copy && p.direction != Direction::Reverse && !has("skip-rx-copy") {
         return Err(RunError::PeerLacks {
             software,

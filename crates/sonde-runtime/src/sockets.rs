@@ -22,6 +22,9 @@ fn set_common(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     if p.tos != 0 {
         sockopt::set_tos(sock, p.tos)?;
     }
+    if p.fq_rate > 0 {
+        sockopt::set_max_pacing_rate(sock, p.fq_rate / 8)?;
+    }
     Ok(())
 }
 
@@ -89,6 +92,9 @@ fn unspecified(like: SocketAddr) -> IpAddr {
 
 fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     set_common(sock, p)?;
+    if p.dont_fragment {
+        sockopt::set_dont_fragment(sock)?;
+    }
     if p.window.is_none() {
         // Best effort: without privilege the kernel caps these at rmem_max / wmem_max.
         if sockopt::force_recv_buffer(sock, UDP_DEFAULT_RCVBUF).is_err() {
@@ -152,4 +158,53 @@ pub fn server_udp_stream(
 /// Turns an accepted std socket into a socket2 view for option setting.
 pub fn as_socket2(s: &TcpStream) -> socket2::SockRef<'_> {
     socket2::SockRef::from(s)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn get_int(sock: &Socket, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+        let mut v: libc::c_int = -1;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: reads one int option into `v`, which we own.
+        let rc = unsafe {
+            libc::getsockopt(
+                sock.as_raw_fd(),
+                level,
+                name,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+        v
+    }
+
+    #[test]
+    fn fq_rate_and_dont_fragment_reach_the_socket() {
+        let p = TestParams {
+            fq_rate: 80_000_000,
+            dont_fragment: true,
+            ..TestParams::default()
+        };
+        let sock = Socket::new(Domain::IPV4, Type::DGRAM, None).unwrap();
+        udp_buffers(&sock, &p).unwrap();
+        assert_eq!(
+            get_int(&sock, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE),
+            10_000_000,
+            "80 Mbit/s is 10 MB/s"
+        );
+        assert_eq!(
+            get_int(&sock, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER),
+            libc::IP_PMTUDISC_DO
+        );
+        let plain = Socket::new(Domain::IPV4, Type::DGRAM, None).unwrap();
+        udp_buffers(&plain, &TestParams::default()).unwrap();
+        assert_ne!(
+            get_int(&plain, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER),
+            libc::IP_PMTUDISC_DO
+        );
+    }
 }

@@ -239,6 +239,14 @@ pub struct ClientArgs {
     /// and the sender, not the receiver's memory copy; as iperf3 3.16's flag)
     #[arg(long = "skip-rx-copy")]
     pub skip_rx_copy: bool,
+    /// Kernel pacing of each data socket at RATE bit/s (SO_MAX_PACING_RATE; TCP is paced by the
+    /// kernel itself, UDP only under an fq qdisc), as iperf3's --fq-rate
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_rate_arg)]
+    pub fq_rate: Option<u64>,
+    /// UDP: set the IP don't-fragment bit; a datagram above the path MTU fails instead of
+    /// being fragmented
+    #[arg(long = "dont-fragment")]
+    pub dont_fragment: bool,
     /// UDP: send every datagram as its own packet (sendmmsg) instead of using GSO
     #[arg(long = "no-gso")]
     pub no_gso: bool,

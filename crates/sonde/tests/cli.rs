@@ -529,6 +529,7 @@ fn bad_flag_values_exit_2_with_a_helpful_message() {
         (&["-u", "-C", "cubic"][..], "TCP only"),
         (&["--cport", "65535", "-P", "2"][..], "65536"),
         (&["-6"][..], "IPv4 address"),
+        (&["--dont-fragment"][..], "UDP"),
     ] {
         let mut all = vec!["client", "127.0.0.1", "-p", "9"];
         all.extend_from_slice(args);
@@ -744,9 +745,7 @@ fn title_and_timestamps_prefix_every_table_line() {
 #[test]
 fn server_dash_4_serves_ipv4_only() {
     let server = Server::start(&["-4"]);
-    server
-        .client(&["-t", "1"], CLIENT_DEADLINE)
-        .expect_code(0);
+    server.client(&["-t", "1"], CLIENT_DEADLINE).expect_code(0);
     if common::ipv6_loopback_available() {
         let port = server.port.to_string();
         let v6 = run(&["client", "::1", "-p", &port, "-t", "1"], QUICK_DEADLINE);

@@ -369,8 +369,25 @@ fn every_iperf3_option_is_accepted_both_ways() {
         return;
     }
     let tcp = strings(&[
-        "-t", "1", "-O", "1", "-C", "reno", "-w", "1M", "-M", "1200", "-N", "-S", "16", "-l",
-        "100K", "-b", "500M",
+        "-t",
+        "1",
+        "-O",
+        "1",
+        "-C",
+        "reno",
+        "-w",
+        "1M",
+        "-M",
+        "1200",
+        "-N",
+        "-S",
+        "16",
+        "-l",
+        "100K",
+        "-b",
+        "500M",
+        "--fq-rate",
+        "600M",
     ]);
     let udp = strings(&[
         "-t",
@@ -382,6 +399,7 @@ fn every_iperf3_option_is_accepted_both_ways() {
         "1000",
         "--udp-counters-64bit",
         "--repeating-payload",
+        "--dont-fragment",
         "-R",
     ]);
     let (doc, record) = iperf3_client_case(

@@ -38,6 +38,8 @@ pub struct Iperf3Params {
     pub repeating_payload: bool,
     pub zerocopy: bool,
     pub skip_rx_copy: bool,
+    pub fqrate: u64,
+    pub dont_fragment: bool,
     pub authtoken: bool,
     pub client_version: Option<String>,
 }
@@ -198,6 +200,8 @@ impl Iperf3Params {
             repeating_payload: int_flag(o, "repeating_payload")?,
             zerocopy: int_flag(o, "zerocopy")?,
             skip_rx_copy: int_flag(o, "skip_rx_copy")?,
+            fqrate: uint(o, "fqrate")?,
+            dont_fragment: int_flag(o, "dont_fragment")?,
             authtoken: string(o, "authtoken")?.is_some(),
             client_version: string(o, "client_version")?,
         })
@@ -277,6 +281,8 @@ impl Iperf3Params {
             zerocopy: false,
             burst: self.burst.unwrap_or(0) as u32,
             skip_rx_copy: self.skip_rx_copy,
+            fq_rate: self.fqrate,
+            dont_fragment: self.dont_fragment,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,
@@ -349,6 +355,12 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     }
     if p.skip_rx_copy {
         m.insert("skip_rx_copy".into(), json!(1));
+    }
+    if p.fq_rate > 0 {
+        m.insert("fqrate".into(), json!(p.fq_rate));
+    }
+    if p.dont_fragment {
+        m.insert("dont_fragment".into(), json!(1));
     }
     if p.zerocopy {
         m.insert("zerocopy".into(), json!(1));

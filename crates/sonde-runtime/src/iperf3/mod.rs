@@ -48,6 +48,7 @@ pub fn send_config(p: &TestParams, o: &Iperf3Options) -> SendConfig {
         },
         repeating_payload: o.repeating_payload,
         skip_rx_copy: p.skip_rx_copy,
+        fq_rate_set: p.fq_rate > 0,
         ..SendConfig::new(p.length as usize, p.bitrate)
     }
 }

@@ -141,3 +141,25 @@ pub fn set_max_pacing_rate(_sock: &impl AsRawFd, _bytes_per_sec: u64) -> io::Res
         "SO_MAX_PACING_RATE is Linux-only",
     ))
 }
+
+/// Sets the don't-fragment bit on this socket's IPv4 datagrams (IP_PMTUDISC_DO) and refuses
+/// to fragment IPv6 ones: a datagram larger than the path MTU is an error, not fragments.
+///
+/// # Errors
+/// When neither family's option could be set.
+#[cfg(target_os = "linux")]
+pub fn set_dont_fragment(sock: &impl AsRawFd) -> io::Result<()> {
+    let v4 = (libc::IP_PMTUDISC_DO as libc::c_int).to_ne_bytes();
+    let v6 = (libc::IPV6_PMTUDISC_DO as libc::c_int).to_ne_bytes();
+    let a = set_raw(sock, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, &v4);
+    let b = set_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, &v6);
+    a.or(b)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_dont_fragment(_sock: &impl AsRawFd) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "--dont-fragment is Linux-only here",
+    ))
+}

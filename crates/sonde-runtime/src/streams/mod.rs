@@ -122,6 +122,8 @@ pub struct SendConfig {
     pub repeating_payload: bool,
     /// TCP receivers: discard without copying (`--skip-rx-copy`).
     pub skip_rx_copy: bool,
+    /// The socket's kernel pacing was set explicitly (`--fq-rate`): `-b` leaves it alone.
+    pub fq_rate_set: bool,
 }
 
 impl SendConfig {
@@ -136,6 +138,7 @@ impl SendConfig {
             format: DatagramFormat::Sonde,
             repeating_payload: false,
             skip_rx_copy: false,
+            fq_rate_set: false,
         }
     }
 
@@ -145,6 +148,7 @@ impl SendConfig {
             burst: p.burst.max(1),
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
+            fq_rate_set: p.fq_rate > 0,
             ..Self::new(p.length as usize, p.bitrate)
         }
     }

@@ -51,7 +51,7 @@ pub fn send(
         None
     };
     let pacer = Pacer::new(cfg.bitrate);
-    if let Some(rate) = kernel_pacing_rate(cfg.bitrate) {
+    if let Some(rate) = kernel_pacing_rate(cfg.bitrate).filter(|_| !cfg.fq_rate_set) {
         // Best effort: without it the cumulative schedule below still holds the average.
         let _ = crate::os::sockopt::set_max_pacing_rate(&sock, rate);
     }

@@ -68,6 +68,9 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     if a.zerocopy && a.udp {
         return Err("-Z (zero-copy) applies to TCP only".into());
     }
+    if a.dont_fragment && !a.udp {
+        return Err("--dont-fragment applies to UDP (TCP segments to the path MTU itself)".into());
+    }
     if a.skip_rx_copy && a.udp {
         return Err(
             "--skip-rx-copy applies to TCP only (UDP receivers must read every header)".into(),
@@ -109,6 +112,8 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         zerocopy: a.zerocopy,
         burst,
         skip_rx_copy: a.skip_rx_copy,
+        fq_rate: a.fq_rate.unwrap_or(0),
+        dont_fragment: a.dont_fragment,
     };
     p.validate().map_err(|e| e.to_string())?;
     if let Some(c) = a.cport {
