@@ -39,6 +39,8 @@ pub struct ClientConfig {
     pub cport: Option<u16>,
     pub params: TestParams,
     pub connect_timeout: Duration,
+    /// Where this client's sockets leave from (`-B`, `--bind-dev`).
+    pub local: sockets::LocalBind,
 }
 
 /// How a client run ended: the summary when the test got far enough to have one, and the
@@ -62,11 +64,12 @@ const HELLO_DEADLINE: Duration = Duration::from_secs(30);
 /// clients' control connection); the error is the last address's.
 pub(crate) fn connect_control(
     addrs: &[SocketAddr],
+    local: &sockets::LocalBind,
     timeout: Duration,
 ) -> Result<TcpStream, RunError> {
     let mut last = None;
     for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
+        match sockets::connect_plain(*a, local, timeout) {
             Ok(s) => return Ok(s),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 last = Some(RunError::Refused {
@@ -166,7 +169,7 @@ impl ClientRun<'_> {
         let cfg = self.cfg;
         let p = &cfg.params;
         let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-        let mut tcp = connect_control(&addrs, cfg.connect_timeout)?;
+        let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
         let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
         let local = tcp.local_addr().map_err(RunError::ControlIo)?;
         tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
@@ -458,14 +461,20 @@ impl ClientRun<'_> {
         let stream_err = |e| RunError::Stream { id, source: e };
         match p.protocol {
             Protocol::Tcp => {
-                let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                let mut s = sockets::connect_tcp(
+                    server,
+                    &self.cfg.local,
+                    cport,
+                    p,
+                    self.cfg.connect_timeout,
+                )?;
                 s.write_all(&data_preamble(cookie, id))
                     .map_err(stream_err)?;
                 let local = s.local_addr().map_err(stream_err)?;
                 Ok((DataSocket::Tcp(s), local))
             }
             Protocol::Udp => {
-                let s = sockets::connect_udp(server, cport, p)?;
+                let s = sockets::connect_udp(server, &self.cfg.local, cport, p)?;
                 udp_handshake(&s, cookie, id, self.interrupt)?;
                 let local = s.local_addr().map_err(stream_err)?;
                 Ok((DataSocket::Udp(s), local))

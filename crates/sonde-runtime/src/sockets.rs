@@ -59,6 +59,7 @@ pub fn apply_tcp(sock: &Socket, p: &TestParams, side: &'static str) -> Result<()
 /// [`RunError`] when an option is refused or the connection fails.
 pub fn connect_tcp(
     server: SocketAddr,
+    local: &LocalBind,
     local_port: Option<u16>,
     p: &TestParams,
     timeout: Duration,
@@ -70,16 +71,95 @@ pub fn connect_tcp(
     )
     .map_err(|e| RunError::Setup(format!("creating a TCP socket: {e}")))?;
     apply_tcp(&sock, p, "client")?;
-    if let Some(port) = local_port {
-        let _ = sock.set_reuse_address(true);
-        sock.bind(&SockAddr::from(SocketAddr::new(unspecified(server), port)))
-            .map_err(|e| RunError::Setup(format!("binding --cport {port}: {e}")))?;
-    }
+    local.apply(&sock, server, local_port, local_port.is_some())?;
     sock.connect_timeout(&SockAddr::from(server), timeout)
         .map_err(|e| RunError::Connect {
             addr: server.to_string(),
             source: e,
         })?;
+    Ok(sock.into())
+}
+
+/// Where a client's sockets leave from: a local address (`-B`) and/or a device (`--bind-dev`,
+/// `-B ADDR%DEV`); the default leaves both to the routing table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalBind {
+    pub addr: Option<IpAddr>,
+    pub device: Option<String>,
+}
+
+impl LocalBind {
+    /// Binds `sock` (about to talk to `server`) to the device, then to the local address and
+    /// `port` where either is given. `reuse` sets SO_REUSEADDR first (TCP with `--cport`, so
+    /// a port in TIME_WAIT can be taken again; never for UDP, where it would let two sockets
+    /// share a port).
+    ///
+    /// # Errors
+    /// [`RunError::Setup`] naming the flag whose binding the OS refused.
+    pub fn apply(
+        &self,
+        sock: &Socket,
+        server: SocketAddr,
+        port: Option<u16>,
+        reuse: bool,
+    ) -> Result<(), RunError> {
+        if let Some(dev) = &self.device {
+            bind_device(sock, dev).map_err(|e| {
+                RunError::Setup(format!("binding to device {dev} (--bind-dev): {e}"))
+            })?;
+        }
+        if self.addr.is_none() && port.is_none() {
+            return Ok(());
+        }
+        let ip = self.addr.unwrap_or_else(|| unspecified(server));
+        let at = SocketAddr::new(ip, port.unwrap_or(0));
+        if reuse {
+            let _ = sock.set_reuse_address(true);
+        }
+        sock.bind(&SockAddr::from(at)).map_err(|e| {
+            let what = match (self.addr, port) {
+                (Some(a), None | Some(0)) => format!("-B {a}"),
+                (Some(a), Some(p)) => format!("-B {a} with --cport {p}"),
+                (None, Some(0)) => "the UDP socket".into(),
+                (None, Some(p)) => format!("--cport {p}"),
+                (None, None) => "the local address".into(),
+            };
+            RunError::Setup(format!("binding {what}: {e}"))
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn bind_device(sock: &Socket, dev: &str) -> std::io::Result<()> {
+    sock.bind_device(Some(dev.as_bytes()))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn bind_device(_sock: &Socket, _dev: &str) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "binding to a device is Linux-only",
+    ))
+}
+
+/// Connects a TCP stream to `server` from `local`, within `timeout` (control connections).
+///
+/// # Errors
+/// The OS error of creating, binding or connecting.
+pub fn connect_plain(
+    server: SocketAddr,
+    local: &LocalBind,
+    timeout: Duration,
+) -> Result<TcpStream, std::io::Error> {
+    let sock = Socket::new(
+        Domain::for_address(server),
+        Type::STREAM,
+        Some(SockProto::TCP),
+    )?;
+    local
+        .apply(&sock, server, None, false)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    sock.connect_timeout(&SockAddr::from(server), timeout)?;
     Ok(sock.into())
 }
 
@@ -111,6 +191,7 @@ fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
 /// [`RunError::Setup`] when the socket cannot be created, bound or connected.
 pub fn connect_udp(
     server: SocketAddr,
+    local: &LocalBind,
     local_port: Option<u16>,
     p: &TestParams,
 ) -> Result<UdpSocket, RunError> {
@@ -122,9 +203,7 @@ pub fn connect_udp(
     )
     .map_err(|e| setup("creating a UDP socket", e))?;
     udp_buffers(&sock, p).map_err(|e| setup("setting UDP socket options", e))?;
-    let local = SocketAddr::new(unspecified(server), local_port.unwrap_or(0));
-    sock.bind(&local.into())
-        .map_err(|e| setup("binding the UDP socket", e))?;
+    local.apply(&sock, server, Some(local_port.unwrap_or(0)), false)?;
     sock.connect(&server.into())
         .map_err(|e| setup("connecting the UDP socket", e))?;
     Ok(sock.into())

@@ -232,6 +232,12 @@ pub struct ClientArgs {
     /// Client port for data streams (stream i uses PORT + i - 1)
     #[arg(long, value_name = "PORT")]
     pub cport: Option<u16>,
+    /// Leave from this local address (`ADDR%DEV` also binds to device DEV), as iperf3's -B
+    #[arg(short = 'B', long = "bind", value_name = "ADDR[%DEV]", value_parser = parse_bind)]
+    pub bind: Option<BindArg>,
+    /// Leave through this network device (SO_BINDTODEVICE; root or CAP_NET_RAW)
+    #[arg(long = "bind-dev", value_name = "DEV")]
+    pub bind_dev: Option<String>,
     /// Zero-copy sending (sendfile), TCP
     #[arg(short = 'Z', long = "zerocopy")]
     pub zerocopy: bool,
@@ -354,6 +360,32 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         s.parse::<u8>()
     };
     v.map_err(|_| format!("TOS \"{s}\" must be 0..255 (decimal, 0x hex or 0-prefixed octal)"))
+}
+
+/// Client `-B ADDR[%DEV]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindArg {
+    pub addr: Option<std::net::IpAddr>,
+    pub device: Option<String>,
+}
+
+fn parse_bind(s: &str) -> Result<BindArg, String> {
+    let (addr, dev) = match s.split_once('%') {
+        Some((a, d)) if !d.is_empty() => (a, Some(d.to_string())),
+        Some(_) => return Err(format!("\"{s}\": a device name must follow the %")),
+        None => (s, None),
+    };
+    let addr = if addr.is_empty() {
+        None
+    } else {
+        Some(
+            addr.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .map_err(|_| format!("-B \"{addr}\" is not an IP address (ADDR or ADDR%DEV)"))?,
+        )
+    };
+    Ok(BindArg { addr, device: dev })
 }
 
 /// Every subcommand's default `--connect-timeout`.
@@ -548,6 +580,18 @@ mod tests {
         );
         assert!(parse_connect_timeout("0").is_err());
         assert!(parse_connect_timeout("soon").unwrap_err().contains("5000"));
+        assert_eq!(
+            parse_bind("192.0.2.7%eth1"),
+            Ok(BindArg {
+                addr: Some("192.0.2.7".parse().unwrap()),
+                device: Some("eth1".into())
+            })
+        );
+        assert_eq!(parse_bind("::1").map(|b| b.device), Ok(None));
+        assert!(parse_bind("board")
+            .unwrap_err()
+            .contains("not an IP address"));
+        assert!(parse_bind("10.0.0.1%").is_err());
         assert_eq!(parse_dscp("ef"), Ok(46));
         assert_eq!(parse_dscp("AF41"), Ok(34));
         assert_eq!(parse_dscp("af11"), Ok(10));

@@ -758,6 +758,28 @@ fn server_dash_4_serves_ipv4_only() {
     usage_error(&["server", "-4", "-B", "::1", "-p", "9"]);
 }
 
+/// Issue 17: client `-B` (and `--bind-dev`) as iperf3's: every socket leaves from that address.
+#[test]
+fn client_dash_b_binds_every_socket() {
+    let server = Server::start(&[]);
+    for (args, local) in [
+        (&["-t", "1", "-B", "127.0.0.2"][..], "127.0.0.2"),
+        (
+            &["-t", "1", "-u", "-B", "127.0.0.3%lo", "-P", "2"][..],
+            "127.0.0.3",
+        ),
+    ] {
+        let doc = json_run(&server, args);
+        for c in arr(&doc, "start.connected") {
+            assert_eq!(text(c, "local_host"), local, "{args:?}: {c}");
+        }
+    }
+    let bad = server.client(&["-t", "1", "--bind-dev", "nosuch0"], QUICK_DEADLINE);
+    bad.expect_code(1);
+    assert!(bad.stderr.contains("nosuch0"), "{}", bad.describe());
+    usage_error(&["client", "127.0.0.1", "-p", "9", "-B", "::1"]);
+}
+
 #[test]
 fn connection_refused_names_the_server_address_and_exits_1() {
     let port = common::free_port();

@@ -174,7 +174,7 @@ impl Run<'_> {
     fn execute(&mut self) -> Result<TestSummary, RunError> {
         let cfg = self.cfg;
         let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-        let tcp = connect_control(&addrs, cfg.connect_timeout)?;
+        let tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
         let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
         let local = tcp.local_addr().map_err(RunError::ControlIo)?;
         tcp.set_nodelay(true).map_err(RunError::ControlIo)?;
@@ -415,13 +415,19 @@ impl Run<'_> {
         let stream_err = |e| RunError::Stream { id, source: e };
         match p.protocol {
             Protocol::Tcp => {
-                let mut s = sockets::connect_tcp(server, cport, p, self.cfg.connect_timeout)?;
+                let mut s = sockets::connect_tcp(
+                    server,
+                    &self.cfg.local,
+                    cport,
+                    p,
+                    self.cfg.connect_timeout,
+                )?;
                 s.write_all(cookie).map_err(stream_err)?;
                 let local = s.local_addr().map_err(stream_err)?;
                 Ok((DataSocket::Tcp(s), local))
             }
             Protocol::Udp => {
-                let s = sockets::connect_udp(server, cport, p)?;
+                let s = sockets::connect_udp(server, &self.cfg.local, cport, p)?;
                 udp_hello(&s, id, self.interrupt)?;
                 let local = s.local_addr().map_err(stream_err)?;
                 Ok((DataSocket::Udp(s), local))

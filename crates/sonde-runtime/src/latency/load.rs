@@ -242,6 +242,7 @@ fn start_load(
             cfg.step.as_secs_f64().max(0.1),
         ),
         connect_timeout: cfg.connect_timeout,
+        local: Default::default(),
     };
     let i = interrupt.clone();
     std::thread::spawn(move || throughput(c, i))
@@ -364,6 +365,7 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
             (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
         ),
         connect_timeout: cfg.connect_timeout,
+        local: Default::default(),
     };
     throughput(c, interrupt.clone())
 }

@@ -147,8 +147,31 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
             "-4 asks for IPv4, but {} is an IPv6 address",
             a.host
         )),
-        _ => Ok(()),
+        _ => check_bind_family(a),
     }
+}
+
+/// `-B` of one family with `-4`/`-6` or a server literal of the other is a usage error.
+fn check_bind_family(a: &ClientArgs) -> Result<(), String> {
+    let Some(b) = a.bind.as_ref().and_then(|b| b.addr) else {
+        return Ok(());
+    };
+    let host = a
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .ok();
+    let clash = (a.ipv6 && b.is_ipv4())
+        || (a.ipv4 && b.is_ipv6())
+        || host.is_some_and(|h| h.is_ipv4() != b.is_ipv4());
+    if clash {
+        return Err(format!(
+            "-B {b} cannot reach {} over the other address family",
+            a.host
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the client command.
@@ -170,19 +193,26 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     };
+    let bind_ip = a.bind.as_ref().and_then(|b| b.addr);
     let cfg = ClientConfig {
         host: a.host.clone(),
         port: a.port,
-        family: if a.ipv4 {
-            Family::V4
-        } else if a.ipv6 {
-            Family::V6
-        } else {
-            Family::Any
+        // A local address of one family (-B) talks only to servers of that family.
+        family: match (a.ipv4, a.ipv6, bind_ip) {
+            (true, _, _) | (_, _, Some(std::net::IpAddr::V4(_))) => Family::V4,
+            (_, true, _) | (_, _, Some(std::net::IpAddr::V6(_))) => Family::V6,
+            _ => Family::Any,
         },
         cport: a.cport,
         params: p,
         connect_timeout: a.connect_timeout,
+        local: sonde_runtime::sockets::LocalBind {
+            addr: bind_ip,
+            device: a
+                .bind_dev
+                .clone()
+                .or_else(|| a.bind.as_ref().and_then(|b| b.device.clone())),
+        },
     };
     let mut sink = output::reporter(&a.output, out);
     let mut emit = |ev: Event| {

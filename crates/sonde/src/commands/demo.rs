@@ -157,6 +157,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             cport: None,
             params,
             connect_timeout: Duration::from_secs(5),
+            local: Default::default(),
         };
         let mut table = TableReporter::new(LineOut::new(out.clone()));
         let mut json = JsonReporter::new(Vec::new());
