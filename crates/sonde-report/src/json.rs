@@ -25,9 +25,16 @@ pub struct JsonReporter<W: Write> {
     errors: Vec<String>,
     finished: bool,
     title: Option<String>,
+    extra_data: Option<String>,
 }
 
 impl<W: Write> JsonReporter<W> {
+    /// Adds iperf3's top-level `"extra_data"` (`--extra-data`) to the document.
+    pub fn with_extra_data(mut self, extra: Option<String>) -> Self {
+        self.extra_data = extra;
+        self
+    }
+
     /// Adds iperf3's top-level `"title"` (`-T`) to the document.
     pub fn with_title(mut self, title: Option<String>) -> Self {
         self.title = title;
@@ -47,6 +54,7 @@ impl<W: Write> JsonReporter<W> {
             errors: Vec::new(),
             finished: false,
             title: None,
+            extra_data: None,
         }
     }
 
@@ -80,6 +88,9 @@ impl<W: Write> JsonReporter<W> {
         let mut doc = Map::new();
         if let Some(t) = &self.title {
             doc.insert("title".into(), json!(t));
+        }
+        if let Some(x) = &self.extra_data {
+            doc.insert("extra_data".into(), json!(x));
         }
         doc.insert(
             "start".into(),

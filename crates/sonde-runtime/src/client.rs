@@ -40,7 +40,7 @@ pub struct ClientConfig {
     pub params: TestParams,
     pub connect_timeout: Duration,
     /// Where this client's sockets leave from (`-B`, `--bind-dev`).
-    pub local: sockets::LocalBind,
+    pub local: sockets::ClientSockets,
 }
 
 /// How a client run ended: the summary when the test got far enough to have one, and the
@@ -64,7 +64,7 @@ const HELLO_DEADLINE: Duration = Duration::from_secs(30);
 /// clients' control connection); the error is the last address's.
 pub(crate) fn connect_control(
     addrs: &[SocketAddr],
-    local: &sockets::LocalBind,
+    local: &sockets::ClientSockets,
     timeout: Duration,
 ) -> Result<TcpStream, RunError> {
     let mut last = None;

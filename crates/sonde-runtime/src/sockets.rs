@@ -59,7 +59,7 @@ pub fn apply_tcp(sock: &Socket, p: &TestParams, side: &'static str) -> Result<()
 /// [`RunError`] when an option is refused or the connection fails.
 pub fn connect_tcp(
     server: SocketAddr,
-    local: &LocalBind,
+    local: &ClientSockets,
     local_port: Option<u16>,
     p: &TestParams,
     timeout: Duration,
@@ -72,6 +72,10 @@ pub fn connect_tcp(
     .map_err(|e| RunError::Setup(format!("creating a TCP socket: {e}")))?;
     apply_tcp(&sock, p, "client")?;
     local.apply(&sock, server, local_port, local_port.is_some())?;
+    if let Some(t) = local.tcp_user_timeout {
+        set_user_timeout(&sock, t)
+            .map_err(|e| RunError::Setup(format!("setting --snd-timeout: {e}")))?;
+    }
     sock.connect_timeout(&SockAddr::from(server), timeout)
         .map_err(|e| RunError::Connect {
             addr: server.to_string(),
@@ -80,15 +84,21 @@ pub fn connect_tcp(
     Ok(sock.into())
 }
 
-/// Where a client's sockets leave from: a local address (`-B`) and/or a device (`--bind-dev`,
-/// `-B ADDR%DEV`); the default leaves both to the routing table.
+/// How a client's sockets are set up on this host: where they leave from (a local address,
+/// `-B`, and/or a device, `--bind-dev` or `-B ADDR%DEV`; by default the routing table decides),
+/// how long TCP data may stay unacknowledged (`--snd-timeout`), and keepalives on the control
+/// connection (`--cntl-ka`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LocalBind {
+pub struct ClientSockets {
     pub addr: Option<IpAddr>,
     pub device: Option<String>,
+    /// TCP_USER_TIMEOUT of the data connections.
+    pub tcp_user_timeout: Option<Duration>,
+    /// Keepalive probes on the control connection: idle time, interval, count.
+    pub control_keepalive: Option<(Duration, Duration, u32)>,
 }
 
-impl LocalBind {
+impl ClientSockets {
     /// Binds `sock` (about to talk to `server`) to the device, then to the local address and
     /// `port` where either is given. `reuse` sets SO_REUSEADDR first (TCP with `--cport`, so
     /// a port in TIME_WAIT can be taken again; never for UDP, where it would let two sockets
@@ -130,6 +140,43 @@ impl LocalBind {
 }
 
 #[cfg(target_os = "linux")]
+fn set_user_timeout(sock: &Socket, t: Duration) -> std::io::Result<()> {
+    sock.set_tcp_user_timeout(Some(t))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_user_timeout(_sock: &Socket, _t: Duration) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "TCP_USER_TIMEOUT is Linux-only",
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn set_keepalive(
+    sock: &Socket,
+    idle: Duration,
+    interval: Duration,
+    count: u32,
+) -> std::io::Result<()> {
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(idle)
+        .with_interval(interval)
+        .with_retries(count);
+    sock.set_tcp_keepalive(&ka)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_keepalive(
+    sock: &Socket,
+    idle: Duration,
+    _interval: Duration,
+    _count: u32,
+) -> std::io::Result<()> {
+    sock.set_tcp_keepalive(&socket2::TcpKeepalive::new().with_time(idle))
+}
+
+#[cfg(target_os = "linux")]
 fn bind_device(sock: &Socket, dev: &str) -> std::io::Result<()> {
     sock.bind_device(Some(dev.as_bytes()))
 }
@@ -148,7 +195,7 @@ fn bind_device(_sock: &Socket, _dev: &str) -> std::io::Result<()> {
 /// The OS error of creating, binding or connecting.
 pub fn connect_plain(
     server: SocketAddr,
-    local: &LocalBind,
+    local: &ClientSockets,
     timeout: Duration,
 ) -> Result<TcpStream, std::io::Error> {
     let sock = Socket::new(
@@ -159,6 +206,9 @@ pub fn connect_plain(
     local
         .apply(&sock, server, None, false)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
+    if let Some((idle, interval, count)) = local.control_keepalive {
+        set_keepalive(&sock, idle, interval, count)?;
+    }
     sock.connect_timeout(&SockAddr::from(server), timeout)?;
     Ok(sock.into())
 }
@@ -191,7 +241,7 @@ fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
 /// [`RunError::Setup`] when the socket cannot be created, bound or connected.
 pub fn connect_udp(
     server: SocketAddr,
-    local: &LocalBind,
+    local: &ClientSockets,
     local_port: Option<u16>,
     p: &TestParams,
 ) -> Result<UdpSocket, RunError> {
@@ -259,6 +309,39 @@ mod tests {
         };
         assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
         v
+    }
+
+    #[test]
+    fn snd_timeout_and_control_keepalive_reach_the_socket() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        let opts = ClientSockets {
+            tcp_user_timeout: Some(Duration::from_millis(1500)),
+            control_keepalive: Some((Duration::from_secs(20), Duration::from_secs(4), 6)),
+            ..ClientSockets::default()
+        };
+        let data = connect_tcp(
+            server,
+            &opts,
+            None,
+            &TestParams::default(),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let data = Socket::from(data);
+        assert_eq!(
+            get_int(&data, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT),
+            1500
+        );
+        let control = Socket::from(connect_plain(server, &opts, Duration::from_secs(5)).unwrap());
+        assert_eq!(get_int(&control, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+        assert_eq!(get_int(&control, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 20);
+        assert_eq!(get_int(&control, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 4);
+        assert_eq!(get_int(&control, libc::IPPROTO_TCP, libc::TCP_KEEPCNT), 6);
+        let plain = Socket::from(
+            connect_plain(server, &ClientSockets::default(), Duration::from_secs(5)).unwrap(),
+        );
+        assert_eq!(get_int(&plain, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
     }
 
     #[test]

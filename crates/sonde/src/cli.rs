@@ -23,7 +23,7 @@ pub enum Command {
     Server(ServerArgs),
     /// Run a throughput test against a sonde server
     #[command(visible_alias = "c")]
-    Client(ClientArgs),
+    Client(Box<ClientArgs>),
     /// The built-in demo: the `quick` lab scenario as root, else short loopback tests; writes a report
     Demo(DemoArgs),
     /// Latency: UDP probes to a sonde server, ICMP echo, TCP connect or TCP request/response
@@ -238,6 +238,17 @@ pub struct ClientArgs {
     /// Leave through this network device (SO_BINDTODEVICE; root or CAP_NET_RAW)
     #[arg(long = "bind-dev", value_name = "DEV")]
     pub bind_dev: Option<String>,
+    /// TCP: end a data connection whose sent data stays unacknowledged this long
+    /// (TCP_USER_TIMEOUT), milliseconds as in iperf3
+    #[arg(long = "snd-timeout", value_name = "MS", value_parser = parse_ms_arg)]
+    pub snd_timeout: Option<std::time::Duration>,
+    /// Keepalive probes on the control connection: IDLE/INTERVAL/COUNT in seconds (default
+    /// 10/5/3 when given without a value), as iperf3's --cntl-ka
+    #[arg(long = "cntl-ka", value_name = "IDLE/INTV/CNT", num_args = 0..=1, require_equals = true, default_missing_value = "10/5/3", value_parser = parse_keepalive)]
+    pub cntl_ka: Option<(std::time::Duration, std::time::Duration, u32)>,
+    /// A string stored in -J's top-level "extra_data", as iperf3's --extra-data
+    #[arg(long = "extra-data", value_name = "STR")]
+    pub extra_data: Option<String>,
     /// Zero-copy sending (sendfile), TCP
     #[arg(short = 'Z', long = "zerocopy")]
     pub zerocopy: bool,
@@ -360,6 +371,38 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         s.parse::<u8>()
     };
     v.map_err(|_| format!("TOS \"{s}\" must be 0..255 (decimal, 0x hex or 0-prefixed octal)"))
+}
+
+/// A positive number of milliseconds.
+fn parse_ms_arg(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(format!("\"{s}\" is not a number of milliseconds above 0")),
+    }
+}
+
+/// `--cntl-ka IDLE/INTERVAL/COUNT` (seconds, seconds, probes); parts may be left empty for
+/// the defaults 10/5/3.
+fn parse_keepalive(s: &str) -> Result<(std::time::Duration, std::time::Duration, u32), String> {
+    let mut parts = s.split('/');
+    let mut next = |default: u64| -> Result<u64, String> {
+        match parts.next().map(str::trim) {
+            None | Some("") => Ok(default),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=86_400).contains(n))
+                .ok_or_else(|| format!("--cntl-ka \"{s}\": IDLE/INTERVAL/COUNT are whole numbers of seconds, seconds and probes (e.g. 10/5/3)")),
+        }
+    };
+    let idle = next(10)?;
+    let intv = next(5)?;
+    let cnt = next(3)?;
+    Ok((
+        std::time::Duration::from_secs(idle),
+        std::time::Duration::from_secs(intv),
+        u32::try_from(cnt).unwrap_or(u32::MAX),
+    ))
 }
 
 /// Client `-B ADDR[%DEV]`.
@@ -592,6 +635,14 @@ mod tests {
             .unwrap_err()
             .contains("not an IP address"));
         assert!(parse_bind("10.0.0.1%").is_err());
+        let ka = parse_keepalive("20//4").unwrap();
+        assert_eq!((ka.0.as_secs(), ka.1.as_secs(), ka.2), (20, 5, 4));
+        assert!(parse_keepalive("x/1/1").is_err());
+        assert_eq!(
+            parse_ms_arg("1500"),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        assert!(parse_ms_arg("0").is_err());
         assert_eq!(parse_dscp("ef"), Ok(46));
         assert_eq!(parse_dscp("AF41"), Ok(34));
         assert_eq!(parse_dscp("af11"), Ok(10));

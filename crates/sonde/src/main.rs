@@ -42,7 +42,7 @@ fn main() {
     }
     let code = match parsed.command {
         cli::Command::Server(a) => commands::server::run(a, interrupt),
-        cli::Command::Client(a) => commands::client::run(a, &interrupt),
+        cli::Command::Client(a) => commands::client::run(*a, &interrupt),
         cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
         cli::Command::Report(a) => commands::report::run(&a.results, &a.out, &a.format),
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),

@@ -202,6 +202,23 @@ impl Write for LineOut {
     }
 }
 
+/// The client's reporter: [`reporter`], with iperf3's `extra_data` in a `-J` document.
+pub fn client_reporter(
+    o: &OutputArgs,
+    out: SharedOut,
+    extra_data: Option<String>,
+) -> Box<dyn Sink + Send> {
+    if o.json {
+        Box::new(
+            JsonReporter::new(LineOut::new(out))
+                .with_title(o.title.clone())
+                .with_extra_data(extra_data),
+        )
+    } else {
+        reporter(o, out)
+    }
+}
+
 /// The reporter the flags ask for, writing to `out`.
 pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
     if o.json {

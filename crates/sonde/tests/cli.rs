@@ -737,8 +737,22 @@ fn title_and_timestamps_prefix_every_table_line() {
             out.describe()
         );
     }
-    let doc = json_run(&server, &["-t", "1", "-T", "board7"]);
+    let doc = json_run(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-T",
+            "board7",
+            "--extra-data",
+            "rev B",
+            "--cntl-ka",
+            "--snd-timeout",
+            "5000",
+        ],
+    );
     assert_eq!(text(&doc, "title"), "board7");
+    assert_eq!(text(&doc, "extra_data"), "rev B");
 }
 
 /// Issue 17: `sonde server -4` serves IPv4 only, as iperf3's; `-4 -B ::1` is a usage error.

@@ -206,15 +206,17 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         cport: a.cport,
         params: p,
         connect_timeout: a.connect_timeout,
-        local: sonde_runtime::sockets::LocalBind {
+        local: sonde_runtime::sockets::ClientSockets {
             addr: bind_ip,
             device: a
                 .bind_dev
                 .clone()
                 .or_else(|| a.bind.as_ref().and_then(|b| b.device.clone())),
+            tcp_user_timeout: a.snd_timeout,
+            control_keepalive: a.cntl_ka,
         },
     };
-    let mut sink = output::reporter(&a.output, out);
+    let mut sink = output::client_reporter(&a.output, out, a.extra_data.clone());
     let mut emit = |ev: Event| {
         if let Err(e) = sink.event(&ev) {
             crate::output::write_failed(&e);
