@@ -6,10 +6,11 @@
 //! stream worker could not start) used to return its error without one, so that test's
 //! document was never written. Every session now emits through a [`TestEvents`]: when it is
 //! closed, or dropped on any path, after a `Start` without an `End`, it emits a partial `End`
-//! that carries the error, and an `End` that follows another is dropped.
+//! that carries the error, and an `End` that follows another is dropped. Once a session knows
+//! this end's final figures ([`TestEvents::measured`]), that partial `End` carries them.
 
 use crate::error::RunError;
-use sonde_proto::message::TestParams;
+use sonde_proto::message::{PeerStream, TestParams};
 use sonde_stats::model::{CpuUsage, Event, Role, TestStart};
 
 /// A sink for one test's events. See the module docs.
@@ -18,6 +19,8 @@ pub struct TestEvents<'a> {
     /// The started test still waiting for its End.
     open: Option<(TestParams, Role)>,
     ended: bool,
+    /// This end's final stream views and CPU, once known.
+    local: Option<(Vec<PeerStream>, CpuUsage)>,
 }
 
 impl<'a> TestEvents<'a> {
@@ -26,7 +29,14 @@ impl<'a> TestEvents<'a> {
             sink,
             open: None,
             ended: false,
+            local: None,
         }
+    }
+
+    /// Records this end's final figures, so that a failure after this point (the peer gone
+    /// during the results exchange) still ends the test with what was measured.
+    pub fn measured(&mut self, local: &[PeerStream], cpu: CpuUsage) {
+        self.local = Some((local.to_vec(), cpu));
     }
 
     /// Emits `ev` (a `Start` goes through [`Self::start`]). An `End` closes the test; a
@@ -65,12 +75,13 @@ impl<'a> TestEvents<'a> {
             Some(e) => e.to_string(),
             None => "the session ended before the test's results were complete".into(),
         };
+        let (local, cpu_local) = self.local.take().unwrap_or_default();
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role,
             params: &params,
-            local: &[],
+            local: &local,
             peer: None,
-            cpu_local: CpuUsage::default(),
+            cpu_local,
             local_congestion: None,
             error: Some(error),
         });
@@ -156,6 +167,41 @@ mod tests {
         ev.emit(Event::Note("refused".into()));
         drop(ev);
         assert!(ends(&log).is_empty());
+    }
+
+    #[test]
+    fn a_failure_after_the_final_figures_keeps_them() {
+        let mut log = Vec::new();
+        let mut sink = |e: Event| log.push(e);
+        let mut ev = TestEvents::new(&mut sink);
+        ev.start(start_event(), &TestParams::default(), Role::Server);
+        let view = sonde_stats::model::EndView {
+            start: 0.0,
+            end: 1.0,
+            bytes: 1000,
+            bits_per_second: 8000.0,
+            tcp: None,
+            udp_sent_packets: None,
+            udp_received: None,
+        };
+        let stream = PeerStream {
+            id: 1,
+            role: sonde_stats::model::StreamRole::Receiver,
+            view,
+        };
+        ev.measured(&[stream], CpuUsage::default());
+        ev.close(Some(&RunError::PeerClosed));
+        drop(ev);
+        let end = log.iter().find_map(|e| match e {
+            Event::End(s) => Some(s.clone()),
+            _ => None,
+        });
+        let end = end.expect("an End");
+        assert_eq!(
+            end.streams[0].receiver.as_ref().map(|v| v.bytes),
+            Some(1000)
+        );
+        assert!(end.error.is_some());
     }
 
     #[test]

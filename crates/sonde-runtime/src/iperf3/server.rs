@@ -448,6 +448,7 @@ impl Session<'_, '_> {
             engine.join() + cpu::thread_times().saturating_sub(cpu0),
             t0.elapsed().as_secs_f64(),
         );
+        self.events.measured(&local, cpu_local);
         self.session.exchange_results();
         self.flush()?;
         let peer = match self.next_event(STEP, "the iperf3 client's results")? {
