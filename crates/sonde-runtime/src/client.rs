@@ -12,7 +12,7 @@ use crate::os::host::software;
 use crate::os::resolve::resolve;
 use crate::os::{cpu, sockopt};
 use crate::sockets;
-use crate::streams::{Budget, SendConfig};
+use crate::streams::{Budget, StreamConfig};
 use sonde_proto::message::{PeerStream, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
@@ -265,7 +265,7 @@ impl ClientRun<'_> {
         streams: Vec<(LocalStream, SocketAddr, SocketAddr)>,
     ) -> Result<Option<String>, RunError> {
         let p = &self.cfg.params;
-        let send = SendConfig::for_test(p);
+        let send = StreamConfig::for_test(p);
         let budget = if p.direction == Direction::Reverse {
             None
         } else {

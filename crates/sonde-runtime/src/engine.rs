@@ -1,10 +1,10 @@
 //! The local half of a running test: its stream workers, their control flags and the meter.
 //! Client and server each run one engine per test, for sonde's protocol and iperf3's alike
-//! (the datagram format is part of the [`SendConfig`]); only who decides the end differs.
+//! (the datagram format is part of the [`StreamConfig`]); only who decides the end differs.
 
 use crate::meter::{Meter, MeteredStream};
 use crate::streams::udp::ReceiveConfig;
-use crate::streams::{self, Budget, Control, SendConfig, StreamShared};
+use crate::streams::{self, Budget, Control, StreamConfig, StreamShared};
 use sonde_proto::message::SentCount;
 use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::CpuTimes;
@@ -50,7 +50,7 @@ impl Engine {
     pub fn start(
         protocol: Protocol,
         streams: Vec<LocalStream>,
-        send: &SendConfig,
+        send: &StreamConfig,
         budget: Option<Budget>,
         interval_secs: f64,
         omit_secs: f64,

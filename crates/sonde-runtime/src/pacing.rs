@@ -60,15 +60,18 @@ impl Pacer {
         })
     }
 
-    /// Bytes allowed to have been sent `elapsed` after the start.
-    pub fn allowance(&self, elapsed: Duration) -> u64 {
-        (self.bytes_per_sec * elapsed.as_secs_f64()) as u64
-    }
-
     /// How long after the start the `sent`-th byte becomes due.
     pub fn due_at(&self, sent: u64) -> Duration {
         Duration::from_secs_f64(sent as f64 / self.bytes_per_sec)
     }
+}
+
+/// Nanoseconds between datagrams of `len` bytes at `bits_per_sec` (0 when unpaced).
+pub fn datagram_gap_ns(len: usize, bits_per_sec: u64) -> u64 {
+    (len.max(1) as u64)
+        .saturating_mul(8_000_000_000)
+        .checked_div(bits_per_sec)
+        .unwrap_or(0)
 }
 
 /// How many datagrams leave together at each departure: the intended burst when paced (at
@@ -84,7 +87,7 @@ pub fn datagrams_per_departure(
     if bits_per_sec == 0 {
         return max_batch.max(burst).max(1);
     }
-    let gap_ns = (len.max(1) as f64 * 8.0 * 1e9) / bits_per_sec as f64;
+    let gap_ns = datagram_gap_ns(len, bits_per_sec) as f64;
     let min_gap_ns = MIN_TIMED_GAP.as_nanos() as f64;
     let fill = if gap_ns >= min_gap_ns {
         1
@@ -243,7 +246,6 @@ mod tests {
     #[test]
     fn fifty_megabit_schedule() {
         let p = Pacer::new(50_000_000).unwrap();
-        assert_eq!(p.allowance(Duration::from_secs(1)), 6_250_000);
         assert_eq!(p.due_at(6_250_000), Duration::from_secs(1));
         assert!(Pacer::new(0).is_none());
     }
@@ -251,6 +253,8 @@ mod tests {
     #[test]
     fn every_datagram_has_its_own_departure() {
         // 64 B at 4.1 Mbit/s: 8008 datagrams/s, 124.878 µs apart.
+        assert_eq!(datagram_gap_ns(64, 4_100_000), 124_878);
+        assert_eq!(datagram_gap_ns(64, 0), 0);
         assert_eq!(datagrams_per_departure(64, 4_100_000, 1, 64), 1);
         let mut s = DepartureSchedule::new(4_100_000).unwrap();
         let mut times = Vec::new();

@@ -1,10 +1,10 @@
 //! What the iperf3 client and server do around the shared [`Engine`]: a stream list, the
 //! stream views at the end, and a partial summary after a failure. The workers are sonde's
-//! own (iperf3's datagram header is the [`SendConfig`]'s format); iperf3 senders start at
+//! own (iperf3's datagram header is the [`StreamConfig`]'s format); iperf3 senders start at
 //! once (no held start, unlike sonde's server) and ask for the TCP queue flush at the end.
 
 use crate::engine::{DataSocket, Engine, LocalStream};
-use crate::streams::{Budget, SendConfig};
+use crate::streams::{Budget, StreamConfig};
 use sonde_proto::message::{PeerStream, TestParams};
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Protocol, Role, StreamRole, TestSummary};
@@ -24,7 +24,7 @@ pub struct StreamSpec {
 pub fn start(
     protocol: Protocol,
     streams: Vec<StreamSpec>,
-    send: SendConfig,
+    send: StreamConfig,
     budget: Option<Budget>,
     interval_secs: f64,
     omit_secs: f64,

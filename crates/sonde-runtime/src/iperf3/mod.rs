@@ -26,7 +26,7 @@ pub mod convert;
 pub mod engine;
 pub mod server;
 
-use crate::streams::SendConfig;
+use crate::streams::StreamConfig;
 use sonde_proto::datagram_format::DatagramFormat;
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::udp::HelloForm;
@@ -40,8 +40,8 @@ use std::sync::{Arc, Mutex};
 
 /// How this host's streams of an iperf3 test send: iperf3's datagram header (32- or 64-bit
 /// counters), its payload choice and its burst.
-pub fn send_config(p: &TestParams, o: &Iperf3Options) -> SendConfig {
-    SendConfig {
+pub fn send_config(p: &TestParams, o: &Iperf3Options) -> StreamConfig {
+    StreamConfig {
         burst: p.burst.max(1),
         format: DatagramFormat::Iperf3 {
             wide: o.udp_counters_64bit,
@@ -49,7 +49,7 @@ pub fn send_config(p: &TestParams, o: &Iperf3Options) -> SendConfig {
         repeating_payload: o.repeating_payload,
         skip_rx_copy: p.skip_rx_copy,
         fq_rate_set: p.fq_rate > 0,
-        ..SendConfig::new(p.length as usize, p.bitrate)
+        ..StreamConfig::new(p.length as usize, p.bitrate)
     }
 }
 

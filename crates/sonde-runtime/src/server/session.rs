@@ -9,7 +9,7 @@ use crate::error::RunError;
 use crate::os::host::software;
 use crate::os::{cpu, sockopt};
 use crate::sockets;
-use crate::streams::SendConfig;
+use crate::streams::StreamConfig;
 use crate::test_events::TestEvents;
 use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
@@ -335,6 +335,7 @@ impl SessionRun<'_> {
         let sent = engine.sent_counts();
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
+        self.events.measured(&local, cpu_local);
         self.session.send_results(Results {
             cpu: cpu_local,
             congestion,
@@ -516,7 +517,7 @@ fn start_engine(
     streams: Vec<OpenStream>,
     interval: f64,
 ) -> Result<Engine, RunError> {
-    let send = SendConfig::for_test(p);
+    let send = StreamConfig::for_test(p);
     let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
     let budget = if p.direction == Direction::Upload {
         None

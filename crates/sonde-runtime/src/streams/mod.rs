@@ -107,9 +107,10 @@ impl StreamShared {
     }
 }
 
-/// What a sender needs to know.
+/// How this host's streams of one test send and receive: length, rate and burst, the datagram
+/// format and payload, and the per-socket choices (zero-copy, discarding receives).
 #[derive(Debug, Clone)]
-pub struct SendConfig {
+pub struct StreamConfig {
     pub length: usize,
     /// Target bit/s of this stream, 0 = unlimited.
     pub bitrate: u64,
@@ -126,7 +127,7 @@ pub struct SendConfig {
     pub fq_rate_set: bool,
 }
 
-impl SendConfig {
+impl StreamConfig {
     /// A sonde-format sender: `length`-byte writes or datagrams at `bitrate` (0 = unlimited),
     /// smoothly paced.
     pub fn new(length: usize, bitrate: u64) -> Self {

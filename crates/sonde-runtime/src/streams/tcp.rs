@@ -1,6 +1,6 @@
 //! TCP stream workers.
 
-use super::{Budget, Control, SendConfig, StreamShared};
+use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::sleep_coarse;
 use crate::os::{cpu, zerocopy::ZeroCopySource};
 use crate::pacing::Pacer;
@@ -38,7 +38,7 @@ pub fn kernel_pacing_rate(bits_per_sec: u64) -> Option<u64> {
 pub fn send(
     mut sock: TcpStream,
     shared: Arc<StreamShared>,
-    cfg: SendConfig,
+    cfg: StreamConfig,
     budget: Option<Arc<Budget>>,
     ctl: Arc<Control>,
 ) -> CpuTimes {

@@ -9,10 +9,10 @@
 //! GSO, or after a GSO error. Receiving uses quinn-udp's `recvmmsg` with GRO, splitting
 //! coalesced buffers at the reported stride, and the kernel's per-datagram receive time.
 
-use super::{Budget, Control, SendConfig, StreamShared};
+use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
-use crate::pacing::{catch_up_batch, datagrams_per_departure, DepartureSchedule};
+use crate::pacing::{catch_up_batch, datagram_gap_ns, datagrams_per_departure, DepartureSchedule};
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
 use sonde_proto::iperf3::udp::repeating_payload;
@@ -42,7 +42,7 @@ const GSO_BYTES: usize = 65_000;
 pub fn send(
     sock: UdpSocket,
     shared: Arc<StreamShared>,
-    cfg: SendConfig,
+    cfg: StreamConfig,
     budget: Option<Arc<Budget>>,
     ctl: Arc<Control>,
 ) -> CpuTimes {
@@ -85,7 +85,7 @@ impl<'a> Sender<'a> {
     fn new(
         sock: &'a UdpSocket,
         shared: &'a StreamShared,
-        cfg: &SendConfig,
+        cfg: &StreamConfig,
     ) -> std::io::Result<Self> {
         let state = UdpSocketState::new(sock.into())?;
         let len = cfg.length.max(cfg.format.header_len());
@@ -112,9 +112,7 @@ impl<'a> Sender<'a> {
             len,
             max_batch,
             per_departure: datagrams_per_departure(len, cfg.bitrate, cfg.burst, max_batch),
-            gap_ns: (len as u64 * 8 * 1_000_000_000)
-                .checked_div(cfg.bitrate)
-                .unwrap_or(0),
+            gap_ns: datagram_gap_ns(len, cfg.bitrate),
             gso,
             buf,
             bitrate: cfg.bitrate,
