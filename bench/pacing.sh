@@ -7,7 +7,8 @@
 # of every datagram on the receiving veth. On veth the receive timestamp is taken inside the
 # sender's system call, so receive gaps are departure gaps. Printed per tool and rate: achieved
 # datagrams/s, the error of each gap against the ideal 1/rate (p50, p99, µs) and the share of
-# gaps under a quarter of the ideal (datagrams sent back to back).
+# gaps under a quarter of the ideal (datagrams sent back to back), and the sending client's CPU
+# (from its -J document): what exact pacing costs.
 #
 # Needs root, iproute2, iperf3 and python3. Namespaces are removed on exit, Ctrl-C included.
 #   sudo bench/pacing.sh                 # 5 s per tool and rate: about 1 minute
@@ -58,30 +59,32 @@ for pps in $RATES; do
     for tool in sonde iperf3; do
         if [[ $tool == sonde ]]; then
             port=5201
-            cmd=("$SONDE" client 198.18.0.2 -p 5201 -u -l $LEN -b "$rate" -t "$DURATION")
+            cmd=("$SONDE" client 198.18.0.2 -p 5201 -u -l $LEN -b "$rate" -t "$DURATION" -J)
         else
             port=5202
-            cmd=(iperf3 -c 198.18.0.2 -p 5202 -u -l $LEN -b "$rate" -t "$DURATION")
+            cmd=(iperf3 -c 198.18.0.2 -p 5202 -u -l $LEN -b "$rate" -t "$DURATION" -J)
         fi
         out=$(mktemp)
         ip netns exec "$RX" "$GAPS" veth0 $port "$((DURATION + 2))" "$pps" $LEN >"$out" &
         meter=$!
         sleep 0.3
-        ip netns exec "$TX" "${cmd[@]}" >/dev/null 2>&1 || echo "warning: $tool at $pps/s failed" >&2
+        ip netns exec "$TX" "${cmd[@]}" >"$out.json" 2>/dev/null || echo "warning: $tool at $pps/s failed" >&2
         wait $meter || true
-        rows+=("$pps $tool $(cat "$out")")
-        rm -f "$out"
+        # The sender's CPU (the client's own, percent of one core) from its -J document.
+        cpu=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["cpu_utilization_percent"]["host_total"])' "$out.json" 2>/dev/null || echo nan)
+        rows+=("$pps $tool $cpu $(cat "$out")")
+        rm -f "$out" "$out.json"
     done
 done
 
 table=$(python3 - "${rows[@]}" <<'EOF'
 import json, sys
-print("| datagrams/s asked | tool | achieved /s | gap error p50 (µs) | p99 (µs) | back to back (%) |")
-print("|---|---|---|---|---|---|")
+print("| datagrams/s asked | tool | achieved /s | gap error p50 (µs) | p99 (µs) | back to back (%) | sender CPU (% of a core) |")
+print("|---|---|---|---|---|---|---|")
 for row in sys.argv[1:]:
-    pps, tool, doc = row.split(" ", 2)
+    pps, tool, cpu, doc = row.split(" ", 3)
     d = json.loads(doc)
-    print(f"| {int(pps):,} | {tool} | {d['pps']:,.0f} | {d['err_p50_us']:.1f} | {d['err_p99_us']:.1f} | {d['back_to_back_pct']:.1f} |")
+    print(f"| {int(pps):,} | {tool} | {d['pps']:,.0f} | {d['err_p50_us']:.1f} | {d['err_p99_us']:.1f} | {d['back_to_back_pct']:.1f} | {float(cpu):.1f} |")
 EOF
 )
 echo "$table"
