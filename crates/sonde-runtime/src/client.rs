@@ -456,30 +456,9 @@ impl ClientRun<'_> {
         cookie: &Cookie,
         id: u32,
     ) -> Result<(DataSocket, SocketAddr), RunError> {
-        let p = &self.cfg.params;
-        let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
-        let stream_err = |e| RunError::Stream { id, source: e };
-        match p.protocol {
-            Protocol::Tcp => {
-                let mut s = sockets::connect_tcp(
-                    server,
-                    &self.cfg.local,
-                    cport,
-                    p,
-                    self.cfg.connect_timeout,
-                )?;
-                s.write_all(&data_preamble(cookie, id))
-                    .map_err(stream_err)?;
-                let local = s.local_addr().map_err(stream_err)?;
-                Ok((DataSocket::Tcp(s), local))
-            }
-            Protocol::Udp => {
-                let s = sockets::connect_udp(server, &self.cfg.local, cport, p)?;
-                udp_handshake(&s, cookie, id, self.interrupt)?;
-                let local = s.local_addr().map_err(stream_err)?;
-                Ok((DataSocket::Udp(s), local))
-            }
-        }
+        open_data_stream(self.cfg, server, id, &data_preamble(cookie, id), |s| {
+            udp_handshake(s, cookie, id, self.interrupt)
+        })
     }
 
     /// After a failure: stops the engine and emits the End with this end's figures so far
@@ -528,6 +507,35 @@ impl ClientRun<'_> {
         }
         (self.emit)(Event::End(Box::new(summary.clone())));
         Some(summary)
+    }
+}
+
+/// Connects data stream `id` of a client test to `server` with the test's socket options, and
+/// announces it (the sonde and iperf3 clients differ only there): `tcp_announce` is written
+/// on a TCP stream, `udp_announce` runs on a UDP one. Returns the socket and its local address.
+pub(crate) fn open_data_stream(
+    cfg: &ClientConfig,
+    server: SocketAddr,
+    id: u32,
+    tcp_announce: &[u8],
+    udp_announce: impl FnOnce(&UdpSocket) -> Result<(), RunError>,
+) -> Result<(DataSocket, SocketAddr), RunError> {
+    let p = &cfg.params;
+    let cport = cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
+    let stream_err = |e| RunError::Stream { id, source: e };
+    match p.protocol {
+        Protocol::Tcp => {
+            let mut s = sockets::connect_tcp(server, &cfg.local, cport, p, cfg.connect_timeout)?;
+            s.write_all(tcp_announce).map_err(stream_err)?;
+            let local = s.local_addr().map_err(stream_err)?;
+            Ok((DataSocket::Tcp(s), local))
+        }
+        Protocol::Udp => {
+            let s = sockets::connect_udp(server, &cfg.local, cport, p)?;
+            udp_announce(&s)?;
+            let local = s.local_addr().map_err(stream_err)?;
+            Ok((DataSocket::Udp(s), local))
+        }
     }
 }
 

@@ -21,17 +21,20 @@ use std::time::Duration;
 
 static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// True when the lab can run here; otherwise prints why (and fails under SONDE_REQUIRE_ALL).
+/// True when the lab can run here (root, and iproute2 installed); otherwise prints why (and
+/// fails under SONDE_REQUIRE_ALL).
 fn lab_available(test: &str) -> bool {
-    let why = match sonde_lab::check_privileges() {
-        Err(e) => e.to_string(),
-        Ok(()) if which("ip").is_none() || which("tc").is_none() => {
-            "iproute2 (ip, tc) is not installed".into()
-        }
-        Ok(()) => return true,
-    };
-    assert!(!require_all(), "{test}: SONDE_REQUIRE_ALL=1 but {why}");
-    eprintln!("skipping {test}: {why}");
+    if !common::lab_available() {
+        return false;
+    }
+    if which("ip").is_some() && which("tc").is_some() {
+        return true;
+    }
+    assert!(
+        !require_all(),
+        "{test}: SONDE_REQUIRE_ALL=1 but iproute2 (ip, tc) is not installed"
+    );
+    eprintln!("skipping {test}: iproute2 (ip, tc) is not installed");
     false
 }
 

@@ -8,14 +8,13 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, StreamSpec};
-use crate::client::{connect_control, running, ClientConfig, ClientOutcome};
+use crate::client::{connect_control, open_data_stream, running, ClientConfig, ClientOutcome};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
 use crate::os::cpu;
 use crate::os::host::software;
 use crate::os::resolve::resolve;
-use crate::sockets;
 use crate::streams::Budget;
 use sonde_proto::iperf3::params::{params_json, Iperf3Options};
 use sonde_proto::iperf3::results::Results as WireResults;
@@ -26,7 +25,7 @@ use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::model::{
-    ConnectedStream, CpuUsage, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart, TestSummary,
 };
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -410,29 +409,9 @@ impl Run<'_> {
         cookie: &Cookie,
         id: u32,
     ) -> Result<(DataSocket, SocketAddr), RunError> {
-        let p = &self.cfg.params;
-        let cport = self.cfg.cport.map(|c| c.saturating_add((id - 1) as u16));
-        let stream_err = |e| RunError::Stream { id, source: e };
-        match p.protocol {
-            Protocol::Tcp => {
-                let mut s = sockets::connect_tcp(
-                    server,
-                    &self.cfg.local,
-                    cport,
-                    p,
-                    self.cfg.connect_timeout,
-                )?;
-                s.write_all(cookie).map_err(stream_err)?;
-                let local = s.local_addr().map_err(stream_err)?;
-                Ok((DataSocket::Tcp(s), local))
-            }
-            Protocol::Udp => {
-                let s = sockets::connect_udp(server, &self.cfg.local, cport, p)?;
-                udp_hello(&s, id, self.interrupt)?;
-                let local = s.local_addr().map_err(stream_err)?;
-                Ok((DataSocket::Udp(s), local))
-            }
-        }
+        open_data_stream(self.cfg, server, id, cookie, |s| {
+            udp_hello(s, id, self.interrupt)
+        })
     }
 
     fn start_event(
