@@ -9,6 +9,7 @@
 //! S→C StreamsReady     C→S Start          data flows
 //! S→C LiveInterval*    (optional, capability "live-intervals")
 //! C→S Stop             (C decides the end: time, bytes or blocks)
+//! S→C LiveInterval?    (the last, partial one, cut at the Stop)
 //! S→C Results          C→S Results, Done
 //! ```
 //!
@@ -398,9 +399,11 @@ impl ServerSession {
         }
     }
 
-    /// Queues a live interval report when the client negotiated `live-intervals`.
+    /// Queues a live interval report when the client negotiated `live-intervals`: while the
+    /// test runs, and the last one cut at the client's Stop, before the results.
     pub fn live_interval(&mut self, report: IntervalReport) {
-        if self.state == ServerState::Running && self.caps.iter().any(|c| c == "live-intervals") {
+        let live = matches!(self.state, ServerState::Running | ServerState::Stopping);
+        if live && self.caps.iter().any(|c| c == "live-intervals") {
             self.out.push_back(Message::LiveInterval(Box::new(report)));
         }
     }

@@ -3,7 +3,8 @@
 //! Rows are written as events arrive: a connection header on `Start`, one row per stream (and a
 //! `[SUM]` row per role with several streams) on each `Interval`, and the sender/receiver summary
 //! with the CPU line on `End`. Sizes and rates use iperf3's units
-//! ([`sonde_stats::units::format_bytes`], [`sonde_stats::units::format_bitrate`]).
+//! ([`sonde_stats::units::format_bytes`], [`sonde_stats::units::format_rate_in`], adaptive bits unless `-f`
+//! asks for another unit).
 
 use std::io::{self, Write};
 
@@ -11,7 +12,7 @@ use sonde_stats::model::{
     Direction, EndView, Event, IntervalReport, Protocol, Role, StreamRole, StreamSample, SumSample,
     TestStart, TestSummary, UdpReceiveStats,
 };
-use sonde_stats::units::{format_bitrate, format_bytes};
+use sonde_stats::units::{format_bytes, format_rate_in, RateUnit};
 
 use crate::iperf3_json::split_host_port;
 use crate::Sink;
@@ -48,6 +49,8 @@ pub struct TableReporter<W: Write> {
     ended: bool,
     last_error: Option<String>,
     finished: bool,
+    rate_unit: RateUnit,
+    verbose: bool,
 }
 
 /// `[  5]` or `[SUM]`.
@@ -101,7 +104,22 @@ impl<W: Write> TableReporter<W> {
             ended: false,
             last_error: None,
             finished: false,
+            rate_unit: RateUnit::default(),
+            verbose: false,
         }
+    }
+
+    /// iperf3's `-V`: the version, host, time, cookie and MSS before the test, and "Test
+    /// Complete" before the summary.
+    pub fn with_verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
+    }
+
+    /// Rates in `unit` (iperf3's `-f`); transfers stay in adaptive bytes.
+    pub fn with_rate_unit(mut self, unit: RateUnit) -> Self {
+        self.rate_unit = unit;
+        self
     }
 
     /// Gives back the writer.
@@ -153,7 +171,7 @@ impl<W: Write> TableReporter<W> {
             start,
             end,
             format_bytes(bytes),
-            format_bitrate(bps)
+            format_rate_in(bps, self.rate_unit)
         )
     }
 
@@ -192,6 +210,12 @@ impl<W: Write> TableReporter<W> {
             protocol: s.protocol,
         });
         let (host, port) = split_host_port(&s.remote);
+        if self.verbose {
+            writeln!(self.out, "{}", s.version)?;
+            writeln!(self.out, "{}", s.system_info)?;
+            let secs = s.timestamp_unix.floor() as i64;
+            writeln!(self.out, "Time: {}", crate::iperf3_json::rfc2822_time(secs))?;
+        }
         match s.role {
             Role::Client => {
                 writeln!(
@@ -199,6 +223,12 @@ impl<W: Write> TableReporter<W> {
                     "Connecting to host {host}, port {}",
                     s.server_port
                 )?;
+                if self.verbose {
+                    writeln!(self.out, "      Cookie: {}", s.cookie)?;
+                    if let Some(mss) = s.tcp_mss.filter(|_| s.protocol == Protocol::Tcp) {
+                        writeln!(self.out, "      TCP MSS: {mss}")?;
+                    }
+                }
                 if s.direction == Direction::Reverse {
                     writeln!(self.out, "Reverse mode, remote host {host} is sending")?;
                 }
@@ -390,6 +420,9 @@ impl<W: Write> TableReporter<W> {
             protocol: s.protocol,
         });
         writeln!(self.out, "{SEPARATOR}")?;
+        if self.verbose && !s.partial {
+            writeln!(self.out, "Test Complete. Summary Results:")?;
+        }
         self.header(true)?;
         for st in &s.streams {
             let role = self.host_role(st.client_sends);
@@ -574,6 +607,57 @@ mod tests {
         assert!(
             header.ends_with("Jitter     Lost/Total Datagrams"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn rates_follow_the_format_letter_and_transfers_stay_adaptive() {
+        let mut out = Vec::new();
+        let mut t = TableReporter::new(&mut out).with_rate_unit(RateUnit::Bytes(1));
+        for e in &fx::tcp_upload_2() {
+            t.event(e).unwrap();
+        }
+        drop(t);
+        let text = String::from_utf8(out).unwrap();
+        // 1 Gbit/s is 122070 KBytes/sec (1024-based); the transfer column keeps MBytes.
+        assert!(text.contains("   119 MBytes  122070 KBytes/sec"), "{text}");
+        assert!(!text.contains("bits/sec"), "{text}");
+    }
+
+    #[test]
+    fn verbose_adds_the_version_host_time_cookie_and_completion_lines() {
+        let mut out = Vec::new();
+        let mut t = TableReporter::new(&mut out).with_verbose(true);
+        let events = fx::tcp_upload_2();
+        for e in &events {
+            t.event(e).unwrap();
+        }
+        drop(t);
+        let text = String::from_utf8(out).unwrap();
+        let Event::Start(start) = &events[0] else {
+            panic!("fixture starts with Start")
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], start.version, "{text}");
+        assert_eq!(lines[1], start.system_info, "{text}");
+        assert!(
+            lines[2].starts_with("Time: ") && lines[2].ends_with(" GMT"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[4],
+            format!("      Cookie: {}", start.cookie),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("{SEPARATOR}\nTest Complete. Summary Results:\n")),
+            "{text}"
+        );
+        // Without -V none of it.
+        let plain = render(&events);
+        assert!(
+            !plain.contains("Cookie") && !plain.contains("Test Complete"),
+            "{plain}"
         );
     }
 

@@ -11,6 +11,7 @@ use crate::error::RunError;
 use crate::os::host::software;
 use crate::os::resolve::resolve;
 use crate::os::{cpu, sockopt};
+use crate::peer_rows::PeerRowOrder;
 use crate::sockets;
 use crate::streams::{Budget, StreamConfig};
 use sonde_proto::message::{PeerStream, Results, Stop, TestParams};
@@ -20,7 +21,8 @@ use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
-    ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, Direction, Event, IntervalReport, Protocol, Role, StreamRole, TestStart,
+    TestSummary,
 };
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -54,6 +56,8 @@ pub struct ClientOutcome {
 /// sonde measures lossy links: at 30 % loss each way a control segment can need several TCP
 /// retransmissions with doubling timeouts (1, 2, 4, 8 s), and the test must still report.
 const STEP: Duration = Duration::from_secs(30);
+/// How long waiting for a control message may take: one read of the control connection.
+const CONTROL_WAIT: Duration = crate::control_conn::POLL_SLICE;
 const HELLO_RETRY: Duration = Duration::from_millis(100);
 /// How long a UDP stream's hello is repeated (every [`HELLO_RETRY`]) before set-up fails: at
 /// 30 % loss each way half the round trips fail, so 300 attempts leave no realistic doubt
@@ -107,6 +111,7 @@ pub fn run(
         start_info: None,
         peer_results: None,
         peer_live: LiveTotals::new(),
+        peer_rows: PeerRowOrder::new(),
     };
     match run.execute() {
         Ok(summary) => ClientOutcome {
@@ -132,6 +137,8 @@ struct ClientRun<'a> {
     peer_results: Option<Results>,
     /// The server's receive figures from its live reports, for a test cut short.
     peer_live: LiveTotals,
+    /// Holds the server's live rows until this end's row of the same interval is out.
+    peer_rows: PeerRowOrder,
 }
 
 impl ClientRun<'_> {
@@ -213,8 +220,10 @@ impl ClientRun<'_> {
             ClientEvent::StreamsReady => {}
             other => return Err(unexpected(other)),
         }
-        flush(conn, session)?;
+        // The clock starts before the Start leaves, so the server's (started by it) never
+        // runs ahead: its live row of an interval comes after this end's.
         let congestion = self.start_engine(streams)?;
+        flush(conn, session)?;
         let start = start_event(self.cfg, &server, &local, &cookie, connected);
         (self.emit)(Event::Start(Box::new(start)));
         self.run_until_end(conn, session)?;
@@ -306,10 +315,7 @@ impl ClientRun<'_> {
         let peer = loop {
             match self.next_event(conn, session, "the server's results")? {
                 ClientEvent::PeerResults(r) => break *r,
-                ClientEvent::LiveInterval(r) => {
-                    self.peer_live.add(&r);
-                    (self.emit)(Event::PeerInterval(*r))
-                }
+                ClientEvent::LiveInterval(r) => self.on_peer_interval(*r),
                 other => return Err(unexpected(other)),
             }
         };
@@ -331,6 +337,9 @@ impl ClientRun<'_> {
         engine.drain_receivers(&peer.sent, Engine::drain_grace(p.protocol));
         let sent_by_peer = |id| peer.sent.iter().find(|c| c.id == id).map(|c| c.packets);
         let local = final_views(engine, stop_at, &sent_by_peer, &mut *self.emit);
+        for r in self.peer_rows.finish() {
+            (self.emit)(Event::PeerInterval(r));
+        }
         // Set with the engine in `start_engine`; the fallback is never taken.
         let (t0, cpu0) = self
             .start_info
@@ -372,8 +381,9 @@ impl ClientRun<'_> {
             let engine = running(&mut self.engine)?;
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
-                (self.emit)(Event::Interval(r));
+                self.show_interval(r);
             }
+            let engine = running(&mut self.engine)?;
             if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
             {
                 if let Some(note) = ending.note() {
@@ -383,13 +393,17 @@ impl ClientRun<'_> {
             }
             if let Some((id, e)) = engine.first_error() {
                 if engine.has_senders() || !engine.receivers_finished() {
-                    return Err(RunError::Stream {
+                    let failed = RunError::Stream {
                         id,
                         source: std::io::Error::other(e),
-                    });
+                    };
+                    return Err(self.control_verdict(conn, session).unwrap_or(failed));
                 }
             }
-            self.serve_control(conn, session)?;
+            let engine = running(&mut self.engine)?;
+            if !engine.sleep_to_boundary(end.deadline(), CONTROL_WAIT) {
+                self.serve_control(conn, session)?;
+            }
         }
     }
 
@@ -407,10 +421,7 @@ impl ClientRun<'_> {
             while let Some(ev) = session.poll_event() {
                 match ev {
                     ClientEvent::Aborted(reason) => return Err(RunError::PeerAborted(reason)),
-                    ClientEvent::LiveInterval(r) => {
-                        self.peer_live.add(&r);
-                        (self.emit)(Event::PeerInterval(*r))
-                    }
+                    ClientEvent::LiveInterval(r) => self.on_peer_interval(*r),
                     other => return Err(unexpected(other)),
                 }
             }
@@ -463,11 +474,53 @@ impl ClientRun<'_> {
 
     /// After a failure: stops the engine and emits the End with this end's figures so far
     /// (and the server's results if they had arrived). None when no engine ran.
+    /// Why a data stream failed, as the control connection tells it within a moment: the
+    /// server closed it (killed, crashed) or aborted the test with a reason. A reset data
+    /// stream alone says neither.
+    fn control_verdict(
+        &mut self,
+        conn: &mut ControlConn,
+        session: &mut ClientSession,
+    ) -> Option<RunError> {
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < deadline {
+            if let Err(e) = self.serve_control(conn, session) {
+                return Some(e);
+            }
+        }
+        None
+    }
+
+    /// A live row of the server: counted for a test cut short, shown in its place.
+    fn on_peer_interval(&mut self, r: IntervalReport) {
+        self.peer_live.add(&r);
+        for r in self.peer_rows.peer(r) {
+            (self.emit)(Event::PeerInterval(r));
+        }
+    }
+
+    /// Shows this end's interval row, then the server's rows of the same span.
+    fn show_interval(&mut self, r: IntervalReport) {
+        let end = r.streams.iter().map(|s| s.end).fold(0.0, f64::max);
+        (self.emit)(Event::Interval(r));
+        for r in self.peer_rows.local(end) {
+            (self.emit)(Event::PeerInterval(r));
+        }
+    }
+
+    /// Shows the server's rows still held (see `peer_rows`).
+    fn show_peer_after_stop(&mut self) {
+        for r in self.peer_rows.finish() {
+            (self.emit)(Event::PeerInterval(r));
+        }
+    }
+
     fn partial_summary(&mut self, e: &RunError) -> Option<TestSummary> {
         let mut engine = self.engine.take()?;
         let stop_at = engine.elapsed();
         engine.abort();
         let local = final_views(&mut engine, stop_at, &|_| None, &mut *self.emit);
+        self.show_peer_after_stop();
         engine.join();
         let cpu_local = self
             .start_info

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// How long one blocking read may take before the caller gets control back.
-const POLL_SLICE: Duration = Duration::from_millis(20);
+pub(crate) const POLL_SLICE: Duration = Duration::from_millis(20);
 /// Upper bound on bytes read per call, so a flood of junk cannot grow memory unboundedly
 /// (the frame decoder also rejects oversized frames).
 const READ_CHUNK: usize = 64 * 1024;

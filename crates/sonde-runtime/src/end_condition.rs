@@ -65,6 +65,11 @@ impl EndCondition {
         }
     }
 
+    /// The test second at which time ends the test (`-t` plus the omit period), if timed.
+    pub fn deadline(&self) -> Option<f64> {
+        self.time_limit
+    }
+
     /// Whether the test is over at `elapsed` seconds, with `received` bytes received so far
     /// and `budget_done` telling whether this end's senders used up their budget.
     pub fn check(&mut self, elapsed: f64, received: u64, budget_done: bool) -> Option<Ending> {

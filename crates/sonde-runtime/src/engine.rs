@@ -108,9 +108,37 @@ impl Engine {
         })
     }
 
+    /// Starts the test clock again now (see [`Meter::restart_clock`]), if no interval was cut.
+    pub fn restart_clock(&mut self) {
+        if self.meter.restart_clock() {
+            self.start = Instant::now();
+        }
+    }
+
     /// Seconds since the engine started.
     pub fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    /// Sleeps until the next interval boundary or `end_at` (test seconds), whichever comes
+    /// first, when it is less than `slice` away; true when it slept. The control loops call it
+    /// before waiting for a message (which may take a whole read timeout), so that intervals
+    /// and the test end where asked (0.00-2.00, not 0.00-2.02).
+    pub fn sleep_to_boundary(&self, end_at: Option<f64>, slice: Duration) -> bool {
+        let elapsed = self.elapsed();
+        let next = [self.meter.next_due(), end_at]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        let left = next - elapsed;
+        // Infinite (no boundary ahead) or far enough: not now.
+        if left.is_nan() || left >= slice.as_secs_f64() {
+            return false;
+        }
+        if left > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(left));
+        }
+        true
     }
 
     fn shared(&self) -> impl Iterator<Item = &Arc<StreamShared>> {

@@ -17,6 +17,7 @@ pub mod latency;
 pub mod meter;
 pub mod os;
 pub mod pacing;
+pub mod peer_rows;
 pub mod server;
 pub mod sockets;
 pub mod start;

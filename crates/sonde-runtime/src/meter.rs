@@ -69,6 +69,17 @@ impl Meter {
         }
     }
 
+    /// Starts the test's clock again now, if no interval was cut yet (false otherwise): the
+    /// server's clock then counts from the client's start, so both ends' intervals cover the
+    /// same spans. What arrived before stays in the first interval.
+    pub fn restart_clock(&mut self) -> bool {
+        if self.last_boundary > 0.0 {
+            return false;
+        }
+        self.start_ns = crate::clock::now_ns();
+        true
+    }
+
     pub fn streams(&self) -> &[MeteredStream] {
         &self.streams
     }

@@ -163,6 +163,81 @@ pub fn format_bitrate(bits_per_second: f64) -> String {
     format!("{} {}", three_digits(v), UNITS[unit])
 }
 
+/// The unit of rates in the human table (iperf3's `-f`): adaptive bits (the default), adaptive
+/// bytes, or a fixed power of bits (1000-based, `k m g t`) or bytes (1024-based, `K M G T`).
+/// Transfers stay in adaptive bytes whatever the choice, as in iperf3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateUnit {
+    #[default]
+    AdaptiveBits,
+    AdaptiveBytes,
+    /// Bits per second scaled by 1000^power (1 = Kbits/sec).
+    Bits(u8),
+    /// Bytes per second scaled by 1024^power (1 = KBytes/sec).
+    Bytes(u8),
+}
+
+impl RateUnit {
+    /// Parses iperf3's format letter: `a`/`A` adaptive, `k m g t` bits, `K M G T` bytes.
+    pub fn parse(s: &str) -> Option<Self> {
+        let power = |c: char| "kmgt".find(c.to_ascii_lowercase()).map(|i| i as u8 + 1);
+        let mut chars = s.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else {
+            return None;
+        };
+        match c {
+            'a' => Some(Self::AdaptiveBits),
+            'A' => Some(Self::AdaptiveBytes),
+            c if c.is_ascii_lowercase() => power(c).map(Self::Bits),
+            c => power(c).map(Self::Bytes),
+        }
+    }
+}
+
+/// Renders a bit rate in `unit` (see [`RateUnit`]), with iperf3's three significant digits.
+pub fn format_rate_in(bits_per_second: f64, unit: RateUnit) -> String {
+    const BITS: [&str; 5] = [
+        "bits/sec",
+        "Kbits/sec",
+        "Mbits/sec",
+        "Gbits/sec",
+        "Tbits/sec",
+    ];
+    const BYTES: [&str; 5] = [
+        "Bytes/sec",
+        "KBytes/sec",
+        "MBytes/sec",
+        "GBytes/sec",
+        "TBytes/sec",
+    ];
+    let bps = if bits_per_second.is_finite() && bits_per_second > 0.0 {
+        bits_per_second
+    } else {
+        0.0
+    };
+    let (v, name) = match unit {
+        RateUnit::AdaptiveBits => return format_bitrate(bps),
+        RateUnit::AdaptiveBytes => {
+            let mut v = bps / 8.0;
+            let mut power = 0;
+            while v >= 1024.0 && power + 1 < BYTES.len() {
+                v /= 1024.0;
+                power += 1;
+            }
+            (v, BYTES[power])
+        }
+        RateUnit::Bits(p) => {
+            let p = usize::from(p).min(BITS.len() - 1);
+            (bps / 1000f64.powi(p as i32), BITS[p])
+        }
+        RateUnit::Bytes(p) => {
+            let p = usize::from(p).min(BYTES.len() - 1);
+            (bps / 8.0 / 1024f64.powi(p as i32), BYTES[p])
+        }
+    };
+    format!("{} {name}", three_digits(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +261,34 @@ mod tests {
         assert_eq!(parse_size("1.9"), Ok(1));
         assert_eq!(parse_size("0.0001K"), Ok(0));
         assert_eq!(parse_size("1.0000000000000000000009K"), Ok(1024));
+    }
+
+    #[test]
+    fn rate_units_follow_iperf3s_format_letters() {
+        assert_eq!(RateUnit::parse("a"), Some(RateUnit::AdaptiveBits));
+        assert_eq!(RateUnit::parse("A"), Some(RateUnit::AdaptiveBytes));
+        assert_eq!(RateUnit::parse("k"), Some(RateUnit::Bits(1)));
+        assert_eq!(RateUnit::parse("G"), Some(RateUnit::Bytes(3)));
+        assert_eq!(RateUnit::parse("x"), None);
+        assert_eq!(RateUnit::parse("kk"), None);
+        assert_eq!(RateUnit::parse(""), None);
+        // iperf3 3.12 printed these for 1.25 MiB in one second (-b 10m, 128 KiB blocks).
+        let bps = 1_310_720.0 * 8.0;
+        assert_eq!(format_rate_in(bps, RateUnit::Bits(1)), "10486 Kbits/sec");
+        assert_eq!(format_rate_in(bps, RateUnit::Bytes(1)), "1280 KBytes/sec");
+        assert_eq!(format_rate_in(bps, RateUnit::Bits(2)), "10.5 Mbits/sec");
+        assert_eq!(
+            format_rate_in(bps, RateUnit::AdaptiveBytes),
+            "1.25 MBytes/sec"
+        );
+        assert_eq!(
+            format_rate_in(bps, RateUnit::AdaptiveBits),
+            "10.5 Mbits/sec"
+        );
+        assert_eq!(
+            format_rate_in(f64::NAN, RateUnit::Bytes(2)),
+            "0.00 MBytes/sec"
+        );
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub struct ReportArgs {
 }
 
 /// Output selection shared by client and server.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
     /// One JSON document: for client and server iperf3's -J schema plus sonde's fields; for
     /// latency, rrul and compare-ip sonde's own (see the README's Latency section)
@@ -109,6 +109,15 @@ pub struct OutputArgs {
     /// One JSON object per line per event
     #[arg(long = "json-stream")]
     pub json_stream: bool,
+    /// With --json-stream, also write the whole -J document at the end (as iperf3 3.21)
+    #[arg(long = "json-stream-full-output")]
+    pub json_stream_full_output: bool,
+    /// Rates in the table: k m g t (bits), K M G T (bytes), a/A adaptive (iperf3's -f)
+    #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = parse_rate_unit)]
+    pub rate_unit: Option<sonde_stats::units::RateUnit>,
+    /// More detail in the table: version, host, time, cookie and MSS (iperf3's -V)
+    #[arg(short = 'V', long = "verbose")]
+    pub verbose: bool,
     /// Write the output to FILE instead of standard output
     #[arg(long = "logfile", value_name = "FILE")]
     pub logfile: Option<std::path::PathBuf>,
@@ -301,6 +310,12 @@ pub struct DemoArgs {
         default_value = "sonde-demo"
     )]
     pub out: std::path::PathBuf,
+}
+
+fn parse_rate_unit(s: &str) -> Result<sonde_stats::units::RateUnit, String> {
+    sonde_stats::units::RateUnit::parse(s).ok_or_else(|| {
+        format!("\"{s}\": expected k, m, g, t (bits/sec), K, M, G, T (Bytes/sec) or a/A (adaptive)")
+    })
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

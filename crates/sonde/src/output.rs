@@ -2,7 +2,7 @@
 
 use crate::cli::OutputArgs;
 use anyhow::Context;
-use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter};
+use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,13 +223,20 @@ pub fn client_reporter(
 pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
     if o.json {
         Box::new(JsonReporter::new(LineOut::new(out)).with_title(o.title.clone()))
+    } else if o.json_stream && o.json_stream_full_output {
+        // The events as they happen, then the whole document after the last of them.
+        Box::new(Tee::new(vec![
+            Box::new(JsonLinesReporter::new(LineOut::new(out.clone()))),
+            Box::new(JsonReporter::new(LineOut::new(out)).with_title(o.title.clone())),
+        ]))
     } else if o.json_stream {
         Box::new(JsonLinesReporter::new(LineOut::new(out)))
     } else {
-        Box::new(TableReporter::new(LineOut::with_prefix(
-            out,
-            LinePrefix::of(o),
-        )))
+        Box::new(
+            TableReporter::new(LineOut::with_prefix(out, LinePrefix::of(o)))
+                .with_rate_unit(o.rate_unit.unwrap_or_default())
+                .with_verbose(o.verbose),
+        )
     }
 }
 

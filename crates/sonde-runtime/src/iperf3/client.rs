@@ -372,6 +372,9 @@ impl Run<'_> {
                     source: std::io::Error::other(e),
                 });
             }
+            if engine.sleep_to_boundary(end.deadline(), Duration::from_millis(5)) {
+                continue;
+            }
             if let Some(ev) = c.poll()? {
                 return Err(refusal(ev));
             }

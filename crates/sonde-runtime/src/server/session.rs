@@ -386,6 +386,8 @@ impl SessionRun<'_> {
         sent_by_peer: &dyn Fn(u32) -> Option<u64>,
     ) -> Vec<PeerStream> {
         if let Some(r) = engine.meter.finish(stop_at) {
+            // The client shows it too, as it showed the others live.
+            self.session.live_interval(r.clone());
             self.events.emit(Event::Interval(r));
         }
         engine
@@ -422,12 +424,20 @@ impl SessionRun<'_> {
                 self.events.emit(Event::Interval(r));
                 self.flush()?;
             }
+            if engine.sleep_to_boundary(None, crate::control_conn::POLL_SLICE) {
+                continue;
+            }
             if let Some(m) = self.conn.recv(Duration::from_millis(5))? {
                 let r = self.session.handle(m);
                 self.flush()?;
                 r.map_err(|e| RunError::Protocol(e.to_string()))?;
                 match self.session.poll_event() {
-                    Some(ServerEvent::Started) => engine.release_senders(),
+                    Some(ServerEvent::Started) => {
+                        // The client's clock starts with its Start: count from it too, so
+                        // that both ends' intervals cover the same spans.
+                        engine.restart_clock();
+                        engine.release_senders();
+                    }
                     Some(ServerEvent::StopRequested(s)) => return Ok(s.sent),
                     Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
                     _ => {}

@@ -131,14 +131,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             test(Protocol::Udp, Direction::Reverse, secs),
         ),
     ];
-    let out = match output::destination(&crate::cli::OutputArgs {
-        json: false,
-        json_stream: false,
-        logfile: None,
-        forceflush: false,
-        title: None,
-        timestamps: None,
-    }) {
+    let out = match output::destination(&crate::cli::OutputArgs::default()) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("sonde: error - {e:#}");
