@@ -43,6 +43,9 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Where this client's sockets leave from (`-B`, `--bind-dev`).
     pub local: sockets::ClientSockets,
+    /// A test whose data stops arriving this long while this end receives fails
+    /// (`--rcv-timeout`); None waits as long as the test lasts.
+    pub rcv_timeout: Option<Duration>,
 }
 
 /// How a client run ended: the summary when the test got far enough to have one, and the
@@ -384,6 +387,7 @@ impl ClientRun<'_> {
                 self.show_interval(r);
             }
             let engine = running(&mut self.engine)?;
+            check_receiving(engine, self.cfg.rcv_timeout)?;
             if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
             {
                 if let Some(note) = ending.note() {
@@ -616,6 +620,19 @@ fn final_views(
         .into_iter()
         .map(|(id, role, view)| PeerStream { id, role, view })
         .collect()
+}
+
+/// `--rcv-timeout`: an error when this end receives and nothing arrived for that long.
+///
+/// # Errors
+/// [`RunError::ReceiveTimeout`].
+pub fn check_receiving(engine: &Engine, limit: Option<Duration>) -> Result<(), RunError> {
+    match (engine.receive_idle_secs(), limit) {
+        (Some(idle), Some(limit)) if idle > limit.as_secs_f64() => {
+            Err(RunError::ReceiveTimeout { secs: idle })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The streams as the start event lists them.

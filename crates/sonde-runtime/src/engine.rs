@@ -168,6 +168,22 @@ impl Engine {
             .all(|s| s.finished.load(Ordering::Relaxed))
     }
 
+    /// Seconds since this end's receivers last got data (since the start when none yet);
+    /// None when it receives nothing or every receiver is done. For `--rcv-timeout`.
+    pub fn receive_idle_secs(&self) -> Option<f64> {
+        let mut receivers = self
+            .of_role(StreamRole::Receiver)
+            .filter(|s| !s.finished.load(Ordering::Relaxed))
+            .peekable();
+        receivers.peek()?;
+        let last = receivers
+            .map(|s| s.last_rx_ns.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+            .max(self.meter.start_ns());
+        Some(crate::clock::now_ns().saturating_sub(last) as f64 / 1e9)
+    }
+
     pub fn received_bytes(&self) -> u64 {
         self.of_role(StreamRole::Receiver)
             .map(|s| s.bytes.load(Ordering::Relaxed))

@@ -24,6 +24,10 @@ pub enum RunError {
     PeerAborted(String),
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
+    #[error(
+        "no data arrived for {secs:.1} s (--rcv-timeout): the sender stopped or the path broke"
+    )]
+    ReceiveTimeout { secs: f64 },
     #[error("control protocol error: {0}")]
     Protocol(String),
     #[error("control connection error: {0}")]

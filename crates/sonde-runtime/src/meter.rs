@@ -80,6 +80,11 @@ impl Meter {
         true
     }
 
+    /// `clock::now_ns()` at the start of the test's clock.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
     pub fn streams(&self) -> &[MeteredStream] {
         &self.streams
     }

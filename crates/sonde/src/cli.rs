@@ -165,6 +165,20 @@ pub struct ServerArgs {
     /// Interval of the server's own reports (default: the client's)
     #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_interval)]
     pub interval: Option<f64>,
+    /// End a test when no data arrives for this long while the server receives: milliseconds
+    /// as in iperf3, or with a unit (`30s`)
+    #[arg(long = "rcv-timeout", value_name = "MS|TIME", default_value = RCV_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
+    pub rcv_timeout: std::time::Duration,
+    /// With -1: exit (status 0) when no client came for SECS; otherwise note the idle time
+    /// in the log and keep serving (iperf3's restart of a stuck server; sonde's does not wedge)
+    #[arg(long = "idle-timeout", value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub idle_timeout: Option<u32>,
+    /// Run in the background, detached from the terminal (output goes to --logfile, or is lost)
+    #[arg(short = 'D', long = "daemon")]
+    pub daemon: bool,
+    /// Write the server's process id to FILE (removed when the server exits)
+    #[arg(short = 'I', long = "pidfile", value_name = "FILE")]
+    pub pidfile: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -281,6 +295,10 @@ pub struct ClientArgs {
     /// of packets still connects)
     #[arg(long, value_name = "MS|TIME", default_value = CONNECT_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    /// End the test with an error when no data arrives for this long while this end
+    /// receives (-R, --bidir): milliseconds as in iperf3, or with a unit (`30s`)
+    #[arg(long = "rcv-timeout", value_name = "MS|TIME", default_value = RCV_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
+    pub rcv_timeout: std::time::Duration,
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
     #[arg(long)]
     pub iperf3: bool,
@@ -448,9 +466,12 @@ fn parse_bind(s: &str) -> Result<BindArg, String> {
 
 /// Every subcommand's default `--connect-timeout`.
 pub const CONNECT_TIMEOUT_DEFAULT: &str = "30s";
+/// `--rcv-timeout`'s default, iperf3's.
+pub const RCV_TIMEOUT_DEFAULT: &str = "120000";
 
-/// `--connect-timeout`: a bare number is milliseconds, as in iperf3 (`--connect-timeout 1000`
-/// is one second); `ms`, `s` or `us` say the unit. Above 0, at most a day.
+/// `--connect-timeout` and `--rcv-timeout`: a bare number is milliseconds, as in iperf3
+/// (`--connect-timeout 1000` is one second); `ms`, `s` or `us` say the unit. Above 0, at most
+/// a day.
 pub fn parse_connect_timeout(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     let with_unit = t.ends_with('s');
@@ -469,7 +490,7 @@ pub fn parse_connect_timeout(s: &str) -> Result<std::time::Duration, String> {
         }
     };
     if d.is_zero() {
-        return Err("--connect-timeout must be above 0".into());
+        return Err("a timeout must be above 0".into());
     }
     Ok(d)
 }

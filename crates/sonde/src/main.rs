@@ -25,23 +25,16 @@ fn main() {
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     output::set_stop_flag(interrupt.clone());
-    let flag = interrupt.clone();
     // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
     let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
-    if let Err(e) = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            if builds_lab {
-                eprintln!("sonde: stopping; removing the lab's namespaces first");
-            } else {
-                // A second Ctrl-C: the user really wants out now.
-                std::process::exit(commands::exit::FAILED);
-            }
-        }
-    }) {
-        eprintln!("sonde: warning - cannot install the Ctrl-C handler: {e}");
+    let flag = interrupt.clone();
+    let arm = move || arm_interrupt(flag.clone(), builds_lab);
+    if !matches!(parsed.command, cli::Command::Server(_)) {
+        arm();
     }
     let code = match parsed.command {
-        cli::Command::Server(a) => commands::server::run(a, interrupt),
+        // The server arms it itself, after it may have detached (-D).
+        cli::Command::Server(a) => commands::server::run(a, interrupt, &arm),
         cli::Command::Client(a) => commands::client::run(*a, &interrupt),
         cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
         cli::Command::Report(a) => commands::report::run(&a.results, &a.out, &a.format),
@@ -56,4 +49,21 @@ fn main() {
         std::process::exit(commands::exit::STDOUT_CLOSED);
     }
     std::process::exit(code);
+}
+
+/// Installs the Ctrl-C (and SIGTERM) handler that raises `flag`; a second one exits at once,
+/// except while a lab is torn down.
+fn arm_interrupt(flag: Arc<AtomicBool>, builds_lab: bool) {
+    if let Err(e) = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            if builds_lab {
+                eprintln!("sonde: stopping; removing the lab's namespaces first");
+            } else {
+                // A second Ctrl-C: the user really wants out now.
+                std::process::exit(commands::exit::FAILED);
+            }
+        }
+    }) {
+        eprintln!("sonde: warning - cannot install the Ctrl-C handler: {e}");
+    }
 }

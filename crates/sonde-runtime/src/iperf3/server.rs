@@ -486,6 +486,11 @@ impl Session<'_, '_> {
     fn until_test_end(&mut self, p: &TestParams, engine: &mut Engine) -> Result<(), RunError> {
         let limit = policy::watchdog_secs(&self.ctx.cfg.limits(), p);
         let (mut moved, mut last_move) = (0u64, 0.0f64);
+        let idle_limit = self
+            .ctx
+            .cfg
+            .rcv_timeout
+            .map_or(IDLE_LIMIT, |d| d.as_secs_f64());
         loop {
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
@@ -495,13 +500,13 @@ impl Session<'_, '_> {
             if now_moved != moved {
                 (moved, last_move) = (now_moved, elapsed);
             }
-            if elapsed > limit || elapsed - last_move > IDLE_LIMIT {
+            if elapsed > limit || elapsed - last_move > idle_limit {
                 let code = if elapsed > limit {
                     errno::SERVER_DURATION
                 } else {
                     errno::NO_DATA
                 };
-                let why = format!("test ran {elapsed:.0} s without ending (limit {limit:.0} s, or {IDLE_LIMIT:.0} s without data)");
+                let why = format!("test ran {elapsed:.0} s without ending (limit {limit:.0} s, or {idle_limit:.1} s without data)");
                 self.refuse(code, &why)?;
                 return Err(RunError::Setup(why));
             }

@@ -243,6 +243,7 @@ fn start_load(
         ),
         connect_timeout: cfg.connect_timeout,
         local: Default::default(),
+        rcv_timeout: None,
     };
     let i = interrupt.clone();
     std::thread::spawn(move || throughput(c, i))
@@ -366,6 +367,7 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
         ),
         connect_timeout: cfg.connect_timeout,
         local: Default::default(),
+        rcv_timeout: None,
     };
     throughput(c, interrupt.clone())
 }

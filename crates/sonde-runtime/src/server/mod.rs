@@ -36,6 +36,12 @@ pub struct ServerConfig {
     pub interval_secs: Option<f64>,
     /// With no `bind` address: serve IPv6 only (`-6`) instead of both families.
     pub ipv6_only: bool,
+    /// A test whose data stops arriving this long while the server receives fails
+    /// (`--rcv-timeout`); None waits up to the test's time limit.
+    pub rcv_timeout: Option<Duration>,
+    /// `--idle-timeout`: with `one_off`, stop when no client came for this long; otherwise
+    /// log the idle time and go on.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl ServerConfig {
@@ -168,9 +174,32 @@ impl Server {
         let mut sessions = Vec::new();
         // Accept order, so iperf3 data connections keep their order (their roles follow it).
         let mut accepted: u64 = 0;
+        let mut last_busy = Instant::now();
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
+            }
+            let busy =
+                shared.active.load(Ordering::Relaxed) + shared.pending.load(Ordering::Relaxed);
+            if busy > 0 {
+                last_busy = Instant::now();
+            } else if let Some(idle) = shared
+                .cfg
+                .idle_timeout
+                .filter(|&t| last_busy.elapsed() >= t)
+            {
+                if shared.cfg.one_off {
+                    (shared.log)(&format!(
+                        "no client came for {} s (--idle-timeout); exiting",
+                        idle.as_secs()
+                    ));
+                    break Ok(());
+                }
+                (shared.log)(&format!(
+                    "idle for {} s (--idle-timeout); still serving",
+                    idle.as_secs()
+                ));
+                last_busy = Instant::now();
             }
             match poll::readable(&tcp, Duration::from_millis(100)) {
                 Ok(false) => continue,

@@ -419,6 +419,11 @@ impl SessionRun<'_> {
                 let _ = self.flush();
                 return Err(RunError::Setup(msg));
             }
+            if let Err(e) = crate::client::check_receiving(engine, self.shared.cfg.rcv_timeout) {
+                self.session.abort(&e.to_string());
+                let _ = self.flush();
+                return Err(e);
+            }
             if let Some(r) = engine.meter.tick(elapsed) {
                 self.session.live_interval(r.clone());
                 self.events.emit(Event::Interval(r));

@@ -215,6 +215,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             tcp_user_timeout: a.snd_timeout,
             control_keepalive: a.cntl_ka,
         },
+        rcv_timeout: Some(a.rcv_timeout),
     };
     let mut sink = output::client_reporter(&a.output, out, a.extra_data.clone());
     let mut emit = |ev: Event| {

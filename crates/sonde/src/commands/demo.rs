@@ -98,6 +98,8 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         one_off: false,
         interval_secs: None,
         ipv6_only: false,
+        rcv_timeout: None,
+        idle_timeout: None,
     };
     let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
     let server_stop = Arc::new(AtomicBool::new(false));
@@ -151,6 +153,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             params,
             connect_timeout: Duration::from_secs(5),
             local: Default::default(),
+            rcv_timeout: None,
         };
         let mut table = TableReporter::new(LineOut::new(out.clone()));
         let mut json = JsonReporter::new(Vec::new());

@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod compare_ip;
+pub mod daemon;
 pub mod demo;
 pub mod docs;
 pub mod lab;

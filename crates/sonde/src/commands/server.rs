@@ -1,15 +1,21 @@
 //! `sonde server`: binds, prints where it listens, serves until Ctrl-C (or one test with -1).
 
-use super::exit;
+use super::{daemon, exit};
 use crate::cli::ServerArgs;
 use crate::output;
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// Runs the server command.
-pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
+/// Runs the server command. `arm` installs the Ctrl-C / SIGTERM handler: after detaching
+/// with `-D` (a fork keeps no threads).
+pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32 {
+    if a.daemon {
+        a.output.logfile = a.output.logfile.as_deref().map(daemon::absolute);
+        a.pidfile = a.pidfile.as_deref().map(daemon::absolute);
+    }
     if a.no_gso {
         sonde_runtime::streams::udp::set_gso(false);
     }
@@ -41,6 +47,8 @@ pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
         max_bitrate: a.max_bitrate,
         one_off: a.one_off,
         interval_secs: a.interval,
+        rcv_timeout: Some(a.rcv_timeout),
+        idle_timeout: a.idle_timeout.map(|s| Duration::from_secs(u64::from(s))),
     };
     let oa = a.output.clone();
     let sink_out = out.clone();
@@ -64,6 +72,20 @@ pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
         "sonde server listening on {where_}, port {} (TCP and UDP); Ctrl-C to stop",
         server.local_addr().map(|x| x.port()).unwrap_or(a.port)
     );
+    if a.daemon {
+        if let Err(e) = detach_to(a.output.logfile.as_deref()) {
+            eprintln!("sonde: error - cannot run as a daemon: {e}");
+            return exit::FAILED;
+        }
+    }
+    let _pidfile = match a.pidfile.as_deref().map(daemon::PidFile::write).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sonde: error - cannot write the pid file: {e}");
+            return exit::FAILED;
+        }
+    };
+    arm();
     match server.run() {
         Ok(()) => exit::OK,
         Err(e) => {
@@ -71,4 +93,18 @@ pub fn run(a: ServerArgs, interrupt: Arc<AtomicBool>) -> i32 {
             exit::FAILED
         }
     }
+}
+
+/// Detaches (`-D`); with a log file, the server's own messages (standard error) go there too.
+fn detach_to(logfile: Option<&std::path::Path>) -> std::io::Result<()> {
+    daemon::detach()?;
+    if let Some(path) = logfile {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::OpenOptions::new().append(true).open(path)?;
+        // SAFETY: dup2 onto standard error of a file this function keeps open until then.
+        if unsafe { libc::dup2(f.as_raw_fd(), libc::STDERR_FILENO) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
