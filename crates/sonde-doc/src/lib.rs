@@ -12,8 +12,10 @@
 //! impairment; one summary table per test kind with a row per link setting; per-test sections
 //! with parameters, both ends' summaries, CPU and interface traffic; an appendix of outcomes
 //! listing each failure. The HTML adds charts: goodput against link loss (every protocol on
-//! one chart), throughput over time per test, loss per stream over time, and for latency
-//! results the RTT distribution and latency over time.
+//! one chart, markers: each loss setting is a measurement of its own), throughput over time
+//! per test (both ends' intervals when the document has them), loss per stream over time, and
+//! for latency results the RTT distribution (from binned samples, when the document has them)
+//! and latency over time.
 //!
 //! ```
 //! use sonde_doc::{render, Format, Inputs};
@@ -35,6 +37,7 @@ pub mod link;
 mod markdown;
 pub mod model;
 pub mod result;
+pub mod stages;
 pub mod svg;
 mod tables;
 
