@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use sonde_emu::scenario::Scenario;
-use sonde_store::{InterfaceTraffic, LoadedRun, TestStatus};
+use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestStatus};
 
 use crate::input::{Document, Inputs};
 use crate::link::{backend_lines, LinkView};
@@ -21,7 +21,11 @@ use crate::stages::StagesView;
 /// Builds the report of `inputs`.
 pub fn report(inputs: &Inputs) -> Report {
     match inputs {
-        Inputs::Run { path, run } => from_run(path, run),
+        Inputs::Run {
+            path,
+            run,
+            all_runs,
+        } => from_run(path, run, all_runs),
         Inputs::Documents(docs) => from_documents(docs),
     }
 }
@@ -89,7 +93,7 @@ fn traffic_view(endpoint: &str, t: &InterfaceTraffic, secs: Option<f64>) -> Traf
     }
 }
 
-fn from_run(path: &str, loaded: &LoadedRun) -> Report {
+fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
     let run = &loaded.run;
     let scenario = Scenario::from_toml(&run.scenario_toml).ok();
     let settings: Vec<LinkView> = loaded
@@ -186,6 +190,11 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
                 .map(|s| s.description.clone())
                 .filter(|d| !d.is_empty()),
             run_id: Some(run.id.0),
+            other_runs: all_runs
+                .iter()
+                .filter(|r| **r != run.id)
+                .map(|r| r.0)
+                .collect(),
             status: serde_json::to_value(run.status)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned)),
@@ -327,6 +336,7 @@ fn from_documents(docs: &[Document]) -> Report {
             scenario: None,
             description: None,
             run_id: None,
+            other_runs: Vec::new(),
             status: None,
             lab_version: None,
             tools: tools.into_iter().collect(),

@@ -43,7 +43,7 @@ mod tables;
 
 use std::path::{Path, PathBuf};
 
-pub use input::{Document, Inputs};
+pub use input::{list_runs, Document, Inputs, RunLine};
 pub use sonde_store::RunId;
 
 /// Why a report could not be made. Every variant that concerns a file names it.
@@ -75,6 +75,22 @@ pub enum DocError {
     /// A database without a run.
     #[error("results database {path} holds no lab run yet")]
     EmptyDatabase { path: String },
+    /// The database has no run with the id asked for.
+    #[error("results database {path} has no run {run}; the runs it holds: {runs}")]
+    NoSuchRun {
+        path: String,
+        run: RunId,
+        /// Every run it holds, in a few words each.
+        runs: String,
+    },
+    /// A run was asked for, but the inputs are result documents.
+    #[error(
+        "--run {run} chooses a run of a results database, but the inputs are result documents"
+    )]
+    RunWithoutDatabase { run: RunId },
+    /// Runs were asked of something that is not a results database.
+    #[error("{path} is not a results database (nor a directory holding one)")]
+    NotADatabase { path: String },
     /// The database could not be read (the message names it).
     #[error(transparent)]
     Store(#[from] sonde_store::StoreError),

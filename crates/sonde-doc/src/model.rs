@@ -33,6 +33,8 @@ pub struct Meta {
     pub scenario: Option<String>,
     pub description: Option<String>,
     pub run_id: Option<i64>,
+    /// The other runs of the database (a report is of one run).
+    pub other_runs: Vec<i64>,
     pub status: Option<String>,
     /// The sonde that ran the lab (lab runs only).
     pub lab_version: Option<String>,

@@ -84,7 +84,15 @@ pub fn meta(r: &Report) -> Vec<(String, String)> {
         out.push(("Description".into(), d.clone()));
     }
     if let Some(id) = m.run_id {
-        out.push(("Run".into(), id.to_string()));
+        let mut run = id.to_string();
+        if !m.other_runs.is_empty() {
+            let others: Vec<String> = m.other_runs.iter().map(i64::to_string).collect();
+            run.push_str(&format!(
+                " (the database also holds run {}: sonde report --run ID)",
+                others.join(", ")
+            ));
+        }
+        out.push(("Run".into(), run));
     }
     if let Some(s) = &m.status {
         out.push(("Status".into(), s.clone()));
