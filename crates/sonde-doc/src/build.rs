@@ -10,17 +10,22 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use sonde_emu::scenario::Scenario;
-use sonde_store::{InterfaceTraffic, LoadedRun, TestStatus};
+use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestStatus};
 
 use crate::input::{Document, Inputs};
 use crate::link::{backend_lines, LinkView};
 use crate::model::*;
 use crate::result::{self, CpuView, ResultDoc};
+use crate::stages::StagesView;
 
 /// Builds the report of `inputs`.
 pub fn report(inputs: &Inputs) -> Report {
     match inputs {
-        Inputs::Run { path, run } => from_run(path, run),
+        Inputs::Run {
+            path,
+            run,
+            all_runs,
+        } => from_run(path, run, all_runs),
         Inputs::Documents(docs) => from_documents(docs),
     }
 }
@@ -88,7 +93,7 @@ fn traffic_view(endpoint: &str, t: &InterfaceTraffic, secs: Option<f64>) -> Traf
     }
 }
 
-fn from_run(path: &str, loaded: &LoadedRun) -> Report {
+fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
     let run = &loaded.run;
     let scenario = Scenario::from_toml(&run.scenario_toml).ok();
     let settings: Vec<LinkView> = loaded
@@ -152,6 +157,7 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
                 ended_unix: Some(t.ended_unix),
                 parameters: flatten(&t.parameters),
                 result_path: t.result_path.clone(),
+                tool: result.as_ref().and_then(tool_of),
                 link: Some(link.unwrap_or_else(|| LinkView::unknown(&t.settings))),
                 backends: backends
                     .iter()
@@ -163,12 +169,16 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
                 cpu_client: t.client.cpu.as_ref().map(cpu_of).or(doc_client),
                 cpu_server: t.server.cpu.as_ref().map(cpu_of).or(doc_server),
                 traffic,
-                stage_stats: t.stage_stats.clone(),
+                stage_stats: t.stage_stats.as_ref().map(StagesView::read),
             }
         })
         .collect();
     let order: Vec<String> = settings.iter().map(|s| s.name.clone()).collect();
     let groups = groups(&tests, &order, true);
+    let tools = tests
+        .iter()
+        .filter_map(|t| t.tool.clone())
+        .collect::<BTreeSet<_>>();
     Report {
         title: format!("sonde lab report: {}", run.scenario_name),
         meta: Meta {
@@ -180,10 +190,16 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
                 .map(|s| s.description.clone())
                 .filter(|d| !d.is_empty()),
             run_id: Some(run.id.0),
+            other_runs: all_runs
+                .iter()
+                .filter(|r| **r != run.id)
+                .map(|r| r.0)
+                .collect(),
             status: serde_json::to_value(run.status)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned)),
-            sonde_versions: vec![run.sonde_version.clone()],
+            lab_version: Some(run.sonde_version.clone()),
+            tools: tools.into_iter().collect(),
             hosts: vec![run.hostname.clone()],
             kernels: vec![run.kernel.clone()],
             seed: Some(run.seed),
@@ -196,6 +212,28 @@ fn from_run(path: &str, loaded: &LoadedRun) -> Report {
         totals: totals(&tests),
         tests,
     }
+}
+
+fn tool_of(r: &ResultDoc) -> Option<String> {
+    match r {
+        ResultDoc::Throughput(t) => t.tool.clone(),
+        ResultDoc::Latency(l) => l.tool.clone(),
+    }
+}
+
+/// A documents report's title: the tools that wrote them (`"iperf3 report"`).
+fn documents_title(tools: &BTreeSet<String>) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for t in tools {
+        let name = t.split_whitespace().next().unwrap_or("sonde");
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        names.push("sonde");
+    }
+    format!("{} report", names.join(" + "))
 }
 
 /// A group name for a document without a scenario: its protocol (the parameters column tells
@@ -223,7 +261,7 @@ fn doc_group(r: &ResultDoc) -> String {
 }
 
 fn from_documents(docs: &[Document]) -> Report {
-    let mut versions = BTreeSet::new();
+    let mut tools = BTreeSet::new();
     let mut hosts = BTreeSet::new();
     let mut tests = Vec::new();
     for d in docs {
@@ -231,7 +269,6 @@ fn from_documents(docs: &[Document]) -> Report {
         let result = result::read(&d.value).ok();
         let (started, secs, ok, reason, cpu) = match &result {
             Some(ResultDoc::Throughput(t)) => {
-                versions.extend(t.version.clone());
                 hosts.extend(t.system_info.clone());
                 let secs = t.directions.iter().find_map(|d| d.seconds);
                 let failed = t.partial || t.error.is_some();
@@ -244,7 +281,6 @@ fn from_documents(docs: &[Document]) -> Report {
                 )
             }
             Some(ResultDoc::Latency(l)) => {
-                versions.extend(l.version.clone());
                 let failed = l.partial || l.error.is_some();
                 (
                     l.timestamp_unix,
@@ -256,6 +292,8 @@ fn from_documents(docs: &[Document]) -> Report {
             }
             None => (None, None, false, None, (None, None)),
         };
+        let tool = result.as_ref().and_then(tool_of);
+        tools.extend(tool.clone());
         let params: Vec<(String, String)> = result::at(&d.value, &["start", "test_start"])
             .or_else(|| d.value.get("start"))
             .map(|v| {
@@ -275,6 +313,7 @@ fn from_documents(docs: &[Document]) -> Report {
             ended_unix: started.zip(secs).map(|(s, d)| s + d),
             parameters: params,
             result_path: Some(d.name.clone()),
+            tool,
             link: None,
             backends: Vec::new(),
             result,
@@ -290,15 +329,17 @@ fn from_documents(docs: &[Document]) -> Report {
     let started = tests.iter().filter_map(|t| t.started_unix).reduce(f64::min);
     let ended = tests.iter().filter_map(|t| t.ended_unix).reduce(f64::max);
     Report {
-        title: "sonde report".into(),
+        title: documents_title(&tools),
         meta: Meta {
             source: "result documents".into(),
             inputs: docs.iter().map(|d| d.name.clone()).collect(),
             scenario: None,
             description: None,
             run_id: None,
+            other_runs: Vec::new(),
             status: None,
-            sonde_versions: versions.into_iter().collect(),
+            lab_version: None,
+            tools: tools.into_iter().collect(),
             hosts: hosts.into_iter().collect(),
             kernels: Vec::new(),
             seed: None,

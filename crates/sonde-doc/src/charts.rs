@@ -1,9 +1,14 @@
 //! The report's charts, built from the model. Each returns `None` when it has nothing to show
 //! (no link loss known, no latency results, no per-stream loss), and the page skips it.
+//!
+//! What is drawn as a line is what was measured continuously: the intervals of one test. A
+//! sweep over link settings is a set of separate measurements, drawn as markers; the RTT
+//! distribution is drawn only from binned samples, never interpolated from quantiles.
 
+use crate::fmt;
 use crate::model::{GroupKind, Report, TestView};
-use crate::result::ResultDoc;
-use crate::svg::{Chart, Line};
+use crate::result::{ResultDoc, Series};
+use crate::svg::{Chart, Line, Style};
 
 fn rate_chart(title: String, x_label: &str, y_label: &str, lines: Vec<Line>) -> Chart {
     Chart {
@@ -17,7 +22,18 @@ fn rate_chart(title: String, x_label: &str, y_label: &str, lines: Vec<Line>) -> 
     }
 }
 
-/// Goodput against link loss, one line per throughput test kind: scenario 3's chart.
+fn series_line(s: &Series) -> Line {
+    Line {
+        name: s.label.clone(),
+        points: s.points.clone(),
+        style: Style::Joined {
+            breaks: s.breaks.clone(),
+        },
+    }
+}
+
+/// Goodput against link loss, one series of markers per throughput test kind (each point a
+/// link setting of its own, so nothing joins them): scenario 3's chart.
 pub fn goodput_vs_loss(r: &Report) -> Option<Chart> {
     let lines: Vec<Line> = r
         .groups
@@ -33,7 +49,7 @@ pub fn goodput_vs_loss(r: &Report) -> Option<Chart> {
             (!points.is_empty()).then(|| Line {
                 name: g.name.clone(),
                 points,
-                dashed: false,
+                style: Style::Markers,
             })
         })
         .collect();
@@ -46,21 +62,14 @@ pub fn goodput_vs_loss(r: &Report) -> Option<Chart> {
     c.has_data().then_some(c)
 }
 
-/// Throughput over time of one test: each interval sum the document has, and each direction's
-/// end-of-test sent and received averages as dashed lines.
+/// Throughput over time of one test: each interval sum the document has, of both ends when it
+/// has the other end's, and each direction's end-of-test sent and received averages as dashed
+/// lines.
 pub fn throughput_over_time(t: &TestView) -> Option<Chart> {
     let Some(ResultDoc::Throughput(th)) = &t.result else {
         return None;
     };
-    let mut lines: Vec<Line> = th
-        .throughput
-        .iter()
-        .map(|s| Line {
-            name: s.label.clone(),
-            points: s.points.clone(),
-            dashed: false,
-        })
-        .collect();
+    let mut lines: Vec<Line> = th.throughput.iter().map(series_line).collect();
     let x_end = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -72,7 +81,7 @@ pub fn throughput_over_time(t: &TestView) -> Option<Chart> {
                     lines.push(Line {
                         name: format!("{} {what}, mean", d.label()),
                         points: vec![(0.0, v), (x_end, v)],
-                        dashed: true,
+                        style: Style::Reference,
                     });
                 }
             }
@@ -99,36 +108,37 @@ pub fn stream_loss(t: &TestView) -> Option<Chart> {
         y_unit: "%".into(),
         si: false,
         y_range: None,
-        lines: th
-            .stream_loss
-            .iter()
-            .map(|s| Line {
-                name: s.label.clone(),
-                points: s.points.clone(),
-                dashed: false,
-            })
-            .collect(),
+        lines: th.stream_loss.iter().map(series_line).collect(),
     };
     c.has_data().then_some(c)
 }
 
-/// RTT distribution (CDF from the reported quantiles) of every successful latency test.
+/// RTT distribution of every successful latency test whose document has its round trips
+/// binned: the empirical CDF as steps, the widest bin stated in the title. Documents with
+/// quantiles only get no curve (their quantiles are in the tables).
 pub fn rtt_cdf(r: &Report) -> Option<Chart> {
+    let mut widest = 0.0f64;
     let lines: Vec<Line> = r
         .tests
         .iter()
         .filter(|t| t.ok)
         .filter_map(|t| match &t.result {
-            Some(ResultDoc::Latency(l)) => l.rtt.map(|rtt| Line {
-                name: t.id.clone(),
-                points: rtt.cdf_points(),
-                dashed: false,
+            Some(ResultDoc::Latency(l)) => l.rtt_histogram.as_ref().map(|h| {
+                widest = widest.max(h.widest_bin_ms());
+                Line {
+                    name: format!("{} ({} samples)", t.id, h.samples()),
+                    points: h.cdf(),
+                    style: Style::Steps,
+                }
             }),
             _ => None,
         })
         .collect();
     let c = Chart {
-        title: "RTT distribution (CDF from min, median, p90, p99, p99.9, max)".into(),
+        title: format!(
+            "RTT distribution (CDF of every sample, binned; widest bin {})",
+            fmt::ms(widest)
+        ),
         x_label: "RTT (ms)".into(),
         y_label: "Fraction of probes".into(),
         y_unit: String::new(),
@@ -137,6 +147,20 @@ pub fn rtt_cdf(r: &Report) -> Option<Chart> {
         lines,
     };
     c.has_data().then_some(c)
+}
+
+/// Successful latency tests whose documents carry quantiles but no binned samples.
+pub fn tests_without_rtt_samples(r: &Report) -> Vec<&str> {
+    r.tests
+        .iter()
+        .filter(|t| t.ok)
+        .filter_map(|t| match &t.result {
+            Some(ResultDoc::Latency(l)) if l.rtt_histogram.is_none() && l.rtt.is_some() => {
+                Some(t.id.as_str())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Median RTT per interval of one latency test.
@@ -151,11 +175,7 @@ pub fn latency_over_time(t: &TestView) -> Option<Chart> {
         y_unit: "ms".into(),
         si: false,
         y_range: None,
-        lines: vec![Line {
-            name: "median RTT per interval".into(),
-            points: l.over_time.clone(),
-            dashed: false,
-        }],
+        lines: vec![series_line(&l.over_time)],
     };
     c.has_data().then_some(c)
 }

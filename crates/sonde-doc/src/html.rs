@@ -12,6 +12,7 @@ use std::fmt::Write;
 use crate::charts;
 use crate::markdown::heading;
 use crate::model::Report;
+use crate::stages::{self, StagesView};
 use crate::svg::esc;
 use crate::tables::{self, Table};
 
@@ -24,6 +25,7 @@ h1 { font-size: 1.7em; margin: 0 0 .6em; }
 h2 { font-size: 1.35em; margin: 1.8em 0 .6em; padding-bottom: .2em; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.1em; margin: 1.4em 0 .5em; }
 h4 { font-size: .95em; margin: 1em 0 .4em; color: var(--muted); }
+h5 { font-size: .9em; margin: .8em 0 .3em; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 1em; }
 dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
 .scroll { overflow-x: auto; margin: 0 0 1em; }
@@ -92,6 +94,25 @@ fn pairs(o: &mut String, kv: &[(String, String)]) {
     o.push_str("</dl>\n");
 }
 
+fn stage_stats(o: &mut String, s: &StagesView) {
+    o.push_str("<h4>Impairment stages</h4>\n");
+    if let Some(scope) = &s.scope {
+        let _ = writeln!(o, "<p class=\"note\">Counters of {}.</p>", esc(scope));
+    }
+    for d in s.directions.iter().filter(|d| !d.stages.is_empty()) {
+        let _ = writeln!(o, "<h5>{}</h5>", esc(&d.name));
+        table(o, &stages::stage_table(d));
+    }
+    let fwd = stages::forwarder_table(s);
+    if !fwd.rows.is_empty() {
+        o.push_str("<h5>Lab forwarder</h5>\n");
+        table(o, &fwd);
+    }
+    if let Some(u) = &s.unknown {
+        let _ = writeln!(o, "<h5>Other counters</h5>\n<pre>{}</pre>", esc(u));
+    }
+}
+
 /// The report as one HTML document.
 pub fn render(r: &Report) -> String {
     let mut o = String::with_capacity(64 * 1024 + r.tests.len() * 12 * 1024);
@@ -132,6 +153,16 @@ pub fn render(r: &Report) -> String {
         o.push_str(&c.render());
         o.push('\n');
     }
+    let no_samples = charts::tests_without_rtt_samples(r);
+    if !no_samples.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">No RTT distribution curve for {}: the latency results hold \
+             quantiles only (in the tables), not their round trips, and a curve through a few \
+             quantiles would invent the values between them.</p>",
+            esc(&no_samples.join(", "))
+        );
+    }
     for g in &r.groups {
         let _ = writeln!(o, "<h3>{}</h3>", esc(&heading(&g.name, &g.title)));
         table(&mut o, &tables::summary(g));
@@ -168,11 +199,7 @@ pub fn render(r: &Report) -> String {
             table(&mut o, &tables::parameters(t));
         }
         if let Some(s) = &t.stage_stats {
-            let _ = writeln!(
-                o,
-                "<h4>Impairment stages</h4>\n<pre>{}</pre>",
-                esc(&s.to_string())
-            );
+            stage_stats(&mut o, s);
         }
         o.push_str("</section>\n");
     }

@@ -4,13 +4,17 @@
 //! name and the renderer itself cannot fail on input. A database is recognised by SQLite's
 //! magic header, not its extension; a directory is searched for one database (the lab's
 //! `--out DIR`).
+//!
+//! A database may hold several runs (`sonde lab run --new`, `--resume` of an older one): a
+//! report is of one run, the one asked for or else the newest (the highest id), and
+//! [`list_runs`] says what there is to choose from.
 
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sonde_store::{LoadedRun, RunId, Store};
+use sonde_store::{LoadedRun, RunId, RunRecord, Store};
 
 use crate::DocError;
 
@@ -26,8 +30,12 @@ pub struct Document {
 /// The inputs of a report.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inputs {
-    /// One lab run, with the path of its database.
-    Run { path: String, run: Box<LoadedRun> },
+    /// One lab run, with the path of its database and the ids of every run it holds.
+    Run {
+        path: String,
+        run: Box<LoadedRun>,
+        all_runs: Vec<RunId>,
+    },
     /// Result documents, in the order given.
     Documents(Vec<Document>),
 }
@@ -86,6 +94,83 @@ fn database_in(dir: &Path) -> Result<PathBuf, DocError> {
     }
 }
 
+/// The database `p` names: `p` itself when it is one, the one inside when `p` is a directory.
+fn database_at(p: &Path) -> Result<Option<PathBuf>, DocError> {
+    if p.is_dir() {
+        Ok(Some(database_in(p)?))
+    } else if is_sqlite(p)? {
+        Ok(Some(p.to_path_buf()))
+    } else {
+        Ok(None)
+    }
+}
+
+/// A run in a few words, for an error: `"2 (lossy-link, completed, 2026-11-22 00:27:22 UTC)"`.
+fn run_words(r: &RunRecord) -> String {
+    format!(
+        "{} ({}, {}, {})",
+        r.id,
+        r.scenario_name,
+        status_name(r),
+        crate::fmt::date(r.started_unix)
+    )
+}
+
+fn status_name(r: &RunRecord) -> String {
+    serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// One run of a results database, as `sonde report DIR --list-runs` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLine {
+    pub id: RunId,
+    pub scenario: String,
+    /// `running`, `completed`, `interrupted` or `failed`.
+    pub status: String,
+    pub started_unix: f64,
+    pub ended_unix: Option<f64>,
+    /// Tests recorded, and how many of them failed.
+    pub tests: u64,
+    pub failed: u64,
+}
+
+/// The runs of the results database `path` names (the file, or the directory holding it),
+/// oldest first, with the database's path.
+///
+/// # Errors
+/// [`DocError::NotADatabase`] when `path` is neither; [`DocError::Io`] or
+/// [`DocError::Store`] when it cannot be read.
+pub fn list_runs(path: &Path) -> Result<(PathBuf, Vec<RunLine>), DocError> {
+    let db = database_at(path)?.ok_or_else(|| DocError::NotADatabase {
+        path: path.display().to_string(),
+    })?;
+    let store = Store::open_read_only(&db)?;
+    let counts = store.test_counts()?;
+    let lines = store
+        .runs()?
+        .iter()
+        .map(|r| {
+            let (tests, failed) = counts
+                .iter()
+                .find(|c| c.0 == r.id)
+                .map_or((0, 0), |c| (c.1, c.2));
+            RunLine {
+                id: r.id,
+                scenario: r.scenario_name.clone(),
+                status: status_name(r),
+                started_unix: r.started_unix,
+                ended_unix: r.ended_unix,
+                tests,
+                failed,
+            }
+        })
+        .collect();
+    Ok((db, lines))
+}
+
 impl Inputs {
     /// Reads the inputs named on the command line: one results database (or a directory
     /// holding one), or one or more JSON result documents.
@@ -96,25 +181,28 @@ impl Inputs {
     /// when a database is given with other inputs; [`DocError::Store`] or
     /// [`DocError::EmptyDatabase`] for a database without a readable run.
     pub fn from_paths(paths: &[PathBuf]) -> Result<Inputs, DocError> {
+        Inputs::from_paths_for_run(paths, None)
+    }
+
+    /// As [`Inputs::from_paths`], with the run of the database to report on (`None`: the
+    /// newest).
+    ///
+    /// # Errors
+    /// As [`Inputs::from_paths`]; [`DocError::NoSuchRun`] when the database has no run `run`;
+    /// [`DocError::RunWithoutDatabase`] when a run is asked of result documents.
+    pub fn from_paths_for_run(paths: &[PathBuf], run: Option<RunId>) -> Result<Inputs, DocError> {
         if paths.is_empty() {
             return Err(DocError::NoInputs);
         }
         let mut docs = Vec::new();
         for p in paths {
-            let db = if p.is_dir() {
-                Some(database_in(p)?)
-            } else if is_sqlite(p)? {
-                Some(p.clone())
-            } else {
-                None
-            };
-            if let Some(db) = db {
+            if let Some(db) = database_at(p)? {
                 if paths.len() > 1 {
                     return Err(DocError::Mixed {
                         path: db.display().to_string(),
                     });
                 }
-                return Inputs::from_database(&db, None);
+                return Inputs::from_database(&db, run);
             }
             let name = p.display().to_string();
             let text = fs::read_to_string(p).map_err(|source| DocError::Io {
@@ -123,25 +211,42 @@ impl Inputs {
             })?;
             docs.push(Inputs::parse_document(&name, &text)?);
         }
+        if let Some(run) = run {
+            return Err(DocError::RunWithoutDatabase { run });
+        }
         Ok(Inputs::Documents(docs))
     }
 
-    /// Reads one run of a results database: `run`, or the latest when `None`.
+    /// Reads one run of a results database: `run`, or the newest when `None`.
     ///
     /// # Errors
     /// [`DocError::Store`] when the database cannot be read (named in the message);
-    /// [`DocError::EmptyDatabase`] when it holds no run.
+    /// [`DocError::EmptyDatabase`] when it holds no run; [`DocError::NoSuchRun`], listing the
+    /// runs it holds, when it has no run `run`.
     pub fn from_database(path: &Path, run: Option<RunId>) -> Result<Inputs, DocError> {
         let store = Store::open_read_only(path)?;
-        let id = match run {
-            Some(id) => id,
-            None => store.latest_run()?.ok_or_else(|| DocError::EmptyDatabase {
-                path: path.display().to_string(),
-            })?,
+        let runs = store.runs()?;
+        let all_runs: Vec<RunId> = runs.iter().map(|r| r.id).collect();
+        let newest = all_runs.last().copied();
+        let id = match (run, newest) {
+            (_, None) => {
+                return Err(DocError::EmptyDatabase {
+                    path: path.display().to_string(),
+                })
+            }
+            (Some(id), _) if !all_runs.contains(&id) => {
+                return Err(DocError::NoSuchRun {
+                    path: path.display().to_string(),
+                    run: id,
+                    runs: runs.iter().map(run_words).collect::<Vec<_>>().join("; "),
+                })
+            }
+            (Some(id), _) | (None, Some(id)) => id,
         };
         Ok(Inputs::Run {
             path: path.display().to_string(),
             run: Box::new(store.load_run(id)?),
+            all_runs,
         })
     }
 

@@ -12,8 +12,10 @@
 //! impairment; one summary table per test kind with a row per link setting; per-test sections
 //! with parameters, both ends' summaries, CPU and interface traffic; an appendix of outcomes
 //! listing each failure. The HTML adds charts: goodput against link loss (every protocol on
-//! one chart), throughput over time per test, loss per stream over time, and for latency
-//! results the RTT distribution and latency over time.
+//! one chart, markers: each loss setting is a measurement of its own), throughput over time
+//! per test (both ends' intervals when the document has them), loss per stream over time, and
+//! for latency results the RTT distribution (from binned samples, when the document has them)
+//! and latency over time.
 //!
 //! ```
 //! use sonde_doc::{render, Format, Inputs};
@@ -35,12 +37,13 @@ pub mod link;
 mod markdown;
 pub mod model;
 pub mod result;
+pub mod stages;
 pub mod svg;
 mod tables;
 
 use std::path::{Path, PathBuf};
 
-pub use input::{Document, Inputs};
+pub use input::{list_runs, Document, Inputs, RunLine};
 pub use sonde_store::RunId;
 
 /// Why a report could not be made. Every variant that concerns a file names it.
@@ -72,6 +75,22 @@ pub enum DocError {
     /// A database without a run.
     #[error("results database {path} holds no lab run yet")]
     EmptyDatabase { path: String },
+    /// The database has no run with the id asked for.
+    #[error("results database {path} has no run {run}; the runs it holds: {runs}")]
+    NoSuchRun {
+        path: String,
+        run: RunId,
+        /// Every run it holds, in a few words each.
+        runs: String,
+    },
+    /// A run was asked for, but the inputs are result documents.
+    #[error(
+        "--run {run} chooses a run of a results database, but the inputs are result documents"
+    )]
+    RunWithoutDatabase { run: RunId },
+    /// Runs were asked of something that is not a results database.
+    #[error("{path} is not a results database (nor a directory holding one)")]
+    NotADatabase { path: String },
     /// The database could not be read (the message names it).
     #[error(transparent)]
     Store(#[from] sonde_store::StoreError),

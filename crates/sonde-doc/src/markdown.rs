@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::model::Report;
+use crate::stages::{self, StagesView};
 use crate::tables::{self, Table};
 
 /// Escapes a table cell: pipes, and line breaks folded to spaces.
@@ -85,7 +86,7 @@ pub fn render(r: &Report) -> String {
             table(&mut o, &traffic);
         }
         if let Some(s) = &t.stage_stats {
-            let _ = writeln!(o, "**Impairment stages**\n\n```json\n{s}\n```\n");
+            stage_stats(&mut o, s);
         }
     }
     o.push_str("## Appendix: outcomes\n\n");
@@ -99,6 +100,26 @@ pub fn render(r: &Report) -> String {
         table(&mut o, &tables::failures(r));
     }
     o
+}
+
+fn stage_stats(o: &mut String, s: &StagesView) {
+    o.push_str("**Impairment stages**");
+    if let Some(scope) = &s.scope {
+        let _ = write!(o, " ({scope})");
+    }
+    o.push_str("\n\n");
+    for d in s.directions.iter().filter(|d| !d.stages.is_empty()) {
+        let _ = writeln!(o, "*{}*\n", d.name);
+        table(o, &stages::stage_table(d));
+    }
+    let fwd = stages::forwarder_table(s);
+    if !fwd.rows.is_empty() {
+        o.push_str("**Lab forwarder**\n\n");
+        table(o, &fwd);
+    }
+    if let Some(u) = &s.unknown {
+        let _ = writeln!(o, "Other counters:\n\n```json\n{u}\n```\n");
+    }
 }
 
 /// `"tcp-cubic (TCP, cubic)"`, or just the title when it is the name.

@@ -4,10 +4,10 @@
 //! formats cannot disagree. `--format json` is this model serialised.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::link::{BackendLine, LinkView};
 use crate::result::{CpuView, ResultDoc};
+use crate::stages::StagesView;
 
 /// Everything in a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,8 +33,13 @@ pub struct Meta {
     pub scenario: Option<String>,
     pub description: Option<String>,
     pub run_id: Option<i64>,
+    /// The other runs of the database (a report is of one run).
+    pub other_runs: Vec<i64>,
     pub status: Option<String>,
-    pub sonde_versions: Vec<String>,
+    /// The sonde that ran the lab (lab runs only).
+    pub lab_version: Option<String>,
+    /// The tools that wrote the results, with their versions: `sonde 0.1.0`, `iperf3 3.12`.
+    pub tools: Vec<String>,
     pub hosts: Vec<String>,
     pub kernels: Vec<String>,
     pub seed: Option<u64>,
@@ -80,6 +85,8 @@ pub struct TestView {
     /// Parameters, flattened to `key = value`, sorted by key.
     pub parameters: Vec<(String, String)>,
     pub result_path: Option<String>,
+    /// The tool that wrote the result, with its version.
+    pub tool: Option<String>,
     pub link: Option<LinkView>,
     pub backends: Vec<BackendLine>,
     pub result: Option<ResultDoc>,
@@ -88,7 +95,8 @@ pub struct TestView {
     pub cpu_client: Option<CpuView>,
     pub cpu_server: Option<CpuView>,
     pub traffic: Vec<TrafficView>,
-    pub stage_stats: Option<Value>,
+    /// The lab's impairment-engine counters over the settings' lab.
+    pub stage_stats: Option<StagesView>,
 }
 
 impl TestView {

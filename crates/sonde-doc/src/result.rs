@@ -1,6 +1,12 @@
 //! Reading result documents: sonde's `-J` throughput document (iperf3's schema, which real
 //! iperf3 output also follows) and sonde's latency document.
 //!
+//! A throughput document holds the interval reports of the end that wrote it and, when the
+//! other end's were passed along, those too: sonde keeps them in `sonde.peer_intervals`, iperf3
+//! run with `--get-server-output` (against an iperf3 server in `-J` mode) in
+//! `server_output_json.intervals`. Both are read, each series labelled with the end that
+//! measured it, so a chart shows the sender's and the receiver's view side by side.
+//!
 //! The documents are read from JSON values, not deserialised into the runtime's types: a report
 //! must render results from older sondes and from iperf3 itself, where fields are missing or
 //! extra. Every field is optional here; what is missing shows as a dash in the report. Only the
@@ -91,11 +97,68 @@ impl DirView {
     }
 }
 
-/// A time series: `(seconds, value)` points.
+/// A time series: `(seconds, value)` points, one per interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Indices of the points whose interval does not start where the previous point's ended
+    /// (a missing interval): a chart does not join across them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub breaks: Vec<usize>,
+    /// End of the last point's interval, to find the next gap.
+    #[serde(skip)]
+    last_end: Option<f64>,
+    /// An interval without a figure was seen since the last point.
+    #[serde(skip)]
+    skipped: bool,
+}
+
+impl Series {
+    fn new(label: String) -> Series {
+        Series {
+            label,
+            points: Vec::new(),
+            breaks: Vec::new(),
+            last_end: None,
+            skipped: false,
+        }
+    }
+
+    /// Notes an interval that has no figure: the line breaks there.
+    fn skip(&mut self) {
+        self.skipped = true;
+    }
+
+    /// Adds the figure of the interval `start..end` (plotted at `x`).
+    fn push(&mut self, start: Option<f64>, end: f64, x: f64, y: f64) {
+        let touches = match (self.last_end, start) {
+            (Some(prev), Some(start)) => (start - prev).abs() <= 1e-3,
+            (Some(prev), None) => end > prev,
+            (None, _) => true,
+        };
+        if (self.skipped || !touches) && !self.points.is_empty() {
+            self.breaks.push(self.points.len());
+        }
+        self.points.push((x, y));
+        self.last_end = Some(end);
+        self.skipped = false;
+    }
+}
+
+/// The tool that wrote a document, with its version: `"sonde 0.1.0"`, `"iperf3 3.12"`.
+/// iperf3 writes `start.version` as `"iperf 3.12"`; sonde as `"sonde 0.1.0"`.
+pub fn tool(doc: &Value) -> Option<String> {
+    match text(doc, &["start", "version"]) {
+        Some(v) => match v.strip_prefix("iperf ") {
+            Some(version) => Some(format!("iperf3 {}", version.trim())),
+            None => Some(v),
+        },
+        None if doc.get("sonde").is_some() || at(doc, &["start", "sonde"]).is_some() => {
+            Some("sonde".into())
+        }
+        None => None,
+    }
 }
 
 /// A throughput test's result.
@@ -107,6 +170,8 @@ pub struct Throughput {
     pub direction: String,
     /// "client" or "server": which end wrote the document.
     pub role: String,
+    /// The tool that wrote the document and its version ([`tool`]).
+    pub tool: Option<String>,
     pub version: Option<String>,
     pub system_info: Option<String>,
     pub timestamp_unix: Option<f64>,
@@ -122,9 +187,10 @@ pub struct Throughput {
     pub tcp_rtt_ms: Option<f64>,
     pub cpu_client: Option<CpuView>,
     pub cpu_server: Option<CpuView>,
-    /// Interval sums in bit/s, one series per sum the document has.
+    /// Interval sums in bit/s, one series per sum and per end the document has (its own
+    /// intervals, then the other end's).
     pub throughput: Vec<Series>,
-    /// Lost percent per interval, one series per UDP receiving stream.
+    /// Lost percent per interval, one series per UDP receiving stream and end.
     pub stream_loss: Vec<Series>,
     pub partial: bool,
     pub error: Option<String>,
@@ -219,24 +285,69 @@ impl DelayView {
             stddev: f("stddev_ms"),
         })
     }
+}
 
-    /// The distribution's known quantiles as CDF points `(ms, fraction)`, for a plot.
-    pub fn cdf_points(&self) -> Vec<(f64, f64)> {
-        let mut pts = vec![
-            (self.min, 0.0),
-            (self.median, 0.5),
-            (self.p90, 0.9),
-            (self.p99, 0.99),
-            (self.p999, 0.999),
-            (self.max, 1.0),
-        ];
-        // Quantiles are monotone in a well-formed document; keep the plot monotone anyway.
-        for i in 1..pts.len() {
-            if pts[i].0 < pts[i - 1].0 {
-                pts[i].0 = pts[i - 1].0;
-            }
+/// Round-trip times binned as the latency document's `end.rtt_histogram` holds them:
+/// `{"unit": "ms", "bins": [[low, high, count], ...]}`, one entry per non-empty bin, in
+/// ascending order, each sample counted in the bin with `low <= rtt <= high`.
+///
+/// This is what an honest distribution plot needs: every sample, at the resolution of its
+/// bin, rather than a curve drawn through a few quantiles.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RttHistogram {
+    /// `(low_ms, high_ms, count)`, ascending, non-empty bins only.
+    pub bins: Vec<(f64, f64, u64)>,
+}
+
+impl RttHistogram {
+    fn read(v: Option<&Value>) -> Option<RttHistogram> {
+        let v = v?;
+        if text(v, &["unit"]).is_some_and(|u| u != "ms") {
+            return None;
         }
-        pts
+        let mut bins: Vec<(f64, f64, u64)> = v
+            .get("bins")?
+            .as_array()?
+            .iter()
+            .filter_map(|b| {
+                let b = b.as_array()?;
+                let (lo, hi, n) = (
+                    b.first()?.as_f64()?,
+                    b.get(1)?.as_f64()?,
+                    b.get(2)?.as_u64()?,
+                );
+                (lo.is_finite() && hi.is_finite() && lo <= hi && n > 0).then_some((lo, hi, n))
+            })
+            .collect();
+        bins.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        (!bins.is_empty()).then_some(RttHistogram { bins })
+    }
+
+    /// Samples in the bins.
+    pub fn samples(&self) -> u64 {
+        self.bins.iter().map(|b| b.2).sum()
+    }
+
+    /// The widest bin, ms.
+    pub fn widest_bin_ms(&self) -> f64 {
+        self.bins.iter().map(|b| b.1 - b.0).fold(0.0, f64::max)
+    }
+
+    /// The empirical CDF as `(ms, fraction of samples at or below)`: starts at 0 at the
+    /// lowest bin's low edge, then each bin's samples are counted at its high edge (so the
+    /// curve never claims a sample below where it may lie).
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let total = self.samples() as f64;
+        let mut out = Vec::with_capacity(self.bins.len() + 1);
+        if let Some(first) = self.bins.first() {
+            out.push((first.0, 0.0));
+        }
+        let mut seen = 0u64;
+        for &(_, hi, n) in &self.bins {
+            seen += n;
+            out.push((hi, seen as f64 / total));
+        }
+        out
     }
 }
 
@@ -244,6 +355,8 @@ impl DelayView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Latency {
     pub mode: String,
+    /// The tool that wrote the document and its version ([`tool`]).
+    pub tool: Option<String>,
     pub target: Option<String>,
     pub family: Option<String>,
     pub size: Option<u64>,
@@ -254,8 +367,10 @@ pub struct Latency {
     pub loss_percent: Option<f64>,
     pub jitter_ms: Option<f64>,
     pub rtt: Option<DelayView>,
-    /// Median RTT per interval, ms.
-    pub over_time: Vec<(f64, f64)>,
+    /// Every round trip, binned, when the document has them.
+    pub rtt_histogram: Option<RttHistogram>,
+    /// Median RTT per interval, ms (plotted at each interval's end).
+    pub over_time: Series,
     pub partial: bool,
     pub error: Option<String>,
 }
@@ -390,11 +505,20 @@ fn throughput(doc: &Value) -> Throughput {
     } else {
         (host, remote)
     };
-    let (throughput, stream_loss) = intervals(doc, &direction, &role);
+    let (mut throughput, mut stream_loss) = intervals(doc.get("intervals"), &direction, &role);
+    // The other end's intervals: sonde's peer_intervals, or iperf3's server output (a client
+    // document only; the server's own document has no such field).
+    let peer_role = if role == "server" { "client" } else { "server" };
+    let peer = at(doc, &["sonde", "peer_intervals"])
+        .or_else(|| at(doc, &["server_output_json", "intervals"]).filter(|_| role == "client"));
+    let (peer_sums, peer_loss) = intervals(peer, &direction, peer_role);
+    throughput.extend(peer_sums);
+    stream_loss.extend(peer_loss);
     Throughput {
         protocol,
         direction,
         role,
+        tool: tool(doc),
         version: text(doc, &["start", "version"]),
         system_info: text(doc, &["start", "system_info"]),
         timestamp_unix: num(doc, &["start", "timestamp", "timemillisecs"])
@@ -419,9 +543,10 @@ fn throughput(doc: &Value) -> Throughput {
     }
 }
 
-/// Interval series: throughput per sum, and lost percent per receiving UDP stream.
-fn intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Series>) {
-    let Some(list) = doc.get("intervals").and_then(Value::as_array) else {
+/// Interval series of the end `role` from its list of interval reports: throughput per sum,
+/// and lost percent per receiving UDP stream.
+fn intervals(list: Option<&Value>, direction: &str, role: &str) -> (Vec<Series>, Vec<Series>) {
+    let Some(list) = list.and_then(Value::as_array) else {
         return (Vec::new(), Vec::new());
     };
     let main_c2s = direction != "reverse";
@@ -434,24 +559,29 @@ fn intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Seri
                 continue;
             };
             // Plotted at the interval's middle: the rate is an average over the interval.
-            let mid = num(s, &["start"]).map_or(end, |start| (start + end) / 2.0);
+            let start = num(s, &["start"]);
+            let mid = start.map_or(end, |start| (start + end) / 2.0);
             let host_sent = at(s, &["sender"]).and_then(Value::as_bool).unwrap_or(true);
             let label = format!(
-                "{} {} by {}",
+                "{} {} by {} ({})",
                 if c2s {
                     "client → server"
                 } else {
                     "server → client"
                 },
                 if host_sent { "sent" } else { "received" },
-                role
+                role,
+                if host_sent { "sender" } else { "receiver" },
             );
-            match sums.iter_mut().find(|x| x.label == label) {
-                Some(x) => x.points.push((mid, bps)),
-                None => sums.push(Series {
-                    label,
-                    points: vec![(mid, bps)],
-                }),
+            let at = match sums.iter().position(|x| x.label == label) {
+                Some(i) => i,
+                None => {
+                    sums.push(Series::new(label));
+                    sums.len() - 1
+                }
+            };
+            if let Some(x) = sums.get_mut(at) {
+                x.push(start, end, mid, bps);
             }
         }
         for st in iv
@@ -467,16 +597,18 @@ fn intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Seri
             ) else {
                 continue;
             };
-            let end = num(st, &["start"]).map_or(end, |start| (start + end) / 2.0);
-            match losses.iter_mut().find(|(i, _)| *i == id) {
-                Some((_, x)) => x.points.push((end, lp)),
-                None => losses.push((
-                    id,
-                    Series {
-                        label: format!("stream {id}"),
-                        points: vec![(end, lp)],
-                    },
-                )),
+            let start = num(st, &["start"]);
+            let mid = start.map_or(end, |start| (start + end) / 2.0);
+            let at = match losses.iter().position(|(i, _)| *i == id) {
+                Some(i) => i,
+                None => {
+                    let label = format!("stream {id}, received by {role}");
+                    losses.push((id, Series::new(label)));
+                    losses.len() - 1
+                }
+            };
+            if let Some((_, x)) = losses.get_mut(at) {
+                x.push(start, end, mid, lp);
             }
         }
     }
@@ -486,15 +618,20 @@ fn intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Seri
 
 fn latency(doc: &Value) -> Latency {
     let end = at(doc, &["end"]);
-    let over_time = doc
+    let mut over_time = Series::new("median RTT per interval".into());
+    for iv in doc
         .get("intervals")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|iv| Some((num(iv, &["end"])?, num(iv, &["rtt", "median_ms"])?)))
-                .collect()
-        })
-        .unwrap_or_default();
+        .into_iter()
+        .flatten()
+    {
+        // An interval without an answer has no median: the line breaks there.
+        if let (Some(end), Some(ms)) = (num(iv, &["end"]), num(iv, &["rtt", "median_ms"])) {
+            over_time.push(num(iv, &["start"]), end, end, ms);
+        } else {
+            over_time.skip();
+        }
+    }
     let mode = match at(doc, &["start", "mode"]) {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -502,6 +639,7 @@ fn latency(doc: &Value) -> Latency {
     };
     Latency {
         mode,
+        tool: tool(doc),
         target: text(doc, &["start", "target"]),
         family: text(doc, &["start", "family"]),
         size: uint(doc, &["start", "size"]),
@@ -512,6 +650,7 @@ fn latency(doc: &Value) -> Latency {
         loss_percent: end.and_then(|e| num(e, &["loss", "loss_percent"])),
         jitter_ms: end.and_then(|e| num(e, &["jitter_ms"])),
         rtt: DelayView::read(end.and_then(|e| e.get("rtt"))),
+        rtt_histogram: RttHistogram::read(end.and_then(|e| e.get("rtt_histogram"))),
         over_time,
         partial: end
             .and_then(|e| e.get("partial"))

@@ -1,22 +1,86 @@
-//! A small line-chart writer producing inline SVG.
+//! A small chart writer producing inline SVG.
 //!
-//! Why hand-written rather than `plotters`: the report needs one chart type (lines with
-//! markers, a legend, linear axes with round ticks), the output must be byte-for-byte
+//! Why hand-written rather than `plotters`: the report needs one chart type (points, lines
+//! and steps, a legend, linear axes with round ticks), the output must be byte-for-byte
 //! deterministic and free of fonts or scripts, and a few hundred lines are quicker to build and
 //! review than a plotting stack. Everything is drawn in a fixed 640 × H viewBox that scales to
 //! the page width; colours are the Okabe-Ito palette (readable by colour-blind readers and in
 //! grey print), and lines after the eighth are dashed so series stay distinguishable.
+//!
+//! A line is drawn only where the x axis is continuous ([`Style`]): measurements at discrete
+//! settings (a loss sweep) are markers, never joined, so the chart does not suggest values
+//! between settings that were never measured. Each series' group carries its style in a
+//! `data-style` attribute, which the tests read back.
 
 use std::fmt::Write;
 
 use crate::fmt;
 
-/// One line of a chart.
+/// How a series is drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Style {
+    /// Measurements at discrete x values (settings of a sweep): markers only, never joined.
+    Markers,
+    /// A series over a continuous x (consecutive intervals of one run): joined by a line,
+    /// except before the points whose indices are in `breaks` (a gap: the run's intervals do
+    /// not touch there). Markers too when there are few points, and always on a point that is
+    /// a run of its own.
+    Joined { breaks: Vec<usize> },
+    /// An empirical distribution function: points are `(x, fraction at or below x)`, drawn as
+    /// steps (flat until the next x, then up), which is what a CDF of binned samples is.
+    Steps,
+    /// A reference level (a mean over the whole test), dashed, without markers.
+    Reference,
+}
+
+impl Style {
+    /// A joined series without gaps.
+    pub fn joined() -> Style {
+        Style::Joined { breaks: Vec::new() }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Style::Markers => "markers",
+            Style::Joined { .. } => "joined",
+            Style::Steps => "steps",
+            Style::Reference => "reference",
+        }
+    }
+}
+
+/// One series of a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    pub dashed: bool,
+    pub style: Style,
+}
+
+impl Line {
+    /// The runs of points to join with a line, as screen coordinates (non-finite points are
+    /// skipped and also break a run). Markers and references are never split.
+    fn runs(&self, at: impl Fn((f64, f64)) -> (f64, f64)) -> Vec<Vec<(f64, f64)>> {
+        let breaks: &[usize] = match &self.style {
+            Style::Joined { breaks } => breaks,
+            _ => &[],
+        };
+        let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+        for (i, &(x, y)) in self.points.iter().enumerate() {
+            let finite = x.is_finite() && y.is_finite();
+            let last_empty = runs.last().map_or(true, Vec::is_empty);
+            if (!finite || breaks.contains(&i)) && !last_empty {
+                runs.push(Vec::new());
+            }
+            if finite {
+                if let Some(r) = runs.last_mut() {
+                    r.push(at((x, y)));
+                }
+            }
+        }
+        runs.retain(|r| !r.is_empty());
+        runs
+    }
 }
 
 /// A line chart.
@@ -201,36 +265,33 @@ impl Chart {
         );
         for (i, l) in self.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let dashed = l.dashed || i >= COLORS.len();
-            let p: Vec<(f64, f64)> = l
-                .points
-                .iter()
-                .copied()
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .map(|(x, y)| (sx(x), sy(y / div)))
-                .collect();
-            let _ = write!(s, "<g class=\"series\" data-name=\"{}\">", esc(&l.name));
-            if p.len() > 1 {
-                let _ = write!(
-                    s,
-                    "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{} points=\"",
-                    if dashed {
-                        " stroke-dasharray=\"6 4\""
-                    } else {
-                        ""
-                    }
-                );
-                for (j, (x, y)) in p.iter().enumerate() {
-                    let _ = write!(s, "{}{x:.1},{y:.1}", if j == 0 { "" } else { " " });
+            let dashed = l.style == Style::Reference || i >= COLORS.len();
+            let runs = l.runs(|(x, y)| (sx(x), sy(y / div)));
+            let n: usize = runs.iter().map(Vec::len).sum();
+            let _ = write!(
+                s,
+                "<g class=\"series\" data-name=\"{}\" data-style=\"{}\">",
+                esc(&l.name),
+                l.style.name()
+            );
+            if l.style != Style::Markers {
+                for run in runs.iter().filter(|r| r.len() > 1) {
+                    polyline(&mut s, color, dashed, &l.style, run);
                 }
-                s.push_str("\"/>");
             }
-            if p.len() <= 40 {
-                for (x, y) in &p {
-                    let _ = write!(
-                        s,
-                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>"
-                    );
+            for run in &runs {
+                let markers = match l.style {
+                    Style::Markers => true,
+                    Style::Joined { .. } => n <= 40 || run.len() == 1,
+                    Style::Steps | Style::Reference => false,
+                };
+                if markers {
+                    for (x, y) in run {
+                        let _ = write!(
+                            s,
+                            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>"
+                        );
+                    }
                 }
             }
             s.push_str("</g>");
@@ -239,17 +300,29 @@ impl Chart {
         for (i, (x, row)) in legend_rows.iter().enumerate() {
             let l = &self.lines[i];
             let color = COLORS[i % COLORS.len()];
-            let dash = if l.dashed || i >= COLORS.len() {
+            let dash = if l.style == Style::Reference || i >= COLORS.len() {
                 " stroke-dasharray=\"6 4\""
             } else {
                 ""
             };
             let y = ly + (*row as f64 - 1.0) * LEGEND_ROW;
+            if l.style == Style::Markers {
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>",
+                    x + 9.0
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
+                     stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
+                    x + 18.0,
+                );
+            }
             let _ = write!(
                 s,
-                "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" \
-                 stroke-width=\"2\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
-                x + 18.0,
+                "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
                 x + 22.0,
                 y + 4.0,
                 esc(&l.name)
@@ -275,6 +348,26 @@ impl Chart {
         }
         out
     }
+}
+
+/// One polyline through `run` (screen coordinates); steps go flat, then up.
+fn polyline(s: &mut String, color: &str, dashed: bool, style: &Style, run: &[(f64, f64)]) {
+    let _ = write!(
+        s,
+        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{} points=\"",
+        if dashed {
+            " stroke-dasharray=\"6 4\""
+        } else {
+            ""
+        }
+    );
+    for (j, &(x, y)) in run.iter().enumerate() {
+        if j > 0 && *style == Style::Steps {
+            let _ = write!(s, " {x:.1},{:.1}", run[j - 1].1);
+        }
+        let _ = write!(s, "{}{x:.1},{y:.1}", if j == 0 { "" } else { " " });
+    }
+    s.push_str("\"/>");
 }
 
 #[cfg(test)]
@@ -311,12 +404,12 @@ mod tests {
             Line {
                 name: "sent".into(),
                 points: vec![(1.0, 9.0e7), (2.0, 9.4e7), (3.0, f64::NAN)],
-                dashed: false,
+                style: Style::joined(),
             },
             Line {
                 name: "received".into(),
                 points: vec![(1.0, 8.0e7), (2.0, 9.0e7)],
-                dashed: true,
+                style: Style::Reference,
             },
         ]);
         assert!(c.has_data());
@@ -335,11 +428,61 @@ mod tests {
         let one = chart(vec![Line {
             name: "x".into(),
             points: vec![(5.0, 0.0)],
-            dashed: false,
+            style: Style::joined(),
         }]);
         let s = one.render();
         assert!(s.contains("<circle"));
         assert!(!s.contains("NaN") && !s.contains("inf"));
         assert!(!chart(vec![]).has_data());
+    }
+
+    #[test]
+    fn markers_are_never_joined() {
+        let c = chart(vec![Line {
+            name: "sweep".into(),
+            points: vec![(0.0, 9.0e7), (1.0, 8.0e7), (5.0, 3.0e7)],
+            style: Style::Markers,
+        }]);
+        let s = c.render();
+        assert!(!s.contains("<polyline"), "{s}");
+        assert!(s.contains("data-style=\"markers\""));
+        // Three markers in the plot, one in the legend.
+        assert_eq!(s.matches("<circle").count(), 4);
+    }
+
+    #[test]
+    fn a_gap_in_the_intervals_breaks_the_line() {
+        let c = chart(vec![Line {
+            name: "intervals".into(),
+            points: vec![(0.5, 1.0), (1.5, 2.0), (4.5, 2.0), (5.5, 1.0), (8.5, 1.0)],
+            style: Style::Joined { breaks: vec![2, 4] },
+        }]);
+        let s = c.render();
+        // Two joined runs of two points; the lone last point is a marker of its own.
+        assert_eq!(s.matches("<polyline").count(), 2, "{s}");
+        assert_eq!(s.matches("<circle").count(), 5);
+    }
+
+    #[test]
+    fn steps_go_flat_then_up() {
+        let mut c = chart(vec![Line {
+            name: "cdf".into(),
+            points: vec![(1.0, 0.5), (2.0, 1.0)],
+            style: Style::Steps,
+        }]);
+        c.si = false;
+        c.y_range = Some((0.0, 1.0));
+        let s = c.render();
+        let pts = s
+            .split("points=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap();
+        // Three vertices: (1, 0.5), (2, 0.5), (2, 1): the flat part keeps the lower y.
+        let v: Vec<&str> = pts.split(' ').collect();
+        assert_eq!(v.len(), 3, "{pts}");
+        assert_eq!(v[0].split(',').nth(1), v[1].split(',').nth(1));
+        assert_eq!(v[1].split(',').next(), v[2].split(',').next());
+        assert!(!s.contains("<circle"));
     }
 }

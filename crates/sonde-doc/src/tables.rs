@@ -13,10 +13,11 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-const DASH: &str = "–";
+/// A missing value.
+pub(crate) const DASH: &str = "–";
 
 impl Table {
-    fn new(header: &[&str]) -> Table {
+    pub(crate) fn new(header: &[&str]) -> Table {
         Table {
             header: header.iter().map(|h| (*h).to_owned()).collect(),
             rows: Vec::new(),
@@ -24,7 +25,7 @@ impl Table {
     }
 
     /// Drops columns whose every cell is a dash, except the first `keep` columns.
-    fn drop_empty_columns(mut self, keep: usize) -> Table {
+    pub(crate) fn drop_empty_columns(mut self, keep: usize) -> Table {
         let n = self.header.len();
         let empty: Vec<bool> = (0..n)
             .map(|c| {
@@ -83,12 +84,24 @@ pub fn meta(r: &Report) -> Vec<(String, String)> {
         out.push(("Description".into(), d.clone()));
     }
     if let Some(id) = m.run_id {
-        out.push(("Run".into(), id.to_string()));
+        let mut run = id.to_string();
+        if !m.other_runs.is_empty() {
+            let others: Vec<String> = m.other_runs.iter().map(i64::to_string).collect();
+            run.push_str(&format!(
+                " (the database also holds run {}: sonde report --run ID)",
+                others.join(", ")
+            ));
+        }
+        out.push(("Run".into(), run));
     }
     if let Some(s) = &m.status {
         out.push(("Status".into(), s.clone()));
     }
-    out.push(("sonde version".into(), join(&m.sonde_versions)));
+    if let Some(v) = &m.lab_version {
+        out.push(("sonde version".into(), v.clone()));
+    }
+    let tool = if m.tools.len() > 1 { "Tools" } else { "Tool" };
+    out.push((tool.into(), join(&m.tools)));
     out.push(("Hosts".into(), join(&m.hosts)));
     if !m.kernels.is_empty() {
         out.push(("Kernel".into(), join(&m.kernels)));
@@ -253,6 +266,9 @@ pub fn test_overview(t: &TestView) -> Vec<(String, String)> {
             "Backend".into(),
             format!("{} {}: {} ({})", b.link, b.direction, b.backend, b.reason),
         ));
+    }
+    if let Some(tool) = &t.tool {
+        out.push(("Tool".into(), tool.clone()));
     }
     if let Some(p) = &t.result_path {
         out.push(("Result file".into(), p.clone()));

@@ -96,7 +96,7 @@ fn lab_report_has_every_part() {
     }
     let html = String::from_utf8(render_ok(&inputs, Format::Html)).unwrap_or_default();
     assert!(html.contains("Goodput against link loss"));
-    assert!(html.contains("RTT distribution"));
+    assert!(html.contains("No RTT distribution curve for loss-0/latency/1"));
     assert!(html.contains("Latency over time: loss-0/latency/1"));
     assert!(html.contains("Throughput over time: loss-5/tcp-cubic/1"));
     assert!(!html.contains("<script"), "no scripts");
@@ -116,7 +116,7 @@ fn documents_report_has_stream_loss_and_latency() {
     let html =
         String::from_utf8(render_ok(&common::doc_inputs(), Format::Html)).unwrap_or_default();
     assert!(html.contains("Loss per stream over time: tests/fixtures/docs/udp-reverse.json"));
-    assert!(html.contains("RTT distribution"));
+    assert!(html.contains("No RTT distribution curve for tests/fixtures/docs/latency.json"));
     assert!(
         !html.contains("Goodput against link loss"),
         "no link loss known"

@@ -404,6 +404,29 @@ impl Store {
         load::runs(self)
     }
 
+    /// How many tests each run recorded and how many of those failed, as `(run, tests,
+    /// failed)` by run id; a run without a recorded test is absent.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] when the query fails.
+    pub fn test_counts(&self) -> Result<Vec<(RunId, u64, u64)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT run_id, count(*), sum(status = 'failed') FROM tests
+                 GROUP BY run_id ORDER BY run_id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([], |r| {
+                let (id, n, failed): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                let count = |v: i64| u64::try_from(v).unwrap_or(0);
+                Ok((RunId(id), count(n), count(failed)))
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
     /// The most recent run, if any (what `--resume` and `sonde report DB` pick by default).
     ///
     /// # Errors

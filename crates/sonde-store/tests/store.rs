@@ -196,6 +196,11 @@ fn completed_ids_drive_resume() -> Result<(), StoreError> {
         done.into_iter().collect::<Vec<_>>(),
         vec!["s/a/1".to_owned(), "s/b/1".to_owned()]
     );
+    assert_eq!(
+        store.test_counts()?,
+        vec![(run, 2, 1), (other, 1, 0)],
+        "tests and failures per run"
+    );
     store.resume_run(run)?;
     let r = &store.runs()?[0];
     assert_eq!((r.status, r.ended_unix), (RunStatus::Running, None));

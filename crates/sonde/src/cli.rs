@@ -83,9 +83,18 @@ pub struct LabRunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A lab results database (or the directory holding it), or one or more sonde -J files
+    /// A lab results database (or the directory holding it), or one or more sonde or iperf3
+    /// -J files
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<std::path::PathBuf>,
+    /// The run of the database to report on (default: the newest, the highest id); a lab
+    /// --out DIR holds several after `lab run --new`
+    #[arg(long = "run", value_name = "ID")]
+    pub run: Option<i64>,
+    /// List the runs of the database (id, scenario, status, start, tests) instead of writing a
+    /// report
+    #[arg(long = "list-runs", conflicts_with = "run")]
+    pub list_runs: bool,
     /// Directory to write the report into
     #[arg(
         short = 'o',

@@ -37,7 +37,7 @@ fn main() {
         cli::Command::Server(a) => commands::server::run(a, interrupt, &arm),
         cli::Command::Client(a) => commands::client::run(*a, &interrupt),
         cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
-        cli::Command::Report(a) => commands::report::run(&a.results, &a.out, &a.format),
+        cli::Command::Report(a) => commands::report::run(&a),
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
