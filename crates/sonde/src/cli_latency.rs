@@ -9,7 +9,7 @@ const LATENCY_JSON_HELP: &str = "One JSON document in sonde's latency schema (no
 /// `-J` of `sonde rrul`.
 const RRUL_JSON_HELP: &str = "One JSON document in sonde's RRUL schema (not iperf3's): version, target, remote, streams, phase_secs, step_secs, phases (one per phase: name, download_bps, upload_bps, latency = the summary of `sonde latency -J`'s end, median_inflation_ms, p99_inflation_ms, load_error), partial, error";
 /// `-J` of `sonde compare-ip`.
-const COMPARE_JSON_HELP: &str = "One JSON document in sonde's compare-ip schema (not iperf3's): version, target, ipv4 and ipv6 (family, address, rtt, loss_percent, throughput_bps, error), latency and throughput (the comparisons: better, difference_percent, p_value, ...), verdict";
+const COMPARE_JSON_HELP: &str = "One JSON document in sonde's compare-ip schema (not iperf3's): version, target, ipv4 and ipv6 (family, address, rtt, loss_percent, throughput_bps, error), latency and throughput (the comparisons: better = a for IPv4, b for IPv6 or neither, difference_percent, p_value, significant), verdict";
 
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
