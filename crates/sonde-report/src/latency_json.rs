@@ -144,21 +144,47 @@ impl<W: Write> LatencyJsonReporter<W> {
 
     /// The document as it stands.
     pub fn document(&self) -> Value {
-        let mut d = self.doc.clone();
-        d.insert("intervals".into(), Value::Array(self.intervals.clone()));
-        let mut notes = self.notes.clone();
-        let rt = &self.round_trips;
-        if rt.omitted > 0 {
-            notes.push(json!(format!(
-                "round_trips holds the first {} probes; the {} after them are in the summary only",
-                rt.cap, rt.omitted
-            )));
-        }
-        d.insert("notes".into(), Value::Array(notes));
-        d.insert("round_trips".into(), to_value(&rt.records));
-        d.insert("round_trips_omitted".into(), json!(rt.omitted));
-        Value::Object(d)
+        to_value(&view(
+            &self.doc,
+            &self.intervals,
+            &self.notes,
+            &self.round_trips,
+        ))
     }
+}
+
+/// The document for serde: the collected parts, the per-probe records serialised straight from
+/// their compact form (a `Value` per record would take ten times the memory).
+fn view<'a>(
+    doc: &Map<String, Value>,
+    intervals: &[Value],
+    notes: &[Value],
+    rt: &'a RoundTrips,
+) -> DocumentView<'a> {
+    let mut rest = doc.clone();
+    rest.insert("intervals".into(), Value::Array(intervals.to_vec()));
+    let mut notes = notes.to_vec();
+    if rt.omitted > 0 {
+        notes.push(json!(format!(
+            "round_trips holds the first {} probes; the {} after them are in the summary only",
+            rt.cap, rt.omitted
+        )));
+    }
+    rest.insert("notes".into(), Value::Array(notes));
+    DocumentView {
+        rest,
+        round_trips: &rt.records,
+        round_trips_omitted: rt.omitted,
+    }
+}
+
+/// See [`view`].
+#[derive(Serialize)]
+struct DocumentView<'a> {
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+    round_trips: &'a [ProbeRecord],
+    round_trips_omitted: u64,
 }
 
 impl<W: Write> LatencySink for LatencyJsonReporter<W> {
@@ -182,7 +208,7 @@ impl<W: Write> LatencySink for LatencyJsonReporter<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let doc = self.document();
+        let doc = view(&self.doc, &self.intervals, &self.notes, &self.round_trips);
         serde_json::to_writer_pretty(&mut self.out, &doc)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
