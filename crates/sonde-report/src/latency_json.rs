@@ -1,16 +1,34 @@
 //! JSON for latency runs: one document (`-J`) or one line per event (`--json-stream`).
 //!
-//! The document is `{"start": LatencyStart, "intervals": [LatencyInterval...], "end":
-//! LatencySummary, "notes": [...], "error": "..."}` (`end` and `error` only when present); the
-//! field names are those of `sonde_stats::latency::model`, serialised by serde, so the schema
-//! is the type. JSON lines are `{"event": "start"|"interval"|"end"|"note"|"error", "data":
-//! ...}`, the same tagging as the throughput stream. A run interrupted before its end still
-//! yields a valid document with what was measured.
+//! The document is sonde's own (iperf3 has no latency mode):
+//!
+//! - `start`: what was probed and how (`LatencyStart`: mode, target, remote, size and what it
+//!   counts, interval or flood, timestamping method, ...).
+//! - `intervals`: one row per report interval (`LatencyInterval`: start, end, sent, received,
+//!   lost, rtt), counted by send time.
+//! - `end`: the summary (`LatencySummary`: seconds, loss, rtt, jitter, ipdv, one_way, schedule,
+//!   rate_per_second, partial, error).
+//! - `round_trips`: one record per probe, as irtt's round_trips: `seq`, `sent_unix_ns`,
+//!   `received_unix_ns` and `rtt_ms` (null when lost), `lost`, and `up_ms` / `down_ms` when
+//!   one-way delays are measured (`--clock-synced`). Kept for the first [`ROUND_TRIPS_MAX`]
+//!   probes; `round_trips_omitted` counts the probes past that (they are in the summary only,
+//!   and a note says so), so memory stays bounded in a long run at a high rate.
+//! - `notes`, and `error` when the run failed.
+//!
+//! `end` and `error` appear only when present; the field names are those of
+//! `sonde_stats::latency::model`, serialised by serde, so the schema is the type. JSON lines
+//! are `{"event": "start"|"interval"|"end"|"note"|"error", "data": ...}`, the same tagging as
+//! the throughput stream, plus `"round_trip"` per answered probe when asked for (`-v`). A run
+//! interrupted before its end still yields a valid document with what was measured.
 
 use std::io::{self, Write};
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
-use sonde_stats::latency::model::LatencyEvent;
+use sonde_stats::latency::model::{LatencyEvent, ProbeSent, RoundTrip};
+
+/// Per-probe records kept in one document (about 9 MB at most).
+pub const ROUND_TRIPS_MAX: usize = 100_000;
 
 /// A consumer of latency events (the latency counterpart of [`crate::Sink`]).
 ///
@@ -42,31 +60,131 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// One probe's record in `round_trips`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProbeRecord {
+    pub seq: u64,
+    pub sent_unix_ns: u64,
+    pub received_unix_ns: Option<u64>,
+    pub rtt_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub down_ms: Option<f64>,
+    /// No reply arrived before the run ended.
+    pub lost: bool,
+}
+
+/// The per-probe records of a run, the first `cap` probes of it.
+#[derive(Debug, Clone)]
+struct RoundTrips {
+    cap: usize,
+    /// Record of probe n at index n − 1.
+    records: Vec<ProbeRecord>,
+    omitted: u64,
+}
+
+impl RoundTrips {
+    fn sent(&mut self, p: &ProbeSent) {
+        if self.records.len() >= self.cap {
+            self.omitted += 1;
+            return;
+        }
+        self.records.push(ProbeRecord {
+            seq: p.seq,
+            sent_unix_ns: p.sent_unix_ns,
+            received_unix_ns: None,
+            rtt_ms: None,
+            up_ms: None,
+            down_ms: None,
+            lost: true,
+        });
+    }
+
+    fn answered(&mut self, r: &RoundTrip) {
+        let i = usize::try_from(r.seq.wrapping_sub(1)).unwrap_or(usize::MAX);
+        if let Some(rec) = self.records.get_mut(i).filter(|x| x.seq == r.seq) {
+            rec.received_unix_ns = Some(r.received_unix_ns);
+            rec.rtt_ms = Some(r.rtt_ms);
+            rec.up_ms = r.up_ms;
+            rec.down_ms = r.down_ms;
+            rec.lost = false;
+        }
+    }
+}
+
 /// Collects events into one document written at [`LatencySink::finish`].
 pub struct LatencyJsonReporter<W: Write> {
     out: W,
     doc: Map<String, Value>,
     intervals: Vec<Value>,
     notes: Vec<Value>,
+    round_trips: RoundTrips,
 }
 
 impl<W: Write> LatencyJsonReporter<W> {
     pub fn new(out: W) -> Self {
+        Self::with_cap(out, ROUND_TRIPS_MAX)
+    }
+
+    /// Keeps per-probe records for the first `cap` probes only.
+    pub fn with_cap(out: W, cap: usize) -> Self {
         Self {
             out,
             doc: Map::new(),
             intervals: Vec::new(),
             notes: Vec::new(),
+            round_trips: RoundTrips {
+                cap,
+                records: Vec::new(),
+                omitted: 0,
+            },
         }
     }
 
     /// The document as it stands.
     pub fn document(&self) -> Value {
-        let mut d = self.doc.clone();
-        d.insert("intervals".into(), Value::Array(self.intervals.clone()));
-        d.insert("notes".into(), Value::Array(self.notes.clone()));
-        Value::Object(d)
+        to_value(&view(
+            &self.doc,
+            &self.intervals,
+            &self.notes,
+            &self.round_trips,
+        ))
     }
+}
+
+/// The document for serde: the collected parts, the per-probe records serialised straight from
+/// their compact form (a `Value` per record would take ten times the memory).
+fn view<'a>(
+    doc: &Map<String, Value>,
+    intervals: &[Value],
+    notes: &[Value],
+    rt: &'a RoundTrips,
+) -> DocumentView<'a> {
+    let mut rest = doc.clone();
+    rest.insert("intervals".into(), Value::Array(intervals.to_vec()));
+    let mut notes = notes.to_vec();
+    if rt.omitted > 0 {
+        notes.push(json!(format!(
+            "round_trips holds the first {} probes; the {} after them are in the summary only",
+            rt.cap, rt.omitted
+        )));
+    }
+    rest.insert("notes".into(), Value::Array(notes));
+    DocumentView {
+        rest,
+        round_trips: &rt.records,
+        round_trips_omitted: rt.omitted,
+    }
+}
+
+/// See [`view`].
+#[derive(Serialize)]
+struct DocumentView<'a> {
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+    round_trips: &'a [ProbeRecord],
+    round_trips_omitted: u64,
 }
 
 impl<W: Write> LatencySink for LatencyJsonReporter<W> {
@@ -83,12 +201,14 @@ impl<W: Write> LatencySink for LatencyJsonReporter<W> {
             LatencyEvent::Error(e) => {
                 self.doc.insert("error".into(), json!(e));
             }
+            LatencyEvent::Sent(p) => self.round_trips.sent(p),
+            LatencyEvent::RoundTrip(r) => self.round_trips.answered(r),
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let doc = self.document();
+        let doc = view(&self.doc, &self.intervals, &self.notes, &self.round_trips);
         serde_json::to_writer_pretty(&mut self.out, &doc)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
@@ -98,16 +218,31 @@ impl<W: Write> LatencySink for LatencyJsonReporter<W> {
 /// One compact JSON object per event, flushed as written.
 pub struct LatencyJsonLinesReporter<W: Write> {
     out: W,
+    per_probe: bool,
 }
 
 impl<W: Write> LatencyJsonLinesReporter<W> {
     pub fn new(out: W) -> Self {
-        Self { out }
+        Self {
+            out,
+            per_probe: false,
+        }
+    }
+
+    /// A `round_trip` line per answered probe (`-v`).
+    pub fn per_probe(mut self, on: bool) -> Self {
+        self.per_probe = on;
+        self
     }
 }
 
 impl<W: Write> LatencySink for LatencyJsonLinesReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
+        match ev {
+            LatencyEvent::Sent(_) => return Ok(()),
+            LatencyEvent::RoundTrip(_) if !self.per_probe => return Ok(()),
+            _ => {}
+        }
         serde_json::to_writer(&mut self.out, ev)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
@@ -125,20 +260,28 @@ mod tests {
     use sonde_stats::latency::model::{LatencyMode, LatencyStart, LatencySummary};
     use sonde_stats::latency::tracker::{ProbeTracker, Reply, TrackerConfig};
 
+    /// A run of four probes, the third lost, with the per-probe events the runtime emits.
     fn events() -> Vec<LatencyEvent> {
         let mut t = ProbeTracker::new(TrackerConfig::default());
+        let mut probes = Vec::new();
         for seq in 1..=4 {
             t.on_sent(seq);
+            probes.push(LatencyEvent::Sent(ProbeSent {
+                seq,
+                sent_unix_ns: seq * 10,
+            }));
             if seq != 3 {
                 t.on_reply(&Reply {
                     seq,
-                    sent_ns: 0,
-                    recv_ns: seq * 1_000_000,
+                    sent_ns: seq * 10,
+                    recv_ns: seq * 10 + seq * 1_000_000,
                     server: None,
                 });
+                probes.push(LatencyEvent::RoundTrip(*t.last_round_trip().unwrap()));
             }
         }
-        let iv = t.take_interval(0.0, 1.0);
+        t.close_interval(1.0);
+        let iv = t.pop_interval(1.0, 0.0, true).unwrap();
         let start = LatencyStart {
             version: "sonde test".into(),
             mode: LatencyMode::Icmp,
@@ -171,11 +314,11 @@ mod tests {
             partial: false,
             error: None,
         };
-        vec![
-            LatencyEvent::Start(Box::new(start)),
-            LatencyEvent::Interval(iv),
-            LatencyEvent::End(Box::new(end)),
-        ]
+        let mut evs = vec![LatencyEvent::Start(Box::new(start))];
+        evs.extend(probes);
+        evs.push(LatencyEvent::Interval(iv));
+        evs.push(LatencyEvent::End(Box::new(end)));
+        evs
     }
 
     #[test]
@@ -191,14 +334,81 @@ mod tests {
         assert_eq!(d["end"]["loss"]["lost"], 1);
         assert_eq!(d["end"]["rtt"]["max_ms"], 4.0);
         assert_eq!(d["intervals"][0]["received"], 3);
+        assert_eq!(d["intervals"][0]["lost"], 1);
         let text = String::from_utf8(lines.out).unwrap();
         let ls: Vec<Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(ls.len(), 3);
+        assert_eq!(ls.len(), 3, "no per-probe lines unless asked: {text}");
         assert_eq!(ls[2]["event"], "end");
         assert_eq!(ls[2]["data"]["loss"], d["end"]["loss"]);
+    }
+
+    #[test]
+    fn round_trips_record_every_probe_and_flag_the_lost_one() {
+        let mut doc = LatencyJsonReporter::new(Vec::new());
+        for e in events() {
+            doc.event(&e).unwrap();
+        }
+        let d = doc.document();
+        let rts = d["round_trips"].as_array().unwrap();
+        assert_eq!(rts.len(), 4);
+        assert_eq!(d["round_trips_omitted"], 0);
+        for (i, r) in rts.iter().enumerate() {
+            let seq = i as u64 + 1;
+            assert_eq!(r["seq"], seq);
+            assert_eq!(r["sent_unix_ns"], seq * 10);
+            assert_eq!(r["lost"], seq == 3, "{r}");
+            if seq == 3 {
+                assert!(r["rtt_ms"].is_null() && r["received_unix_ns"].is_null());
+            } else {
+                assert_eq!(r["rtt_ms"], seq as f64);
+                assert_eq!(r["received_unix_ns"], seq * 10 + seq * 1_000_000);
+            }
+            assert!(r.get("up_ms").is_none(), "one-way only when measured");
+        }
+    }
+
+    #[test]
+    fn round_trips_are_capped_with_a_note() {
+        let mut doc = LatencyJsonReporter::with_cap(Vec::new(), 2);
+        for e in events() {
+            doc.event(&e).unwrap();
+        }
+        let d = doc.document();
+        assert_eq!(d["round_trips"].as_array().unwrap().len(), 2);
+        assert_eq!(d["round_trips"][1]["rtt_ms"], 2.0);
+        assert_eq!(d["round_trips_omitted"], 2);
+        let notes = d["notes"].to_string();
+        assert!(notes.contains("first 2 probes"), "{notes}");
+    }
+
+    #[test]
+    fn per_probe_lines_when_asked() {
+        let mut lines = LatencyJsonLinesReporter::new(Vec::new()).per_probe(true);
+        let mut table = LatencyTableReporter::new(Vec::new()).verbose(true);
+        for e in events() {
+            lines.event(&e).unwrap();
+            table.event(&e).unwrap();
+        }
+        let text = String::from_utf8(lines.out).unwrap();
+        let rts: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["event"] == "round_trip")
+            .collect();
+        let seqs: Vec<u64> = rts
+            .iter()
+            .map(|v| v["data"]["seq"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs, [1, 2, 4]);
+        let out = String::from_utf8(table.into_inner()).unwrap();
+        assert!(
+            out.contains("56 bytes from 192.0.2.1: seq=2 rtt=2.000 ms\n"),
+            "{out}"
+        );
+        assert_eq!(out.matches("bytes from").count(), 3, "{out}");
     }
 
     #[test]
@@ -215,10 +425,45 @@ mod tests {
         );
         assert!(out.contains("size: 56 B = ICMP echo data bytes"), "{out}");
         assert!(
-            out.contains("4 sent, 3 answered, 1 lost (25.00 %)"),
+            out.contains("Summary over 1.00 s: 4 sent, 3 answered, 1 lost (25.00 %)"),
             "{out}"
         );
-        assert!(out.contains("RTT ms: min 1.000"), "{out}");
+        assert!(
+            !out.contains("bytes from"),
+            "per-probe lines only with -v: {out}"
+        );
+        // The summary is a table: a header and rows whose columns line up under it.
+        let lines: Vec<&str> = out.lines().collect();
+        let head = lines
+            .iter()
+            .position(|l| l.starts_with("delay ms"))
+            .unwrap();
+        let rtt = lines[head + 1];
+        assert!(rtt.starts_with("RTT "), "{out}");
+        let cols: Vec<&str> = rtt.split_whitespace().collect();
+        assert_eq!(
+            cols,
+            ["RTT", "3", "1.000", "2.333", "2.001", "4.000", "4.000", "4.000", "4.000", "1.528"]
+        );
+        for name in ["min", "median", "p99.9", "stddev"] {
+            let h = lines[head].find(name).unwrap() + name.len();
+            assert!(
+                rtt.as_bytes()[h - 1].is_ascii_digit(),
+                "{name} column: {out}"
+            );
+            assert!(
+                h == rtt.len() || rtt.as_bytes()[h] == b' ',
+                "{name} column: {out}"
+            );
+        }
+        let counts = lines.iter().position(|l| l.starts_with("probes")).unwrap();
+        let c: Vec<&str> = lines[counts + 1].split_whitespace().collect();
+        assert_eq!(
+            c,
+            ["4", "3", "1", "25.00", "-", "-", "0", "0", "0"],
+            "{out}"
+        );
+        assert!(out.contains("0.00-1.00 s"), "{out}");
     }
 
     #[test]

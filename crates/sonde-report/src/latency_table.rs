@@ -1,29 +1,50 @@
 //! The human table for latency runs, and the text forms of `rrul` and `compare-ip` results.
 //!
 //! One header on start (what is probed, how times are taken, what the size means), one line per
-//! interval, then the summary: RTT distribution, loss split, duplicates, reordering, lateness,
-//! IPDV, one-way delays with their basis spelled out, schedule error.
+//! answered probe with `-v` (as ping), one row per interval (probes sent in it, answered, lost,
+//! RTT), then the summary as two tables (counts: sent, answered, lost up and down, duplicates,
+//! reordering, lateness; delays: RTT and one-way, min to max) and lines for IPDV, the one-way
+//! basis spelled out, the schedule error and the rate (transactions/s for tcp-rr).
 
 use std::io::{self, Write};
 
 use sonde_stats::latency::compare::{Better, Comparison};
 use sonde_stats::latency::model::{
-    CompareIpResult, DelayStats, FamilyResult, LatencyEvent, LatencyInterval, LatencyStart,
-    LatencySummary, OneWayBasis, RrulResult,
+    CompareIpResult, DelayStats, FamilyResult, LatencyEvent, LatencyInterval, LatencyMode,
+    LatencyStart, LatencySummary, LossStats, OneWayBasis, RoundTrip, RrulResult,
 };
 use sonde_stats::units::format_bitrate;
 
 use crate::latency_json::LatencySink;
 
-/// Writes latency events as text.
+/// Writes latency events as text; with [`LatencyTableReporter::verbose`] also one line per
+/// answered probe, as ping prints them.
 pub struct LatencyTableReporter<W: Write> {
     out: W,
     header: bool,
+    verbose: bool,
+    /// From the start event: what the probes are, for the per-probe lines and the rate.
+    mode: Option<LatencyMode>,
+    size: u32,
+    remote: String,
 }
 
 impl<W: Write> LatencyTableReporter<W> {
     pub fn new(out: W) -> Self {
-        Self { out, header: false }
+        Self {
+            out,
+            header: false,
+            verbose: false,
+            mode: None,
+            size: 0,
+            remote: String::new(),
+        }
+    }
+
+    /// One line per answered probe (`-v`).
+    pub fn verbose(mut self, on: bool) -> Self {
+        self.verbose = on;
+        self
     }
 
     /// Gives back the writer.
@@ -31,9 +52,18 @@ impl<W: Write> LatencyTableReporter<W> {
         self.out
     }
 
+    fn tcp_rr(&self) -> bool {
+        self.mode == Some(LatencyMode::TcpRr)
+    }
+
     fn start(&mut self, s: &LatencyStart) -> io::Result<()> {
+        self.mode = Some(s.mode);
+        self.size = s.size;
+        self.remote = s.remote.clone();
         let mode = s.mode.label();
-        let sched = if s.flood {
+        let sched = if s.flood && s.mode == LatencyMode::TcpRr {
+            "back to back (the next request leaves when the response arrives)".to_string()
+        } else if s.flood {
             format!("flood, {} in flight", s.window)
         } else {
             format!("every {} ms", fmt_num(s.interval_secs * 1e3))
@@ -50,29 +80,56 @@ impl<W: Write> LatencyTableReporter<W> {
         Ok(())
     }
 
+    /// A ping-like line for one answered probe.
+    fn round_trip(&mut self, r: &RoundTrip) -> io::Result<()> {
+        let from = if self.size > 0 {
+            format!("{} bytes from {}", self.size, self.remote)
+        } else {
+            format!("answer from {}", self.remote)
+        };
+        let mut line = format!("{from}: seq={} rtt={} ms", r.seq, ms(r.rtt_ms));
+        if let (Some(u), Some(d)) = (r.up_ms, r.down_ms) {
+            line.push_str(&format!(" up={} ms down={} ms", ms(u), ms(d)));
+        }
+        writeln!(self.out, "{line}")
+    }
+
     fn interval(&mut self, iv: &LatencyInterval) -> io::Result<()> {
+        let rate_head = if self.tcp_rr() { "trans/s" } else { "" };
         if !self.header {
-            writeln!(
-                self.out,
-                "{:<14} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9}",
-                "Interval", "sent", "recv", "min ms", "med ms", "p99 ms", "max ms"
-            )?;
+            let head = format!(
+                "{:<16} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {rate_head:>9}",
+                "Interval", "sent", "recv", "lost", "min ms", "med ms", "p99 ms", "max ms"
+            );
+            writeln!(self.out, "{}", head.trim_end())?;
             self.header = true;
         }
         let (mn, md, p99, mx) = iv
             .rtt
             .map(|r| (ms(r.min_ms), ms(r.median_ms), ms(r.p99_ms), ms(r.max_ms)))
             .unwrap_or_else(|| ("-".into(), "-".into(), "-".into(), "-".into()));
-        writeln!(
-            self.out,
-            "{:<14} {:>6} {:>6} {mn:>9} {md:>9} {p99:>9} {mx:>9}",
+        let len = iv.end - iv.start;
+        let rate = if self.tcp_rr() && len > 0.0 {
+            format!("{:.0}", iv.received as f64 / len)
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "{:<16} {:>6} {:>6} {:>6} {mn:>9} {md:>9} {p99:>9} {mx:>9} {rate:>9}",
             format!("{:.2}-{:.2} s", iv.start, iv.end),
             iv.sent,
-            iv.received
-        )
+            iv.received,
+            iv.lost,
+        );
+        writeln!(self.out, "{}", line.trim_end())
     }
 
     fn end(&mut self, s: &LatencySummary) -> io::Result<()> {
+        let rate_unit = if self.tcp_rr() {
+            "transactions/s"
+        } else {
+            "answered probes/s"
+        };
         let o = &mut self.out;
         writeln!(o, "- - - - - - - - - - - - - - - - - - - - - - - - -")?;
         let tag = if s.partial {
@@ -80,25 +137,14 @@ impl<W: Write> LatencyTableReporter<W> {
         } else {
             ""
         };
-        writeln!(o, "Summary over {:.2} s{tag}", s.seconds)?;
         let l = &s.loss;
         writeln!(
             o,
-            "probes: {} sent, {} answered, {} lost ({:.2} %)",
-            l.sent, l.received, l.lost, l.loss_percent
+            "Summary over {:.2} s{tag}: {} sent, {} answered, {} lost ({:.2} %)",
+            s.seconds, l.sent, l.received, l.lost, l.loss_percent
         )?;
-        if let (Some(up), Some(down)) = (l.lost_up, l.lost_down) {
-            writeln!(o, "loss split: {up} upstream (never reached the server), {down} downstream (replies lost)")?;
-        }
-        writeln!(
-            o,
-            "duplicates: {}, reordered: {}, late: {} ({:.2} %)",
-            l.duplicates, l.reordered, l.late, l.late_percent
-        )?;
-        match &s.rtt {
-            Some(r) => stats_line(o, "RTT", r)?,
-            None => writeln!(o, "RTT: no replies")?,
-        }
+        loss_table(o, l)?;
+        delay_table(o, s)?;
         if let Some(i) = &s.ipdv {
             writeln!(
                 o,
@@ -126,17 +172,6 @@ impl<W: Write> LatencyTableReporter<W> {
                     ms(off)
                 )?;
             }
-            let est = if w.basis == OneWayBasis::Estimated {
-                " (est.)"
-            } else {
-                ""
-            };
-            if let Some(u) = &w.up {
-                stats_line(o, &format!("  up{est}"), u)?;
-            }
-            if let Some(d) = &w.down {
-                stats_line(o, &format!("  down{est}"), d)?;
-            }
             if let Some(n) = &w.note {
                 writeln!(o, "  note: {n}")?;
             }
@@ -152,12 +187,89 @@ impl<W: Write> LatencyTableReporter<W> {
                 sc.max_error_us
             )?;
         }
-        writeln!(o, "rate: {:.1} answered probes/s", s.rate_per_second)?;
+        writeln!(o, "rate: {:.1} {rate_unit}", s.rate_per_second)?;
         if let Some(e) = &s.error {
             writeln!(o, "ended early: {e}")?;
         }
         Ok(())
     }
+}
+
+/// Counts as a one-row table: sent, answered, lost and where, duplicates, reordering,
+/// lateness ("-" where the server's count is unknown).
+fn loss_table(o: &mut impl Write, l: &LossStats) -> io::Result<()> {
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |n| n.to_string());
+    writeln!(
+        o,
+        "{:<14} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>11} {:>10} {:>9}",
+        "probes",
+        "sent",
+        "answered",
+        "lost",
+        "loss %",
+        "lost up",
+        "lost down",
+        "duplicates",
+        "reordered",
+        "late"
+    )?;
+    writeln!(
+        o,
+        "{:<14} {:>9} {:>9} {:>9} {:>8.2} {:>10} {:>10} {:>11} {:>10} {:>9}",
+        "",
+        l.sent,
+        l.received,
+        l.lost,
+        l.loss_percent,
+        opt(l.lost_up),
+        opt(l.lost_down),
+        l.duplicates,
+        l.reordered,
+        l.late
+    )
+}
+
+/// The delay distributions as a table: the RTT, then the one-way delays where there are any.
+fn delay_table(o: &mut impl Write, s: &LatencySummary) -> io::Result<()> {
+    writeln!(
+        o,
+        "{:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "delay ms", "samples", "min", "avg", "median", "p90", "p99", "p99.9", "max", "stddev"
+    )?;
+    let Some(r) = &s.rtt else {
+        return writeln!(o, "{:<14} {:>9}  (no replies)", "RTT", 0);
+    };
+    delay_row(o, "RTT", r)?;
+    if let Some(w) = &s.one_way {
+        let est = if w.basis == OneWayBasis::Estimated {
+            " (est.)"
+        } else {
+            ""
+        };
+        if let Some(u) = &w.up {
+            delay_row(o, &format!("up{est}"), u)?;
+        }
+        if let Some(d) = &w.down {
+            delay_row(o, &format!("down{est}"), d)?;
+        }
+    }
+    Ok(())
+}
+
+fn delay_row(o: &mut impl Write, name: &str, r: &DelayStats) -> io::Result<()> {
+    writeln!(
+        o,
+        "{name:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        r.samples,
+        ms(r.min_ms),
+        ms(r.mean_ms),
+        ms(r.median_ms),
+        ms(r.p90_ms),
+        ms(r.p99_ms),
+        ms(r.p999_ms),
+        ms(r.max_ms),
+        ms(r.stddev_ms),
+    )
 }
 
 fn fmt_num(v: f64) -> String {
@@ -170,23 +282,6 @@ fn ms(v: f64) -> String {
     format!("{v:.3}")
 }
 
-fn stats_line(o: &mut impl Write, name: &str, r: &DelayStats) -> io::Result<()> {
-    writeln!(
-        o,
-        "{name} ms: min {} avg {} median {} p90 {} p99 {} p99.9 {} max {} stddev {} (variance {:.6} ms², {} samples)",
-        ms(r.min_ms),
-        ms(r.mean_ms),
-        ms(r.median_ms),
-        ms(r.p90_ms),
-        ms(r.p99_ms),
-        ms(r.p999_ms),
-        ms(r.max_ms),
-        ms(r.stddev_ms),
-        r.variance_ms2,
-        r.samples
-    )
-}
-
 impl<W: Write> LatencySink for LatencyTableReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
         match ev {
@@ -195,6 +290,8 @@ impl<W: Write> LatencySink for LatencyTableReporter<W> {
             LatencyEvent::End(s) => self.end(s),
             LatencyEvent::Note(n) => writeln!(self.out, "note: {n}"),
             LatencyEvent::Error(e) => writeln!(self.out, "error: {e}"),
+            LatencyEvent::RoundTrip(r) if self.verbose => self.round_trip(r),
+            LatencyEvent::RoundTrip(_) | LatencyEvent::Sent(_) => return Ok(()),
         }
         .and_then(|_| self.out.flush())
     }

@@ -4,7 +4,15 @@
 use crate::cli::OutputArgs;
 use clap::Args;
 
+/// `-J` of `sonde latency`: sonde's own document, not iperf3's.
+const LATENCY_JSON_HELP: &str = "One JSON document in sonde's latency schema (not iperf3's): start (what was probed and how), intervals (a row per report interval: start, end, sent, received, lost, rtt), end (the summary: seconds, loss, rtt, jitter_ms, ipdv, one_way, schedule, rate_per_second, partial), round_trips (a record per probe: seq, sent_unix_ns, received_unix_ns, rtt_ms, lost; up_ms/down_ms with --clock-synced; the first 100000 probes, round_trips_omitted counts the rest), notes, error";
+/// `-J` of `sonde rrul`.
+const RRUL_JSON_HELP: &str = "One JSON document in sonde's RRUL schema (not iperf3's): version, target, remote, streams, phase_secs, step_secs, phases (one per phase: name, download_bps, upload_bps, latency = the summary of `sonde latency -J`'s end, median_inflation_ms, p99_inflation_ms, load_error), partial, error";
+/// `-J` of `sonde compare-ip`.
+const COMPARE_JSON_HELP: &str = "One JSON document in sonde's compare-ip schema (not iperf3's): version, target, ipv4 and ipv6 (family, address, rtt, loss_percent, throughput_bps, error), latency and throughput (the comparisons: better = a for IPv4, b for IPv6 or neither, difference_percent, p_value, significant), verdict";
+
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
 pub struct LatencyArgs {
     /// Host (a sonde server; any host with --icmp; HOST:PORT with --tcp-connect)
     pub host: String,
@@ -20,9 +28,10 @@ pub struct LatencyArgs {
     /// Request/response transactions on one TCP connection to a sonde server
     #[arg(long = "tcp-rr", group = "mode")]
     pub tcp_rr: bool,
-    /// Time between probes: seconds, or with a unit (10ms, 500us)
-    #[arg(short = 'i', long, value_name = "TIME", default_value = "1", value_parser = parse_duration_arg)]
-    pub interval: std::time::Duration,
+    /// Time between probes: seconds, or with a unit (10ms, 500us); default 1 s, except
+    /// --tcp-rr, which runs transactions back to back unless -i is given
+    #[arg(short = 'i', long, value_name = "TIME", value_parser = parse_duration_arg)]
+    pub interval: Option<std::time::Duration>,
     /// Bytes per probe, 16..65507 (UDP payload; ICMP echo data like ping -s; tcp-rr transaction)
     #[arg(short = 's', long, value_name = "BYTES", default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
     pub size: u32,
@@ -59,11 +68,16 @@ pub struct LatencyArgs {
     /// IPv6 only
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
+    /// A line per answered probe, as ping (sequence, size, RTT; one-way delays with
+    /// --clock-synced); with --json-stream a "round_trip" event per answered probe
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(RRUL_JSON_HELP)))]
 pub struct RrulArgs {
     /// sonde server host
     pub host: String,
@@ -96,6 +110,7 @@ pub struct RrulArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(COMPARE_JSON_HELP)))]
 pub struct CompareIpArgs {
     /// sonde server host with both IPv4 and IPv6 addresses
     pub host: String,

@@ -15,6 +15,7 @@
 pub mod load;
 mod prober;
 pub mod responder;
+mod run_state;
 pub mod tcp;
 mod transports;
 

@@ -1,10 +1,11 @@
 //! The datagram prober: an absolute isochronous schedule (or flood with a window), replies read
 //! while waiting, interval lines, a final wait for stragglers and the server's count.
 
+use super::run_state::RunState;
 use super::transports::{IcmpEcho, Incoming, Transport, UdpProbes};
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
-use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencySummary};
-use sonde_stats::latency::tracker::{ProbeTracker, ScheduleTracker, TrackerConfig, Verdict};
+use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
+use sonde_stats::latency::tracker::{ScheduleTracker, Verdict};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,106 +16,6 @@ const SPIN: Duration = Duration::from_micros(200);
 /// A flood probe with no reply is given up after this many largest-RTTs (bounded below/above).
 const FLOOD_TIMEOUT_MIN: Duration = Duration::from_millis(5);
 const FLOOD_TIMEOUT_MAX: Duration = Duration::from_secs(1);
-
-/// Shared bookkeeping of a run: tracker, interval clock, event sink.
-pub(crate) struct RunState<'a> {
-    pub tracker: ProbeTracker,
-    pub start: Instant,
-    pub next_report: Option<Instant>,
-    pub report_every: Option<Duration>,
-    pub last_report_secs: f64,
-    pub emit: &'a mut dyn FnMut(LatencyEvent),
-    pub max_rtt: Duration,
-    /// Count replies seen (UDP).
-    pub count_replies: u64,
-}
-
-impl<'a> RunState<'a> {
-    pub(crate) fn new(cfg: &LatencyConfig, emit: &'a mut dyn FnMut(LatencyEvent)) -> Self {
-        let start = Instant::now();
-        Self {
-            tracker: ProbeTracker::new(TrackerConfig {
-                late_ns: cfg.late.map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
-                clock_synced: cfg.clock_synced,
-            }),
-            start,
-            next_report: cfg.report_interval.map(|d| start + d),
-            report_every: cfg.report_interval,
-            last_report_secs: 0.0,
-            emit,
-            max_rtt: Duration::ZERO,
-            count_replies: 0,
-        }
-    }
-
-    /// Emits interval lines that are due.
-    pub(crate) fn report_due(&mut self, now: Instant) {
-        while let (Some(at), Some(every)) = (self.next_report, self.report_every) {
-            if now < at {
-                return;
-            }
-            let end = at.duration_since(self.start).as_secs_f64();
-            let iv = self.tracker.take_interval(self.last_report_secs, end);
-            self.last_report_secs = end;
-            (self.emit)(LatencyEvent::Interval(iv));
-            self.next_report = Some(at + every);
-        }
-    }
-
-    /// Emits the last partial interval (if it has probes) and the summary.
-    pub(crate) fn finish(
-        mut self,
-        partial: bool,
-        error: Option<String>,
-        extra: impl FnOnce(&mut LatencySummary),
-    ) -> LatencyOutcome {
-        let secs = self.start.elapsed().as_secs_f64();
-        if self.report_every.is_some() && secs - self.last_report_secs > 0.05 {
-            let iv = self.tracker.take_interval(self.last_report_secs, secs);
-            if iv.sent > 0 || iv.received > 0 {
-                (self.emit)(LatencyEvent::Interval(iv));
-            }
-        }
-        let t = &self.tracker;
-        let mut s = LatencySummary {
-            seconds: secs,
-            loss: t.loss(),
-            rtt: t.rtt(),
-            jitter_ms: t.jitter_ms(),
-            ipdv: t.ipdv(),
-            one_way: t.one_way(),
-            server_turnaround_us: t.turnaround_us(),
-            schedule: None,
-            rate_per_second: if secs > 0.0 {
-                t.received() as f64 / secs
-            } else {
-                0.0
-            },
-            partial,
-            error,
-        };
-        extra(&mut s);
-        (self.emit)(LatencyEvent::End(Box::new(s.clone())));
-        LatencyOutcome {
-            summary: Some(s),
-            error: None,
-            rtt_sample_ms: self.tracker.rtt_sample_ms(),
-        }
-    }
-
-    pub(crate) fn note_rtt(&mut self, rtt_ns: u64) {
-        self.max_rtt = self.max_rtt.max(Duration::from_nanos(rtt_ns));
-    }
-
-    /// How long to wait for the last replies.
-    pub(crate) fn final_wait(&self, cfg: &LatencyConfig) -> Duration {
-        cfg.wait.unwrap_or(if self.max_rtt.is_zero() {
-            Duration::from_secs(1)
-        } else {
-            (self.max_rtt * 3).clamp(Duration::from_millis(100), Duration::from_secs(3))
-        })
-    }
-}
 
 fn open(cfg: &LatencyConfig) -> Result<Box<dyn Transport>, LatencyError> {
     let peer = target(cfg)?;
@@ -146,9 +47,8 @@ fn drain(
                 if let Some(c) = count {
                     st.tracker.on_server_count(c);
                 }
-                if st.tracker.on_reply(&r) == Verdict::Fresh {
+                if st.answer(&r) == Verdict::Fresh {
                     fresh += 1;
-                    st.note_rtt(r.recv_ns.saturating_sub(r.sent_ns));
                     window.retain(|(s, _)| *s != r.seq);
                 }
             }
@@ -385,9 +285,12 @@ impl<'a> DatagramRun<'a> {
     fn send_probe(&mut self, due: Instant) -> Result<(), LatencyError> {
         self.seq += 1;
         let seq = self.seq;
-        self.st.tracker.on_sent(seq);
         let sent_at = Instant::now();
-        if let Err(e) = self.t.send(seq) {
+        let wall = crate::os::timestamp::realtime_ns();
+        // The probe is accounted before its reply can be read; the reply carries its own
+        // send stamp, taken by the transport just before the send call.
+        self.st.sent(seq, wall);
+        if let Err(e) = self.t.send(seq, wall) {
             // A full socket buffer or an unreachable host loses this probe, not the run.
             if !matches!(
                 e.kind(),
@@ -410,10 +313,25 @@ impl<'a> DatagramRun<'a> {
         Ok(())
     }
 
-    /// Stragglers, then the server's count (UDP), each with a deadline. The count is asked
-    /// for even when waiting for stragglers failed; that failure is returned.
+    /// The rest of the run's time (reading replies), then stragglers, then the server's count
+    /// (UDP), each with a deadline. The count is asked for even when waiting failed; that
+    /// failure is returned.
     fn await_stragglers(&mut self) -> Result<(), LatencyError> {
-        let until = Instant::now() + self.st.final_wait(self.cfg);
+        let end = self.st.probing_end(self.cfg, self.seq, Instant::now());
+        wait_until(
+            &mut *self.t,
+            &mut self.st,
+            &mut self.window,
+            end,
+            false,
+            self.interrupt,
+            |_, _| false,
+        )?;
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.st.end_probing(end);
+        let until = Instant::now() + self.st.final_wait();
         let sent = self.st.tracker.sent();
         let r = wait_until(
             &mut *self.t,

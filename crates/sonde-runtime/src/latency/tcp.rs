@@ -6,7 +6,7 @@
 //! itself), `--flood` runs them back to back. A refused or timed-out connect is a lost probe;
 //! a broken tcp-rr connection ends the run with the statistics so far.
 
-use super::prober::RunState;
+use super::run_state::RunState;
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
 use crate::clock::sleep_until;
 use crate::os::{poll, timestamp};
@@ -83,7 +83,18 @@ pub(crate) fn run(
         rr,
         sched: (!cfg.flood).then(|| ScheduleTracker::new(cfg.interval.as_nanos() as u64)),
     };
-    let msg = probes.run(&mut st, interrupt).err().map(|e| e.to_string());
+    let result = probes.run(&mut st, interrupt);
+    if result.is_ok() {
+        probes.end(&mut st, interrupt);
+    }
+    let msg = result
+        .err()
+        .or_else(|| {
+            interrupt
+                .load(Ordering::Relaxed)
+                .then_some(LatencyError::Interrupted)
+        })
+        .map(|e| e.to_string());
     let schedule = probes.sched.and_then(|s| s.stats());
     Ok(st.finish(msg.is_some(), msg, |s| s.schedule = schedule))
 }
@@ -154,16 +165,29 @@ impl TcpProbes<'_> {
                 return Ok(());
             }
             wait_for(st, due, interrupt);
+            // No probe starts at or after the end (its interval row was cut there).
+            if end_at.is_some_and(|e| Instant::now() >= e) {
+                return Ok(());
+            }
             seq += 1;
             self.probe(st, seq, due)?;
+        }
+    }
+
+    /// The rest of the run's time (a scheduled run lasts its slots), then the end of probing.
+    fn end(&self, st: &mut RunState, interrupt: &AtomicBool) {
+        let end = st.probing_end(self.cfg, st.tracker.sent(), Instant::now());
+        wait_for(st, end, interrupt);
+        if !interrupt.load(Ordering::Relaxed) {
+            st.end_probing(end);
         }
     }
 
     /// Times probe `seq` (due at `due`); a failed handshake is a lost probe, a failed tcp-rr
     /// transaction an error.
     fn probe(&mut self, st: &mut RunState, seq: u64, due: Instant) -> Result<(), LatencyError> {
-        st.tracker.on_sent(seq);
         let wall = timestamp::realtime_ns();
+        st.sent(seq, wall);
         let t0 = Instant::now();
         if let Some(s) = &mut self.sched {
             s.on_send(
@@ -181,8 +205,7 @@ impl TcpProbes<'_> {
         };
         if ok {
             let rtt = t0.elapsed().as_nanos() as u64;
-            st.note_rtt(rtt);
-            st.tracker.on_reply(&Reply {
+            st.answer(&Reply {
                 seq,
                 sent_ns: wall,
                 recv_ns: wall + rtt,
@@ -193,12 +216,15 @@ impl TcpProbes<'_> {
     }
 }
 
-/// Waits until `due`, in slices so that Ctrl-C and interval lines are not held up by a long
-/// interval, then emits the interval lines that are due.
+/// Waits until `due` (or Ctrl-C), in slices so that Ctrl-C and interval lines are not held up
+/// by a long interval, then emits the interval lines that are due.
 fn wait_for(st: &mut RunState, due: Instant, interrupt: &AtomicBool) {
     while Instant::now() + Duration::from_millis(50) < due && !interrupt.load(Ordering::Relaxed) {
         st.report_due(Instant::now());
         std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
+    }
+    if interrupt.load(Ordering::Relaxed) {
+        return;
     }
     sleep_until(due);
     st.report_due(Instant::now());

@@ -16,9 +16,9 @@ pub(crate) enum Incoming {
     Ignored,
 }
 
-/// A datagram transport: sends probe `seq`, reads whatever came back.
+/// A datagram transport: sends probe `seq` stamped `wall_ns`, reads whatever came back.
 pub(crate) trait Transport {
-    fn send(&mut self, seq: u64) -> std::io::Result<()>;
+    fn send(&mut self, seq: u64, wall_ns: u64) -> std::io::Result<()>;
     fn wait(&self, timeout: Duration) -> std::io::Result<bool>;
     /// One queued datagram, None when nothing is queued.
     fn recv(&mut self) -> std::io::Result<Option<Incoming>>;
@@ -88,8 +88,8 @@ impl UdpProbes {
 }
 
 impl Transport for UdpProbes {
-    fn send(&mut self, seq: u64) -> std::io::Result<()> {
-        let p = Probe::request(self.token, seq, timestamp::realtime_ns());
+    fn send(&mut self, seq: u64, wall_ns: u64) -> std::io::Result<()> {
+        let p = Probe::request(self.token, seq, wall_ns);
         p.emit(&mut self.out).map_err(std::io::Error::other)?;
         self.sock.send(&self.out).map(|_| ())
     }
@@ -203,14 +203,8 @@ impl IcmpEcho {
 }
 
 impl Transport for IcmpEcho {
-    fn send(&mut self, seq: u64) -> std::io::Result<()> {
-        let m = icmp::echo_request(
-            self.family,
-            self.ident,
-            seq,
-            timestamp::realtime_ns(),
-            self.data_len,
-        );
+    fn send(&mut self, seq: u64, wall_ns: u64) -> std::io::Result<()> {
+        let m = icmp::echo_request(self.family, self.ident, seq, wall_ns, self.data_len);
         self.sock.send(&m).map(|_| ())
     }
 

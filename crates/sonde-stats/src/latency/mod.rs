@@ -7,6 +7,7 @@
 //!
 //! - [`histogram`]: exact min/mean/max/variance plus HDR-histogram percentiles (flat memory).
 //! - [`offset`]: NTP on-wire clock-offset estimation from the fastest third of probes.
+//! - [`intervals`]: interval rows by send time, each with its own loss.
 //! - [`tracker`]: the probe accountant (RFC 3393 IPDV, RFC 3550 jitter, RFC 4737 reordering).
 //! - [`compare`]: significance tests for `sonde compare-ip`.
 //!
@@ -20,6 +21,7 @@
 
 pub mod compare;
 pub mod histogram;
+pub mod intervals;
 pub mod model;
 pub mod offset;
 pub mod tracker;

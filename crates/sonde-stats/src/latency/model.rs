@@ -145,19 +145,52 @@ pub struct ScheduleStats {
     pub error_percent: f64,
 }
 
-/// One interval line.
+/// One interval line: the probes sent in `start..end` (seconds since the start), how many of
+/// them were answered by the time the line was written and the RTTs of those answers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencyInterval {
     pub start: f64,
     pub end: f64,
     pub sent: u64,
     pub received: u64,
+    /// Probes of this interval still unanswered when the line was written (every probe was
+    /// answered, or the wait for replies had passed).
+    #[serde(default)]
+    pub lost: u64,
     pub rtt: Option<DelayStats>,
+}
+
+/// A probe left (the start of its per-probe record).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSent {
+    pub seq: u64,
+    /// Wall clock at the send, Unix time in nanoseconds.
+    pub sent_unix_ns: u64,
+}
+
+/// The first reply to a probe, as ping prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrip {
+    pub seq: u64,
+    /// Wall clock at the send, Unix time in nanoseconds.
+    pub sent_unix_ns: u64,
+    /// Wall clock at the receive (the kernel's timestamp where available), Unix ns.
+    pub received_unix_ns: u64,
+    /// Round-trip time; for UDP probes without the server's turnaround, so it can be less
+    /// than received minus sent.
+    pub rtt_ms: f64,
+    /// Measured one-way delay client to server (only with `--clock-synced`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_ms: Option<f64>,
+    /// Measured one-way delay server to client (only with `--clock-synced`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub down_ms: Option<f64>,
 }
 
 /// The end of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
+    /// Length of the probing (the last replies may have been waited for a little longer).
     pub seconds: f64,
     pub loss: LossStats,
     /// Round-trip time (for UDP probes without the server's turnaround; for tcp-connect the
@@ -170,7 +203,7 @@ pub struct LatencySummary {
     /// Mean time the server held a probe.
     pub server_turnaround_us: Option<f64>,
     pub schedule: Option<ScheduleStats>,
-    /// Answered probes per second of run time (tcp-rr: transactions per second).
+    /// Answered probes per second of probing (tcp-rr: transactions per second).
     pub rate_per_second: f64,
     /// True when the run did not reach its end (Ctrl-C, error).
     pub partial: bool,
@@ -186,6 +219,10 @@ pub enum LatencyEvent {
     End(Box<LatencySummary>),
     Note(String),
     Error(String),
+    /// A probe left; for per-probe records (`-J`), ignored by summaries.
+    Sent(ProbeSent),
+    /// A probe's first reply; for per-probe lines (`-v`) and records.
+    RoundTrip(RoundTrip),
 }
 
 /// One phase of `sonde rrul`: latency probes while TCP streams load the path (or not).

@@ -4,8 +4,9 @@
 //! Calling order: [`ProbeTracker::on_sent`] for each probe as it leaves (sequence numbers 1, 2,
 //! 3, ... in order), [`ProbeTracker::on_reply`] for each reply as it arrives (any order, any
 //! number of copies), optionally [`ProbeTracker::on_server_count`] with the server's count of
-//! requests received, [`ProbeTracker::take_interval`] at each interval boundary, and
-//! [`ProbeTracker::summary`] at the end.
+//! requests received, [`ProbeTracker::close_interval`] at each interval boundary and at the end
+//! of probing, [`ProbeTracker::pop_interval`] for the rows that are ready (see
+//! [`super::intervals`]), and the summary figures (`loss`, `rtt`, ...) at the end.
 //!
 //! - Duplicates and reordering: a bitmap of the last [`SEQ_WINDOW`] sequence numbers tells a
 //!   copy from a first arrival in constant memory; a reply older than the window is counted as
@@ -19,8 +20,10 @@
 //! - One-way delays: see [`super::offset`].
 
 use super::histogram::DelayAccumulator;
+use super::intervals::IntervalSlicer;
 use super::model::{
-    DelayStats, IpdvStats, LatencyInterval, LossStats, OneWayBasis, OneWayStats, ScheduleStats,
+    DelayStats, IpdvStats, LatencyInterval, LossStats, OneWayBasis, OneWayStats, RoundTrip,
+    ScheduleStats,
 };
 use super::offset::{estimate_offset, OffsetSample, Reservoir, RESERVOIR};
 use crate::jitter::Jitter;
@@ -118,9 +121,8 @@ pub struct ProbeTracker {
     ipdv_down: Ipdv,
     offsets: Reservoir<OffsetSample>,
     rtt_samples: Reservoir<i64>,
-    iv_rtt: DelayAccumulator,
-    iv_sent: u64,
-    iv_received: u64,
+    rows: IntervalSlicer,
+    last_round_trip: Option<RoundTrip>,
 }
 
 impl ProbeTracker {
@@ -150,9 +152,8 @@ impl ProbeTracker {
             ipdv_down: Ipdv::default(),
             offsets: Reservoir::new(RESERVOIR),
             rtt_samples: Reservoir::new(RESERVOIR),
-            iv_rtt: DelayAccumulator::absolute(),
-            iv_sent: 0,
-            iv_received: 0,
+            rows: IntervalSlicer::new(),
+            last_round_trip: None,
         }
     }
 
@@ -164,7 +165,7 @@ impl ProbeTracker {
     /// Records that probe `seq` left; it must be the next sequence number (1, 2, ...).
     pub fn on_sent(&mut self, seq: u64) {
         self.sent = self.sent.max(seq);
-        self.iv_sent += 1;
+        self.rows.on_sent(seq);
         let (w, b) = Self::bit(seq);
         if let Some(word) = self.seen.get_mut(w) {
             *word &= !b;
@@ -201,7 +202,6 @@ impl ProbeTracker {
         }
         *word |= b;
         self.received += 1;
-        self.iv_received += 1;
         if r.seq < self.max_seq_seen {
             self.reordered += 1;
         }
@@ -228,7 +228,16 @@ impl ProbeTracker {
             self.late += 1;
         }
         self.rtt.record(rtt);
-        self.iv_rtt.record(rtt);
+        self.rows.on_answer(r.seq, rtt);
+        let measured = |v: i64| (self.cfg.clock_synced).then_some(v as f64 / 1e6);
+        self.last_round_trip = Some(RoundTrip {
+            seq: r.seq,
+            sent_unix_ns: r.sent_ns,
+            received_unix_ns: r.recv_ns,
+            rtt_ms: rtt as f64 / 1e6,
+            up_ms: one_way.and_then(|(u, _)| measured(u)),
+            down_ms: one_way.and_then(|(_, d)| measured(d)),
+        });
         self.rtt_samples.push(rtt);
         self.jitter.on_packet(r.sent_ns, r.sent_ns + rtt as u64);
         if let Some((pseq, prtt, pow)) = self.last {
@@ -249,19 +258,25 @@ impl ProbeTracker {
         self.server_count = Some(self.server_count.map_or(count, |c| c.max(count)));
     }
 
-    /// The interval since the last call: probes sent, replies and their RTTs; resets them.
-    pub fn take_interval(&mut self, start: f64, end: f64) -> LatencyInterval {
-        let iv = LatencyInterval {
-            start,
-            end,
-            sent: self.iv_sent,
-            received: self.iv_received,
-            rtt: self.iv_rtt.stats(0, false),
-        };
-        self.iv_sent = 0;
-        self.iv_received = 0;
-        self.iv_rtt.reset();
-        iv
+    /// The last fresh reply as a per-probe record (set by each [`Verdict::Fresh`]).
+    pub fn last_round_trip(&self) -> Option<&RoundTrip> {
+        self.last_round_trip.as_ref()
+    }
+
+    /// Ends the current interval at `end` (seconds since the start); see
+    /// [`IntervalSlicer::close`].
+    pub fn close_interval(&mut self, end: f64) {
+        self.rows.close(end);
+    }
+
+    /// The oldest closed interval row, when all its probes are answered or `grace` seconds
+    /// passed since it ended; with `force`, any closed row (at the end of the run).
+    pub fn pop_interval(&mut self, now: f64, grace: f64, force: bool) -> Option<LatencyInterval> {
+        if force {
+            self.rows.pop_closed()
+        } else {
+            self.rows.pop_ready(now, grace)
+        }
     }
 
     /// A uniform sample (at most [`RESERVOIR`]) of the RTTs in ms, for plots and significance

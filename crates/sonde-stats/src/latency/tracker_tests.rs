@@ -175,6 +175,15 @@ fn clock_synced_measured_or_withheld_when_negative() {
     assert_eq!(ow.basis, OneWayBasis::Measured);
     assert!((ow.up.unwrap().median_ms - 2.0).abs() < 0.01);
     assert!((ow.down.unwrap().median_ms - 3.0).abs() < 0.01);
+    let rt = t.last_round_trip().unwrap();
+    assert_eq!((rt.up_ms, rt.down_ms), (Some(2.0), Some(3.0)));
+
+    // Unsynchronised clocks: the per-probe record has no one-way figures.
+    let mut t = tracker();
+    t.on_sent(1);
+    t.on_reply(&stamped(1, 0, 2 * MS, 3 * MS, 0));
+    let rt = t.last_round_trip().unwrap();
+    assert_eq!((rt.up_ms, rt.down_ms), (None, None));
 
     // The server's clock is 10 ms behind: its receive time precedes our send time.
     let mut t = ProbeTracker::new(synced);
@@ -212,11 +221,22 @@ fn intervals_reset_and_schedule_error() {
     t.on_sent(1);
     t.on_sent(2);
     t.on_reply(&reply(1, 0, 4 * MS));
-    let iv = t.take_interval(0.0, 1.0);
-    assert_eq!((iv.sent, iv.received), (2, 1));
+    t.close_interval(1.0);
+    assert_eq!(
+        t.pop_interval(1.0, 0.5, false),
+        None,
+        "probe 2 may still be answered"
+    );
+    let iv = t.pop_interval(1.5, 0.5, false).unwrap();
+    assert_eq!((iv.sent, iv.received, iv.lost), (2, 1, 1));
     assert_eq!(iv.rtt.unwrap().median_ms, 4.0);
-    let iv = t.take_interval(1.0, 2.0);
+    t.close_interval(2.0);
+    let iv = t.pop_interval(2.0, 0.5, true).unwrap();
     assert_eq!((iv.sent, iv.received, iv.rtt), (0, 0, None));
+    assert_eq!(
+        t.last_round_trip().map(|r| (r.seq, r.rtt_ms)),
+        Some((1, 4.0))
+    );
 
     let mut s = ScheduleTracker::new(MS);
     for (i, late_us) in [10u64, 30, 50, 30].iter().enumerate() {

@@ -13,15 +13,19 @@ use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// The latency reporter the output flags ask for.
-pub fn reporter(o: &OutputArgs, out: output::SharedOut) -> Box<dyn LatencySink + Send> {
+/// The latency reporter the output flags ask for; `verbose` adds a line per answered probe.
+pub fn reporter(
+    o: &OutputArgs,
+    verbose: bool,
+    out: output::SharedOut,
+) -> Box<dyn LatencySink + Send> {
     let w = LineOut::new(out);
     if o.json {
         Box::new(LatencyJsonReporter::new(w))
     } else if o.json_stream {
-        Box::new(LatencyJsonLinesReporter::new(w))
+        Box::new(LatencyJsonLinesReporter::new(w).per_probe(verbose))
     } else {
-        Box::new(LatencyTableReporter::new(w))
+        Box::new(LatencyTableReporter::new(w).verbose(verbose))
     }
 }
 
@@ -60,6 +64,10 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
     } else {
         (a.host.clone(), a.port)
     };
+    // netperf's TCP_RR: the next request leaves as soon as the response arrives, unless a
+    // probe interval was asked for.
+    let flood = a.flood || (mode == LatencyMode::TcpRr && a.interval.is_none());
+    let interval = a.interval.unwrap_or(Duration::from_secs(1));
     if a.window > 1 && !a.flood {
         return Err("--window applies to --flood".into());
     }
@@ -69,7 +77,7 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
                 .into(),
         );
     }
-    if !a.flood && a.interval < Duration::from_micros(100) {
+    if !flood && interval < Duration::from_micros(100) {
         return Err(
             "--interval must be at least 100us (use --flood for back-to-back probes)".into(),
         );
@@ -97,8 +105,8 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
         },
         mode,
         size: a.size as usize,
-        interval: a.interval,
-        flood: a.flood,
+        interval,
+        flood,
         window: a.window,
         count: a.count,
         duration,
@@ -127,7 +135,7 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     };
-    let mut sink = reporter(&a.output, out);
+    let mut sink = reporter(&a.output, a.verbose, out);
     let mut emit = |ev: LatencyEvent| {
         if let Err(e) = sink.event(&ev) {
             crate::output::write_failed(&e);
