@@ -305,6 +305,7 @@ mod tests {
             seconds: 1.0,
             loss: t.loss(),
             rtt: t.rtt(),
+            rtt_histogram: t.rtt_histogram(),
             jitter_ms: t.jitter_ms(),
             ipdv: t.ipdv(),
             one_way: None,

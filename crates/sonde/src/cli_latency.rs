@@ -13,6 +13,7 @@ const COMPARE_JSON_HELP: &str = "One JSON document in sonde's compare-ip schema 
 
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
+#[command(mut_arg("verbose", |a| a.short_alias('v').help(LATENCY_VERBOSE_HELP)))]
 pub struct LatencyArgs {
     /// Host (a sonde server; any host with --icmp; HOST:PORT with --tcp-connect)
     pub host: String,
@@ -68,13 +69,13 @@ pub struct LatencyArgs {
     /// IPv6 only
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
-    /// A line per answered probe, as ping (sequence, size, RTT; one-way delays with
-    /// --clock-synced); with --json-stream a "round_trip" event per answered probe
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
+
+/// `-V` / `-v` / `--verbose` of `sonde latency` (the shared output flag, meaning per-probe
+/// lines here).
+const LATENCY_VERBOSE_HELP: &str = "A line per answered probe, as ping (sequence, size, RTT; one-way delays with --clock-synced); with --json-stream a \"round_trip\" event per answered probe (-v works too)";
 
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(RRUL_JSON_HELP)))]

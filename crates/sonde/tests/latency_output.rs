@@ -274,6 +274,23 @@ fn json_has_a_record_per_probe_and_flags_the_lost_one() {
     let lost_in_rows: u64 = arr(&doc, "intervals").iter().map(|i| uint(i, "lost")).sum();
     assert_eq!(lost_in_rows, 1);
     assert!(text(&doc, "start.mode") == "udp");
+    // The binned distribution holds every answered probe, each inside its bin.
+    assert_eq!(text(&doc, "end.rtt_histogram.unit"), "ms");
+    let bins = arr(&doc, "end.rtt_histogram.bins");
+    let counted: u64 = bins.iter().map(|b| uint(b, "2")).sum();
+    assert_eq!(counted, 5, "{bins:?}");
+    assert_eq!(counted, uint(&doc, "end.rtt.samples"));
+    for rt in rts
+        .iter()
+        .filter(|rt| at(rt, "lost") == &Value::Bool(false))
+    {
+        let ms = num(rt, "rtt_ms");
+        assert!(
+            bins.iter()
+                .any(|b| num(b, "0") <= ms + 1e-6 && ms <= num(b, "1") + 1e-6),
+            "{ms} ms in no bin: {bins:?}"
+        );
+    }
 }
 
 #[test]

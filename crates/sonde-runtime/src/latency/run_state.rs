@@ -146,6 +146,7 @@ impl<'a> RunState<'a> {
             seconds: secs,
             loss: t.loss(),
             rtt: t.rtt(),
+            rtt_histogram: t.rtt_histogram(),
             jitter_ms: t.jitter_ms(),
             ipdv: t.ipdv(),
             one_way: t.one_way(),

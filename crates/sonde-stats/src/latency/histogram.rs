@@ -97,6 +97,27 @@ impl DelayAccumulator {
         }
     }
 
+    /// The samples in their histogram bins, in milliseconds: `(low, high, count)` per
+    /// non-empty bin, ascending. Only for [`DelayAccumulator::absolute`] values (round trips),
+    /// where a bin is a range of the values themselves; empty otherwise.
+    pub fn bins_ms(&self) -> Vec<(f64, f64, u64)> {
+        let Some(h) = self.pos.as_ref().filter(|_| self.absolute) else {
+            return Vec::new();
+        };
+        // Stored as value + 1 ns (see `record`).
+        let ms = |v: u64| v.saturating_sub(1) as f64 / 1e6;
+        h.iter_recorded()
+            .map(|v| {
+                let at = v.value_iterated_to();
+                (
+                    ms(h.lowest_equivalent(at)),
+                    ms(h.highest_equivalent(at)),
+                    v.count_at_value(),
+                )
+            })
+            .collect()
+    }
+
     /// Samples recorded.
     pub fn count(&self) -> u64 {
         self.n
@@ -222,6 +243,30 @@ mod tests {
             s.variance_ms2
         );
         assert!((s.stddev_ms - s.variance_ms2.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bins_hold_every_sample_within_their_bounds() {
+        let mut a = DelayAccumulator::absolute();
+        let samples = [250_000i64, 250_100, 1_000_000, 1_000_000, 7_345_678];
+        for v in samples {
+            a.record(v);
+        }
+        let bins = a.bins_ms();
+        assert_eq!(bins.iter().map(|b| b.2).sum::<u64>(), samples.len() as u64);
+        assert!(
+            bins.windows(2).all(|w| w[0].1 < w[1].0),
+            "ascending: {bins:?}"
+        );
+        for v in samples {
+            let ms = v as f64 / 1e6;
+            let bin = bins.iter().find(|b| b.0 <= ms && ms <= b.1);
+            let bin = bin.unwrap_or_else(|| panic!("{ms} in no bin: {bins:?}"));
+            // 3 significant digits: a bin is at most 0.1 % of its value wide.
+            assert!(bin.1 - bin.0 <= ms * 0.001 + 1e-6, "{bin:?}");
+        }
+        assert_eq!(bins.iter().find(|b| b.0 <= 1.0 && 1.0 <= b.1).unwrap().2, 2);
+        assert!(DelayAccumulator::relative().bins_ms().is_empty());
     }
 
     #[test]

@@ -196,6 +196,9 @@ pub struct LatencySummary {
     /// Round-trip time (for UDP probes without the server's turnaround; for tcp-connect the
     /// handshake time).
     pub rtt: Option<DelayStats>,
+    /// Every round trip, binned (for a distribution plot drawn from all samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_histogram: Option<Histogram>,
     /// RFC 3550 smoothed jitter of the RTT.
     pub jitter_ms: f64,
     pub ipdv: Option<IpdvStats>,
@@ -208,6 +211,16 @@ pub struct LatencySummary {
     /// True when the run did not reach its end (Ctrl-C, error).
     pub partial: bool,
     pub error: Option<String>,
+}
+
+/// A distribution in bins: `(low, high, count)` per non-empty bin, ascending, each sample
+/// counted in the bin with `low <= value <= high`. The bins are the HDR histogram's (3
+/// significant digits: each bin is at most 0.1 % of its values wide).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    /// Unit of `low` and `high`: "ms".
+    pub unit: String,
+    pub bins: Vec<(f64, f64, u64)>,
 }
 
 /// One event of a latency run, in order.

@@ -294,6 +294,15 @@ impl ProbeTracker {
         self.rtt.stats(0, false)
     }
 
+    /// Every round trip so far, binned (None before the first).
+    pub fn rtt_histogram(&self) -> Option<super::model::Histogram> {
+        let bins = self.rtt.bins_ms();
+        (!bins.is_empty()).then(|| super::model::Histogram {
+            unit: "ms".into(),
+            bins,
+        })
+    }
+
     /// RFC 3550 jitter of the RTT, ms.
     pub fn jitter_ms(&self) -> f64 {
         self.jitter.seconds() * 1e3

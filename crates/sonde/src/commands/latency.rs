@@ -135,7 +135,7 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     };
-    let mut sink = reporter(&a.output, a.verbose, out);
+    let mut sink = reporter(&a.output, a.output.verbose, out);
     let mut emit = |ev: LatencyEvent| {
         if let Err(e) = sink.event(&ev) {
             crate::output::write_failed(&e);
