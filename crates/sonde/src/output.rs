@@ -5,7 +5,7 @@ use anyhow::Context;
 use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Set when standard output turned out to be closed (`sonde ... | head`).
@@ -109,11 +109,55 @@ pub struct LineOut {
     prefix: LinePrefix,
 }
 
-/// iperf3's line prefixes: `--timestamps[=FORMAT]` then `-T TITLE`.
+/// iperf3's line prefixes: `--timestamps[=FORMAT]` then `-T TITLE`; on a server, the client's
+/// address while several tests run at once (their lines interleave).
 #[derive(Debug, Clone, Default)]
 pub struct LinePrefix {
     pub title: Option<String>,
     pub timestamps: Option<String>,
+    pub client: Option<ClientLabel>,
+}
+
+/// A server test's label and the count of tests whose output is open right now. Once a test
+/// shared the output with another, all its later lines carry the label.
+#[derive(Debug, Clone)]
+pub struct ClientLabel {
+    pub label: String,
+    pub open: Arc<AtomicUsize>,
+    pub shared_once: Arc<AtomicBool>,
+}
+
+impl ClientLabel {
+    pub fn new(label: &str, open: &Arc<AtomicUsize>) -> Self {
+        Self {
+            label: label.to_owned(),
+            open: open.clone(),
+            shared_once: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn shown(&self) -> bool {
+        if self.open.load(Ordering::SeqCst) > 1 {
+            self.shared_once.store(true, Ordering::SeqCst);
+        }
+        self.shared_once.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts one open test output in [`ClientLabel::open`] while it lives.
+pub struct OpenOutput(Arc<AtomicUsize>);
+
+impl OpenOutput {
+    pub fn new(open: &Arc<AtomicUsize>) -> Self {
+        open.fetch_add(1, Ordering::SeqCst);
+        Self(open.clone())
+    }
+}
+
+impl Drop for OpenOutput {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl LinePrefix {
@@ -122,15 +166,21 @@ impl LinePrefix {
         Self {
             title: o.title.clone(),
             timestamps: o.timestamps.clone(),
+            client: None,
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.title.is_none() && self.timestamps.is_none()
+        self.title.is_none() && self.timestamps.is_none() && self.client.is_none()
     }
 
     fn render(&self) -> String {
         let mut p = String::new();
+        if let Some(c) = self.client.as_ref().filter(|c| c.shown()) {
+            p.push('[');
+            p.push_str(&c.label);
+            p.push_str("] ");
+        }
         if let Some(f) = &self.timestamps {
             p.push_str(&crate::os_time::local_strftime(f));
         }
@@ -221,6 +271,15 @@ pub fn client_reporter(
 
 /// The reporter the flags ask for, writing to `out`.
 pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
+    reporter_with_prefix(o, out, LinePrefix::of(o))
+}
+
+/// [`reporter`] with the table's lines prefixed by `prefix`.
+pub fn reporter_with_prefix(
+    o: &OutputArgs,
+    out: SharedOut,
+    prefix: LinePrefix,
+) -> Box<dyn Sink + Send> {
     if o.json {
         Box::new(JsonReporter::new(LineOut::new(out)).with_title(o.title.clone()))
     } else if o.json_stream && o.json_stream_full_output {
@@ -233,7 +292,7 @@ pub fn reporter(o: &OutputArgs, out: SharedOut) -> Box<dyn Sink + Send> {
         Box::new(JsonLinesReporter::new(LineOut::new(out)))
     } else {
         Box::new(
-            TableReporter::new(LineOut::with_prefix(out, LinePrefix::of(o)))
+            TableReporter::new(LineOut::with_prefix(out, prefix))
                 .with_rate_unit(o.rate_unit.unwrap_or_default())
                 .with_verbose(o.verbose),
         )

@@ -133,3 +133,44 @@ fn a_server_receiving_nothing_ends_the_test_after_its_rcv_timeout() {
         out.describe()
     );
 }
+
+#[test]
+fn a_server_labels_each_tests_lines_while_tests_overlap() {
+    let server = Server::start(&[]);
+    let long = server.spawn_client(&["-t", "3", "-b", "10m"]);
+    std::thread::sleep(Duration::from_millis(500));
+    server
+        .client(&["-t", "1", "-b", "10m"], Duration::from_secs(30))
+        .expect_code(0);
+    long.wait(Duration::from_secs(30)).expect_code(0);
+    server
+        .client(&["-t", "1", "-b", "10m"], Duration::from_secs(30))
+        .expect_code(0);
+    wait_for("the last summary", Duration::from_secs(5), || {
+        server.output_so_far().matches("receiver").count() >= 3
+    });
+    let out = server.output_so_far();
+    let stdout = out
+        .split("--- server stderr ---")
+        .next()
+        .unwrap_or_default();
+    let labels: std::collections::BTreeSet<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("[127.0.0.1:"))
+        .filter_map(|l| l.split(']').next())
+        .collect();
+    assert_eq!(
+        labels.len(),
+        2,
+        "both overlapping tests are labelled\n{out}"
+    );
+    // Once labelled, a test stays labelled: every summary row of the two is.
+    let summaries: Vec<&str> = stdout.lines().filter(|l| l.ends_with("receiver")).collect();
+    assert_eq!(summaries.len(), 3, "{out}");
+    assert!(
+        summaries[..2].iter().all(|l| l.starts_with("[127.0.0.1:")),
+        "{out}"
+    );
+    // The test that ran alone is not.
+    assert!(summaries[2].starts_with("[  1]"), "{out}");
+}

@@ -5,7 +5,7 @@ use crate::cli::ServerArgs;
 use crate::output;
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,8 +52,21 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
     };
     let oa = a.output.clone();
     let sink_out = out.clone();
-    let sinks: SinkFactory =
-        Arc::new(move |_peer: &str| output::event_fn(output::reporter(&oa, sink_out.clone())));
+    let open = Arc::new(AtomicUsize::new(0));
+    // While several tests run at once, each table line names its client.
+    let sinks: SinkFactory = Arc::new(move |peer: &str| {
+        let prefix = output::LinePrefix {
+            client: Some(output::ClientLabel::new(peer, &open)),
+            ..output::LinePrefix::of(&oa)
+        };
+        let counted = output::OpenOutput::new(&open);
+        let mut emit =
+            output::event_fn(output::reporter_with_prefix(&oa, sink_out.clone(), prefix));
+        Box::new(move |ev| {
+            let _open = &counted;
+            emit(ev)
+        })
+    });
     let log = Arc::new(|msg: &str| eprintln!("sonde server: {msg}"));
     let server = match Server::bind(cfg, interrupt, sinks, log) {
         Ok(s) => s,
