@@ -26,12 +26,23 @@ pub struct JsonReporter<W: Write> {
     finished: bool,
     title: Option<String>,
     extra_data: Option<String>,
+    server_output: Option<ServerOutputSlot>,
 }
+
+/// Where the caller puts the server's own document once it has it (`--get-server-output`);
+/// it is written as iperf3's `server_output_json`.
+pub type ServerOutputSlot = std::sync::Arc<std::sync::Mutex<Option<Value>>>;
 
 impl<W: Write> JsonReporter<W> {
     /// Adds iperf3's top-level `"extra_data"` (`--extra-data`) to the document.
     pub fn with_extra_data(mut self, extra: Option<String>) -> Self {
         self.extra_data = extra;
+        self
+    }
+
+    /// Writes the value put into `slot` (before [`Sink::finish`]) as `"server_output_json"`.
+    pub fn with_server_output(mut self, slot: Option<ServerOutputSlot>) -> Self {
+        self.server_output = slot;
         self
     }
 
@@ -55,6 +66,7 @@ impl<W: Write> JsonReporter<W> {
             finished: false,
             title: None,
             extra_data: None,
+            server_output: None,
         }
     }
 
@@ -98,6 +110,13 @@ impl<W: Write> JsonReporter<W> {
         );
         doc.insert("intervals".into(), Value::Array(self.intervals.clone()));
         doc.insert("end".into(), end);
+        if let Some(v) = self
+            .server_output
+            .as_ref()
+            .and_then(|s| s.lock().ok().and_then(|v| v.clone()))
+        {
+            doc.insert("server_output_json".into(), v);
+        }
         if !errors.is_empty() {
             doc.insert("error".into(), json!(errors.join("; ")));
         }

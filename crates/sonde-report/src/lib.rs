@@ -39,7 +39,7 @@ mod table;
 #[cfg(test)]
 mod test_fixtures;
 
-pub use json::JsonReporter;
+pub use json::{JsonReporter, ServerOutputSlot};
 pub use json_lines::JsonLinesReporter;
 pub use table::TableReporter;
 

@@ -53,6 +53,9 @@ pub struct ClientConfig {
 pub struct ClientOutcome {
     pub summary: Option<TestSummary>,
     pub error: Option<RunError>,
+    /// The test as the server reported it (start, its intervals, its summary), rebuilt from
+    /// what it sent: for `--get-server-output`. Complete tests only.
+    pub server_view: Option<Vec<Event>>,
 }
 
 /// Longest wait for one control step (accept, streams ready, results). Generous because
@@ -115,17 +118,21 @@ pub fn run(
         peer_results: None,
         peer_live: LiveTotals::new(),
         peer_rows: PeerRowOrder::new(),
+        server_events: Vec::new(),
+        own_results: None,
     };
     match run.execute() {
         Ok(summary) => ClientOutcome {
             summary: Some(summary),
             error: None,
+            server_view: run.server_view(),
         },
         Err(e) => {
             let summary = run.partial_summary(&e);
             ClientOutcome {
                 summary,
                 error: Some(e),
+                server_view: None,
             }
         }
     }
@@ -142,6 +149,10 @@ struct ClientRun<'a> {
     peer_live: LiveTotals,
     /// Holds the server's live rows until this end's row of the same interval is out.
     peer_rows: PeerRowOrder,
+    /// The server's start (as it saw it) and live intervals, for [`ClientRun::server_view`].
+    server_events: Vec<Event>,
+    /// The results this end sent the server.
+    own_results: Option<Results>,
 }
 
 impl ClientRun<'_> {
@@ -228,6 +239,10 @@ impl ClientRun<'_> {
         let congestion = self.start_engine(streams)?;
         flush(conn, session)?;
         let start = start_event(self.cfg, &server, &local, &cookie, connected);
+        self.server_events
+            .push(Event::Start(Box::new(crate::start::as_seen_by_server(
+                &start,
+            ))));
         (self.emit)(Event::Start(Box::new(start)));
         self.run_until_end(conn, session)?;
         let (stop_at, peer) = self.stop_and_collect(conn, session)?;
@@ -349,12 +364,14 @@ impl ClientRun<'_> {
             .unwrap_or((Instant::now(), CpuTimes::default()));
         engine.join();
         let cpu_local = cpu_usage(cpu0, cpu::process_times(), t0.elapsed().as_secs_f64());
-        session.send_results(Results {
+        let own = Results {
             cpu: cpu_local,
             congestion: congestion.clone(),
             streams: local.clone(),
             sent: engine.sent_counts(),
-        });
+        };
+        self.own_results = Some(own.clone());
+        session.send_results(own);
         let _ = flush(conn, session);
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Client,
@@ -498,9 +515,28 @@ impl ClientRun<'_> {
     /// A live row of the server: counted for a test cut short, shown in its place.
     fn on_peer_interval(&mut self, r: IntervalReport) {
         self.peer_live.add(&r);
+        self.server_events.push(Event::Interval(r.clone()));
         for r in self.peer_rows.peer(r) {
             (self.emit)(Event::PeerInterval(r));
         }
+    }
+
+    /// The test as the server reported it: its start, its intervals and the summary it built
+    /// from both ends' results (the same merge the server runs).
+    fn server_view(&mut self) -> Option<Vec<Event>> {
+        let (peer, own) = (self.peer_results.as_ref()?, self.own_results.as_ref()?);
+        let summary = crate::summary::build(crate::summary::SummaryInput {
+            role: Role::Server,
+            params: &self.cfg.params,
+            local: &peer.streams,
+            peer: Some(own),
+            cpu_local: peer.cpu,
+            local_congestion: peer.congestion.clone(),
+            error: None,
+        });
+        let mut events = std::mem::take(&mut self.server_events);
+        events.push(Event::End(Box::new(summary)));
+        Some(events)
     }
 
     /// Shows this end's interval row, then the server's rows of the same span.

@@ -45,3 +45,22 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         connected: ctx.connected,
     }
 }
+
+/// The start of a test as its server saw it, rebuilt on the client (`--get-server-output`):
+/// the same test, the ends of every connection swapped. What only the server knows (its
+/// software and system) is left empty rather than guessed.
+pub fn as_seen_by_server(client: &TestStart) -> TestStart {
+    let mut s = client.clone();
+    s.role = sonde_stats::model::Role::Server;
+    s.version = String::new();
+    s.system_info = String::new();
+    std::mem::swap(&mut s.local, &mut s.remote);
+    for c in &mut s.connected {
+        std::mem::swap(&mut c.local, &mut c.remote);
+        c.role = match c.role {
+            sonde_stats::model::StreamRole::Sender => sonde_stats::model::StreamRole::Receiver,
+            sonde_stats::model::StreamRole::Receiver => sonde_stats::model::StreamRole::Sender,
+        };
+    }
+    s
+}

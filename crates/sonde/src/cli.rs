@@ -311,8 +311,9 @@ pub struct ClientArgs {
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
     #[arg(long)]
     pub iperf3: bool,
-    /// With --iperf3: ask the server for its own output (shown as a note)
-    #[arg(long, requires = "iperf3")]
+    /// Show the server's view of the test after this end's: its intervals and summary (in -J
+    /// as "server_output_json"); with --iperf3 what the iperf3 server printed
+    #[arg(long)]
     pub get_server_output: bool,
     /// With --iperf3: 64-bit UDP sequence numbers
     #[arg(long, requires = "iperf3")]

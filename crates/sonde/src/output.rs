@@ -257,12 +257,14 @@ pub fn client_reporter(
     o: &OutputArgs,
     out: SharedOut,
     extra_data: Option<String>,
+    server_output: Option<sonde_report::ServerOutputSlot>,
 ) -> Box<dyn Sink + Send> {
     if o.json {
         Box::new(
             JsonReporter::new(LineOut::new(out))
                 .with_title(o.title.clone())
-                .with_extra_data(extra_data),
+                .with_extra_data(extra_data)
+                .with_server_output(server_output),
         )
     } else {
         reporter(o, out)

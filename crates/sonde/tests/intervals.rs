@@ -182,3 +182,42 @@ fn json_stream_full_output_ends_with_the_whole_document() {
         plain.describe()
     );
 }
+
+#[test]
+fn get_server_output_shows_the_servers_rows_and_document() {
+    let server = Server::start(&[]);
+    let out = server.client(
+        &["-u", "-b", "10m", "-t", "2", "--get-server-output"],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let text = &out.stdout;
+    let (_, theirs) = text
+        .split_once("\nServer output:\n")
+        .expect("a server section");
+    assert!(
+        theirs.contains("Accepted connection from 127.0.0.1"),
+        "{text}"
+    );
+    // The server's interval rows are its receive rows, one per second.
+    let rows: Vec<&str> = theirs
+        .lines()
+        .filter(|l| l.starts_with("[  1]") && l.contains("0/") && !l.ends_with("receiver"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(theirs.contains("local/receiver"), "{text}");
+
+    let out = server.client(&["-t", "1", "--get-server-output", "-J"], CLIENT_DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    let theirs = &doc["server_output_json"];
+    assert_eq!(theirs["sonde"]["role"], "server", "{doc}");
+    assert_eq!(
+        theirs["end"]["sum_received"]["bytes"], doc["end"]["sum_received"]["bytes"],
+        "one test, one byte count"
+    );
+    assert_eq!(
+        theirs["start"]["connected"][0]["local_port"].as_u64(),
+        Some(u64::from(server.port))
+    );
+}

@@ -55,12 +55,14 @@ pub fn run(
         Ok(summary) => ClientOutcome {
             summary: Some(summary),
             error: None,
+            server_view: None,
         },
         Err(e) => {
             let summary = run.partial(&e);
             ClientOutcome {
                 summary,
                 error: Some(e),
+                server_view: None,
             }
         }
     }

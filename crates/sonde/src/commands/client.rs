@@ -217,7 +217,10 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         },
         rcv_timeout: Some(a.rcv_timeout),
     };
-    let mut sink = output::client_reporter(&a.output, out, a.extra_data.clone());
+    let server_json = (a.get_server_output && !a.iperf3)
+        .then(|| std::sync::Arc::new(std::sync::Mutex::new(None)));
+    let mut sink =
+        output::client_reporter(&a.output, out, a.extra_data.clone(), server_json.clone());
     let mut emit = |ev: Event| {
         if let Err(e) = sink.event(&ev) {
             crate::output::write_failed(&e);
@@ -233,6 +236,21 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     } else {
         client::run(&cfg, interrupt, &mut emit)
     };
+    if let (true, Some(events)) = (a.get_server_output && !a.iperf3, &outcome.server_view) {
+        match &server_json {
+            Some(slot) if a.output.json => {
+                if let Ok(mut s) = slot.lock() {
+                    *s = server_document(events);
+                }
+            }
+            _ => {
+                let text = server_table(events);
+                if let Err(e) = sink.event(&Event::Note(format!("\nServer output:\n{text}"))) {
+                    crate::output::write_failed(&e);
+                }
+            }
+        }
+    }
     let code = match &outcome.error {
         None => exit::OK,
         Some(e) => {
@@ -247,4 +265,28 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         crate::output::write_failed(&e);
     }
     code
+}
+
+/// The server's view of the test (`--get-server-output`) as its table.
+fn server_table(events: &[Event]) -> String {
+    let mut buf = Vec::new();
+    let mut t = sonde_report::TableReporter::new(&mut buf);
+    for ev in events {
+        let _ = t.event(ev);
+    }
+    let _ = t.finish();
+    drop(t);
+    String::from_utf8_lossy(&buf).trim_end().to_owned()
+}
+
+/// The server's view of the test as its `-J` document.
+fn server_document(events: &[Event]) -> Option<serde_json::Value> {
+    let mut buf = Vec::new();
+    let mut j = sonde_report::JsonReporter::new(&mut buf);
+    for ev in events {
+        j.event(ev).ok()?;
+    }
+    j.finish().ok()?;
+    drop(j);
+    serde_json::from_slice(&buf).ok()
 }
