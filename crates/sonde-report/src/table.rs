@@ -511,6 +511,7 @@ mod tests {
             rtt_us: 1500,
             rttvar_us: 100,
             pmtu: 1500,
+            ..Default::default()
         });
         let events = vec![
             fx::start(

@@ -20,7 +20,8 @@ use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
-    ConnectedStream, Direction, Event, Protocol, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, Direction, Event, Protocol, Role, SocketFigures, StreamRole, TestStart,
+    TestSummary,
 };
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -209,13 +210,17 @@ impl ClientRun<'_> {
         };
         let streams = self.open_streams(server, &cookie)?;
         let connected = connected_streams(&streams);
+        let sockets = crate::start::socket_figures(
+            &self.cfg.params,
+            streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
+        );
         match self.next_event(conn, session, "the server to confirm the data streams")? {
             ClientEvent::StreamsReady => {}
             other => return Err(unexpected(other)),
         }
         flush(conn, session)?;
         let congestion = self.start_engine(streams)?;
-        let start = start_event(self.cfg, &server, &local, &cookie, connected);
+        let start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
         (self.emit)(Event::Start(Box::new(start)));
         self.run_until_end(conn, session)?;
         let (stop_at, peer) = self.stop_and_collect(conn, session)?;
@@ -707,7 +712,7 @@ fn start_event(
     server: &SocketAddr,
     local: &SocketAddr,
     cookie: &Cookie,
-    connected: Vec<ConnectedStream>,
+    (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
 ) -> TestStart {
     crate::start::start_event(
         &cfg.params,
@@ -719,6 +724,7 @@ fn start_event(
             cookie: cookie_hex(cookie),
             interval_secs: cfg.params.interval_secs,
             connected,
+            sockets,
         },
     )
 }
