@@ -34,37 +34,9 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-/// True once something listens on TCP `port` (read from /proc, so iperf3 sees no connection).
-fn listening(port: u16) -> bool {
-    let needle = format!(":{port:04X} ");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .is_some_and(|a| format!("{a} ").ends_with(&needle))
-                    && l.split_whitespace().nth(3) == Some("0A")
-            })
-        })
-    })
-}
-
-/// Starts `iperf3 -s -1 -J -p PORT` in the background; returns its port and handle.
+/// Starts `IPERF3 -s -1 -J -p PORT` in the background; returns its port and handle.
 fn iperf3_server(ip: &Iperf3) -> (u16, thread::JoinHandle<Output>) {
-    let port = common::free_port();
-    let args = strings(&["-s", "-1", "-J", "-p", &port.to_string()]);
-    let ip2 = ip.clone();
-    let h = thread::spawn(move || ip2.run(&args, DEADLINE));
-    let t0 = Instant::now();
-    while !listening(port) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "{} iperf3 -s did not listen on {port}",
-            ip.label
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-    (port, h)
+    ip.serve_once(DEADLINE)
 }
 
 fn json_of(out: &Output) -> Value {

@@ -82,6 +82,45 @@ impl Iperf3 {
     }
 }
 
+impl Iperf3 {
+    /// Starts `iperf3 -s -1 -J -p PORT` on a free port in the background (killed after
+    /// `timeout`) and returns once it listens: its port and the handle giving its output.
+    pub fn serve_once(&self, timeout: Duration) -> (u16, thread::JoinHandle<Output>) {
+        let port = crate::common::free_port();
+        let args: Vec<String> = ["-s", "-1", "-J", "-p", &port.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let me = self.clone();
+        let h = thread::spawn(move || me.run(&args, timeout));
+        let t0 = Instant::now();
+        while !listening(port) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "{} iperf3 -s did not listen on {port}",
+                self.label
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        (port, h)
+    }
+}
+
+/// True once something listens on TCP `port` (read from /proc, so iperf3 sees no connection).
+fn listening(port: u16) -> bool {
+    let needle = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|a| format!("{a} ").ends_with(&needle))
+                    && l.split_whitespace().nth(3) == Some("0A")
+            })
+        })
+    })
+}
+
 /// Where the newest iperf3 is expected: `SONDE_IPERF3_NEW`, else the workspace's
 /// `target/iperf3-new/iperf3`.
 fn newest_path() -> PathBuf {
