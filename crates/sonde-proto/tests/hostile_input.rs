@@ -197,12 +197,18 @@ fn end_view(rng: &mut Rng, udp: bool) -> EndView {
         tcp: if udp {
             None
         } else {
+            // The optional figures derive from drawn ones: more draws would change every
+            // later generated message.
+            let retransmits = rng.below(100) as u64;
+            let max_snd_cwnd = rng.below(10_000_000) as u64;
             Some(TcpSenderSummary {
-                retransmits: rng.below(100) as u64,
-                max_snd_cwnd: rng.below(10_000_000) as u64,
+                retransmits,
+                max_snd_cwnd,
                 max_rtt_us: rng.below(100_000) as u32,
                 min_rtt_us: rng.below(100) as u32,
                 mean_rtt_us: rng.below(1000) as u32,
+                max_snd_wnd: Some(max_snd_cwnd * 3).filter(|w| w % 2 == 0),
+                reorder: Some(retransmits / 2).filter(|r| r % 3 != 0),
             })
         },
         udp_sent_packets: if udp {

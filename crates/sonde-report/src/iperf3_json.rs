@@ -8,16 +8,26 @@
 //!
 //! # Differences from iperf3
 //!
-//! - `start.tcp_mss` is present only when an MSS was requested; `tcp_mss_default` is not
-//!   written because sonde does not know the kernel's default MSS. `snd_wnd`, `max_snd_wnd`,
-//!   `reorder`, `sndbuf_actual`, `rcvbuf_actual` and `fq_rate` are not written.
+//! - `start.tcp_mss` is present only when an MSS was requested, else (TCP) `tcp_mss_default`,
+//!   the MSS the kernel chose for the first data connection (iperf3 reads its control
+//!   connection's, and its server writes 0). `sndbuf_actual` and `rcvbuf_actual` are the first
+//!   data socket's buffers as the kernel reports them. A figure the OS would not give is left
+//!   out rather than written as 0: `tcp_mss_default`, `sndbuf_actual`, `rcvbuf_actual`, the
+//!   interval `snd_wnd` (Linux 5.4+) and `reorder` (4.19+), and in `end.streams[].sender`
+//!   `max_snd_wnd` and `reorder` (also absent when the sending end was an iperf3, whose
+//!   results do not carry them; iperf3 writes 0 there).
+//! - `start.test_start.gso` / `gro` are 1 when this host's UDP senders use GSO / its UDP
+//!   receivers GRO (sonde's default where the kernel has them; iperf3 only with `--gsro`).
+//! - `reorder` is the kernel's cumulative count of reordering events on the connection
+//!   (`tcpi_reord_seen`), as iperf3 writes it, not a per-interval figure.
 //! - In `end.streams[]`, a TCP `sender` or `receiver` object is left out when that end's view
 //!   never arrived (the peer died before the results exchange).
 //! - `end.cpu_utilization_percent.remote_*` are 0 when the peer's figures never arrived;
 //!   `end.sonde.remote_cpu_known` says so.
 //! - In `intervals[].streams[]`, the `sender` flag describes the stream (true when this host
 //!   writes it). In the `end` sums it follows iperf3's quirk: it says whether the *reporting
-//!   host* sent that direction. In `end.streams[]` it is true in the `sender` object and false
+//!   host* sent that direction, except in UDP's `sum_sent` (always true) and `sum_received`
+//!   (always false). In `end.streams[]` it is true in the `sender` object and false
 //!   in the `receiver` object; for UDP it says whether this host sent the stream.
 //! - Interval `sum`: for upload and reverse tests, the one sum this host has. For bidir tests
 //!   `sum` is the client-to-server direction and `sum_bidir_reverse` the server-to-client one.
@@ -195,11 +205,24 @@ pub fn start(s: &TestStart) -> Value {
         }
     }
     m.insert("cookie".into(), json!(s.cookie));
+    let figures = &s.sockets;
     if let Some(mss) = s.tcp_mss {
         m.insert("tcp_mss".into(), json!(mss));
+    } else if let Some(mss) = figures
+        .tcp_mss_default
+        .filter(|_| s.protocol == Protocol::Tcp)
+    {
+        m.insert("tcp_mss_default".into(), json!(mss));
     }
     m.insert("target_bitrate".into(), json!(s.target_bitrate));
+    m.insert("fq_rate".into(), json!(s.fq_rate));
     m.insert("sock_bufsize".into(), json!(s.sock_bufsize.unwrap_or(0)));
+    if let Some(b) = figures.sndbuf_actual {
+        m.insert("sndbuf_actual".into(), json!(b));
+    }
+    if let Some(b) = figures.rcvbuf_actual {
+        m.insert("rcvbuf_actual".into(), json!(b));
+    }
     m.insert(
         "test_start".into(),
         json!({
@@ -214,7 +237,10 @@ pub fn start(s: &TestStart) -> Value {
             "bidir": i32::from(s.direction == Direction::Bidir),
             "tos": s.tos,
             "target_bitrate": s.target_bitrate,
+            "fqrate": s.fq_rate,
             "interval": s.interval_secs,
+            "gso": i32::from(figures.gso),
+            "gro": i32::from(figures.gro),
         }),
     );
     let streams: Vec<Value> = s
@@ -260,9 +286,15 @@ fn interval_stream(s: &StreamSample) -> Value {
     if let Some(t) = &s.tcp {
         m.insert("retransmits".into(), json!(t.retransmits));
         m.insert("snd_cwnd".into(), json!(t.snd_cwnd));
+        if let Some(w) = t.snd_wnd {
+            m.insert("snd_wnd".into(), json!(w));
+        }
         m.insert("rtt".into(), json!(t.rtt_us));
         m.insert("rttvar".into(), json!(t.rttvar_us));
         m.insert("pmtu".into(), json!(t.pmtu));
+        if let Some(r) = t.reorder {
+            m.insert("reorder".into(), json!(r));
+        }
     }
     if let Some(p) = s.udp_sent_packets {
         m.insert("packets".into(), json!(p));
@@ -350,7 +382,13 @@ fn tcp_end_side(id: u32, v: &EndView, sender: bool) -> Value {
     if sender {
         let t = v.tcp.unwrap_or_default();
         m.insert("retransmits".into(), json!(t.retransmits));
+        if let Some(r) = t.reorder {
+            m.insert("reorder".into(), json!(r));
+        }
         m.insert("max_snd_cwnd".into(), json!(t.max_snd_cwnd));
+        if let Some(w) = t.max_snd_wnd {
+            m.insert("max_snd_wnd".into(), json!(w));
+        }
         m.insert("max_rtt".into(), json!(t.max_rtt_us));
         m.insert("min_rtt".into(), json!(t.min_rtt_us));
         m.insert("mean_rtt".into(), json!(t.mean_rtt_us));
@@ -396,7 +434,9 @@ fn end_sum(
             m.insert("retransmits".into(), json!(t.retransmits));
         }
     }
-    m.insert("sender".into(), json!(host_sent));
+    // iperf3 marks UDP's sum_sent as the sender's and sum_received as the receiver's on
+    // both ends; TCP's say whether the reporting host sent.
+    m.insert("sender".into(), json!(if udp { sent } else { host_sent }));
     Value::Object(m)
 }
 

@@ -217,6 +217,14 @@ mod tests {
         assert_eq!(st["test_start"]["reverse"], 0);
         assert_eq!(st["test_start"]["bidir"], 0);
         assert_eq!(st["cookie"], fx::COOKIE);
+        assert_eq!(st["tcp_mss_default"], 1_448);
+        assert!(st.get("tcp_mss").is_none());
+        assert_eq!(st["sndbuf_actual"], 16_384);
+        assert_eq!(st["rcvbuf_actual"], 131_072);
+        assert_eq!(st["fq_rate"], 0);
+        assert_eq!(st["test_start"]["fqrate"], 0);
+        assert_eq!(st["test_start"]["gso"], 0);
+        assert_eq!(st["test_start"]["gro"], 0);
 
         let iv = &d["intervals"];
         assert_eq!(iv.as_array().unwrap().len(), 2);
@@ -227,6 +235,8 @@ mod tests {
         assert_eq!(s0["retransmits"], 2);
         assert_eq!(s0["snd_cwnd"], 1_048_576);
         assert_eq!(s0["rtt"], 250);
+        assert_eq!(s0["snd_wnd"], 65_536);
+        assert_eq!(s0["reorder"], 3);
         assert_eq!(s0["sender"], true);
         assert_eq!(s0["omitted"], false);
         assert_eq!(iv[0]["sum"]["bytes"], 250_000_000u64);
@@ -236,6 +246,9 @@ mod tests {
         let end = &d["end"];
         assert_eq!(end["streams"][0]["sender"]["socket"], 1);
         assert_eq!(end["streams"][0]["sender"]["max_snd_cwnd"], 2_097_152);
+        assert_eq!(end["streams"][0]["sender"]["max_snd_wnd"], 131_072);
+        assert_eq!(end["streams"][0]["sender"]["reorder"], 4);
+        assert!(end["streams"][0]["receiver"].get("max_snd_wnd").is_none());
         assert_eq!(end["streams"][0]["sender"]["sender"], true);
         assert_eq!(end["streams"][0]["receiver"]["sender"], false);
         assert!(end["streams"][0]["receiver"].get("retransmits").is_none());
@@ -280,11 +293,55 @@ mod tests {
         assert_eq!(u["sender"], false);
         assert_eq!(end["sum"]["packets"], 1000);
         assert_eq!(end["sum"]["sender"], false);
-        assert_eq!(end["sum_sent"]["sender"], false);
+        // As iperf3: UDP's sum_sent is the sender's, sum_received the receiver's, on any end.
+        assert_eq!(end["sum_sent"]["sender"], true);
+        assert_eq!(end["sum_received"]["sender"], false);
+        assert_eq!(d["start"]["test_start"]["gso"], 1);
+        assert!(d["start"].get("tcp_mss_default").is_none());
         assert_eq!(end["sum_received"]["duplicates"], 1);
         assert_eq!(end["sum_received"]["packets"], 998);
         assert!(end.get("sender_tcp_congestion").is_none());
         assert_eq!(end["sonde"]["direction"], "reverse");
+    }
+
+    #[test]
+    fn figures_the_kernel_did_not_give_are_left_out() {
+        let mut evs = fx::tcp_upload_2();
+        if let Event::Start(s) = &mut evs[0] {
+            s.sockets = Default::default();
+            s.tcp_mss = Some(1_200);
+        }
+        for e in &mut evs {
+            match e {
+                Event::Interval(r) => {
+                    for st in &mut r.streams {
+                        if let Some(t) = &mut st.tcp {
+                            (t.snd_wnd, t.reorder) = (None, None);
+                        }
+                    }
+                }
+                Event::End(s) => {
+                    for st in &mut s.streams {
+                        if let Some(t) = st.sender.as_mut().and_then(|v| v.tcp.as_mut()) {
+                            (t.max_snd_wnd, t.reorder) = (None, None);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let d = run(&evs);
+        let st = &d["start"];
+        assert_eq!(st["tcp_mss"], 1_200);
+        for k in ["tcp_mss_default", "sndbuf_actual", "rcvbuf_actual"] {
+            assert!(st.get(k).is_none(), "{k}");
+        }
+        let s0 = &d["intervals"][0]["streams"][0];
+        assert!(s0.get("snd_wnd").is_none() && s0.get("reorder").is_none());
+        assert_eq!(s0["pmtu"], 1500);
+        let sender = &d["end"]["streams"][0]["sender"];
+        assert!(sender.get("max_snd_wnd").is_none() && sender.get("reorder").is_none());
+        assert_eq!(sender["max_snd_cwnd"], 2_097_152);
     }
 
     #[test]

@@ -225,8 +225,14 @@ impl<W: Write> TableReporter<W> {
                 )?;
                 if self.verbose {
                     writeln!(self.out, "      Cookie: {}", s.cookie)?;
-                    if let Some(mss) = s.tcp_mss.filter(|_| s.protocol == Protocol::Tcp) {
-                        writeln!(self.out, "      TCP MSS: {mss}")?;
+                    if s.protocol == Protocol::Tcp {
+                        match (s.tcp_mss, s.sockets.tcp_mss_default) {
+                            (Some(mss), _) => writeln!(self.out, "      TCP MSS: {mss}")?,
+                            (None, Some(mss)) => {
+                                writeln!(self.out, "      TCP MSS: {mss} (default)")?
+                            }
+                            (None, None) => {}
+                        }
                     }
                 }
                 if s.direction == Direction::Reverse {
@@ -544,6 +550,7 @@ mod tests {
             rtt_us: 1500,
             rttvar_us: 100,
             pmtu: 1500,
+            ..Default::default()
         });
         let events = vec![
             fx::start(

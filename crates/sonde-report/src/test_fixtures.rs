@@ -28,6 +28,14 @@ pub fn start(protocol: Protocol, direction: Direction, connected: Vec<ConnectedS
         congestion: None,
         tcp_mss: None,
         sock_bufsize: None,
+        fq_rate: 0,
+        sockets: SocketFigures {
+            sndbuf_actual: Some(16_384),
+            rcvbuf_actual: Some(131_072),
+            tcp_mss_default: Some(1_448),
+            gso: protocol == Protocol::Udp,
+            gro: false,
+        },
         connected,
     }))
 }
@@ -63,6 +71,8 @@ pub fn tcp_info(retransmits: u64) -> Option<TcpInfoSample> {
         rtt_us: 250,
         rttvar_us: 50,
         pmtu: 1500,
+        snd_wnd: Some(65_536),
+        reorder: Some(3),
     })
 }
 
@@ -100,6 +110,8 @@ pub fn tcp_sender_view(bytes: u64, retransmits: u64) -> EndView {
             max_rtt_us: 900,
             min_rtt_us: 100,
             mean_rtt_us: 300,
+            max_snd_wnd: Some(131_072),
+            reorder: Some(4),
         }),
         ..view(10.0, bytes)
     }

@@ -21,8 +21,8 @@ use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
-    ConnectedStream, Direction, Event, IntervalReport, Protocol, Role, StreamRole, TestStart,
-    TestSummary,
+    ConnectedStream, Direction, Event, IntervalReport, Protocol, Role, SocketFigures, StreamRole,
+    TestStart, TestSummary,
 };
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -230,6 +230,10 @@ impl ClientRun<'_> {
         };
         let streams = self.open_streams(server, &cookie)?;
         let connected = connected_streams(&streams);
+        let sockets = crate::start::socket_figures(
+            &self.cfg.params,
+            streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
+        );
         match self.next_event(conn, session, "the server to confirm the data streams")? {
             ClientEvent::StreamsReady => {}
             other => return Err(unexpected(other)),
@@ -238,7 +242,7 @@ impl ClientRun<'_> {
         // runs ahead: its live row of an interval comes after this end's.
         let congestion = self.start_engine(streams)?;
         flush(conn, session)?;
-        let start = start_event(self.cfg, &server, &local, &cookie, connected);
+        let start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
         self.server_events
             .push(Event::Start(Box::new(crate::start::as_seen_by_server(
                 &start,
@@ -813,7 +817,7 @@ fn start_event(
     server: &SocketAddr,
     local: &SocketAddr,
     cookie: &Cookie,
-    connected: Vec<ConnectedStream>,
+    (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
 ) -> TestStart {
     crate::start::start_event(
         &cfg.params,
@@ -825,6 +829,7 @@ fn start_event(
             cookie: cookie_hex(cookie),
             interval_secs: cfg.params.interval_secs,
             connected,
+            sockets,
         },
     )
 }

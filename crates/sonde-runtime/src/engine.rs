@@ -38,6 +38,9 @@ pub struct Engine {
     budget: Option<Arc<Budget>>,
     /// The sending TCP sockets, to wait until the kernel has sent what they queued.
     senders_tcp: Vec<TcpStream>,
+    /// The congestion control of the first receiving TCP stream (iperf3 reports it for the
+    /// receiving end too: `receiver_tcp_congestion`).
+    receiver_congestion: Option<String>,
     start: Instant,
 }
 
@@ -60,6 +63,7 @@ impl Engine {
         ctl.hold_send.store(hold_senders, Ordering::Relaxed);
         let budget = budget.map(Arc::new);
         let (mut metered, mut handles, mut senders_tcp) = (Vec::new(), Vec::new(), Vec::new());
+        let mut receiver_congestion = None;
         for s in streams {
             let shared = Arc::new(StreamShared::new(s.id, s.role));
             let (ctl2, sh2, cfg, b) = (ctl.clone(), shared.clone(), send.clone(), budget.clone());
@@ -74,6 +78,9 @@ impl Engine {
                         .spawn(move || streams::tcp::send(t, sh2, cfg, b, ctl2))?
                 }
                 (DataSocket::Tcp(t), StreamRole::Receiver) => {
+                    if receiver_congestion.is_none() {
+                        receiver_congestion = crate::os::sockopt::congestion(&t);
+                    }
                     let (len, skip) = (cfg.length, cfg.skip_rx_copy);
                     std::thread::Builder::new()
                         .name(name)
@@ -104,6 +111,7 @@ impl Engine {
             handles,
             budget,
             senders_tcp,
+            receiver_congestion,
             start: Instant::now(),
         })
     }
@@ -201,12 +209,14 @@ impl Engine {
             .find_map(|s| s.error().map(|e| (s.id, e)))
     }
 
-    /// The TCP congestion control of the first metered TCP stream.
+    /// The TCP congestion control of the first sending TCP stream, else of the first
+    /// receiving one.
     pub fn congestion(&self) -> Option<String> {
         self.meter
             .streams()
             .iter()
             .find_map(|m| m.tcp.as_ref().and_then(crate::os::sockopt::congestion))
+            .or_else(|| self.receiver_congestion.clone())
     }
 
     /// Waits (bounded by `wait`) until the kernel has handed every queued TCP byte of this

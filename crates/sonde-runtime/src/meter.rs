@@ -154,6 +154,8 @@ impl Meter {
                     rtt_us: info.rtt_us,
                     rttvar_us: info.rttvar_us,
                     pmtu: info.pmtu,
+                    snd_wnd: info.snd_wnd.map(u64::from),
+                    reorder: info.reord_seen.map(u64::from),
                 };
                 if !omitted {
                     self.tcp_builders[i].add(&sample);

@@ -292,23 +292,11 @@ pub fn as_socket2(s: &TcpStream) -> socket2::SockRef<'_> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
 
     fn get_int(sock: &Socket, level: libc::c_int, name: libc::c_int) -> libc::c_int {
-        let mut v: libc::c_int = -1;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: reads one int option into `v`, which we own.
-        let rc = unsafe {
-            libc::getsockopt(
-                sock.as_raw_fd(),
-                level,
-                name,
-                (&mut v as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
-        v
+        let v = crate::os::socket_figures::get_int(sock, level, name);
+        assert!(v.is_ok(), "{v:?}");
+        v.unwrap_or(-1)
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The `start` event of a test: who talks to whom, and the parameters, as every reporter shows
 //! them. One constructor for the sonde and iperf3 clients and servers alike.
 
-use crate::os::host;
+use crate::engine::DataSocket;
+use crate::os::{host, socket_figures};
+use crate::streams::udp;
 use sonde_proto::message::TestParams;
-use sonde_stats::model::{ConnectedStream, Role, TestStart};
+use sonde_stats::model::{ConnectedStream, Role, SocketFigures, StreamRole, TestStart};
 
 /// What differs between the ends and protocols; the rest comes from the [`TestParams`].
 pub struct StartContext {
@@ -15,6 +17,42 @@ pub struct StartContext {
     /// Interval of this end's reports (a server may use its own `-i`).
     pub interval_secs: f64,
     pub connected: Vec<ConnectedStream>,
+    /// From [`socket_figures`] over this end's data sockets.
+    pub sockets: SocketFigures,
+}
+
+/// Reads back what the kernel made of this end's connected data sockets (`streams`, in
+/// stream order): buffer sizes and, when the test set no MSS, the MSS of the first one; for
+/// UDP, whether its senders use GSO and its receivers GRO.
+pub fn socket_figures<'a>(
+    p: &TestParams,
+    streams: impl IntoIterator<Item = (&'a DataSocket, StreamRole)>,
+) -> SocketFigures {
+    let mut f = SocketFigures::default();
+    for (i, (socket, role)) in streams.into_iter().enumerate() {
+        match socket {
+            DataSocket::Tcp(t) if i == 0 => {
+                f.sndbuf_actual = socket_figures::send_buffer(t).map(u64::from);
+                f.rcvbuf_actual = socket_figures::recv_buffer(t).map(u64::from);
+                if p.mss.is_none() {
+                    f.tcp_mss_default = socket_figures::tcp_mss(t);
+                }
+            }
+            DataSocket::Tcp(_) => {}
+            DataSocket::Udp(u) => {
+                if i == 0 {
+                    f.sndbuf_actual = socket_figures::send_buffer(u).map(u64::from);
+                    f.rcvbuf_actual = socket_figures::recv_buffer(u).map(u64::from);
+                }
+                let (gso, gro) = udp::offloads(u);
+                match role {
+                    StreamRole::Sender => f.gso |= gso,
+                    StreamRole::Receiver => f.gro |= gro,
+                }
+            }
+        }
+    }
+    f
 }
 
 /// Builds the start event for a test run with `p`.
@@ -42,18 +80,21 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         congestion: p.congestion.clone(),
         tcp_mss: p.mss,
         sock_bufsize: p.window.map(u64::from),
+        fq_rate: p.fq_rate,
+        sockets: ctx.sockets,
         connected: ctx.connected,
     }
 }
 
 /// The start of a test as its server saw it, rebuilt on the client (`--get-server-output`):
 /// the same test, the ends of every connection swapped. What only the server knows (its
-/// software and system) is left empty rather than guessed.
+/// software, system and socket figures) is left empty rather than guessed.
 pub fn as_seen_by_server(client: &TestStart) -> TestStart {
     let mut s = client.clone();
     s.role = sonde_stats::model::Role::Server;
     s.version = String::new();
     s.system_info = String::new();
+    s.sockets = Default::default();
     std::mem::swap(&mut s.local, &mut s.remote);
     for c in &mut s.connected {
         std::mem::swap(&mut c.local, &mut c.remote);

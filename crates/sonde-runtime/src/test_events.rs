@@ -110,6 +110,7 @@ mod tests {
                 cookie: String::new(),
                 interval_secs: 1.0,
                 connected: Vec::new(),
+                sockets: Default::default(),
             },
         )
     }

@@ -87,7 +87,29 @@ pub struct TestStart {
     pub congestion: Option<String>,
     pub tcp_mss: Option<u32>,
     pub sock_bufsize: Option<u64>,
+    /// Kernel pacing asked per data socket (`--fq-rate`), bit/s; 0 = none.
+    #[serde(default)]
+    pub fq_rate: u64,
+    /// What the kernel made of this host's data sockets.
+    #[serde(default)]
+    pub sockets: SocketFigures,
     pub connected: Vec<ConnectedStream>,
+}
+
+/// What the kernel made of this host's data sockets, read back with getsockopt once they are
+/// connected (None where the OS would not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SocketFigures {
+    /// SO_SNDBUF of the first data socket, bytes (the kernel doubles what was asked).
+    pub sndbuf_actual: Option<u64>,
+    /// SO_RCVBUF of the first data socket, bytes.
+    pub rcvbuf_actual: Option<u64>,
+    /// TCP_MAXSEG of the first data socket when the test set no MSS (`-M`), bytes.
+    pub tcp_mss_default: Option<u32>,
+    /// This host's UDP senders batch datagrams with UDP GSO.
+    pub gso: bool,
+    /// This host's UDP receivers take coalesced datagrams (UDP GRO).
+    pub gro: bool,
 }
 
 /// One data connection, as in iperf3's `start.connected[]`.
@@ -113,6 +135,14 @@ pub struct TcpInfoSample {
     pub rttvar_us: u32,
     /// Path MTU in bytes.
     pub pmtu: u32,
+    /// The peer's advertised receive window in bytes (`tcpi_snd_wnd`; None where the kernel
+    /// does not report it, before Linux 5.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snd_wnd: Option<u64>,
+    /// Reordering events the kernel has seen on the connection so far (`tcpi_reord_seen`,
+    /// cumulative as iperf3 reports it; None before Linux 4.19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<u64>,
 }
 
 /// UDP statistics of a receiving stream over some span (an interval or the whole test).
@@ -184,6 +214,13 @@ pub struct TcpSenderSummary {
     pub max_rtt_us: u32,
     pub min_rtt_us: u32,
     pub mean_rtt_us: u32,
+    /// Largest peer receive window seen (None when no sample had one, or the figures came
+    /// from a peer that does not send it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_snd_wnd: Option<u64>,
+    /// Reordering events seen by the end of the test (the last sample's count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<u64>,
 }
 
 /// One end's view of a stream for the whole test (after the omit period).

@@ -158,6 +158,7 @@ mod tests {
             max_rtt_us: max,
             min_rtt_us: min,
             mean_rtt_us: mean,
+            ..TcpSenderSummary::default()
         }
     }
 

@@ -1,7 +1,7 @@
 //! End-of-test summary of a TCP sender's kernel figures (TCP_INFO samples).
 //!
-//! iperf3's `-J` summary gives retransmits, the largest congestion window and min/max/mean
-//! smoothed RTT per sending stream. The runtime samples TCP_INFO at interval ends; this builder
+//! iperf3's `-J` summary gives retransmits, the largest congestion window and peer receive
+//! window, the reordering count and min/max/mean smoothed RTT per sending stream. The runtime samples TCP_INFO at interval ends; this builder
 //! folds those samples. RTT samples of 0 mean "not available" and are left out of RTT figures.
 
 use crate::model::{TcpInfoSample, TcpSenderSummary};
@@ -15,6 +15,8 @@ pub struct TcpSummaryBuilder {
     max_rtt_us: u32,
     rtt_sum_us: u64,
     rtt_count: u64,
+    max_snd_wnd: Option<u64>,
+    reorder: Option<u64>,
 }
 
 impl TcpSummaryBuilder {
@@ -27,6 +29,12 @@ impl TcpSummaryBuilder {
     pub fn add(&mut self, s: &TcpInfoSample) {
         self.retransmits = self.retransmits.saturating_add(s.retransmits);
         self.max_snd_cwnd = self.max_snd_cwnd.max(s.snd_cwnd);
+        if let Some(w) = s.snd_wnd {
+            self.max_snd_wnd = Some(self.max_snd_wnd.map_or(w, |m| m.max(w)));
+        }
+        if s.reorder.is_some() {
+            self.reorder = s.reorder;
+        }
         if s.rtt_us == 0 {
             return;
         }
@@ -52,6 +60,8 @@ impl TcpSummaryBuilder {
             max_rtt_us: self.max_rtt_us,
             min_rtt_us: self.min_rtt_us,
             mean_rtt_us: u32::try_from(mean).unwrap_or(u32::MAX),
+            max_snd_wnd: self.max_snd_wnd,
+            reorder: self.reorder,
         }
     }
 }
@@ -110,6 +120,32 @@ mod tests {
         let s = b.build();
         assert_eq!((s.min_rtt_us, s.max_rtt_us, s.mean_rtt_us), (0, 0, 0));
         assert_eq!(s.retransmits, 4);
+    }
+
+    #[test]
+    fn receive_window_is_the_largest_and_reorder_the_last_seen() {
+        let mut b = TcpSummaryBuilder::new();
+        b.add(&sample(0, 10, 100));
+        assert_eq!((b.build().max_snd_wnd, b.build().reorder), (None, None));
+        for (wnd, reorder) in [
+            (Some(65_536), Some(1)),
+            (Some(262_144), Some(4)),
+            (None, None),
+        ] {
+            b.add(&TcpInfoSample {
+                snd_wnd: wnd,
+                reorder,
+                ..sample(0, 10, 100)
+            });
+        }
+        b.add(&TcpInfoSample {
+            snd_wnd: Some(131_072),
+            reorder: Some(5),
+            ..sample(0, 10, 100)
+        });
+        let s = b.build();
+        assert_eq!(s.max_snd_wnd, Some(262_144));
+        assert_eq!(s.reorder, Some(5));
     }
 
     #[test]

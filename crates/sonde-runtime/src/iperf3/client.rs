@@ -25,7 +25,8 @@ use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::model::{
-    ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, StreamRole, TestStart,
+    TestSummary,
 };
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -218,8 +219,10 @@ impl Run<'_> {
             matches!(e, ClientEvent::TestRunning)
         })?;
         let connected = connected_streams(&streams, server);
+        let sockets =
+            crate::start::socket_figures(p, streams.iter().map(|(s, _)| (&s.socket, s.role)));
         let congestion = self.start_engine(streams)?;
-        let start = self.start_event(server, local, cookie, connected);
+        let start = self.start_event(server, local, cookie, (connected, sockets));
         (self.emit)(Event::Start(Box::new(start)));
         self.until_end(c)?;
         let stop_at = self.end_test(c)?;
@@ -424,7 +427,7 @@ impl Run<'_> {
         server: SocketAddr,
         local: SocketAddr,
         cookie: &Cookie,
-        connected: Vec<ConnectedStream>,
+        (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
     ) -> TestStart {
         crate::start::start_event(
             &self.cfg.params,
@@ -436,6 +439,7 @@ impl Run<'_> {
                 cookie: cookie_text(cookie),
                 interval_secs: self.cfg.params.interval_secs,
                 connected,
+                sockets,
             },
         )
     }

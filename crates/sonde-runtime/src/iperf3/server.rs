@@ -392,6 +392,10 @@ impl Session<'_, '_> {
                 cookie: cookie_text(self.session.cookie()),
                 interval_secs: p.interval_secs,
                 connected,
+                sockets: crate::start::socket_figures(
+                    p,
+                    streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
+                ),
             },
         )
     }

@@ -12,6 +12,7 @@ pub mod mmsg;
 pub mod poll;
 pub mod random;
 pub mod resolve;
+pub mod socket_figures;
 pub mod sockopt;
 pub mod tcp_info;
 pub mod timer;

@@ -307,6 +307,10 @@ impl SessionRun<'_> {
                 cookie: cookie_hex(cookie),
                 interval_secs: interval,
                 connected,
+                sockets: crate::start::socket_figures(
+                    p,
+                    streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
+                ),
             },
         )
     }

@@ -35,6 +35,18 @@ static GSO_ENABLED: AtomicBool = AtomicBool::new(true);
 pub fn set_gso(enabled: bool) {
     GSO_ENABLED.store(enabled, Ordering::Relaxed);
 }
+/// Whether a UDP socket would send with GSO and receive with GRO here: the kernel's answer
+/// for this socket, and for GSO `--no-gso` as well (what the workers decide the same way).
+pub fn offloads(sock: &UdpSocket) -> (bool, bool) {
+    match UdpSocketState::new(sock.into()) {
+        Ok(state) => (
+            GSO_ENABLED.load(Ordering::Relaxed) && state.max_gso_segments() > 1,
+            state.gro_segments() > 1,
+        ),
+        Err(_) => (false, false),
+    }
+}
+
 /// Largest GSO super-datagram.
 const GSO_BYTES: usize = 65_000;
 

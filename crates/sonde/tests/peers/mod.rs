@@ -1,0 +1,175 @@
+//! The iperf3 binaries the interop tests run against, and a runner with a deadline.
+//!
+//! Two partners, because iperf3 changes between releases what it checks in the parameters and
+//! what it writes in `-J`: the distribution's `iperf3` on `PATH` (Debian 12: 3.12) and the
+//! newest one, vendored in `third_party/iperf3` and built by `.ci/run` into
+//! `target/iperf3-new/iperf3` (`SONDE_IPERF3_NEW` names another binary). A missing binary
+//! makes a test say why it skips that partner; under `SONDE_REQUIRE_ALL=1` (CI) it fails.
+
+#![allow(dead_code)]
+
+use crate::common::{require_all, Output};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// One iperf3 binary.
+#[derive(Debug, Clone)]
+pub struct Iperf3 {
+    /// "debian" or "newest", for failure messages.
+    pub label: &'static str,
+    pub path: PathBuf,
+}
+
+impl Iperf3 {
+    /// The first line of `--version` (`iperf 3.12 (cJSON 1.7.15)`), None when it does not run.
+    pub fn version(&self) -> Option<String> {
+        let out = Command::new(&self.path)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines().next().map(str::to_string)
+    }
+
+    /// Runs this iperf3 with `args` to completion within `timeout` (killed past it).
+    pub fn run(&self, args: &[String], timeout: Duration) -> Output {
+        let started = Instant::now();
+        let mut child = Command::new(&self.path)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.path.display()));
+        let mut out = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        let so = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let se = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("try_wait") {
+                break st;
+            }
+            if started.elapsed() > timeout {
+                let _ = child.kill();
+                break child.wait().expect("wait");
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let mut a = vec![format!("({} iperf3)", self.label)];
+        a.extend(args.iter().cloned());
+        Output {
+            args: a,
+            status,
+            stdout: so.join().unwrap_or_default(),
+            stderr: se.join().unwrap_or_default(),
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+impl Iperf3 {
+    /// Starts `iperf3 -s -1 -J -p PORT` on a free port in the background (killed after
+    /// `timeout`) and returns once it listens: its port and the handle giving its output.
+    pub fn serve_once(&self, timeout: Duration) -> (u16, thread::JoinHandle<Output>) {
+        let port = crate::common::free_port();
+        let args: Vec<String> = ["-s", "-1", "-J", "-p", &port.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let me = self.clone();
+        let h = thread::spawn(move || me.run(&args, timeout));
+        let t0 = Instant::now();
+        while !listening(port) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "{} iperf3 -s did not listen on {port}",
+                self.label
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        (port, h)
+    }
+}
+
+/// True once something listens on TCP `port` (read from /proc, so iperf3 sees no connection).
+fn listening(port: u16) -> bool {
+    let needle = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|a| format!("{a} ").ends_with(&needle))
+                    && l.split_whitespace().nth(3) == Some("0A")
+            })
+        })
+    })
+}
+
+/// Where the newest iperf3 is expected: `SONDE_IPERF3_NEW`, else the workspace's
+/// `target/iperf3-new/iperf3`.
+fn newest_path() -> PathBuf {
+    match std::env::var_os("SONDE_IPERF3_NEW") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/iperf3-new/iperf3"),
+    }
+}
+
+/// Keeps `bin` when it runs; otherwise fails under `SONDE_REQUIRE_ALL=1` or prints why the
+/// tests skip it.
+fn checked(bin: Iperf3, remedy: &str) -> Option<Iperf3> {
+    if bin.version().is_some() {
+        return Some(bin);
+    }
+    let why = format!(
+        "the {} iperf3 ({}) does not run: {remedy}",
+        bin.label,
+        bin.path.display()
+    );
+    assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but {why}");
+    eprintln!("skipping the {} iperf3: {why}", bin.label);
+    None
+}
+
+/// The distribution's iperf3 on `PATH`.
+pub fn debian() -> Option<Iperf3> {
+    checked(
+        Iperf3 {
+            label: "debian",
+            path: PathBuf::from("iperf3"),
+        },
+        "install Debian's iperf3 (CI does and sets SONDE_REQUIRE_ALL=1)",
+    )
+}
+
+/// The newest iperf3, built from `third_party/iperf3`.
+pub fn newest() -> Option<Iperf3> {
+    checked(
+        Iperf3 {
+            label: "newest",
+            path: newest_path(),
+        },
+        "build it with `third_party/iperf3/build.sh target/iperf3-new` or set SONDE_IPERF3_NEW \
+         (.ci/run does both)",
+    )
+}
+
+/// Every iperf3 that runs here (each missing one said why, or failed under CI).
+pub fn all() -> Vec<Iperf3> {
+    debian().into_iter().chain(newest()).collect()
+}
