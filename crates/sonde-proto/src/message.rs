@@ -23,6 +23,9 @@ pub const CAPABILITIES: &[&str] = &[
     "live-intervals",
     "burst",
     "skip-rx-copy",
+    "fq-rate",
+    "dont-fragment",
+    "affinity",
 ];
 
 /// Client's opening message.
@@ -112,8 +115,8 @@ pub struct TestParams {
     #[serde(default)]
     pub zerocopy: bool,
     /// UDP datagrams sent back to back at each paced departure (`--burst`); 0 or 1 = every
-    /// datagram at its own time. Older peers do not know the field: a client only sends it
-    /// to a server that lists the `burst` capability.
+    /// datagram at its own time. Older peers ignore the field: a client asks for bursts (> 1)
+    /// only from a server that lists the `burst` capability.
     #[serde(default, skip_serializing_if = "is_smooth")]
     pub burst: u32,
     /// TCP receivers discard data without copying it to user space (`--skip-rx-copy`, as
@@ -129,14 +132,20 @@ pub struct TestParams {
     /// path MTU is refused, not fragmented. Sent only to a server listing `dont-fragment`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dont_fragment: bool,
+    /// The CPU core the server pins this test's threads to (`-A n,m`: m). Sent only to a
+    /// server listing the `affinity` capability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_affinity: Option<u32>,
 }
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+/// Left out only at its default (0): 1 means the same (smooth pacing) but is written, so a
+/// message decodes to exactly what was encoded.
 fn is_smooth(burst: &u32) -> bool {
-    *burst <= 1
+    *burst == 0
 }
 
 impl Default for TestParams {
@@ -164,6 +173,7 @@ impl Default for TestParams {
             skip_rx_copy: false,
             fq_rate: 0,
             dont_fragment: false,
+            server_affinity: None,
         }
     }
 }

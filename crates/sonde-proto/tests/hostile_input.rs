@@ -185,6 +185,7 @@ fn params(rng: &mut Rng) -> TestParams {
             0
         },
         dont_fragment: rng.chance(4),
+        server_affinity: rng.chance(4).then(|| (rng.next() % 1024) as u32),
     }
 }
 

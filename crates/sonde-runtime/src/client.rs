@@ -736,6 +736,14 @@ fn check_capabilities(p: &TestParams, caps: &[String], software: String) -> Resu
             instead: "run the test as an upload",
         });
     }
+    if p.server_affinity.is_some() && !has("affinity") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "affinity",
+            what: "pin the test to a core (-A n,m)",
+            instead: "give only this end's core (-A n)",
+        });
+    }
     if p.skip_rx_copy && p.direction != Direction::Reverse && !has("skip-rx-copy") {
         return Err(RunError::PeerLacks {
             software,

@@ -64,12 +64,8 @@ pub fn connect_tcp(
     p: &TestParams,
     timeout: Duration,
 ) -> Result<TcpStream, RunError> {
-    let sock = Socket::new(
-        Domain::for_address(server),
-        Type::STREAM,
-        Some(SockProto::TCP),
-    )
-    .map_err(|e| RunError::Setup(format!("creating a TCP socket: {e}")))?;
+    let sock = tcp_socket(server, local.mptcp)
+        .map_err(|e| RunError::Setup(format!("creating a TCP socket: {e}")))?;
     apply_tcp(&sock, p, "client")?;
     local.apply(&sock, server, local_port, local_port.is_some())?;
     if let Some(t) = local.tcp_user_timeout {
@@ -96,6 +92,9 @@ pub struct ClientSockets {
     pub tcp_user_timeout: Option<Duration>,
     /// Keepalive probes on the control connection: idle time, interval, count.
     pub control_keepalive: Option<(Duration, Duration, u32)>,
+    /// Multipath TCP for the control and TCP data connections (`-m`); a server without it
+    /// answers as plain TCP (the kernel falls back).
+    pub mptcp: bool,
 }
 
 impl ClientSockets {
@@ -198,11 +197,7 @@ pub fn connect_plain(
     local: &ClientSockets,
     timeout: Duration,
 ) -> Result<TcpStream, std::io::Error> {
-    let sock = Socket::new(
-        Domain::for_address(server),
-        Type::STREAM,
-        Some(SockProto::TCP),
-    )?;
+    let sock = tcp_socket(server, local.mptcp)?;
     local
         .apply(&sock, server, None, false)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -212,6 +207,35 @@ pub fn connect_plain(
     sock.connect_timeout(&SockAddr::from(server), timeout)?;
     Ok(sock.into())
 }
+
+/// A TCP socket for `addr`'s family; with `mptcp`, Multipath TCP (IPPROTO_MPTCP), with an
+/// error that says so where the kernel has none.
+///
+/// # Errors
+/// The OS error of `socket(2)`.
+pub fn tcp_socket(addr: SocketAddr, mptcp: bool) -> std::io::Result<Socket> {
+    if !mptcp {
+        return Socket::new(
+            Domain::for_address(addr),
+            Type::STREAM,
+            Some(SockProto::TCP),
+        );
+    }
+    Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM,
+        Some(SockProto::from(IPPROTO_MPTCP)),
+    )
+    .map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("Multipath TCP (-m) is not available here ({e}); is net.mptcp.enabled = 1?"),
+        )
+    })
+}
+
+/// Linux's protocol number of Multipath TCP.
+const IPPROTO_MPTCP: libc::c_int = 262;
 
 fn unspecified(like: SocketAddr) -> IpAddr {
     match like {

@@ -188,6 +188,12 @@ pub struct ServerArgs {
     /// Write the server's process id to FILE (removed when the server exits)
     #[arg(short = 'I', long = "pidfile", value_name = "FILE")]
     pub pidfile: Option<std::path::PathBuf>,
+    /// Listen with Multipath TCP as well (MPTCP clients get MPTCP, TCP ones TCP)
+    #[arg(short = 'm', long = "mptcp")]
+    pub mptcp: bool,
+    /// Pin the server to CPU core N (a client's -A n,m pins its own test to core m)
+    #[arg(short = 'A', long = "affinity", value_name = "N", value_parser = clap::value_parser!(u32).range(0..1024))]
+    pub affinity: Option<u32>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -304,6 +310,13 @@ pub struct ClientArgs {
     /// of packets still connects)
     #[arg(long, value_name = "MS|TIME", default_value = CONNECT_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    /// Multipath TCP for the control and TCP data connections (falls back to TCP where the
+    /// server has none)
+    #[arg(short = 'm', long = "mptcp")]
+    pub mptcp: bool,
+    /// Pin this client to CPU core N, and with ",M" the server's side of the test to core M
+    #[arg(short = 'A', long = "affinity", value_name = "N[,M]", value_parser = parse_affinity)]
+    pub affinity: Option<(Option<u32>, Option<u32>)>,
     /// End the test with an error when no data arrives for this long while this end
     /// receives (-R, --bidir): milliseconds as in iperf3, or with a unit (`30s`)
     #[arg(long = "rcv-timeout", value_name = "MS|TIME", default_value = RCV_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
@@ -338,6 +351,25 @@ pub struct DemoArgs {
         default_value = "sonde-demo"
     )]
     pub out: std::path::PathBuf,
+}
+
+/// `-A N[,M]` (either may be empty, as in iperf3's `-A ,2`): this end's core, the server's.
+fn parse_affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
+    let core = |v: &str| -> Result<Option<u32>, String> {
+        if v.is_empty() {
+            return Ok(None);
+        }
+        match v.parse::<u32>() {
+            Ok(c) if c < 1024 => Ok(Some(c)),
+            _ => Err(format!("\"{v}\" is not a CPU core number (0..1023)")),
+        }
+    };
+    let (n, m) = s.split_once(',').unwrap_or((s, ""));
+    let parsed = (core(n)?, core(m)?);
+    if parsed == (None, None) {
+        return Err("-A needs a core: N, N,M or ,M".into());
+    }
+    Ok(parsed)
 }
 
 fn parse_rate_unit(s: &str) -> Result<sonde_stats::units::RateUnit, String> {
@@ -640,6 +672,16 @@ mod tests {
                 Err(e) => panic!("{line}: {e}"),
             }
         }
+    }
+
+    #[test]
+    fn affinity_takes_iperf3s_forms() {
+        assert_eq!(parse_affinity("1"), Ok((Some(1), None)));
+        assert_eq!(parse_affinity("1,0"), Ok((Some(1), Some(0))));
+        assert_eq!(parse_affinity(",2"), Ok((None, Some(2))));
+        assert!(parse_affinity(",").is_err());
+        assert!(parse_affinity("1024").is_err());
+        assert!(parse_affinity("a,1").is_err());
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct Iperf3Params {
     pub skip_rx_copy: bool,
     pub fqrate: u64,
     pub dont_fragment: bool,
+    /// `-A n,m`: the core the server pins the test to (m).
+    pub server_affinity: Option<i64>,
     pub authtoken: bool,
     pub client_version: Option<String>,
 }
@@ -202,6 +204,7 @@ impl Iperf3Params {
             skip_rx_copy: int_flag(o, "skip_rx_copy")?,
             fqrate: uint(o, "fqrate")?,
             dont_fragment: int_flag(o, "dont_fragment")?,
+            server_affinity: int(o, "server_affinity")?,
             authtoken: string(o, "authtoken")?.is_some(),
             client_version: string(o, "client_version")?,
         })
@@ -283,6 +286,7 @@ impl Iperf3Params {
             skip_rx_copy: self.skip_rx_copy,
             fq_rate: self.fqrate,
             dont_fragment: self.dont_fragment,
+            server_affinity: self.server_affinity.and_then(|c| u32::try_from(c).ok()),
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,
@@ -330,6 +334,9 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     }
     if p.nodelay {
         m.insert("nodelay".into(), json!(true));
+    }
+    if let Some(core) = p.server_affinity {
+        m.insert("server_affinity".into(), json!(core));
     }
     if p.bitrate > 0 {
         m.insert("bandwidth".into(), json!(p.bitrate));

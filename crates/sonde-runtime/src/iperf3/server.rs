@@ -416,6 +416,12 @@ impl Session<'_, '_> {
         };
         let specs = streams.into_iter().map(|(s, _, _)| s).collect();
         let (cpu0, t0) = (cpu::thread_times(), Instant::now());
+        if let Some(core) = p.server_affinity {
+            // As the sonde session: this thread and the workers it starts.
+            crate::os::affinity::pin_current_thread(core as usize).map_err(|e| {
+                RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
+            })?;
+        }
         let mut engine = super::engine::start(
             p.protocol,
             specs,

@@ -4,6 +4,7 @@
 //! readiness waits sit behind these small functions so the engine above stays portable; host
 //! facts (`uname`, the wall clock) and name resolution are here for the same reason.
 
+pub mod affinity;
 pub mod cpu;
 pub mod discard;
 pub mod host;

@@ -39,6 +39,8 @@ pub struct ServerConfig {
     /// A test whose data stops arriving this long while the server receives fails
     /// (`--rcv-timeout`); None waits up to the test's time limit.
     pub rcv_timeout: Option<Duration>,
+    /// Listen with Multipath TCP (`-m`); plain TCP clients are served as before.
+    pub mptcp: bool,
     /// `--idle-timeout`: with `one_off`, stop when no client came for this long; otherwise
     /// log the idle time and go on.
     pub idle_timeout: Option<Duration>,
@@ -86,12 +88,8 @@ fn listen_addr(cfg: &ServerConfig) -> SocketAddr {
     )
 }
 
-fn bind_tcp(addr: SocketAddr, v6_only: bool) -> std::io::Result<TcpListener> {
-    let s = Socket::new(
-        Domain::for_address(addr),
-        Type::STREAM,
-        Some(SockProto::TCP),
-    )?;
+fn bind_tcp(addr: SocketAddr, v6_only: bool, mptcp: bool) -> std::io::Result<TcpListener> {
+    let s = crate::sockets::tcp_socket(addr, mptcp)?;
     s.set_reuse_address(true)?;
     if addr.is_ipv6() && addr.ip().is_unspecified() {
         s.set_only_v6(v6_only)?;
@@ -134,7 +132,7 @@ impl Server {
             addr: addr.to_string(),
             source: e,
         };
-        let tcp = bind_tcp(addr, cfg.ipv6_only).map_err(listen_err)?;
+        let tcp = bind_tcp(addr, cfg.ipv6_only, cfg.mptcp).map_err(listen_err)?;
         // With port 0 the kernel picks the TCP port; UDP must use the same one.
         let port = tcp.local_addr().map_err(listen_err)?.port();
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;

@@ -258,6 +258,12 @@ impl SessionRun<'_> {
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
         let reack = sending_udp_sockets(&streams);
+        if let Some(core) = p.server_affinity {
+            // This session's thread; the stream workers it starts inherit the mask.
+            crate::os::affinity::pin_current_thread(core as usize).map_err(|e| {
+                RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
+            })?;
+        }
         let mut engine = start_engine(p, streams, interval)?;
         let congestion = engine.congestion();
         let outcome = self.until_stop(&mut engine, self.time_limit(p), &reack);

@@ -114,6 +114,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         skip_rx_copy: a.skip_rx_copy,
         fq_rate: a.fq_rate.unwrap_or(0),
         dont_fragment: a.dont_fragment,
+        server_affinity: a.affinity.and_then(|(_, server)| server),
     };
     p.validate().map_err(|e| e.to_string())?;
     if let Some(c) = a.cport {
@@ -186,6 +187,13 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     if a.no_gso {
         sonde_runtime::streams::udp::set_gso(false);
     }
+    if let Some(core) = a.affinity.and_then(|(here, _)| here) {
+        // Before any stream worker starts: they inherit this thread's mask.
+        if let Err(e) = sonde_runtime::os::affinity::pin_current_thread(core as usize) {
+            eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
+            return exit::FAILED;
+        }
+    }
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {
@@ -214,6 +222,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
                 .or_else(|| a.bind.as_ref().and_then(|b| b.device.clone())),
             tcp_user_timeout: a.snd_timeout,
             control_keepalive: a.cntl_ka,
+            mptcp: a.mptcp,
         },
         rcv_timeout: Some(a.rcv_timeout),
     };

@@ -19,6 +19,13 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
     if a.no_gso {
         sonde_runtime::streams::udp::set_gso(false);
     }
+    if let Some(core) = a.affinity {
+        // Every thread the server starts from here on inherits the mask.
+        if let Err(e) = sonde_runtime::os::affinity::pin_current_thread(core as usize) {
+            eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
+            return exit::FAILED;
+        }
+    }
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {
@@ -48,6 +55,7 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
         one_off: a.one_off,
         interval_secs: a.interval,
         rcv_timeout: Some(a.rcv_timeout),
+        mptcp: a.mptcp,
         idle_timeout: a.idle_timeout.map(|s| Duration::from_secs(u64::from(s))),
     };
     let oa = a.output.clone();

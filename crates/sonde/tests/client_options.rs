@@ -1,0 +1,138 @@
+//! iperf3's client options through the real binary on loopback, each checked where the OS
+//! shows its effect: `-A n,m` in the threads' CPU masks (/proc), `-m` in the kernel's
+//! Multipath TCP counters, `--fq-rate` with `-R` in the rate the server's kernel paced to.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{num, require_all, Server};
+use std::time::{Duration, Instant};
+
+const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The CPU list (`Cpus_allowed_list`) of each `sonde-stream-*` thread of process `pid`.
+fn stream_thread_cpus(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.starts_with("sonde-stream"))
+        })
+        .filter_map(|t| {
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn affinity_pins_this_end_and_the_servers_side_of_the_test() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Two different cores where there are two, else both on core 0.
+    let (mine, theirs) = if cores > 1 { (1, 0) } else { (0, 0) };
+    let mut server = Server::start(&[]);
+    let server_pid = server.proc().pid() as u32;
+    let client = server.spawn_client(&[
+        "-t",
+        "3",
+        "-P",
+        "2",
+        "-b",
+        "10m",
+        "-A",
+        &format!("{mine},{theirs}"),
+    ]);
+    let client_pid = client.pid() as u32;
+    // Sample the stream threads of both ends while the test runs.
+    let t0 = Instant::now();
+    let (mut at_client, mut at_server) = (Vec::new(), Vec::new());
+    while t0.elapsed() < Duration::from_secs(10) && (at_client.len() < 2 || at_server.len() < 2) {
+        at_client = stream_thread_cpus(client_pid);
+        at_server = stream_thread_cpus(server_pid);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    assert_eq!(at_client, vec![mine.to_string(); 2], "{}", out.describe());
+    assert_eq!(
+        at_server,
+        vec![theirs.to_string(); 2],
+        "{}",
+        server.output_so_far()
+    );
+    // A core this machine does not have is an error, not a silent no-op.
+    let bad = server.client(&["-t", "1", "-A", "1000"], CLIENT_DEADLINE);
+    bad.expect_code(1);
+    assert!(bad.stderr.contains("-A"), "{}", bad.describe());
+    let usage = server.client(&["-t", "1", "-A", "x"], CLIENT_DEADLINE);
+    usage.expect_code(2);
+}
+
+/// The kernel's count of MPTCP connections that this host's SYN-ACKs accepted as such
+/// (`MPTcpExtMPCapableSYNACKRX` in /proc/net/netstat), or None without MPTCP counters.
+fn mptcp_capable_synacks() -> Option<u64> {
+    let netstat = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut lines = netstat.lines().filter(|l| l.starts_with("MPTcpExt:"));
+    let (names, values) = (lines.next()?, lines.next()?);
+    let i = names
+        .split_whitespace()
+        .position(|n| n == "MPCapableSYNACKRX")?;
+    values.split_whitespace().nth(i)?.parse().ok()
+}
+
+#[test]
+fn mptcp_connections_are_multipath_when_both_ends_ask() {
+    let enabled =
+        std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|v| v.trim() == "1");
+    if !enabled || mptcp_capable_synacks().is_none() {
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but this kernel has no MPTCP enabled"
+        );
+        eprintln!("no MPTCP in this kernel (net.mptcp.enabled): -m not checked");
+        return;
+    }
+    let server = Server::start(&["-m"]);
+    let before = mptcp_capable_synacks().unwrap();
+    let out = server.client(&["-t", "1", "-m", "-P", "2", "-J"], CLIENT_DEADLINE);
+    out.expect_code(0);
+    let after = mptcp_capable_synacks().unwrap();
+    // The control connection and the two data streams, at least (other tests may add more).
+    assert!(
+        after - before >= 3,
+        "MPCapableSYNACKRX {before} -> {after}\n{}",
+        out.describe()
+    );
+    assert!(num(&out.json(), "end.sum_received.bytes") > 0.0);
+    // An MPTCP client of a plain-TCP server still runs (the kernel falls back).
+    let plain = Server::start(&[]);
+    plain
+        .client(&["-t", "1", "-m"], CLIENT_DEADLINE)
+        .expect_code(0);
+}
+
+#[test]
+fn fq_rate_paces_the_servers_senders_in_reverse() {
+    let server = Server::start(&[]);
+    let out = server.client(
+        &["-t", "2", "-R", "--fq-rate", "20m", "-J"],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let got = num(&out.json(), "end.sum_received.bits_per_second");
+    // The server's kernel paces every data socket to 20 Mbit/s. On loopback (64 KiB segments)
+    // the first window of ten segments leaves before pacing holds: 5 Mbit more over 2 s, so
+    // up to 23 Mbit/s. Unpaced, loopback moves gigabits.
+    assert!(
+        (15e6..=23e6).contains(&got),
+        "{got} bit/s with --fq-rate 20m\n{}",
+        out.describe()
+    );
+}
