@@ -167,7 +167,7 @@ fn to_u64(v: u128, kind: Quantity, s: &str) -> Result<u64, UnitError> {
 }
 
 /// Parses a rate in tc's bit units (`bit`, `kbit`, `mbit`, `gbit`, `tbit`; powers of 1000)
-/// into bits per second.
+/// into bits per second; the command line's `k`, `m`, `g`, `t` (`100m`, `1G`) mean the same.
 ///
 /// # Errors
 /// A [`UnitError`] naming the problem; byte units (`mbps`) are refused as ambiguous.
@@ -179,6 +179,18 @@ pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
         ("gbit", 1_000_000_000),
         ("tbit", 1_000_000_000_000),
     ];
+    // The command line's spelling (iperf3's): `100m`, `1G`, `64k`.
+    let with_bit;
+    let b = s.as_bytes();
+    let number_then_letter =
+        b.len() >= 2 && (b[b.len() - 2].is_ascii_digit() || b[b.len() - 2] == b'.');
+    let s = match b.last() {
+        Some(b'k' | b'K' | b'm' | b'M' | b'g' | b'G' | b't' | b'T') if number_then_letter => {
+            with_bit = format!("{}bit", s.to_ascii_lowercase());
+            with_bit.as_str()
+        }
+        _ => s,
+    };
     to_u64(parse_scaled(s, Quantity::Rate, UNITS)?, Quantity::Rate, s)
 }
 
@@ -305,8 +317,12 @@ mod tests {
             parse_rate("100mbps"),
             Err(UnitError::BytesPerSecond { .. })
         ));
+        // The command line's spelling works in a scenario too.
+        assert_eq!(parse_rate("100m"), Ok(100_000_000));
+        assert_eq!(parse_rate("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_rate("97.2M"), Ok(97_200_000));
         assert!(matches!(
-            parse_rate("100m"),
+            parse_rate("100x"),
             Err(UnitError::UnknownUnit { .. })
         ));
         assert!(matches!(

@@ -59,12 +59,26 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
 }
 
 /// Parses an iperf3-style rate in bits/s: a number with an optional suffix k, m, g or t (either
-/// case), each a power of 1000 (`97.2m` = 97 200 000, `1G` = 10^9). `0` is allowed.
+/// case), each a power of 1000 (`97.2m` = 97 200 000, `1G` = 10^9). `0` is allowed. The lab
+/// scenario's spelling works too: `100mbit`, `1gbit`, `64kbit`, `9600bit` (and `bit/s`), so one
+/// rate reads the same on the command line and in a scenario file. (`mbps` stays an error: tc
+/// reads it as megabytes per second.)
 ///
 /// # Errors
 /// As [`parse_size`].
 pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
-    parse_scaled(s, Quantity::Rate, 1000)
+    parse_scaled(strip_bit_unit(s), Quantity::Rate, 1000)
+}
+
+/// `100mbit` -> `100m`, `9600bit/s` -> `9600` (any case); other text unchanged.
+fn strip_bit_unit(s: &str) -> &str {
+    let lower = s.to_ascii_lowercase();
+    for unit in ["bit/s", "bits/s", "bit"] {
+        if lower.ends_with(unit) && s.len() > unit.len() {
+            return &s[..s.len() - unit.len()];
+        }
+    }
+    s
 }
 
 /// Most fractional digits kept; more would overflow the exact arithmetic below.
@@ -300,6 +314,14 @@ mod tests {
         assert_eq!(parse_rate("128K"), Ok(128_000));
         assert_eq!(parse_rate("2t"), Ok(2_000_000_000_000));
         assert_eq!(parse_rate("1000"), Ok(1000));
+        // The scenario files' spelling.
+        assert_eq!(parse_rate("100mbit"), Ok(100_000_000));
+        assert_eq!(parse_rate("1Gbit/s"), Ok(1_000_000_000));
+        assert_eq!(parse_rate("64kbit"), Ok(64_000));
+        assert!(parse_rate("64kbps").is_err(), "tc's kbps is kilobytes/s");
+        assert_eq!(parse_rate("9600bit"), Ok(9600));
+        assert!(parse_rate("bit").is_err());
+        assert!(parse_rate("100mbyte").is_err());
     }
 
     #[test]
