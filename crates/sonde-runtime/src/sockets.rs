@@ -72,7 +72,8 @@ pub fn connect_tcp(
         set_user_timeout(&sock, t)
             .map_err(|e| RunError::Setup(format!("setting --snd-timeout: {e}")))?;
     }
-    sock.connect_timeout(&SockAddr::from(server), timeout)
+    let target = local.labelled(&sock, server)?;
+    sock.connect_timeout(&SockAddr::from(target), timeout)
         .map_err(|e| RunError::Connect {
             addr: server.to_string(),
             source: e,
@@ -95,9 +96,24 @@ pub struct ClientSockets {
     /// Multipath TCP for the control and TCP data connections (`-m`); a server without it
     /// answers as plain TCP (the kernel falls back).
     pub mptcp: bool,
+    /// IPv6 flow label of the data connections (`-L`).
+    pub flow_label: Option<u32>,
 }
 
 impl ClientSockets {
+    /// Where a data socket connects: `server`, with the flow label (`-L`) set up on `sock`
+    /// and carried in the address when one is asked for.
+    ///
+    /// # Errors
+    /// [`RunError::Setup`] when the label cannot be used (IPv4, too wide, refused).
+    pub fn labelled(&self, sock: &Socket, server: SocketAddr) -> Result<SocketAddr, RunError> {
+        match self.flow_label {
+            None => Ok(server),
+            Some(l) => crate::os::flowlabel::set_flow_label(sock, server, l)
+                .map_err(|e| RunError::Setup(format!("setting flow label {l} (-L): {e}"))),
+        }
+    }
+
     /// Binds `sock` (about to talk to `server`) to the device, then to the local address and
     /// `port` where either is given. `reuse` sets SO_REUSEADDR first (TCP with `--cport`, so
     /// a port in TIME_WAIT can be taken again; never for UDP, where it would let two sockets
@@ -278,7 +294,8 @@ pub fn connect_udp(
     .map_err(|e| setup("creating a UDP socket", e))?;
     udp_buffers(&sock, p).map_err(|e| setup("setting UDP socket options", e))?;
     local.apply(&sock, server, Some(local_port.unwrap_or(0)), false)?;
-    sock.connect(&server.into())
+    let target = local.labelled(&sock, server)?;
+    sock.connect(&target.into())
         .map_err(|e| setup("connecting the UDP socket", e))?;
     Ok(sock.into())
 }

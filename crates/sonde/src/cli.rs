@@ -310,6 +310,9 @@ pub struct ClientArgs {
     /// of packets still connects)
     #[arg(long, value_name = "MS|TIME", default_value = CONNECT_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    /// IPv6 flow label of the data connections (0..1048575)
+    #[arg(short = 'L', long = "flowlabel", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=0xF_FFFF))]
+    pub flowlabel: Option<u32>,
     /// Multipath TCP for the control and TCP data connections (falls back to TCP where the
     /// server has none)
     #[arg(short = 'm', long = "mptcp")]

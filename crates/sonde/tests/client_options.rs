@@ -136,3 +136,115 @@ fn fq_rate_paces_the_servers_senders_in_reverse() {
         out.describe()
     );
 }
+
+/// Captures IPv6 packets on `lo` (AF_PACKET, root) for `secs` and returns, per TCP or UDP
+/// packet, (source port, destination port, flow label). None without the privilege.
+fn capture_ipv6_on_lo(secs: f64) -> Option<std::thread::JoinHandle<Vec<(u16, u16, u32)>>> {
+    const ETH_P_IPV6: u16 = 0x86DD;
+    // SAFETY: plain socket calls on a descriptor this function owns and closes.
+    unsafe {
+        let fd = libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_DGRAM,
+            i32::from(ETH_P_IPV6.to_be()),
+        );
+        if fd < 0 {
+            return None;
+        }
+        let lo = libc::if_nametoindex(c"lo".as_ptr());
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = ETH_P_IPV6.to_be();
+        sll.sll_ifindex = lo as i32;
+        let rc = libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        );
+        let tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 100_000,
+        };
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as u32,
+        );
+        if rc != 0 {
+            libc::close(fd);
+            return None;
+        }
+        Some(std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 65_536];
+            let t0 = Instant::now();
+            while t0.elapsed().as_secs_f64() < secs {
+                let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
+                if n < 44 {
+                    continue;
+                }
+                let b = &buf[..n as usize];
+                let label =
+                    (u32::from(b[1] & 0x0F) << 16) | (u32::from(b[2]) << 8) | u32::from(b[3]);
+                if b[6] == 6 || b[6] == 17 {
+                    let src = u16::from_be_bytes([b[40], b[41]]);
+                    let dst = u16::from_be_bytes([b[42], b[43]]);
+                    seen.push((src, dst, label));
+                }
+            }
+            libc::close(fd);
+            seen
+        }))
+    }
+}
+
+#[test]
+fn flow_label_is_on_every_data_packet_over_ipv6() {
+    if !common::ipv6_loopback_available() {
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but there is no IPv6 loopback"
+        );
+        eprintln!("no IPv6 loopback: -L not checked");
+        return;
+    }
+    let server = Server::start(&[]);
+    for (proto, args) in [
+        ("TCP", &["-b", "10m"][..]),
+        ("UDP", &["-u", "-b", "1m"][..]),
+    ] {
+        let Some(capture) = capture_ipv6_on_lo(2.5) else {
+            assert!(
+                !require_all(),
+                "SONDE_REQUIRE_ALL=1 but AF_PACKET needs root"
+            );
+            eprintln!("no AF_PACKET (not root): -L not checked");
+            return;
+        };
+        let mut a = vec!["-t", "1", "-L", "74565", "-J"];
+        a.extend_from_slice(args);
+        let mut cmd = server.client_args(&a);
+        cmd[1] = "::1".into();
+        let out = common::run(&cmd, CLIENT_DEADLINE);
+        out.expect_code(0);
+        let data_port = common::uint(&out.json(), "start.connected.0.local_port") as u16;
+        let packets = capture.join().unwrap();
+        let data: Vec<u32> = packets
+            .iter()
+            .filter(|(src, dst, _)| *src == data_port && *dst == server.port)
+            .map(|p| p.2)
+            .collect();
+        assert!(data.len() > 10, "{proto}: {} data packets seen", data.len());
+        assert!(
+            data.iter().all(|&l| l == 74565),
+            "{proto}: labels {:?}",
+            data.iter().collect::<std::collections::BTreeSet<_>>()
+        );
+    }
+    // An IPv4 server with -L is a usage error, not a silent no-op.
+    let v4 = server.client(&["-t", "1", "-L", "5"], CLIENT_DEADLINE);
+    v4.expect_code(2);
+    assert!(v4.stderr.contains("-L"), "{}", v4.describe());
+}

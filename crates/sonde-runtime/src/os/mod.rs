@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod cpu;
 pub mod discard;
+pub mod flowlabel;
 pub mod host;
 pub mod icmp;
 pub mod mmsg;

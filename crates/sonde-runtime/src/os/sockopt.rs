@@ -3,7 +3,7 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-fn set_raw(
+pub(crate) fn set_raw(
     sock: &impl AsRawFd,
     level: libc::c_int,
     name: libc::c_int,

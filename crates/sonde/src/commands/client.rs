@@ -148,6 +148,13 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
             "-4 asks for IPv4, but {} is an IPv6 address",
             a.host
         )),
+        Ok(std::net::IpAddr::V4(_)) if a.flowlabel.is_some() => Err(format!(
+            "-L sets an IPv6 flow label, but {} is an IPv4 address",
+            a.host
+        )),
+        _ if a.flowlabel.is_some() && a.ipv4 => {
+            Err("-L sets an IPv6 flow label: it cannot go with -4".into())
+        }
         _ => check_bind_family(a),
     }
 }
@@ -206,7 +213,8 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         host: a.host.clone(),
         port: a.port,
         // A local address of one family (-B) talks only to servers of that family.
-        family: match (a.ipv4, a.ipv6, bind_ip) {
+        // A flow label (-L) exists only in IPv6.
+        family: match (a.ipv4, a.ipv6 || a.flowlabel.is_some(), bind_ip) {
             (true, _, _) | (_, _, Some(std::net::IpAddr::V4(_))) => Family::V4,
             (_, true, _) | (_, _, Some(std::net::IpAddr::V6(_))) => Family::V6,
             _ => Family::Any,
@@ -223,6 +231,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             tcp_user_timeout: a.snd_timeout,
             control_keepalive: a.cntl_ka,
             mptcp: a.mptcp,
+            flow_label: a.flowlabel,
         },
         rcv_timeout: Some(a.rcv_timeout),
     };
