@@ -78,30 +78,15 @@ fn capture(iface: &str, port: u16, len: Option<usize>, dur: Duration) -> std::io
 }
 
 fn open(iface: &str) -> std::io::Result<i32> {
-    let proto = (libc::ETH_P_IP as u16).to_be() as i32;
-    // SAFETY: plain socket calls on values we own.
+    use std::os::fd::IntoRawFd;
+    let fd = sonde_runtime::os::packet_socket::open(
+        iface,
+        sonde_runtime::os::packet_socket::ETH_P_IP,
+        Duration::from_millis(200),
+    )?
+    .into_raw_fd();
+    // SAFETY: options on the descriptor just opened (closed by the caller).
     unsafe {
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, proto);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let name = std::ffi::CString::new(iface).map_err(std::io::Error::other)?;
-        let index = libc::if_nametoindex(name.as_ptr());
-        if index == 0 {
-            return Err(std::io::Error::other(format!("no interface {iface}")));
-        }
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto as u16;
-        sll.sll_ifindex = index as i32;
-        let rc = libc::bind(
-            fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        );
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         let on: libc::c_int = 1;
         libc::setsockopt(
             fd,
@@ -109,17 +94,6 @@ fn open(iface: &str) -> std::io::Result<i32> {
             libc::SO_TIMESTAMPNS,
             (&on as *const libc::c_int).cast(),
             4,
-        );
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 200_000,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as u32,
         );
         let big: libc::c_int = 64 << 20;
         libc::setsockopt(
@@ -129,8 +103,8 @@ fn open(iface: &str) -> std::io::Result<i32> {
             (&big as *const libc::c_int).cast(),
             4,
         );
-        Ok(fd)
     }
+    Ok(fd)
 }
 
 /// How many datagrams to `port` (each with `len` bytes of payload, when given) an IPv4 packet

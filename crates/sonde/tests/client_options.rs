@@ -137,67 +137,35 @@ fn fq_rate_paces_the_servers_senders_in_reverse() {
     );
 }
 
-/// Captures IPv6 packets on `lo` (AF_PACKET, root) for `secs` and returns, per TCP or UDP
-/// packet, (source port, destination port, flow label). None without the privilege.
+/// Captures IPv6 packets on `lo` (a packet socket: root) for `secs` and returns, per TCP or
+/// UDP packet, (source port, destination port, flow label). None without the privilege.
 fn capture_ipv6_on_lo(secs: f64) -> Option<std::thread::JoinHandle<Vec<(u16, u16, u32)>>> {
-    const ETH_P_IPV6: u16 = 0x86DD;
-    // SAFETY: plain socket calls on a descriptor this function owns and closes.
-    unsafe {
-        let fd = libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_DGRAM,
-            i32::from(ETH_P_IPV6.to_be()),
-        );
-        if fd < 0 {
-            return None;
-        }
-        let lo = libc::if_nametoindex(c"lo".as_ptr());
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = ETH_P_IPV6.to_be();
-        sll.sll_ifindex = lo as i32;
-        let rc = libc::bind(
-            fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        );
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 100_000,
-        };
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as u32,
-        );
-        if rc != 0 {
-            libc::close(fd);
-            return None;
-        }
-        Some(std::thread::spawn(move || {
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 65_536];
-            let t0 = Instant::now();
-            while t0.elapsed().as_secs_f64() < secs {
-                let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
-                if n < 44 {
-                    continue;
-                }
-                let b = &buf[..n as usize];
-                let label =
-                    (u32::from(b[1] & 0x0F) << 16) | (u32::from(b[2]) << 8) | u32::from(b[3]);
-                if b[6] == 6 || b[6] == 17 {
-                    let src = u16::from_be_bytes([b[40], b[41]]);
-                    let dst = u16::from_be_bytes([b[42], b[43]]);
-                    seen.push((src, dst, label));
-                }
+    use sonde_runtime::os::packet_socket;
+    use std::io::Read;
+    let fd =
+        packet_socket::open("lo", packet_socket::ETH_P_IPV6, Duration::from_millis(100)).ok()?;
+    let mut file = std::fs::File::from(fd);
+    Some(std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        let t0 = Instant::now();
+        while t0.elapsed().as_secs_f64() < secs {
+            let Ok(n) = file.read(&mut buf) else {
+                continue;
+            };
+            if n < 44 {
+                continue;
             }
-            libc::close(fd);
-            seen
-        }))
-    }
+            let b = &buf[..n];
+            let label = (u32::from(b[1] & 0x0F) << 16) | (u32::from(b[2]) << 8) | u32::from(b[3]);
+            if b[6] == 6 || b[6] == 17 {
+                let src = u16::from_be_bytes([b[40], b[41]]);
+                let dst = u16::from_be_bytes([b[42], b[43]]);
+                seen.push((src, dst, label));
+            }
+        }
+        seen
+    }))
 }
 
 #[test]
