@@ -46,6 +46,8 @@ pub struct ClientConfig {
     /// A test whose data stops arriving this long while this end receives fails
     /// (`--rcv-timeout`); None waits as long as the test lasts.
     pub rcv_timeout: Option<Duration>,
+    /// TCP (`-F`): this end's senders send the file, its receivers write into it.
+    pub file: Option<std::path::PathBuf>,
 }
 
 /// How a client run ended: the summary when the test got far enough to have one, and the
@@ -296,7 +298,10 @@ impl ClientRun<'_> {
         streams: Vec<(LocalStream, SocketAddr, SocketAddr)>,
     ) -> Result<Option<String>, RunError> {
         let p = &self.cfg.params;
-        let send = StreamConfig::for_test(p);
+        let send = StreamConfig {
+            file: self.cfg.file.clone(),
+            ..StreamConfig::for_test(p)
+        };
         let budget = if p.direction == Direction::Reverse {
             None
         } else {

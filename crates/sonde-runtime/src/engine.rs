@@ -81,10 +81,9 @@ impl Engine {
                     if receiver_congestion.is_none() {
                         receiver_congestion = crate::os::sockopt::congestion(&t);
                     }
-                    let (len, skip) = (cfg.length, cfg.skip_rx_copy);
                     std::thread::Builder::new()
                         .name(name)
-                        .spawn(move || streams::tcp::receive(t, sh2, len, skip, ctl2))?
+                        .spawn(move || streams::tcp::receive(t, sh2, &cfg, ctl2))?
                 }
                 (DataSocket::Udp(u), StreamRole::Sender) => std::thread::Builder::new()
                     .name(name)

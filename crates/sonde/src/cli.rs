@@ -310,6 +310,10 @@ pub struct ClientArgs {
     /// of packets still connects)
     #[arg(long, value_name = "MS|TIME", default_value = CONNECT_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    /// TCP: send FILE's bytes (its size ends the test unless -n is smaller), or with -R write
+    /// what arrives into FILE (iperf3's -F; one stream)
+    #[arg(short = 'F', long = "file", value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
     /// IPv6 flow label of the data connections (0..1048575)
     #[arg(short = 'L', long = "flowlabel", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=0xF_FFFF))]
     pub flowlabel: Option<u32>,

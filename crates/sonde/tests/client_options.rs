@@ -216,3 +216,44 @@ fn flow_label_is_on_every_data_packet_over_ipv6() {
     v4.expect_code(2);
     assert!(v4.stderr.contains("-L"), "{}", v4.describe());
 }
+
+#[test]
+fn file_sends_its_bytes_once_or_receives_into_it() {
+    let dir = common::TempDir::new("file");
+    let src = dir.file("src.bin");
+    // 3 000 001 bytes: not a multiple of the 128 KiB write, so the last block is short.
+    let data: Vec<u8> = (0..3_000_001u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(&src, &data).unwrap();
+    let src_s = src.to_string_lossy().into_owned();
+    let server = Server::start(&[]);
+    // Sending: the file's size ends the test, every byte arrives once.
+    let out = server.client(&["-F", &src_s, "-J"], CLIENT_DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(common::uint(&doc, "end.sum_sent.bytes"), 3_000_001);
+    assert_eq!(common::uint(&doc, "end.sum_received.bytes"), 3_000_001);
+    let table = server.client(&["-F", &src_s], CLIENT_DEADLINE);
+    table.expect_code(0);
+    assert!(table.stdout.contains("(100%) of "), "{}", table.describe());
+    // Receiving: what arrives is written, all of it.
+    let dst = dir.file("dst.bin");
+    let dst_s = dst.to_string_lossy().into_owned();
+    let out = server.client(
+        &["-R", "-n", "1000000", "-F", &dst_s, "-J"],
+        CLIENT_DEADLINE,
+    );
+    out.expect_code(0);
+    let received = common::uint(&out.json(), "end.sum_received.bytes");
+    assert_eq!(received, 1_000_000);
+    assert_eq!(std::fs::metadata(&dst).unwrap().len(), received);
+    // What -F cannot do is said before any traffic.
+    for bad in [&["-u"][..], &["-P", "2"], &["-t", "2"]] {
+        let mut a = vec!["-F", src_s.as_str()];
+        a.extend_from_slice(bad);
+        let out = server.client(&a, CLIENT_DEADLINE);
+        out.expect_code(2);
+        assert!(out.stderr.contains("-F"), "{}", out.describe());
+    }
+}

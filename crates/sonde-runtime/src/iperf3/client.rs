@@ -268,7 +268,10 @@ impl Run<'_> {
         streams: Vec<(StreamSpec, SocketAddr)>,
     ) -> Result<Option<String>, RunError> {
         let p = &self.cfg.params;
-        let wire = super::send_config(p, &self.opts);
+        let wire = crate::streams::StreamConfig {
+            file: self.cfg.file.clone(),
+            ..super::send_config(p, &self.opts)
+        };
         let budget = if p.direction == Direction::Reverse {
             None
         } else {

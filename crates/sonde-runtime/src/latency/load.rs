@@ -244,6 +244,7 @@ fn start_load(
         connect_timeout: cfg.connect_timeout,
         local: Default::default(),
         rcv_timeout: None,
+        file: None,
     };
     let i = interrupt.clone();
     std::thread::spawn(move || throughput(c, i))
@@ -368,6 +369,7 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
         connect_timeout: cfg.connect_timeout,
         local: Default::default(),
         rcv_timeout: None,
+        file: None,
     };
     throughput(c, interrupt.clone())
 }

@@ -39,6 +39,12 @@ impl Budget {
         len.min(self.bytes_limit - before)
     }
 
+    /// Nothing more may be claimed (a `-F` file ended before the budget did).
+    pub fn close(&self) {
+        self.bytes.fetch_max(self.bytes_limit, Ordering::Relaxed);
+        self.blocks.fetch_max(self.blocks_limit, Ordering::Relaxed);
+    }
+
     /// True once nothing more may be claimed.
     pub fn exhausted(&self) -> bool {
         (self.blocks_limit > 0 && self.blocks.load(Ordering::Relaxed) >= self.blocks_limit)
@@ -67,5 +73,14 @@ mod tests {
         assert_eq!(b.claim(10), 10);
         assert_eq!(b.claim(10), 0);
         assert!(Budget::new(0, 0).is_none());
+    }
+
+    #[test]
+    fn a_closed_budget_is_exhausted() {
+        let b = Budget::new(1000, 0).unwrap();
+        assert_eq!(b.claim(100), 100);
+        b.close();
+        assert!(b.exhausted());
+        assert_eq!(b.claim(100), 0);
     }
 }

@@ -125,6 +125,9 @@ pub struct StreamConfig {
     pub skip_rx_copy: bool,
     /// The socket's kernel pacing was set explicitly (`--fq-rate`): `-b` leaves it alone.
     pub fq_rate_set: bool,
+    /// TCP (`-F`): senders send this file's bytes and stop at its end; receivers write what
+    /// they read into it.
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl StreamConfig {
@@ -140,6 +143,7 @@ impl StreamConfig {
             repeating_payload: false,
             skip_rx_copy: false,
             fq_rate_set: false,
+            file: None,
         }
     }
 

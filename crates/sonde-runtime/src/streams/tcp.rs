@@ -44,8 +44,16 @@ pub fn send(
 ) -> CpuTimes {
     let cpu0 = cpu::thread_times();
     let _ = sock.set_write_timeout(Some(SLICE));
-    let buf = super::payload(cfg.length, shared.id);
-    let zc = if cfg.zerocopy {
+    let mut buf = super::payload(cfg.length, shared.id);
+    let mut file = match cfg.file.as_deref().map(std::fs::File::open).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            shared.fail(format!("cannot open the -F file: {e}"));
+            shared.finished.store(true, Ordering::Relaxed);
+            return cpu::thread_times().saturating_sub(cpu0);
+        }
+    };
+    let zc = if cfg.zerocopy && file.is_none() {
         ZeroCopySource::new(&buf).ok()
     } else {
         None
@@ -70,7 +78,20 @@ pub fn send(
             Some(b) => b.claim(cfg.length as u64) as usize,
             None => cfg.length,
         };
+        let want = match &mut file {
+            Some(f) => match read_block(f, &mut buf[..want]) {
+                Ok(n) => n,
+                Err(e) => {
+                    shared.fail(format!("reading the -F file: {e}"));
+                    break;
+                }
+            },
+            None => want,
+        };
         if want == 0 {
+            if let Some(b) = &budget {
+                b.close();
+            }
             break;
         }
         let mut off = 0;
@@ -121,19 +142,41 @@ pub fn send(
     cpu::thread_times().saturating_sub(cpu0)
 }
 
+/// Fills `buf` from `f` as far as the file goes; fewer bytes (0 at its end) only at its end.
+fn read_block(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
 /// Receives until EOF, the drain deadline or abort. Returns the thread's CPU.
-/// With `skip_copy` the kernel discards the data instead of copying it here (where it can).
+/// With `skip_rx_copy` the kernel discards the data instead of copying it here (where it
+/// can); with a `file` (`-F`) what arrives is written into it.
 pub fn receive(
     mut sock: TcpStream,
     shared: Arc<StreamShared>,
-    len: usize,
-    skip_copy: bool,
+    cfg: &StreamConfig,
     ctl: Arc<Control>,
 ) -> CpuTimes {
     let cpu0 = cpu::thread_times();
     let _ = sock.set_read_timeout(Some(SLICE));
-    let mut buf = vec![0u8; len.clamp(16 * 1024, 1 << 20)];
-    let mut skip = skip_copy;
+    let mut buf = vec![0u8; cfg.length.clamp(16 * 1024, 1 << 20)];
+    let mut out = match cfg.file.as_deref().map(std::fs::File::create).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            shared.fail(format!("cannot create the -F file: {e}"));
+            shared.finished.store(true, Ordering::Relaxed);
+            return cpu::thread_times().saturating_sub(cpu0);
+        }
+    };
+    let mut skip = cfg.skip_rx_copy && out.is_none();
     loop {
         if ctl.receivers_should_stop() {
             break;
@@ -152,6 +195,12 @@ pub fn receive(
         match got {
             Ok(0) => break,
             Ok(n) => {
+                if let Some(f) = &mut out {
+                    if let Err(e) = f.write_all(&buf[..n]) {
+                        shared.fail(format!("writing the -F file: {e}"));
+                        break;
+                    }
+                }
                 shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
                 shared
                     .last_rx_ns

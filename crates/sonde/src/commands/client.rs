@@ -48,7 +48,10 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     if a.udp && a.congestion.is_some() {
         return Err("-C (congestion control) applies to TCP only; UDP has none".into());
     }
-    let bytes = a.bytes.unwrap_or(0);
+    let bytes = match file_budget(a)? {
+        Some(size) => a.bytes.map_or(size, |n| n.min(size)),
+        None => a.bytes.unwrap_or(0),
+    };
     let blocks = a.blockcount.unwrap_or(0);
     let duration = match a.time {
         Some(t) if bytes > 0 || blocks > 0 => {
@@ -129,6 +132,35 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     }
     check_family(a)?;
     Ok(p)
+}
+
+/// `-F`: its checks, and when this end sends the file, its size (the test's byte budget).
+fn file_budget(a: &ClientArgs) -> Result<Option<u64>, String> {
+    let Some(path) = &a.file else {
+        return Ok(None);
+    };
+    if a.udp {
+        return Err("-F moves a file over TCP; UDP datagrams carry sonde's headers".into());
+    }
+    if a.bidir || a.parallel > 1 {
+        return Err("-F moves one file over one stream: use it without --bidir and -P".into());
+    }
+    if a.reverse {
+        return Ok(None);
+    }
+    if a.time.is_some() {
+        return Err(format!(
+            "-F sends {} once and its size ends the test: drop -t (or give -n for a part of it)",
+            path.display()
+        ));
+    }
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("-F {}: {e}", path.display()))?
+        .len();
+    if size == 0 {
+        return Err(format!("-F {}: the file is empty", path.display()));
+    }
+    Ok(Some(size))
 }
 
 /// `-4` / `-6` against an address literal of the other family is a usage error (no
@@ -234,6 +266,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             flow_label: a.flowlabel,
         },
         rcv_timeout: Some(a.rcv_timeout),
+        file: a.file.clone(),
     };
     let server_json = (a.get_server_output && !a.iperf3)
         .then(|| std::sync::Arc::new(std::sync::Mutex::new(None)));
@@ -267,6 +300,12 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
                     crate::output::write_failed(&e);
                 }
             }
+        }
+    }
+    if let (Some(path), Some(s)) = (&a.file, &outcome.summary) {
+        let note = file_note(path, s, a.reverse);
+        if let Err(e) = sink.event(&Event::Note(note)) {
+            crate::output::write_failed(&e);
         }
     }
     let code = match &outcome.error {
@@ -307,4 +346,36 @@ fn server_document(events: &[Event]) -> Option<serde_json::Value> {
     j.finish().ok()?;
     drop(j);
     serde_json::from_slice(&buf).ok()
+}
+
+/// What `-F` moved, as iperf3 says it: "Sent X / SIZE (P%) of FILE", or what was written.
+fn file_note(
+    path: &std::path::Path,
+    s: &sonde_stats::model::TestSummary,
+    received: bool,
+) -> String {
+    use sonde_stats::units::format_bytes;
+    let moved: u64 = s
+        .directions
+        .iter()
+        .filter_map(|d| {
+            if received {
+                d.received.as_ref()
+            } else {
+                d.sent.as_ref()
+            }
+        })
+        .map(|v| v.bytes)
+        .sum();
+    if received {
+        return format!("Received {} into {}", format_bytes(moved), path.display());
+    }
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let percent = if size > 0 { moved * 100 / size } else { 100 };
+    format!(
+        "Sent {} / {} ({percent}%) of {}",
+        format_bytes(moved),
+        format_bytes(size),
+        path.display()
+    )
 }

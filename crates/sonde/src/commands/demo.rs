@@ -155,6 +155,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             connect_timeout: Duration::from_secs(5),
             local: Default::default(),
             rcv_timeout: None,
+            file: None,
         };
         let mut table = TableReporter::new(LineOut::new(out.clone()));
         let mut json = JsonReporter::new(Vec::new());
