@@ -45,13 +45,8 @@ pub fn send(
     let cpu0 = cpu::thread_times();
     let _ = sock.set_write_timeout(Some(SLICE));
     let mut buf = super::payload(cfg.length, shared.id);
-    let mut file = match cfg.file.as_deref().map(std::fs::File::open).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            shared.fail(format!("cannot open the -F file: {e}"));
-            shared.finished.store(true, Ordering::Relaxed);
-            return cpu::thread_times().saturating_sub(cpu0);
-        }
+    let Ok(mut file) = stream_file(&cfg, &shared, std::fs::File::open, "open") else {
+        return cpu::thread_times().saturating_sub(cpu0);
     };
     let zc = if cfg.zerocopy && file.is_none() {
         ZeroCopySource::new(&buf).ok()
@@ -142,6 +137,19 @@ pub fn send(
     cpu::thread_times().saturating_sub(cpu0)
 }
 
+/// The stream's `-F` file, opened with `open`; a failure ends the stream with that error.
+fn stream_file(
+    cfg: &StreamConfig,
+    shared: &StreamShared,
+    open: fn(&std::path::Path) -> std::io::Result<std::fs::File>,
+    verb: &str,
+) -> Result<Option<std::fs::File>, ()> {
+    cfg.file.as_deref().map(open).transpose().map_err(|e| {
+        shared.fail(format!("cannot {verb} the -F file: {e}"));
+        shared.finished.store(true, Ordering::Relaxed);
+    })
+}
+
 /// Fills `buf` from `f` as far as the file goes; fewer bytes (0 at its end) only at its end.
 fn read_block(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
@@ -168,13 +176,8 @@ pub fn receive(
     let cpu0 = cpu::thread_times();
     let _ = sock.set_read_timeout(Some(SLICE));
     let mut buf = vec![0u8; cfg.length.clamp(16 * 1024, 1 << 20)];
-    let mut out = match cfg.file.as_deref().map(std::fs::File::create).transpose() {
-        Ok(f) => f,
-        Err(e) => {
-            shared.fail(format!("cannot create the -F file: {e}"));
-            shared.finished.store(true, Ordering::Relaxed);
-            return cpu::thread_times().saturating_sub(cpu0);
-        }
+    let Ok(mut out) = stream_file(cfg, &shared, std::fs::File::create, "create") else {
+        return cpu::thread_times().saturating_sub(cpu0);
     };
     let mut skip = cfg.skip_rx_copy && out.is_none();
     loop {

@@ -371,7 +371,7 @@ fn file_note(
         return format!("Received {} into {}", format_bytes(moved), path.display());
     }
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let percent = if size > 0 { moved * 100 / size } else { 100 };
+    let percent = (moved * 100).checked_div(size).unwrap_or(100);
     format!(
         "Sent {} / {} ({percent}%) of {}",
         format_bytes(moved),
