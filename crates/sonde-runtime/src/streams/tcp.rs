@@ -45,7 +45,7 @@ pub fn send(
     let cpu0 = cpu::thread_times();
     let _ = sock.set_write_timeout(Some(SLICE));
     let mut buf = super::payload(cfg.length, shared.id);
-    let Ok(mut file) = stream_file(&cfg, &shared, std::fs::File::open, "open") else {
+    let Ok(mut file) = stream_file(&cfg, &shared, |p| std::fs::File::open(p), "open") else {
         return cpu::thread_times().saturating_sub(cpu0);
     };
     let zc = if cfg.zerocopy && file.is_none() {
@@ -176,7 +176,7 @@ pub fn receive(
     let cpu0 = cpu::thread_times();
     let _ = sock.set_read_timeout(Some(SLICE));
     let mut buf = vec![0u8; cfg.length.clamp(16 * 1024, 1 << 20)];
-    let Ok(mut out) = stream_file(cfg, &shared, std::fs::File::create, "create") else {
+    let Ok(mut out) = stream_file(cfg, &shared, |p| std::fs::File::create(p), "create") else {
         return cpu::thread_times().saturating_sub(cpu0);
     };
     let mut skip = cfg.skip_rx_copy && out.is_none();
