@@ -590,3 +590,45 @@ fn hostile_iperf3_input_is_rejected_while_others_are_served() {
     // And the server still serves a new client afterwards.
     json_of(&server.client(&["-t", "1", "-J"], DEADLINE));
 }
+
+#[test]
+fn iperf3_options_of_the_parity_issue_work_both_ways() {
+    for ip in peers::all() {
+        parity_options_with(&ip);
+    }
+}
+
+/// `-A n,m`, `-f`, `-V`, `--rcv-timeout` and `-F` between a real iperf3 and sonde, each way.
+fn parity_options_with(ip: &Iperf3) {
+    let dir = common::TempDir::new("interop-file");
+    let file = dir.file("payload.bin");
+    std::fs::write(&file, vec![7u8; 777_777]).expect("write the -F file");
+    let file = file.to_string_lossy().into_owned();
+    // iperf3 takes --rcv-timeout only from a receiving client (-R).
+    let opts = strings(&[
+        "-t",
+        "1",
+        "-R",
+        "-A",
+        "0,0",
+        "-f",
+        "k",
+        "-V",
+        "--rcv-timeout",
+        "5000",
+    ]);
+    // iperf3 -V prints a line before its -J document: -V goes to sonde's client only.
+    let iperf3_opts: Vec<String> = opts.iter().filter(|o| *o != "-V").cloned().collect();
+    let (doc, record) = iperf3_client_case(ip, &iperf3_opts, &[]);
+    check_directions(&doc, false, false, "iperf3 client, -A -f --rcv-timeout");
+    assert!(uint(&record, "end.sum_received.bytes") > 0);
+    let (doc, _) = sonde_client_case(ip, &opts);
+    check_directions(&doc, false, false, "sonde client, -A -f -V --rcv-timeout");
+    // -F: the file's size ends the test, on both clients.
+    let (doc, record) = iperf3_client_case(ip, &strings(&["-F", &file]), &[]);
+    assert_eq!(uint(&doc, "end.sum_sent.bytes"), 777_777);
+    assert_eq!(uint(&record, "end.sum_received.bytes"), 777_777);
+    let (doc, _) = sonde_client_case(ip, &strings(&["-F", &file]));
+    assert_eq!(uint(&doc, "end.sum_sent.bytes"), 777_777);
+    assert_eq!(uint(&doc, "end.sum_received.bytes"), 777_777);
+}
