@@ -333,7 +333,14 @@ pub struct Results {
     /// For streams this end sent: totals, so the receiving end can count tail losses.
     #[serde(default)]
     pub sent: Vec<SentCount>,
+    /// What this end has to tell the other's user about its side (a sender that fell behind
+    /// its schedule). Bounded when read: see [`MAX_RESULT_NOTES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// Most notes a peer's results may carry that a reader shows.
+pub const MAX_RESULT_NOTES: usize = 16;
 
 /// Either end giving up, with the reason for the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -257,6 +257,11 @@ fn results(rng: &mut Rng) -> Results {
             bytes: rng.next() >> 24,
             packets: rng.below(100_000) as u64,
         }],
+        notes: if rng.chance(4) {
+            vec!["stream 1: the server sender fell behind".into()]
+        } else {
+            vec![]
+        },
     }
 }
 

@@ -364,6 +364,17 @@ impl ClientRun<'_> {
         engine.drain_receivers(&peer.sent, Engine::drain_grace(p.protocol));
         let sent_by_peer = |id| peer.sent.iter().find(|c| c.id == id).map(|c| c.packets);
         let local = final_views(engine, stop_at, &sent_by_peer, &mut *self.emit);
+        // Whether a sender, here or at the server, fell behind its schedule.
+        let slips = engine.slip_notes("client");
+        // The server's, bounded: a few lines of reasonable length.
+        let server_notes = peer
+            .notes
+            .iter()
+            .take(sonde_proto::message::MAX_RESULT_NOTES)
+            .map(|n| n.chars().take(400).collect::<String>());
+        for note in slips.into_iter().chain(server_notes) {
+            (self.emit)(Event::Note(note));
+        }
         for r in self.peer_rows.finish() {
             (self.emit)(Event::PeerInterval(r));
         }
@@ -378,6 +389,7 @@ impl ClientRun<'_> {
             congestion: congestion.clone(),
             streams: local.clone(),
             sent: engine.sent_counts(),
+            notes: Vec::new(),
         };
         self.own_results = Some(own.clone());
         session.send_results(own);
@@ -594,6 +606,7 @@ impl ClientRun<'_> {
                 })
                 .collect(),
             sent: Vec::new(),
+            notes: Vec::new(),
         });
         let mut summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Client,

@@ -202,6 +202,13 @@ impl Engine {
         self.shared().map(|s| s.bytes.load(Ordering::Relaxed)).sum()
     }
 
+    /// A note per sending stream that fell behind its schedule (`who`: "client" or "server").
+    pub fn slip_notes(&self, who: &str) -> Vec<String> {
+        self.of_role(StreamRole::Sender)
+            .filter_map(|s| s.slips.lock().ok().and_then(|sl| sl.note(s.id, who)))
+            .collect()
+    }
+
     /// The first error a sending worker hit (receivers' errors end only their stream).
     pub fn sender_error(&self) -> Option<(u32, String)> {
         self.of_role(StreamRole::Sender)

@@ -152,8 +152,15 @@ fn udp_loss(doc: &Value) -> (f64, u64) {
 fn losses(out_dir: &Path, test: &str) -> Vec<(f64, u64)> {
     (1..=REPETITIONS)
         .map(|r| {
-            let (loss, packets) = udp_loss(&result_of(out_dir, "ring-4", test, r));
+            let doc = result_of(out_dir, "ring-4", test, r);
+            let (loss, packets) = udp_loss(&doc);
             eprintln!("{test} #{r}: {loss:.3} % of {packets} datagrams lost");
+            // A sender held off the CPU says so (sonde's documents only).
+            for note in doc["sonde"]["notes"].as_array().into_iter().flatten() {
+                if note.as_str().is_some_and(|n| n.contains("fell behind")) {
+                    eprintln!("  {note}");
+                }
+            }
             (loss, packets)
         })
         .collect()

@@ -343,6 +343,10 @@ impl SessionRun<'_> {
         let sent_by_peer = |id| stop.iter().find(|c| c.id == id).map(|c| c.packets);
         let local = self.final_views(engine, stop_at, &sent_by_peer);
         let sent = engine.sent_counts();
+        let notes = engine.slip_notes("server");
+        for n in &notes {
+            self.events.emit(Event::Note(n.clone()));
+        }
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         self.events.measured(&local, cpu_local);
@@ -351,6 +355,7 @@ impl SessionRun<'_> {
             congestion,
             streams: local.clone(),
             sent,
+            notes,
         });
         self.flush()?;
         Ok((local, cpu_local))

@@ -79,6 +79,8 @@ pub struct StreamShared {
     /// ends there, not at the stop: bytes drained after the stop arrived after it.
     pub last_rx_ns: AtomicU64,
     pub error: Mutex<Option<String>>,
+    /// Paced UDP senders: when they fell behind their schedule.
+    pub slips: Mutex<crate::schedule_slips::ScheduleSlips>,
 }
 
 impl StreamShared {
@@ -93,6 +95,7 @@ impl StreamShared {
             finished: AtomicBool::new(false),
             last_rx_ns: AtomicU64::new(0),
             error: Mutex::new(None),
+            slips: Mutex::new(Default::default()),
         }
     }
 

@@ -13,6 +13,7 @@ use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
 use crate::pacing::{catch_up_batch, datagram_gap_ns, datagrams_per_departure, DepartureSchedule};
+use crate::schedule_slips::ScheduleSlips;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
 use sonde_proto::iperf3::udp::repeating_payload;
@@ -141,6 +142,7 @@ impl<'a> Sender<'a> {
     fn run(&mut self, budget: Option<&Budget>, ctl: &Control) -> std::io::Result<()> {
         let mut schedule = DepartureSchedule::new(self.bitrate);
         let mut sleeper = schedule.as_ref().map(|_| PreciseSleeper::new());
+        let mut slips = ScheduleSlips::default();
         let start = Instant::now();
         while !Self::stopped(ctl) {
             if let (Some(s), Some(sl)) = (&schedule, &mut sleeper) {
@@ -153,6 +155,13 @@ impl<'a> Sender<'a> {
             let count = match &schedule {
                 Some(s) => {
                     let late = left_at.saturating_sub(s.next_departure_ns());
+                    let before = slips;
+                    slips.record(late, self.gap_ns);
+                    if slips != before {
+                        if let Ok(mut shared) = self.shared.slips.lock() {
+                            *shared = slips;
+                        }
+                    }
                     catch_up_batch(late, self.gap_ns, self.per_departure, self.max_batch)
                 }
                 None => self.per_departure,
