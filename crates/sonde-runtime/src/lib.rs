@@ -6,6 +6,7 @@
 //! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; everything
 //! that touches the OS is in [`os`].
 
+pub mod btc;
 pub mod client;
 pub mod clock;
 pub mod control_conn;

@@ -9,6 +9,7 @@
 //! assert_eq!(parse_rate("97.2m").unwrap(), 97_200_000);
 //! ```
 
+pub mod btc;
 pub mod cpu;
 pub mod interval;
 pub mod jitter;

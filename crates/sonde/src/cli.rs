@@ -33,6 +33,8 @@ pub enum Command {
     /// IPv4 against IPv6 to the same sonde server: latency and TCP throughput side by side
     #[command(name = "compare-ip")]
     CompareIp(crate::cli_latency::CompareIpArgs),
+    /// Bulk transfer capacity: TCP transfers of growing size every few seconds, per family
+    Btc(crate::cli_btc::BtcArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

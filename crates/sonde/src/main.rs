@@ -1,6 +1,7 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
+mod cli_btc;
 mod cli_latency;
 mod commands;
 mod os_time;
@@ -39,6 +40,7 @@ fn main() {
         cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
         cli::Command::Report(a) => commands::report::run(&a),
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
+        cli::Command::Btc(a) => commands::btc::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),

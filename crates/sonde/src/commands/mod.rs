@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+pub mod btc;
 pub mod client;
 pub mod compare_ip;
 pub mod daemon;

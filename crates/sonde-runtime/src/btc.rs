@@ -1,0 +1,125 @@
+//! `sonde btc`: bulk transfer capacity as a series of sessions, one TCP transfer of a growing
+//! size each (`-n`), started every `every`, per address family. Each session is an ordinary
+//! sonde test (the same client, server and figures); this module only schedules them and turns
+//! each summary into a [`BtcSession`].
+
+use crate::client::{self, ClientConfig};
+use crate::error::RunError;
+use crate::os::resolve::Family;
+use sonde_proto::message::TestParams;
+use sonde_stats::btc::BtcSession;
+use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What a BTC run does.
+#[derive(Debug, Clone)]
+pub struct BtcConfig {
+    /// The client settings of every session (host, port, timeouts, local sockets); its
+    /// params give the write length and socket options, bytes and family are set per session.
+    pub client: ClientConfig,
+    /// Bytes of each session, in order (per family).
+    pub sizes: Vec<u64>,
+    /// Families to measure; with both, each size runs on IPv4, then IPv6.
+    pub families: Vec<Family>,
+    /// From one session's start to the next one's.
+    pub every: Duration,
+}
+
+/// Runs the sessions, handing each to `on_session` as it ends. Returns the sessions run; a
+/// session that fails ends the run with its error (the sessions before it are kept).
+///
+/// # Errors
+/// The failing session's [`RunError`] with the sessions done so far.
+pub fn run(
+    cfg: &BtcConfig,
+    interrupt: &AtomicBool,
+    on_session: &mut dyn FnMut(&BtcSession),
+) -> (Vec<BtcSession>, Option<RunError>) {
+    let mut done = Vec::new();
+    let mut next_start = Instant::now();
+    for &size in &cfg.sizes {
+        for &family in &cfg.families {
+            if !wait_until(next_start, interrupt) {
+                return (done, Some(RunError::Interrupted));
+            }
+            next_start = Instant::now() + cfg.every;
+            let session_cfg = ClientConfig {
+                family,
+                params: TestParams {
+                    protocol: Protocol::Tcp,
+                    direction: Direction::Upload,
+                    parallel: 1,
+                    duration_secs: 0.0,
+                    bytes: size,
+                    blocks: 0,
+                    interval_secs: 0.0,
+                    omit_secs: 0.0,
+                    ..cfg.client.params.clone()
+                },
+                ..cfg.client.clone()
+            };
+            // The family the session really used: its server address.
+            let mut remote = String::new();
+            let outcome = client::run(&session_cfg, interrupt, &mut |ev| {
+                if let Event::Start(s) = ev {
+                    remote = s.remote;
+                }
+            });
+            if let Some(e) = outcome.error {
+                return (done, Some(e));
+            }
+            let index = done.len() as u32 + 1;
+            let family = if remote.starts_with('[') {
+                "IPv6"
+            } else {
+                "IPv4"
+            };
+            match outcome
+                .summary
+                .as_ref()
+                .and_then(|s| session(index, family, size, s))
+            {
+                Some(s) => {
+                    on_session(&s);
+                    done.push(s);
+                }
+                None => {
+                    let e = RunError::Setup(format!("session {index} ended without figures"));
+                    return (done, Some(e));
+                }
+            }
+        }
+    }
+    (done, None)
+}
+
+/// Sleeps until `t` unless interrupted; false when interrupted.
+fn wait_until(t: Instant, interrupt: &AtomicBool) -> bool {
+    while Instant::now() < t {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((t - Instant::now()).min(Duration::from_millis(50)));
+    }
+    !interrupt.load(Ordering::Relaxed)
+}
+
+/// A session's figures from its test summary: what the receiver counted, the sender's TCP.
+fn session(index: u32, family: &str, size: u64, s: &TestSummary) -> Option<BtcSession> {
+    let up = s.directions.iter().find(|d| d.client_sends)?;
+    let received = up.received.as_ref()?;
+    let tcp = up.sent.as_ref().and_then(|v| v.tcp);
+    Some(BtcSession {
+        index,
+        family: family.into(),
+        size,
+        bytes: received.bytes,
+        seconds: received.end - received.start,
+        goodput_bps: received.bits_per_second,
+        retransmits: tcp.map_or(0, |t| t.retransmits),
+        max_cwnd: tcp.map(|t| t.max_snd_cwnd),
+        mean_rtt_us: tcp.map(|t| t.mean_rtt_us),
+        congestion: s.sender_congestion.clone(),
+    })
+}

@@ -1,0 +1,54 @@
+//! Flags of `sonde btc` (phase one: parse and validate).
+
+use crate::cli::OutputArgs;
+use clap::Args;
+use sonde_stats::units::parse_size;
+
+/// `sonde btc HOST`: bulk transfer capacity, one TCP transfer per session.
+#[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("One JSON document: \"sessions\" (per session: index, family, size, bytes, seconds, goodput_bps, retransmits, max_cwnd, mean_rtt_us, congestion), \"summary\" per family (sessions, min/max/mean/median_bps), \"layer\", \"partial\", \"error\"")))]
+pub struct BtcArgs {
+    /// sonde server host
+    pub host: String,
+    /// Server port
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Session sizes in bytes, comma-separated (e.g. 6M,12M,24M); default 6M doubling up to
+    /// --max-size
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_size_arg)]
+    pub sizes: Vec<u64>,
+    /// Largest session of the default doubling series
+    #[arg(long = "max-size", value_name = "SIZE", default_value = "96M", value_parser = parse_size_arg)]
+    pub max_size: u64,
+    /// From one session's start to the next one's
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::cli_latency::parse_duration_arg)]
+    pub every: std::time::Duration,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with_all = ["ipv6", "both"])]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6", conflicts_with = "both")]
+    pub ipv6: bool,
+    /// Each size on IPv4, then on IPv6 (the statistics per family)
+    #[arg(long)]
+    pub both: bool,
+    /// TCP write length
+    #[arg(short = 'l', long = "length", value_name = "LENGTH", default_value = "128K", value_parser = parse_size_arg)]
+    pub length: u64,
+    /// Congestion control of the sessions
+    #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
+    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    match parse_size(s) {
+        Ok(0) => Err("a size must be above 0".into()),
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -1,0 +1,98 @@
+//! `sonde btc`: phase two (the run configuration), then the sessions and their report.
+
+use super::exit;
+use crate::cli_btc::BtcArgs;
+use crate::output::{self, outln};
+use sonde_proto::message::TestParams;
+use sonde_report::btc;
+use sonde_runtime::btc::BtcConfig;
+use sonde_runtime::client::{ClientConfig, Family};
+use std::sync::atomic::AtomicBool;
+
+/// First session of the default series (RFC 3148 users start at a few megabytes).
+const FIRST_SIZE: u64 = 6_000_000;
+
+/// Runs the btc command.
+pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
+    let Ok(length) = u32::try_from(a.length) else {
+        eprintln!("sonde: usage error - -l {} is too large", a.length);
+        return exit::USAGE;
+    };
+    let sizes = if a.sizes.is_empty() {
+        sonde_stats::btc::doubling_sizes(FIRST_SIZE, a.max_size)
+    } else {
+        a.sizes.clone()
+    };
+    let literal = a
+        .host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .ok();
+    if let (true, Some(ip)) = (a.both, literal) {
+        eprintln!(
+            "sonde: usage error - --both measures IPv4 and IPv6 to one host: give its name, not the address {ip}"
+        );
+        return exit::USAGE;
+    }
+    let families = if a.both {
+        vec![Family::V4, Family::V6]
+    } else if a.ipv4 {
+        vec![Family::V4]
+    } else if a.ipv6 {
+        vec![Family::V6]
+    } else {
+        vec![Family::Any]
+    };
+    let cfg = BtcConfig {
+        client: ClientConfig {
+            host: a.host.clone(),
+            port: a.port,
+            family: Family::Any,
+            cport: None,
+            params: TestParams {
+                length,
+                congestion: a.congestion.clone(),
+                ..TestParams::default()
+            },
+            connect_timeout: a.connect_timeout,
+            local: Default::default(),
+            rcv_timeout: None,
+            file: None,
+        },
+        sizes,
+        families,
+        every: a.every,
+    };
+    let json = a.output.json;
+    if !json {
+        outln!(
+            "BTC to {} port {}: {} session(s), one every {:.1} s; goodput is TCP payload at the receiver",
+            a.host,
+            a.port,
+            cfg.sizes.len() * cfg.families.len(),
+            cfg.every.as_secs_f64()
+        );
+        outln!("{}", btc::header());
+    }
+    let (sessions, error) = sonde_runtime::btc::run(&cfg, interrupt, &mut |s| {
+        if !json {
+            outln!("{}", btc::row(s));
+        }
+    });
+    let error_text = error.as_ref().map(ToString::to_string);
+    if json {
+        let doc = btc::document(&a.host, &sessions, error_text.as_deref());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for line in btc::summary_lines(&sessions) {
+            outln!("{line}");
+        }
+    }
+    match error {
+        None => exit::OK,
+        Some(e) => {
+            output::final_error(format_args!("sonde: error - {e}"));
+            exit::FAILED
+        }
+    }
+}
