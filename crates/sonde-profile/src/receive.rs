@@ -57,6 +57,11 @@ impl StreamReceiver {
         }
     }
 
+    /// The stream's protocol id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
     /// Distinct datagrams so far.
     pub fn received(&self) -> u64 {
         self.received

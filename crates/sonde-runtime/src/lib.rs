@@ -18,6 +18,7 @@ pub mod meter;
 pub mod os;
 pub mod pacing;
 pub mod peer_rows;
+pub mod profile;
 pub mod server;
 pub mod sockets;
 pub mod start;

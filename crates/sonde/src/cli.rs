@@ -33,6 +33,10 @@ pub enum Command {
     /// IPv4 against IPv6 to the same sonde server: latency and TCP throughput side by side
     #[command(name = "compare-ip")]
     CompareIp(crate::cli_latency::CompareIpArgs),
+    /// Traffic profiles: concurrent UDP burst streams both ways, per-stream loss, lateness
+    /// and per-burst completeness
+    #[command(subcommand)]
+    Profile(crate::cli_profile::ProfileCommand),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

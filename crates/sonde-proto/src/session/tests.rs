@@ -17,6 +17,7 @@ fn results() -> Results {
         congestion: None,
         streams: vec![],
         sent: vec![],
+        profile: Vec::new(),
     }
 }
 

@@ -120,6 +120,7 @@ pub fn peer_results(
         congestion: r.congestion_used.clone(),
         streams,
         sent: Vec::new(),
+        profile: Vec::new(),
     }
 }
 
