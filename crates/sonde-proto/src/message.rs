@@ -26,6 +26,7 @@ pub const CAPABILITIES: &[&str] = &[
     "fq-rate",
     "dont-fragment",
     "affinity",
+    "profile",
 ];
 
 /// Client's opening message.
@@ -136,6 +137,20 @@ pub struct TestParams {
     /// server listing the `affinity` capability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_affinity: Option<u32>,
+    /// A traffic profile instead of the throughput test (`sonde profile run`): its streams
+    /// replace `parallel` and `direction`. Sent only to a server listing `profile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRequest>,
+}
+
+/// A traffic profile to run, and how its receivers take one-way delays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRequest {
+    pub profile: sonde_profile::Profile,
+    /// The user says both ends' clocks agree (`--clock-synced`): delays are receive time
+    /// minus send stamp, not an estimate.
+    #[serde(default)]
+    pub clock_synced: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -174,6 +189,7 @@ impl Default for TestParams {
             fq_rate: 0,
             dont_fragment: false,
             server_affinity: None,
+            profile: None,
         }
     }
 }
@@ -209,6 +225,8 @@ pub enum ParamError {
     NoEnd,
     #[error("burst must be 1..={max} datagrams, got {0}", max = limits::MAX_BURST)]
     Burst(u32),
+    #[error("traffic profile: {0}")]
+    Profile(#[from] sonde_profile::ProfileError),
 }
 
 impl TestParams {
@@ -246,11 +264,17 @@ impl TestParams {
         if self.burst > limits::MAX_BURST {
             return Err(ParamError::Burst(self.burst));
         }
+        if let Some(r) = &self.profile {
+            r.profile.validate()?;
+        }
         Ok(())
     }
 
     /// Number of data connections the test opens.
     pub fn stream_count(&self) -> u32 {
+        if let Some(r) = &self.profile {
+            return r.profile.streams.len() as u32;
+        }
         match self.direction {
             Direction::Bidir => self.parallel * 2,
             _ => self.parallel,
@@ -260,6 +284,9 @@ impl TestParams {
     /// Whether the client sends on stream `id` (ids are 1..=stream_count; in bidir the first
     /// `parallel` are the client's sending streams).
     pub fn client_sends(&self, id: u32) -> bool {
+        if let Some(r) = &self.profile {
+            return r.profile.client_sends(id);
+        }
         match self.direction {
             Direction::Upload => true,
             Direction::Reverse => false,
@@ -337,6 +364,9 @@ pub struct Results {
     /// its schedule). Bounded when read: see [`MAX_RESULT_NOTES`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A profile run: the figures of the streams this end received.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile: Vec<sonde_profile::result::StreamResult>,
 }
 
 /// Most notes a peer's results may carry that a reader shows.

@@ -186,6 +186,10 @@ fn params(rng: &mut Rng) -> TestParams {
         },
         dont_fragment: rng.chance(4),
         server_affinity: rng.chance(4).then(|| (rng.next() % 1024) as u32),
+        profile: rng.chance(5).then(|| sonde_proto::message::ProfileRequest {
+            profile: sonde_profile::builtin::get("monitoring-stress").expect("built-in"),
+            clock_synced: rng.chance(2),
+        }),
     }
 }
 
@@ -262,6 +266,7 @@ fn results(rng: &mut Rng) -> Results {
         } else {
             vec![]
         },
+        profile: Vec::new(),
     }
 }
 

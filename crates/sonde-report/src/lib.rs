@@ -36,6 +36,7 @@ mod json;
 mod json_lines;
 pub mod latency_json;
 pub mod latency_table;
+pub mod profile_report;
 mod table;
 #[cfg(test)]
 mod test_fixtures;

@@ -390,6 +390,7 @@ impl ClientRun<'_> {
             streams: local.clone(),
             sent: engine.sent_counts(),
             notes: Vec::new(),
+            profile: Vec::new(),
         };
         self.own_results = Some(own.clone());
         session.send_results(own);
@@ -607,6 +608,7 @@ impl ClientRun<'_> {
                 .collect(),
             sent: Vec::new(),
             notes: Vec::new(),
+            profile: Vec::new(),
         });
         let mut summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Client,
@@ -706,14 +708,14 @@ fn connected_streams(streams: &[(LocalStream, SocketAddr, SocketAddr)]) -> Vec<C
         .collect()
 }
 
-fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+pub(crate) fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
     while let Some(m) = s.poll_transmit() {
         conn.send(&m)?;
     }
     Ok(())
 }
 
-fn unexpected(ev: ClientEvent) -> RunError {
+pub(crate) fn unexpected(ev: ClientEvent) -> RunError {
     match ev {
         ClientEvent::Refused(r) => RunError::ServerRefused {
             code: format!("{:?}", r.code).to_lowercase(),
@@ -795,7 +797,7 @@ fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(),
 }
 
 /// Sends the stream's hello until the server acknowledges it (survives loss of either).
-fn udp_handshake(
+pub(crate) fn udp_handshake(
     sock: &UdpSocket,
     cookie: &Cookie,
     id: u32,

@@ -19,6 +19,7 @@ pub mod meter;
 pub mod os;
 pub mod pacing;
 pub mod peer_rows;
+pub mod profile;
 pub mod schedule_slips;
 pub mod server;
 pub mod sockets;

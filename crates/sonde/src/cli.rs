@@ -35,6 +35,10 @@ pub enum Command {
     CompareIp(crate::cli_latency::CompareIpArgs),
     /// Bulk transfer capacity: TCP transfers of growing size every few seconds, per family
     Btc(crate::cli_btc::BtcArgs),
+    /// Traffic profiles: concurrent UDP burst streams both ways, per-stream loss, lateness
+    /// and per-burst completeness
+    #[command(subcommand)]
+    Profile(crate::cli_profile::ProfileCommand),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

@@ -3,6 +3,7 @@
 mod cli;
 mod cli_btc;
 mod cli_latency;
+mod cli_profile;
 mod commands;
 mod os_time;
 mod output;
@@ -43,6 +44,7 @@ fn main() {
         cli::Command::Btc(a) => commands::btc::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
+        cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

@@ -18,6 +18,7 @@ fn results() -> Results {
         streams: vec![],
         sent: vec![],
         notes: vec![],
+        profile: Vec::new(),
     }
 }
 

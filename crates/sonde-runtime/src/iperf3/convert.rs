@@ -121,6 +121,7 @@ pub fn peer_results(
         streams,
         sent: Vec::new(),
         notes: Vec::new(),
+        profile: Vec::new(),
     }
 }
 

@@ -118,6 +118,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         fq_rate: a.fq_rate.unwrap_or(0),
         dont_fragment: a.dont_fragment,
         server_affinity: a.affinity.and_then(|(_, server)| server),
+        profile: None,
     };
     p.validate().map_err(|e| e.to_string())?;
     if let Some(c) = a.cport {

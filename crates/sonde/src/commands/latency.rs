@@ -8,7 +8,6 @@ use crate::output::{self, LineOut};
 use sonde_report::latency_json::{LatencyJsonLinesReporter, LatencyJsonReporter, LatencySink};
 use sonde_report::latency_table::LatencyTableReporter;
 use sonde_runtime::latency::{self, LatencyConfig};
-use sonde_runtime::os::resolve::Family;
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -96,13 +95,7 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
     Ok(LatencyConfig {
         host,
         port,
-        family: if a.ipv4 {
-            Family::V4
-        } else if a.ipv6 {
-            Family::V6
-        } else {
-            Family::Any
-        },
+        family: super::family(a.ipv4, a.ipv6),
         mode,
         size: a.size as usize,
         interval,

@@ -8,9 +8,20 @@ pub mod demo;
 pub mod docs;
 pub mod lab;
 pub mod latency;
+pub mod profile;
 pub mod report;
 pub mod rrul;
 pub mod server;
+
+/// The address family of `-4` / `-6` (clap already refuses both at once).
+pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
+    use sonde_runtime::os::resolve::Family;
+    match (ipv4, ipv6) {
+        (true, _) => Family::V4,
+        (_, true) => Family::V6,
+        _ => Family::Any,
+    }
+}
 
 /// The process exit codes sonde documents.
 pub mod exit {

@@ -8,7 +8,6 @@ use crate::output;
 use sonde_report::latency_table::write_rrul;
 use sonde_runtime::latency::load::{run_rrul, RrulConfig};
 use sonde_runtime::latency::LatencyConfig;
-use sonde_runtime::os::resolve::Family;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -22,13 +21,7 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     }
     let mut probe = LatencyConfig::udp(&a.host, a.port);
     probe.size = a.size as usize;
-    probe.family = if a.ipv4 {
-        Family::V4
-    } else if a.ipv6 {
-        Family::V6
-    } else {
-        Family::Any
-    };
+    probe.family = super::family(a.ipv4, a.ipv6);
     let cfg = RrulConfig {
         probe,
         streams: a.streams,

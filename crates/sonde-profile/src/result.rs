@@ -1,0 +1,128 @@
+//! What a profile run measured: per stream and per burst. These values are what both ends
+//! exchange at the end of a run (the receiving end counts) and what the reporters render.
+//!
+//! Per-burst records are kept only for bursts that were incomplete or late ("exceptions"):
+//! every other burst arrived whole and in time, so the loss-per-burst series is complete
+//! without them, and a day-long profile still fits one control message. At most
+//! [`MAX_EXCEPTIONS`] per run are kept, spread over the streams; `exceptions_dropped` counts
+//! the rest.
+
+use crate::spec::Direction;
+use serde::{Deserialize, Serialize};
+
+/// Most per-burst exception records in one run (all streams together).
+pub const MAX_EXCEPTIONS: usize = 1500;
+
+/// How one-way delays were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayBasis {
+    /// Receive time minus send stamp, the two clocks taken as agreeing (`--clock-synced`).
+    Synced,
+    /// An estimate: the clock offset taken as the stream's smallest raw delay, so delays are
+    /// above the fastest datagram of the stream (queueing and serialisation, not the
+    /// path's propagation time).
+    AboveMinimum,
+}
+
+impl DelayBasis {
+    /// A label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            DelayBasis::Synced => "one-way delay (clocks synced)",
+            DelayBasis::AboveMinimum => {
+                "one-way delay estimate: above each stream's fastest datagram (clock offset not measured)"
+            }
+        }
+    }
+}
+
+/// One-way delays of a stream's datagrams, milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DelaySummary {
+    pub basis: DelayBasis,
+    /// Datagrams whose delay was kept (all received, up to the receiver's cap).
+    pub samples: u64,
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// Percentiles 0, 1, ..., 100: the delay CDF.
+    pub percentiles_ms: Vec<f64>,
+}
+
+/// A burst that was not complete or not in time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurstRecord {
+    /// Burst number from 0.
+    pub index: u64,
+    /// When it was due, seconds after the start of the profile.
+    pub at_s: f64,
+    pub received: u32,
+    pub expected: u32,
+    /// One-way delay of the datagram of this burst that arrived last; None when none did.
+    pub last_delay_ms: Option<f64>,
+    /// That delay exceeded the stream's late threshold.
+    pub late: bool,
+}
+
+/// One stream's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamResult {
+    pub id: u32,
+    pub name: String,
+    pub direction: Direction,
+    pub size: u32,
+    pub burst: u32,
+    pub period_ms: f64,
+    pub late_ms: f64,
+    /// Datagrams the sender sent.
+    pub sent: u64,
+    /// Distinct datagrams that arrived.
+    pub received: u64,
+    pub lost: u64,
+    /// Arrived, but later than `late_ms`.
+    pub late: u64,
+    /// Arrived after a datagram with a higher sequence number.
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    /// Datagrams that do not belong to the stream's plan (ignored).
+    pub foreign: u64,
+    pub delay: Option<DelaySummary>,
+    /// Bursts the sender started.
+    pub bursts_sent: u64,
+    /// Bursts whose every datagram arrived.
+    pub bursts_complete: u64,
+    /// Bursts whose last-arriving datagram was late.
+    pub bursts_late: u64,
+    /// Incomplete or late bursts, in order.
+    pub exceptions: Vec<BurstRecord>,
+    pub exceptions_dropped: u64,
+}
+
+impl StreamResult {
+    /// Lost datagrams as a percentage of those sent.
+    pub fn loss_percent(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            self.lost as f64 * 100.0 / self.sent as f64
+        }
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileReport {
+    pub profile: String,
+    /// Seconds the profile was planned to run.
+    pub planned_s: f64,
+    /// Seconds it ran.
+    pub ran_s: f64,
+    pub clock_synced: bool,
+    /// Why the run ended early (Ctrl-C, a failure); the figures are then partial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_early: Option<String>,
+    pub streams: Vec<StreamResult>,
+}

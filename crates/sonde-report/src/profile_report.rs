@@ -1,0 +1,181 @@
+//! Renders a traffic-profile run ([`ProfileReport`]): a table per stream with its bursts that
+//! were incomplete or late, and the JSON document of `sonde profile run -J` (the report
+//! itself, serialised; the schema is described on its types in `sonde_profile::result`).
+
+use sonde_profile::result::{ProfileReport, StreamResult};
+use std::fmt::Write;
+
+/// Most incomplete or late bursts listed per stream in the table (`-J` has them all).
+pub const TABLE_BURSTS: usize = 10;
+
+/// The human table.
+pub fn table(r: &ProfileReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Profile {}: ran {:.2} of {:.0} s",
+        r.profile, r.ran_s, r.planned_s
+    );
+    if let Some(why) = &r.ended_early {
+        let _ = writeln!(out, "Ended early: {why}");
+    }
+    let _ = writeln!(
+        out,
+        "{:<3} {:<14} {:<11} {:>16} {:>8} {:>8} {:>7} {:>8} {:>6} {:>5} {:>6} {:>13}",
+        "ID",
+        "Stream",
+        "Direction",
+        "Plan",
+        "Sent",
+        "Received",
+        "Lost",
+        "Loss",
+        "Late",
+        "Reord",
+        "Dup",
+        "Bursts whole"
+    );
+    for s in &r.streams {
+        let plan = format!("{}Bx{}/{}ms", s.size, s.burst, s.period_ms);
+        let _ = writeln!(
+            out,
+            "{:<3} {:<14} {:<11} {:>16} {:>8} {:>8} {:>7} {:>7.3}% {:>6} {:>5} {:>6} {:>13}",
+            s.id,
+            s.name,
+            s.direction.as_str(),
+            plan,
+            s.sent,
+            s.received,
+            s.lost,
+            s.loss_percent(),
+            s.late,
+            s.out_of_order,
+            s.duplicates,
+            format!("{}/{}", s.bursts_complete, s.bursts_sent)
+        );
+    }
+    delay_table(&mut out, r);
+    for s in &r.streams {
+        bursts(&mut out, s);
+    }
+    out
+}
+
+fn delay_table(out: &mut String, r: &ProfileReport) {
+    let Some(basis) = r
+        .streams
+        .iter()
+        .find_map(|s| s.delay.as_ref().map(|d| d.basis))
+    else {
+        return;
+    };
+    let _ = writeln!(out, "{}, ms:", basis.label());
+    let _ = writeln!(
+        out,
+        "{:<3} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "ID", "Stream", "min", "mean", "p50", "p99", "max", "late>"
+    );
+    for s in &r.streams {
+        if let Some(d) = &s.delay {
+            let _ = writeln!(
+                out,
+                "{:<3} {:<14} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9}",
+                s.id, s.name, d.min_ms, d.mean_ms, d.p50_ms, d.p99_ms, d.max_ms, s.late_ms
+            );
+        }
+    }
+}
+
+fn bursts(out: &mut String, s: &StreamResult) {
+    if s.exceptions.is_empty() {
+        return;
+    }
+    let total = s.exceptions.len() as u64 + s.exceptions_dropped;
+    let _ = writeln!(
+        out,
+        "Stream {} ({}): {total} bursts incomplete or late{}",
+        s.id,
+        s.name,
+        if total as usize > TABLE_BURSTS {
+            format!(", the first {TABLE_BURSTS} (all in -J)")
+        } else {
+            String::new()
+        }
+    );
+    for b in s.exceptions.iter().take(TABLE_BURSTS) {
+        let delay = b
+            .last_delay_ms
+            .map(|d| format!("last datagram {d:.3} ms"))
+            .unwrap_or_else(|| "none arrived".into());
+        let _ = writeln!(
+            out,
+            "  burst {:>6} at {:>9.3} s: {:>4}/{:<4} arrived, {delay}{}",
+            b.index,
+            b.at_s,
+            b.received,
+            b.expected,
+            if b.late { " (late)" } else { "" }
+        );
+    }
+}
+
+/// The `-J` document.
+///
+/// # Errors
+/// A serialisation error (not expected for a report).
+pub fn json(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<String> {
+    let mut doc = serde_json::to_value(r)?;
+    if let (Some(e), Some(o)) = (error, doc.as_object_mut()) {
+        o.insert("error".into(), e.into());
+    }
+    serde_json::to_string_pretty(&doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_profile::builtin;
+    use sonde_profile::receive::StreamReceiver;
+    use sonde_profile::result::DelayBasis;
+
+    fn report() -> ProfileReport {
+        let p = builtin::get("monitoring").unwrap().with_duration(1.0);
+        let mut rx = StreamReceiver::new(3, &p.streams[2], 1.0);
+        for seq in 1..=20 {
+            rx.on_datagram(seq, 1_000, 1_000 + seq * 1_000_000);
+        }
+        ProfileReport {
+            profile: p.name.clone(),
+            planned_s: 1.0,
+            ran_s: 1.0,
+            clock_synced: false,
+            ended_early: None,
+            streams: vec![rx.finish(Some(25), DelayBasis::AboveMinimum, 10)],
+        }
+    }
+
+    #[test]
+    fn table_shows_losses_bursts_and_the_delay_basis() {
+        let t = table(&report());
+        assert!(t.contains("bulk"), "{t}");
+        assert!(t.contains("800Bx25/5000ms"), "{t}");
+        assert!(t.contains("20.000%"), "{t}");
+        assert!(t.contains("0/1"), "{t}");
+        assert!(t.contains("estimate"), "{t}");
+        assert!(
+            t.contains("20/25   arrived, last datagram 19.000 ms"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn json_carries_every_figure_and_the_error() {
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&report(), Some("boom")).unwrap()).unwrap();
+        let s = &doc["streams"][0];
+        assert_eq!(s["lost"], 5);
+        assert_eq!(s["delay"]["basis"], "above-minimum");
+        assert_eq!(s["exceptions"][0]["received"], 20);
+        assert_eq!(doc["error"], "boom");
+    }
+}

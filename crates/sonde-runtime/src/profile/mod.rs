@@ -1,0 +1,13 @@
+//! Traffic profiles over the network: both ends run the streams a profile names, each
+//! sending its bursts on time and counting what arrives (`sonde profile run`).
+//!
+//! A profile run uses sonde's control protocol unchanged (hello, request, streams, start,
+//! stop, results): the request carries the profile (capability `profile`), the profile's
+//! streams are the test's UDP data streams in file order, and each end's results carry the
+//! figures of the streams it received. [`workers`] sends and counts; [`client`] drives a run;
+//! the server's side lives with its sessions.
+
+pub mod client;
+pub mod workers;
+
+pub use client::{run, ProfileConfig, ProfileOutcome};

@@ -1,0 +1,122 @@
+//! The server's end of a profile run: after the streams are set up it sends the profile's
+//! from-server streams (from the client's Start), counts the to-server ones, and answers the
+//! client's Stop with the figures of the streams it received.
+
+use super::{reack_hellos, sending_udp_sockets, OpenStream, SessionRun, STEP};
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::profile::client::{count_of, drain_grace, finish_all, set_dscp};
+use crate::profile::workers::{ProfileStream, Workers};
+use sonde_proto::message::{ProfileRequest, Results, TestParams};
+use sonde_proto::session::ServerEvent;
+use sonde_stats::model::StreamRole;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl SessionRun<'_> {
+    /// Runs the profile of `p` over `streams` until the client's Stop, then exchanges results.
+    pub(super) fn run_profile(
+        &mut self,
+        p: &TestParams,
+        streams: Vec<OpenStream>,
+    ) -> Result<(), RunError> {
+        let Some(request) = p.profile.as_ref() else {
+            return Err(RunError::Setup("not a profile test".into()));
+        };
+        let reack = sending_udp_sockets(&streams);
+        let (send, receive) = profile_streams(request, streams)?;
+        let mut workers = Workers::new(send, receive, request.profile.duration_s)
+            .map_err(|e| RunError::Setup(format!("starting stream threads: {e}")))?;
+        (self.shared.log)(&format!(
+            "running profile {} ({} streams, {} s) for {}",
+            request.profile.name,
+            request.profile.streams.len(),
+            request.profile.duration_s,
+            self.peer
+        ));
+        let limit = Duration::from_secs_f64(self.time_limit(p));
+        let begun = Instant::now();
+        let peer_sent = loop {
+            reack_hellos(&reack);
+            if self.shared.interrupt.load(Ordering::Relaxed) {
+                self.session.abort("the server is shutting down");
+                let _ = self.flush();
+                return Err(RunError::Interrupted);
+            }
+            if begun.elapsed() > limit {
+                let msg = format!(
+                    "profile exceeded the server's time limit of {:.0} s",
+                    limit.as_secs_f64()
+                );
+                self.session.abort(&msg);
+                let _ = self.flush();
+                return Err(RunError::Setup(msg));
+            }
+            let Some(m) = self.conn.recv(crate::control_conn::POLL_SLICE)? else {
+                continue;
+            };
+            let r = self.session.handle(m);
+            self.flush()?;
+            r.map_err(|e| RunError::Protocol(e.to_string()))?;
+            match self.session.poll_event() {
+                Some(ServerEvent::Started) => workers
+                    .start(Instant::now())
+                    .map_err(|e| RunError::Setup(format!("starting stream threads: {e}")))?,
+                Some(ServerEvent::StopRequested(s)) => break s.sent,
+                Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
+                _ => {}
+            }
+        };
+        let (sent, _) = workers.stop_senders();
+        let lookup = |id| count_of(&peer_sent, id);
+        let accounts = workers.drain_receivers(&lookup, drain_grace(request));
+        let figures = finish_all(&accounts, &lookup, request);
+        for f in &figures {
+            (self.shared.log)(&format!(
+                "profile stream {} ({}) from {}: {}/{} received, {} lost, {} late, {}/{} bursts complete",
+                f.id, f.name, self.peer, f.received, f.sent, f.lost, f.late, f.bursts_complete, f.bursts_sent
+            ));
+        }
+        self.session.send_results(Results {
+            cpu: Default::default(),
+            congestion: None,
+            streams: Vec::new(),
+            sent,
+            notes: Vec::new(),
+            profile: figures,
+        });
+        self.flush()?;
+        if let Ok(ServerEvent::PeerResults(_)) = self.next_event(STEP, "the client's results") {
+            let _ = self.next_event(Duration::from_secs(2), "the client's done");
+        }
+        Ok(())
+    }
+}
+
+/// The test's streams as profile streams: those this end sends, and those it receives.
+fn profile_streams(
+    request: &ProfileRequest,
+    streams: Vec<OpenStream>,
+) -> Result<(Vec<ProfileStream>, Vec<ProfileStream>), RunError> {
+    let (mut send, mut receive) = (Vec::new(), Vec::new());
+    for (s, _, _) in streams {
+        let (Some(spec), DataSocket::Udp(socket)) = (request.profile.stream(s.id), s.socket) else {
+            return Err(RunError::Setup(format!(
+                "profile stream {} is not a UDP stream of the profile",
+                s.id
+            )));
+        };
+        set_dscp(&socket, s.id, spec.dscp)?;
+        let stream = ProfileStream {
+            id: s.id,
+            spec: spec.clone(),
+            socket,
+            ack: s.ack,
+        };
+        match s.role {
+            StreamRole::Sender => send.push(stream),
+            StreamRole::Receiver => receive.push(stream),
+        }
+    }
+    Ok((send, receive))
+}

@@ -1,0 +1,104 @@
+//! `sonde profile`: list and show profiles, and run one against a sonde server. Exit 0 when
+//! the run went to its end (whatever it measured), 1 when it failed or ended early.
+
+use super::exit;
+use crate::cli_profile::{ProfileCommand, ProfileRunArgs};
+use crate::output::outln;
+use sonde_profile::{builtin, Profile};
+use sonde_proto::message::ProfileRequest;
+use sonde_runtime::profile::{self, ProfileConfig};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+pub fn run(c: ProfileCommand, interrupt: &AtomicBool) -> i32 {
+    match c {
+        ProfileCommand::List => {
+            for (name, what) in builtin::list() {
+                outln!("{name:<20} {what}");
+            }
+            exit::OK
+        }
+        ProfileCommand::Show { profile } => match load_text(&profile) {
+            Ok(text) => {
+                outln!("{}", text.trim_end());
+                exit::OK
+            }
+            Err(e) => usage(&e),
+        },
+        ProfileCommand::Run(a) => run_profile(&a, interrupt),
+    }
+}
+
+fn usage(e: &str) -> i32 {
+    eprintln!("sonde: {e}");
+    exit::USAGE
+}
+
+/// A built-in's text, or a file's (checked: it must be a valid profile).
+fn load_text(name: &str) -> Result<String, String> {
+    if let Some(t) = builtin::text(name) {
+        return Ok(t.to_string());
+    }
+    let text = std::fs::read_to_string(name).map_err(|e| {
+        format!("\"{name}\" is neither a built-in profile (see `sonde profile list`) nor a readable file: {e}")
+    })?;
+    Profile::from_toml(&text).map_err(|e| format!("{name}: {e}"))?;
+    Ok(text)
+}
+
+/// Phase two: the run configuration from validated flags.
+fn config(a: &ProfileRunArgs) -> Result<ProfileConfig, String> {
+    let text = load_text(&a.profile)?;
+    let mut p = Profile::from_toml(&text).map_err(|e| format!("{}: {e}", a.profile))?;
+    if let Some(t) = a.time {
+        p = p.with_duration(t);
+        p.validate()
+            .map_err(|e| format!("{} with -t {t}: {e}", a.profile))?;
+    }
+    Ok(ProfileConfig {
+        host: a.host.clone(),
+        port: a.port,
+        family: super::family(a.ipv4, a.ipv6),
+        local: Default::default(),
+        connect_timeout: Duration::from_secs_f64(a.connect_timeout),
+        request: ProfileRequest {
+            profile: p,
+            clock_synced: a.clock_synced,
+        },
+    })
+}
+
+fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
+    let cfg = match config(a) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
+    let json = a.json;
+    let outcome = profile::run(&cfg, interrupt, &mut |note| {
+        if !json {
+            outln!("{note}");
+        }
+    });
+    let error = outcome.error.as_ref().map(|e| e.to_string());
+    match (&outcome.report, json) {
+        (Some(r), false) => outln!("{}", sonde_report::profile_report::table(r).trim_end()),
+        (Some(r), true) => match sonde_report::profile_report::json(r, error.as_deref()) {
+            Ok(doc) => outln!("{doc}"),
+            Err(e) => eprintln!("sonde: cannot write the JSON document: {e}"),
+        },
+        (None, true) => outln!("{}", serde_json::json!({ "error": error })),
+        (None, false) => {}
+    }
+    if let Some(e) = &error {
+        crate::output::final_error(format_args!("sonde: {e}"));
+        return exit::FAILED;
+    }
+    if outcome
+        .report
+        .as_ref()
+        .is_some_and(|r| r.ended_early.is_some())
+    {
+        return exit::FAILED;
+    }
+    exit::OK
+}
