@@ -2,6 +2,7 @@
 
 mod cli;
 mod cli_latency;
+mod cli_stress;
 mod commands;
 mod os_time;
 mod output;
@@ -42,6 +43,8 @@ fn main() {
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
+        cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),
     };

@@ -10,6 +10,8 @@ pub mod latency;
 pub mod report;
 pub mod rrul;
 pub mod server;
+pub mod services;
+pub mod stress;
 
 /// The process exit codes sonde documents.
 pub mod exit {
