@@ -8,6 +8,8 @@
 //! - [`JsonLinesReporter`]: one compact object per event, like iperf3's `--json-stream`;
 //! - [`latency_table`] and [`latency_json`]: the same three formats for latency runs
 //!   (`sonde latency`, `rrul`, `compare-ip`), consuming `sonde_stats::latency::model` events;
+//! - [`stress_table`] and [`stress_json`]: the same for `sonde stress`
+//!   (`sonde_stats::stress::model` events);
 //! - [`Tee`]: fan-out to several sinks (say, the table on stdout and JSON to a log file).
 //!
 //! The JSON shapes (and every field sonde adds to iperf3's schema) are documented in
@@ -37,6 +39,8 @@ mod json_lines;
 pub mod latency_json;
 pub mod latency_table;
 pub mod profile_report;
+pub mod stress_json;
+pub mod stress_table;
 mod table;
 #[cfg(test)]
 mod test_fixtures;
@@ -135,6 +139,31 @@ impl Sink for Tee {
 
     fn finish(&mut self) -> io::Result<()> {
         self.each(|s| s.finish())
+    }
+}
+
+/// A consumer of one kind of typed event other than the throughput test's (`sonde stress`
+/// uses it with `sonde_stats::stress::model::StressEvent`): [`EventSink::event`] as each
+/// happens, then [`EventSink::finish`] exactly once, also after a failure.
+pub trait EventSink<E> {
+    /// Consume one event.
+    ///
+    /// # Errors
+    /// When the writer fails.
+    fn event(&mut self, ev: &E) -> io::Result<()>;
+    /// Finish the output.
+    ///
+    /// # Errors
+    /// When the writer fails.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+impl<E, S: EventSink<E> + ?Sized> EventSink<E> for Box<S> {
+    fn event(&mut self, ev: &E) -> io::Result<()> {
+        (**self).event(ev)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        (**self).finish()
     }
 }
 

@@ -16,6 +16,7 @@ pub mod jitter;
 pub mod latency;
 pub mod live_totals;
 pub mod model;
+pub mod stress;
 pub mod sum;
 pub mod tcp_summary;
 pub mod udp_rx;

@@ -39,6 +39,11 @@ pub enum Command {
     /// and per-burst completeness
     #[command(subcommand)]
     Profile(crate::cli_profile::ProfileCommand),
+    /// Many TCP connections to a small stack's echo, discard or chargen server: speed per
+    /// connection, fairness, clean close
+    Stress(crate::cli_stress::StressArgs),
+    /// Serve RFC 862 echo, RFC 863 discard and RFC 864 chargen over TCP and UDP
+    Services(crate::cli_stress::ServicesArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

@@ -4,6 +4,7 @@ mod cli;
 mod cli_btc;
 mod cli_latency;
 mod cli_profile;
+mod cli_stress;
 mod commands;
 mod os_time;
 mod output;
@@ -46,6 +47,8 @@ fn main() {
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
+        cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),
     };

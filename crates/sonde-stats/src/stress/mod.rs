@@ -1,0 +1,10 @@
+//! Statistics and result model of `sonde stress`: many connections to a small TCP/IP stack's
+//! echo (RFC 862), discard (RFC 863) or chargen (RFC 864) server.
+//!
+//! The runtime counts bytes per connection and hands cumulative counters with the time since
+//! the run started to an [`slicer::IntervalSlicer`], which turns them into per-interval rates and
+//! Jain's fairness index ([`fairness::jain`]). Reporters render the [`model::StressEvent`]s.
+
+pub mod fairness;
+pub mod model;
+pub mod slicer;

@@ -1,0 +1,252 @@
+//! One stress connection: its counters, its data moves, and its close.
+
+use super::poll_once;
+use crate::chargen::Pattern;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Registry, Token};
+use sonde_stats::stress::model::{CloseOutcome, ConnTotal, StressMode};
+use sonde_stats::stress::slicer::{bps, ConnCounters};
+use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::time::{Duration, Instant};
+
+/// Reads plus writes per turn, so that one fast connection cannot starve the others.
+const TURN: usize = 4;
+
+pub(super) struct Conn {
+    stream: TcpStream,
+    token: usize,
+    sent: u64,
+    received: u64,
+    /// Still moving data (the data phase), or not yet settled (the close phase).
+    open: bool,
+    close: Option<CloseOutcome>,
+    error: Option<String>,
+    /// Echo: bytes that came back different from what was sent.
+    pub(super) mismatched: u64,
+}
+
+impl Conn {
+    pub(super) fn new(stream: TcpStream, token: usize) -> Self {
+        Self {
+            stream,
+            token,
+            sent: 0,
+            received: 0,
+            open: true,
+            close: None,
+            error: None,
+            mismatched: 0,
+        }
+    }
+
+    /// Registers for the data phase; a connection that cannot be is failed.
+    pub(super) fn start_data(&mut self, registry: &Registry, mode: StressMode) {
+        let interest = if mode.sends() {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        if let Err(e) = registry.reregister(&mut self.stream, Token(self.token), interest) {
+            self.fail(&e);
+        }
+    }
+
+    pub(super) fn counters(&self) -> ConnCounters {
+        ConnCounters {
+            sent: self.sent,
+            received: self.received,
+            open: self.open,
+        }
+    }
+
+    fn fail(&mut self, e: &std::io::Error) {
+        self.open = false;
+        self.close = Some(CloseOutcome::FailedDuringRun);
+        self.error = Some(if e.kind() == ErrorKind::UnexpectedEof {
+            "closed by the device during the run".into()
+        } else {
+            e.to_string()
+        });
+    }
+
+    /// Moves data for one turn; true when it could do more at once.
+    pub(super) fn drive(
+        &mut self,
+        pattern: &Pattern,
+        scratch: &mut [u8],
+        mode: StressMode,
+        echo_window: u64,
+    ) -> bool {
+        if !self.open {
+            return false;
+        }
+        for _ in 0..TURN {
+            let mut progressed = false;
+            // Read in every mode: a discard server sends nothing, but its FIN or RST shows here.
+            match self.stream.read(scratch) {
+                Ok(0) => {
+                    self.fail(&ErrorKind::UnexpectedEof.into());
+                    return false;
+                }
+                Ok(n) => {
+                    let got = scratch.get(..n).unwrap_or(&[]);
+                    if mode == StressMode::Echo {
+                        self.mismatched += pattern.mismatches(self.received, got);
+                    }
+                    self.received += n as u64;
+                    progressed = true;
+                }
+                Err(e) if transient(&e) => {}
+                Err(e) => {
+                    self.fail(&e);
+                    return false;
+                }
+            }
+            let room = match mode {
+                StressMode::Echo => {
+                    echo_window.saturating_sub(self.sent.saturating_sub(self.received))
+                }
+                _ => u64::MAX,
+            };
+            if mode.sends() && room > 0 {
+                let next = pattern.at(self.sent);
+                let len = next.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+                match self.stream.write(next.get(..len).unwrap_or(next)) {
+                    Ok(n) => {
+                        self.sent += n as u64;
+                        progressed = true;
+                    }
+                    Err(e) if transient(&e) => {}
+                    Err(e) => {
+                        self.fail(&e);
+                        return false;
+                    }
+                }
+            }
+            if !progressed {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reads (and drops) what is left after our FIN; settles on the device's FIN or a reset.
+    /// True when it could do more at once.
+    fn drain_close(&mut self, scratch: &mut [u8]) -> bool {
+        for _ in 0..TURN {
+            match self.stream.read(scratch) {
+                Ok(0) => {
+                    self.settle(CloseOutcome::Clean, None);
+                    return false;
+                }
+                Ok(_) => {}
+                Err(e) if transient(&e) => return false,
+                Err(e) => {
+                    self.settle(CloseOutcome::Reset, Some(e.to_string()));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn settle(&mut self, how: CloseOutcome, error: Option<String>) {
+        self.open = false;
+        self.close = Some(how);
+        self.error = error;
+    }
+
+    pub(super) fn total(&self, id: u32, secs: f64) -> ConnTotal {
+        ConnTotal {
+            id,
+            sent_bytes: self.sent,
+            received_bytes: self.received,
+            sent_bps: bps(self.sent, secs),
+            received_bps: bps(self.received, secs),
+            close: self.close.unwrap_or(CloseOutcome::Timeout),
+            error: self.error.clone(),
+        }
+    }
+}
+
+fn transient(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
+}
+
+/// Sends our FIN on every connection still open and waits for each device's FIN. A connection
+/// times out after `timeout` without progress: neither data from the device nor a shrinking
+/// queue of our unacknowledged bytes (a device working through what was sent before the FIN is
+/// not stuck). Twelve times `timeout` bounds the whole phase. Every socket is closed on return.
+pub(super) fn close_all(
+    conns: &mut [Conn],
+    poll: &mut Poll,
+    events: &mut Events,
+    timeout: Duration,
+    scratch: &mut [u8],
+) {
+    let mut again = Vec::new();
+    for (i, c) in conns.iter_mut().enumerate() {
+        if !c.open {
+            continue;
+        }
+        let registered = poll
+            .registry()
+            .reregister(&mut c.stream, Token(i), Interest::READABLE);
+        if let Err(e) = registered.and_then(|()| c.stream.shutdown(Shutdown::Write)) {
+            c.settle(CloseOutcome::Reset, Some(e.to_string()));
+            continue;
+        }
+        again.push(i);
+    }
+    let start = Instant::now();
+    // Per connection: when it last made progress, and its unacknowledged bytes then.
+    let mut progress: Vec<(Instant, Option<u32>)> = conns
+        .iter()
+        .map(|c| (start, crate::os::unacked_bytes(&c.stream)))
+        .collect();
+    let hard_end = start + timeout * 12;
+    loop {
+        let now = Instant::now();
+        for (c, p) in conns.iter_mut().zip(progress.iter_mut()) {
+            if !c.open {
+                continue;
+            }
+            let q = crate::os::unacked_bytes(&c.stream);
+            if q != p.1 {
+                *p = (now, q);
+            } else if now.duration_since(p.0) >= timeout || now >= hard_end {
+                c.settle(
+                    CloseOutcome::Timeout,
+                    Some(format!("no FIN from the device within {timeout:?}")),
+                );
+            }
+        }
+        if !conns.iter().any(|c| c.open) {
+            break;
+        }
+        let mut ready = std::mem::take(&mut again);
+        let wait = if ready.is_empty() {
+            Duration::from_millis(100)
+        } else {
+            Duration::ZERO
+        };
+        if poll_once(poll, events, wait).is_err() {
+            break;
+        }
+        ready.extend(events.iter().map(|e| e.token().0));
+        ready.sort_unstable();
+        ready.dedup();
+        for i in ready {
+            if let (Some(c), Some(p)) = (conns.get_mut(i).filter(|c| c.open), progress.get_mut(i)) {
+                p.0 = Instant::now();
+                if c.drain_close(scratch) {
+                    again.push(i);
+                }
+            }
+        }
+    }
+    for c in conns.iter_mut() {
+        let _ = poll.registry().deregister(&mut c.stream);
+    }
+}

@@ -1,0 +1,203 @@
+//! `sonde stress`: many TCP connections to an echo, discard or chargen server.
+//!
+//! Three phases, one mio event loop: open every connection at once (each a non-blocking
+//! connect, classified as connected, refused, timed out or failed); move data for the run's
+//! duration, cutting an interval every `interval` ([`IntervalSlicer`]); then close every
+//! connection (our FIN) and wait for the device's FIN, so that a stack which cannot close
+//! cleanly under load shows it. Ctrl-C ends the data phase early and still closes and reports.
+
+mod conn;
+mod connect;
+
+use conn::Conn;
+use mio::{Events, Poll};
+use sonde_stats::stress::model::{
+    CloseOutcome, ConnTotal, StressEvent, StressMode, StressStart, StressSummary,
+};
+use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One stress run.
+#[derive(Debug, Clone)]
+pub struct StressConfig {
+    pub addr: SocketAddr,
+    /// The host as the user typed it, for the report.
+    pub remote: String,
+    pub mode: StressMode,
+    pub connections: u32,
+    pub duration: Duration,
+    pub interval: Duration,
+    pub connect_timeout: Duration,
+    pub close_timeout: Duration,
+    /// Largest write per call.
+    pub block: usize,
+    /// Echo: bytes sent and not yet back at most, so that the rate is the device's echo rate
+    /// rather than how much the kernels buffer.
+    pub echo_window: u64,
+}
+
+/// Why a stress run could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum StressError {
+    #[error("event loop: {0}")]
+    Poll(#[source] std::io::Error),
+    #[error("no connection to {addr} could be opened ({why})")]
+    NoneConnected { addr: SocketAddr, why: String },
+}
+
+/// Runs the stress test, handing events to `emit` as they happen; returns the summary (also
+/// emitted as `End`).
+///
+/// # Errors
+/// epoll fails, or not one connection could be opened.
+pub fn run(
+    cfg: &StressConfig,
+    stop: &AtomicBool,
+    emit: &mut dyn FnMut(StressEvent),
+) -> Result<StressSummary, StressError> {
+    crate::os::raise_nofile_limit();
+    emit(StressEvent::Start(StressStart {
+        remote: cfg.remote.clone(),
+        port: cfg.addr.port(),
+        mode: cfg.mode,
+        connections: cfg.connections,
+        duration_secs: cfg.duration.as_secs_f64(),
+        interval_secs: cfg.interval.as_secs_f64(),
+        connect_timeout_secs: cfg.connect_timeout.as_secs_f64(),
+    }));
+    let mut poll = Poll::new().map_err(StressError::Poll)?;
+    let mut events = Events::with_capacity(4096);
+    let (mut conns, report) = connect::open_all(cfg, &mut poll, &mut events, stop)?;
+    emit(StressEvent::Connected(report.clone()));
+    if conns.is_empty() {
+        let why = report
+            .first_error
+            .clone()
+            .unwrap_or_else(|| describe_failures(&report));
+        return Err(StressError::NoneConnected {
+            addr: cfg.addr,
+            why,
+        });
+    }
+    let pattern = crate::chargen::Pattern::new(cfg.block.max(1));
+    let mut scratch = vec![0u8; 256 * 1024];
+    for c in conns.iter_mut() {
+        c.start_data(poll.registry(), cfg.mode);
+    }
+    let mut slicer = IntervalSlicer::new(cfg.mode, conns.len(), cfg.interval.as_secs_f64());
+    let t0 = Instant::now();
+    let end = cfg.duration.as_secs_f64();
+    let mut again: Vec<usize> = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        let now = t0.elapsed().as_secs_f64();
+        if now >= end {
+            break;
+        }
+        if now >= slicer.next_boundary() {
+            if let Some(iv) = slicer.cut(now, &counters(&conns)) {
+                emit(StressEvent::Interval(iv));
+            }
+            continue;
+        }
+        let wait = if again.is_empty() {
+            secs(slicer.next_boundary().min(end) - now).min(Duration::from_millis(100))
+        } else {
+            Duration::ZERO
+        };
+        poll_once(&mut poll, &mut events, wait)?;
+        let mut ready = std::mem::take(&mut again);
+        ready.extend(events.iter().map(|e| e.token().0));
+        ready.sort_unstable();
+        ready.dedup();
+        let boundary = slicer.next_boundary().min(end);
+        for (n, i) in ready.iter().copied().enumerate() {
+            // A pass over thousands of busy connections takes a while: an interval that falls
+            // due meanwhile is cut on time, the rest of the pass goes first after it.
+            if n % 64 == 63 && t0.elapsed().as_secs_f64() >= boundary {
+                again.extend(ready.get(n..).unwrap_or(&[]));
+                break;
+            }
+            if let Some(c) = conns.get_mut(i) {
+                if c.drive(&pattern, &mut scratch, cfg.mode, cfg.echo_window) {
+                    again.push(i);
+                }
+            }
+        }
+    }
+    let seconds = t0.elapsed().as_secs_f64().min(end.max(0.0));
+    let partial = stop.load(Ordering::SeqCst);
+    if let Some(iv) = slicer.cut(seconds, &counters(&conns)) {
+        emit(StressEvent::Interval(iv));
+    }
+    conn::close_all(
+        &mut conns,
+        &mut poll,
+        &mut events,
+        cfg.close_timeout,
+        &mut scratch,
+    );
+    let summary = summarise(cfg.mode, seconds, report, &conns, partial);
+    emit(StressEvent::End(summary.clone()));
+    Ok(summary)
+}
+
+fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
+    format!(
+        "{} refused, {} timed out, {} failed otherwise",
+        r.refused, r.timed_out, r.other_failed
+    )
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::ZERO)
+}
+
+/// One epoll wait; an interrupted wait is an empty one.
+fn poll_once(poll: &mut Poll, events: &mut Events, wait: Duration) -> Result<(), StressError> {
+    match poll.poll(events, Some(wait)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            events.clear();
+            Ok(())
+        }
+        Err(e) => Err(StressError::Poll(e)),
+    }
+}
+
+fn counters(conns: &[Conn]) -> Vec<ConnCounters> {
+    conns.iter().map(Conn::counters).collect()
+}
+
+fn summarise(
+    mode: StressMode,
+    seconds: f64,
+    connect: sonde_stats::stress::model::ConnectReport,
+    conns: &[Conn],
+    partial: bool,
+) -> StressSummary {
+    let totals: Vec<ConnTotal> = conns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.total(i as u32 + 1, seconds))
+        .collect();
+    let count = |o: CloseOutcome| totals.iter().filter(|t| t.close == o).count() as u32;
+    let sum = sum_of(
+        mode,
+        seconds,
+        totals.iter().map(|t| (t.sent_bytes, t.received_bytes)),
+    );
+    StressSummary {
+        seconds,
+        connect,
+        sum,
+        closed_clean: count(CloseOutcome::Clean),
+        closed_reset: count(CloseOutcome::Reset),
+        closed_timeout: count(CloseOutcome::Timeout),
+        failed_during_run: count(CloseOutcome::FailedDuringRun),
+        echo_mismatched_bytes: conns.iter().map(|c| c.mismatched).sum(),
+        connections: totals,
+        partial,
+    }
+}

@@ -1,0 +1,26 @@
+//! sonde's stress suite for small TCP/IP stacks.
+//!
+//! Microcontroller stacks can run only tiny servers: echo (RFC 862), discard (RFC 863) and
+//! chargen (RFC 864). This crate drives them hard from a host and serves them itself, so the
+//! client can be checked against a known-good peer:
+//!
+//! - [`client::run`]: `sonde stress`: N concurrent TCP connections (thousands, one mio event
+//!   loop, no thread per connection), per-connection rates every interval and Jain's fairness
+//!   index, then an orderly close of every connection, checked;
+//! - [`services::Services`]: `sonde services`: the three services over TCP and UDP with bounded
+//!   memory per connection, a connection limit and no UDP amplification.
+//!
+//! Figures are computed by `sonde_stats::stress` from the counters kept here; reporters in
+//! `sonde-report` render them.
+//!
+//! ```
+//! use sonde_stress::chargen::Pattern;
+//! let p = Pattern::new(80);
+//! assert_eq!(&p.at(0)[..3], b" !\"");
+//! ```
+
+pub mod chargen;
+pub mod client;
+pub mod limiter;
+pub mod os;
+pub mod services;

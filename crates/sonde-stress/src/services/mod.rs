@@ -1,0 +1,225 @@
+//! `sonde services`: RFC 862 echo, RFC 863 discard and RFC 864 chargen over TCP and UDP.
+//!
+//! They are the servers a microcontroller's TCP/IP stack can run, here so that the stress
+//! client can be checked against a known-good peer on a host. One thread drives every socket
+//! through mio (epoll): thousands of connections cost a slab entry each, not a thread.
+//!
+//! Resource bounds: an echo connection holds at most [`ServicesConfig::echo_buffer`] bytes
+//! (it stops reading while its reply is not taken); discard and chargen hold none; at most
+//! [`ServicesConfig::max_connections`] connections are open, and those beyond are refused with
+//! a reset. UDP replies are never larger than the datagram that asked, and each source gets
+//! at most [`ServicesConfig::udp_rate`] replies per second.
+
+mod tcp;
+mod udp;
+
+use crate::limiter::SourceLimiter;
+use mio::net::{TcpListener, UdpSocket};
+use mio::{Events, Interest, Poll, Token};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tcp::Conns;
+
+/// One of the three services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    Echo,
+    Discard,
+    Chargen,
+}
+
+impl Service {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Echo => "echo",
+            Self::Discard => "discard",
+            Self::Chargen => "chargen",
+        }
+    }
+}
+
+/// What to serve where.
+#[derive(Debug, Clone)]
+pub struct ServicesConfig {
+    pub bind: IpAddr,
+    /// (service, port) pairs; each is served over TCP and/or UDP as below.
+    pub ports: Vec<(Service, u16)>,
+    pub tcp: bool,
+    pub udp: bool,
+    /// Open TCP connections at most, over all services.
+    pub max_connections: usize,
+    /// Bytes an echo connection may hold while its peer does not read.
+    pub echo_buffer: usize,
+    /// UDP replies per second per source address.
+    pub udp_rate: u32,
+    /// Sources the UDP limiter remembers.
+    pub udp_sources: usize,
+}
+
+/// Counters of a services run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServicesStats {
+    pub accepted: u64,
+    pub refused_over_limit: u64,
+    pub open_now: usize,
+    pub open_peak: usize,
+    pub closed: u64,
+    pub udp_requests: u64,
+    pub udp_replies: u64,
+    pub udp_rate_limited: u64,
+}
+
+/// Why the services could not start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServicesError {
+    #[error("cannot listen on {proto} {addr} ({service}): {source}{hint}")]
+    Bind {
+        service: &'static str,
+        proto: &'static str,
+        addr: SocketAddr,
+        source: std::io::Error,
+        hint: &'static str,
+    },
+    #[error("event loop: {0}")]
+    Poll(#[source] std::io::Error),
+}
+
+/// Bound sockets, ready to [`Services::run`].
+pub struct Services {
+    poll: Poll,
+    listeners: Vec<(Service, TcpListener)>,
+    udp: Vec<(Service, UdpSocket)>,
+    cfg: ServicesConfig,
+}
+
+/// Tokens: listeners are their index, UDP sockets `UDP_BASE` + index, connections
+/// `CONN_BASE` + slab index.
+const UDP_BASE: usize = 1 << 15;
+const CONN_BASE: usize = 1 << 16;
+
+impl Services {
+    /// Binds every (service, protocol) asked for.
+    ///
+    /// # Errors
+    /// A socket cannot be bound (port in use, or below 1024 without privilege), or epoll fails.
+    pub fn bind(cfg: ServicesConfig) -> Result<Self, ServicesError> {
+        let poll = Poll::new().map_err(ServicesError::Poll)?;
+        let mut listeners = Vec::new();
+        let mut udp = Vec::new();
+        for &(service, port) in &cfg.ports {
+            let addr = SocketAddr::new(cfg.bind, port);
+            let err = |proto, source: std::io::Error| ServicesError::Bind {
+                service: service.name(),
+                proto,
+                addr,
+                hint: if source.kind() == std::io::ErrorKind::PermissionDenied {
+                    " (ports below 1024 need root or CAP_NET_BIND_SERVICE; try --port-base)"
+                } else {
+                    ""
+                },
+                source,
+            };
+            if cfg.tcp {
+                let mut l = listen(addr, cfg.max_connections).map_err(|e| err("TCP", e))?;
+                poll.registry()
+                    .register(&mut l, Token(listeners.len()), Interest::READABLE)
+                    .map_err(ServicesError::Poll)?;
+                listeners.push((service, l));
+            }
+            if cfg.udp {
+                let mut s = UdpSocket::bind(addr).map_err(|e| err("UDP", e))?;
+                poll.registry()
+                    .register(&mut s, Token(UDP_BASE + udp.len()), Interest::READABLE)
+                    .map_err(ServicesError::Poll)?;
+                udp.push((service, s));
+            }
+        }
+        Ok(Self {
+            poll,
+            listeners,
+            udp,
+            cfg,
+        })
+    }
+
+    /// What is listening: (service, "TCP"/"UDP", local address).
+    pub fn local_addrs(&self) -> Vec<(Service, &'static str, SocketAddr)> {
+        let tcp = self
+            .listeners
+            .iter()
+            .filter_map(|(s, l)| Some((*s, "TCP", l.local_addr().ok()?)));
+        let udp = self
+            .udp
+            .iter()
+            .filter_map(|(s, u)| Some((*s, "UDP", u.local_addr().ok()?)));
+        tcp.chain(udp).collect()
+    }
+
+    /// Serves until `stop` is raised; returns the counters.
+    ///
+    /// # Errors
+    /// Only when epoll itself fails; a failing connection or datagram is counted and dropped.
+    pub fn run(mut self, stop: &AtomicBool) -> Result<ServicesStats, ServicesError> {
+        let mut events = Events::with_capacity(1024);
+        let mut stats = ServicesStats::default();
+        let mut conns = Conns::new(self.cfg.max_connections, self.cfg.echo_buffer);
+        let mut limiter = SourceLimiter::new(
+            self.cfg.udp_rate,
+            self.cfg.udp_rate.max(1),
+            self.cfg.udp_sources,
+        );
+        let origin = Instant::now();
+        // Tokens whose turn ended with work left (see `tcp::Next::Again`).
+        let mut again: Vec<usize> = Vec::new();
+        while !stop.load(Ordering::SeqCst) {
+            let wait = if again.is_empty() {
+                Duration::from_millis(100)
+            } else {
+                Duration::ZERO
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(ServicesError::Poll(e));
+            }
+            let mut ready: Vec<usize> = std::mem::take(&mut again);
+            ready.extend(events.iter().map(|ev| ev.token().0));
+            ready.sort_unstable();
+            ready.dedup();
+            for t in ready {
+                let more = if t >= CONN_BASE {
+                    conns.drive(t - CONN_BASE, self.poll.registry(), &mut stats)
+                } else if let Some((service, sock)) =
+                    t.checked_sub(UDP_BASE).and_then(|i| self.udp.get(i))
+                {
+                    udp::serve(*service, sock, &mut limiter, origin.elapsed(), &mut stats)
+                } else {
+                    if let Some((service, l)) = self.listeners.get(t) {
+                        conns.accept_all(*service, l, self.poll.registry(), &mut stats);
+                    }
+                    false
+                };
+                if more {
+                    again.push(t);
+                }
+            }
+            stats.open_now = conns.open();
+        }
+        Ok(stats)
+    }
+}
+
+/// A TCP listener whose accept queue can hold a burst of `max_connections` (up to the kernel's
+/// somaxconn): a stress client opens thousands at once, and an overflowing queue would turn
+/// into dropped handshakes and resets that are this server's fault, not the client's.
+fn listen(addr: SocketAddr, max_connections: usize) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    s.listen(i32::try_from(max_connections.clamp(128, 65_535)).unwrap_or(4096))?;
+    Ok(TcpListener::from_std(s.into()))
+}

@@ -1,0 +1,145 @@
+//! Flags of `sonde stress` and `sonde services` (phase one: parse and validate, no DNS, no
+//! sockets).
+
+use crate::cli::OutputArgs;
+use crate::cli_latency::parse_duration_arg;
+use clap::Args;
+
+/// `-J` of `sonde stress`: sonde's own document.
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run; the sums, fairness, close counts, echo_mismatched_bytes, partial), notes, error";
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("service").required(true).args(["discard", "chargen", "echo"])))]
+#[command(mut_arg("json", |a| a.help(STRESS_JSON_HELP)))]
+pub struct StressArgs {
+    /// The device (or host) running the echo, discard or chargen server
+    pub host: String,
+    /// Send to its discard server (RFC 863): the device receives
+    #[arg(long)]
+    pub discard: bool,
+    /// Read from its chargen server (RFC 864): the device sends
+    #[arg(long)]
+    pub chargen: bool,
+    /// Send to its echo server (RFC 862) and check what comes back: both directions
+    #[arg(long)]
+    pub echo: bool,
+    /// Server port (default: the service's well-known port, 9, 19 or 7)
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
+    /// Concurrent TCP connections, all opened at once (1..100000)
+    #[arg(short = 'P', long = "parallel", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub parallel: u32,
+    /// Seconds of data after the connections are open
+    #[arg(short = 't', long = "time", value_name = "TIME", default_value = "25", value_parser = parse_duration_arg)]
+    pub time: std::time::Duration,
+    /// Seconds between interval reports (each connection's speed, the sum, the fairness)
+    #[arg(short = 'i', long = "interval", value_name = "TIME", default_value = "0.5", value_parser = parse_duration_arg)]
+    pub interval: std::time::Duration,
+    /// How long a connection may take to open before it counts as timed out
+    #[arg(long = "connect-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    pub connect_timeout: std::time::Duration,
+    /// How long, after this end's FIN, the device may take to close each connection
+    #[arg(long = "close-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
+    pub close_timeout: std::time::Duration,
+    /// Bytes per write (e.g. 1K, 128K)
+    #[arg(short = 'l', long = "length", value_name = "BYTES", default_value = "128K", value_parser = parse_block)]
+    pub length: u64,
+    /// Echo: bytes in flight per connection at most (sent and not yet back), so the rate is
+    /// the device's echo rate, not the kernels' buffering
+    #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]
+    pub window: u64,
+    /// A row per connection per interval at any count (by default above 64 connections an
+    /// interval shows the spread: minimum, median, maximum)
+    #[arg(long)]
+    pub each: bool,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_block(s: &str) -> Result<u64, String> {
+    match sonde_stats::units::parse_size(s) {
+        Ok(v) if (1..=16 << 20).contains(&v) => Ok(v),
+        Ok(_) => Err(format!("\"{s}\" must be 1 byte .. 16M")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ServicesArgs {
+    /// Address to listen on (0.0.0.0 for all IPv4, :: for IPv6 and IPv4)
+    #[arg(
+        short = 'B',
+        long = "bind",
+        value_name = "ADDR",
+        default_value = "0.0.0.0"
+    )]
+    pub bind: std::net::IpAddr,
+    /// Which services (comma-separated): echo, discard, chargen
+    #[arg(long = "services", value_name = "LIST", value_delimiter = ',', default_value = "echo,discard,chargen", value_parser = ["echo", "discard", "chargen"])]
+    pub services: Vec<String>,
+    /// Serve on BASE+7, BASE+9 and BASE+19 instead of the well-known 7, 9 and 19 (which need
+    /// root or CAP_NET_BIND_SERVICE)
+    #[arg(long = "port-base", value_name = "BASE", value_parser = clap::value_parser!(u16).range(1..=65_000))]
+    pub port_base: Option<u16>,
+    /// Echo port (overrides --port-base)
+    #[arg(long = "echo-port", value_name = "PORT")]
+    pub echo_port: Option<u16>,
+    /// Discard port (overrides --port-base)
+    #[arg(long = "discard-port", value_name = "PORT")]
+    pub discard_port: Option<u16>,
+    /// Chargen port (overrides --port-base)
+    #[arg(long = "chargen-port", value_name = "PORT")]
+    pub chargen_port: Option<u16>,
+    /// TCP only
+    #[arg(long = "tcp-only", conflicts_with = "udp_only")]
+    pub tcp_only: bool,
+    /// UDP only
+    #[arg(long = "udp-only")]
+    pub udp_only: bool,
+    /// Open TCP connections at most; those beyond are refused with a reset
+    #[arg(long = "max-connections", value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+    /// Bytes an echo connection may hold while its peer does not read (e.g. 16K)
+    #[arg(long = "echo-buffer", value_name = "BYTES", default_value = "16K", value_parser = parse_block)]
+    pub echo_buffer: u64,
+    /// UDP echo and chargen replies per second to any one source address
+    #[arg(long = "udp-rate", value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub udp_rate: u32,
+}
+
+/// The client's -J and the services' flags parse (a usage error exits 2 before any socket).
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    #[test]
+    fn stress_needs_exactly_one_service() {
+        assert!(Cli::try_parse_from(["sonde", "stress", "h"]).is_err());
+        assert!(Cli::try_parse_from(["sonde", "stress", "h", "--echo", "--chargen"]).is_err());
+        let c = Cli::try_parse_from(["sonde", "stress", "h", "--echo", "-P", "8", "-i", "0.5"])
+            .unwrap();
+        let Command::Stress(a) = c.command else {
+            panic!("not stress");
+        };
+        assert!(a.echo && a.parallel == 8);
+        assert_eq!(a.time.as_secs(), 25);
+    }
+
+    #[test]
+    fn services_defaults() {
+        let c = Cli::try_parse_from(["sonde", "services", "--port-base", "40000"]).unwrap();
+        let Command::Services(a) = c.command else {
+            panic!("not services");
+        };
+        assert_eq!(a.services, ["echo", "discard", "chargen"]);
+        assert_eq!(a.port_base, Some(40000));
+        assert!(Cli::try_parse_from(["sonde", "services", "--services", "daytime"]).is_err());
+    }
+}

@@ -1,0 +1,141 @@
+//! `sonde stress`: phase two of the CLI (resolve, build the run), then run and report.
+//!
+//! Exit 0 only when every connection opened, moved data to the end, closed cleanly and (echo)
+//! came back unchanged: a stress test is a check of the device, so any breakage is a failure.
+
+use super::exit;
+use crate::cli_stress::StressArgs;
+use crate::output::{self, LineOut};
+use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter, StressSink};
+use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
+use sonde_runtime::os::resolve::{resolve, Family};
+use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
+use sonde_stress::client::{self, StressConfig};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn mode(a: &StressArgs) -> StressMode {
+    if a.chargen {
+        StressMode::Chargen
+    } else if a.echo {
+        StressMode::Echo
+    } else {
+        StressMode::Discard
+    }
+}
+
+/// Checks what clap cannot: times that make sense together.
+fn check(a: &StressArgs) -> Result<(), String> {
+    if a.time.is_zero() {
+        return Err("-t must be more than 0".into());
+    }
+    if a.interval < Duration::from_millis(50) {
+        return Err("-i must be at least 0.05 s".into());
+    }
+    if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
+        return Err("--connect-timeout and --close-timeout must be more than 0".into());
+    }
+    Ok(())
+}
+
+/// Why a finished run counts as a failure, if it does.
+fn verdict(s: &StressSummary) -> Option<String> {
+    let mut why = Vec::new();
+    let not_open = s.connect.asked.saturating_sub(s.connect.connected);
+    if not_open > 0 {
+        why.push(format!("{not_open} connections did not open"));
+    }
+    if s.failed_during_run > 0 {
+        why.push(format!("{} failed during the run", s.failed_during_run));
+    }
+    let unclean = s.closed_reset + s.closed_timeout;
+    if unclean > 0 {
+        why.push(format!("{unclean} did not close cleanly"));
+    }
+    if s.echo_mismatched_bytes > 0 {
+        why.push(format!("{} echoed bytes differed", s.echo_mismatched_bytes));
+    }
+    if s.partial {
+        why.push("interrupted".into());
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// Runs the stress command.
+pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
+    if let Err(e) = check(&a) {
+        eprintln!("sonde: usage error - {e}");
+        return exit::USAGE;
+    }
+    let mode = mode(&a);
+    let port = a.port.unwrap_or(mode.well_known_port());
+    let family = if a.ipv4 {
+        Family::V4
+    } else if a.ipv6 {
+        Family::V6
+    } else {
+        Family::Any
+    };
+    let out = match output::destination(&a.output) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return exit::FAILED;
+        }
+    };
+    let w = LineOut::new(out);
+    let mut sink: Box<dyn StressSink<StressEvent>> = if a.output.json {
+        Box::new(StressJsonReporter::new(w))
+    } else if a.output.json_stream {
+        Box::new(StressJsonLinesReporter::new(w))
+    } else {
+        let limit = if a.each { usize::MAX } else { EACH_LIMIT };
+        Box::new(StressTableReporter::new(w).each_limit(limit))
+    };
+    let mut emit = |ev: StressEvent| {
+        if let Err(e) = sink.event(&ev) {
+            output::write_failed(&e);
+        }
+    };
+    let result = resolve(&a.host, port, family)
+        .map_err(|e| e.to_string())
+        .and_then(|addrs| {
+            let addr = addrs
+                .first()
+                .copied()
+                .ok_or_else(|| format!("{} has no address", a.host))?;
+            let cfg = StressConfig {
+                addr,
+                remote: a.host.clone(),
+                mode,
+                connections: a.parallel,
+                duration: a.time,
+                interval: a.interval,
+                connect_timeout: a.connect_timeout,
+                close_timeout: a.close_timeout,
+                block: usize::try_from(a.length).unwrap_or(128 * 1024),
+                echo_window: a.window,
+            };
+            client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string())
+        });
+    let code = match &result {
+        Ok(s) => match verdict(s) {
+            Some(why) => {
+                output::final_error(format_args!("sonde: stress found problems: {why}"));
+                exit::FAILED
+            }
+            None => exit::OK,
+        },
+        Err(e) => {
+            if !output::errors_only_on_stderr(&a.output) {
+                emit(StressEvent::Error(e.clone()));
+            }
+            output::final_error(format_args!("sonde: error - {e}"));
+            exit::FAILED
+        }
+    };
+    if let Err(e) = sink.finish() {
+        output::write_failed(&e);
+    }
+    code
+}

@@ -1,0 +1,227 @@
+//! Integration tests of `sonde services` and `sonde stress`: the real binary over 127.0.0.1,
+//! the client driving the services' echo, discard and chargen with many connections at once,
+//! the services' connection limit and UDP rules (no reply larger than the request, a per-source
+//! reply cap). The whole file takes about 15 s.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{run, Proc};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A `sonde services` child on ports the OS picked, with where each service listens.
+struct Services {
+    proc: Proc,
+    /// ("echo", "TCP") -> port
+    ports: HashMap<(String, String), u16>,
+}
+
+impl Services {
+    fn start(extra: &[&str]) -> Services {
+        let mut args = vec![
+            "services",
+            "-B",
+            "127.0.0.1",
+            "--echo-port",
+            "0",
+            "--discard-port",
+            "0",
+            "--chargen-port",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let proc = Proc::spawn(&args);
+        let t0 = Instant::now();
+        loop {
+            let out = proc.stdout_so_far();
+            let ports: HashMap<(String, String), u16> = out
+                .lines()
+                .filter_map(|l| {
+                    let rest = l.strip_prefix("Serving ")?;
+                    let (service, rest) = rest.split_once(" on ")?;
+                    let (proto, addr) = rest.split_once(' ')?;
+                    let port = addr.rsplit_once(':')?.1.parse().ok()?;
+                    Some(((service.to_string(), proto.to_string()), port))
+                })
+                .collect();
+            if ports.len() == 6 {
+                return Services { proc, ports };
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "services did not come up: {out}\n{}",
+                proc.stderr_so_far()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn port(&self, service: &str, proto: &str) -> String {
+        self.ports[&(service.to_string(), proto.to_string())].to_string()
+    }
+
+    fn stress(&self, service: &str, extra: &[&str]) -> common::Output {
+        let port = self.port(service, "TCP");
+        let mode = format!("--{service}");
+        let mut args = vec!["stress", "127.0.0.1", "-p", &port, &mode];
+        args.extend_from_slice(extra);
+        run(&args, DEADLINE)
+    }
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn echo_many_connections_json_every_one_closes_cleanly() {
+    let s = Services::start(&[]);
+    let out = s.stress("echo", &["-P", "200", "-t", "1.5", "-i", "0.5", "-J"]);
+    out.expect_code(0);
+    let d = out.json();
+    assert_eq!(d["start"]["mode"], "echo");
+    assert_eq!(u(&d["connect"]["connected"]), 200, "{}", out.describe());
+    let intervals = d["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 3, "{}", out.describe());
+    for iv in intervals {
+        assert_eq!(iv["connections"].as_array().unwrap().len(), 200);
+        let f = iv["fairness_received"].as_f64().unwrap();
+        assert!(f > 0.005 && f <= 1.0 + 1e-9, "fairness {f}");
+        assert!(u(&iv["received_bytes"]) > 0);
+    }
+    let end = &d["end"];
+    assert_eq!(u(&end["closed_clean"]), 200, "{}", out.describe());
+    assert_eq!(u(&end["echo_mismatched_bytes"]), 0);
+    // what came back is what went, less at most the window in flight per connection
+    let (sent, recv) = (u(&end["sent_bytes"]), u(&end["received_bytes"]));
+    assert!(
+        recv <= sent && sent - recv <= 200 * 256 * 1024,
+        "{sent} {recv}"
+    );
+    assert!(recv > 1_000_000, "{recv}");
+    let per: u64 = end["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| u(&c["received_bytes"]))
+        .sum();
+    assert_eq!(per, recv);
+}
+
+#[test]
+fn discard_and_chargen_tables() {
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["-P", "100", "-t", "1", "-i", "0.5"]);
+    out.expect_code(0);
+    let t = &out.stdout;
+    // above 64 connections an interval shows the spread, the summary every connection
+    assert_eq!(
+        t.lines().filter(|l| l.starts_with("[ALL]")).count(),
+        2,
+        "{t}"
+    );
+    assert_eq!(
+        t.lines().filter(|l| l.contains("closed cleanly")).count(),
+        100,
+        "{t}"
+    );
+    assert!(
+        t.contains("100 asked, 100 connected; closed: 100 clean"),
+        "{t}"
+    );
+    let out = s.stress("chargen", &["-P", "3", "-t", "1", "-i", "0.5"]);
+    out.expect_code(0);
+    let t = &out.stdout;
+    let rows = t.lines().filter(|l| l.starts_with("[  2]")).count();
+    assert_eq!(rows, 3, "two intervals and the summary\n{t}");
+    let sum = t.lines().find(|l| l.starts_with("[SUM]")).unwrap();
+    let fair: f64 = sum.rsplit_once("fairness ").unwrap().1.parse().unwrap();
+    assert!(fair > 0.3 && fair <= 1.0, "{sum}");
+}
+
+#[test]
+fn connection_limit_refuses_with_reset_and_stress_says_so() {
+    let s = Services::start(&["--max-connections", "10"]);
+    let out = s.stress("discard", &["-P", "25", "-t", "1", "-i", "0.5", "-J"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("stress found problems"),
+        "{}",
+        out.describe()
+    );
+    let end = &out.json()["end"];
+    assert_eq!(u(&end["closed_clean"]), 10, "{}", out.describe());
+    // the other 15 were accepted by the kernel and reset by the services
+    let refused = u(&out.json()["connect"]["refused"]) + u(&end["failed_during_run"]);
+    assert_eq!(refused, 15, "{}", out.describe());
+}
+
+#[test]
+fn nothing_listening_is_a_refusal() {
+    let port = common::free_port().to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--discard",
+            "-P",
+            "5",
+            "-t",
+            "1",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(out.stdout.contains("5 refused"), "{}", out.describe());
+    assert!(out.stderr.contains("no connection"), "{}", out.describe());
+}
+
+#[test]
+fn udp_replies_are_never_larger_and_rate_capped() {
+    let s = Services::start(&["--udp-rate", "50"]);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    // chargen answers a 10-byte request with 10 characters of the pattern
+    let chargen = format!("127.0.0.1:{}", s.port("chargen", "UDP"));
+    sock.send_to(&[b'x'; 10], &chargen).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b" !\"#$%&'()");
+    // a big request gets 512 at most (RFC 864)
+    sock.send_to(&[0u8; 1400], &chargen).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(n, 512);
+    // echo sends back the same bytes; discard nothing
+    let echo = format!("127.0.0.1:{}", s.port("echo", "UDP"));
+    sock.send_to(b"hello", &echo).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"hello");
+    sock.send_to(b"gone", format!("127.0.0.1:{}", s.port("discard", "UDP")))
+        .unwrap();
+    assert!(sock.recv_from(&mut buf).is_err(), "discard answered");
+    // a flood from one source: about the burst (50) plus 50/s
+    for _ in 0..2000 {
+        sock.send_to(b"ping", &echo).unwrap();
+    }
+    let t0 = Instant::now();
+    let mut replies = 0;
+    while sock.recv_from(&mut buf).is_ok() {
+        replies += 1;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(replies >= 10, "{replies}");
+    assert!(
+        (replies as f64) <= 50.0 + 50.0 * (secs + 0.5),
+        "{replies} replies in {secs:.2} s"
+    );
+    drop(s.proc);
+}
