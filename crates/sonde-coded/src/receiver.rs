@@ -133,6 +133,12 @@ impl Receiver {
         r
     }
 
+    /// Records bytes of delivered blocks the application found wrong (it checks the data;
+    /// this end only reports the count to the sender).
+    pub fn note_mismatches(&mut self, bytes: u64) {
+        self.stats.mismatched_bytes += bytes;
+    }
+
     /// The next decoded block, in decoding order (not necessarily block order).
     pub fn poll_block(&mut self) -> Option<DecodedBlock> {
         self.ready.pop_front()

@@ -11,8 +11,8 @@
 //! symbol:   8..12 block | 12..14 esi | 14..16 k | 16..20 block_len | 20..28 seq | 28.. payload
 //! feedback: 8..12 serial | 12..16 cumulative | 16..20 covered | 20..28 highest_seq
 //!           28..36 received | 36..40 ack_delay_us | 40..42 n | 42.. n x (block u32, needed u16)
-//! done:     8.. eight u64 receiver figures (see [`ReceiverReport`])
-//! done-ack: 8.. eight u64 sender figures (see [`SenderReport`])
+//! done:     8.. nine u64 receiver figures (see [`ReceiverReport`])
+//! done-ack: 8.. nine u64 sender figures (the last reserved) (see [`SenderReport`])
 //! ```
 //!
 //! Multi-byte fields are big-endian. `esi` < `k` names a source symbol, `esi` >= `k` the repair
@@ -31,7 +31,7 @@ pub const FEEDBACK_ENTRY_LEN: usize = 6;
 /// Most entries one feedback datagram carries (fits a 1200-byte datagram).
 pub const MAX_FEEDBACK_ENTRIES: usize = 190;
 /// Length of the done and done-ack datagrams.
-pub const REPORT_LEN: usize = 8 + 8 * 8;
+pub const REPORT_LEN: usize = 8 + 9 * 8;
 /// Flag bit: this symbol belongs to the transfer's last block.
 pub const FLAG_LAST: u8 = 1;
 
@@ -322,22 +322,22 @@ impl Feedback {
     }
 }
 
-/// Eight counters after the common header: the done and done-ack bodies.
-fn parse_report(b: &[u8], kind: Kind) -> Result<[u64; 8], WireError> {
+/// Nine counters after the common header: the done and done-ack bodies.
+fn parse_report(b: &[u8], kind: Kind) -> Result<[u64; 9], WireError> {
     if classify(b)? != kind {
         return Err(WireError::UnknownType(b[field::TYPE]));
     }
     if b.len() != REPORT_LEN {
         return Err(WireError::Truncated(b.len()));
     }
-    let mut v = [0u64; 8];
+    let mut v = [0u64; 9];
     for (i, x) in v.iter_mut().enumerate() {
         *x = be_u64(b, 8 + i * 8..16 + i * 8);
     }
     Ok(v)
 }
 
-fn emit_report(v: [u64; 8], kind: Kind, buf: &mut [u8]) -> Result<usize, WireError> {
+fn emit_report(v: [u64; 9], kind: Kind, buf: &mut [u8]) -> Result<usize, WireError> {
     let out = start(buf, kind, REPORT_LEN)?;
     for (i, x) in v.iter().enumerate() {
         out[8 + i * 8..16 + i * 8].copy_from_slice(&x.to_be_bytes());
@@ -359,6 +359,8 @@ pub struct ReceiverReport {
     pub feedback_sent: u64,
     pub decode_delay_p50_us: u64,
     pub decode_delay_p99_us: u64,
+    /// Delivered bytes the receiving application found wrong (checked data; must be 0).
+    pub mismatched_bytes: u64,
 }
 
 impl ReceiverReport {
@@ -375,6 +377,7 @@ impl ReceiverReport {
             feedback_sent: v[5],
             decode_delay_p50_us: v[6],
             decode_delay_p99_us: v[7],
+            mismatched_bytes: v[8],
         })
     }
 
@@ -390,6 +393,7 @@ impl ReceiverReport {
             self.feedback_sent,
             self.decode_delay_p50_us,
             self.decode_delay_p99_us,
+            self.mismatched_bytes,
         ];
         emit_report(v, Kind::Done, buf)
     }
@@ -441,6 +445,7 @@ impl SenderReport {
             self.datagrams,
             self.wire_bytes,
             self.feedback_rounds,
+            0,
         ];
         emit_report(v, Kind::DoneAck, buf)
     }
@@ -551,6 +556,7 @@ mod tests {
             feedback_sent: 6,
             decode_delay_p50_us: 7,
             decode_delay_p99_us: 8,
+            mismatched_bytes: 9,
         };
         let n = r.emit(&mut buf).unwrap();
         assert_eq!(ReceiverReport::parse(&buf[..n]).unwrap(), r);

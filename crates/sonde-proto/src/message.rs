@@ -26,6 +26,7 @@ pub const CAPABILITIES: &[&str] = &[
     "fq-rate",
     "dont-fragment",
     "affinity",
+    "coded",
 ];
 
 /// Client's opening message.
@@ -136,6 +137,10 @@ pub struct TestParams {
     /// server listing the `affinity` capability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_affinity: Option<u32>,
+    /// Run the coded transport (`--coded`) over the one UDP stream instead of plain UDP
+    /// datagrams. Sent only to a server listing the `coded` capability.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coded: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -174,6 +179,7 @@ impl Default for TestParams {
             fq_rate: 0,
             dont_fragment: false,
             server_affinity: None,
+            coded: false,
         }
     }
 }

@@ -186,6 +186,7 @@ fn params(rng: &mut Rng) -> TestParams {
         },
         dont_fragment: rng.chance(4),
         server_affinity: rng.chance(4).then(|| (rng.next() % 1024) as u32),
+        coded: rng.chance(4),
     }
 }
 

@@ -777,7 +777,7 @@ fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(),
 }
 
 /// Sends the stream's hello until the server acknowledges it (survives loss of either).
-fn udp_handshake(
+pub(crate) fn udp_handshake(
     sock: &UdpSocket,
     cookie: &Cookie,
     id: u32,

@@ -26,6 +26,8 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod coded;
+
 /// Longest wait for one control step of the client (hello, request, streams, start,
 /// results). Generous because a lossy link is what sonde measures: at 30 % loss each way a
 /// TCP segment can need several retransmissions, each after a doubled timeout (1, 2, 4, 8 s),
@@ -170,6 +172,9 @@ impl SessionRun<'_> {
         let streams = self.collect_streams(&params, &rx)?;
         self.session.streams_ready();
         self.flush()?;
+        if params.coded {
+            return self.run_coded(&params, streams);
+        }
         // Receivers and the clock start now, so that nothing the client sends once it has
         // the streams-ready message is lost or timed wrongly while its start is in flight
         // (seconds, on a lossy link); senders wait for that start (see `until_stop`).

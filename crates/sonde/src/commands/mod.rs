@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the process exit code.
 
 pub mod client;
+pub mod coded;
 pub mod compare_ip;
 pub mod daemon;
 pub mod demo;
