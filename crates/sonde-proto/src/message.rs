@@ -27,6 +27,7 @@ pub const CAPABILITIES: &[&str] = &[
     "dont-fragment",
     "affinity",
     "profile",
+    "coded",
 ];
 
 /// Client's opening message.
@@ -137,6 +138,10 @@ pub struct TestParams {
     /// server listing the `affinity` capability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_affinity: Option<u32>,
+    /// Run the coded transport (`--coded`) over the one UDP stream instead of plain UDP
+    /// datagrams. Sent only to a server listing the `coded` capability.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coded: bool,
     /// A traffic profile instead of the throughput test (`sonde profile run`): its streams
     /// replace `parallel` and `direction`. Sent only to a server listing `profile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +195,7 @@ impl Default for TestParams {
             dont_fragment: false,
             server_affinity: None,
             profile: None,
+            coded: false,
         }
     }
 }

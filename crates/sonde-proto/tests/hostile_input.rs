@@ -190,6 +190,7 @@ fn params(rng: &mut Rng) -> TestParams {
             profile: sonde_profile::builtin::get("monitoring-stress").expect("built-in"),
             clock_synced: rng.chance(2),
         }),
+        coded: rng.chance(4),
     }
 }
 

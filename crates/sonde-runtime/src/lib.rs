@@ -9,6 +9,7 @@
 pub mod btc;
 pub mod client;
 pub mod clock;
+pub mod coded;
 pub mod control_conn;
 pub mod end_condition;
 pub mod engine;

@@ -219,6 +219,9 @@ pub struct ClientArgs {
     /// UDP instead of TCP
     #[arg(short = 'u', long)]
     pub udp: bool,
+    /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its rate)
+    #[arg(long, conflicts_with_all = ["udp", "bidir", "iperf3"])]
+    pub coded: bool,
     /// Seconds to transmit (default 10; ignored with -n or -k)
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
     pub time: Option<f64>,

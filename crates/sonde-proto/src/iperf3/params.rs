@@ -288,6 +288,7 @@ impl Iperf3Params {
             dont_fragment: self.dont_fragment,
             server_affinity: self.server_affinity.and_then(|c| u32::try_from(c).ok()),
             profile: None,
+            coded: false,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,

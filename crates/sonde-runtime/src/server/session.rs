@@ -26,6 +26,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod coded;
 mod profile;
 
 /// Longest wait for one control step of the client (hello, request, streams, start,
@@ -174,6 +175,9 @@ impl SessionRun<'_> {
         self.flush()?;
         if params.profile.is_some() {
             return self.run_profile(&params, streams);
+        }
+        if params.coded {
+            return self.run_coded(&params, streams);
         }
         // Receivers and the clock start now, so that nothing the client sends once it has
         // the streams-ready message is lost or timed wrongly while its start is in flight

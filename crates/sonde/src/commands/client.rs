@@ -21,7 +21,11 @@ const UDP_DEFAULT_RATE: u64 = 1024 * 1024;
 /// # Errors
 /// A usage message when flags contradict each other or exceed protocol limits.
 pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
-    let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
+    let protocol = if a.udp || a.coded {
+        Protocol::Udp
+    } else {
+        Protocol::Tcp
+    };
     let direction = if a.bidir {
         Direction::Bidir
     } else if a.reverse {
@@ -29,7 +33,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     } else {
         Direction::Upload
     };
-    let length = a.length.unwrap_or(if a.udp {
+    let length = a.length.unwrap_or(if a.udp || a.coded {
         UDP_DEFAULT_LEN
     } else {
         TCP_DEFAULT_LEN
@@ -104,7 +108,13 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         bytes,
         blocks,
         length,
-        bitrate: rate.unwrap_or(if a.udp { UDP_DEFAULT_RATE } else { 0 }),
+        bitrate: rate.unwrap_or(if a.coded {
+            super::coded::DEFAULT_RATE
+        } else if a.udp {
+            UDP_DEFAULT_RATE
+        } else {
+            0
+        }),
         omit_secs: a.omit,
         interval_secs: a.interval,
         congestion: a.congestion.clone(),
@@ -119,8 +129,12 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         dont_fragment: a.dont_fragment,
         server_affinity: a.affinity.and_then(|(_, server)| server),
         profile: None,
+        coded: a.coded,
     };
     p.validate().map_err(|e| e.to_string())?;
+    if a.coded {
+        super::coded::check(&p)?;
+    }
     if let Some(c) = a.cport {
         let last = u32::from(c) + p.stream_count() - 1;
         if last > u32::from(u16::MAX) {
@@ -278,6 +292,9 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             crate::output::write_failed(&e);
         }
     };
+    if a.coded {
+        return super::coded::run(&cfg, &a.output, interrupt);
+    }
     let outcome = if a.iperf3 {
         let opts = sonde_proto::iperf3::params::Iperf3Options {
             udp_counters_64bit: a.udp_counters_64bit,

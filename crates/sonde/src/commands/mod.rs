@@ -2,6 +2,7 @@
 
 pub mod btc;
 pub mod client;
+pub mod coded;
 pub mod compare_ip;
 pub mod daemon;
 pub mod demo;

@@ -1,0 +1,295 @@
+//! Drives one coded sender or receiver over a connected UDP socket until the transfer is
+//! complete, the caller stops it, or its time runs out.
+
+use super::{symbol_size, K};
+use crate::error::RunError;
+use sonde_coded::pattern;
+use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
+use sonde_coded::sender::{PatternSource, Sender, SenderConfig};
+use sonde_coded::wire::{ReceiverReport, SenderReport};
+use sonde_proto::message::TestParams;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a sender keeps answering the receiver's done report after the first one.
+const SENDER_LINGER: Duration = Duration::from_millis(300);
+/// How long a complete receiver waits for the sender's figures.
+const RECEIVER_LINGER: Duration = Duration::from_secs(2);
+/// Longest sleep between looks at the stop condition.
+const MAX_WAIT: Duration = Duration::from_millis(5);
+
+/// Which end of the transfer this is.
+pub enum Side {
+    Send(Box<Sender>),
+    Receive {
+        rx: Box<Receiver>,
+        symbol: usize,
+        bad_bytes: u64,
+    },
+}
+
+impl Side {
+    /// The side `sends` asks for, set up from the test's parameters.
+    pub fn new(p: &TestParams, sends: bool) -> Self {
+        let symbol = symbol_size(p.length);
+        if sends {
+            let cfg = SenderConfig {
+                symbol_size: symbol,
+                k: K,
+                max_rate_bps: if p.bitrate == 0 {
+                    10_000_000_000
+                } else {
+                    p.bitrate
+                },
+                ..SenderConfig::default()
+            };
+            let len = (p.bytes > 0).then_some(p.bytes);
+            Side::Send(Box::new(Sender::new(cfg, Box::new(PatternSource { len }))))
+        } else {
+            let rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
+            Side::Receive {
+                rx: Box::new(rx),
+                symbol,
+                bad_bytes: 0,
+            }
+        }
+    }
+}
+
+/// What one end measured, plus what the other end reported at the close.
+#[derive(Debug, Clone, Default)]
+pub struct CodedFigures {
+    /// Seconds from the first datagram to the transfer's completion (or the stop).
+    pub elapsed_secs: f64,
+    /// Whether every block decoded and the receiver said so.
+    pub complete: bool,
+    pub sender: Option<SenderReport>,
+    pub receiver: Option<ReceiverReport>,
+    /// Delivered bytes that differed from what was sent (receiving end only; must be 0).
+    pub bad_bytes: Option<u64>,
+    /// The sender's last path view: rate (bit/s), loss fraction, smoothed RTT (ms).
+    pub path: Option<(f64, f64, Option<f64>)>,
+}
+
+/// When the drive ends besides completion.
+pub struct Limits<'a> {
+    /// A timed test: the sender stops starting blocks at this moment.
+    pub finish_at: Option<Instant>,
+    /// Give up (the transfer did not complete) at this moment.
+    pub deadline: Instant,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Runs `side` over `sock` (connected to the peer). `stop` is asked every few milliseconds
+/// whether the control connection ended the test. On error the figures so far come back in
+/// the error's place through `out`.
+///
+/// # Errors
+/// [`RunError::Interrupted`] on Ctrl-C, [`RunError::Timeout`] at the deadline, a data error
+/// when the socket fails; `out` holds the partial figures in every case.
+pub fn drive(
+    side: &mut Side,
+    sock: &UdpSocket,
+    limits: &Limits<'_>,
+    stop: &mut dyn FnMut() -> Result<bool, RunError>,
+    out: &mut CodedFigures,
+) -> Result<(), RunError> {
+    let t0 = Instant::now();
+    let mut buf = vec![0u8; 65536];
+    let mut done_at: Option<Instant> = None;
+    let mut next_stop_check = t0;
+    sock.set_nonblocking(true).map_err(data_err)?;
+    crate::os::timer::set_thread_timer_slack_ns(1000);
+    let result = loop {
+        let now = t0.elapsed();
+        if limits.interrupt.load(Ordering::Relaxed) {
+            break Err(RunError::Interrupted);
+        }
+        if Instant::now() >= limits.deadline {
+            break Err(RunError::Timeout("the coded transfer to complete"));
+        }
+        if Instant::now() >= next_stop_check {
+            next_stop_check = Instant::now() + Duration::from_millis(10);
+            match stop() {
+                Ok(true) => break Ok(()),
+                Ok(false) => {}
+                Err(e) => break Err(e),
+            }
+        }
+        if let Err(e) = transmit(side, sock, now, &mut buf, limits) {
+            break Err(e);
+        }
+        if finished(side, &mut done_at) {
+            break Ok(());
+        }
+        let wait = next_wait(side, now);
+        if let Err(e) = receive(side, sock, t0, wait, &mut buf) {
+            break Err(e);
+        }
+    };
+    let end = done_at.unwrap_or_else(Instant::now);
+    out.elapsed_secs = end.duration_since(t0).as_secs_f64();
+    figures(side, out);
+    result
+}
+
+fn transmit(
+    side: &mut Side,
+    sock: &UdpSocket,
+    now: Duration,
+    buf: &mut [u8],
+    limits: &Limits<'_>,
+) -> Result<(), RunError> {
+    match side {
+        Side::Send(tx) => {
+            if limits.finish_at.is_some_and(|t| Instant::now() >= t) {
+                tx.finish();
+            }
+            while let Some(n) = tx
+                .poll_transmit(now, buf)
+                .map_err(|e| RunError::Setup(format!("coded sender: {e}")))?
+            {
+                send(sock, &buf[..n])?;
+            }
+        }
+        Side::Receive { rx, .. } => {
+            while let Some(n) = rx.poll_transmit(now, buf) {
+                send(sock, &buf[..n])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sends one datagram; a full socket buffer or a refused datagram (the peer's socket is not
+/// there yet or any more) is a lost datagram, which the protocol repairs.
+fn send(sock: &UdpSocket, b: &[u8]) -> Result<(), RunError> {
+    match sock.send(b) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::ConnectionRefused
+            ) || e.raw_os_error() == Some(libc::ENOBUFS) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(data_err(e)),
+    }
+}
+
+/// Whether this end has nothing left to do; marks when the transfer completed.
+fn finished(side: &mut Side, done_at: &mut Option<Instant>) -> bool {
+    let (complete, closed) = match side {
+        Side::Send(tx) => (tx.is_done(), false),
+        Side::Receive { rx, .. } => (rx.is_complete(), rx.peer_report().is_some()),
+    };
+    if !complete {
+        return false;
+    }
+    let at = *done_at.get_or_insert_with(Instant::now);
+    let linger = match side {
+        Side::Send(_) => SENDER_LINGER,
+        Side::Receive { .. } => RECEIVER_LINGER,
+    };
+    closed || at.elapsed() >= linger
+}
+
+fn next_wait(side: &mut Side, now: Duration) -> Duration {
+    let next = match side {
+        Side::Send(tx) => tx.poll_timeout(now),
+        Side::Receive { rx, .. } => rx.poll_timeout(now),
+    };
+    next.map_or(MAX_WAIT, |t| t.saturating_sub(now))
+        .clamp(Duration::from_micros(20), MAX_WAIT)
+}
+
+fn receive(
+    side: &mut Side,
+    sock: &UdpSocket,
+    t0: Instant,
+    wait: Duration,
+    buf: &mut [u8],
+) -> Result<(), RunError> {
+    if !crate::os::poll::readable_precise(sock, wait).map_err(data_err)? {
+        return Ok(());
+    }
+    for _ in 0..64 {
+        let n = match sock.recv(buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                return Ok(())
+            }
+            Err(e) => return Err(data_err(e)),
+        };
+        let now = t0.elapsed();
+        // A datagram that fails its checks is counted by the state machine and dropped.
+        match side {
+            Side::Send(tx) => {
+                let _ = tx.handle(now, &buf[..n]);
+            }
+            Side::Receive {
+                rx,
+                symbol,
+                bad_bytes,
+            } => {
+                let _ = rx.handle(now, &buf[..n]);
+                while let Some(b) = rx.poll_block() {
+                    let offset = u64::from(b.index) * u64::from(K) * *symbol as u64;
+                    let bad = pattern::mismatches(offset, &b.data);
+                    *bad_bytes += bad;
+                    rx.note_mismatches(bad);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn figures(side: &Side, out: &mut CodedFigures) {
+    match side {
+        Side::Send(tx) => {
+            out.complete = tx.is_done();
+            out.sender = Some(tx.report());
+            out.receiver = tx.peer_report();
+            let (rate, loss, rtt) = tx.path();
+            out.path = Some((rate, loss, rtt.map(|d| d.as_secs_f64() * 1e3)));
+        }
+        Side::Receive { rx, bad_bytes, .. } => {
+            out.complete = rx.is_complete();
+            out.receiver = Some(rx.report());
+            out.sender = rx.peer_report();
+            out.bad_bytes = Some(*bad_bytes);
+        }
+    }
+}
+
+fn data_err(e: std::io::Error) -> RunError {
+    RunError::Stream { id: 1, source: e }
+}
+
+/// The next control message if one is already here, without waiting (the control
+/// connection's own reads wait up to a poll slice, far too long between datagrams).
+///
+/// # Errors
+/// What [`ControlConn::recv`] returns, or a failure to switch the socket's mode.
+pub fn poll_control(
+    conn: &mut crate::control_conn::ControlConn,
+) -> Result<Option<sonde_proto::message::Message>, RunError> {
+    let set = |c: &crate::control_conn::ControlConn, on: bool| {
+        c.stream().set_nonblocking(on).map_err(RunError::ControlIo)
+    };
+    set(conn, true)?;
+    let r = conn.recv(Duration::from_micros(1));
+    set(conn, false)?;
+    r
+}

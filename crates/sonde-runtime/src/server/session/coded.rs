@@ -1,0 +1,107 @@
+//! The server's side of a coded test (`--coded`): after the usual set-up, drive the coded
+//! receiver (upload) or sender (`-R`) on the test's one UDP stream, then stop and exchange
+//! results as for any test.
+
+use super::{OpenStream, SessionRun, STEP};
+use crate::coded::endpoint::{drive, CodedFigures, Limits, Side};
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::os::cpu;
+use sonde_proto::message::{Results, TestParams};
+use sonde_proto::session::ServerEvent;
+use sonde_stats::cpu::cpu_usage;
+use sonde_stats::model::Direction;
+use std::time::{Duration, Instant};
+
+impl SessionRun<'_> {
+    /// Runs an accepted coded test from the client's start to its done.
+    pub(super) fn run_coded(
+        &mut self,
+        p: &TestParams,
+        streams: Vec<OpenStream>,
+    ) -> Result<(), RunError> {
+        let Some((stream, _, _)) = streams.into_iter().next() else {
+            return Err(RunError::Setup("a coded test needs its UDP stream".into()));
+        };
+        let DataSocket::Udp(sock) = stream.socket else {
+            return Err(RunError::Setup(
+                "the coded stream is not a UDP socket".into(),
+            ));
+        };
+        match self.next_event(STEP, "the client's start")? {
+            ServerEvent::Started => {}
+            ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
+            _ => return Err(RunError::Protocol("expected the client's start".into())),
+        }
+        let cpu0 = cpu::thread_times();
+        let t0 = Instant::now();
+        let mut side = Side::new(p, p.direction == Direction::Reverse);
+        let limit = Duration::from_secs_f64(self.time_limit(p).clamp(1.0, 86_400.0 * 2.0));
+        let limits = Limits {
+            finish_at: (p.bytes == 0).then(|| t0 + Duration::from_secs_f64(p.duration_secs)),
+            deadline: t0 + limit,
+            interrupt: &self.shared.interrupt,
+        };
+        let mut stopped = false;
+        let mut figures = CodedFigures::default();
+        let driven = {
+            let (conn, session) = (&mut self.conn, &mut self.session);
+            let mut watch = || -> Result<bool, RunError> {
+                if let Some(m) = crate::coded::endpoint::poll_control(conn)? {
+                    session
+                        .handle(m)
+                        .map_err(|e| RunError::Protocol(e.to_string()))?;
+                    match session.poll_event() {
+                        Some(ServerEvent::StopRequested(_)) => stopped = true,
+                        Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
+                        _ => {}
+                    }
+                }
+                Ok(stopped)
+            };
+            drive(&mut side, &sock, &limits, &mut watch, &mut figures)
+        };
+        self.log_coded(&figures);
+        driven?;
+        while !stopped {
+            match self.next_event(STEP, "the client's stop")? {
+                ServerEvent::StopRequested(_) => stopped = true,
+                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
+                _ => {}
+            }
+        }
+        let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
+        self.session.send_results(Results {
+            cpu,
+            congestion: None,
+            streams: Vec::new(),
+            sent: Vec::new(),
+            notes: Vec::new(),
+            profile: Vec::new(),
+        });
+        self.flush()?;
+        loop {
+            match self.next_event(STEP, "the client's results")? {
+                ServerEvent::PeerResults(_) => {}
+                ServerEvent::Done => return Ok(()),
+                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
+                _ => {
+                    return Err(RunError::Protocol(
+                        "unexpected message after results".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn log_coded(&self, f: &CodedFigures) {
+        let delivered = f.receiver.map_or(0, |r| r.delivered_bytes);
+        (self.shared.log)(&format!(
+            "coded transfer with {}: {} bytes delivered in {:.2} s{}",
+            self.peer,
+            delivered,
+            f.elapsed_secs,
+            if f.complete { "" } else { " (incomplete)" }
+        ));
+    }
+}

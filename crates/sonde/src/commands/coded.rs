@@ -1,0 +1,236 @@
+//! `sonde client --coded`: checks the coded test's flags, runs it, renders its result as a
+//! table or (`-J`) a JSON document.
+
+use super::exit;
+use crate::cli::OutputArgs;
+use serde_json::json;
+use sonde_proto::message::TestParams;
+use sonde_runtime::client::ClientConfig;
+use sonde_runtime::coded::client::CodedOutcome;
+use sonde_stats::model::Direction;
+use std::sync::atomic::AtomicBool;
+
+/// Target rate without `-b`: the lossy-link scenario's 100 Mbit/s link.
+pub const DEFAULT_RATE: u64 = 100_000_000;
+
+/// Flags a coded test cannot take.
+///
+/// # Errors
+/// A usage message.
+pub fn check(p: &TestParams) -> Result<(), String> {
+    if p.parallel != 1 {
+        return Err("--coded runs one transfer: -P is not supported with it".into());
+    }
+    if p.direction == Direction::Bidir {
+        return Err("--coded runs one direction: use -R for the server to send".into());
+    }
+    if sonde_runtime::coded::symbol_size(p.length) < 64 {
+        return Err(format!(
+            "-l {} is too small for --coded (at least 92 bytes)",
+            p.length
+        ));
+    }
+    if p.blocks > 0 {
+        return Err("--coded takes -t or -n, not -k".into());
+    }
+    Ok(())
+}
+
+/// Runs the coded test and prints its result; returns the exit code.
+pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i32 {
+    let (out, err) = sonde_runtime::coded::client::run(cfg, interrupt);
+    let text = if output.json {
+        let mut doc = document(&out);
+        if let Some(e) = &err {
+            doc["error"] = json!(e.to_string());
+        }
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    } else {
+        table(&out)
+    };
+    println!("{text}");
+    match err {
+        None => exit::OK,
+        Some(e) => {
+            eprintln!("sonde: error - {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// The figures both ends agree on, as plain numbers.
+struct Figures {
+    delivered: u64,
+    sent: Option<u64>,
+    goodput_bps: f64,
+    wire_bps: Option<f64>,
+    overhead: Option<f64>,
+}
+
+fn figures(o: &CodedOutcome) -> Figures {
+    let f = &o.figures;
+    let secs = f.elapsed_secs.max(1e-9);
+    let delivered = f.receiver.map_or(0, |r| r.delivered_bytes);
+    Figures {
+        delivered,
+        sent: f.sender.map(|s| s.data_bytes),
+        goodput_bps: delivered as f64 * 8.0 / secs,
+        wire_bps: f.sender.map(|s| s.wire_bytes as f64 * 8.0 / secs),
+        overhead: f.sender.map(|s| {
+            (s.proactive_repair + s.feedback_repair) as f64 / s.source_symbols.max(1) as f64
+        }),
+    }
+}
+
+fn reliability(x: &Figures) -> Option<f64> {
+    x.sent.map(|s| {
+        if s == 0 {
+            0.0
+        } else {
+            x.delivered as f64 / s as f64 * 100.0
+        }
+    })
+}
+
+fn document(o: &CodedOutcome) -> serde_json::Value {
+    let f = &o.figures;
+    let x = figures(o);
+    json!({
+        "protocol": "coded",
+        "direction": if o.client_sends { "upload" } else { "reverse" },
+        "server": o.server,
+        "complete": f.complete,
+        "seconds": f.elapsed_secs,
+        "delivered_bytes": x.delivered,
+        "sent_bytes": x.sent,
+        "goodput_bits_per_second": x.goodput_bps,
+        "reliability_percent": reliability(&x),
+        "mismatched_bytes": f.receiver.map(|r| r.mismatched_bytes),
+        "sender": f.sender.map(|s| json!({
+            "datagrams": s.datagrams,
+            "wire_bytes": s.wire_bytes,
+            "wire_bits_per_second": x.wire_bps,
+            "blocks": s.blocks,
+            "source_symbols": s.source_symbols,
+            "proactive_repair": s.proactive_repair,
+            "feedback_repair": s.feedback_repair,
+            "repair_overhead": x.overhead,
+            "feedback_rounds": s.feedback_rounds,
+        })),
+        "receiver": f.receiver.map(|r| json!({
+            "datagrams": r.datagrams_received,
+            "useless_symbols": r.useless_symbols,
+            "rejected_datagrams": r.rejected,
+            "feedback_sent": r.feedback_sent,
+            "blocks": r.blocks,
+            "decode_delay_p50_ms": r.decode_delay_p50_us as f64 / 1e3,
+            "decode_delay_p99_ms": r.decode_delay_p99_us as f64 / 1e3,
+        })),
+        "path": f.path.map(|(rate, loss, rtt)| json!({
+            "rate_bits_per_second": rate,
+            "loss_fraction": loss,
+            "rtt_ms": rtt,
+        })),
+        "cpu_local": o.cpu_local,
+        "cpu_remote": o.cpu_remote,
+    })
+}
+
+fn mbit(bps: f64) -> String {
+    format!("{:.2} Mbit/s", bps / 1e6)
+}
+
+fn table(o: &CodedOutcome) -> String {
+    let f = &o.figures;
+    let x = figures(o);
+    let unknown = || "unknown (the other end's figures did not arrive)".to_string();
+    let mut rows: Vec<(&str, String)> = vec![
+        (
+            "direction",
+            if o.client_sends {
+                "upload (this end sends)".into()
+            } else {
+                "reverse (the server sends)".into()
+            },
+        ),
+        (
+            "complete",
+            if f.complete {
+                "yes, every block decoded".into()
+            } else {
+                "NO".into()
+            },
+        ),
+        ("time", format!("{:.3} s", f.elapsed_secs)),
+        ("goodput", mbit(x.goodput_bps)),
+        ("delivered", format!("{} bytes", x.delivered)),
+        (
+            "reliability",
+            reliability(&x).map_or_else(unknown, |r| {
+                format!("{r:.2} % of {} bytes sent", x.sent.unwrap_or(0))
+            }),
+        ),
+    ];
+    if let Some(r) = f.receiver {
+        rows.push(("checked", format!("{} bytes wrong", r.mismatched_bytes)));
+        rows.push((
+            "decode delay",
+            format!(
+                "p50 {:.2} ms, p99 {:.2} ms",
+                r.decode_delay_p50_us as f64 / 1e3,
+                r.decode_delay_p99_us as f64 / 1e3
+            ),
+        ));
+        rows.push((
+            "received",
+            format!(
+                "{} datagrams ({} useless, {} rejected), {} feedback sent",
+                r.datagrams_received, r.useless_symbols, r.rejected, r.feedback_sent
+            ),
+        ));
+    }
+    match f.sender {
+        Some(s) => {
+            rows.push((
+                "on the wire",
+                format!(
+                    "{} datagrams, {} bytes, {}",
+                    s.datagrams,
+                    s.wire_bytes,
+                    mbit(x.wire_bps.unwrap_or(0.0))
+                ),
+            ));
+            rows.push((
+                "repair",
+                format!(
+                    "{} proactive + {} on feedback = {:.1} % of {} source symbols",
+                    s.proactive_repair,
+                    s.feedback_repair,
+                    x.overhead.unwrap_or(0.0) * 100.0,
+                    s.source_symbols
+                ),
+            ));
+            rows.push(("feedback rounds", s.feedback_rounds.to_string()));
+        }
+        None => rows.push(("sender", unknown())),
+    }
+    if let Some((rate, loss, rtt)) = f.path {
+        let rtt = rtt.map_or("no sample".into(), |r| format!("{r:.2} ms"));
+        rows.push((
+            "path (sender's view)",
+            format!("rate {}, loss {:.2} %, rtt {rtt}", mbit(rate), loss * 100.0),
+        ));
+    }
+    let cpu = |c: Option<sonde_stats::model::CpuUsage>| {
+        c.map_or("-".into(), |c| format!("{:.1} %", c.total))
+    };
+    rows.push((
+        "cpu",
+        format!("local {}, remote {}", cpu(o.cpu_local), cpu(o.cpu_remote)),
+    ));
+    let mut s = format!("coded transfer with {}\n", o.server);
+    for (k, v) in rows {
+        s.push_str(&format!("  {k:<22}{v}\n"));
+    }
+    s.trim_end().to_string()
+}

@@ -1,0 +1,58 @@
+//! `sonde client --coded` through the real binaries on loopback: a sized upload and a timed
+//! reverse transfer complete with every byte delivered and checked, and -J carries the
+//! figures the table shows.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{num, run, uint, Server};
+use std::time::Duration;
+
+fn coded(server: &Server, extra: &[&str]) -> serde_json::Value {
+    let port = server.port.to_string();
+    let mut args = vec!["client", "127.0.0.1", "-p", &port, "--coded", "-J"];
+    args.extend_from_slice(extra);
+    let out = run(&args, Duration::from_secs(40));
+    let stdout = &out.stdout;
+    assert!(
+        out.status.success(),
+        "client failed: {stdout}\n{}",
+        out.stderr
+    );
+    serde_json::from_str(stdout).unwrap()
+}
+
+#[test]
+fn sized_upload_delivers_every_byte_checked() {
+    let server = Server::start(&[]);
+    let doc = coded(&server, &["-n", "20M", "-b", "200m"]);
+    assert_eq!(doc["complete"].as_bool(), Some(true));
+    assert_eq!(uint(&doc, "delivered_bytes"), 20 * 1024 * 1024);
+    assert_eq!(uint(&doc, "mismatched_bytes"), 0);
+    assert_eq!(num(&doc, "reliability_percent"), 100.0);
+    assert!(uint(&doc, "sender.datagrams") >= 20 * 1024 * 1024 / 1420);
+    let goodput = num(&doc, "goodput_bits_per_second");
+    assert!(
+        goodput > 20e6 && goodput <= 200e6 * 1.05,
+        "goodput {goodput}"
+    );
+    assert!(num(&doc, "receiver.decode_delay_p99_ms") > 0.0);
+}
+
+#[test]
+fn timed_reverse_stays_under_the_rate_cap() {
+    let server = Server::start(&[]);
+    let doc = coded(&server, &["-t", "2", "-b", "50m", "-R"]);
+    assert_eq!(doc["direction"].as_str(), Some("reverse"));
+    assert_eq!(doc["complete"].as_bool(), Some(true));
+    assert_eq!(uint(&doc, "mismatched_bytes"), 0);
+    let delivered = uint(&doc, "delivered_bytes");
+    assert_eq!(delivered, uint(&doc, "sent_bytes"));
+    let wire = num(&doc, "sender.wire_bits_per_second");
+    assert!(wire <= 50e6 * 1.05, "wire rate {wire} above -b");
+    assert!(
+        delivered > 4_000_000,
+        "only {delivered} bytes in 2 s at 50 Mbit/s"
+    );
+}
