@@ -79,8 +79,6 @@ pub enum SessionError {
     Gap { offset: u64, next: u64 },
     #[error("the peer confirmed or expects offset {offset}, but only {written} bytes were sent")]
     BeyondSent { offset: u64, written: u64 },
-    #[error("the peer expects offset {next}, below the {acked} bytes it had confirmed")]
-    BelowAcked { next: u64, acked: u64 },
     #[error("the peer sent {0} bytes more than the receive buffer holds")]
     Overrun(usize),
     #[error("the peer sent data beyond the end of its stream at {0}")]
@@ -161,6 +159,7 @@ pub struct Session {
     replay: VecDeque<u8>,
     acked: u64,
     fin_local: bool,
+    fin_confirmed: bool,
     /// The highest offset ever sent: bytes below it sent again are replays.
     sent_high: u64,
     // Receiving.
@@ -169,6 +168,7 @@ pub struct Session {
     ack_sent: u64,
     ack_deadline: Option<Instant>,
     peer_fin: Option<u64>,
+    fin_ack_sent: bool,
     last_delivery: Option<Instant>,
     // Switching.
     requested: Option<Instant>,
@@ -203,6 +203,8 @@ impl Session {
             acked: 0,
             fin_local: false,
             sent_high: 0,
+            fin_confirmed: false,
+            fin_ack_sent: false,
             recv: VecDeque::new(),
             recv_next: 0,
             ack_sent: 0,
@@ -323,7 +325,7 @@ impl Session {
     /// to it at once.
     ///
     /// # Errors
-    /// `next` beyond what this end sent, or below what the client had confirmed.
+    /// `next` beyond what this end sent.
     pub fn accept_join(
         &mut self,
         family: Family,
@@ -361,12 +363,9 @@ impl Session {
                 written,
             });
         }
-        if next < self.acked {
-            return Err(SessionError::BelowAcked {
-                next,
-                acked: self.acked,
-            });
-        }
+        // A JOIN or JOIN_OK can be older than an ACK that overtook it on the old path: what
+        // was confirmed is held by the peer either way.
+        let next = next.max(self.acked);
         let old = self.active.filter(|o| *o != id);
         let mut from = None;
         if let Some(o) = old.and_then(|o| self.path_mut(o)) {
@@ -573,8 +572,13 @@ impl Session {
         }
     }
 
-    fn on_ack(&mut self, offset: u64) -> Result<(), SessionError> {
+    fn on_ack(&mut self, mut offset: u64) -> Result<(), SessionError> {
         let written = self.written();
+        // One past the last byte confirms the FIN too (it takes an offset, as in TCP).
+        if self.fin_local && offset == written + 1 {
+            self.fin_confirmed = true;
+            offset = written;
+        }
         if offset > written {
             return Err(SessionError::BeyondSent { offset, written });
         }
@@ -639,8 +643,10 @@ impl Session {
         out.append(&mut p.ctrl);
         let (state, family) = (p.state, p.family);
         if ack {
+            let fin = self.peer_fin == Some(self.recv_next);
+            self.fin_ack_sent |= fin;
             Frame::Ack {
-                offset: self.recv_next,
+                offset: self.recv_next + u64::from(fin),
             }
             .emit(out);
             self.ack_sent = self.recv_next;
@@ -721,10 +727,9 @@ impl Session {
 
     fn ack_due(&self, now: Instant) -> bool {
         let unacked = self.recv_next - self.ack_sent;
-        unacked > 0
-            && (unacked >= self.cfg.ack_every
-                || self.ack_deadline.is_some_and(|d| now >= d)
-                || self.peer_fin == Some(self.recv_next))
+        let fin = self.peer_fin == Some(self.recv_next) && !self.fin_ack_sent;
+        fin || (unacked > 0
+            && (unacked >= self.cfg.ack_every || self.ack_deadline.is_some_and(|d| now >= d)))
     }
 
     /// When [`Session::handle_timeout`] should next run.
@@ -787,7 +792,7 @@ impl Session {
 
     /// Whether everything written (and the end of the stream, once finished) is confirmed.
     pub fn all_acked(&self) -> bool {
-        self.replay.is_empty()
+        self.replay.is_empty() && (!self.fin_local || self.fin_confirmed)
     }
 
     /// Copies received bytes into `buf`; 0 when nothing is buffered (see
@@ -804,6 +809,11 @@ impl Session {
         }
         self.recv.drain(..n);
         n
+    }
+
+    /// Whether the peer's end of stream arrived and its confirmation was handed out for sending.
+    pub fn peer_fin_confirmed(&self) -> bool {
+        self.fin_ack_sent
     }
 
     /// Whether the peer's stream has ended and every byte of it was read.
@@ -825,6 +835,11 @@ impl Session {
     /// The family of the path the stream is sent on now.
     pub fn family(&self) -> Option<Family> {
         self.active.and_then(|a| self.path(a)).map(|p| p.family)
+    }
+
+    /// The path the stream is sent on now.
+    pub fn active_path(&self) -> Option<PathId> {
+        self.active
     }
 
     /// The paths still open.

@@ -299,12 +299,14 @@ fn finish_ends_the_stream_after_its_bytes() {
     let mut p = Pair::new(Config::default(), 1 << 20);
     p.c.write(b"hello");
     p.c.finish();
+    assert!(!p.c.all_acked());
     assert_eq!(p.c.write(b"more"), 0);
     for _ in 0..5 {
         p.step();
     }
     assert_eq!(p.s_got, b"hello");
     assert!(p.server().peer_finished());
+    assert!(p.c.all_acked(), "the FIN is confirmed too");
     assert!(!p.c.peer_finished());
 }
 
