@@ -33,6 +33,9 @@ pub enum Command {
     /// IPv4 against IPv6 to the same sonde server: latency and TCP throughput side by side
     #[command(name = "compare-ip")]
     CompareIp(crate::cli_latency::CompareIpArgs),
+    /// A long transfer that switches between IPv4 and IPv6 every N s, SHA-256 checked at both ends
+    #[command(name = "switch-test")]
+    SwitchTest(crate::cli_switch::SwitchTestArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

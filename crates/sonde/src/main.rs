@@ -2,6 +2,7 @@
 
 mod cli;
 mod cli_latency;
+mod cli_switch;
 mod commands;
 mod os_time;
 mod output;
@@ -41,6 +42,7 @@ fn main() {
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
+        cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

@@ -10,6 +10,7 @@ pub mod latency;
 pub mod report;
 pub mod rrul;
 pub mod server;
+pub mod switch_test;
 
 /// The process exit codes sonde documents.
 pub mod exit {
