@@ -44,6 +44,9 @@ pub enum Command {
     Stress(crate::cli_stress::StressArgs),
     /// Serve RFC 862 echo, RFC 863 discard and RFC 864 chargen over TCP and UDP
     Services(crate::cli_stress::ServicesArgs),
+    /// A long transfer that switches between IPv4 and IPv6 every N s, SHA-256 checked at both ends
+    #[command(name = "switch-test")]
+    SwitchTest(crate::cli_switch::SwitchTestArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

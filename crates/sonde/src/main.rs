@@ -5,6 +5,7 @@ mod cli_btc;
 mod cli_latency;
 mod cli_profile;
 mod cli_stress;
+mod cli_switch;
 mod commands;
 mod os_time;
 mod output;
@@ -46,6 +47,7 @@ fn main() {
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
+        cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),

@@ -1,0 +1,743 @@
+//! The framed backend over TCP: drives a [`Session`] with one reader and one writer thread
+//! per path, and gives the application a blocking, socket-like [`Conn`].
+//!
+//! Threads, not an event loop: each path's reader blocks in `read` (with a short timeout so
+//! it notices a closed session), each writer blocks in `write`; the session sits behind one
+//! mutex and a condition variable wakes whoever waits for room, data or a path change. Every
+//! wait ends: reads and writes on the application side fail after [`Options::io_timeout`].
+//! Rust's standard library writes with `MSG_NOSIGNAL`, so a closed peer never raises SIGPIPE.
+
+use crate::framer::{FrameReader, Polled};
+use crate::session::{Config, PathId, Role, Session, Transmit};
+use crate::stats::{Family, Stats, SwitchRecord};
+use crate::wire::{Frame, RejectReason, SessionId};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How often blocked reader and accept threads look whether they should stop.
+const TICK: Duration = Duration::from_millis(100);
+/// Bytes a writer takes from the session per write call.
+const WRITE_CHUNK: usize = 256 * 1024;
+
+/// What went wrong, with what was being done.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: io::Error,
+    },
+    #[error("no {0} address to connect to")]
+    NoAddress(&'static str),
+    #[error("cannot resolve {host}: {source}")]
+    Resolve { host: String, source: io::Error },
+    #[error("{0} timed out")]
+    TimedOut(&'static str),
+    #[error("the session failed: {0}")]
+    Failed(String),
+    #[error("only the connecting end can switch paths")]
+    NotClient,
+    #[error("the session is closed")]
+    Closed,
+}
+
+fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::Io { what, source }
+}
+
+/// Sizes and time limits.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub session: Config,
+    /// Dial plus handshake of one path.
+    pub connect_timeout: Duration,
+    /// The longest a send, receive or close waits for the peer.
+    pub io_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            session: Config::default(),
+            connect_timeout: Duration::from_secs(3),
+            io_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The peer's address in each family.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Targets {
+    pub v4: Option<SocketAddr>,
+    pub v6: Option<SocketAddr>,
+}
+
+impl Targets {
+    /// The first address of each family among `addrs`.
+    pub fn from_addrs(addrs: &[SocketAddr]) -> Self {
+        Self {
+            v4: addrs.iter().copied().find(SocketAddr::is_ipv4),
+            v6: addrs.iter().copied().find(SocketAddr::is_ipv6),
+        }
+    }
+
+    /// Resolves `host` (a name or an address) and keeps one address per family.
+    ///
+    /// # Errors
+    /// The name does not resolve.
+    pub fn resolve(host: &str, port: u16) -> Result<Self, Error> {
+        let addrs: Vec<SocketAddr> = (host, port)
+            .to_socket_addrs()
+            .map_err(|source| Error::Resolve {
+                host: host.to_string(),
+                source,
+            })?
+            .collect();
+        Ok(Self::from_addrs(&addrs))
+    }
+
+    /// The address of `family`.
+    ///
+    /// # Errors
+    /// There is none.
+    pub fn get(&self, family: Family) -> Result<SocketAddr, Error> {
+        match family {
+            Family::V4 => self.v4.ok_or(Error::NoAddress("IPv4")),
+            Family::V6 => self.v6.ok_or(Error::NoAddress("IPv6")),
+        }
+    }
+}
+
+struct State {
+    session: Session,
+    failure: Option<String>,
+    closed: bool,
+    /// Set by close: writers leave once they have nothing more to send.
+    closing: bool,
+    /// Writer threads running.
+    writers: usize,
+    sockets: HashMap<PathId, TcpStream>,
+}
+
+impl State {
+    fn new(session: Session) -> Self {
+        Self {
+            session,
+            failure: None,
+            closed: false,
+            closing: false,
+            writers: 0,
+            sockets: HashMap::new(),
+        }
+    }
+}
+
+struct Shared {
+    st: Mutex<State>,
+    cv: Condvar,
+    opts: Options,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock means a thread of ours panicked; the state is still consistent
+        // enough to report and close.
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wait<'a>(&self, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
+        match self.cv.wait_timeout(g, d) {
+            Ok((g, _)) => g,
+            Err(p) => p.into_inner().0,
+        }
+    }
+
+    fn fail(&self, st: &mut State, why: String) {
+        if st.failure.is_none() && !st.closed {
+            st.failure = Some(why);
+        }
+        shut_all(st);
+        self.cv.notify_all();
+    }
+}
+
+fn shut_all(st: &mut State) {
+    st.closed = true;
+    for s in st.sockets.values() {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Starts the reader and writer threads of one path.
+fn spawn_path(
+    shared: &Arc<Shared>,
+    st: &mut State,
+    id: PathId,
+    sock: TcpStream,
+    reader: FrameReader,
+) {
+    let (Ok(r), Ok(w)) = (sock.try_clone(), sock.try_clone()) else {
+        st.session.path_failed(id);
+        return;
+    };
+    let _ = sock.set_nodelay(true);
+    let _ = sock.set_read_timeout(Some(TICK));
+    let _ = sock.set_write_timeout(Some(shared.opts.io_timeout));
+    st.sockets.insert(id, sock);
+    st.writers += 1;
+    let s1 = shared.clone();
+    let s2 = shared.clone();
+    thread::spawn(move || read_path(&s1, id, r, reader));
+    thread::spawn(move || write_path(&s2, id, w));
+}
+
+fn path_done(shared: &Shared, id: PathId, why: Option<String>) {
+    let mut st = shared.lock();
+    if let Some(s) = st.sockets.remove(&id) {
+        if why.is_some() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+    if why.is_some() && st.session.paths().any(|p| p == id) {
+        st.session.path_failed(id);
+    }
+    while st.session.poll_event().is_some() {}
+    shared.cv.notify_all();
+}
+
+fn read_path(shared: &Shared, id: PathId, mut sock: TcpStream, mut fr: FrameReader) {
+    loop {
+        // Read a DATA frame only when the receive buffer can take it (backpressure).
+        let header = fr.peek_header(&mut sock);
+        let st = shared.lock();
+        if st.closed || !st.session.path_readable(id) {
+            break;
+        }
+        match header {
+            Ok(Some(h)) if st.session.recv_room() < h.len => {
+                drop(shared.wait(st, TICK));
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                drop(st);
+                return path_done(shared, id, Some(e.to_string()));
+            }
+        }
+        drop(st);
+        let polled = fr.poll(&mut sock);
+        let mut st = shared.lock();
+        let now = Instant::now();
+        match polled {
+            Ok(Polled::Frame(f)) => {
+                if let Err(e) = st.session.handle(id, f, now) {
+                    shared.fail(&mut st, e.to_string());
+                    return;
+                }
+                shared.cv.notify_all();
+            }
+            Ok(Polled::Pending) => {}
+            Ok(Polled::Eof) => {
+                drop(st);
+                return path_done(shared, id, Some("closed by the peer".into()));
+            }
+            Err(e) => {
+                drop(st);
+                return path_done(shared, id, Some(e.to_string()));
+            }
+        }
+    }
+    path_done(shared, id, None);
+}
+
+fn write_path(shared: &Shared, id: PathId, sock: TcpStream) {
+    write_loop(shared, id, sock);
+    let mut st = shared.lock();
+    st.writers = st.writers.saturating_sub(1);
+    shared.cv.notify_all();
+}
+
+fn write_loop(shared: &Shared, id: PathId, mut sock: TcpStream) {
+    let mut out = Vec::with_capacity(WRITE_CHUNK + 64 * 1024);
+    loop {
+        out.clear();
+        let mut st = shared.lock();
+        loop {
+            if st.closed {
+                return;
+            }
+            let now = Instant::now();
+            st.session.handle_timeout(now);
+            match st.session.poll_transmit(id, now, &mut out, WRITE_CHUNK) {
+                Transmit::Some => break,
+                Transmit::Done => return,
+                Transmit::Idle if st.closing => return,
+                Transmit::Idle => {
+                    let until = st
+                        .session
+                        .poll_timeout()
+                        .map(|t| t.saturating_duration_since(now));
+                    st = shared.wait(st, until.unwrap_or(TICK).min(TICK));
+                }
+            }
+        }
+        drop(st);
+        if let Err(e) = sock.write_all(&out) {
+            return path_done(shared, id, Some(format!("writing: {e}")));
+        }
+    }
+}
+
+/// One end of a switching stream: blocking send and receive, switch, stats.
+///
+/// One thread may send while another receives; `switch` may be called from either.
+pub struct Conn {
+    shared: Arc<Shared>,
+    targets: Targets,
+}
+
+fn random_id() -> SessionId {
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        // No OS randomness: fall back to time and address, still unique per process.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b = (t ^ (&b as *const _ as u128)).to_be_bytes();
+    }
+    SessionId(b)
+}
+
+impl Conn {
+    /// Connects to the server's address of `family` and completes the HELLO exchange.
+    ///
+    /// # Errors
+    /// No address of that family, the dial or the handshake failed or timed out.
+    pub fn connect(targets: &Targets, family: Family, opts: Options) -> Result<Self, Error> {
+        let addr = targets.get(family)?;
+        let sock = TcpStream::connect_timeout(&addr, opts.connect_timeout)
+            .map_err(io_err("connecting"))?;
+        let now = Instant::now();
+        let mut session = Session::client(random_id(), opts.session.clone(), now);
+        let id = session.open_path(family, now);
+        let deadline = now + opts.connect_timeout;
+        let shared = Arc::new(Shared {
+            st: Mutex::new(State::new(session)),
+            cv: Condvar::new(),
+            opts,
+        });
+        let mut st = shared.lock();
+        spawn_path(&shared, &mut st, id, sock, FrameReader::new());
+        while !st.session.is_established() {
+            if let Some(f) = &st.failure {
+                return Err(Error::Failed(f.clone()));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                shut_all(&mut st);
+                return Err(Error::TimedOut("the HELLO exchange"));
+            }
+            st = shared.wait(st, left);
+        }
+        drop(st);
+        Ok(Self {
+            shared,
+            targets: targets.clone(),
+        })
+    }
+
+    fn check(&self, st: &State) -> Result<(), Error> {
+        match (&st.failure, st.closed) {
+            (Some(f), _) => Err(Error::Failed(f.clone())),
+            (None, true) => Err(Error::Closed),
+            _ => Ok(()),
+        }
+    }
+
+    /// Hands bytes to the stream; blocks until some fit; returns how many were taken.
+    ///
+    /// # Errors
+    /// The session failed, was closed, or no room came free within the I/O timeout.
+    pub fn send(&self, data: &[u8]) -> Result<usize, Error> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let deadline = Instant::now() + self.shared.opts.io_timeout;
+        let mut st = self.shared.lock();
+        loop {
+            self.check(&st)?;
+            let n = st.session.write(data);
+            if n > 0 {
+                self.shared.cv.notify_all();
+                return Ok(n);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::TimedOut("send (the peer confirms nothing)"));
+            }
+            st = self.shared.wait(st, left);
+        }
+    }
+
+    /// Sends all of `data`.
+    ///
+    /// # Errors
+    /// As [`Conn::send`].
+    pub fn send_all(&self, mut data: &[u8]) -> Result<(), Error> {
+        while !data.is_empty() {
+            let n = self.send(data)?;
+            data = data.get(n..).unwrap_or(&[]);
+        }
+        Ok(())
+    }
+
+    /// Receives into `buf`; blocks until bytes arrive; 0 means the peer finished its stream.
+    ///
+    /// # Errors
+    /// The session failed or nothing arrived within the I/O timeout.
+    pub fn recv(&self, buf: &mut [u8]) -> Result<usize, Error> {
+        let deadline = Instant::now() + self.shared.opts.io_timeout;
+        let mut st = self.shared.lock();
+        loop {
+            let n = st.session.read(buf);
+            if n > 0 {
+                self.shared.cv.notify_all();
+                return Ok(n);
+            }
+            if st.session.peer_finished() || buf.is_empty() {
+                return Ok(0);
+            }
+            self.check(&st)?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::TimedOut("receive"));
+            }
+            st = self.shared.wait(st, left);
+        }
+    }
+
+    /// Fills `buf` completely.
+    ///
+    /// # Errors
+    /// As [`Conn::recv`], or the stream ended first.
+    pub fn recv_exact(&self, mut buf: &mut [u8]) -> Result<(), Error> {
+        while !buf.is_empty() {
+            let n = self.recv(buf)?;
+            if n == 0 {
+                return Err(Error::Failed("the stream ended early".into()));
+            }
+            buf = buf.get_mut(n..).unwrap_or(&mut []);
+        }
+        Ok(())
+    }
+
+    /// Moves the stream to `family`, make-before-break: dials, joins, and returns once this
+    /// end sends on the new path (the record's later fields fill in as data flows).
+    ///
+    /// # Errors
+    /// Not the connecting end, no address of that family, the dial or join failed.
+    pub fn switch(&self, family: Family) -> Result<SwitchRecord, Error> {
+        let requested = Instant::now();
+        {
+            let mut st = self.shared.lock();
+            self.check(&st)?;
+            if st.session.role() != Role::Client {
+                return Err(Error::NotClient);
+            }
+            st.session.request_switch(requested);
+        }
+        let addr = self.targets.get(family)?;
+        let timeout = self.shared.opts.connect_timeout;
+        let sock = TcpStream::connect_timeout(&addr, timeout)
+            .map_err(io_err("connecting the new path"))?;
+        let mut st = self.shared.lock();
+        let id = st.session.open_path(family, Instant::now());
+        spawn_path(&self.shared, &mut st, id, sock, FrameReader::new());
+        let deadline = requested + timeout;
+        while st.session.active_path() != Some(id) {
+            self.check(&st)?;
+            if !st.session.paths().any(|p| p == id) {
+                return Err(Error::Failed("the new path closed before the join".into()));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                st.session.path_failed(id);
+                return Err(Error::TimedOut("the join"));
+            }
+            st = self.shared.wait(st, left);
+        }
+        let rec = st.session.stats().switches.last().cloned();
+        rec.ok_or(Error::Failed("no switch record".into()))
+    }
+
+    /// Ends this end's stream; the peer's `recv` returns 0 after the last byte.
+    ///
+    /// # Errors
+    /// The session failed.
+    pub fn finish(&self) -> Result<(), Error> {
+        let mut st = self.shared.lock();
+        self.check(&st)?;
+        st.session.finish();
+        self.shared.cv.notify_all();
+        Ok(())
+    }
+
+    /// Finishes, waits until the peer has confirmed every byte and ended its own stream,
+    /// lets the last confirmation go out, then closes all paths. Bytes of the peer's stream
+    /// not yet read are dropped.
+    ///
+    /// # Errors
+    /// The peer did not confirm or finish within the I/O timeout (the paths close anyway).
+    pub fn close(&self) -> Result<(), Error> {
+        let deadline = Instant::now() + self.shared.opts.io_timeout;
+        let mut st = self.shared.lock();
+        st.session.finish();
+        self.shared.cv.notify_all();
+        let result = loop {
+            if st.session.all_acked() && st.session.peer_fin_confirmed() {
+                break Ok(());
+            }
+            if let Err(e) = self.check(&st) {
+                break Err(e);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break Err(Error::TimedOut(
+                    "close (waiting for the peer's confirmation)",
+                ));
+            }
+            st = self.shared.wait(st, left.min(TICK));
+        };
+        st.closing = true;
+        self.shared.cv.notify_all();
+        let flush = Instant::now() + TICK * 5;
+        while st.writers > 0 && Instant::now() < flush {
+            st = self.shared.wait(st, TICK);
+        }
+        shut_all(&mut st);
+        self.shared.cv.notify_all();
+        result
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().session.stats()
+    }
+
+    /// The family the stream is sent on now.
+    pub fn family(&self) -> Option<Family> {
+        self.shared.lock().session.family()
+    }
+}
+
+/// Dropping a connection without [`Conn::close`] aborts it: bytes not yet confirmed are lost.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        shut_all(&mut st);
+        self.shared.cv.notify_all();
+    }
+}
+
+struct Registry {
+    sessions: Mutex<HashMap<SessionId, Weak<Shared>>>,
+    ready: Mutex<VecDeque<Conn>>,
+    cv: Condvar,
+    stop: AtomicBool,
+    opts: Options,
+}
+
+/// Accepts sessions on one or more addresses (typically an IPv4 and an IPv6 one, same port);
+/// JOINs of known sessions attach to them here, so keep the listener while its sessions may
+/// still switch (dropping it stops accepting; open paths go on).
+pub struct Listener {
+    reg: Arc<Registry>,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Listener {
+    /// Listens on every address in `addrs` with default options.
+    ///
+    /// # Errors
+    /// A bind failed.
+    pub fn bind(addrs: &[SocketAddr]) -> Result<Self, Error> {
+        Self::bind_with(addrs, Options::default())
+    }
+
+    /// Listens on every address in `addrs` (IPv6 ones IPv6-only, so both can share a port).
+    ///
+    /// # Errors
+    /// A bind failed.
+    pub fn bind_with(addrs: &[SocketAddr], opts: Options) -> Result<Self, Error> {
+        let reg = Arc::new(Registry {
+            sessions: Mutex::new(HashMap::new()),
+            ready: Mutex::new(VecDeque::new()),
+            cv: Condvar::new(),
+            stop: AtomicBool::new(false),
+            opts,
+        });
+        let mut bound = Vec::new();
+        for a in addrs {
+            let l = listen(*a).map_err(io_err("listening"))?;
+            bound.push(l.local_addr().map_err(io_err("listening"))?);
+            let r = reg.clone();
+            thread::spawn(move || accept_loop(&r, &l));
+        }
+        Ok(Self { reg, addrs: bound })
+    }
+
+    /// The addresses bound (with the ports the system chose for port 0).
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.addrs.clone()
+    }
+
+    /// Waits for the next new session (HELLO); `None` waits without limit.
+    ///
+    /// # Errors
+    /// The timeout passed.
+    pub fn accept(&self, timeout: Option<Duration>) -> Result<Conn, Error> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut q = self.reg.ready.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(c) = q.pop_front() {
+                return Ok(c);
+            }
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => TICK,
+            };
+            if left.is_zero() {
+                return Err(Error::TimedOut("accept"));
+            }
+            q = match self.reg.cv.wait_timeout(q, left.min(TICK)) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.reg.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(128)?;
+    let l: TcpListener = s.into();
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
+fn accept_loop(reg: &Arc<Registry>, l: &TcpListener) {
+    while !reg.stop.load(Ordering::SeqCst) {
+        match l.accept() {
+            Ok((sock, peer)) => {
+                let r = reg.clone();
+                thread::spawn(move || {
+                    let _ = handshake(&r, sock, Family::of(&peer));
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_readable(l, TICK),
+            Err(_) => thread::sleep(TICK),
+        }
+    }
+}
+
+/// Waits until `l` has a connection to accept, or `d` passes.
+fn wait_readable(l: &TcpListener, d: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: l.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut p, 1, d.as_millis() as libc::c_int) };
+}
+
+/// Reads the first frame of an accepted connection: HELLO starts a session, JOIN adds a path.
+fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), Error> {
+    sock.set_nonblocking(false).map_err(io_err("accepting"))?;
+    sock.set_read_timeout(Some(TICK))
+        .map_err(io_err("accepting"))?;
+    let deadline = Instant::now() + reg.opts.connect_timeout;
+    let mut fr = FrameReader::new();
+    let (hello, session, next) = loop {
+        if Instant::now() >= deadline {
+            return Err(Error::TimedOut("the first frame"));
+        }
+        match fr
+            .poll(&mut sock)
+            .map_err(|e| Error::Failed(e.to_string()))?
+        {
+            Polled::Frame(Frame::Hello { version, session }) => break (Some(version), session, 0),
+            Polled::Frame(Frame::Join { session, next }) => break (None, session, next),
+            Polled::Frame(_) => return Err(Error::Failed("neither HELLO nor JOIN".into())),
+            Polled::Pending => {}
+            Polled::Eof => return Err(Error::Closed),
+        }
+    };
+    let now = Instant::now();
+    if let Some(version) = hello {
+        let mut s = Session::server(session, reg.opts.session.clone(), now);
+        let accepted = s.accept_hello(family, version, now);
+        let shared = Arc::new(Shared {
+            st: Mutex::new(State::new(s)),
+            cv: Condvar::new(),
+            opts: reg.opts.clone(),
+        });
+        let mut st = shared.lock();
+        let id = accepted.unwrap_or(PathId(0)); // a REJECT is queued on it either way
+        spawn_path(&shared, &mut st, id, sock, fr);
+        drop(st);
+        if let Ok(mut m) = reg.sessions.lock() {
+            m.retain(|_, w| w.strong_count() > 0);
+            m.insert(session, Arc::downgrade(&shared));
+        }
+        let conn = Conn {
+            shared,
+            targets: Targets::default(),
+        };
+        if let Ok(mut q) = reg.ready.lock() {
+            q.push_back(conn);
+        }
+        reg.cv.notify_all();
+        return Ok(());
+    }
+    let shared = reg
+        .sessions
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&session).and_then(Weak::upgrade));
+    let Some(shared) = shared else {
+        let mut out = Vec::new();
+        Frame::Reject {
+            reason: RejectReason::UnknownSession,
+        }
+        .emit(&mut out);
+        let _ = sock.write_all(&out);
+        return Err(Error::Failed("JOIN for an unknown session".into()));
+    };
+    let mut st = shared.lock();
+    match st.session.accept_join(family, next, now) {
+        Ok(id) => spawn_path(&shared, &mut st, id, sock, fr),
+        Err(e) => shared.fail(&mut st, e.to_string()),
+    }
+    shared.cv.notify_all();
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! Reads whole frames from a socket with a read timeout, keeping partial frames across
+//! timeouts (so a reader thread can wake up, look at the session, and go on reading).
+
+use crate::wire::{Frame, Header, ParseError, HEADER_LEN, MAX_PAYLOAD};
+use std::io::{self, Read};
+
+/// What one [`FrameReader::poll`] call found.
+pub enum Polled<'a> {
+    Frame(Frame<'a>),
+    /// The read timed out before a whole frame was in.
+    Pending,
+    /// The peer closed the connection.
+    Eof,
+}
+
+/// An error from reading frames: the socket, or a malformed frame.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("reading: {0}")]
+    Io(#[from] io::Error),
+    #[error("malformed frame: {0}")]
+    Parse(#[from] ParseError),
+}
+
+/// A buffer that assembles one frame at a time; never holds more than one maximal frame.
+pub struct FrameReader {
+    buf: Vec<u8>,
+    have: usize,
+    /// Bytes of the frame just returned, dropped at the next poll.
+    consumed: usize,
+    eof: bool,
+}
+
+impl Default for FrameReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FrameReader {
+    pub fn new() -> Self {
+        Self {
+            buf: vec![0; HEADER_LEN + MAX_PAYLOAD],
+            have: 0,
+            consumed: 0,
+            eof: false,
+        }
+    }
+
+    /// The header of the next frame, once its 5 bytes are in (reads no further).
+    ///
+    /// # Errors
+    /// A socket error or an invalid header.
+    pub fn peek_header(&mut self, r: &mut impl Read) -> Result<Option<Header>, ReadError> {
+        self.shift();
+        if !self.fill(r, HEADER_LEN)? {
+            return Ok(None);
+        }
+        let mut hb = [0u8; HEADER_LEN];
+        hb.copy_from_slice(self.buf.get(..HEADER_LEN).unwrap_or(&[0; HEADER_LEN]));
+        Ok(Some(Header::parse(&hb)?))
+    }
+
+    /// Reads until a whole frame is in, the read times out, or the peer closes.
+    ///
+    /// # Errors
+    /// A socket error or a malformed frame.
+    pub fn poll(&mut self, r: &mut impl Read) -> Result<Polled<'_>, ReadError> {
+        let h = match self.peek_header(r) {
+            Ok(Some(h)) => h,
+            Ok(None) if self.eof => return Ok(Polled::Eof),
+            Ok(None) => return Ok(Polled::Pending),
+            Err(e) => return Err(e),
+        };
+        let total = HEADER_LEN + h.len;
+        if !self.fill(r, total)? {
+            return Ok(if self.eof {
+                Polled::Eof
+            } else {
+                Polled::Pending
+            });
+        }
+        self.consumed = total;
+        let payload = self.buf.get(HEADER_LEN..total).unwrap_or(&[]);
+        Ok(Polled::Frame(Frame::parse(h, payload)?))
+    }
+
+    fn shift(&mut self) {
+        if self.consumed > 0 {
+            self.buf.copy_within(self.consumed..self.have, 0);
+            self.have -= self.consumed;
+            self.consumed = 0;
+        }
+    }
+
+    /// Reads until `want` bytes are buffered; false on timeout or end of stream.
+    fn fill(&mut self, r: &mut impl Read, want: usize) -> Result<bool, ReadError> {
+        self.eof = false;
+        while self.have < want {
+            let Some(space) = self.buf.get_mut(self.have..) else {
+                return Ok(false);
+            };
+            match r.read(space) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => self.have += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Ok(false)
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_split_anywhere_come_out_whole() {
+        let mut bytes = Vec::new();
+        Frame::Ack { offset: 9 }.emit(&mut bytes);
+        Frame::Data {
+            offset: 0,
+            bytes: b"abc",
+        }
+        .emit(&mut bytes);
+        // A reader that returns one byte, then "times out", alternately.
+        struct Drip(Vec<u8>, usize, bool);
+        impl Read for Drip {
+            fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+                self.2 = !self.2;
+                if self.2 {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                match self.0.get(self.1) {
+                    Some(x) => {
+                        b[0] = *x;
+                        self.1 += 1;
+                        Ok(1)
+                    }
+                    None => Ok(0),
+                }
+            }
+        }
+        let mut r = Drip(bytes, 0, false);
+        let mut fr = FrameReader::new();
+        let mut got = Vec::new();
+        for _ in 0..200 {
+            match fr.poll(&mut r).unwrap() {
+                Polled::Frame(f) => got.push(format!("{f:?}")),
+                Polled::Pending => {}
+                Polled::Eof => break,
+            }
+        }
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[1].contains("Data"));
+    }
+}

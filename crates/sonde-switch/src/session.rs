@@ -1,0 +1,853 @@
+//! The switch state machine: one byte stream each way over a changing set of paths.
+//!
+//! TCP acknowledgements only prove the peer's kernel has the bytes, and a connection cannot
+//! change address family; so the stream carries its own 64-bit offsets, the receiver confirms
+//! what it has taken (ACK), and the sender keeps everything unconfirmed in a bounded replay
+//! buffer. Moving the stream (make-before-break) is: the client dials the other family and
+//! sends JOIN {next offset it expects}; the server answers JOIN_OK {next offset it expects};
+//! each end then writes MOVED (the end-of-path marker) on the old path and resends, on the new
+//! one, everything from the offset the other end expects. A receiver keeps only bytes beyond
+//! its next offset, so bytes that arrive on both paths are counted and dropped, never
+//! delivered twice. Both paths start at or below the receiver's next offset, so no gap can
+//! open. The same JOIN repairs a path that failed (break-before-make).
+//!
+//! Sans-IO (in the manner of quinn-proto): the session owns no socket and reads no clock.
+//! Calling order for a driver:
+//! 1. create with [`Session::client`] or [`Session::server`];
+//! 2. for each connected socket, [`Session::open_path`] (client) or
+//!    [`Session::accept_hello`] / [`Session::accept_join`] (server, after the first frame);
+//! 3. feed each frame read from path P to [`Session::handle`];
+//! 4. send what [`Session::poll_transmit`] gives for P on P's socket;
+//! 5. call [`Session::handle_timeout`] at [`Session::poll_timeout`];
+//! 6. drain [`Session::poll_event`]: a closed path's socket can go.
+//!
+//! The application side is [`Session::write`], [`Session::read`] and [`Session::finish`].
+
+use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
+use crate::wire::{emit_data_header, Frame, SessionId, VERSION};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Sizes and times of a session.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Bytes written but not yet confirmed that the sender keeps (backpressure beyond).
+    pub replay_capacity: usize,
+    /// Bytes received but not yet read by the application.
+    pub recv_capacity: usize,
+    /// The largest DATA payload this end sends.
+    pub max_data: usize,
+    /// Confirm at least every this many received bytes...
+    pub ack_every: u64,
+    /// ...or this long after the first unconfirmed byte.
+    pub ack_delay: Duration,
+    /// An old path whose MOVED has not arrived after this long is closed anyway.
+    pub moved_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            replay_capacity: 8 << 20,
+            recv_capacity: 8 << 20,
+            max_data: 64 * 1024,
+            ack_every: 256 * 1024,
+            ack_delay: Duration::from_millis(5),
+            moved_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Identifies one path (one transport connection) of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PathId(pub u32);
+
+/// Which end of the session this is: the client dials, the server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// The peer broke the protocol; the session cannot go on.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    #[error("the peer sent {0} where it is not allowed")]
+    Unexpected(&'static str),
+    #[error("DATA at offset {offset} leaves a gap: {next} is the next byte expected")]
+    Gap { offset: u64, next: u64 },
+    #[error("the peer confirmed or expects offset {offset}, but only {written} bytes were sent")]
+    BeyondSent { offset: u64, written: u64 },
+    #[error("the peer sent {0} bytes more than the receive buffer holds")]
+    Overrun(usize),
+    #[error("the peer sent data beyond the end of its stream at {0}")]
+    BeyondFin(u64),
+    #[error("the peer refused the session: {0:?}")]
+    Rejected(crate::wire::RejectReason),
+    #[error("the peer speaks protocol version {0}, this end {VERSION}")]
+    Version(u8),
+}
+
+/// What happened that the driver (or the application) may act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The first path completed its HELLO.
+    Established,
+    /// The stream now runs on this path.
+    Switched(PathId),
+    /// This path is finished or failed: its socket can be closed.
+    PathClosed(PathId),
+}
+
+/// What [`Session::poll_transmit`] says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transmit {
+    /// Bytes were appended to the buffer.
+    Some,
+    /// Nothing to send now.
+    Idle,
+    /// Nothing will ever be sent on this path again.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathState {
+    /// HELLO or JOIN sent, the answer not yet in.
+    Opening,
+    Open,
+    /// MOVED queued or sent; waiting for the peer's MOVED.
+    Draining,
+}
+
+#[derive(Debug)]
+struct Path {
+    id: PathId,
+    family: Family,
+    state: PathState,
+    ctrl: Vec<u8>,
+    /// The next stream offset to send on this path.
+    send_next: u64,
+    fin_sent: bool,
+    moved_recv: bool,
+    draining_since: Option<Instant>,
+}
+
+/// A switch in progress: the receive-gap window and the sender's first write.
+#[derive(Debug)]
+struct Window {
+    record: usize,
+    requested: Instant,
+    old: Option<PathId>,
+    new: PathId,
+    max_gap: Option<Duration>,
+    old_done: bool,
+}
+
+/// One end of a switching byte stream (see the module documentation).
+#[derive(Debug)]
+pub struct Session {
+    role: Role,
+    id: SessionId,
+    cfg: Config,
+    start: Instant,
+    paths: Vec<Path>,
+    next_path: u32,
+    active: Option<PathId>,
+    established: bool,
+    // Sending.
+    replay: VecDeque<u8>,
+    acked: u64,
+    fin_local: bool,
+    fin_confirmed: bool,
+    /// The highest offset ever sent: bytes below it sent again are replays.
+    sent_high: u64,
+    // Receiving.
+    recv: VecDeque<u8>,
+    recv_next: u64,
+    ack_sent: u64,
+    ack_deadline: Option<Instant>,
+    peer_fin: Option<u64>,
+    fin_ack_sent: bool,
+    last_delivery: Option<Instant>,
+    // Switching.
+    requested: Option<Instant>,
+    window: Option<Window>,
+    first_sent_pending: Option<(usize, PathId, Instant)>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Session {
+    /// The dialing end, with a fresh session id.
+    pub fn client(id: SessionId, cfg: Config, now: Instant) -> Self {
+        Self::new(Role::Client, id, cfg, now)
+    }
+
+    /// The accepting end of the session a HELLO named.
+    pub fn server(id: SessionId, cfg: Config, now: Instant) -> Self {
+        Self::new(Role::Server, id, cfg, now)
+    }
+
+    fn new(role: Role, id: SessionId, cfg: Config, now: Instant) -> Self {
+        Self {
+            role,
+            id,
+            cfg,
+            start: now,
+            paths: Vec::new(),
+            next_path: 0,
+            active: None,
+            established: false,
+            replay: VecDeque::new(),
+            acked: 0,
+            fin_local: false,
+            sent_high: 0,
+            fin_confirmed: false,
+            fin_ack_sent: false,
+            recv: VecDeque::new(),
+            recv_next: 0,
+            ack_sent: 0,
+            ack_deadline: None,
+            peer_fin: None,
+            last_delivery: None,
+            requested: None,
+            window: None,
+            first_sent_pending: None,
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// Client or server.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether the first HELLO exchange is done.
+    pub fn is_established(&self) -> bool {
+        self.established
+    }
+
+    fn add_path(&mut self, family: Family, state: PathState) -> PathId {
+        let id = PathId(self.next_path);
+        self.next_path += 1;
+        self.paths.push(Path {
+            id,
+            family,
+            state,
+            ctrl: Vec::new(),
+            send_next: self.acked,
+            fin_sent: false,
+            moved_recv: false,
+            draining_since: None,
+        });
+        id
+    }
+
+    fn path_mut(&mut self, id: PathId) -> Option<&mut Path> {
+        self.paths.iter_mut().find(|p| p.id == id)
+    }
+
+    fn path(&self, id: PathId) -> Option<&Path> {
+        self.paths.iter().find(|p| p.id == id)
+    }
+
+    /// Notes that the application asked for a switch at `now` (before the dial starts), so
+    /// the switch record can say how long setup took.
+    pub fn request_switch(&mut self, now: Instant) {
+        self.requested = Some(now);
+    }
+
+    /// Client: a new connected socket of `family`. Queues HELLO on the first path, JOIN on
+    /// later ones; the stream moves there when the answer arrives.
+    pub fn open_path(&mut self, family: Family, now: Instant) -> PathId {
+        let id = self.add_path(family, PathState::Opening);
+        let frame = if self.established {
+            if self.requested.is_none() {
+                self.requested = Some(now);
+            }
+            Frame::Join {
+                session: self.id,
+                next: self.recv_next,
+            }
+        } else {
+            Frame::Hello {
+                version: VERSION,
+                session: self.id,
+            }
+        };
+        if let Some(p) = self.path_mut(id) {
+            frame.emit(&mut p.ctrl);
+        }
+        id
+    }
+
+    /// Server: the first path, whose HELLO (with `version`) created this session.
+    ///
+    /// # Errors
+    /// A version this end does not speak (REJECT is queued for the path; send it, then close).
+    pub fn accept_hello(
+        &mut self,
+        family: Family,
+        version: u8,
+        now: Instant,
+    ) -> Result<PathId, SessionError> {
+        let id = self.add_path(family, PathState::Open);
+        if version != VERSION {
+            if let Some(p) = self.path_mut(id) {
+                Frame::Reject {
+                    reason: crate::wire::RejectReason::Version,
+                }
+                .emit(&mut p.ctrl);
+            }
+            return Err(SessionError::Version(version));
+        }
+        let session = self.id;
+        if let Some(p) = self.path_mut(id) {
+            Frame::HelloOk {
+                version: VERSION,
+                session,
+            }
+            .emit(&mut p.ctrl);
+        }
+        self.established = true;
+        self.activate(id, self.acked, false, now)?;
+        Ok(id)
+    }
+
+    /// Server: a new path whose JOIN says the client expects offset `next`. The stream moves
+    /// to it at once.
+    ///
+    /// # Errors
+    /// `next` beyond what this end sent.
+    pub fn accept_join(
+        &mut self,
+        family: Family,
+        next: u64,
+        now: Instant,
+    ) -> Result<PathId, SessionError> {
+        let id = self.add_path(family, PathState::Open);
+        let frame = Frame::JoinOk {
+            next: self.recv_next,
+        };
+        if let Some(p) = self.path_mut(id) {
+            frame.emit(&mut p.ctrl);
+        }
+        self.requested = Some(now);
+        self.activate(id, next, true, now)?;
+        Ok(id)
+    }
+
+    fn written(&self) -> u64 {
+        self.acked + self.replay.len() as u64
+    }
+
+    /// Moves sending to `id`, resending from `next`; the old path gets MOVED.
+    fn activate(
+        &mut self,
+        id: PathId,
+        next: u64,
+        is_switch: bool,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        let written = self.written();
+        if next > written {
+            return Err(SessionError::BeyondSent {
+                offset: next,
+                written,
+            });
+        }
+        // A JOIN or JOIN_OK can be older than an ACK that overtook it on the old path: what
+        // was confirmed is held by the peer either way.
+        let next = next.max(self.acked);
+        let old = self.active.filter(|o| *o != id);
+        let mut from = None;
+        if let Some(o) = old.and_then(|o| self.path_mut(o)) {
+            Frame::Moved {
+                offset: o.send_next,
+            }
+            .emit(&mut o.ctrl);
+            o.state = PathState::Draining;
+            o.draining_since = Some(now);
+            from = Some(o.family);
+        }
+        let Some(p) = self.path_mut(id) else {
+            return Ok(());
+        };
+        p.state = PathState::Open;
+        p.send_next = next;
+        let to = p.family;
+        self.active = Some(id);
+        self.events.push_back(Event::Switched(id));
+        self.stats.family = Some(to);
+        if is_switch {
+            self.begin_record(id, old, from, to, now);
+        }
+        Ok(())
+    }
+
+    fn begin_record(
+        &mut self,
+        new: PathId,
+        old: Option<PathId>,
+        from: Option<Family>,
+        to: Family,
+        now: Instant,
+    ) {
+        self.close_window();
+        let requested = self.requested.take().unwrap_or(now);
+        self.stats.switches.push(SwitchRecord {
+            at: requested.saturating_duration_since(self.start),
+            kind: if old.is_some() {
+                SwitchKind::Planned
+            } else {
+                SwitchKind::Recovery
+            },
+            from,
+            to,
+            setup: (self.role == Role::Client).then(|| now.saturating_duration_since(requested)),
+            first_sent: None,
+            first_received: None,
+            stall: None,
+            replayed: 0,
+            duplicates: 0,
+        });
+        let record = self.stats.switches.len() - 1;
+        let max_gap = self.last_delivery.map(|t| now.saturating_duration_since(t));
+        self.window = Some(Window {
+            record,
+            requested,
+            old,
+            new,
+            max_gap,
+            old_done: old.is_none(),
+        });
+        self.first_sent_pending = Some((record, new, requested));
+    }
+
+    fn close_window(&mut self) {
+        if let Some(w) = self.window.take() {
+            if let Some(r) = self.stats.switches.get_mut(w.record) {
+                r.stall = w.max_gap.filter(|_| r.first_received.is_some());
+            }
+        }
+    }
+
+    /// Handles one frame read from path `id` at `now`.
+    ///
+    /// # Errors
+    /// The peer broke the protocol; end the session.
+    pub fn handle(
+        &mut self,
+        id: PathId,
+        frame: Frame<'_>,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        let Some(state) = self.path(id).map(|p| p.state) else {
+            return Ok(()); // a path already closed: late frames are harmless
+        };
+        match frame {
+            Frame::HelloOk { version, .. } => {
+                if self.role != Role::Client || state != PathState::Opening || self.established {
+                    return Err(SessionError::Unexpected("HELLO_OK"));
+                }
+                if version != VERSION {
+                    return Err(SessionError::Version(version));
+                }
+                self.established = true;
+                self.events.push_back(Event::Established);
+                self.activate(id, 0, false, now)
+            }
+            Frame::JoinOk { next } => {
+                if self.role != Role::Client || state != PathState::Opening || !self.established {
+                    return Err(SessionError::Unexpected("JOIN_OK"));
+                }
+                self.activate(id, next, true, now)
+            }
+            Frame::Data { offset, bytes } => self.on_data(id, offset, bytes, now),
+            Frame::Ack { offset } => self.on_ack(offset),
+            Frame::Moved { .. } => {
+                if let Some(p) = self.path_mut(id) {
+                    p.moved_recv = true;
+                }
+                self.maybe_close(id);
+                Ok(())
+            }
+            Frame::Fin { offset } => {
+                if offset < self.recv_next || self.peer_fin.is_some_and(|f| f != offset) {
+                    return Err(SessionError::Unexpected("an inconsistent FIN"));
+                }
+                self.peer_fin = Some(offset);
+                Ok(())
+            }
+            Frame::Ping { token } => {
+                if let Some(p) = self.path_mut(id) {
+                    Frame::Pong { token }.emit(&mut p.ctrl);
+                }
+                Ok(())
+            }
+            Frame::Pong { .. } => Ok(()),
+            Frame::Reject { reason } => Err(SessionError::Rejected(reason)),
+            Frame::Hello { .. } => Err(SessionError::Unexpected("HELLO")),
+            Frame::Join { .. } => Err(SessionError::Unexpected("JOIN")),
+        }
+    }
+
+    /// Free room in the receive buffer: read no DATA frame longer than this.
+    pub fn recv_room(&self) -> usize {
+        self.cfg.recv_capacity.saturating_sub(self.recv.len())
+    }
+
+    fn on_data(
+        &mut self,
+        id: PathId,
+        offset: u64,
+        bytes: &[u8],
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        if offset > self.recv_next {
+            return Err(SessionError::Gap {
+                offset,
+                next: self.recv_next,
+            });
+        }
+        let end = offset + bytes.len() as u64;
+        if self.peer_fin.is_some_and(|f| end > f) {
+            return Err(SessionError::BeyondFin(end));
+        }
+        let dup = (self.recv_next - offset).min(bytes.len() as u64);
+        let fresh = bytes.get(dup as usize..).unwrap_or(&[]);
+        if fresh.len() > self.recv_room() {
+            return Err(SessionError::Overrun(fresh.len() - self.recv_room()));
+        }
+        self.stats.duplicates += dup;
+        let family = self.path(id).map(|p| p.family);
+        if let Some(w) = self.window.as_ref() {
+            if let Some(r) = self.stats.switches.get_mut(w.record) {
+                r.duplicates += dup;
+            }
+        }
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        self.recv.extend(fresh);
+        self.recv_next += fresh.len() as u64;
+        self.stats.received = self.recv_next;
+        if let Some(f) = family {
+            self.stats.received_by_family[f.index()] += fresh.len() as u64;
+        }
+        self.note_delivery(id, now);
+        if self.ack_deadline.is_none() {
+            self.ack_deadline = Some(now + self.cfg.ack_delay);
+        }
+        Ok(())
+    }
+
+    fn note_delivery(&mut self, id: PathId, now: Instant) {
+        let gap = self.last_delivery.map(|t| now.saturating_duration_since(t));
+        self.last_delivery = Some(now);
+        let Some(w) = self.window.as_mut() else {
+            return;
+        };
+        w.max_gap = match (w.max_gap, gap) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if id == w.new {
+            let (record, requested, old_done) = (w.record, w.requested, w.old_done);
+            if let Some(r) = self.stats.switches.get_mut(record) {
+                if r.first_received.is_none() {
+                    r.first_received = Some(now.saturating_duration_since(requested));
+                }
+            }
+            if old_done {
+                self.close_window();
+            }
+        }
+    }
+
+    fn on_ack(&mut self, mut offset: u64) -> Result<(), SessionError> {
+        let written = self.written();
+        // One past the last byte confirms the FIN too (it takes an offset, as in TCP).
+        if self.fin_local && offset == written + 1 {
+            self.fin_confirmed = true;
+            offset = written;
+        }
+        if offset > written {
+            return Err(SessionError::BeyondSent { offset, written });
+        }
+        if offset > self.acked {
+            let n = (offset - self.acked) as usize;
+            self.replay.drain(..n);
+            self.acked = offset;
+            self.stats.acked = offset;
+        }
+        Ok(())
+    }
+
+    /// Closes a draining path once both MOVED markers are through.
+    fn maybe_close(&mut self, id: PathId) {
+        let done = self
+            .path(id)
+            .is_some_and(|p| p.state == PathState::Draining && p.moved_recv && p.ctrl.is_empty());
+        if done {
+            self.remove_path(id);
+        }
+    }
+
+    fn remove_path(&mut self, id: PathId) {
+        self.paths.retain(|p| p.id != id);
+        if self.active == Some(id) {
+            self.active = None;
+        }
+        if let Some(w) = self.window.as_mut() {
+            if w.old == Some(id) {
+                w.old_done = true;
+            }
+        }
+        self.events.push_back(Event::PathClosed(id));
+    }
+
+    /// The socket of path `id` failed (error, reset, timeout): forget it. When it carried the
+    /// stream, nothing moves until a new path joins; no byte is lost meanwhile.
+    pub fn path_failed(&mut self, id: PathId) {
+        if self.path(id).is_some() {
+            self.remove_path(id);
+        }
+    }
+
+    /// Whether frames may still arrive on path `id` (false after its MOVED or its close).
+    pub fn path_readable(&self, id: PathId) -> bool {
+        self.path(id).is_some_and(|p| !p.moved_recv)
+    }
+
+    /// Appends to `out` what path `id` should send now, up to about `max` bytes.
+    pub fn poll_transmit(
+        &mut self,
+        id: PathId,
+        now: Instant,
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Transmit {
+        let start = out.len();
+        let ack = self.ack_due(now) && self.active == Some(id);
+        let Some(p) = self.path_mut(id) else {
+            return Transmit::Done;
+        };
+        out.append(&mut p.ctrl);
+        let (state, family) = (p.state, p.family);
+        if ack {
+            let fin = self.peer_fin == Some(self.recv_next);
+            self.fin_ack_sent |= fin;
+            Frame::Ack {
+                offset: self.recv_next + u64::from(fin),
+            }
+            .emit(out);
+            self.ack_sent = self.recv_next;
+            self.ack_deadline = None;
+        }
+        if state == PathState::Open && self.active == Some(id) {
+            self.emit_data(id, family, now, out, start + max);
+        }
+        if state == PathState::Draining {
+            self.maybe_close(id);
+        }
+        if out.len() > start {
+            Transmit::Some
+        } else if state == PathState::Draining {
+            Transmit::Done
+        } else {
+            Transmit::Idle
+        }
+    }
+
+    fn emit_data(
+        &mut self,
+        id: PathId,
+        family: Family,
+        now: Instant,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) {
+        let written = self.written();
+        // Bytes confirmed meanwhile (through the old path) need no resending.
+        let Some(mut next) = self.path(id).map(|p| p.send_next.max(self.acked)) else {
+            return;
+        };
+        let before = next;
+        while next < written && out.len() < limit {
+            let from = (next - self.acked) as usize;
+            let n = ((written - next) as usize).min(self.cfg.max_data);
+            emit_data_header(next, n, out);
+            let (a, b) = self.replay.as_slices();
+            let to = from + n;
+            if from < a.len() {
+                out.extend_from_slice(a.get(from..to.min(a.len())).unwrap_or(&[]));
+            }
+            if to > a.len() {
+                let s = from.saturating_sub(a.len());
+                out.extend_from_slice(b.get(s..to - a.len()).unwrap_or(&[]));
+            }
+            next += n as u64;
+        }
+        self.stats.sent_by_family[family.index()] += next - before;
+        let again = next.min(self.sent_high).saturating_sub(before);
+        self.sent_high = self.sent_high.max(next);
+        if again > 0 {
+            self.stats.replayed += again;
+            if let Some(r) = self.stats.switches.last_mut() {
+                r.replayed += again;
+            }
+        }
+        if next > before {
+            if let Some((record, path, requested)) = self.first_sent_pending {
+                if path == id {
+                    if let Some(r) = self.stats.switches.get_mut(record) {
+                        r.first_sent = Some(now.saturating_duration_since(requested));
+                    }
+                    self.first_sent_pending = None;
+                }
+            }
+        }
+        let fin = self.fin_local && next == written;
+        if let Some(p) = self.path_mut(id) {
+            p.send_next = next;
+            if fin && !p.fin_sent {
+                p.fin_sent = true;
+                Frame::Fin { offset: written }.emit(out);
+            }
+        }
+    }
+
+    fn ack_due(&self, now: Instant) -> bool {
+        let unacked = self.recv_next - self.ack_sent;
+        let fin = self.peer_fin == Some(self.recv_next) && !self.fin_ack_sent;
+        fin || (unacked > 0
+            && (unacked >= self.cfg.ack_every || self.ack_deadline.is_some_and(|d| now >= d)))
+    }
+
+    /// When [`Session::handle_timeout`] should next run.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let drain = self
+            .paths
+            .iter()
+            .filter_map(|p| p.draining_since)
+            .min()
+            .map(|t| t + self.cfg.moved_timeout);
+        match (self.ack_deadline, drain) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Closes old paths whose peer never sent MOVED. (A due ACK goes out with the next
+    /// [`Session::poll_transmit`] of the active path.)
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let expired: Vec<PathId> = self
+            .paths
+            .iter()
+            .filter(|p| {
+                p.ctrl.is_empty()
+                    && p.draining_since
+                        .is_some_and(|t| now >= t + self.cfg.moved_timeout)
+            })
+            .map(|p| p.id)
+            .collect();
+        for id in expired {
+            self.remove_path(id);
+        }
+    }
+
+    /// The next thing that happened.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Free room in the replay buffer: how much [`Session::write`] takes now.
+    pub fn send_room(&self) -> usize {
+        self.cfg.replay_capacity.saturating_sub(self.replay.len())
+    }
+
+    /// Takes as much of `data` as the replay buffer has room for; returns how much.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.fin_local {
+            return 0;
+        }
+        let n = data.len().min(self.send_room());
+        self.replay.extend(data.get(..n).unwrap_or(&[]));
+        self.stats.written = self.written();
+        n
+    }
+
+    /// Ends this end's stream after the bytes written so far (FIN follows them).
+    pub fn finish(&mut self) {
+        self.fin_local = true;
+    }
+
+    /// Whether everything written (and the end of the stream, once finished) is confirmed.
+    pub fn all_acked(&self) -> bool {
+        self.replay.is_empty() && (!self.fin_local || self.fin_confirmed)
+    }
+
+    /// Copies received bytes into `buf`; 0 when nothing is buffered (see
+    /// [`Session::peer_finished`]).
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.recv.len());
+        let (a, b) = self.recv.as_slices();
+        let from_a = n.min(a.len());
+        if let (Some(d), Some(s)) = (buf.get_mut(..from_a), a.get(..from_a)) {
+            d.copy_from_slice(s);
+        }
+        if let (Some(d), Some(s)) = (buf.get_mut(from_a..n), b.get(..n - from_a)) {
+            d.copy_from_slice(s);
+        }
+        self.recv.drain(..n);
+        n
+    }
+
+    /// Whether the peer's end of stream arrived and its confirmation was handed out for sending.
+    pub fn peer_fin_confirmed(&self) -> bool {
+        self.fin_ack_sent
+    }
+
+    /// Whether the peer's stream has ended and every byte of it was read.
+    pub fn peer_finished(&self) -> bool {
+        self.peer_fin == Some(self.recv_next) && self.recv.is_empty()
+    }
+
+    /// A snapshot of the counters; a switch still in progress shows what it has so far.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        if let Some(w) = &self.window {
+            if let Some(r) = s.switches.get_mut(w.record) {
+                r.stall = w.max_gap.filter(|_| r.first_received.is_some());
+            }
+        }
+        s
+    }
+
+    /// The family of the path the stream is sent on now.
+    pub fn family(&self) -> Option<Family> {
+        self.active.and_then(|a| self.path(a)).map(|p| p.family)
+    }
+
+    /// The path the stream is sent on now.
+    pub fn active_path(&self) -> Option<PathId> {
+        self.active
+    }
+
+    /// The paths still open.
+    pub fn paths(&self) -> impl Iterator<Item = PathId> + '_ {
+        self.paths.iter().map(|p| p.id)
+    }
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -1,0 +1,366 @@
+//! A deterministic two-endpoint harness: a client and a server session joined by in-memory
+//! links whose delivery is metered per step, so data can sit "in flight" on an old path while
+//! the stream moves. Time advances 1 ms a step.
+
+use super::*;
+use crate::wire::{Header, HEADER_LEN};
+
+const SOCKET_BUFFER: usize = 64 * 1024;
+
+struct Link {
+    family: Family,
+    c2s: VecDeque<u8>,
+    s2c: VecDeque<u8>,
+    cp: PathId,
+    sp: Option<PathId>,
+    alive: bool,
+}
+
+struct Pair {
+    now: Instant,
+    c: Session,
+    s: Option<Session>,
+    links: Vec<Link>,
+    s_got: Vec<u8>,
+    c_got: Vec<u8>,
+    /// Bytes per link and direction delivered per step.
+    budget: usize,
+}
+
+/// Takes whole frames off `q` up to `budget` bytes and hands them to `f`.
+fn drain_frames(q: &mut VecDeque<u8>, budget: usize, mut f: impl FnMut(Frame<'_>)) {
+    let mut used = 0;
+    while q.len() >= HEADER_LEN && used < budget {
+        let mut hb = [0u8; HEADER_LEN];
+        for (i, b) in q.iter().take(HEADER_LEN).enumerate() {
+            hb[i] = *b;
+        }
+        let h = Header::parse(&hb).unwrap();
+        if q.len() < HEADER_LEN + h.len {
+            return;
+        }
+        let bytes: Vec<u8> = q.drain(..HEADER_LEN + h.len).collect();
+        used += bytes.len();
+        f(Frame::parse(h, &bytes[HEADER_LEN..]).unwrap());
+    }
+}
+
+impl Pair {
+    fn new(cfg: Config, budget: usize) -> Self {
+        let now = Instant::now();
+        let mut p = Self {
+            now,
+            c: Session::client(SessionId([1; 16]), cfg, now),
+            s: None,
+            links: Vec::new(),
+            s_got: Vec::new(),
+            c_got: Vec::new(),
+            budget,
+        };
+        p.dial(Family::V4);
+        p
+    }
+
+    fn dial(&mut self, family: Family) {
+        let cp = self.c.open_path(family, self.now);
+        self.links.push(Link {
+            family,
+            c2s: VecDeque::new(),
+            s2c: VecDeque::new(),
+            cp,
+            sp: None,
+            alive: true,
+        });
+    }
+
+    fn step(&mut self) {
+        let now = self.now;
+        for l in self.links.iter_mut().filter(|l| l.alive) {
+            // Each direction holds at most about a socket buffer in flight.
+            let mut out = Vec::new();
+            if l.c2s.len() < SOCKET_BUFFER {
+                self.c.poll_transmit(l.cp, now, &mut out, SOCKET_BUFFER);
+                l.c2s.extend(out.drain(..));
+            }
+            if let (Some(s), Some(sp)) = (self.s.as_mut(), l.sp) {
+                if l.s2c.len() < SOCKET_BUFFER {
+                    s.poll_transmit(sp, now, &mut out, SOCKET_BUFFER);
+                    l.s2c.extend(out);
+                }
+            }
+            let (s, c) = (&mut self.s, &mut self.c);
+            let fam = l.family;
+            let sp = &mut l.sp;
+            drain_frames(&mut l.c2s, self.budget, |f| match (&mut *s, *sp) {
+                (Some(srv), Some(id)) => srv.handle(id, f, now).unwrap(),
+                (srv, None) => match f {
+                    Frame::Hello { version, session } => {
+                        let mut n = Session::server(session, c.cfg.clone(), now);
+                        *sp = Some(n.accept_hello(fam, version, now).unwrap());
+                        *srv = Some(n);
+                    }
+                    Frame::Join { next, .. } => {
+                        let srv = srv.as_mut().unwrap();
+                        *sp = Some(srv.accept_join(fam, next, now).unwrap());
+                    }
+                    other => panic!("first frame {other:?}"),
+                },
+                (None, Some(_)) => unreachable!(),
+            });
+            let cp = l.cp;
+            drain_frames(&mut l.s2c, self.budget, |f| c.handle(cp, f, now).unwrap());
+        }
+        let mut buf = vec![0u8; 1 << 20];
+        if let Some(s) = self.s.as_mut() {
+            let n = s.read(&mut buf);
+            self.s_got.extend_from_slice(&buf[..n]);
+            s.handle_timeout(now);
+        }
+        let n = self.c.read(&mut buf);
+        self.c_got.extend_from_slice(&buf[..n]);
+        self.c.handle_timeout(now);
+        self.now += Duration::from_millis(1);
+        // Forget links both ends have closed once nothing is left in flight.
+        let (c, s) = (&self.c, &self.s);
+        self.links.retain(|l| {
+            let open = c.paths().any(|p| p == l.cp)
+                || l.sp
+                    .is_some_and(|sp| s.as_ref().is_some_and(|s| s.paths().any(|p| p == sp)));
+            open || !l.c2s.is_empty() || !l.s2c.is_empty()
+        });
+    }
+
+    /// Steps until every link is empty.
+    fn settle(&mut self) {
+        for _ in 0..1000 {
+            self.step();
+            if self
+                .links
+                .iter()
+                .all(|l| l.c2s.is_empty() && l.s2c.is_empty())
+            {
+                return;
+            }
+        }
+    }
+
+    fn server(&self) -> &Session {
+        self.s.as_ref().unwrap()
+    }
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed ^ (i >> 8) as u8)
+        .collect()
+}
+
+#[test]
+fn hello_then_stream_both_ways() {
+    let mut p = Pair::new(Config::default(), 1 << 20);
+    let up = pattern(300_000, 1);
+    let down = pattern(200_000, 2);
+    let (mut ui, mut di) = (0, 0);
+    for _ in 0..200 {
+        ui += p.c.write(&up[ui..]);
+        if let Some(s) = p.s.as_mut() {
+            di += s.write(&down[di..]);
+        }
+        p.step();
+    }
+    assert!(p.c.is_established());
+    assert_eq!(p.s_got, up);
+    assert_eq!(p.c_got, down);
+    assert!(p.c.all_acked());
+    assert!(p.server().all_acked());
+    assert!(p.c.stats().switches.is_empty());
+    assert_eq!(p.server().stats().received_by_family, [300_000, 0]);
+}
+
+#[test]
+fn planned_switch_with_data_in_flight_loses_and_duplicates_nothing() {
+    // 20 KB per step per link: a 64 KB frame needs several steps, so the old path always
+    // has bytes in flight when the stream moves.
+    let cfg = Config {
+        max_data: 8192,
+        ..Config::default()
+    };
+    let mut p = Pair::new(cfg, 20_000);
+    let data = pattern(20_000_000, 3);
+    let mut i = 0;
+    let mut fam = Family::V4;
+    let mut step = 0;
+    while p.s_got.len() < data.len() && step < 5000 {
+        step += 1;
+        i += p.c.write(&data[i..]);
+        if step % 50 == 25 {
+            fam = fam.other();
+            p.c.request_switch(p.now);
+            p.dial(fam);
+        }
+        p.step();
+    }
+    p.settle();
+    assert_eq!(p.s_got.len(), data.len());
+    assert!(p.s_got == data, "stream differs");
+    let cs = p.c.stats();
+    let ss = p.server().stats();
+    assert!(cs.switches.len() >= 10, "{} switches", cs.switches.len());
+    assert!(cs.replayed > 0, "the harness should leave bytes in flight");
+    // Every byte sent twice reached the receiver twice and was dropped once.
+    assert_eq!(cs.replayed, ss.duplicates);
+    assert_eq!(ss.received, data.len() as u64);
+    for r in &cs.switches {
+        assert_eq!(r.kind, SwitchKind::Planned);
+        assert!(r.setup.is_some() && r.first_sent.is_some(), "{r:?}");
+    }
+    let stalls: Vec<_> = ss.switches.iter().filter_map(|r| r.stall).collect();
+    assert!(!stalls.is_empty());
+    assert!(
+        stalls.iter().all(|s| *s < Duration::from_millis(50)),
+        "{stalls:?}"
+    );
+    // Old paths closed: only the current one is left on either side.
+    assert_eq!(p.c.paths().count(), 1);
+    assert_eq!(p.server().paths().count(), 1);
+    assert!(ss.received_by_family[0] > 0 && ss.received_by_family[1] > 0);
+}
+
+#[test]
+fn a_thousand_switches_in_one_transfer() {
+    let cfg = Config {
+        max_data: 4096,
+        ..Config::default()
+    };
+    let mut p = Pair::new(cfg, 8192);
+    let data = pattern(24_000_000, 4);
+    let mut i = 0;
+    let mut fam = Family::V4;
+    let mut step = 0;
+    while (p.s_got.len() < data.len() || p.c.stats().switches.len() < 1000) && step < 20_000 {
+        i += p.c.write(&data[i..]);
+        if step % 3 == 1 && p.c.is_established() && p.c.stats().switches.len() < 1000 {
+            fam = fam.other();
+            p.dial(fam);
+        }
+        p.step();
+        step += 1;
+    }
+    p.settle();
+    assert_eq!(p.c.stats().switches.len(), 1000);
+    assert!(p.s_got == data);
+    assert!(p.c.paths().count() <= 2);
+}
+
+#[test]
+fn a_failed_path_is_repaired_by_a_join_with_nothing_lost() {
+    let mut p = Pair::new(Config::default(), 20_000);
+    let data = pattern(1_000_000, 5);
+    let mut i = 0;
+    for step in 0..400 {
+        i += p.c.write(&data[i..]);
+        if step == 30 {
+            // The IPv4 path dies with bytes in flight both ways.
+            let l = &mut p.links[0];
+            l.alive = false;
+            let (cp, sp) = (l.cp, l.sp.unwrap());
+            p.c.path_failed(cp);
+            p.s.as_mut().unwrap().path_failed(sp);
+            assert_eq!(p.c.family(), None);
+            p.dial(Family::V6);
+        }
+        p.step();
+    }
+    assert!(p.s_got == data);
+    let r = &p.c.stats().switches[0];
+    assert_eq!(r.kind, SwitchKind::Recovery);
+    assert_eq!((r.from, r.to), (None, Family::V6));
+}
+
+#[test]
+fn the_replay_buffer_pushes_back() {
+    let cfg = Config {
+        replay_capacity: 1000,
+        ..Config::default()
+    };
+    let mut p = Pair::new(cfg, 1 << 20);
+    assert_eq!(p.c.write(&[0; 1500]), 1000);
+    assert_eq!(p.c.write(&[0; 10]), 0);
+    for _ in 0..20 {
+        p.step();
+    }
+    // Confirmed bytes leave the buffer, making room again.
+    assert!(p.c.all_acked());
+    assert_eq!(p.c.write(&[0; 10]), 10);
+}
+
+#[test]
+fn finish_ends_the_stream_after_its_bytes() {
+    let mut p = Pair::new(Config::default(), 1 << 20);
+    p.c.write(b"hello");
+    p.c.finish();
+    assert!(!p.c.all_acked());
+    assert_eq!(p.c.write(b"more"), 0);
+    for _ in 0..5 {
+        p.step();
+    }
+    assert_eq!(p.s_got, b"hello");
+    assert!(p.server().peer_finished());
+    assert!(p.c.all_acked(), "the FIN is confirmed too");
+    assert!(!p.c.peer_finished());
+}
+
+#[test]
+fn protocol_violations_are_errors_not_panics() {
+    let now = Instant::now();
+    let mut s = Session::server(SessionId([2; 16]), Config::default(), now);
+    let id = s.accept_hello(Family::V6, VERSION, now).unwrap();
+    assert_eq!(
+        s.handle(
+            id,
+            Frame::Data {
+                offset: 5,
+                bytes: b"x"
+            },
+            now
+        ),
+        Err(SessionError::Gap { offset: 5, next: 0 })
+    );
+    assert!(matches!(
+        s.handle(id, Frame::Ack { offset: 1 }, now),
+        Err(SessionError::BeyondSent { .. })
+    ));
+    assert!(s.accept_join(Family::V4, 10, now).is_err());
+    assert!(s
+        .handle(
+            id,
+            Frame::Hello {
+                version: 1,
+                session: SessionId([0; 16])
+            },
+            now
+        )
+        .is_err());
+    let small = Config {
+        recv_capacity: 4,
+        ..Config::default()
+    };
+    let mut s = Session::server(SessionId([2; 16]), small, now);
+    let id = s.accept_hello(Family::V4, VERSION, now).unwrap();
+    assert_eq!(
+        s.handle(
+            id,
+            Frame::Data {
+                offset: 0,
+                bytes: b"12345"
+            },
+            now
+        ),
+        Err(SessionError::Overrun(1))
+    );
+    let mut s = Session::server(SessionId([2; 16]), Config::default(), now);
+    assert_eq!(
+        s.accept_hello(Family::V4, 9, now),
+        Err(SessionError::Version(9))
+    );
+}

@@ -1,0 +1,49 @@
+//! Flags of `sonde switch-test` (phase one: parse and validate, no DNS, no sockets).
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct SwitchTestArgs {
+    /// Server host (a name with IPv4 and IPv6 addresses, or one address with --v4/--v6);
+    /// omit with --listen
+    #[arg(required_unless_present_any = ["listen", "v4", "v6"])]
+    pub host: Option<String>,
+    /// Serve switch tests (IPv4 and IPv6 on the same port) instead of running one
+    #[arg(long)]
+    pub listen: bool,
+    /// With --listen: serve one test, then exit
+    #[arg(short = '1', long = "one-off", requires = "listen")]
+    pub one_off: bool,
+    /// Port of the switch-test server
+    #[arg(short = 'p', long, default_value_t = 5211)]
+    pub port: u16,
+    /// The server's IPv4 address (instead of resolving HOST)
+    #[arg(long, value_name = "ADDR")]
+    pub v4: Option<std::net::Ipv4Addr>,
+    /// The server's IPv6 address (instead of resolving HOST)
+    #[arg(long, value_name = "ADDR")]
+    pub v6: Option<std::net::Ipv6Addr>,
+    /// Seconds to stream
+    #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
+    pub time: f64,
+    /// Switch family every this many seconds (0.001 and up)
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = positive_secs)]
+    pub every: f64,
+    /// The family to start on
+    #[arg(long = "start", value_name = "4|6", default_value = "4", value_parser = ["4", "6"])]
+    pub start: String,
+    /// One JSON document: start, switches (one per switch with both ends' view), end
+    /// (bytes, seconds, bits_per_second, hash_equal, sha256, replayed, duplicates, bytes per
+    /// family)
+    #[arg(short = 'J', long = "json")]
+    pub json: bool,
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.001..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds between 0.001 and 86400"
+        )),
+    }
+}

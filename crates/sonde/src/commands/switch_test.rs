@@ -1,0 +1,302 @@
+//! `sonde switch-test`: a long transfer through the dual-stack switch library that changes
+//! family every N seconds; both ends hash the stream (SHA-256) and the client compares.
+//!
+//! The application protocol on top of the library is tiny: the client streams pseudo-random
+//! bytes and ends its stream; the server answers with `SWTR`, its SHA-256 (32), the byte
+//! count (8), and its switch records as JSON (length 4, then the bytes; at most 16 MiB).
+
+use super::exit;
+use crate::cli_switch::SwitchTestArgs;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use sonde_switch::{Conn, Family, Listener, Options, Stats, SwitchRecord, Targets};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const REPLY_MAGIC: &[u8; 4] = b"SWTR";
+const MAX_REPLY_JSON: usize = 16 << 20;
+
+/// Runs the switch-test command.
+pub fn run(a: SwitchTestArgs, interrupt: &Arc<AtomicBool>) -> i32 {
+    let r = if a.listen {
+        serve(&a, interrupt)
+    } else {
+        client(&a, interrupt)
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            exit::FAILED
+        }
+    }
+}
+
+fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
+    let addrs = [
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), a.port),
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), a.port),
+    ];
+    let l = Listener::bind(&addrs)?;
+    eprintln!(
+        "sonde switch-test: listening on port {} (IPv4 and IPv6)",
+        a.port
+    );
+    while !interrupt.load(Ordering::SeqCst) {
+        let c = match l.accept(Some(Duration::from_millis(200))) {
+            Ok(c) => c,
+            Err(sonde_switch::Error::TimedOut(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        match serve_one(&c) {
+            Ok(n) => eprintln!("sonde switch-test: {n} bytes received, hash sent"),
+            Err(e) => eprintln!("sonde switch-test: a test failed - {e:#}"),
+        }
+        if a.one_off {
+            break;
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn serve_one(c: &Conn) -> anyhow::Result<u64> {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut n = 0u64;
+    loop {
+        let k = c.recv(&mut buf)?;
+        if k == 0 {
+            break;
+        }
+        h.update(buf.get(..k).unwrap_or(&[]));
+        n += k as u64;
+    }
+    let body = serde_json::to_vec(&switches_json(&c.stats()))?;
+    let mut reply = REPLY_MAGIC.to_vec();
+    reply.extend_from_slice(&h.finalize());
+    reply.extend_from_slice(&n.to_be_bytes());
+    reply.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    reply.extend_from_slice(&body);
+    c.send_all(&reply)?;
+    c.close()?;
+    Ok(n)
+}
+
+/// Fast pseudo-random filler (xorshift64), so the hash sees varied bytes.
+fn fill(buf: &mut [u8], state: &mut u64) {
+    for chunk in buf.chunks_mut(8) {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        let b = state.to_le_bytes();
+        chunk.copy_from_slice(b.get(..chunk.len()).unwrap_or(&[]));
+    }
+}
+
+fn targets(a: &SwitchTestArgs) -> anyhow::Result<Targets> {
+    let mut t = match &a.host {
+        Some(h) => Targets::resolve(h, a.port)?,
+        None => Targets::default(),
+    };
+    if let Some(v4) = a.v4 {
+        t.v4 = Some(SocketAddr::new(IpAddr::V4(v4), a.port));
+    }
+    if let Some(v6) = a.v6 {
+        t.v6 = Some(SocketAddr::new(IpAddr::V6(v6), a.port));
+    }
+    if t.v4.is_none() || t.v6.is_none() {
+        anyhow::bail!("switch-test needs an IPv4 and an IPv6 address of the server (HOST resolves to {t:?}; give --v4/--v6)");
+    }
+    Ok(t)
+}
+
+struct Outcome {
+    bytes: u64,
+    secs: f64,
+    sha: [u8; 32],
+    server_sha: Vec<u8>,
+    server_bytes: u64,
+    client: Stats,
+    server: Value,
+    interrupted: bool,
+}
+
+fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
+    let t = targets(a)?;
+    let mut fam = if a.start == "6" {
+        Family::V6
+    } else {
+        Family::V4
+    };
+    let c = Conn::connect(&t, fam, Options::default())?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 128 * 1024];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64(a.time);
+    let every = Duration::from_secs_f64(a.every);
+    let mut next_switch = start + every;
+    let mut bytes = 0u64;
+    let mut pending = 0..0;
+    while Instant::now() < end && !interrupt.load(Ordering::SeqCst) {
+        if pending.is_empty() {
+            fill(&mut buf, &mut seed);
+            h.update(&buf);
+            pending = 0..buf.len();
+        }
+        let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
+        pending.start += k;
+        bytes += k as u64;
+        if Instant::now() >= next_switch {
+            fam = fam.other();
+            c.switch(fam)?;
+            next_switch += every;
+        }
+    }
+    // The hash covers whole chunks: send the rest of the current one.
+    c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
+    bytes += pending.len() as u64;
+    let secs = start.elapsed().as_secs_f64();
+    c.finish()?;
+    let (server_sha, server_bytes, server) = read_reply(&c)?;
+    c.close()?;
+    let o = Outcome {
+        bytes,
+        secs,
+        sha: h.finalize().into(),
+        server_sha,
+        server_bytes,
+        client: c.stats(),
+        server,
+        interrupted: interrupt.load(Ordering::SeqCst),
+    };
+    let equal = o.sha.as_slice() == o.server_sha.as_slice() && o.bytes == o.server_bytes;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&document(a, &o, equal))?);
+    } else {
+        print_table(&o, equal);
+    }
+    Ok(if equal { exit::OK } else { exit::FAILED })
+}
+
+fn read_reply(c: &Conn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
+    let mut head = [0u8; 48];
+    c.recv_exact(&mut head)?;
+    if head.get(..4) != Some(&REPLY_MAGIC[..]) {
+        anyhow::bail!("the server's reply does not start with SWTR");
+    }
+    let sha = head.get(4..36).unwrap_or(&[]).to_vec();
+    let mut n = [0u8; 8];
+    n.copy_from_slice(head.get(36..44).unwrap_or(&[0; 8]));
+    let mut l = [0u8; 4];
+    l.copy_from_slice(head.get(44..48).unwrap_or(&[0; 4]));
+    let len = u32::from_be_bytes(l) as usize;
+    if len > MAX_REPLY_JSON {
+        anyhow::bail!("the server's switch records claim {len} bytes");
+    }
+    let mut body = vec![0u8; len];
+    c.recv_exact(&mut body)?;
+    Ok((sha, u64::from_be_bytes(n), serde_json::from_slice(&body)?))
+}
+
+fn ms(d: Option<Duration>) -> Value {
+    d.map_or(Value::Null, |d| json!(d.as_secs_f64() * 1e3))
+}
+
+fn record_json(r: &SwitchRecord) -> Value {
+    json!({
+        "at": r.at.as_secs_f64(),
+        "kind": format!("{:?}", r.kind).to_lowercase(),
+        "from": r.from.map(Family::name),
+        "to": r.to.name(),
+        "setup_ms": ms(r.setup),
+        "first_sent_ms": ms(r.first_sent),
+        "first_received_ms": ms(r.first_received),
+        "stall_ms": ms(r.stall),
+        "replayed": r.replayed,
+        "duplicates": r.duplicates,
+    })
+}
+
+fn switches_json(s: &Stats) -> Value {
+    json!({
+        "switches": s.switches.iter().map(record_json).collect::<Vec<_>>(),
+        "received": s.received,
+        "received_by_family": { "ipv4": s.received_by_family[0], "ipv6": s.received_by_family[1] },
+        "duplicates": s.duplicates,
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
+    let c = &o.client;
+    json!({
+        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start },
+        "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
+        "server": o.server,
+        "end": {
+            "bytes": o.bytes,
+            "seconds": o.secs,
+            "bits_per_second": o.bytes as f64 * 8.0 / o.secs.max(1e-9),
+            "switches": c.switches.len(),
+            "sha256": hex(&o.sha),
+            "server_sha256": hex(&o.server_sha),
+            "server_bytes": o.server_bytes,
+            "hash_equal": equal,
+            "replayed": c.replayed,
+            "sent_by_family": { "ipv4": c.sent_by_family[0], "ipv6": c.sent_by_family[1] },
+            "interrupted": o.interrupted,
+        }
+    })
+}
+
+fn fmt_ms(v: &Value) -> String {
+    v.as_f64().map_or_else(|| "-".into(), |x| format!("{x:.2}"))
+}
+
+fn print_table(o: &Outcome, equal: bool) {
+    let server: &[Value] = o
+        .server
+        .get("switches")
+        .and_then(Value::as_array)
+        .map_or(&[], |v| v);
+    println!("  #      at s  to    setup ms  stall ms  to-data ms  replayed B  dup B");
+    for (i, r) in o.client.switches.iter().enumerate() {
+        let s = server.get(i);
+        let get = |k: &str| s.and_then(|s| s.get(k)).cloned().unwrap_or(Value::Null);
+        println!(
+            "{:>3} {:>9.3}  {:<4} {:>9} {:>9} {:>11} {:>11} {:>6}",
+            i + 1,
+            r.at.as_secs_f64(),
+            r.to.name(),
+            fmt_ms(&ms(r.setup)),
+            fmt_ms(&get("stall_ms")),
+            fmt_ms(&get("first_received_ms")),
+            r.replayed,
+            get("duplicates").as_u64().unwrap_or(0),
+        );
+    }
+    let c = &o.client;
+    println!(
+        "{} bytes in {:.2} s = {:.1} Mbit/s, {} switches; sent IPv4 {} B, IPv6 {} B; replayed {} B",
+        o.bytes,
+        o.secs,
+        o.bytes as f64 * 8.0 / o.secs.max(1e-9) / 1e6,
+        c.switches.len(),
+        c.sent_by_family[0],
+        c.sent_by_family[1],
+        c.replayed
+    );
+    println!(
+        "SHA-256 sent {} / received {} ({} bytes): {}",
+        hex(&o.sha),
+        hex(&o.server_sha),
+        o.server_bytes,
+        if equal { "equal" } else { "DIFFERENT" }
+    );
+}
