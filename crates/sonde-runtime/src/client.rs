@@ -8,9 +8,9 @@
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
+use crate::os::cpu;
 use crate::os::host::software;
 use crate::os::resolve::resolve;
-use crate::os::{cpu, sockopt};
 use crate::peer_rows::PeerRowOrder;
 use crate::sockets;
 use crate::streams::{Budget, StreamConfig};
@@ -30,6 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The address family of [`ClientConfig::family`], re-exported where the configuration is.
+pub use crate::client_checks::check_receiving;
+use crate::client_checks::{check_capabilities, check_congestion};
 pub use crate::os::resolve::Family;
 
 /// What `sonde client` was asked to do.
@@ -682,19 +684,6 @@ fn final_views(
         .collect()
 }
 
-/// `--rcv-timeout`: an error when this end receives and nothing arrived for that long.
-///
-/// # Errors
-/// [`RunError::ReceiveTimeout`].
-pub fn check_receiving(engine: &Engine, limit: Option<Duration>) -> Result<(), RunError> {
-    match (engine.receive_idle_secs(), limit) {
-        (Some(idle), Some(limit)) if idle > limit.as_secs_f64() => {
-            Err(RunError::ReceiveTimeout { secs: idle })
-        }
-        _ => Ok(()),
-    }
-}
-
 /// The streams as the start event lists them.
 fn connected_streams(streams: &[(LocalStream, SocketAddr, SocketAddr)]) -> Vec<ConnectedStream> {
     streams
@@ -724,76 +713,6 @@ pub(crate) fn unexpected(ev: ClientEvent) -> RunError {
         ClientEvent::Aborted(reason) => RunError::PeerAborted(reason),
         other => RunError::Protocol(format!("unexpected event {other:?}")),
     }
-}
-
-/// Features the server must apply itself need a server that knows them; an older one would
-/// silently ignore them: intended bursts from its senders, discarding receives on its
-/// receivers.
-fn check_capabilities(p: &TestParams, caps: &[String], software: String) -> Result<(), RunError> {
-    let has = |c: &str| caps.iter().any(|x| x == c);
-    if p.burst > 1 && p.direction != Direction::Upload && !has("burst") {
-        return Err(RunError::PeerLacks {
-            software,
-            capability: "burst",
-            what: "send intended bursts (--burst with -R or --bidir)",
-            instead: "run the bursts as an upload",
-        });
-    }
-    let server_sends = p.direction != Direction::Upload;
-    if p.fq_rate > 0 && server_sends && !has("fq-rate") {
-        return Err(RunError::PeerLacks {
-            software,
-            capability: "fq-rate",
-            what: "pace its senders with --fq-rate (-R or --bidir)",
-            instead: "run the test as an upload",
-        });
-    }
-    if p.dont_fragment && server_sends && !has("dont-fragment") {
-        return Err(RunError::PeerLacks {
-            software,
-            capability: "dont-fragment",
-            what: "send with --dont-fragment (-R or --bidir)",
-            instead: "run the test as an upload",
-        });
-    }
-    if p.server_affinity.is_some() && !has("affinity") {
-        return Err(RunError::PeerLacks {
-            software,
-            capability: "affinity",
-            what: "pin the test to a core (-A n,m)",
-            instead: "give only this end's core (-A n)",
-        });
-    }
-    if p.skip_rx_copy && p.direction != Direction::Reverse && !has("skip-rx-copy") {
-        return Err(RunError::PeerLacks {
-            software,
-            capability: "skip-rx-copy",
-            what: "receive without copying (--skip-rx-copy for an upload or --bidir)",
-            instead: "use -R, where this client receives",
-        });
-    }
-    Ok(())
-}
-
-fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(), RunError> {
-    let local = sockopt::available_congestion();
-    let client_sends = dir != Direction::Reverse;
-    let server_sends = dir != Direction::Upload;
-    if client_sends && !local.is_empty() && !local.iter().any(|a| a == algo) {
-        return Err(RunError::Congestion {
-            algo: algo.into(),
-            side: "client",
-            available: local.join(", "),
-        });
-    }
-    if server_sends && !server.is_empty() && !server.iter().any(|a| a == algo) {
-        return Err(RunError::Congestion {
-            algo: algo.into(),
-            side: "server",
-            available: server.join(", "),
-        });
-    }
-    Ok(())
 }
 
 /// Sends the stream's hello until the server acknowledges it (survives loss of either).

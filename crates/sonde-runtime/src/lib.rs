@@ -8,6 +8,7 @@
 
 pub mod btc;
 pub mod client;
+pub mod client_checks;
 pub mod clock;
 pub mod coded;
 pub mod control_conn;
