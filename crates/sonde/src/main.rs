@@ -6,6 +6,7 @@ mod cli_latency;
 mod cli_profile;
 mod cli_stress;
 mod cli_switch;
+mod cli_values;
 mod commands;
 mod os_time;
 mod output;
