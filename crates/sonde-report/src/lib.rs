@@ -40,6 +40,7 @@ pub mod latency_json;
 pub mod latency_table;
 pub mod profile_report;
 pub mod stress_json;
+pub mod stress_ramp;
 pub mod stress_table;
 mod table;
 #[cfg(test)]

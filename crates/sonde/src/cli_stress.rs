@@ -48,6 +48,10 @@ pub struct StressArgs {
     /// the device's echo rate, not the kernels' buffering
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]
     pub window: u64,
+    /// Maximum total speed against the number of connections: a run of -t per count, LO,
+    /// 2·LO, ... up to HI (e.g. 1..64), one row each
+    #[arg(long, value_name = "LO..HI", value_parser = parse_ramp, conflicts_with = "parallel")]
+    pub ramp: Option<(u32, u32)>,
     /// A row per connection per interval at any count (by default above 64 connections an
     /// interval shows the spread: minimum, median, maximum)
     #[arg(long)]
@@ -60,6 +64,20 @@ pub struct StressArgs {
     pub ipv6: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--ramp LO..HI` (1 <= LO <= HI <= 100000).
+fn parse_ramp(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("\"{s}\" is not a range LO..HI of connection counts (e.g. 1..64)");
+    let (lo, hi) = s.split_once("..").ok_or_else(bad)?;
+    let (lo, hi) = (
+        lo.trim().parse::<u32>().map_err(|_| bad())?,
+        hi.trim().parse::<u32>().map_err(|_| bad())?,
+    );
+    if lo == 0 || lo > hi || hi > 100_000 {
+        return Err(bad());
+    }
+    Ok((lo, hi))
 }
 
 fn parse_block(s: &str) -> Result<u64, String> {

@@ -225,3 +225,36 @@ fn udp_replies_are_never_larger_and_rate_capped() {
     );
     drop(s.proc);
 }
+
+#[test]
+fn ramp_gives_a_step_per_connection_count() {
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["--ramp", "1..5", "-t", "0.5", "-J"]);
+    out.expect_code(0);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let steps = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 4, 5]);
+    for st in steps {
+        assert_eq!(st["opened"], st["connections"], "{st}");
+        assert_eq!(st["closed_clean"], st["connections"], "{st}");
+        assert!(st["sent_bps"].as_f64().unwrap() > 1e6, "{st}");
+        assert_eq!(
+            st["received_bps"].as_f64(),
+            Some(0.0),
+            "discard sends nothing back: {st}"
+        );
+    }
+    let best = u(&doc["best_sent"]["connections"]);
+    assert!(counts.contains(&best));
+    // The table: one row per count and the best line.
+    let table = s.stress("chargen", &["--ramp", "1..2", "-t", "0.5"]);
+    table.expect_code(0);
+    assert!(
+        table.stdout.contains("most from the device: "),
+        "{}",
+        table.describe()
+    );
+    let bad = s.stress("discard", &["--ramp", "4..2"]);
+    bad.expect_code(2);
+}

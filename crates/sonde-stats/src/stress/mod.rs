@@ -7,4 +7,5 @@
 
 pub mod fairness;
 pub mod model;
+pub mod ramp;
 pub mod slicer;

@@ -97,27 +97,17 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
             output::write_failed(&e);
         }
     };
-    let result = resolve(&a.host, port, family)
-        .map_err(|e| e.to_string())
-        .and_then(|addrs| {
-            let addr = addrs
-                .first()
-                .copied()
-                .ok_or_else(|| format!("{} has no address", a.host))?;
-            let cfg = StressConfig {
-                addr,
-                remote: a.host.clone(),
-                mode,
-                connections: a.parallel,
-                duration: a.time,
-                interval: a.interval,
-                connect_timeout: a.connect_timeout,
-                close_timeout: a.close_timeout,
-                block: usize::try_from(a.length).unwrap_or(128 * 1024),
-                echo_window: a.window,
-            };
-            client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string())
-        });
+    let cfg = match config(&a, mode, port, family) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
+    if let Some((lo, hi)) = a.ramp {
+        return ramp(&a, cfg, (lo, hi), interrupt);
+    }
+    let result = client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string());
     let code = match &result {
         Ok(s) => match verdict(s) {
             Some(why) => {
@@ -138,4 +128,87 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
         output::write_failed(&e);
     }
     code
+}
+
+/// The run configuration: the address resolved, the flags as the client takes them.
+fn config(
+    a: &StressArgs,
+    mode: StressMode,
+    port: u16,
+    family: Family,
+) -> Result<StressConfig, String> {
+    let addrs = resolve(&a.host, port, family).map_err(|e| e.to_string())?;
+    let addr = addrs
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{} has no address", a.host))?;
+    Ok(StressConfig {
+        addr,
+        remote: a.host.clone(),
+        mode,
+        connections: a.parallel,
+        duration: a.time,
+        interval: a.interval,
+        connect_timeout: a.connect_timeout,
+        close_timeout: a.close_timeout,
+        block: usize::try_from(a.length).unwrap_or(128 * 1024),
+        echo_window: a.window,
+    })
+}
+
+/// `--ramp LO..HI`: one whole run per connection count, a row each, the best each way.
+fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &AtomicBool) -> i32 {
+    use sonde_report::stress_ramp;
+    use sonde_stats::stress::ramp::{counts, RampStep};
+    let json = a.output.json;
+    if !json {
+        output::outln!(
+            "{} ramp to {} ({}), {:.1} s per step; rates are TCP payload",
+            cfg.mode.name(),
+            a.host,
+            cfg.addr,
+            a.time.as_secs_f64()
+        );
+        output::outln!("{}", stress_ramp::header());
+    }
+    let mut steps = Vec::new();
+    let mut error = None;
+    for n in counts(lo, hi) {
+        let step_cfg = StressConfig {
+            connections: n,
+            ..cfg.clone()
+        };
+        match client::run(&step_cfg, interrupt, &mut |_| {}) {
+            Ok(s) => {
+                let step = RampStep::of(n, &s);
+                if !json {
+                    output::outln!("{}", stress_ramp::row(&step));
+                }
+                steps.push(step);
+                if s.partial {
+                    error = Some("interrupted".to_string());
+                    break;
+                }
+            }
+            Err(e) => {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    if json {
+        let doc = stress_ramp::document(cfg.mode.name(), &steps, error.as_deref());
+        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for line in stress_ramp::best_lines(&steps) {
+            output::outln!("{line}");
+        }
+    }
+    match error {
+        None => exit::OK,
+        Some(e) => {
+            output::final_error(format_args!("sonde: error - {e}"));
+            exit::FAILED
+        }
+    }
 }
