@@ -41,6 +41,7 @@ pub mod latency_table;
 pub mod profile_report;
 pub mod stress_json;
 pub mod stress_ramp;
+pub mod stress_storm;
 pub mod stress_table;
 mod table;
 #[cfg(test)]

@@ -52,6 +52,10 @@ pub struct StressArgs {
     /// 2·LO, ... up to HI (e.g. 1..64), one row each
     #[arg(long, value_name = "LO..HI", value_parser = parse_ramp, conflicts_with = "parallel")]
     pub ramp: Option<(u32, u32)>,
+    /// Open and close connections as fast as the device takes them for -t, -P at a time:
+    /// accepted per second, failures by kind, connect times
+    #[arg(long, conflicts_with = "ramp")]
+    pub storm: bool,
     /// A row per connection per interval at any count (by default above 64 connections an
     /// interval shows the spread: minimum, median, maximum)
     #[arg(long)]

@@ -258,3 +258,38 @@ fn ramp_gives_a_step_per_connection_count() {
     let bad = s.stress("discard", &["--ramp", "4..2"]);
     bad.expect_code(2);
 }
+
+#[test]
+fn storm_counts_accepted_connections_and_refusals() {
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["--storm", "-t", "1", "-P", "4", "-J"]);
+    out.expect_code(0);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let st = &doc["storm"];
+    assert!(u(&st["accepted"]) > 100, "{st}");
+    assert_eq!(u(&st["attempts"]), u(&st["accepted"]), "{st}");
+    let rate = st["accepted_per_second"].as_f64().unwrap();
+    assert!((rate - u(&st["accepted"]) as f64 / st["seconds"].as_f64().unwrap()).abs() < 1.0);
+    assert!(st["connect_ms_median"].as_f64().unwrap() > 0.0, "{st}");
+    // Nothing listening: every attempt refused, and that is a failure.
+    let closed = common::free_port().to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &closed,
+            "--discard",
+            "--storm",
+            "-t",
+            "0.5",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(
+        out.stdout.contains(" refused (reset)") && out.stdout.contains(" 0 accepted"),
+        "{}",
+        out.describe()
+    );
+}

@@ -9,3 +9,4 @@ pub mod fairness;
 pub mod model;
 pub mod ramp;
 pub mod slicer;
+pub mod storm;

@@ -8,6 +8,7 @@
 
 mod conn;
 mod connect;
+pub mod storm;
 
 use conn::Conn;
 use mio::{Events, Poll};

@@ -107,6 +107,9 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     if let Some((lo, hi)) = a.ramp {
         return ramp(&a, cfg, (lo, hi), interrupt);
     }
+    if a.storm {
+        return storm(&a, &cfg, interrupt);
+    }
     let result = client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string());
     let code = match &result {
         Ok(s) => match verdict(s) {
@@ -211,4 +214,48 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
             exit::FAILED
         }
     }
+}
+
+/// `--storm`: connections opened and closed as fast as the device takes them.
+fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
+    use sonde_report::stress_storm;
+    use sonde_stress::client::storm::{self, StormConfig};
+    let scfg = StormConfig {
+        addr: cfg.addr,
+        concurrency: a.parallel,
+        duration: a.time,
+        connect_timeout: a.connect_timeout,
+    };
+    let report = match storm::run(&scfg, interrupt) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
+    if a.output.json {
+        let doc = stress_storm::document(cfg.mode.name(), &a.host, &report);
+        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        output::outln!(
+            "{} storm to {} ({}), {:.1} s",
+            cfg.mode.name(),
+            a.host,
+            cfg.addr,
+            a.time.as_secs_f64()
+        );
+        for line in stress_storm::lines(&report) {
+            output::outln!("{line}");
+        }
+    }
+    // A device that refused or dropped connections under the storm failed the check.
+    let failed = report.refused + report.timed_out + report.failed;
+    if report.partial || failed > 0 || report.accepted == 0 {
+        output::final_error(format_args!(
+            "sonde: the storm found problems: {failed} attempts failed{}",
+            if report.partial { ", interrupted" } else { "" }
+        ));
+        return exit::FAILED;
+    }
+    exit::OK
 }
