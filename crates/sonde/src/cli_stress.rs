@@ -56,6 +56,10 @@ pub struct StressArgs {
     /// accepted per second, failures by kind, connect times
     #[arg(long, conflicts_with = "ramp")]
     pub storm: bool,
+    /// Open connections (256 at a time, up to -P) until the device refuses one, hold them for
+    /// -t, close them all and time the recovery
+    #[arg(long, conflicts_with_all = ["ramp", "storm"])]
+    pub overload: bool,
     /// A row per connection per interval at any count (by default above 64 connections an
     /// interval shows the spread: minimum, median, maximum)
     #[arg(long)]

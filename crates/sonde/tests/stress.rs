@@ -293,3 +293,28 @@ fn storm_counts_accepted_connections_and_refusals() {
         out.describe()
     );
 }
+
+#[test]
+fn overload_finds_the_limit_closes_cleanly_and_recovers() {
+    let s = Services::start(&["--max-connections", "300"]);
+    let out = s.stress("discard", &["--overload", "-P", "1000", "-t", "0.5", "-J"]);
+    out.expect_code(0);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let o = &doc["overload"];
+    assert_eq!(u(&o["held"]), 300, "the services' limit: {o}");
+    assert_eq!(o["refusal"], "reset", "{o}");
+    assert_eq!(u(&o["closed_clean"]), 300, "{o}");
+    assert!(
+        o["recovery_seconds"].as_f64().is_some_and(|r| r < 5.0),
+        "{o}"
+    );
+    // Under the limit it never refuses.
+    let out = s.stress("discard", &["--overload", "-P", "50", "-t", "0.2"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("held 50 of 50") && out.stdout.contains("refused never"),
+        "{}",
+        out.describe()
+    );
+    s.stress("discard", &["--overload"]).expect_code(2);
+}

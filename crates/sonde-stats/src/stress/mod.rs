@@ -7,6 +7,7 @@
 
 pub mod fairness;
 pub mod model;
+pub mod overload;
 pub mod ramp;
 pub mod slicer;
 pub mod storm;

@@ -40,6 +40,11 @@ impl Conn {
         }
     }
 
+    /// Stops its events until the close phase registers it again (held idle by --overload).
+    pub(super) fn deregister(&mut self, registry: &Registry) {
+        let _ = registry.deregister(&mut self.stream);
+    }
+
     /// Registers for the data phase; a connection that cannot be is failed.
     pub(super) fn start_data(&mut self, registry: &Registry, mode: StressMode) {
         let interest = if mode.sends() {
@@ -190,9 +195,14 @@ pub(super) fn close_all(
         if !c.open {
             continue;
         }
+        // Registered already (data phase), or not any more (held idle by --overload).
         let registered = poll
             .registry()
-            .reregister(&mut c.stream, Token(i), Interest::READABLE);
+            .reregister(&mut c.stream, Token(i), Interest::READABLE)
+            .or_else(|_| {
+                poll.registry()
+                    .register(&mut c.stream, Token(i), Interest::READABLE)
+            });
         if let Err(e) = registered.and_then(|()| c.stream.shutdown(Shutdown::Write)) {
             c.settle(CloseOutcome::Reset, Some(e.to_string()));
             continue;

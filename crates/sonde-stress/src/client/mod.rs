@@ -8,6 +8,7 @@
 
 mod conn;
 mod connect;
+pub mod overload;
 pub mod storm;
 
 use conn::Conn;

@@ -32,6 +32,9 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.interval < Duration::from_millis(50) {
         return Err("-i must be at least 0.05 s".into());
     }
+    if a.overload && a.parallel < 2 {
+        return Err("--overload needs -P N, the most connections to open (e.g. -P 10000)".into());
+    }
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
@@ -109,6 +112,9 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     }
     if a.storm {
         return storm(&a, &cfg, interrupt);
+    }
+    if a.overload {
+        return overload(&a, &cfg, interrupt);
     }
     let result = client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string());
     let code = match &result {
@@ -258,4 +264,33 @@ fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
         return exit::FAILED;
     }
     exit::OK
+}
+
+/// `--overload`: open until refused, hold, close all, time the recovery.
+fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
+    let report = match sonde_stress::client::overload::run(cfg, interrupt) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
+    if a.output.json {
+        let doc =
+            serde_json::json!({ "mode": cfg.mode.name(), "host": a.host, "overload": report });
+        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        output::outln!("{} overload of {} ({})", cfg.mode.name(), a.host, cfg.addr);
+        for line in report.lines() {
+            output::outln!("{line}");
+        }
+    }
+    if report.healthy() {
+        exit::OK
+    } else {
+        output::final_error(format_args!(
+            "sonde: the device did not come through the overload cleanly"
+        ));
+        exit::FAILED
+    }
 }
