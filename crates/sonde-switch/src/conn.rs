@@ -5,7 +5,13 @@
 //! it notices a closed session), each writer blocks in `write`; the session sits behind one
 //! mutex and a condition variable wakes whoever waits for room, data or a path change. Every
 //! wait ends: reads and writes on the application side fail after [`Options::io_timeout`].
-//! Rust's standard library writes with `MSG_NOSIGNAL`, so a closed peer never raises SIGPIPE.
+//! Rust's standard library writes with `MSG_NOSIGNAL`, so a closed peer never raises SIGPIPE,
+//! and the library's threads block every asynchronous signal, so an application's handlers
+//! (a C program switching on SIGUSR1, say) run in the application's own threads.
+//!
+//! When the path carrying the stream fails (a socket error or the peer's close), the client
+//! dials again, the other family first, and JOINs: break-before-make. The server keeps the
+//! session and waits for that JOIN. Both give up after [`Options::recovery_timeout`].
 
 use crate::framer::{FrameReader, Polled};
 use crate::session::{Config, PathId, Role, Session, Transmit};
@@ -23,6 +29,8 @@ use std::time::{Duration, Instant};
 const TICK: Duration = Duration::from_millis(100);
 /// Bytes a writer takes from the session per write call.
 const WRITE_CHUNK: usize = 256 * 1024;
+/// Pause between rounds of dialing while recovering a failed path.
+const REDIAL: Duration = Duration::from_millis(20);
 
 /// What went wrong, with what was being done.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +52,8 @@ pub enum Error {
     NotClient,
     #[error("the session is closed")]
     Closed,
+    #[error("{0} would block")]
+    WouldBlock(&'static str),
 }
 
 fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
@@ -58,6 +68,9 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// The longest a send, receive or close waits for the peer.
     pub io_timeout: Duration,
+    /// After the path carrying the stream failed: how long the client keeps dialing (and the
+    /// server waits for its JOIN) before the session fails.
+    pub recovery_timeout: Duration,
 }
 
 impl Default for Options {
@@ -66,6 +79,7 @@ impl Default for Options {
             session: Config::default(),
             connect_timeout: Duration::from_secs(3),
             io_timeout: Duration::from_secs(30),
+            recovery_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -122,6 +136,10 @@ struct State {
     /// Writer threads running.
     writers: usize,
     sockets: HashMap<PathId, TcpStream>,
+    /// Since when the stream has had no path (the one carrying it failed), if it has none.
+    orphaned: Option<Instant>,
+    /// A recovery thread is dialing.
+    redialing: bool,
 }
 
 impl State {
@@ -133,6 +151,8 @@ impl State {
             closing: false,
             writers: 0,
             sockets: HashMap::new(),
+            orphaned: None,
+            redialing: false,
         }
     }
 }
@@ -141,6 +161,8 @@ struct Shared {
     st: Mutex<State>,
     cv: Condvar,
     opts: Options,
+    /// Where a recovering client dials (empty on the server).
+    targets: Targets,
 }
 
 impl Shared {
@@ -173,6 +195,27 @@ fn shut_all(st: &mut State) {
     }
 }
 
+/// Starts a library thread with every asynchronous signal blocked (see the module docs).
+fn spawn(f: impl FnOnce() + Send + 'static) {
+    thread::spawn(move || {
+        block_signals();
+        f()
+    });
+}
+
+fn block_signals() {
+    // SAFETY: a sigset_t initialised by sigfillset, changed by sigdelset and applied to the
+    // calling thread only. Faults (SIGSEGV and the like) stay deliverable.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL] {
+            libc::sigdelset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Starts the reader and writer threads of one path.
 fn spawn_path(
     shared: &Arc<Shared>,
@@ -192,25 +235,112 @@ fn spawn_path(
     st.writers += 1;
     let s1 = shared.clone();
     let s2 = shared.clone();
-    thread::spawn(move || read_path(&s1, id, r, reader));
-    thread::spawn(move || write_path(&s2, id, w));
+    spawn(move || read_path(&s1, id, r, reader));
+    spawn(move || write_path(&s2, id, w));
 }
 
-fn path_done(shared: &Shared, id: PathId, why: Option<String>) {
+fn path_done(shared: &Arc<Shared>, id: PathId, why: Option<String>) {
     let mut st = shared.lock();
     if let Some(s) = st.sockets.remove(&id) {
         if why.is_some() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
     }
-    if why.is_some() && st.session.paths().any(|p| p == id) {
+    let family = st.session.path_family(id);
+    if why.is_some() && family.is_some() {
         st.session.path_failed(id);
     }
     while st.session.poll_event().is_some() {}
+    if let (Some(why), Some(family)) = (why, family) {
+        orphaned(shared, &mut st, family, why);
+    }
     shared.cv.notify_all();
 }
 
-fn read_path(shared: &Shared, id: PathId, mut sock: TcpStream, mut fr: FrameReader) {
+/// After a path failed: if the stream has lost its last path, note since when, and on the
+/// client start dialing again.
+fn orphaned(shared: &Arc<Shared>, st: &mut State, lost: Family, why: String) {
+    if st.closed || !st.session.needs_path() {
+        return;
+    }
+    let since = *st.orphaned.get_or_insert_with(Instant::now);
+    if since.elapsed() >= shared.opts.recovery_timeout {
+        return shared.fail(
+            st,
+            format!("no path came back after the last failed: {why}"),
+        );
+    }
+    if st.session.role() == Role::Client && !st.redialing {
+        st.redialing = true;
+        let s = shared.clone();
+        spawn(move || redial(&s, lost, since));
+    } else if st.session.role() == Role::Server {
+        let s = shared.clone();
+        spawn(move || await_join(&s, since, why));
+    }
+}
+
+/// Ends an orphaned spell once a path carries the stream again.
+fn note_recovered(st: &mut State) {
+    if st.orphaned.is_some() && st.session.active_path().is_some() {
+        st.orphaned = None;
+    }
+}
+
+/// Break-before-make on the client: dials the other family, then the lost one, until one
+/// connects, and JOINs there (the session replays from what the server expects).
+fn redial(shared: &Arc<Shared>, lost: Family, since: Instant) {
+    let deadline = since + shared.opts.recovery_timeout;
+    let mut last = String::from("no address to dial");
+    loop {
+        for family in [lost.other(), lost] {
+            let Ok(addr) = shared.targets.get(family) else {
+                continue;
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match TcpStream::connect_timeout(&addr, left.min(shared.opts.connect_timeout)) {
+                Ok(sock) => {
+                    let mut st = shared.lock();
+                    st.redialing = false;
+                    if !st.closed && st.session.needs_path() {
+                        // The switch record's setup then runs from the failure's detection.
+                        st.session.request_switch(since);
+                        let id = st.session.open_path(family, Instant::now());
+                        spawn_path(shared, &mut st, id, sock, FrameReader::new());
+                        shared.cv.notify_all();
+                    }
+                    return;
+                }
+                Err(e) => last = format!("dialing {addr}: {e}"),
+            }
+        }
+        let mut st = shared.lock();
+        if st.closed || Instant::now() >= deadline {
+            st.redialing = false;
+            return shared.fail(&mut st, format!("no path could be re-established: {last}"));
+        }
+        drop(st);
+        thread::sleep(REDIAL);
+    }
+}
+
+/// The server's side of a failed path: fails the session when no JOIN came in time.
+fn await_join(shared: &Shared, since: Instant, why: String) {
+    let deadline = since + shared.opts.recovery_timeout;
+    let mut st = shared.lock();
+    while !st.closed && st.session.needs_path() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return shared.fail(&mut st, format!("the client did not come back: {why}"));
+        }
+        st = shared.wait(st, left.min(TICK));
+    }
+}
+
+fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: FrameReader) {
     loop {
         // Read a DATA frame only when the receive buffer can take it (backpressure).
         let header = fr.peek_header(&mut sock);
@@ -239,6 +369,7 @@ fn read_path(shared: &Shared, id: PathId, mut sock: TcpStream, mut fr: FrameRead
                     shared.fail(&mut st, e.to_string());
                     return;
                 }
+                note_recovered(&mut st);
                 shared.cv.notify_all();
             }
             Ok(Polled::Pending) => {}
@@ -255,14 +386,14 @@ fn read_path(shared: &Shared, id: PathId, mut sock: TcpStream, mut fr: FrameRead
     path_done(shared, id, None);
 }
 
-fn write_path(shared: &Shared, id: PathId, sock: TcpStream) {
+fn write_path(shared: &Arc<Shared>, id: PathId, sock: TcpStream) {
     write_loop(shared, id, sock);
     let mut st = shared.lock();
     st.writers = st.writers.saturating_sub(1);
     shared.cv.notify_all();
 }
 
-fn write_loop(shared: &Shared, id: PathId, mut sock: TcpStream) {
+fn write_loop(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream) {
     let mut out = Vec::with_capacity(WRITE_CHUNK + 64 * 1024);
     loop {
         out.clear();
@@ -298,7 +429,6 @@ fn write_loop(shared: &Shared, id: PathId, mut sock: TcpStream) {
 /// One thread may send while another receives; `switch` may be called from either.
 pub struct Conn {
     shared: Arc<Shared>,
-    targets: Targets,
 }
 
 fn random_id() -> SessionId {
@@ -331,6 +461,7 @@ impl Conn {
             st: Mutex::new(State::new(session)),
             cv: Condvar::new(),
             opts,
+            targets: targets.clone(),
         });
         let mut st = shared.lock();
         spawn_path(&shared, &mut st, id, sock, FrameReader::new());
@@ -346,10 +477,7 @@ impl Conn {
             st = shared.wait(st, left);
         }
         drop(st);
-        Ok(Self {
-            shared,
-            targets: targets.clone(),
-        })
+        Ok(Self { shared })
     }
 
     fn check(&self, st: &State) -> Result<(), Error> {
@@ -365,6 +493,18 @@ impl Conn {
     /// # Errors
     /// The session failed, was closed, or no room came free within the I/O timeout.
     pub fn send(&self, data: &[u8]) -> Result<usize, Error> {
+        self.send_inner(data, true)
+    }
+
+    /// Hands bytes to the stream if there is room now.
+    ///
+    /// # Errors
+    /// [`Error::WouldBlock`] when the replay buffer is full; otherwise as [`Conn::send`].
+    pub fn try_send(&self, data: &[u8]) -> Result<usize, Error> {
+        self.send_inner(data, false)
+    }
+
+    fn send_inner(&self, data: &[u8], block: bool) -> Result<usize, Error> {
         if data.is_empty() {
             return Ok(0);
         }
@@ -376,6 +516,9 @@ impl Conn {
             if n > 0 {
                 self.shared.cv.notify_all();
                 return Ok(n);
+            }
+            if !block {
+                return Err(Error::WouldBlock("send"));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -402,6 +545,18 @@ impl Conn {
     /// # Errors
     /// The session failed or nothing arrived within the I/O timeout.
     pub fn recv(&self, buf: &mut [u8]) -> Result<usize, Error> {
+        self.recv_inner(buf, true)
+    }
+
+    /// Receives what has arrived, without waiting; 0 means the peer finished its stream.
+    ///
+    /// # Errors
+    /// [`Error::WouldBlock`] when nothing is there yet; otherwise as [`Conn::recv`].
+    pub fn try_recv(&self, buf: &mut [u8]) -> Result<usize, Error> {
+        self.recv_inner(buf, false)
+    }
+
+    fn recv_inner(&self, buf: &mut [u8], block: bool) -> Result<usize, Error> {
         let deadline = Instant::now() + self.shared.opts.io_timeout;
         let mut st = self.shared.lock();
         loop {
@@ -414,6 +569,9 @@ impl Conn {
                 return Ok(0);
             }
             self.check(&st)?;
+            if !block {
+                return Err(Error::WouldBlock("receive"));
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(Error::TimedOut("receive"));
@@ -452,7 +610,7 @@ impl Conn {
             }
             st.session.request_switch(requested);
         }
-        let addr = self.targets.get(family)?;
+        let addr = self.shared.targets.get(family)?;
         let timeout = self.shared.opts.connect_timeout;
         let sock = TcpStream::connect_timeout(&addr, timeout)
             .map_err(io_err("connecting the new path"))?;
@@ -587,7 +745,7 @@ impl Listener {
             let l = listen(*a).map_err(io_err("listening"))?;
             bound.push(l.local_addr().map_err(io_err("listening"))?);
             let r = reg.clone();
-            thread::spawn(move || accept_loop(&r, &l));
+            spawn(move || accept_loop(&r, &l));
         }
         Ok(Self { reg, addrs: bound })
     }
@@ -648,7 +806,7 @@ fn accept_loop(reg: &Arc<Registry>, l: &TcpListener) {
         match l.accept() {
             Ok((sock, peer)) => {
                 let r = reg.clone();
-                thread::spawn(move || {
+                spawn(move || {
                     let _ = handshake(&r, sock, Family::of(&peer));
                 });
             }
@@ -700,6 +858,7 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
             st: Mutex::new(State::new(s)),
             cv: Condvar::new(),
             opts: reg.opts.clone(),
+            targets: Targets::default(),
         });
         let mut st = shared.lock();
         let id = accepted.unwrap_or(PathId(0)); // a REJECT is queued on it either way
@@ -709,10 +868,7 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
             m.retain(|_, w| w.strong_count() > 0);
             m.insert(session, Arc::downgrade(&shared));
         }
-        let conn = Conn {
-            shared,
-            targets: Targets::default(),
-        };
+        let conn = Conn { shared };
         if let Ok(mut q) = reg.ready.lock() {
             q.push_back(conn);
         }
@@ -735,7 +891,10 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
     };
     let mut st = shared.lock();
     match st.session.accept_join(family, next, now) {
-        Ok(id) => spawn_path(&shared, &mut st, id, sock, fr),
+        Ok(id) => {
+            spawn_path(&shared, &mut st, id, sock, fr);
+            note_recovered(&mut st);
+        }
         Err(e) => shared.fail(&mut st, e.to_string()),
     }
     shared.cv.notify_all();

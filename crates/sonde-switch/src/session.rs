@@ -622,6 +622,19 @@ impl Session {
         }
     }
 
+    /// Whether the stream has no path to run on and none is being opened: the path carrying
+    /// it failed. The client should then dial and JOIN (break-before-make); the server waits
+    /// for that JOIN. Nothing is lost meanwhile: unconfirmed bytes stay in the replay buffer.
+    /// A session whose streams both ended and were confirmed needs none.
+    pub fn needs_path(&self) -> bool {
+        let complete =
+            self.fin_confirmed && self.fin_ack_sent && self.peer_fin == Some(self.recv_next);
+        self.established
+            && !complete
+            && self.active.is_none()
+            && !self.paths.iter().any(|p| p.state == PathState::Opening)
+    }
+
     /// Whether frames may still arrive on path `id` (false after its MOVED or its close).
     pub fn path_readable(&self, id: PathId) -> bool {
         self.path(id).is_some_and(|p| !p.moved_recv)
@@ -835,6 +848,11 @@ impl Session {
     /// The family of the path the stream is sent on now.
     pub fn family(&self) -> Option<Family> {
         self.active.and_then(|a| self.path(a)).map(|p| p.family)
+    }
+
+    /// The family of path `id`, while it is open.
+    pub fn path_family(&self, id: PathId) -> Option<Family> {
+        self.path(id).map(|p| p.family)
     }
 
     /// The path the stream is sent on now.

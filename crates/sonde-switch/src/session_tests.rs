@@ -264,10 +264,13 @@ fn a_failed_path_is_repaired_by_a_join_with_nothing_lost() {
             let l = &mut p.links[0];
             l.alive = false;
             let (cp, sp) = (l.cp, l.sp.unwrap());
+            assert!(!p.c.needs_path());
             p.c.path_failed(cp);
             p.s.as_mut().unwrap().path_failed(sp);
             assert_eq!(p.c.family(), None);
+            assert!(p.c.needs_path() && p.server().needs_path());
             p.dial(Family::V6);
+            assert!(!p.c.needs_path(), "a JOIN is on its way");
         }
         p.step();
     }
