@@ -1,15 +1,18 @@
 //! Issue 16, a server that trusts no peer, through the real binary on loopback:
-//! idle connections must not cost a legitimate client its test: a process opens thousands
+//!
+//! - idle connections must not cost a legitimate client its test: a process opens thousands
 //!   of TCP connections to `sonde server` and sends nothing; a normal client test must still
 //!   pass meanwhile at full speed, with no thread per idle connection; when the server cannot
 //!   hold more (a low descriptor limit) it closes the oldest idle ones, says so in its log,
-//!   and still serves the client.
+//!   and still serves the client;
+//! - a `--tcp-rr` run takes a `--max-clients` slot like any test, and one beyond the limit is
+//!   refused with the server's reason.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 mod common;
 
-use common::{free_port, num, sonde_bin, Server, TempDir};
+use common::{free_port, num, run, sonde_bin, Server, TempDir};
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -214,4 +217,49 @@ fn issue16_a_server_out_of_room_closes_its_oldest_idle_connections_and_serves_th
         "server holds {} descriptors",
         open_fds(pid)
     );
+}
+
+#[test]
+fn issue16_tcp_rr_takes_a_max_clients_slot_and_is_refused_beyond_it() {
+    let mut server = Server::start(&["--max-clients", "1"]);
+    let port = server.port.to_string();
+    let rr = |count: &str| {
+        vec![
+            "latency",
+            "--tcp-rr",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-c",
+            count,
+            "-i",
+            "100ms",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    // 40 transactions 100 ms apart: it holds its slot for about 4 s.
+    let first = common::Proc::spawn(&rr("40"));
+    std::thread::sleep(Duration::from_millis(800));
+    let busy = server.client(&["-t", "1"], Duration::from_secs(20));
+    busy.expect_code(1);
+    assert!(busy.stderr_lc().contains("busy"), "{}", busy.describe());
+    let second = run(&rr("3"), Duration::from_secs(20));
+    assert_ne!(second.code(), Some(0), "{}", second.describe());
+    let err = second.stderr_lc();
+    assert!(
+        err.contains("refused") && err.contains("at most 1 clients"),
+        "{}",
+        second.describe()
+    );
+    first.wait(Duration::from_secs(20)).expect_code(0);
+    // The slot is given back when the run ends.
+    server
+        .client(&["-t", "1"], Duration::from_secs(20))
+        .expect_code(0);
+    assert!(server
+        .proc()
+        .stderr_so_far()
+        .contains("refused tcp-rr from"));
 }

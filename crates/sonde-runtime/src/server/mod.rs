@@ -305,6 +305,17 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
         }
         Preamble::Control => session::serve(stream, peer, &shared),
         Preamble::Rr => {
+            // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
+            let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
+            if slot.over_limit() {
+                let msg = policy::Refusal::Busy {
+                    max: shared.cfg.max_clients.unwrap_or(0),
+                }
+                .message();
+                (shared.log)(&format!("refused tcp-rr from {peer}: {msg}"));
+                crate::latency::tcp::refuse_rr(stream, &msg);
+                return;
+            }
             let stop = || {
                 shared.shutdown.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed)
             };
