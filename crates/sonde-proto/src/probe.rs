@@ -234,6 +234,39 @@ pub fn parse_rr_size(buf: &[u8]) -> Result<usize, ProbeError> {
     Ok(n)
 }
 
+/// Opens a server's refusal of a tcp-rr connection (beyond `--max-clients`), sent instead of
+/// the first echo: the magic, the message length (u16, big-endian), the UTF-8 message; then
+/// the server closes. An echo always starts with the zero high byte of the client's sequence
+/// number (or a zero pad), so a reply whose first byte is `S` can only be a refusal.
+pub const RR_REFUSAL_MAGIC: &[u8; 8] = b"SONDE/RX";
+/// Longest refusal message; longer ones are cut (at a character boundary).
+pub const MAX_RR_REFUSAL_MSG: usize = 512;
+/// Longest refusal on the wire.
+pub const MAX_RR_REFUSAL_LEN: usize = RR_REFUSAL_MAGIC.len() + 2 + MAX_RR_REFUSAL_MSG;
+
+/// A tcp-rr refusal carrying `msg` (cut to [`MAX_RR_REFUSAL_MSG`] bytes).
+pub fn emit_rr_refusal(msg: &str) -> Vec<u8> {
+    let mut end = msg.len().min(MAX_RR_REFUSAL_MSG);
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = RR_REFUSAL_MAGIC.to_vec();
+    out.extend_from_slice(&(end as u16).to_be_bytes());
+    out.extend_from_slice(&msg.as_bytes()[..end]);
+    out
+}
+
+/// The message of a tcp-rr refusal; `None` when `buf` is not a complete, well-formed one.
+pub fn parse_rr_refusal(buf: &[u8]) -> Option<String> {
+    let rest = buf.strip_prefix(RR_REFUSAL_MAGIC.as_slice())?;
+    let len = usize::from(u16::from_be_bytes(rest.get(..2)?.try_into().ok()?));
+    if len > MAX_RR_REFUSAL_MSG {
+        return None;
+    }
+    let msg = rest.get(2..2 + len)?;
+    Some(String::from_utf8_lossy(msg).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +328,19 @@ mod tests {
         assert!(parse_rr_size(&[0, 0, 0, 0]).is_err());
         assert!(parse_rr_size(&[0, 1, 0, 0, 9]).is_err());
         assert!(parse_rr_size(&[0, 0]).is_err());
+    }
+
+    #[test]
+    fn rr_refusal_literal_bytes_and_bounds() {
+        let b = emit_rr_refusal("busy");
+        assert_eq!(b, b"SONDE/RX\x00\x04busy");
+        assert_eq!(parse_rr_refusal(&b).as_deref(), Some("busy"));
+        assert_eq!(parse_rr_refusal(&b[..b.len() - 1]), None);
+        assert_eq!(parse_rr_refusal(b"SONDE/RX\x02\x01"), None);
+        assert_eq!(parse_rr_refusal(&[0u8; 16]), None);
+        let long = "é".repeat(400);
+        let b = emit_rr_refusal(&long);
+        assert!(b.len() <= MAX_RR_REFUSAL_LEN);
+        assert_eq!(parse_rr_refusal(&b).unwrap().chars().count(), 256);
     }
 }

@@ -98,6 +98,9 @@ pub enum LatencyError {
     Interrupted,
     #[error("{0}")]
     Setup(String),
+    /// The server refused the run (tcp-rr beyond its `--max-clients`), with its reason.
+    #[error("the server refused the test: {0}")]
+    Refused(String),
 }
 
 impl LatencyError {

@@ -12,7 +12,11 @@ use crate::clock::sleep_until;
 use crate::os::{poll, timestamp};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use sonde_proto::preamble::RR_MAGIC;
-use sonde_proto::probe::{parse_rr_size, MAX_PROBE_LEN, RR_HEADER_LEN};
+use sonde_proto::probe::RR_REFUSAL_MAGIC;
+use sonde_proto::probe::{
+    emit_rr_refusal, parse_rr_refusal, parse_rr_size, MAX_PROBE_LEN, MAX_RR_REFUSAL_LEN,
+    RR_HEADER_LEN,
+};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
 use std::io::{Read, Write};
@@ -54,12 +58,34 @@ impl Rr {
         })
     }
 
-    fn transact(&mut self, seq: u64) -> std::io::Result<()> {
+    fn transact(&mut self, seq: u64) -> Result<(), LatencyError> {
+        let io = |e| LatencyError::io("tcp-rr transaction", e);
         if let Some(head) = self.buf.get_mut(..8) {
             head.copy_from_slice(&seq.to_be_bytes());
         }
-        self.stream.write_all(&self.buf)?;
-        self.stream.read_exact(&mut self.buf)
+        self.stream.write_all(&self.buf).map_err(io)?;
+        let Some((first, rest)) = self.buf.split_first_mut() else {
+            return Ok(());
+        };
+        self.stream
+            .read_exact(std::slice::from_mut(first))
+            .map_err(io)?;
+        if *first == RR_REFUSAL_MAGIC[0] {
+            return Err(self.refusal());
+        }
+        self.stream.read_exact(rest).map_err(io)
+    }
+
+    /// Reads the rest of a refusal whose first byte came in (bounded, until the server closes).
+    fn refusal(&mut self) -> LatencyError {
+        let mut got = vec![RR_REFUSAL_MAGIC[0]];
+        let _ = (&mut self.stream)
+            .take(MAX_RR_REFUSAL_LEN as u64 - 1)
+            .read_to_end(&mut got);
+        match parse_rr_refusal(&got) {
+            Some(msg) => LatencyError::Refused(msg),
+            None => LatencyError::Setup("tcp-rr: the server sent a malformed reply".into()),
+        }
     }
 }
 
@@ -197,8 +223,7 @@ impl TcpProbes<'_> {
         }
         let ok = match &mut self.rr {
             Some(r) => {
-                r.transact(seq)
-                    .map_err(|e| LatencyError::io("tcp-rr transaction", e))?;
+                r.transact(seq)?;
                 true
             }
             None => connect(self.peer, self.cfg.timeout).is_ok(),
@@ -247,6 +272,27 @@ pub fn serve_rr(mut stream: TcpStream, stop: impl Fn() -> bool) -> Result<(), St
             Err(e) => return Err(e),
         }
         stream.write_all(&buf).map_err(|e| format!("tcp-rr: {e}"))?;
+    }
+}
+
+/// Refuses a tcp-rr connection with `msg` (see `sonde_proto::probe::RR_REFUSAL_MAGIC`): the
+/// refusal, then the write side closed and what the client still sends read and dropped
+/// until it closes (at most two seconds), so that no reset can overtake the refusal.
+pub fn refuse_rr(mut stream: TcpStream, msg: &str) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(&emit_rr_refusal(msg)).is_err() {
+        return;
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut sink = [0u8; 4096];
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        if !matches!(poll::readable(&stream, left), Ok(true)) {
+            return;
+        }
+        if !matches!(stream.read(&mut sink), Ok(n) if n > 0) {
+            return;
+        }
     }
 }
 

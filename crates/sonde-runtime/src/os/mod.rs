@@ -11,6 +11,7 @@ pub mod flowlabel;
 pub mod host;
 pub mod icmp;
 pub mod mmsg;
+pub mod nofile;
 pub mod packet_socket;
 pub mod poll;
 pub mod random;

@@ -1,24 +1,28 @@
 //! `sonde server`: many tests at once on one port, each isolated in its own threads.
 //!
 //! One TCP listener takes control connections and TCP data streams (told apart by their first
-//! bytes, see `sonde_proto::preamble`); one UDP socket on the same port takes the hellos of UDP
+//! bytes, see `sonde_proto::preamble`). Accepting and reading those bytes is one event loop
+//! (`gate`) holding thousands of unidentified connections, so idle or slow peers never cost a
+//! legitimate client its test; only identified connections get a thread. One UDP socket on the same port takes the hellos of UDP
 //! streams and hands each stream a socket connected to its client. A registry keyed by session
 //! cookie routes data streams to their test. Limits (`--max-clients`, `--max-duration`,
 //! `--max-bitrate`) are refused with a message the client prints.
 
+mod gate;
+mod pending;
 pub mod policy;
 mod registry;
 mod session;
 
 use crate::error::RunError;
 use crate::os::poll;
+use gate::{Gate, Identified};
 use registry::{HelloVerdict, Registry};
 use socket2::{Domain, Protocol as SockProto, Socket, Type};
-use sonde_proto::preamble::{classify, Preamble, PreambleError, DATA_PREAMBLE_LEN};
+use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::model::Event;
-use std::io::Read;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,11 +63,15 @@ impl ServerConfig {
 /// Creates the event sink for one test, given a label for the client.
 pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 
-/// Connections still being classified at once; more are closed immediately.
-const MAX_PENDING: usize = 256;
+/// Unidentified connections held at once; beyond it the oldest is closed to hear the newest.
+const MAX_PENDING: usize = 20_000;
+/// Fewest held, however low the descriptor limit.
+const MIN_PENDING: usize = 64;
+/// Descriptors kept for the tests themselves (their streams, UDP sockets, output files).
+const FD_RESERVE: usize = 1024;
 /// How long a new connection may take to identify itself. Long enough for a few TCP
-/// retransmissions on a lossy link (the lab runs tests at 30 % loss), short enough that an
-/// idle connection (iperf3 #788) only ties up its own thread, and at most MAX_PENDING of them.
+/// retransmissions on a lossy link (the lab runs tests at 30 % loss); an idle connection
+/// (iperf3 #788) costs only a descriptor and a table entry until then.
 const PREAMBLE_TIMEOUT: Duration = Duration::from_secs(15);
 
 struct Shared {
@@ -72,7 +80,6 @@ struct Shared {
     /// iperf3 sessions, for routing their data connections and UDP hellos.
     iperf3: crate::iperf3::Hub,
     active: AtomicUsize,
-    pending: AtomicUsize,
     served: AtomicUsize,
     shutdown: AtomicBool,
     interrupt: Arc<AtomicBool>,
@@ -142,7 +149,6 @@ impl Server {
             registry: Registry::default(),
             iperf3: crate::iperf3::Hub::default(),
             active: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
             served: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             interrupt,
@@ -164,79 +170,49 @@ impl Server {
     /// [`RunError::Listen`] when accepting fails for good.
     pub fn run(self) -> Result<(), RunError> {
         let Server { tcp, udp, shared } = self;
+        let listen_err = |e| RunError::Listen {
+            addr: listen_addr(&shared.cfg).to_string(),
+            source: e,
+        };
+        let cap = pending_cap(crate::os::nofile::soft_limit());
+        if cap < MAX_PENDING {
+            (shared.log)(&format!(
+                "the file descriptor limit lets this server hold only {cap} unidentified connections (raise `ulimit -n` to hold up to {MAX_PENDING})"
+            ));
+        }
+        let mut gate = Gate::new(tcp, cap, PREAMBLE_TIMEOUT).map_err(listen_err)?;
         let udp_shared = shared.clone();
         let udp_thread = std::thread::Builder::new()
             .name("sonde-udp-listener".into())
             .spawn(move || udp_listener(udp, udp_shared))
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
         let mut sessions = Vec::new();
-        // Accept order, so iperf3 data connections keep their order (their roles follow it).
-        let mut accepted: u64 = 0;
-        let mut last_busy = Instant::now();
+        let mut idle = IdleWatch::new();
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
             }
-            let busy =
-                shared.active.load(Ordering::Relaxed) + shared.pending.load(Ordering::Relaxed);
-            if busy > 0 {
-                last_busy = Instant::now();
-            } else if let Some(idle) = shared
-                .cfg
-                .idle_timeout
-                .filter(|&t| last_busy.elapsed() >= t)
-            {
-                if shared.cfg.one_off {
-                    (shared.log)(&format!(
-                        "no client came for {} s (--idle-timeout); exiting",
-                        idle.as_secs()
-                    ));
-                    break Ok(());
-                }
-                (shared.log)(&format!(
-                    "idle for {} s (--idle-timeout); still serving",
-                    idle.as_secs()
-                ));
-                last_busy = Instant::now();
+            if idle.should_exit(&shared, gate.pending()) {
+                break Ok(());
             }
-            match poll::readable(&tcp, Duration::from_millis(100)) {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(e) => {
-                    break Err(RunError::Listen {
-                        addr: listen_addr(&shared.cfg).to_string(),
-                        source: e,
-                    })
-                }
-            }
-            let (stream, peer) = match tcp.accept() {
-                Ok(x) => x,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    (shared.log)(&format!("accept failed: {e}"));
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
-                }
+            let arrivals = match gate.turn(Duration::from_millis(100), &*shared.log) {
+                Ok(a) => a,
+                Err(e) => break Err(listen_err(e)),
             };
-            if shared.pending.fetch_add(1, Ordering::Relaxed) >= MAX_PENDING {
-                shared.pending.fetch_sub(1, Ordering::Relaxed);
-                (shared.log)(&format!(
-                    "too many unidentified connections; closing one from {peer}"
-                ));
-                continue;
-            }
-            let s = shared.clone();
-            accepted += 1;
-            let seq = accepted;
-            match std::thread::Builder::new()
-                .name("sonde-conn".into())
-                .spawn(move || handle_connection(stream, peer, s, seq))
-            {
-                Ok(h) => sessions.push(h),
-                Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
+            for a in arrivals {
+                let s = shared.clone();
+                let peer = a.peer;
+                match std::thread::Builder::new()
+                    .name("sonde-conn".into())
+                    .spawn(move || handle_connection(a, s))
+                {
+                    Ok(h) => sessions.push(h),
+                    Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
+                }
             }
             sessions.retain(|h| !h.is_finished());
         };
+        gate.close_all();
         shared.shutdown.store(true, Ordering::Relaxed);
         for h in sessions {
             let _ = h.join();
@@ -246,45 +222,68 @@ impl Server {
     }
 }
 
-fn read_preamble(stream: &mut TcpStream) -> Result<Preamble, String> {
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let deadline = Instant::now() + PREAMBLE_TIMEOUT;
-    let mut buf = Vec::with_capacity(DATA_PREAMBLE_LEN);
-    loop {
-        match classify(&buf) {
-            Ok(p) => return Ok(p),
-            Err(PreambleError::Incomplete(n)) => {
-                if Instant::now() >= deadline {
-                    return Err(format!(
-                        "sent only {} bytes in {} s",
-                        buf.len(),
-                        PREAMBLE_TIMEOUT.as_secs()
-                    ));
-                }
-                let mut chunk = vec![0u8; n];
-                match stream.read(&mut chunk) {
-                    Ok(0) => return Err("closed before identifying itself".into()),
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock
-                                | std::io::ErrorKind::TimedOut
-                                | std::io::ErrorKind::Interrupted
-                        ) => {}
-                    Err(e) => return Err(e.to_string()),
-                }
-            }
+/// `--idle-timeout`: when no client has been connected or connecting for that long.
+struct IdleWatch {
+    last_busy: Instant,
+}
+
+impl IdleWatch {
+    fn new() -> Self {
+        Self {
+            last_busy: Instant::now(),
         }
+    }
+
+    /// Logs an idle period; true when the server should stop (with `--one-off`).
+    fn should_exit(&mut self, shared: &Shared, pending: usize) -> bool {
+        if shared.active.load(Ordering::Relaxed) + pending > 0 {
+            self.last_busy = Instant::now();
+            return false;
+        }
+        let Some(idle) = shared
+            .cfg
+            .idle_timeout
+            .filter(|&t| self.last_busy.elapsed() >= t)
+        else {
+            return false;
+        };
+        if shared.cfg.one_off {
+            (shared.log)(&format!(
+                "no client came for {} s (--idle-timeout); exiting",
+                idle.as_secs()
+            ));
+            return true;
+        }
+        (shared.log)(&format!(
+            "idle for {} s (--idle-timeout); still serving",
+            idle.as_secs()
+        ));
+        self.last_busy = Instant::now();
+        false
     }
 }
 
-fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, seq: u64) {
-    let preamble = read_preamble(&mut stream);
-    shared.pending.fetch_sub(1, Ordering::Relaxed);
+/// How many unidentified connections the server holds: [`MAX_PENDING`], less where the
+/// descriptor limit would leave too few for the tests themselves.
+fn pending_cap(nofile: Option<u64>) -> usize {
+    match nofile {
+        Some(n) => {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            n.saturating_sub(FD_RESERVE).clamp(MIN_PENDING, MAX_PENDING)
+        }
+        None => MAX_PENDING,
+    }
+}
+
+fn handle_connection(a: Identified, shared: Arc<Shared>) {
+    let Identified {
+        stream,
+        peer,
+        seq,
+        preamble,
+    } = a;
     match preamble {
-        Err(why) => (shared.log)(&format!("connection from {peer} {why}; closed")),
-        Ok(Preamble::Foreign(bytes)) => {
+        Preamble::Foreign(bytes) => {
             let ctx = crate::iperf3::server::ServerCtx {
                 cfg: &shared.cfg,
                 hub: &shared.iperf3,
@@ -297,15 +296,26 @@ fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared
             };
             crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
-        Ok(Preamble::Data { cookie, stream_id }) => {
+        Preamble::Data { cookie, stream_id } => {
             if !shared.registry.route_tcp(&cookie, stream_id, stream) {
                 (shared.log)(&format!(
                     "data connection from {peer} for an unknown test or stream {stream_id}; closed"
                 ));
             }
         }
-        Ok(Preamble::Control) => session::serve(stream, peer, &shared),
-        Ok(Preamble::Rr) => {
+        Preamble::Control => session::serve(stream, peer, &shared),
+        Preamble::Rr => {
+            // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
+            let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
+            if slot.over_limit() {
+                let msg = policy::Refusal::Busy {
+                    max: shared.cfg.max_clients.unwrap_or(0),
+                }
+                .message();
+                (shared.log)(&format!("refused tcp-rr from {peer}: {msg}"));
+                crate::latency::tcp::refuse_rr(stream, &msg);
+                return;
+            }
             let stop = || {
                 shared.shutdown.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed)
             };
@@ -375,5 +385,19 @@ fn iperf3_udp_hello(
             let _ = sock.send_to(&reply, peer);
         }
         Err(e) => (shared.log)(&format!("cannot open an iperf3 UDP stream for {peer}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_cap_leaves_descriptors_for_the_tests() {
+        assert_eq!(pending_cap(None), MAX_PENDING);
+        assert_eq!(pending_cap(Some(1_048_576)), MAX_PENDING);
+        assert_eq!(pending_cap(Some(20_000)), 20_000 - FD_RESERVE);
+        assert_eq!(pending_cap(Some(1024)), MIN_PENDING);
+        assert_eq!(pending_cap(Some(0)), MIN_PENDING);
     }
 }

@@ -76,6 +76,8 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
         })
     });
     let log = Arc::new(|msg: &str| eprintln!("sonde server: {msg}"));
+    // Every idle or slow connection holds a descriptor until it is identified or times out.
+    sonde_stress::os::raise_nofile_limit();
     let server = match Server::bind(cfg, interrupt, sinks, log) {
         Ok(s) => s,
         Err(e) => {
