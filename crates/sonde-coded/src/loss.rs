@@ -23,6 +23,8 @@ pub struct LossEstimator {
     pub deviation: f64,
     /// The latest sample (for congestion detection).
     pub last_sample: Option<f64>,
+    /// Datagrams the latest sample spans.
+    pub last_span: u64,
     samples: u64,
 }
 
@@ -50,6 +52,7 @@ impl LossEstimator {
         }
         self.samples += 1;
         self.last_sample = Some(sample);
+        self.last_span = highest_seq - base;
         Some(sample)
     }
 }

@@ -30,6 +30,7 @@
 
 pub mod build;
 mod charts;
+mod coded;
 pub mod fmt;
 mod html;
 mod input;

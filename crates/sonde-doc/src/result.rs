@@ -164,7 +164,7 @@ pub fn tool(doc: &Value) -> Option<String> {
 /// A throughput test's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
-    /// "TCP" or "UDP".
+    /// "TCP", "UDP" or "CODED".
     pub protocol: String,
     /// "upload", "reverse" or "bidir".
     pub direction: String,
@@ -385,6 +385,11 @@ pub enum ResultDoc {
 
 /// Reads a document, or says why it is not one this report knows.
 pub fn read(doc: &Value) -> Result<ResultDoc, String> {
+    if crate::coded::is_coded(doc) {
+        return Ok(ResultDoc::Throughput(Box::new(crate::coded::throughput(
+            doc,
+        ))));
+    }
     if at(doc, &["start", "test_start"]).is_some() {
         return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
     }

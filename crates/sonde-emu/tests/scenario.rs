@@ -31,17 +31,19 @@ fn every_builtin_parses_validates_and_builds() {
 }
 
 #[test]
-fn lossy_link_is_the_forty_test_matrix() {
+fn lossy_link_is_the_fifty_test_matrix() {
+    // The original harness's 40 tests (cubic, reno, bbr, UDP) plus the coded row.
     let s = scenario("lossy-link");
     let runs = s.expand_matrix();
-    assert_eq!(runs.len(), 40);
+    assert_eq!(runs.len(), 50);
     assert_eq!(runs[0].id, "loss-0/tcp-cubic/1");
-    assert_eq!(runs[4].id, "loss-0/tcp-cubic/2");
-    assert_eq!(runs[39].id, "loss-20/udp-97m/2");
+    assert_eq!(runs[4].id, "loss-0/coded/1");
+    assert_eq!(runs[5].id, "loss-0/tcp-cubic/2");
+    assert_eq!(runs[49].id, "loss-20/coded/2");
     let ids: std::collections::HashSet<_> = runs.iter().map(|r| &r.id).collect();
-    assert_eq!(ids.len(), 40);
+    assert_eq!(ids.len(), 50);
     let seeds: std::collections::HashSet<_> = runs.iter().map(|r| r.seed).collect();
-    assert_eq!(seeds.len(), 40);
+    assert_eq!(seeds.len(), 50);
     assert!(runs.iter().enumerate().all(|(i, r)| r.index == i));
     // Stable across expansions.
     assert_eq!(runs, s.expand_matrix());

@@ -61,15 +61,19 @@ pub fn duration_secs(args: &[String]) -> Option<f64> {
 }
 
 /// What the test measures, for the database's `protocol` column: `latency` for `sonde
-/// latency`, `udp` when `-u`/`--udp` is given, `tcp` for other throughput tests; `None` for
-/// anything the runner cannot tell.
+/// latency`, `coded` for `--coded`, `udp` when `-u`/`--udp` is given, `tcp` for other
+/// throughput tests; `None` for anything the runner cannot tell.
 pub fn protocol(program_args: &[String]) -> Option<String> {
     let first = program_args.first()?.as_str();
     let udp = program_args.iter().any(|a| a == "-u" || a == "--udp");
+    let coded = program_args
+        .iter()
+        .any(|a| a == "--coded" || a.starts_with("--coded="));
     let p = match first {
         "latency" => "latency",
         "rrul" => "rrul",
         "compare-ip" => "compare-ip",
+        "client" | "c" if coded => "coded",
         _ if udp => "udp",
         "client" | "c" => "tcp",
         _ if first.ends_with("iperf3") || first.ends_with("iperf") => "tcp",
@@ -144,6 +148,10 @@ mod tests {
         assert_eq!(
             protocol(&v(&["iperf3", "-c", "h", "-u"])).as_deref(),
             Some("udp")
+        );
+        assert_eq!(
+            protocol(&v(&["client", "h", "--coded", "-b", "100m"])).as_deref(),
+            Some("coded")
         );
         assert_eq!(protocol(&v(&["false"])), None);
         assert_eq!(protocol(&[]), None);

@@ -99,8 +99,20 @@ fn read_counters(lab: &Lab, node: &str, iface: &str) -> Option<IfCounters> {
 }
 
 /// Both ends' CPU from an iperf3-schema document (`end.cpu_utilization_percent`); the
-/// server's only when the document says it was reported.
+/// server's only when the document says it was reported. A coded transfer's document has
+/// them as `cpu_local` and `cpu_remote` (null when unknown).
 fn cpu(doc: &Value) -> (Option<Cpu>, Option<Cpu>) {
+    if doc["protocol"] == "coded" {
+        let get = |key: &str| -> Option<Cpu> {
+            let c = &doc[key];
+            Some(Cpu {
+                total: c["total"].as_f64()?,
+                user: c["user"].as_f64()?,
+                system: c["system"].as_f64()?,
+            })
+        };
+        return (get("cpu_local"), get("cpu_remote"));
+    }
     let c = &doc["end"]["cpu_utilization_percent"];
     let get = |side: &str| -> Option<Cpu> {
         Some(Cpu {
@@ -293,5 +305,10 @@ mod tests {
         unknown["end"]["sonde"]["remote_cpu_known"] = json!(false);
         assert!(cpu(&unknown).1.is_none());
         assert_eq!(cpu(&json!({})), (None, None));
+        let coded = json!({"protocol": "coded",
+            "cpu_local": {"total": 3.0, "user": 1.0, "system": 2.0}, "cpu_remote": null});
+        let (c, s) = cpu(&coded);
+        assert_eq!(c.map(|c| c.user), Some(1.0));
+        assert!(s.is_none());
     }
 }

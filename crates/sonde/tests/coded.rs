@@ -56,3 +56,21 @@ fn timed_reverse_stays_under_the_rate_cap() {
         "only {delivered} bytes in 2 s at 50 Mbit/s"
     );
 }
+
+#[test]
+fn a_file_is_refused_rather_than_replaced_by_test_data() {
+    let out = run(
+        &[
+            "client",
+            "127.0.0.1",
+            "-p",
+            "9",
+            "--coded",
+            "-F",
+            "Cargo.toml",
+        ],
+        Duration::from_secs(10),
+    );
+    out.expect_code(2);
+    assert!(out.stderr.contains("--coded"), "{}", out.stderr);
+}

@@ -70,6 +70,8 @@ pub struct CodedFigures {
     pub bad_bytes: Option<u64>,
     /// The sender's last path view: rate (bit/s), loss fraction, smoothed RTT (ms).
     pub path: Option<(f64, f64, Option<f64>)>,
+    /// Times the sender's rate controller backed off on a congestion signal (sending end).
+    pub backoffs: Option<u64>,
 }
 
 /// When the drive ends besides completion.
@@ -263,6 +265,7 @@ fn figures(side: &Side, out: &mut CodedFigures) {
             out.receiver = tx.peer_report();
             let (rate, loss, rtt) = tx.path();
             out.path = Some((rate, loss, rtt.map(|d| d.as_secs_f64() * 1e3)));
+            out.backoffs = Some(tx.backoffs());
         }
         Side::Receive { rx, bad_bytes, .. } => {
             out.complete = rx.is_complete();

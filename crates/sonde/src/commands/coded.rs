@@ -41,6 +41,7 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
     let (out, err) = sonde_runtime::coded::client::run(cfg, interrupt);
     let text = if output.json {
         let mut doc = document(&out);
+        doc["target_bits_per_second"] = json!(cfg.params.bitrate);
         if let Some(e) = &err {
             doc["error"] = json!(e.to_string());
         }
@@ -130,6 +131,7 @@ fn document(o: &CodedOutcome) -> serde_json::Value {
             "rate_bits_per_second": rate,
             "loss_fraction": loss,
             "rtt_ms": rtt,
+            "rate_backoffs": f.backoffs,
         })),
         "cpu_local": o.cpu_local,
         "cpu_remote": o.cpu_remote,
@@ -218,7 +220,12 @@ fn table(o: &CodedOutcome) -> String {
         let rtt = rtt.map_or("no sample".into(), |r| format!("{r:.2} ms"));
         rows.push((
             "path (sender's view)",
-            format!("rate {}, loss {:.2} %, rtt {rtt}", mbit(rate), loss * 100.0),
+            format!(
+                "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs",
+                mbit(rate),
+                loss * 100.0,
+                f.backoffs.unwrap_or(0)
+            ),
         ));
     }
     let cpu = |c: Option<sonde_stats::model::CpuUsage>| {

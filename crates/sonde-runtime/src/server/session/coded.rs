@@ -9,11 +9,54 @@ use crate::error::RunError;
 use crate::os::cpu;
 use sonde_proto::message::{Results, TestParams};
 use sonde_proto::session::ServerEvent;
+use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::Direction;
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 impl SessionRun<'_> {
+    /// Waits for the client's start, answering its repeated hellos meanwhile: on a lossy
+    /// link the first acknowledgement can be lost, and a client without one never starts.
+    fn await_start(&mut self, sock: &UdpSocket, ack: Option<HelloAck>) -> Result<(), RunError> {
+        let reack = ack.and_then(|a| sock.try_clone().ok().map(|c| (c, a)));
+        if let Some((c, _)) = &reack {
+            let _ = c.set_nonblocking(true);
+        }
+        let deadline = Instant::now() + STEP;
+        let result = loop {
+            if let Some((c, a)) = &reack {
+                super::reack_one(c, a);
+            }
+            match self.session.poll_event() {
+                Some(ServerEvent::Started) => break Ok(()),
+                Some(ServerEvent::Aborted(r)) => break Err(RunError::PeerAborted(r)),
+                Some(_) => break Err(RunError::Protocol("expected the client's start".into())),
+                None => {}
+            }
+            if self.interrupted() || Instant::now() >= deadline {
+                let why = if self.interrupted() {
+                    "the server is shutting down"
+                } else {
+                    "server timed out waiting for the client's start"
+                };
+                self.session.abort(why);
+                let _ = self.flush();
+                break Err(RunError::Timeout("the client's start"));
+            }
+            if let Some(m) = self.conn.recv(Duration::from_millis(20))? {
+                let r = self.session.handle(m);
+                self.flush()?;
+                r.map_err(|e| RunError::Protocol(e.to_string()))?;
+            }
+        };
+        // The same open file: the coded driver reads it with its own timeouts.
+        if let Some((c, _)) = &reack {
+            let _ = c.set_nonblocking(false);
+        }
+        result
+    }
+
     /// Runs an accepted coded test from the client's start to its done.
     pub(super) fn run_coded(
         &mut self,
@@ -23,16 +66,13 @@ impl SessionRun<'_> {
         let Some((stream, _, _)) = streams.into_iter().next() else {
             return Err(RunError::Setup("a coded test needs its UDP stream".into()));
         };
+        let ack = stream.ack;
         let DataSocket::Udp(sock) = stream.socket else {
             return Err(RunError::Setup(
                 "the coded stream is not a UDP socket".into(),
             ));
         };
-        match self.next_event(STEP, "the client's start")? {
-            ServerEvent::Started => {}
-            ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-            _ => return Err(RunError::Protocol("expected the client's start".into())),
-        }
+        self.await_start(&sock, ack)?;
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
         let mut side = Side::new(p, p.direction == Direction::Reverse);

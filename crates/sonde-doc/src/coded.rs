@@ -1,0 +1,106 @@
+//! Reading `sonde client --coded -J` documents into the report's throughput view.
+//!
+//! A coded transfer has its own document shape (top-level `"protocol": "coded"`; no interval
+//! reports, since the figures that matter are end-to-end: delivered bytes, reliability, repair).
+//! The report compares it with TCP and UDP in one table, so it is read into the same
+//! [`Throughput`] view: one direction whose received figures are the delivered bytes and the
+//! goodput, whose sent figures are the bytes the sender had to deliver and its wire rate.
+//! Reliability then reads as delivered / sent bytes, as for TCP.
+
+use crate::result::{num, text, uint, CpuView, DirView, Throughput};
+use serde_json::Value;
+
+/// Whether `doc` is a coded transfer's document.
+pub fn is_coded(doc: &Value) -> bool {
+    doc.get("protocol").and_then(Value::as_str) == Some("coded")
+}
+
+fn cpu(v: Option<&Value>) -> Option<CpuView> {
+    let v = v?;
+    Some(CpuView {
+        total: num(v, &["total"])?,
+        user: num(v, &["user"]).unwrap_or(0.0),
+        system: num(v, &["system"]).unwrap_or(0.0),
+    })
+}
+
+/// The throughput view of a coded document (see the module docs).
+pub fn throughput(doc: &Value) -> Throughput {
+    let direction = text(doc, &["direction"]).unwrap_or_else(|| "upload".into());
+    let seconds = num(doc, &["seconds"]);
+    let dir = DirView {
+        client_sends: direction != "reverse",
+        sent_bytes: uint(doc, &["sent_bytes"]),
+        sent_bps: num(doc, &["sender", "wire_bits_per_second"]),
+        received_bytes: uint(doc, &["delivered_bytes"]),
+        received_bps: num(doc, &["goodput_bits_per_second"]),
+        seconds,
+        retransmits: None,
+        udp: None,
+    };
+    Throughput {
+        protocol: "CODED".into(),
+        direction,
+        role: "client".into(),
+        tool: Some("sonde".into()),
+        version: None,
+        system_info: None,
+        timestamp_unix: None,
+        streams: Some(1),
+        congestion: None,
+        target_bitrate: uint(doc, &["target_bits_per_second"]),
+        blksize: None,
+        duration_secs: seconds,
+        directions: vec![dir],
+        tcp_rtt_ms: num(doc, &["path", "rtt_ms"]),
+        cpu_client: cpu(doc.get("cpu_local")),
+        cpu_server: cpu(doc.get("cpu_remote")),
+        throughput: Vec::new(),
+        stream_loss: Vec::new(),
+        partial: doc.get("complete").and_then(Value::as_bool) != Some(true),
+        error: text(doc, &["error"]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{read, ResultDoc};
+
+    #[test]
+    fn a_coded_document_reads_as_one_direction() {
+        let doc: Value = serde_json::from_str(
+            r#"{"protocol": "coded", "direction": "upload", "complete": true, "seconds": 2.0,
+                "delivered_bytes": 1000, "sent_bytes": 1000, "goodput_bits_per_second": 4000.0,
+                "target_bits_per_second": 100000000,
+                "sender": {"wire_bits_per_second": 5000.0},
+                "path": {"rtt_ms": 1.5},
+                "cpu_local": {"total": 12.5, "user": 2.5, "system": 10.0},
+                "cpu_remote": null}"#,
+        )
+        .unwrap_or_default();
+        let Ok(ResultDoc::Throughput(t)) = read(&doc) else {
+            panic!("not read as a throughput document");
+        };
+        assert_eq!(t.protocol, "CODED");
+        assert_eq!(t.goodput_bps(), Some(4000.0));
+        assert_eq!(t.delivered_percent(), Some(100.0));
+        assert_eq!(t.directions[0].sent_bps, Some(5000.0));
+        assert_eq!(t.cpu_client.map(|c| c.total), Some(12.5));
+        assert!(t.cpu_server.is_none());
+        assert_eq!(t.target_bitrate, Some(100_000_000));
+        assert!(!t.partial);
+    }
+
+    #[test]
+    fn an_incomplete_transfer_is_partial_and_shows_its_shortfall() {
+        let doc = serde_json::json!({"protocol": "coded", "direction": "reverse",
+            "complete": false, "delivered_bytes": 500, "sent_bytes": 1000,
+            "error": "the coded transfer ended before every block was delivered"});
+        let t = throughput(&doc);
+        assert!(t.partial);
+        assert!(!t.directions[0].client_sends);
+        assert_eq!(t.delivered_percent(), Some(50.0));
+        assert!(t.error.is_some());
+    }
+}
