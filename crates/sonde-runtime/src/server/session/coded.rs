@@ -7,7 +7,7 @@ use crate::coded::endpoint::{drive, CodedFigures, Limits, Side};
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::cpu;
-use sonde_proto::message::{Results, TestParams};
+use sonde_proto::message::TestParams;
 use sonde_proto::session::ServerEvent;
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::Direction;
@@ -63,35 +63,8 @@ impl SessionRun<'_> {
         };
         self.log_coded(&figures);
         driven?;
-        while !stopped {
-            match self.next_event(STEP, "the client's stop")? {
-                ServerEvent::StopRequested(_) => stopped = true,
-                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-                _ => {}
-            }
-        }
         let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
-        self.session.send_results(Results {
-            cpu,
-            congestion: None,
-            streams: Vec::new(),
-            sent: Vec::new(),
-            notes: Vec::new(),
-            profile: Vec::new(),
-        });
-        self.flush()?;
-        loop {
-            match self.next_event(STEP, "the client's results")? {
-                ServerEvent::PeerResults(_) => {}
-                ServerEvent::Done => return Ok(()),
-                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-                _ => {
-                    return Err(RunError::Protocol(
-                        "unexpected message after results".into(),
-                    ))
-                }
-            }
-        }
+        self.close_own_loop(stopped, cpu)
     }
 
     fn log_coded(&self, f: &CodedFigures) {
