@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{run, Server};
+use common::{run, Proc, Server};
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -86,6 +86,38 @@ fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
 }
 
 #[test]
+fn over_ipv6_the_default_datagram_still_makes_1500_byte_packets() {
+    if !common::ipv6_loopback_available() {
+        eprintln!("skipping: no IPv6 loopback");
+        return;
+    }
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let out = run(
+        &[
+            "capacity",
+            "::1",
+            "-p",
+            &port,
+            "--short-trains",
+            "5",
+            "--long-trains",
+            "1",
+            "--long-len",
+            "100",
+            "-J",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(doc["family"], "IPv6");
+    assert_eq!(doc["payload_bytes"], 1452);
+    assert_eq!(doc["ip_bytes"], 1500);
+    assert_eq!(doc["estimate"]["long"]["clean"], 1);
+}
+
+#[test]
 fn usage_errors_come_before_any_traffic() {
     for bad in [
         &["capacity", "127.0.0.1", "--short-len", "1"][..],
@@ -100,4 +132,31 @@ fn usage_errors_come_before_any_traffic() {
     let out = run(&["capacity", "127.0.0.1", "-p", &closed, "-J"], DEADLINE);
     out.expect_code(1);
     assert_eq!(out.json()["partial"], true);
+}
+
+#[test]
+fn ctrl_c_keeps_the_estimate_of_the_trains_that_arrived() {
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    // Two seconds between trains: 20 short trains would take 40 s.
+    let proc = Proc::spawn(&[
+        "capacity",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--short-trains",
+        "20",
+        "--spacing",
+        "2000",
+        "-J",
+    ]);
+    std::thread::sleep(Duration::from_millis(2500));
+    proc.signal(libc::SIGINT);
+    let out = proc.wait(Duration::from_secs(20));
+    out.expect_code(1);
+    let doc = out.json();
+    assert_eq!(doc["partial"], true);
+    let got = doc["estimate"]["short"]["trains"].as_u64().unwrap();
+    assert!((1..20).contains(&got), "{got} trains: {}", out.describe());
+    assert_eq!(doc["estimate"]["long"]["trains"], 0);
 }
