@@ -107,9 +107,10 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
     ));
     match e.verdict {
         Verdict::HostLimited => out.push(format!(
-            "Verdict: host-limited. Long trains arrived at {} while the sender handed them over at {}: nothing on the path slowed them, so these figures are the hosts' speed, not the path's capacity",
+            "Verdict: host-limited. Long trains arrived at {} while the sender handed them over at {} ({:.0} % of that pace, train by train): nothing on the path slowed them, so these figures are the hosts' speed, not the path's capacity",
             opt_mbit(e.adr_bps),
-            opt_mbit(e.departure_bps)
+            opt_mbit(e.departure_bps),
+            e.arrival_share.unwrap_or(0.0) * 100.0
         )),
         Verdict::Unmeasured => out.push("Verdict: unmeasured (too few usable trains)".into()),
         Verdict::Shaped | Verdict::Link => {

@@ -12,6 +12,24 @@ use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// A small plan (5 short trains, one long train of 100) against `host`.
+fn small_run(host: &str, port: &str, extra: &[&str]) -> common::Output {
+    let mut args = vec![
+        "capacity",
+        host,
+        "-p",
+        port,
+        "--short-trains",
+        "5",
+        "--long-trains",
+        "1",
+        "--long-len",
+        "100",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
 #[test]
 fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
     let server = Server::start(&[]);
@@ -51,29 +69,16 @@ fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
     let adr = e["adr_bps"].as_f64().unwrap();
     let dep = e["departure_bps"].as_f64().unwrap();
     eprintln!(
-        "loopback: ADR {:.0} Mbit/s, departure {:.0} Mbit/s, short-train CoV {}, {:.2} s",
+        "loopback: ADR {:.0} Mbit/s, departure {:.0} Mbit/s, arrival share {}, short-train CoV {}, {:.2} s",
         adr / 1e6,
         dep / 1e6,
+        e["arrival_share"],
         e["cov"],
         took.as_secs_f64()
     );
     assert!(adr > 100e6 && dep > 100e6, "{adr} {dep}");
     // The table says so in words, with the overhead model.
-    let table = run(
-        &[
-            "capacity",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--short-trains",
-            "5",
-            "--long-trains",
-            "1",
-            "--long-len",
-            "100",
-        ],
-        DEADLINE,
-    );
+    let table = small_run("127.0.0.1", &port, &[]);
     table.expect_code(0);
     assert!(
         table.stdout.contains("Verdict: host-limited"),
@@ -93,22 +98,7 @@ fn over_ipv6_the_default_datagram_still_makes_1500_byte_packets() {
     }
     let server = Server::start(&[]);
     let port = server.port.to_string();
-    let out = run(
-        &[
-            "capacity",
-            "::1",
-            "-p",
-            &port,
-            "--short-trains",
-            "5",
-            "--long-trains",
-            "1",
-            "--long-len",
-            "100",
-            "-J",
-        ],
-        DEADLINE,
-    );
+    let out = small_run("::1", &port, &["-J"]);
     out.expect_code(0);
     let doc = out.json();
     assert_eq!(doc["family"], "IPv6");

@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 use shaper::ShapeFit;
 use train::{Train, TrainFigures};
 
-/// A long train arriving at no less than this share of its departure rate was not slowed by
-/// the path.
-pub const HOST_LIMIT_SHARE: f64 = 0.9;
+/// Long trains arriving at no less than this share of their departure rate (the median of
+/// the per-train ratios) were not slowed by the path. Below 1 because the receiving host's
+/// own per-packet work slows a train a little (on loopback, 0.85-1.0 of the sender's pace).
+pub const HOST_LIMIT_SHARE: f64 = 0.8;
 /// A sustained rate below this share of the peak, with a knee in most long trains, is a
 /// shaper's.
 pub const SHAPED_SHARE: f64 = 0.9;
@@ -117,6 +118,8 @@ pub struct Estimate {
     pub knees: u32,
     /// Median departure rate of the long trains at the sender.
     pub departure_bps: Option<f64>,
+    /// Median over the long trains of arrival rate / departure rate.
+    pub arrival_share: Option<f64>,
     pub fits: Vec<ShapeFit>,
 }
 
@@ -162,6 +165,12 @@ pub fn estimate(short: &[Train], long: &[Train]) -> Estimate {
             .collect::<Vec<_>>(),
     );
     let departure_bps = median(&mut lf.iter().filter_map(|f| f.tx_bps).collect::<Vec<_>>());
+    let arrival_share = median(
+        &mut lf
+            .iter()
+            .filter_map(|f| Some(f.rx_bps? / f.tx_bps.filter(|&t| t > 0.0)?))
+            .collect::<Vec<_>>(),
+    );
     let histogram = Histogram::of(&short_rates);
     let peak = histogram.as_ref().and_then(|h| {
         let floor = adr_bps.unwrap_or(0.0);
@@ -174,7 +183,7 @@ pub fn estimate(short: &[Train], long: &[Train]) -> Estimate {
     let verdict = match (adr_bps, sustained_bps) {
         (Some(adr), Some(sus)) => {
             let head = peak.map(|m| m.center_bps()).unwrap_or(adr);
-            if departure_bps.is_some_and(|d| adr >= HOST_LIMIT_SHARE * d) {
+            if arrival_share.is_some_and(|r| r >= HOST_LIMIT_SHARE) {
                 Verdict::HostLimited
             } else if 2 * knees > lc.used && sus < SHAPED_SHARE * head {
                 Verdict::Shaped
@@ -203,6 +212,7 @@ pub fn estimate(short: &[Train], long: &[Train]) -> Estimate {
         },
         knees,
         departure_bps,
+        arrival_share,
         fits,
     }
 }
