@@ -214,7 +214,7 @@ mod tests {
         };
         let text = lines(&info, &e).join("\n");
         assert!(
-            text.contains("sustained rate: 100.00 Mbit/s IP (98.13 UDP payload"),
+            text.contains("sustained rate: 100.00 Mbit/s IP (98.13 Mbit/s UDP payload"),
             "{text}"
         );
         assert!(text.contains("IP = UDP payload 1472 B + 8 B UDP header + 20 B IP header"));
