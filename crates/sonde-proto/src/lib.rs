@@ -9,6 +9,7 @@
 //! - [`frame`]: length-prefixed, typed control frames with a bounded size.
 //! - [`message`]: the control messages and their capability negotiation.
 //! - [`session`]: the client and server control state machines with checked transitions.
+//! - [`capacity`]: capacity probe trains (`sonde capacity`): the plan, probes and acks.
 //! - [`datagram`]: the UDP test datagram header (64-bit sequence, nanosecond send time).
 //! - [`datagram_format`]: one view over sonde's and iperf3's datagram headers, for the runtime's
 //!   single set of UDP workers.
@@ -24,6 +25,7 @@
 //! assert_eq!(DatagramHeader::parse(&buf).unwrap().seq, 7);
 //! ```
 
+pub mod capacity;
 pub mod datagram;
 pub mod datagram_format;
 pub mod frame;

@@ -28,6 +28,7 @@ pub const CAPABILITIES: &[&str] = &[
     "affinity",
     "profile",
     "coded",
+    "capacity",
 ];
 
 /// Client's opening message.
@@ -146,6 +147,11 @@ pub struct TestParams {
     /// replace `parallel` and `direction`. Sent only to a server listing `profile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRequest>,
+    /// Capacity probe trains instead of the throughput test (`sonde capacity`): the server
+    /// sends them on the one UDP stream (`direction` reverse). Sent only to a server listing
+    /// `capacity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityPlan>,
 }
 
 /// A traffic profile to run, and how its receivers take one-way delays.
@@ -196,6 +202,7 @@ impl Default for TestParams {
             server_affinity: None,
             profile: None,
             coded: false,
+            capacity: None,
         }
     }
 }
@@ -231,6 +238,8 @@ pub enum ParamError {
     NoEnd,
     #[error("burst must be 1..={max} datagrams, got {0}", max = limits::MAX_BURST)]
     Burst(u32),
+    #[error("capacity plan: {0}")]
+    Capacity(#[from] crate::capacity::PlanError),
     #[error("traffic profile: {0}")]
     Profile(#[from] sonde_profile::ProfileError),
 }
@@ -272,6 +281,9 @@ impl TestParams {
         }
         if let Some(r) = &self.profile {
             r.profile.validate()?;
+        }
+        if let Some(c) = &self.capacity {
+            c.validate()?;
         }
         Ok(())
     }

@@ -191,6 +191,13 @@ fn params(rng: &mut Rng) -> TestParams {
             clock_synced: rng.chance(2),
         }),
         coded: rng.chance(4),
+        capacity: rng.chance(4).then(|| sonde_proto::capacity::CapacityPlan {
+            short_trains: (rng.next() % 1001) as u32,
+            short_len: 2 + (rng.next() % 63) as u32,
+            long_trains: 1 + (rng.next() % 50) as u32,
+            long_len: 16 + (rng.next() % 3985) as u32,
+            spacing_ms: 1 + (rng.next() % 2000) as u32,
+        }),
     }
 }
 

@@ -33,6 +33,7 @@ use std::io;
 pub use sonde_stats::model::Event;
 
 pub mod btc;
+pub mod capacity;
 pub mod iperf3_json;
 mod json;
 mod json_lines;

@@ -7,6 +7,7 @@
 //! that touches the OS is in [`os`].
 
 pub mod btc;
+pub mod capacity;
 pub mod client;
 pub mod client_checks;
 pub mod clock;
@@ -19,6 +20,7 @@ pub mod iperf3;
 pub mod latency;
 pub mod meter;
 pub mod os;
+mod own_loop;
 pub mod pacing;
 pub mod peer_rows;
 pub mod profile;

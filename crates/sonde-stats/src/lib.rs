@@ -10,6 +10,7 @@
 //! ```
 
 pub mod btc;
+pub mod capacity;
 pub mod cpu;
 pub mod interval;
 pub mod jitter;

@@ -38,6 +38,8 @@ pub enum Command {
     CompareIp(crate::cli_latency::CompareIpArgs),
     /// Bulk transfer capacity: TCP transfers of growing size every few seconds, per family
     Btc(crate::cli_btc::BtcArgs),
+    /// Path capacity by packet dispersion: peak rate, sustained (shaped) rate and bucket depth
+    Capacity(crate::cli_capacity::CapacityArgs),
     /// Traffic profiles: concurrent UDP burst streams both ways, per-stream loss, lateness
     /// and per-burst completeness
     #[command(subcommand)]

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cli_btc;
+mod cli_capacity;
 mod cli_latency;
 mod cli_profile;
 mod cli_stress;
@@ -45,6 +46,7 @@ fn main() {
         cli::Command::Report(a) => commands::report::run(&a),
         cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
         cli::Command::Btc(a) => commands::btc::run(a, &interrupt),
+        cli::Command::Capacity(a) => commands::capacity::run(a, &interrupt),
         cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Profile(c) => commands::profile::run(c, &interrupt),

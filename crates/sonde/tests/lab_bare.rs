@@ -499,3 +499,91 @@ fn lab_run_needs_nothing_but_iproute2() {
         .collect();
     assert!(left.is_empty(), "namespaces left behind: {left:?}");
 }
+
+/// `sonde capacity` in the lab node `client` against `dst`: its JSON document.
+fn capacity(lab: &Lab, dst: &str, extra: &[&str]) -> Value {
+    let _server = server(lab);
+    let mut args = vec!["capacity", dst, "-J"];
+    args.extend_from_slice(extra);
+    let out = lab
+        .command("client", sonde_bin(), &args)
+        .expect("client node")
+        .output()
+        .expect("sonde capacity runs");
+    assert!(
+        out.status.success(),
+        "sonde capacity failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON document")
+}
+
+/// Issue 12: over tbf links of 10 and 100 Mbit/s `sonde capacity` finds the sustained rate
+/// within 3 % of the configured one at the layer tbf counts (IP + 14-byte Ethernet header);
+/// with a 300 KB bucket it reports the peak, the sustained rate and the bucket within 25 %;
+/// and over a link with no shaper (a delay only) it says the hosts are the limit.
+#[test]
+fn capacity_finds_the_shaped_rate_and_the_bucket_and_knows_an_unshaped_link() {
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("capacity") {
+        return;
+    }
+    let cases: [(&str, &str, Option<f64>, Option<f64>); 4] = [
+        ("c10", r#"rate = "10mbit""#, Some(10e6), None),
+        ("c100", r#"rate = "100mbit""#, Some(100e6), None),
+        (
+            "cbkt",
+            r#"rate = "100mbit", burst = "300kb""#,
+            Some(100e6),
+            Some(300_000.0),
+        ),
+        ("cveth", r#"delay = "1ms""#, None, None),
+    ];
+    for (tag, impair, rate, bucket) in cases {
+        let lab = build(tag, impair);
+        let dst = lab.node("server").expect("server").ifaces[0]
+            .ipv4
+            .to_string();
+        let t0 = std::time::Instant::now();
+        let doc = capacity(&lab, &dst, &[]);
+        let secs = t0.elapsed().as_secs_f64();
+        let _ = lab.finish();
+        let e = &doc["estimate"];
+        let line = format!(
+            "{impair}: verdict {}, sustained {:.3} Mbit/s IP = {:.3} as tbf counts, peak mode {}, \
+             bucket {} B, ADR {:.1} Mbit/s, departure {:.1} Mbit/s, CoV {}, {secs:.1} s",
+            doc["verdict"],
+            doc["sustained_ip_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["peak"],
+            e["bucket_bytes"],
+            e["adr_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["departure_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["cov"],
+        );
+        eprintln!("{line}");
+        let Some(rate) = rate else {
+            assert_eq!(doc["verdict"], "host-limited", "{line}");
+            continue;
+        };
+        let shaper = doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0);
+        assert!((shaper / rate - 1.0).abs() <= 0.03, "{line}");
+        assert!(secs <= 10.0, "took {secs:.1} s: {line}");
+        if let Some(b) = bucket {
+            assert_eq!(doc["verdict"], "shaped", "{line}");
+            // tbf's bucket counts IP + 14 bytes; the estimate IP bytes.
+            let want = b * 1500.0 / 1514.0;
+            let got = e["bucket_bytes"].as_f64().unwrap_or(0.0);
+            assert!(
+                (got / want - 1.0).abs() <= 0.25,
+                "bucket {got} vs {want}: {line}"
+            );
+            assert!(
+                e["peak"]["low_bps"].as_f64().unwrap_or(0.0) > 1.5 * rate,
+                "{line}"
+            );
+        } else {
+            assert_ne!(doc["verdict"], "host-limited", "{line}");
+        }
+    }
+}

@@ -7,24 +7,16 @@
 //! (their CPU). The coded figures of the far end arrive in the protocol's own close.
 
 use super::endpoint::{drive, CodedFigures, Limits, Side};
-use crate::client::{connect_control, open_data_stream, udp_handshake, ClientConfig};
+use crate::client::ClientConfig;
 use crate::control_conn::ControlConn;
-use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::cpu;
-use crate::os::host::software;
-use crate::os::resolve::resolve;
-use sonde_proto::message::{Results, Stop};
-use sonde_proto::preamble::{data_preamble, CONTROL_MAGIC};
+use crate::own_loop::{self, Needs};
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::{CpuUsage, Direction};
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-/// Longest wait for one control step.
-const STEP: Duration = Duration::from_secs(30);
 /// How long past its duration a timed transfer may take to deliver its last blocks (and a
 /// sized one at least, on top of its time at the target rate) before it is given up.
 const GRACE: Duration = Duration::from_secs(30);
@@ -50,62 +42,15 @@ pub fn run(cfg: &ClientConfig, interrupt: &AtomicBool) -> (CodedOutcome, Option<
     (out, err)
 }
 
-fn next_event(
-    conn: &mut ControlConn,
-    s: &mut ClientSession,
-    what: &'static str,
-) -> Result<ClientEvent, RunError> {
-    let deadline = Instant::now() + STEP;
-    loop {
-        if let Some(ev) = s.poll_event() {
-            return match ev {
-                ClientEvent::Aborted(r) => Err(RunError::PeerAborted(r)),
-                ClientEvent::Refused(r) => Err(RunError::ServerRefused {
-                    code: r.code.as_str().to_string(),
-                    message: r.message,
-                }),
-                ev => Ok(ev),
-            };
-        }
-        if Instant::now() >= deadline {
-            return Err(RunError::Timeout(what));
-        }
-        if let Some(m) = conn.recv(Duration::from_millis(50))? {
-            s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
-        }
-        flush(conn, s)?;
-    }
-}
-
-fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
-    while let Some(m) = s.poll_transmit() {
-        conn.send(&m)?;
-    }
-    Ok(())
-}
-
 fn execute(
     cfg: &ClientConfig,
     interrupt: &AtomicBool,
     out: &mut CodedOutcome,
 ) -> Result<(), RunError> {
-    let p = &cfg.params;
-    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-    let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
-    let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
-    out.server = server.to_string();
-    tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
-    let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
-    let mut s = ClientSession::new(p.clone(), &software());
+    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server)?;
     let r = run_session(cfg, interrupt, &mut conn, &mut s, server, out);
     if let Err(e) = &r {
-        if !matches!(
-            e,
-            RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
-        ) {
-            s.abort(&e.to_string());
-            let _ = flush(&mut conn, &mut s);
-        }
+        own_loop::abort_on(&mut conn, &mut s, e);
     }
     r
 }
@@ -119,37 +64,11 @@ fn run_session(
     out: &mut CodedOutcome,
 ) -> Result<(), RunError> {
     let p = &cfg.params;
-    flush(conn, s)?;
-    match next_event(conn, s, "the server's welcome")? {
-        ClientEvent::Welcomed { caps, software, .. } => {
-            if !caps.iter().any(|c| c == "coded") {
-                return Err(RunError::PeerLacks {
-                    software,
-                    capability: "coded",
-                    what: "run the coded transport (--coded)",
-                    instead: "run sonde server from this release on the far end",
-                });
-            }
-        }
-        _ => return Err(RunError::Protocol("expected the server's welcome".into())),
-    }
-    let cookie = match next_event(conn, s, "the server to accept the test")? {
-        ClientEvent::Accepted { cookie } => cookie,
-        _ => return Err(RunError::Protocol("expected the test's acceptance".into())),
+    let needs = Needs {
+        capability: "coded",
+        what: "run the coded transport (--coded)",
     };
-    let (sock, _) = open_data_stream(cfg, server, 1, &data_preamble(&cookie, 1), |u| {
-        udp_handshake(u, &cookie, 1, interrupt)
-    })?;
-    let DataSocket::Udp(sock) = sock else {
-        return Err(RunError::Setup(
-            "the coded stream is not a UDP socket".into(),
-        ));
-    };
-    match next_event(conn, s, "the server to confirm the data stream")? {
-        ClientEvent::StreamsReady => {}
-        _ => return Err(RunError::Protocol("expected streams-ready".into())),
-    }
-    flush(conn, s)?; // the Start
+    let sock = own_loop::open_stream(cfg, interrupt, conn, s, server, &needs)?;
     let cpu0 = cpu::process_times();
     let t0 = Instant::now();
     let mut side = Side::new(p, out.client_sends);
@@ -185,25 +104,7 @@ fn run_session(
         t0.elapsed().as_secs_f64(),
     ));
     driven?;
-    s.stop(Stop { sent: Vec::new() });
-    flush(conn, s)?;
-    let peer = loop {
-        match next_event(conn, s, "the server's results")? {
-            ClientEvent::PeerResults(r) => break r,
-            ClientEvent::LiveInterval(_) => {}
-            _ => return Err(RunError::Protocol("expected the server's results".into())),
-        }
-    };
-    out.cpu_remote = Some(peer.cpu);
-    s.send_results(Results {
-        cpu: out.cpu_local.unwrap_or_default(),
-        congestion: None,
-        streams: Vec::new(),
-        sent: Vec::new(),
-        notes: Vec::new(),
-        profile: Vec::new(),
-    });
-    let _ = flush(conn, s);
+    out.cpu_remote = Some(own_loop::close(conn, s, out.cpu_local.unwrap_or_default())?);
     if !out.figures.complete {
         return Err(RunError::Setup(
             "the coded transfer ended before every block was delivered".into(),

@@ -26,6 +26,9 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod await_start;
+mod capacity;
+mod close;
 mod coded;
 mod profile;
 
@@ -178,6 +181,9 @@ impl SessionRun<'_> {
         }
         if params.coded {
             return self.run_coded(&params, streams);
+        }
+        if let Some(plan) = params.capacity {
+            return self.run_capacity(&params, plan, streams);
         }
         // Receivers and the clock start now, so that nothing the client sends once it has
         // the streams-ready message is lost or timed wrongly while its start is in flight

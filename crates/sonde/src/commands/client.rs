@@ -130,6 +130,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         server_affinity: a.affinity.and_then(|(_, server)| server),
         profile: None,
         coded: a.coded,
+        capacity: None,
     };
     p.validate().map_err(|e| e.to_string())?;
     if a.coded {

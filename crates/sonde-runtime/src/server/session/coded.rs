@@ -2,61 +2,18 @@
 //! receiver (upload) or sender (`-R`) on the test's one UDP stream, then stop and exchange
 //! results as for any test.
 
-use super::{OpenStream, SessionRun, STEP};
+use super::{OpenStream, SessionRun};
 use crate::coded::endpoint::{drive, CodedFigures, Limits, Side};
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::cpu;
-use sonde_proto::message::{Results, TestParams};
+use sonde_proto::message::TestParams;
 use sonde_proto::session::ServerEvent;
-use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::Direction;
-use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 impl SessionRun<'_> {
-    /// Waits for the client's start, answering its repeated hellos meanwhile: on a lossy
-    /// link the first acknowledgement can be lost, and a client without one never starts.
-    fn await_start(&mut self, sock: &UdpSocket, ack: Option<HelloAck>) -> Result<(), RunError> {
-        let reack = ack.and_then(|a| sock.try_clone().ok().map(|c| (c, a)));
-        if let Some((c, _)) = &reack {
-            let _ = c.set_nonblocking(true);
-        }
-        let deadline = Instant::now() + STEP;
-        let result = loop {
-            if let Some((c, a)) = &reack {
-                super::reack_one(c, a);
-            }
-            match self.session.poll_event() {
-                Some(ServerEvent::Started) => break Ok(()),
-                Some(ServerEvent::Aborted(r)) => break Err(RunError::PeerAborted(r)),
-                Some(_) => break Err(RunError::Protocol("expected the client's start".into())),
-                None => {}
-            }
-            if self.interrupted() || Instant::now() >= deadline {
-                let why = if self.interrupted() {
-                    "the server is shutting down"
-                } else {
-                    "server timed out waiting for the client's start"
-                };
-                self.session.abort(why);
-                let _ = self.flush();
-                break Err(RunError::Timeout("the client's start"));
-            }
-            if let Some(m) = self.conn.recv(Duration::from_millis(20))? {
-                let r = self.session.handle(m);
-                self.flush()?;
-                r.map_err(|e| RunError::Protocol(e.to_string()))?;
-            }
-        };
-        // The same open file: the coded driver reads it with its own timeouts.
-        if let Some((c, _)) = &reack {
-            let _ = c.set_nonblocking(false);
-        }
-        result
-    }
-
     /// Runs an accepted coded test from the client's start to its done.
     pub(super) fn run_coded(
         &mut self,
@@ -103,35 +60,8 @@ impl SessionRun<'_> {
         };
         self.log_coded(&figures);
         driven?;
-        while !stopped {
-            match self.next_event(STEP, "the client's stop")? {
-                ServerEvent::StopRequested(_) => stopped = true,
-                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-                _ => {}
-            }
-        }
         let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
-        self.session.send_results(Results {
-            cpu,
-            congestion: None,
-            streams: Vec::new(),
-            sent: Vec::new(),
-            notes: Vec::new(),
-            profile: Vec::new(),
-        });
-        self.flush()?;
-        loop {
-            match self.next_event(STEP, "the client's results")? {
-                ServerEvent::PeerResults(_) => {}
-                ServerEvent::Done => return Ok(()),
-                ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
-                _ => {
-                    return Err(RunError::Protocol(
-                        "unexpected message after results".into(),
-                    ))
-                }
-            }
-        }
+        self.close_own_loop(stopped, cpu)
     }
 
     fn log_coded(&self, f: &CodedFigures) {

@@ -1,0 +1,318 @@
+//! Capacity probing (`sonde capacity`): the plan the client asks the server to send, the probe
+//! datagram header and the receiver's per-train acknowledgement.
+//!
+//! The server sends trains of back-to-back datagrams on the test's one UDP stream. After each
+//! train the client acknowledges it on the same stream; the server then stays idle at least
+//! as long as the train took (send to acknowledgement) and at least the plan's spacing, so a
+//! shaper's queue has drained and its bucket refilled before the next train. A lost
+//! acknowledgement costs the server one bounded wait (the runtime's), never a stall.
+//!
+//! Layouts (network byte order):
+//! - probe: `SNCP` (4), train (u32), seq (u32), train length (u32), send time ns (u64):
+//!   24 bytes, then padding up to the datagram length;
+//! - ack: `SNCA` (4), train (u32): 8 bytes.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Named byte ranges of the probe header.
+mod field {
+    use core::ops::Range;
+    pub const MAGIC: Range<usize> = 0..4;
+    pub const TRAIN: Range<usize> = 4..8;
+    pub const SEQ: Range<usize> = 8..12;
+    pub const COUNT: Range<usize> = 12..16;
+    pub const SEND_NS: Range<usize> = 16..24;
+    pub const ACK_TRAIN: Range<usize> = 4..8;
+}
+
+const PROBE_MAGIC: &[u8; 4] = b"SNCP";
+const ACK_MAGIC: &[u8; 4] = b"SNCA";
+/// Bytes of the probe header.
+pub const PROBE_HEADER_LEN: usize = field::SEND_NS.end;
+/// Bytes of an acknowledgement.
+pub const ACK_LEN: usize = field::ACK_TRAIN.end;
+
+/// Limits of a plan (they bound what a client can make a server send).
+pub mod limits {
+    /// Datagrams in a short train.
+    pub const SHORT_LEN: core::ops::RangeInclusive<u32> = 2..=64;
+    /// Datagrams in a long train (a 1000-packet shaper queue holds 1.5 MB of them).
+    pub const LONG_LEN: core::ops::RangeInclusive<u32> = 16..=4000;
+    /// Short trains per test.
+    pub const MAX_SHORT_TRAINS: u32 = 1000;
+    /// Long trains per test.
+    pub const MAX_LONG_TRAINS: u32 = 50;
+    /// Least and most idle time between trains, ms.
+    pub const SPACING_MS: core::ops::RangeInclusive<u32> = 1..=2000;
+}
+
+/// The trains a capacity test asks for: first the short ones, then the long ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapacityPlan {
+    pub short_trains: u32,
+    pub short_len: u32,
+    pub long_trains: u32,
+    pub long_len: u32,
+    /// Least idle time between trains, ms.
+    pub spacing_ms: u32,
+}
+
+impl Default for CapacityPlan {
+    fn default() -> Self {
+        Self {
+            short_trains: 40,
+            short_len: 10,
+            long_trains: 5,
+            long_len: 500,
+            spacing_ms: 10,
+        }
+    }
+}
+
+/// A plan outside [`limits`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlanError {
+    #[error("short trains must have {lo}..={hi} datagrams, got {0}", lo = limits::SHORT_LEN.start(), hi = limits::SHORT_LEN.end())]
+    ShortLen(u32),
+    #[error("long trains must have {lo}..={hi} datagrams, got {0}", lo = limits::LONG_LEN.start(), hi = limits::LONG_LEN.end())]
+    LongLen(u32),
+    #[error("at most {max} short trains, got {0}", max = limits::MAX_SHORT_TRAINS)]
+    ShortTrains(u32),
+    #[error("1..={max} long trains, got {0}", max = limits::MAX_LONG_TRAINS)]
+    LongTrains(u32),
+    #[error("spacing must be {lo}..={hi} ms, got {0}", lo = limits::SPACING_MS.start(), hi = limits::SPACING_MS.end())]
+    Spacing(u32),
+}
+
+impl CapacityPlan {
+    /// Checks the plan against [`limits`].
+    ///
+    /// # Errors
+    /// The first field out of its range.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if !limits::SHORT_LEN.contains(&self.short_len) {
+            return Err(PlanError::ShortLen(self.short_len));
+        }
+        if !limits::LONG_LEN.contains(&self.long_len) {
+            return Err(PlanError::LongLen(self.long_len));
+        }
+        if self.short_trains > limits::MAX_SHORT_TRAINS {
+            return Err(PlanError::ShortTrains(self.short_trains));
+        }
+        if !(1..=limits::MAX_LONG_TRAINS).contains(&self.long_trains) {
+            return Err(PlanError::LongTrains(self.long_trains));
+        }
+        if !limits::SPACING_MS.contains(&self.spacing_ms) {
+            return Err(PlanError::Spacing(self.spacing_ms));
+        }
+        Ok(())
+    }
+
+    /// Trains in all.
+    pub fn trains(&self) -> u32 {
+        self.short_trains + self.long_trains
+    }
+
+    /// Datagrams in train `id` (0-based; the short trains come first); None past the end.
+    pub fn train_len(&self, id: u32) -> Option<u32> {
+        if id < self.short_trains {
+            Some(self.short_len)
+        } else if id < self.trains() {
+            Some(self.long_len)
+        } else {
+            None
+        }
+    }
+}
+
+/// The header of one probe datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub train: u32,
+    /// Position in the train, below `count`.
+    pub seq: u32,
+    /// Datagrams in the train.
+    pub count: u32,
+    /// The sender's wall clock (ns since the Unix epoch) when it handed the datagram's batch
+    /// to its kernel.
+    pub send_ns: u64,
+}
+
+/// Why a datagram is not a probe or acknowledgement.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProbeError {
+    #[error("{0}-byte datagram is too short for a capacity probe header")]
+    Short(usize),
+    #[error("datagram does not start with the capacity probe magic")]
+    BadMagic,
+    #[error("probe {seq} of a {count}-datagram train")]
+    BadSeq { seq: u32, count: u32 },
+    #[error("buffer of {0} bytes cannot hold the header")]
+    NoRoom(usize),
+}
+
+fn u32_at(buf: &[u8], r: core::ops::Range<usize>) -> u32 {
+    let mut b = [0u8; 4];
+    if let Some(s) = buf.get(r) {
+        b.copy_from_slice(s);
+    }
+    u32::from_be_bytes(b)
+}
+
+impl Probe {
+    /// Reads the header at the start of `buf`.
+    ///
+    /// # Errors
+    /// Too short, wrong magic, or a sequence number not below the train length.
+    pub fn parse(buf: &[u8]) -> Result<Self, ProbeError> {
+        if buf.len() < PROBE_HEADER_LEN {
+            return Err(ProbeError::Short(buf.len()));
+        }
+        if buf.get(field::MAGIC) != Some(&PROBE_MAGIC[..]) {
+            return Err(ProbeError::BadMagic);
+        }
+        let mut ns = [0u8; 8];
+        if let Some(s) = buf.get(field::SEND_NS) {
+            ns.copy_from_slice(s);
+        }
+        let p = Self {
+            train: u32_at(buf, field::TRAIN),
+            seq: u32_at(buf, field::SEQ),
+            count: u32_at(buf, field::COUNT),
+            send_ns: u64::from_be_bytes(ns),
+        };
+        if p.seq >= p.count {
+            return Err(ProbeError::BadSeq {
+                seq: p.seq,
+                count: p.count,
+            });
+        }
+        Ok(p)
+    }
+
+    /// Writes the header at the start of `buf` (the rest is left as it is).
+    ///
+    /// # Errors
+    /// `buf` shorter than the header.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<(), ProbeError> {
+        let len = buf.len();
+        let h = buf
+            .get_mut(..PROBE_HEADER_LEN)
+            .ok_or(ProbeError::NoRoom(len))?;
+        h[field::MAGIC].copy_from_slice(PROBE_MAGIC);
+        h[field::TRAIN].copy_from_slice(&self.train.to_be_bytes());
+        h[field::SEQ].copy_from_slice(&self.seq.to_be_bytes());
+        h[field::COUNT].copy_from_slice(&self.count.to_be_bytes());
+        h[field::SEND_NS].copy_from_slice(&self.send_ns.to_be_bytes());
+        Ok(())
+    }
+}
+
+/// The receiver's acknowledgement of a train: `SNCA` and the train number.
+pub fn emit_ack(train: u32) -> [u8; ACK_LEN] {
+    let mut b = [0u8; ACK_LEN];
+    b[field::MAGIC].copy_from_slice(ACK_MAGIC);
+    b[field::ACK_TRAIN].copy_from_slice(&train.to_be_bytes());
+    b
+}
+
+/// The train an acknowledgement names; None for anything else.
+pub fn parse_ack(buf: &[u8]) -> Option<u32> {
+    (buf.len() == ACK_LEN && buf.get(field::MAGIC) == Some(&ACK_MAGIC[..]))
+        .then(|| u32_at(buf, field::ACK_TRAIN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_round_trips_with_literal_bytes() {
+        let p = Probe {
+            train: 2,
+            seq: 1,
+            count: 10,
+            send_ns: 0x0102_0304_0506_0708,
+        };
+        let mut buf = [0xffu8; 30];
+        p.emit(&mut buf).unwrap();
+        assert_eq!(
+            &buf[..24],
+            &[b'S', b'N', b'C', b'P', 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 10, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(buf[24], 0xff, "padding untouched");
+        assert_eq!(Probe::parse(&buf).unwrap(), p);
+    }
+
+    #[test]
+    fn malformed_probes_are_refused() {
+        let mut buf = [0u8; 24];
+        Probe {
+            train: 0,
+            seq: 0,
+            count: 1,
+            send_ns: 0,
+        }
+        .emit(&mut buf)
+        .unwrap();
+        assert_eq!(Probe::parse(&buf[..23]), Err(ProbeError::Short(23)));
+        let mut bad = buf;
+        bad[11] = 1; // seq 1 of a 1-datagram train
+        assert_eq!(
+            Probe::parse(&bad),
+            Err(ProbeError::BadSeq { seq: 1, count: 1 })
+        );
+        bad = buf;
+        bad[0] = b'X';
+        assert_eq!(Probe::parse(&bad), Err(ProbeError::BadMagic));
+        assert!(Probe::parse(&emit_ack(3)).is_err());
+        let p = Probe::parse(&buf).unwrap();
+        assert_eq!(p.emit(&mut [0u8; 10]), Err(ProbeError::NoRoom(10)));
+    }
+
+    #[test]
+    fn acks_name_their_train() {
+        let a = emit_ack(0x0a0b0c0d);
+        assert_eq!(a, [b'S', b'N', b'C', b'A', 0x0a, 0x0b, 0x0c, 0x0d]);
+        assert_eq!(parse_ack(&a), Some(0x0a0b0c0d));
+        assert_eq!(parse_ack(&a[..7]), None);
+        assert_eq!(parse_ack(b"SNCPxxxx"), None);
+    }
+
+    #[test]
+    fn plans_are_bounded() {
+        let p = CapacityPlan::default();
+        assert_eq!(p.validate(), Ok(()));
+        assert_eq!(p.train_len(0), Some(10));
+        assert_eq!(p.train_len(40), Some(500));
+        assert_eq!(p.train_len(45), None);
+        for (bad, err) in [
+            (CapacityPlan { short_len: 1, ..p }, PlanError::ShortLen(1)),
+            (
+                CapacityPlan {
+                    long_len: 5000,
+                    ..p
+                },
+                PlanError::LongLen(5000),
+            ),
+            (
+                CapacityPlan {
+                    short_trains: 1001,
+                    ..p
+                },
+                PlanError::ShortTrains(1001),
+            ),
+            (
+                CapacityPlan {
+                    long_trains: 0,
+                    ..p
+                },
+                PlanError::LongTrains(0),
+            ),
+            (CapacityPlan { spacing_ms: 0, ..p }, PlanError::Spacing(0)),
+        ] {
+            assert_eq!(bad.validate(), Err(err));
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! `sonde capacity` output: the estimate as a table (one figure a line, each with its layer)
+//! or one JSON document. Rates are printed in Mbit/s with two decimals, finer than iperf3's
+//! three significant digits: a ±3 % check needs them.
+
+use serde_json::{json, Value};
+use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
+use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
+use sonde_stats::capacity::{Estimate, Layers, Verdict, ETHERNET_HEADER};
+
+/// What the run was, besides the estimate.
+#[derive(Debug, Clone)]
+pub struct RunInfo<'a> {
+    pub host: &'a str,
+    pub server: &'a str,
+    /// "IPv4" or "IPv6".
+    pub family: &'a str,
+    pub layers: Layers,
+    pub short_len: u32,
+    pub long_len: u32,
+    pub kernel_stamps: bool,
+    pub seconds: f64,
+    pub ignored: u64,
+    pub error: Option<&'a str>,
+}
+
+fn mbit(bps: f64) -> String {
+    format!("{:.2} Mbit/s", bps / 1e6)
+}
+
+fn opt_mbit(bps: Option<f64>) -> String {
+    bps.map_or_else(|| "-".into(), mbit)
+}
+
+/// The overhead model in words.
+pub fn overhead_model(l: &Layers) -> String {
+    format!(
+        "IP = UDP payload {} B + 8 B UDP header + {} B IP header = {} B; Linux tbf/htb charge IP + {} B (Ethernet header, no FCS, preamble or gap unless configured)",
+        l.payload,
+        l.ip - l.payload - 8,
+        l.ip,
+        ETHERNET_HEADER
+    )
+}
+
+/// A rate at the IP layer with its payload and shaper-counted equivalents.
+fn layered(l: &Layers, ip_bps: f64) -> String {
+    format!(
+        "{} IP ({} UDP payload, {} as a Linux shaper counts)",
+        mbit(ip_bps),
+        mbit(l.payload_bps(ip_bps)),
+        mbit(l.frame_bps(ip_bps))
+    )
+}
+
+/// The table: a line per figure.
+pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
+    let l = &info.layers;
+    let mut out = vec![
+        format!(
+            "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s",
+            info.host, info.server, info.family, e.short.trains, info.short_len, e.long.trains,
+            info.long_len, l.payload, l.ip, info.seconds
+        ),
+        format!(
+            "Receive times: {}",
+            if info.kernel_stamps {
+                "the kernel's (SO_TIMESTAMPING, software)"
+            } else {
+                "the wall clock after each read (no kernel stamps here: coarser)"
+            }
+        ),
+        format!(
+            "Short trains: {} clean, {} coalesced, {} used; CoV of their rates {}",
+            e.short.clean,
+            e.short.coalesced,
+            e.short.used,
+            e.cov.map_or_else(|| "-".into(), |c| format!("{c:.3}"))
+        ),
+    ];
+    if let Some(h) = &e.histogram {
+        out.push(format!(
+            "  histogram bin {} ({:.1} % of the 10th-90th percentile range, at least {:.0} % of the median)",
+            mbit(h.bin_bps),
+            BIN_SHARE_OF_RANGE * 100.0,
+            MIN_BIN_SHARE_OF_MEDIAN * 100.0
+        ));
+        for (i, m) in h.modes.iter().enumerate() {
+            let chosen = e.peak.as_ref() == Some(m);
+            out.push(format!(
+                "  mode {}: {:.2}-{} ({} trains){}",
+                i + 1,
+                m.low_bps / 1e6,
+                mbit(m.high_bps),
+                m.count,
+                if chosen { "  <- peak" } else { "" }
+            ));
+        }
+    }
+    out.push(format!(
+        "Long trains: {} clean, {} coalesced, {} used, {} with a knee; ADR {}; sender's departure rate {}",
+        e.long.clean,
+        e.long.coalesced,
+        e.long.used,
+        e.knees,
+        opt_mbit(e.adr_bps),
+        opt_mbit(e.departure_bps)
+    ));
+    match e.verdict {
+        Verdict::HostLimited => out.push(format!(
+            "Verdict: host-limited. Long trains arrived at {} while the sender handed them over at {} ({:.0} % of that pace, train by train): nothing on the path slowed them, so these figures are the hosts' speed, not the path's capacity",
+            opt_mbit(e.adr_bps),
+            opt_mbit(e.departure_bps),
+            e.arrival_share.unwrap_or(0.0) * 100.0
+        )),
+        Verdict::Unmeasured => out.push("Verdict: unmeasured (too few usable trains)".into()),
+        Verdict::Shaped | Verdict::Link => {
+            let shaped = e.verdict == Verdict::Shaped;
+            out.push(format!(
+                "Verdict: {}",
+                if shaped {
+                    "shaped (a token bucket: a peak rate, then a lower sustained one)"
+                } else {
+                    "one rate throughout"
+                }
+            ));
+            if let Some(m) = e.peak {
+                out.push(format!(
+                    "  {} {:.2}-{} IP",
+                    if shaped { "peak capacity: " } else { "capacity:      " },
+                    m.low_bps / 1e6,
+                    mbit(m.high_bps)
+                ));
+            }
+            if let Some(s) = e.sustained_bps {
+                out.push(format!("  sustained rate: {}", layered(l, s)));
+                out.push(format!(
+                    "                  range {:.2}-{} over {} long trains",
+                    e.sustained_min_bps.unwrap_or(s) / 1e6,
+                    mbit(e.sustained_max_bps.unwrap_or(s)),
+                    e.long.used
+                ));
+            }
+            if let Some(b) = e.bucket_bytes {
+                out.push(format!("  bucket:         {:.1} KB of IP bytes", b / 1000.0));
+            }
+        }
+    }
+    out.push(format!("Overhead model: {}", overhead_model(l)));
+    out
+}
+
+/// The JSON document.
+pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
+    let l = &info.layers;
+    let sustained = e.and_then(|e| e.sustained_bps);
+    json!({
+        "host": info.host,
+        "server": info.server,
+        "family": info.family,
+        "layer": "ip",
+        "overhead_model": overhead_model(l),
+        "payload_bytes": l.payload,
+        "ip_bytes": l.ip,
+        "kernel_timestamps": info.kernel_stamps,
+        "seconds": info.seconds,
+        "ignored_datagrams": info.ignored,
+        "verdict": e.map(|e| e.verdict),
+        "sustained_ip_bps": sustained,
+        "sustained_payload_bps": sustained.map(|s| l.payload_bps(s)),
+        "sustained_shaper_bps": sustained.map(|s| l.frame_bps(s)),
+        "estimate": e,
+        "partial": info.error.is_some(),
+        "error": info.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_stats::capacity::estimate;
+    use sonde_stats::capacity::train::{Arrival, Train};
+
+    fn train(id: u32, n: u32, gap: u64) -> Train {
+        Train {
+            id,
+            sent: n,
+            arrivals: (0..n)
+                .map(|i| Arrival {
+                    seq: i,
+                    ip_bytes: 1500,
+                    rx_ns: u64::from(i) * gap,
+                    tx_ns: u64::from(i / 64) * 64 * 2_000,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_table_states_layers_and_the_json_carries_the_verdict() {
+        let short: Vec<Train> = (0..8).map(|i| train(i, 10, 120_000)).collect();
+        let long: Vec<Train> = (0..3).map(|i| train(i, 200, 120_000)).collect();
+        let e = estimate(&short, &long);
+        let info = RunInfo {
+            host: "h",
+            server: "1.2.3.4:5201",
+            family: "IPv4",
+            layers: Layers::udp(1472, false),
+            short_len: 10,
+            long_len: 200,
+            kernel_stamps: true,
+            seconds: 1.5,
+            ignored: 0,
+            error: None,
+        };
+        let text = lines(&info, &e).join("\n");
+        assert!(
+            text.contains("sustained rate: 100.00 Mbit/s IP (98.13 Mbit/s UDP payload"),
+            "{text}"
+        );
+        assert!(text.contains("IP = UDP payload 1472 B + 8 B UDP header + 20 B IP header"));
+        let doc = document(&info, Some(&e));
+        assert_eq!(doc["verdict"], "link");
+        assert_eq!(doc["partial"], false);
+        assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
+    }
+}

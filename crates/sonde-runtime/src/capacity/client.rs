@@ -1,0 +1,178 @@
+//! `sonde capacity HOST`: receive a plan's trains from a sonde server and estimate.
+//!
+//! The control session is the usual one (hello, where the server must list `capacity`; a
+//! reverse UDP test request of one stream carrying the plan; the stream's hello; start).
+//! Then this end reads datagrams with their kernel receive stamps, builds trains
+//! ([`Collector`]), acknowledges each one on the stream (twice: a lost acknowledgement costs
+//! the server a bounded wait), and stops when the last train is in, at the deadline, or on
+//! Ctrl-C, keeping what arrived. Both ends exchange results (their CPU) as for any test.
+
+use super::collect::Collector;
+use crate::client::ClientConfig;
+use crate::error::RunError;
+use crate::os::{cpu, sockopt, timestamp};
+use crate::own_loop::{self, Needs};
+use sonde_proto::capacity::{emit_ack, CapacityPlan, Probe};
+use sonde_stats::capacity::{estimate, Estimate, Layers};
+use sonde_stats::cpu::cpu_usage;
+use sonde_stats::model::CpuUsage;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A train whose datagrams stop this long before its last one is closed as it is.
+const QUIET: Duration = Duration::from_millis(250);
+/// Receive buffer asked for: a whole long train of large datagrams fits.
+const RCVBUF: usize = 16 << 20;
+
+/// The result of a capacity run, for the reporters.
+#[derive(Debug, Clone)]
+pub struct CapacityOutcome {
+    pub server: String,
+    pub plan: CapacityPlan,
+    pub layers: Layers,
+    /// "IPv4" or "IPv6".
+    pub family: &'static str,
+    /// Receive times are the kernel's (else the wall clock after each read).
+    pub kernel_stamps: bool,
+    pub trains_received: usize,
+    /// Datagrams ignored (late, duplicated, not fitting the plan).
+    pub ignored: u64,
+    pub seconds: f64,
+    /// The user stopped the run; the estimate is of what arrived.
+    pub interrupted: bool,
+    pub estimate: Option<Estimate>,
+    pub cpu_local: Option<CpuUsage>,
+    pub cpu_remote: Option<CpuUsage>,
+}
+
+/// Runs a capacity test (`cfg.params` from [`super::params`]); on failure what was measured
+/// so far comes with the error.
+pub fn run(cfg: &ClientConfig, interrupt: &AtomicBool) -> (CapacityOutcome, Option<RunError>) {
+    let plan = cfg.params.capacity.unwrap_or_default();
+    let mut out = CapacityOutcome {
+        server: String::new(),
+        plan,
+        layers: Layers::udp(cfg.params.length, false),
+        family: "IPv4",
+        kernel_stamps: false,
+        trains_received: 0,
+        ignored: 0,
+        seconds: 0.0,
+        interrupted: false,
+        estimate: None,
+        cpu_local: None,
+        cpu_remote: None,
+    };
+    let err = execute(cfg, interrupt, &mut out).err();
+    (out, err)
+}
+
+fn execute(
+    cfg: &ClientConfig,
+    interrupt: &AtomicBool,
+    out: &mut CapacityOutcome,
+) -> Result<(), RunError> {
+    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server)?;
+    let v6 = server.ip().to_canonical().is_ipv6();
+    out.layers = Layers::udp(cfg.params.length, v6);
+    out.family = if v6 { "IPv6" } else { "IPv4" };
+    let needs = Needs {
+        capability: "capacity",
+        what: "send capacity probe trains (sonde capacity)",
+    };
+    let r = (|| {
+        let sock = own_loop::open_stream(cfg, interrupt, &mut conn, &mut s, server, &needs)?;
+        let cpu0 = cpu::process_times();
+        let t0 = Instant::now();
+        let deadline = t0 + Duration::from_secs_f64(cfg.params.duration_secs);
+        let received = receive(&sock, out, deadline, interrupt, &mut conn, &mut s);
+        out.seconds = t0.elapsed().as_secs_f64();
+        let cpu_local = cpu_usage(cpu0, cpu::process_times(), out.seconds);
+        out.cpu_local = Some(cpu_local);
+        let complete = received?;
+        out.cpu_remote = Some(own_loop::close(&mut conn, &mut s, cpu_local)?);
+        if out.interrupted {
+            return Err(RunError::Interrupted);
+        }
+        if !complete {
+            return Err(RunError::Timeout("the last capacity train"));
+        }
+        Ok(())
+    })();
+    if let Err(e) = &r {
+        own_loop::abort_on(&mut conn, &mut s, e);
+    }
+    r
+}
+
+/// Receives trains until the plan's last one is in (true), the deadline or Ctrl-C (false);
+/// the estimate of what arrived goes into `out` in every case.
+fn receive(
+    sock: &UdpSocket,
+    out: &mut CapacityOutcome,
+    deadline: Instant,
+    interrupt: &AtomicBool,
+    conn: &mut crate::control_conn::ControlConn,
+    s: &mut sonde_proto::session::ClientSession,
+) -> Result<bool, RunError> {
+    if sockopt::force_recv_buffer(sock, RCVBUF).is_err() {
+        let v = (RCVBUF.min(i32::MAX as usize) as libc::c_int).to_ne_bytes();
+        let _ = sockopt::set_raw(sock, libc::SOL_SOCKET, libc::SO_RCVBUF, &v);
+    }
+    out.kernel_stamps = timestamp::enable_rx(sock);
+    let mut col = Collector::new(out.plan, out.layers.ip);
+    let mut buf = vec![0u8; 65_536];
+    let mut last_rx = Instant::now();
+    let result = loop {
+        if interrupt.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break Ok(false);
+        }
+        if col.complete() {
+            break Ok(true);
+        }
+        if Instant::now() >= deadline {
+            break Ok(false);
+        }
+        match crate::coded::endpoint::poll_control(conn) {
+            Ok(None) => {}
+            Ok(Some(m)) => {
+                if let Err(e) = s.handle(m) {
+                    break Err(RunError::Protocol(e.to_string()));
+                }
+                if let Some(sonde_proto::session::ClientEvent::Aborted(r)) = s.poll_event() {
+                    break Err(RunError::PeerAborted(r));
+                }
+            }
+            Err(e) => break Err(e),
+        }
+        let ready = match timestamp::wait_readable(sock, Duration::from_millis(5)) {
+            Ok(r) => r,
+            Err(e) => break Err(RunError::Stream { id: 1, source: e }),
+        };
+        let mut ack = None;
+        if ready {
+            while let Ok(r) = timestamp::recv(sock, &mut buf) {
+                last_rx = Instant::now();
+                let Some(p) = buf.get(..r.len).and_then(|b| Probe::parse(b).ok()) else {
+                    col.ignored += 1;
+                    continue;
+                };
+                ack = col.push(p, r.best_ns()).or(ack);
+            }
+        } else if last_rx.elapsed() >= QUIET {
+            ack = col.quiet();
+        }
+        if let Some(train) = ack {
+            let a = emit_ack(train);
+            let _ = sock.send(&a);
+            let _ = sock.send(&a);
+        }
+    };
+    out.ignored = col.ignored;
+    out.trains_received = col.done.len();
+    let (short, long) = col.finish();
+    out.estimate = Some(estimate(&short, &long));
+    result
+}

@@ -1,0 +1,163 @@
+//! The client's side of the tests that run their own loop on one UDP stream instead of the
+//! engine (`--coded`, `sonde capacity`): the control session's set-up up to the stream's
+//! confirmation, and its close (stop, both ends' results). Each step waits a bounded time.
+
+use crate::client::{connect_control, open_data_stream, udp_handshake, ClientConfig};
+use crate::control_conn::ControlConn;
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::os::host::software;
+use crate::os::resolve::resolve;
+use sonde_proto::message::{Results, Stop};
+use sonde_proto::preamble::{data_preamble, CONTROL_MAGIC};
+use sonde_proto::session::{ClientEvent, ClientSession};
+use sonde_stats::model::CpuUsage;
+use std::io::Write;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Longest wait for one control step.
+pub(crate) const STEP: Duration = Duration::from_secs(30);
+
+/// What the server must list to run the test, and what to tell the user when it does not.
+pub(crate) struct Needs {
+    pub capability: &'static str,
+    pub what: &'static str,
+}
+
+/// The next session event within [`STEP`]; refusals and aborts as errors.
+pub(crate) fn next_event(
+    conn: &mut ControlConn,
+    s: &mut ClientSession,
+    what: &'static str,
+) -> Result<ClientEvent, RunError> {
+    let deadline = Instant::now() + STEP;
+    loop {
+        if let Some(ev) = s.poll_event() {
+            return match ev {
+                ClientEvent::Aborted(r) => Err(RunError::PeerAborted(r)),
+                ClientEvent::Refused(r) => Err(RunError::ServerRefused {
+                    code: r.code.as_str().to_string(),
+                    message: r.message,
+                }),
+                ev => Ok(ev),
+            };
+        }
+        if Instant::now() >= deadline {
+            return Err(RunError::Timeout(what));
+        }
+        if let Some(m) = conn.recv(Duration::from_millis(50))? {
+            s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
+        }
+        flush(conn, s)?;
+    }
+}
+
+/// Sends what the session has queued.
+pub(crate) fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+    while let Some(m) = s.poll_transmit() {
+        conn.send(&m)?;
+    }
+    Ok(())
+}
+
+/// Connects the control session (`server` is filled in as soon as it is known).
+pub(crate) fn connect(
+    cfg: &ClientConfig,
+    server: &mut String,
+) -> Result<(ControlConn, ClientSession, SocketAddr), RunError> {
+    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+    let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
+    let addr = tcp.peer_addr().map_err(RunError::ControlIo)?;
+    *server = addr.to_string();
+    tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
+    let conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
+    Ok((
+        conn,
+        ClientSession::new(cfg.params.clone(), &software()),
+        addr,
+    ))
+}
+
+/// From the hello to the server's confirmation of the one UDP stream; the start is queued
+/// (flushed) when this returns.
+pub(crate) fn open_stream(
+    cfg: &ClientConfig,
+    interrupt: &AtomicBool,
+    conn: &mut ControlConn,
+    s: &mut ClientSession,
+    server: SocketAddr,
+    needs: &Needs,
+) -> Result<UdpSocket, RunError> {
+    flush(conn, s)?;
+    match next_event(conn, s, "the server's welcome")? {
+        ClientEvent::Welcomed { caps, software, .. } => {
+            if !caps.iter().any(|c| c == needs.capability) {
+                return Err(RunError::PeerLacks {
+                    software,
+                    capability: needs.capability,
+                    what: needs.what,
+                    instead: "run sonde server from this release on the far end",
+                });
+            }
+        }
+        _ => return Err(RunError::Protocol("expected the server's welcome".into())),
+    }
+    let cookie = match next_event(conn, s, "the server to accept the test")? {
+        ClientEvent::Accepted { cookie } => cookie,
+        _ => return Err(RunError::Protocol("expected the test's acceptance".into())),
+    };
+    let (sock, _) = open_data_stream(cfg, server, 1, &data_preamble(&cookie, 1), |u| {
+        udp_handshake(u, &cookie, 1, interrupt)
+    })?;
+    let DataSocket::Udp(sock) = sock else {
+        return Err(RunError::Setup(
+            "the test's stream is not a UDP socket".into(),
+        ));
+    };
+    match next_event(conn, s, "the server to confirm the data stream")? {
+        ClientEvent::StreamsReady => {}
+        _ => return Err(RunError::Protocol("expected streams-ready".into())),
+    }
+    flush(conn, s)?; // the Start
+    Ok(sock)
+}
+
+/// Stops the test and exchanges results: the server's CPU figures.
+pub(crate) fn close(
+    conn: &mut ControlConn,
+    s: &mut ClientSession,
+    cpu_local: CpuUsage,
+) -> Result<CpuUsage, RunError> {
+    s.stop(Stop { sent: Vec::new() });
+    flush(conn, s)?;
+    let peer = loop {
+        match next_event(conn, s, "the server's results")? {
+            ClientEvent::PeerResults(r) => break r,
+            ClientEvent::LiveInterval(_) => {}
+            _ => return Err(RunError::Protocol("expected the server's results".into())),
+        }
+    };
+    s.send_results(Results {
+        cpu: cpu_local,
+        congestion: None,
+        streams: Vec::new(),
+        sent: Vec::new(),
+        notes: Vec::new(),
+        profile: Vec::new(),
+    });
+    let _ = flush(conn, s);
+    Ok(peer.cpu)
+}
+
+/// Tells the server why the test ends early (unless it ended the test itself).
+pub(crate) fn abort_on(conn: &mut ControlConn, s: &mut ClientSession, e: &RunError) {
+    if !matches!(
+        e,
+        RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
+    ) {
+        s.abort(&e.to_string());
+        let _ = flush(conn, s);
+    }
+}

@@ -1,0 +1,167 @@
+//! The server's side of a capacity test (`sonde capacity`): after the usual set-up, send the
+//! plan's trains on the test's one UDP stream, back to back within a train (`sendmmsg`
+//! batches, each stamped with the wall clock as it is handed to the kernel), and between
+//! trains wait for the client's acknowledgement and then stay idle at least as long as the
+//! train took, so a shaper's queue drains and its bucket refills.
+
+use super::{OpenStream, SessionRun, STEP};
+use crate::engine::DataSocket;
+use crate::error::RunError;
+use crate::os::{cpu, mmsg, poll, sockopt, timestamp};
+use sonde_proto::capacity::{parse_ack, CapacityPlan, Probe};
+use sonde_proto::session::ServerEvent;
+use sonde_stats::cpu::cpu_usage;
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+/// Longest wait for the acknowledgement of one train (a lost one costs this much).
+const ACK_WAIT: Duration = Duration::from_secs(5);
+/// Longest idle time between trains, whatever the last one took.
+const MAX_IDLE: Duration = Duration::from_secs(3);
+/// Slice of the waits, between looks at the control connection.
+const SLICE: Duration = Duration::from_millis(5);
+
+impl SessionRun<'_> {
+    /// Runs an accepted capacity test from the client's start to its done.
+    pub(super) fn run_capacity(
+        &mut self,
+        p: &sonde_proto::message::TestParams,
+        plan: CapacityPlan,
+        streams: Vec<OpenStream>,
+    ) -> Result<(), RunError> {
+        let Some((stream, _, _)) = streams.into_iter().next() else {
+            return Err(RunError::Setup(
+                "a capacity test needs its UDP stream".into(),
+            ));
+        };
+        let ack = stream.ack;
+        let DataSocket::Udp(sock) = stream.socket else {
+            return Err(RunError::Setup(
+                "the capacity stream is not a UDP socket".into(),
+            ));
+        };
+        self.await_start(&sock, ack)?;
+        let _ = sockopt::force_recv_buffer(&sock, 1 << 20);
+        let cpu0 = cpu::thread_times();
+        let t0 = Instant::now();
+        let len = (p.length as usize).max(sonde_proto::capacity::PROBE_HEADER_LEN);
+        let mut stopped = false;
+        let mut sent = 0u32;
+        for train in 0..plan.trains() {
+            let Some(count) = plan.train_len(train) else {
+                break;
+            };
+            let start = Instant::now();
+            send_train(&sock, train, count, len)?;
+            sent += 1;
+            let acked = self.until(start + ACK_WAIT, Some((&sock, train)), &mut stopped)?;
+            if stopped {
+                break;
+            }
+            let took = if acked {
+                start.elapsed()
+            } else {
+                Duration::ZERO
+            };
+            let idle = took
+                .max(Duration::from_millis(u64::from(plan.spacing_ms)))
+                .min(MAX_IDLE);
+            self.until(Instant::now() + idle, None, &mut stopped)?;
+            if stopped {
+                break;
+            }
+        }
+        (self.shared.log)(&format!(
+            "capacity trains to {}: {sent} of {} sent in {:.2} s",
+            self.peer,
+            plan.trains(),
+            t0.elapsed().as_secs_f64()
+        ));
+        let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
+        self.close_own_loop(stopped, cpu)
+    }
+
+    /// Waits until `deadline`, or with `ack` until the client acknowledges that train
+    /// (true), watching the control connection; sets `stopped` when the client stops.
+    fn until(
+        &mut self,
+        deadline: Instant,
+        ack: Option<(&UdpSocket, u32)>,
+        stopped: &mut bool,
+    ) -> Result<bool, RunError> {
+        let mut buf = [0u8; 64];
+        loop {
+            if self.interrupted() {
+                self.session.abort("the server is shutting down");
+                let _ = self.flush();
+                return Err(RunError::Interrupted);
+            }
+            if let Some(m) = crate::coded::endpoint::poll_control(&mut self.conn)? {
+                self.session
+                    .handle(m)
+                    .map_err(|e| RunError::Protocol(e.to_string()))?;
+                match self.session.poll_event() {
+                    Some(ServerEvent::StopRequested(_)) => {
+                        *stopped = true;
+                        return Ok(false);
+                    }
+                    Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
+                    _ => {}
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            let wait = (deadline - now).min(SLICE);
+            let Some((sock, train)) = ack else {
+                std::thread::sleep(wait);
+                continue;
+            };
+            if poll::readable_precise(sock, wait)
+                .map_err(|e| RunError::Stream { id: 1, source: e })?
+            {
+                while let Ok(n) = sock.recv(&mut buf) {
+                    if buf.get(..n).and_then(parse_ack) == Some(train) {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sends train `train` of `count` datagrams of `len` bytes back to back.
+fn send_train(sock: &UdpSocket, train: u32, count: u32, len: usize) -> Result<(), RunError> {
+    let mut bufs = vec![vec![0u8; len]; mmsg::MAX_BATCH.min(count as usize)];
+    let mut seq = 0u32;
+    let deadline = Instant::now() + STEP;
+    while seq < count {
+        let n = (count - seq).min(bufs.len() as u32);
+        let send_ns = timestamp::realtime_ns();
+        for (i, b) in bufs.iter_mut().take(n as usize).enumerate() {
+            let probe = Probe {
+                train,
+                seq: seq + i as u32,
+                count,
+                send_ns,
+            };
+            probe
+                .emit(b)
+                .map_err(|e| RunError::Setup(format!("capacity probe: {e}")))?;
+        }
+        let views: Vec<&[u8]> = bufs.iter().take(n as usize).map(Vec::as_slice).collect();
+        match mmsg::send_connected(sock, &views) {
+            Ok(k) => seq += k as u32,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(RunError::Timeout("room in the socket's send buffer"));
+                }
+                let _ = poll::writable(sock, Duration::from_millis(10));
+            }
+            // A refused datagram (ICMP from a client that went away) ends the test below.
+            Err(e) => return Err(RunError::Stream { id: 1, source: e }),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! Flags of `sonde capacity` (phase one: parse and validate).
+
+use crate::cli::OutputArgs;
+use clap::Args;
+
+/// `sonde capacity HOST`: path capacity by packet dispersion against a sonde server.
+#[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("One JSON document: host, server, family, layer (\"ip\"), overhead_model, payload_bytes, ip_bytes, kernel_timestamps, seconds, verdict (host-limited, shaped, link, unmeasured), sustained_ip_bps / sustained_payload_bps / sustained_shaper_bps, \"estimate\" (train counts, short-train rates, histogram with bin width and modes, cov, peak mode, adr_bps, sustained range, bucket_bytes, knees, departure_bps, per-long-train fits), partial, error")))]
+pub struct CapacityArgs {
+    /// sonde server host
+    pub host: String,
+    /// Server port
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// IPv4 only
+    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only
+    #[arg(short = '6', long = "version6")]
+    pub ipv6: bool,
+    /// UDP payload per datagram (default 1472, or 1452 with -6 or an IPv6 address: 1500-byte
+    /// IP packets)
+    #[arg(short = 'l', long = "length", value_name = "BYTES")]
+    pub length: Option<u32>,
+    /// Short trains (they see the peak, link rate)
+    #[arg(long = "short-trains", value_name = "N", default_value_t = 40)]
+    pub short_trains: u32,
+    /// Datagrams per short train
+    #[arg(long = "short-len", value_name = "N", default_value_t = 10)]
+    pub short_len: u32,
+    /// Long trains (they see the sustained, shaped rate and the bucket)
+    #[arg(long = "long-trains", value_name = "N", default_value_t = 5)]
+    pub long_trains: u32,
+    /// Datagrams per long train (far more than a shaper's bucket holds)
+    #[arg(long = "long-len", value_name = "N", default_value_t = 500)]
+    pub long_len: u32,
+    /// Least idle time between trains, ms (the server also waits as long as the last train took)
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    pub spacing: u32,
+    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
+    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

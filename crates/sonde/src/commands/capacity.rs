@@ -1,0 +1,80 @@
+//! `sonde capacity`: phase two (the run configuration), then the run and its report.
+
+use super::exit;
+use crate::cli_capacity::CapacityArgs;
+use crate::output::{self, outln};
+use sonde_proto::capacity::CapacityPlan;
+use sonde_report::capacity::{document, lines, RunInfo};
+use sonde_runtime::client::ClientConfig;
+use sonde_runtime::RunError;
+use std::sync::atomic::AtomicBool;
+
+/// Runs the capacity command.
+pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
+    let plan = CapacityPlan {
+        short_trains: a.short_trains,
+        short_len: a.short_len,
+        long_trains: a.long_trains,
+        long_len: a.long_len,
+        spacing_ms: a.spacing,
+    };
+    let literal_v6 = a
+        .host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_ipv6());
+    let length = a
+        .length
+        .unwrap_or(if a.ipv6 || literal_v6 { 1452 } else { 1472 });
+    let params = sonde_runtime::capacity::params(plan, length);
+    if let Err(e) = params.validate() {
+        eprintln!("sonde: usage error - {e}");
+        return exit::USAGE;
+    }
+    let cfg = ClientConfig {
+        host: a.host.clone(),
+        port: a.port,
+        family: super::family(a.ipv4, a.ipv6),
+        cport: None,
+        params,
+        connect_timeout: a.connect_timeout,
+        local: Default::default(),
+        rcv_timeout: None,
+        file: None,
+    };
+    let (out, error) = sonde_runtime::capacity::client::run(&cfg, interrupt);
+    let error_text = error.as_ref().map(ToString::to_string);
+    let info = RunInfo {
+        host: &a.host,
+        server: &out.server,
+        family: out.family,
+        layers: out.layers,
+        short_len: plan.short_len,
+        long_len: plan.long_len,
+        kernel_stamps: out.kernel_stamps,
+        seconds: out.seconds,
+        ignored: out.ignored,
+        error: error_text.as_deref(),
+    };
+    if a.output.json {
+        let doc = document(&info, out.estimate.as_ref());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else if let Some(e) = &out.estimate {
+        for line in lines(&info, e) {
+            outln!("{line}");
+        }
+    }
+    match error {
+        None => exit::OK,
+        Some(e) => {
+            if matches!(e, RunError::Interrupted) && out.estimate.is_some() {
+                output::final_error(format_args!(
+                    "sonde: interrupted - the estimate above is of the trains that arrived"
+                ));
+            } else {
+                output::final_error(format_args!("sonde: error - {e}"));
+            }
+            exit::FAILED
+        }
+    }
+}
