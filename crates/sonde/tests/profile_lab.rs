@@ -9,14 +9,18 @@
 //!   loses datagrams only in the bursts longer than the ring (the 50-datagram bulk bursts and
 //!   the far end's 30-datagram bursts), every one of those, and nowhere else.
 //!
+//! Each direction's lost datagrams are checked against the lab forwarder's own drop counters
+//! (from the run's report model), so a loss sonde misses or invents, or one that happened
+//! outside the link, fails the test.
+//!
 //! Without root each test prints why it skips; `SONDE_REQUIRE_ALL=1` (CI) makes that a failure.
-//! About 45 s in all.
+//! About 30 s in all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 mod common;
 
-use common::{arr, lab_available, lab_result, num, run_lab, text, uint, TempDir};
+use common::{arr, lab_available, lab_result, num, run, run_lab, text, uint, TempDir};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -78,8 +82,9 @@ late_ms = 100
 "#;
 
 /// Runs `sonde profile run {server} ARGS...` once over a router-server link impaired by
-/// `impair` (TOML keys) and returns the profile document.
-fn run_profile(tag: &str, impair: &str, args: &[&str]) -> Value {
+/// `impair` (TOML keys) and returns the profile document and the lab forwarder's counters per
+/// stage (the report model's `stage_stats`): the ground truth of what the link dropped.
+fn run_profile(tag: &str, impair: &str, args: &[&str]) -> (Value, Value) {
     let dir = TempDir::new(tag);
     let mut argv = vec![
         "\"profile\"".to_owned(),
@@ -91,15 +96,52 @@ fn run_profile(tag: &str, impair: &str, args: &[&str]) -> Value {
         .replace("{impair}", impair)
         .replace("{sonde}", &argv.join(", "));
     let out_dir = run_lab(&dir, &scenario, Duration::from_secs(120));
-    // The lab forwarder's counters (drops per stage): a failure then shows whether the link
-    // model or something else (a stalled process on a busy machine) lost the datagrams.
-    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap_or_default();
-    if let Some(at) = report.find("**Impairment stages**") {
-        let section = &report[at..];
-        let end = section.find("\n## ").unwrap_or(section.len()).min(2000);
-        eprintln!("{}", &section[..end]);
-    }
-    lab_result(&out_dir, "link", "profile", 1)
+    let report_dir = dir.file("report");
+    run(
+        &[
+            "report",
+            &out_dir.to_string_lossy(),
+            "--format",
+            "json",
+            "-o",
+            &report_dir.to_string_lossy(),
+        ],
+        Duration::from_secs(30),
+    )
+    .expect_code(0);
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
+    let stages = model["tests"][0]["stage_stats"].clone();
+    (lab_result(&out_dir, "link", "profile", 1), stages)
+}
+
+/// Frames the router-server link's impairments dropped in `direction` (`a-to-b` is towards
+/// the server), control traffic included.
+fn link_dropped(stages: &Value, direction: &str) -> u64 {
+    let name = format!("dev {direction}");
+    let d = arr(stages, "directions")
+        .iter()
+        .find(|d| d["name"] == name.as_str())
+        .unwrap_or_else(|| panic!("no {name} in {stages}"));
+    arr(d, "stages").iter().map(|st| uint(st, "dropped")).sum()
+}
+
+/// The streams of one direction lost what the link dropped that way: not fewer (sonde missed
+/// none), and at most a few more (control segments the link also dropped), so nothing else
+/// (a socket, a stalled process) lost datagrams.
+fn losses_match_the_link(doc: &Value, stages: &Value, direction: &str, link_dir: &str) {
+    let lost: u64 = arr(doc, "streams")
+        .iter()
+        .filter(|s| text(s, "direction") == direction)
+        .map(|s| uint(s, "lost"))
+        .sum();
+    let dropped = link_dropped(stages, link_dir);
+    eprintln!("{direction}: {lost} datagrams lost, the link dropped {dropped} frames");
+    assert!(
+        lost <= dropped && dropped <= lost + 5,
+        "{direction}: sonde counted {lost} lost, the link dropped {dropped} frames"
+    );
 }
 
 /// The stream named `name` of a profile document, its figures printed.
@@ -136,7 +178,7 @@ fn monitoring_over_a_clean_100_mbit_link_loses_nothing_and_is_never_late() {
         return;
     }
     // Namespaces share the kernel's clock: the delays are measured, not estimated.
-    let doc = run_profile(
+    let (doc, _) = run_profile(
         "profile-clean",
         "rate = \"100mbit\"",
         &["monitoring", "-t", "6", "--clock-synced"],
@@ -164,7 +206,7 @@ fn one_percent_random_loss_is_measured_per_stream_within_0_3_points() {
     let dir = TempDir::new("profile-dense");
     let file: PathBuf = dir.file("dense.toml");
     std::fs::write(&file, DENSE).unwrap();
-    let doc = run_profile(
+    let (doc, stages) = run_profile(
         "profile-loss",
         "rate = \"100mbit\"\nloss = \"1%\"",
         &[&file.to_string_lossy(), "--clock-synced"],
@@ -189,6 +231,8 @@ fn one_percent_random_loss_is_measured_per_stream_within_0_3_points() {
         assert_eq!(uint(s, "duplicates"), 0, "{s}");
         assert_eq!(uint(s, "late"), 0, "{s}");
     }
+    losses_match_the_link(&doc, &stages, "to-server", "a-to-b");
+    losses_match_the_link(&doc, &stages, "from-server", "b-to-a");
 }
 
 #[test]
@@ -198,7 +242,7 @@ fn a_device_ring_loses_only_the_bursts_that_overflow_it() {
         return;
     }
     const RING: u64 = 20;
-    let doc = run_profile(
+    let (doc, stages) = run_profile(
         "profile-device",
         &format!("device = {{ pps = 8000, ring = {RING} }}"),
         &["monitoring-stress", "-t", "6", "--clock-synced"],
@@ -250,4 +294,7 @@ fn a_device_ring_loses_only_the_bursts_that_overflow_it() {
     for (name, bursts) in [("bulk", 2), ("far-end", 6)] {
         assert_eq!(uint(stream(&doc, name), "bursts_sent"), bursts);
     }
+    // And the device dropped exactly those.
+    losses_match_the_link(&doc, &stages, "to-server", "a-to-b");
+    losses_match_the_link(&doc, &stages, "from-server", "b-to-a");
 }
