@@ -218,6 +218,7 @@ fn tool_of(r: &ResultDoc) -> Option<String> {
     match r {
         ResultDoc::Throughput(t) => t.tool.clone(),
         ResultDoc::Latency(l) => l.tool.clone(),
+        ResultDoc::Profile(_) => None,
     }
 }
 
@@ -242,6 +243,7 @@ fn doc_protocol(r: &ResultDoc) -> String {
     match r {
         ResultDoc::Throughput(t) => t.protocol.clone(),
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
+        ResultDoc::Profile(p) => format!("profile, {}", p.profile),
     }
 }
 
@@ -257,6 +259,7 @@ fn doc_group(r: &ResultDoc) -> String {
             }
         }
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
+        ResultDoc::Profile(p) => format!("profile, {}", p.profile),
     }
 }
 
@@ -289,6 +292,10 @@ fn from_documents(docs: &[Document]) -> Report {
                     l.error.clone(),
                     (None, None),
                 )
+            }
+            Some(ResultDoc::Profile(p)) => {
+                let why = p.error.clone().or_else(|| p.ended_early.clone());
+                (None, p.ran_s, why.is_none(), why, (None, None))
             }
             None => (None, None, false, None, (None, None)),
         };
@@ -385,7 +392,7 @@ fn groups(tests: &[TestView], order: &[String], describe: bool) -> Vec<Group> {
             let kind = match first {
                 Some(ResultDoc::Throughput(_)) => GroupKind::Throughput,
                 Some(ResultDoc::Latency(_)) => GroupKind::Latency,
-                None => GroupKind::Other,
+                Some(ResultDoc::Profile(_)) | None => GroupKind::Other,
             };
             let title = first
                 .filter(|_| describe)
@@ -450,6 +457,12 @@ fn row(settings: &str, tests: &[&TestView]) -> Row {
                     }
                     s
                 })
+            })
+        })
+        .or_else(|| {
+            tests.iter().find_map(|t| match &t.result {
+                Some(ResultDoc::Profile(p)) => Some(format!("profile {}", p.profile)),
+                _ => None,
             })
         })
         .unwrap_or_default();

@@ -180,12 +180,82 @@ pub fn latency_over_time(t: &TestView) -> Option<Chart> {
     c.has_data().then_some(c)
 }
 
+/// Lost percent of each burst of every stream of a profile run, against when the burst was
+/// due (bins of consecutive bursts on long runs, said in the title).
+pub fn profile_burst_loss(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::Profile(p)) = &t.result else {
+        return None;
+    };
+    let per_point = p.streams.iter().map(|s| s.bursts_per_point()).max();
+    let binned = match per_point {
+        Some(n) if n > 1 => format!(" (up to {n} bursts per point)"),
+        _ => String::new(),
+    };
+    let c = Chart {
+        title: format!("Loss per burst over time: {}{binned}", t.id),
+        x_label: "burst due at (s)".into(),
+        y_label: "Lost of the burst".into(),
+        y_unit: "%".into(),
+        si: false,
+        y_range: Some((0.0, 100.0)),
+        lines: p
+            .streams
+            .iter()
+            .map(|s| Line {
+                name: format!("{} ({})", s.name, s.plan()),
+                points: s.loss_per_burst(),
+                style: Style::joined(),
+            })
+            .collect(),
+    };
+    c.has_data().then_some(c)
+}
+
+/// One-way delay distribution of every stream of a profile run, from its percentiles.
+pub fn profile_delay_cdf(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::Profile(p)) = &t.result else {
+        return None;
+    };
+    let estimated = p
+        .streams
+        .iter()
+        .any(|s| s.delay_basis.as_deref().is_some_and(|b| b != "synced"));
+    let what = if estimated {
+        "estimate above each stream's fastest datagram"
+    } else {
+        "measured, clocks synced"
+    };
+    let c = Chart {
+        title: format!(
+            "One-way delay per stream ({what}; percentiles 0..100): {}",
+            t.id
+        ),
+        x_label: "one-way delay (ms)".into(),
+        y_label: "Fraction of datagrams".into(),
+        y_unit: String::new(),
+        si: false,
+        y_range: Some((0.0, 1.0)),
+        lines: p
+            .streams
+            .iter()
+            .map(|s| Line {
+                name: s.name.clone(),
+                points: s.delay_cdf(),
+                style: Style::Steps,
+            })
+            .collect(),
+    };
+    c.has_data().then_some(c)
+}
+
 /// Every chart of one test, in page order.
 pub fn for_test(t: &TestView) -> Vec<Chart> {
     [
         throughput_over_time(t),
         stream_loss(t),
         latency_over_time(t),
+        profile_burst_loss(t),
+        profile_delay_cdf(t),
     ]
     .into_iter()
     .flatten()

@@ -37,6 +37,7 @@ mod input;
 pub mod link;
 mod markdown;
 pub mod model;
+pub mod profile;
 pub mod result;
 pub mod stages;
 pub mod svg;

@@ -381,6 +381,7 @@ pub struct Latency {
 pub enum ResultDoc {
     Throughput(Box<Throughput>),
     Latency(Box<Latency>),
+    Profile(Box<crate::profile::ProfileRun>),
 }
 
 /// Reads a document, or says why it is not one this report knows.
@@ -396,12 +397,15 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if at(doc, &["start", "mode"]).is_some() {
         return Ok(ResultDoc::Latency(Box::new(latency(doc))));
     }
+    if crate::profile::is_profile(doc) {
+        return Ok(ResultDoc::Profile(Box::new(crate::profile::read(doc))));
+    }
     if !doc.is_object() {
         return Err("not a JSON object".into());
     }
     Err(
-        "neither a throughput document (no start.test_start) nor a latency document \
-         (no start.mode)"
+        "neither a throughput document (no start.test_start), a latency document \
+         (no start.mode) nor a profile document (no profile and streams)"
             .into(),
     )
 }

@@ -357,9 +357,63 @@ pub fn ends(t: &TestView) -> Table {
                 opt(l.jitter_ms, fmt::ms),
             ]);
         }
+        Some(ResultDoc::Profile(p)) => tb = profile_streams(p),
         None => {}
     }
     tb.drop_empty_columns(2)
+}
+
+/// A profile run: one row per stream with its loss, lateness, order, whole bursts and
+/// one-way delay (the basis column says whether it was measured or estimated).
+fn profile_streams(p: &crate::profile::ProfileRun) -> Table {
+    let mut tb = Table::new(&[
+        "Stream",
+        "Direction",
+        "Plan",
+        "Sent",
+        "Lost",
+        "Late",
+        "Out of order",
+        "Duplicates",
+        "Bursts whole",
+        "Delay p50",
+        "Delay p99",
+        "Delay max",
+        "Delay basis",
+    ]);
+    let count = |v: Option<u64>| opt(v.map(|v| v as f64), |v| fmt::num(v, 0));
+    for s in &p.streams {
+        let lost = match (s.lost, s.sent) {
+            (Some(l), Some(n)) if n > 0 => {
+                format!("{l} ({})", fmt::percent(l as f64 * 100.0 / n as f64))
+            }
+            (l, _) => count(l),
+        };
+        let whole = match (s.bursts_complete, s.bursts_sent) {
+            (Some(c), Some(n)) => format!("{c}/{n}"),
+            _ => DASH.into(),
+        };
+        tb.rows.push(vec![
+            s.name.clone(),
+            s.direction.clone(),
+            s.plan(),
+            count(s.sent),
+            lost,
+            count(s.late),
+            count(s.out_of_order),
+            count(s.duplicates),
+            whole,
+            opt(s.delay_p50_ms, fmt::ms),
+            opt(s.delay_p99_ms, fmt::ms),
+            opt(s.delay_max_ms, fmt::ms),
+            match s.delay_basis.as_deref() {
+                Some("synced") => "measured (clocks synced)".into(),
+                Some(_) => "estimate (above fastest)".into(),
+                None => DASH.into(),
+            },
+        ]);
+    }
+    tb
 }
 
 /// CPU of both ends.

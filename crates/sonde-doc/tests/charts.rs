@@ -254,3 +254,52 @@ fn the_labs_counters_are_tables() {
     ));
     assert!(!page.contains("<pre>{"), "no JSON blob in report.html");
 }
+
+/// A real profile run from the lab (monitoring-stress for 6 s through a device of 8000
+/// packets/s with a 20-frame ring): every stream has a loss-per-burst line over the whole plan,
+/// zero where the bursts arrived whole and high in every burst longer than the ring, and a
+/// delay distribution drawn as steps; the tables give each stream's figures.
+#[test]
+fn a_profile_run_draws_loss_per_burst_and_delay_per_stream() {
+    let name = "profile-device-ring.json";
+    let id = format!("tests/fixtures/docs/{name}");
+    let page = html(&docs(&[name]));
+    let loss = chart(&page, &format!("Loss per burst over time: {id}"));
+    let s = series(loss);
+    let names: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "status (100Bx8/200ms)",
+            "telemetry (400Bx4/200ms)",
+            "bulk (800Bx50/5000ms)",
+            "far-end (1400Bx30/1000ms)"
+        ]
+    );
+    assert!(s.iter().all(|x| x.1 == "joined"), "{s:?}");
+    // The plot's y grows downwards: status and telemetry lie flat on the 0 % line, the bulk
+    // and far-end bursts lose part of every burst.
+    let lines = polyline_points(loss);
+    let flat = |pts: &Vec<(f64, f64)>| pts.windows(2).all(|w| w[0].1 == w[1].1);
+    assert!(flat(&lines[0]) && flat(&lines[1]), "{lines:?}");
+    assert_eq!(lines[0][0].1, lines[1][0].1);
+    for l in &lines[2..] {
+        assert!(l.iter().all(|p| p.1 < lines[0][0].1), "{l:?}");
+    }
+    let delay = series(chart(
+        &page,
+        "One-way delay per stream (measured, clocks synced",
+    ));
+    assert_eq!(delay.len(), 4, "{delay:?}");
+    assert!(delay.iter().all(|x| x.1 == "steps"), "{delay:?}");
+    let md = markdown(&docs(&[name]));
+    for want in [
+        "| status",
+        "| far-end",
+        "| from-server",
+        "800Bx50/5000ms",
+        "measured (clocks synced)",
+    ] {
+        assert!(md.contains(want), "no {want:?} in\n{md}");
+    }
+}

@@ -40,9 +40,15 @@ pub fn with_json(args: &[String]) -> Vec<String> {
     out
 }
 
-/// The test's duration in seconds from `-t SECS` / `--time SECS` / `--time=SECS` / `-tSECS`;
-/// `None` when it has none (byte- or count-bounded, or the tool's default).
+/// The test's duration in seconds from `-t SECS` / `--time SECS` / `--time=SECS` / `-tSECS`,
+/// else, for `profile run HOST NAME` with a built-in profile, that profile's duration;
+/// `None` when it has none (byte- or count-bounded, the tool's default, or a profile file:
+/// give such a test `-t` or a `timeout`).
 pub fn duration_secs(args: &[String]) -> Option<f64> {
+    time_flag(args).or_else(|| builtin_profile_secs(args))
+}
+
+fn time_flag(args: &[String]) -> Option<f64> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value = if a == "-t" || a == "--time" {
@@ -60,9 +66,28 @@ pub fn duration_secs(args: &[String]) -> Option<f64> {
     None
 }
 
+/// The duration of the built-in profile a `profile run` names (an argument after the host;
+/// `monitoring`, the command's default, when it names neither a built-in nor a `.toml` file),
+/// so a 300 s profile is not killed at the default deadline.
+fn builtin_profile_secs(args: &[String]) -> Option<f64> {
+    if args.first().map(String::as_str) != Some("profile")
+        || args.get(1).map(String::as_str) != Some("run")
+    {
+        return None;
+    }
+    let rest = args.get(3..).unwrap_or_default();
+    if let Some(p) = rest.iter().find_map(|a| sonde_profile::builtin::get(a)) {
+        return Some(p.duration_s);
+    }
+    if rest.iter().any(|a| a.ends_with(".toml")) {
+        return None;
+    }
+    sonde_profile::builtin::get("monitoring").map(|p| p.duration_s)
+}
+
 /// What the test measures, for the database's `protocol` column: `latency` for `sonde
-/// latency`, `coded` for `--coded`, `udp` when `-u`/`--udp` is given, `tcp` for other
-/// throughput tests; `None` for anything the runner cannot tell.
+/// latency`, `profile` for `sonde profile run`, `coded` for `--coded`, `udp` when `-u`/`--udp`
+/// is given, `tcp` for other throughput tests; `None` for anything the runner cannot tell.
 pub fn protocol(program_args: &[String]) -> Option<String> {
     let first = program_args.first()?.as_str();
     let udp = program_args.iter().any(|a| a == "-u" || a == "--udp");
@@ -71,6 +96,7 @@ pub fn protocol(program_args: &[String]) -> Option<String> {
         .any(|a| a == "--coded" || a.starts_with("--coded="));
     let p = match first {
         "latency" => "latency",
+        "profile" => "profile",
         "rrul" => "rrul",
         "compare-ip" => "compare-ip",
         "client" | "c" if coded => "coded",
@@ -137,6 +163,18 @@ mod tests {
         assert_eq!(timeout_secs(None, &v(&["-t", "5"])), 70.0);
         assert_eq!(timeout_secs(None, &v(&[])), 80.0);
         assert_eq!(timeout_secs(Some(7.0), &v(&["-t", "5"])), 7.0);
+        // A built-in profile runs its own duration unless -t cuts it.
+        let monitoring = v(&["profile", "run", "10.0.0.2", "monitoring", "-J"]);
+        assert_eq!(duration_secs(&monitoring), Some(300.0));
+        assert_eq!(timeout_secs(None, &monitoring), 660.0);
+        let cut = v(&["profile", "run", "10.0.0.2", "monitoring", "-t", "6"]);
+        assert_eq!(duration_secs(&cut), Some(6.0));
+        assert_eq!(duration_secs(&v(&["profile", "run", "h", "my.toml"])), None);
+        assert_eq!(
+            duration_secs(&v(&["profile", "run", "h", "-J"])),
+            Some(300.0)
+        );
+        assert_eq!(duration_secs(&v(&["client", "monitoring"])), None);
     }
 
     #[test]
@@ -152,6 +190,10 @@ mod tests {
         assert_eq!(
             protocol(&v(&["client", "h", "--coded", "-b", "100m"])).as_deref(),
             Some("coded")
+        );
+        assert_eq!(
+            protocol(&v(&["profile", "run", "h"])).as_deref(),
+            Some("profile")
         );
         assert_eq!(protocol(&v(&["false"])), None);
         assert_eq!(protocol(&[]), None);

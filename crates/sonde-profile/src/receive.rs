@@ -161,6 +161,7 @@ impl StreamReceiver {
             size: self.spec.size,
             burst: self.spec.burst,
             period_ms: self.spec.period_ms,
+            offset_ms: self.spec.offset_ms,
             late_ms: self.spec.late_ms,
             sent,
             received: self.received,

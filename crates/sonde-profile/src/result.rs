@@ -76,6 +76,10 @@ pub struct StreamResult {
     pub size: u32,
     pub burst: u32,
     pub period_ms: f64,
+    /// When the first burst was due, ms after the start (so burst `k` was due at
+    /// `offset_ms + k * period_ms`); 0 from peers that did not send it.
+    #[serde(default)]
+    pub offset_ms: f64,
     pub late_ms: f64,
     /// Datagrams the sender sent.
     pub sent: u64,

@@ -131,6 +131,44 @@ pub fn json(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<String
     serde_json::to_string_pretty(&doc)
 }
 
+/// One JSON line `{"event": EVENT, "data": DATA}` (`--json-stream`).
+pub fn json_line(event: &str, data: serde_json::Value) -> String {
+    serde_json::json!({ "event": event, "data": data }).to_string()
+}
+
+/// The figures as JSON lines, for loaders that read one record per line: a `stream` line per
+/// stream (its `-J` object without the burst list), a `burst` line per incomplete or late
+/// burst (with its stream's `id` and `name`), and an `end` line (the run's fields and
+/// `error`). Progress notes are `note` lines written while the run goes.
+///
+/// # Errors
+/// A serialisation error (not expected for a report).
+pub fn json_lines(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for s in &r.streams {
+        let mut v = serde_json::to_value(s)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("exceptions");
+        }
+        lines.push(json_line("stream", v));
+        for b in &s.exceptions {
+            let mut v = serde_json::to_value(b)?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("id".into(), s.id.into());
+                o.insert("stream".into(), s.name.clone().into());
+            }
+            lines.push(json_line("burst", v));
+        }
+    }
+    let mut end = serde_json::to_value(r)?;
+    if let Some(o) = end.as_object_mut() {
+        o.remove("streams");
+        o.insert("error".into(), error.into());
+    }
+    lines.push(json_line("end", end));
+    Ok(lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +215,30 @@ mod tests {
         assert_eq!(s["delay"]["basis"], "above-minimum");
         assert_eq!(s["exceptions"][0]["received"], 20);
         assert_eq!(doc["error"], "boom");
+    }
+
+    #[test]
+    fn json_lines_put_streams_bursts_and_the_end_on_lines_of_their_own() {
+        let lines: Vec<serde_json::Value> = json_lines(&report(), None)
+            .unwrap()
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let events: Vec<&str> = lines.iter().filter_map(|l| l["event"].as_str()).collect();
+        assert_eq!(events, ["stream", "burst", "end"]);
+        assert_eq!(lines[0]["data"]["lost"], 5);
+        assert!(lines[0]["data"].get("exceptions").is_none());
+        let burst = &lines[1]["data"];
+        assert_eq!(
+            (burst["id"].clone(), burst["stream"].clone()),
+            (3.into(), "bulk".into())
+        );
+        assert_eq!(
+            (burst["received"].clone(), burst["expected"].clone()),
+            (20.into(), 25.into())
+        );
+        assert_eq!(lines[2]["data"]["profile"], "monitoring");
+        assert!(lines[2]["data"]["error"].is_null());
+        assert!(lines[2]["data"].get("streams").is_none());
     }
 }

@@ -37,8 +37,13 @@ pub struct ProfileRunArgs {
     /// out_of_order, duplicates, foreign, delay with its basis and percentiles 0..100,
     /// bursts_sent, bursts_complete, bursts_late, exceptions = the incomplete or late
     /// bursts), ran_s, planned_s, clock_synced, ended_early, error
-    #[arg(short = 'J', long = "json")]
+    #[arg(short = 'J', long = "json", conflicts_with = "json_stream")]
     pub json: bool,
+    /// JSON lines: a "note" line per progress note as it happens, then a "stream" line per
+    /// stream (the -J figures without the burst list), a "burst" line per incomplete or late
+    /// burst, and an "end" line (ran_s, planned_s, clock_synced, ended_early, error)
+    #[arg(long = "json-stream")]
+    pub json_stream: bool,
     /// IPv4 only
     #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
     pub ipv4: bool,

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{lab_available, require_all, run, TempDir};
+use common::{lab_available, lab_result as result_of, require_all, run_lab, TempDir};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
@@ -107,33 +107,8 @@ fn have_iperf3() -> bool {
     found
 }
 
-/// Runs a scenario and returns its output directory (inside `dir`).
-fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> std::path::PathBuf {
-    let file = dir.file("scenario.toml");
-    std::fs::write(&file, scenario).expect("write scenario");
-    let out_dir = dir.file("out");
-    let out = run(
-        &[
-            "lab",
-            "run",
-            &file.to_string_lossy(),
-            "--out",
-            &out_dir.to_string_lossy(),
-        ],
-        timeout,
-    );
-    out.expect_code(0);
-    out_dir
-}
-
 fn result(out_dir: &Path, settings: &str, test: &str) -> Value {
     result_of(out_dir, settings, test, 1)
-}
-
-fn result_of(out_dir: &Path, settings: &str, test: &str, repetition: u32) -> Value {
-    let path = out_dir.join(format!("raw/{settings}/{test}/{repetition}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Loss in percent and datagrams counted at the receiver, from an iperf3-schema document.

@@ -47,16 +47,20 @@ fn profile_args(server: &Server, rest: &[&str]) -> Vec<String> {
     v
 }
 
-#[test]
-fn both_directions_at_once_arrive_whole_and_in_time() {
+/// Runs the BOTH_WAYS profile against a fresh server with `rest` flags.
+fn run_both_ways(rest: &[&str]) -> common::Output {
     let server = Server::start(&[]);
     let dir = TempDir::new("profile");
     let file = dir.file("both.toml");
     std::fs::write(&file, BOTH_WAYS).unwrap();
-    let out = run(
-        &profile_args(&server, &[file.to_str().unwrap(), "-J", "--clock-synced"]),
-        DEADLINE,
-    );
+    let mut args = vec![file.to_str().unwrap()];
+    args.extend_from_slice(rest);
+    run(&profile_args(&server, &args), DEADLINE)
+}
+
+#[test]
+fn both_directions_at_once_arrive_whole_and_in_time() {
+    let out = run_both_ways(&["-J", "--clock-synced"]);
     assert!(out.status.success(), "{out:?}");
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(text(&doc, "profile"), "both-ways");
@@ -156,4 +160,32 @@ fn list_show_and_bad_profiles() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn json_stream_gives_one_record_per_line() {
+    let out = run_both_ways(&["--json-stream", "-t", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let events: Vec<&str> = lines.iter().map(|l| text(l, "event")).collect();
+    let streams: Vec<&Value> = lines
+        .iter()
+        .filter(|l| text(l, "event") == "stream")
+        .collect();
+    assert_eq!(streams.len(), 2, "{events:?}");
+    // 1 s of the plan: 20 bursts of 5 up, 4 bursts of 20 down, each whole.
+    assert_eq!(text(streams[0], "data.name"), "up");
+    assert_eq!(uint(streams[0], "data.sent"), 100);
+    assert_eq!(uint(streams[1], "data.bursts_sent"), 4);
+    assert!(streams
+        .iter()
+        .all(|s| s["data"].get("exceptions").is_none()));
+    assert_eq!(*events.last().unwrap(), "end", "{events:?}");
+    let end = lines.last().unwrap();
+    assert!(end["data"]["error"].is_null(), "{end}");
+    assert!(num(end, "data.ran_s") >= 1.0, "{end}");
 }

@@ -6,6 +6,7 @@ use crate::cli_profile::{ProfileCommand, ProfileRunArgs};
 use crate::output::outln;
 use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
+use sonde_report::profile_report;
 use sonde_runtime::profile::{self, ProfileConfig};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -73,21 +74,31 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         Ok(c) => c,
         Err(e) => return usage(&e),
     };
-    let json = a.json;
+    let (json, lines) = (a.json, a.json_stream);
     let outcome = profile::run(&cfg, interrupt, &mut |note| {
-        if !json {
+        if lines {
+            outln!("{}", profile_report::json_line("note", note.into()));
+        } else if !json {
             outln!("{note}");
         }
     });
     let error = outcome.error.as_ref().map(|e| e.to_string());
-    match (&outcome.report, json) {
-        (Some(r), false) => outln!("{}", sonde_report::profile_report::table(r).trim_end()),
-        (Some(r), true) => match sonde_report::profile_report::json(r, error.as_deref()) {
+    match (&outcome.report, lines, json) {
+        (Some(r), true, _) => match profile_report::json_lines(r, error.as_deref()) {
+            Ok(all) => all.iter().for_each(|l| outln!("{l}")),
+            Err(e) => eprintln!("sonde: cannot write the JSON lines: {e}"),
+        },
+        (None, true, _) => outln!(
+            "{}",
+            profile_report::json_line("end", serde_json::json!({ "error": error }))
+        ),
+        (Some(r), false, false) => outln!("{}", profile_report::table(r).trim_end()),
+        (Some(r), false, true) => match profile_report::json(r, error.as_deref()) {
             Ok(doc) => outln!("{doc}"),
             Err(e) => eprintln!("sonde: cannot write the JSON document: {e}"),
         },
-        (None, true) => outln!("{}", serde_json::json!({ "error": error })),
-        (None, false) => {}
+        (None, false, true) => outln!("{}", serde_json::json!({ "error": error })),
+        (None, false, false) => {}
     }
     if let Some(e) = &error {
         crate::output::final_error(format_args!("sonde: {e}"));

@@ -486,3 +486,38 @@ pub fn text<'a>(doc: &'a Value, path: &str) -> &'a str {
         .as_str()
         .unwrap_or_else(|| panic!("`{path}` is not a string: {}", at(doc, path)))
 }
+
+// ---------------------------------------------------------------------------------------------
+// lab runs
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `sonde lab run` on the scenario text (written into `dir`), requires exit 0, and
+/// returns the run's output directory (inside `dir`).
+pub fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> PathBuf {
+    let file = dir.file("scenario.toml");
+    std::fs::write(&file, scenario).expect("write scenario");
+    let out_dir = dir.file("out");
+    let out = run(
+        &[
+            "lab",
+            "run",
+            &file.to_string_lossy(),
+            "--out",
+            &out_dir.to_string_lossy(),
+        ],
+        timeout,
+    );
+    if out.code() != Some(0) {
+        let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap_or_default();
+        eprintln!("{report}");
+    }
+    out.expect_code(0);
+    out_dir
+}
+
+/// The raw result document of one run of a lab matrix.
+pub fn lab_result(out_dir: &Path, settings: &str, test: &str, repetition: u32) -> Value {
+    let path = out_dir.join(format!("raw/{settings}/{test}/{repetition}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
