@@ -263,11 +263,19 @@ fn ramp_gives_a_step_per_connection_count() {
 fn storm_counts_accepted_connections_and_refusals() {
     let s = Services::start(&[]);
     let out = s.stress("discard", &["--storm", "-t", "1", "-P", "4", "-J"]);
-    out.expect_code(0);
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     let st = &doc["storm"];
     assert!(u(&st["accepted"]) > 100, "{st}");
-    assert_eq!(u(&st["attempts"]), u(&st["accepted"]), "{st}");
+    // Every attempt is counted once; the services may refuse a few at this pace (a closed
+    // connection still counts against their limit for a moment), and any refusal fails the
+    // check, as it would for a device.
+    let failures = u(&st["refused"]) + u(&st["timed_out"]) + u(&st["failed"]);
+    assert_eq!(u(&st["attempts"]), u(&st["accepted"]) + failures, "{st}");
+    assert!(
+        failures * 100 <= u(&st["attempts"]),
+        "more than 1 % failed: {st}"
+    );
+    out.expect_code(if failures == 0 { 0 } else { 1 });
     let rate = st["accepted_per_second"].as_f64().unwrap();
     assert!((rate - u(&st["accepted"]) as f64 / st["seconds"].as_f64().unwrap()).abs() < 1.0);
     assert!(st["connect_ms_median"].as_f64().unwrap() > 0.0, "{st}");
@@ -301,7 +309,13 @@ fn overload_finds_the_limit_closes_cleanly_and_recovers() {
     out.expect_code(0);
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     let o = &doc["overload"];
+    // The kernel completes a few handshakes past the limit, which the services then reset:
+    // they are counted apart, not as held.
     assert_eq!(u(&o["held"]), 300, "the services' limit: {o}");
+    assert!(
+        u(&o["attempted"]) >= 300 + u(&o["dropped_after_accept"]),
+        "{o}"
+    );
     assert_eq!(o["refusal"], "reset", "{o}");
     assert_eq!(u(&o["closed_clean"]), 300, "{o}");
     assert!(

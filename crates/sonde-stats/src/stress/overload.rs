@@ -24,6 +24,9 @@ pub struct OverloadReport {
     /// Connections attempted and held open at the peak.
     pub attempted: u32,
     pub held: u32,
+    /// Connections the device accepted and then reset or closed by itself while they were
+    /// held (not counted in `held`).
+    pub dropped_after_accept: u32,
     pub refusal: Refusal,
     pub first_error: Option<String>,
     /// Seconds the connections were held.
@@ -60,8 +63,8 @@ impl OverloadReport {
         };
         vec![
             format!(
-                "held {} of {} connections; it refused {refusal}",
-                self.held, self.attempted
+                "held {} of {} connections ({} more accepted, then dropped by the device); it refused {refusal}",
+                self.held, self.attempted, self.dropped_after_accept
             ),
             format!(
                 "after {:.1} s held, closed: {} clean, {} reset, {} timed out",
@@ -84,6 +87,7 @@ mod tests {
         let mut r = OverloadReport {
             attempted: 120,
             held: 100,
+            dropped_after_accept: 0,
             refusal: Refusal::Reset,
             first_error: None,
             held_seconds: 1.0,

@@ -40,6 +40,16 @@ impl Conn {
         }
     }
 
+    /// Whether the device still holds this idle connection: not closed (EOF) or reset by it.
+    pub(super) fn alive(&self) -> bool {
+        let mut b = [0u8; 1];
+        match self.stream.peek(&mut b) {
+            Ok(0) => false,
+            Ok(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+        }
+    }
+
     /// Stops its events until the close phase registers it again (held idle by --overload).
     pub(super) fn deregister(&mut self, registry: &Registry) {
         let _ = registry.deregister(&mut self.stream);

@@ -55,6 +55,14 @@ pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadReport, Stre
         std::thread::sleep(Duration::from_millis(50));
     }
     let held_seconds = t_hold.elapsed().as_secs_f64();
+    // Connections the device accepted and then reset or closed by itself while held: its way of
+    // refusing past a limit (the kernel completes handshakes the application then rejects).
+    let before = held.len();
+    held.retain(Conn::alive);
+    let dropped = (before - held.len()) as u32;
+    if dropped > 0 && refusal == Refusal::None {
+        refusal = Refusal::Reset;
+    }
     let mut scratch = vec![0u8; 64 * 1024];
     close_all(
         &mut held,
@@ -73,6 +81,7 @@ pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadReport, Stre
     Ok(OverloadReport {
         attempted,
         held: held.len() as u32,
+        dropped_after_accept: dropped,
         refusal,
         first_error,
         held_seconds,
