@@ -41,9 +41,9 @@ pub fn with_json(args: &[String]) -> Vec<String> {
 }
 
 /// The test's duration in seconds from `-t SECS` / `--time SECS` / `--time=SECS` / `-tSECS`,
-/// else, for `profile run HOST NAME` with a built-in profile, that profile's duration;
-/// `None` when it has none (byte- or count-bounded, the tool's default, or a profile file:
-/// give such a test `-t` or a `timeout`).
+/// else, for `profile run HOST NAME|FILE`, that profile's duration (a built-in's, or a
+/// readable profile file's); `None` when it has none (byte- or count-bounded, the tool's
+/// default, or a profile file that cannot be read here).
 pub fn duration_secs(args: &[String]) -> Option<f64> {
     time_flag(args).or_else(|| builtin_profile_secs(args))
 }
@@ -66,9 +66,9 @@ fn time_flag(args: &[String]) -> Option<f64> {
     None
 }
 
-/// The duration of the built-in profile a `profile run` names (an argument after the host;
-/// `monitoring`, the command's default, when it names neither a built-in nor a `.toml` file),
-/// so a 300 s profile is not killed at the default deadline.
+/// The duration of the profile a `profile run` names (an argument after the host: a built-in
+/// or a `.toml` file; `monitoring`, the command's default, when it names neither), so a
+/// 300 s profile is not killed at the default deadline.
 fn builtin_profile_secs(args: &[String]) -> Option<f64> {
     if args.first().map(String::as_str) != Some("profile")
         || args.get(1).map(String::as_str) != Some("run")
@@ -79,8 +79,13 @@ fn builtin_profile_secs(args: &[String]) -> Option<f64> {
     if let Some(p) = rest.iter().find_map(|a| sonde_profile::builtin::get(a)) {
         return Some(p.duration_s);
     }
-    if rest.iter().any(|a| a.ends_with(".toml")) {
-        return None;
+    if let Some(file) = rest.iter().find(|a| a.ends_with(".toml")) {
+        // The test runs on this host's file system: the file's own length, or none when it
+        // cannot be read here (the run then fails with the file's error, not a deadline).
+        return std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| sonde_profile::Profile::from_toml(&t).ok())
+            .map(|p| p.duration_s);
     }
     sonde_profile::builtin::get("monitoring").map(|p| p.duration_s)
 }
@@ -169,7 +174,21 @@ mod tests {
         assert_eq!(timeout_secs(None, &monitoring), 660.0);
         let cut = v(&["profile", "run", "10.0.0.2", "monitoring", "-t", "6"]);
         assert_eq!(duration_secs(&cut), Some(6.0));
-        assert_eq!(duration_secs(&v(&["profile", "run", "h", "my.toml"])), None);
+        assert_eq!(
+            duration_secs(&v(&["profile", "run", "h", "missing.toml"])),
+            None
+        );
+        let dir = std::env::temp_dir().join(format!("sonde-args-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mine.toml");
+        let text = sonde_profile::builtin::text("monitoring").unwrap();
+        std::fs::write(&file, text.replace("duration_s = 300", "duration_s = 42")).unwrap();
+        let path = file.to_string_lossy().to_string();
+        assert_eq!(
+            duration_secs(&v(&["profile", "run", "h", &path])),
+            Some(42.0)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             duration_secs(&v(&["profile", "run", "h", "-J"])),
             Some(300.0)

@@ -103,12 +103,15 @@ impl StreamReceiver {
     }
 
     /// The stream's figures, given how many datagrams the sender sent (None when unknown, as
-    /// after a failure: the highest sequence number seen stands in). At most
+    /// after a failure: the highest sequence number seen stands in). With
+    /// [`DelayBasis::OffsetEstimated`], `correction_ns` is subtracted from every raw delay
+    /// (see [`crate::result::ClockOffset::correction_ns`]); the other bases ignore it. At most
     /// `exception_cap` per-burst records are kept.
     pub fn finish(
         &self,
         sent: Option<u64>,
         basis: DelayBasis,
+        correction_ns: i64,
         exception_cap: usize,
     ) -> StreamResult {
         let sent = sent.unwrap_or(self.max_seq).max(self.max_seq);
@@ -117,6 +120,7 @@ impl StreamReceiver {
         let offset = match basis {
             DelayBasis::Synced => 0,
             DelayBasis::AboveMinimum => self.raw.iter().copied().min().unwrap_or(0),
+            DelayBasis::OffsetEstimated => correction_ns,
         };
         let late_ns = (self.spec.late_ms * 1e6) as i64;
         let to_ms = |raw: i64| (raw.saturating_sub(offset)) as f64 / 1e6;
@@ -232,14 +236,14 @@ mod tests {
             let send = (seq - 1) / 4 * 100 * MS;
             r.on_datagram(seq, send, send + SKEW + 2 * MS);
         }
-        let res = r.finish(Some(40), DelayBasis::AboveMinimum, 100);
+        let res = r.finish(Some(40), DelayBasis::AboveMinimum, 0, 100);
         assert_eq!((res.sent, res.received, res.lost, res.late), (40, 40, 0, 0));
         assert_eq!((res.bursts_sent, res.bursts_complete), (10, 10));
         assert!(res.exceptions.is_empty());
         let d = res.delay.unwrap();
         assert_eq!((d.min_ms, d.max_ms, d.samples), (0.0, 0.0, 40));
         // With the clocks taken as synced the 5 s skew shows, and every datagram is late.
-        let res = r.finish(Some(40), DelayBasis::Synced, 100);
+        let res = r.finish(Some(40), DelayBasis::Synced, 0, 100);
         assert_eq!(res.delay.unwrap().min_ms, 5002.0);
         assert_eq!(res.late, 40);
     }
@@ -260,7 +264,7 @@ mod tests {
         // A peer's garbage: outside the plan (10 bursts of 4).
         r.on_datagram(41, 0, 0);
         r.on_datagram(u64::MAX, 0, 0);
-        let res = r.finish(Some(16), DelayBasis::Synced, 100);
+        let res = r.finish(Some(16), DelayBasis::Synced, 0, 100);
         assert_eq!(res.received, 15);
         assert_eq!(res.lost, 1);
         assert_eq!(res.out_of_order, 1);
@@ -280,7 +284,7 @@ mod tests {
         assert_eq!(res.exceptions[1].last_delay_ms, Some(25.0));
         assert_eq!(res.exceptions[1].at_s, 0.3);
         // The cap keeps the first and counts the rest.
-        let capped = r.finish(Some(16), DelayBasis::Synced, 1);
+        let capped = r.finish(Some(16), DelayBasis::Synced, 0, 1);
         assert_eq!((capped.exceptions.len(), capped.exceptions_dropped), (1, 1));
     }
 
@@ -291,12 +295,12 @@ mod tests {
             r.on_datagram(seq, 0, MS);
         }
         // The sender stopped after 10 datagrams: burst 2 expects only 2.
-        let res = r.finish(Some(10), DelayBasis::Synced, 100);
+        let res = r.finish(Some(10), DelayBasis::Synced, 0, 100);
         assert_eq!((res.bursts_sent, res.bursts_complete), (3, 2));
         assert_eq!(res.exceptions[0].index, 1);
         assert_eq!(res.exceptions[0].received, 0);
         assert_eq!(res.exceptions[0].last_delay_ms, None);
         // Unknown sent count: the highest sequence seen stands in.
-        assert_eq!(r.finish(None, DelayBasis::Synced, 100).sent, 10);
+        assert_eq!(r.finish(None, DelayBasis::Synced, 0, 100).sent, 10);
     }
 }

@@ -23,6 +23,10 @@ pub enum DelayBasis {
     /// above the fastest datagram of the stream (queueing and serialisation, not the
     /// path's propagation time).
     AboveMinimum,
+    /// An estimate: receive time minus send stamp, corrected by the clock offset the client
+    /// measured with round-trip probes just before the run ([`ClockOffset`]). Right to within
+    /// the offset's uncertainty, and only as right as the path is symmetric.
+    OffsetEstimated,
 }
 
 impl DelayBasis {
@@ -33,6 +37,36 @@ impl DelayBasis {
             DelayBasis::AboveMinimum => {
                 "one-way delay estimate: above each stream's fastest datagram (clock offset not measured)"
             }
+            DelayBasis::OffsetEstimated => {
+                "one-way delay estimate: corrected by the clock offset measured before the run"
+            }
+        }
+    }
+}
+
+/// The two ends' clock offset, estimated by the client before a run from round-trip probes
+/// to the server (the NTP on-wire calculation over the fastest probes, which assumes the path
+/// is as fast one way as the other).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClockOffset {
+    /// Server clock minus client clock, nanoseconds.
+    pub offset_ns: i64,
+    /// Half the fastest probe's round trip: the offset is right to within this, even on a
+    /// path as asymmetric as it can be.
+    pub uncertainty_ns: i64,
+    /// Probes answered.
+    pub probes: u32,
+}
+
+impl ClockOffset {
+    /// What a receiver subtracts from its raw delays (receive time minus send stamp): the
+    /// server's clock runs `offset_ns` ahead of the client's, so the server's raw delays are
+    /// that much too long and the client's that much too short.
+    pub fn correction_ns(self, receiver_is_server: bool) -> i64 {
+        if receiver_is_server {
+            self.offset_ns
+        } else {
+            self.offset_ns.saturating_neg()
         }
     }
 }
@@ -125,6 +159,9 @@ pub struct ProfileReport {
     /// Seconds it ran.
     pub ran_s: f64,
     pub clock_synced: bool,
+    /// The clock offset the one-way delays were corrected by, when it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset: Option<ClockOffset>,
     /// Why the run ended early (Ctrl-C, a failure); the figures are then partial.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_early: Option<String>,

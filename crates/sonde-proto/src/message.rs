@@ -162,6 +162,11 @@ pub struct ProfileRequest {
     /// minus send stamp, not an estimate.
     #[serde(default)]
     pub clock_synced: bool,
+    /// The clocks' offset the client measured before the run (without `--clock-synced`):
+    /// each receiver corrects its one-way delays by it. A server that predates it ignores it
+    /// and reports delays above each stream's fastest datagram instead, labelled as such.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset: Option<sonde_profile::result::ClockOffset>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! C→S Hello            S→C Welcome | Refuse
+//!      (C checks the server's capabilities before it asks for anything)
 //! C→S TestRequest      S→C Accept | Refuse
 //!      (C opens the data streams; S counts them)
 //! S→C StreamsReady     C→S Start          data flows
@@ -45,6 +46,8 @@ pub enum ProtocolError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClientState {
     AwaitWelcome,
+    /// Welcomed; the runtime has not yet asked for the test (it checks capabilities first).
+    Welcomed,
     AwaitAccept,
     AwaitReady,
     Running,
@@ -57,6 +60,7 @@ impl ClientState {
     fn name(self) -> &'static str {
         match self {
             ClientState::AwaitWelcome => "waiting for welcome",
+            ClientState::Welcomed => "checking the server's capabilities",
             ClientState::AwaitAccept => "waiting for the test to be accepted",
             ClientState::AwaitReady => "setting up streams",
             ClientState::Running => "running",
@@ -123,7 +127,7 @@ impl ClientSession {
                 self.state = S::Closed;
                 self.events.push_back(ClientEvent::Aborted(reason));
             }
-            (S::AwaitWelcome | S::AwaitAccept, Message::Refuse(r)) => {
+            (S::AwaitWelcome | S::Welcomed | S::AwaitAccept, Message::Refuse(r)) => {
                 self.state = S::Closed;
                 self.events.push_back(ClientEvent::Refused(r));
             }
@@ -136,9 +140,7 @@ impl ClientSession {
                         max: PROTOCOL_VERSION,
                     });
                 }
-                self.state = S::AwaitAccept;
-                self.out
-                    .push_back(Message::TestRequest(Box::new(self.params.clone())));
+                self.state = S::Welcomed;
                 self.events.push_back(ClientEvent::Welcomed {
                     caps: negotiate(&w.caps),
                     software: w.software,
@@ -177,6 +179,18 @@ impl ClientSession {
         ProtocolError::Unexpected {
             state: self.state.name(),
             got: m.name(),
+        }
+    }
+
+    /// After [`ClientEvent::Welcomed`], once the runtime found the server can run the test:
+    /// queues the TestRequest. Until then the server has seen nothing of the test, so a client
+    /// that refuses an older server (a missing capability) never shows it a request it cannot
+    /// read.
+    pub fn request(&mut self) {
+        if self.state == ClientState::Welcomed {
+            self.state = ClientState::AwaitAccept;
+            self.out
+                .push_back(Message::TestRequest(Box::new(self.params.clone())));
         }
     }
 

@@ -189,6 +189,11 @@ fn params(rng: &mut Rng) -> TestParams {
         profile: rng.chance(5).then(|| sonde_proto::message::ProfileRequest {
             profile: sonde_profile::builtin::get("monitoring-stress").expect("built-in"),
             clock_synced: rng.chance(2),
+            clock_offset: rng.chance(2).then(|| sonde_profile::result::ClockOffset {
+                offset_ns: rng.next() as i64,
+                uncertainty_ns: (rng.next() % 1_000_000_000) as i64,
+                probes: (rng.next() % 100) as u32,
+            }),
         }),
         coded: rng.chance(4),
         capacity: rng.chance(4).then(|| sonde_proto::capacity::CapacityPlan {
@@ -787,7 +792,7 @@ fn client_session_never_panics_on_random_messages_and_calls() {
         let p = params(&mut rng);
         let mut c = ClientSession::new(p, "sonde-test");
         for _ in 0..rng.below(12) {
-            match rng.below(10) {
+            match rng.below(11) {
                 0..=5 => {
                     let was_finished = c.is_finished();
                     if c.handle(message(&mut rng)).is_err() {
@@ -799,6 +804,7 @@ fn client_session_never_panics_on_random_messages_and_calls() {
                 }
                 6 => c.stop(Stop { sent: vec![] }),
                 7 => c.send_results(results(&mut rng)),
+                8 => c.request(),
                 _ => {
                     c.abort("interrupted");
                     assert!(!c.is_running());
@@ -854,8 +860,10 @@ fn session_pair_with_injected_messages_never_panics_and_clean_runs_finish() {
                 let _ = c.handle(message(&mut rng));
             }
             while let Some(e) = c.poll_event() {
-                if let ClientEvent::PeerResults(_) = e {
-                    c.send_results(results(&mut rng));
+                match e {
+                    ClientEvent::Welcomed { .. } => c.request(),
+                    ClientEvent::PeerResults(_) => c.send_results(results(&mut rng)),
+                    _ => {}
                 }
             }
             if c.is_running() && rng.chance(3) {

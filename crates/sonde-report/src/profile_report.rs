@@ -2,7 +2,7 @@
 //! were incomplete or late, and the JSON document of `sonde profile run -J` (the report
 //! itself, serialised; the schema is described on its types in `sonde_profile::result`).
 
-use sonde_profile::result::{ProfileReport, StreamResult};
+use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult};
 use std::fmt::Write;
 
 /// Most incomplete or late bursts listed per stream in the table (`-J` has them all).
@@ -70,6 +70,15 @@ fn delay_table(out: &mut String, r: &ProfileReport) {
         return;
     };
     let _ = writeln!(out, "{}, ms:", basis.label());
+    if let (DelayBasis::OffsetEstimated, Some(o)) = (basis, r.clock_offset) {
+        let _ = writeln!(
+            out,
+            "(clock offset, server - client: {:+.3} ms, right to within {:.3} ms, from {} probes; assumes a symmetric path)",
+            o.offset_ns as f64 / 1e6,
+            o.uncertainty_ns as f64 / 1e6,
+            o.probes
+        );
+    }
     let _ = writeln!(
         out,
         "{:<3} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -174,7 +183,6 @@ mod tests {
     use super::*;
     use sonde_profile::builtin;
     use sonde_profile::receive::StreamReceiver;
-    use sonde_profile::result::DelayBasis;
 
     fn report() -> ProfileReport {
         let p = builtin::get("monitoring").unwrap().with_duration(1.0);
@@ -187,8 +195,9 @@ mod tests {
             planned_s: 1.0,
             ran_s: 1.0,
             clock_synced: false,
+            clock_offset: None,
             ended_early: None,
-            streams: vec![rx.finish(Some(25), DelayBasis::AboveMinimum, 10)],
+            streams: vec![rx.finish(Some(25), DelayBasis::AboveMinimum, 0, 10)],
         }
     }
 

@@ -290,7 +290,8 @@ impl ClientRun<'_> {
         if let Some(algo) = &p.congestion {
             check_congestion(algo, &server_cc, p.direction)?;
         }
-        Ok(())
+        session.request();
+        flush(conn, session)
     }
 
     /// Starts this end's stream workers and the test clock; returns the congestion control

@@ -101,6 +101,8 @@ pub(crate) fn open_stream(
                     instead: "run sonde server from this release on the far end",
                 });
             }
+            s.request();
+            flush(conn, s)?;
         }
         _ => return Err(RunError::Protocol("expected the server's welcome".into())),
     }

@@ -88,6 +88,27 @@ fn both_directions_at_once_arrive_whole_and_in_time() {
     assert!(num(&doc, "ran_s") >= 2.0, "{doc}");
 }
 
+/// Without `--clock-synced` the client measures the clocks' offset first and both ends
+/// correct their delays by it. On one host the true offset is 0 and the true delays are tiny:
+/// the estimate must find that, within the uncertainty it states.
+#[test]
+fn the_measured_clock_offset_is_zero_on_one_host_and_corrects_both_ends() {
+    let out = run_both_ways(&["-J"]);
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let offset_ms = num(&doc, "clock_offset.offset_ns") / 1e6;
+    let within_ms = num(&doc, "clock_offset.uncertainty_ns") / 1e6;
+    assert!(uint(&doc, "clock_offset.probes") >= 20, "{doc}");
+    assert!((0.0..5.0).contains(&within_ms), "{doc}");
+    assert!(offset_ms.abs() <= within_ms + 0.5, "{doc}");
+    for s in arr(&doc, "streams") {
+        assert_eq!(text(s, "delay.basis"), "offset-estimated", "{s}");
+        assert!(num(s, "delay.min_ms") > -(within_ms + 0.5), "{s}");
+        assert!(num(s, "delay.max_ms") < 100.0, "{s}");
+        assert_eq!(uint(s, "late"), 0, "{s}");
+    }
+}
+
 #[test]
 fn the_table_names_every_stream_and_the_delay_estimate() {
     let server = Server::start(&[]);
@@ -101,7 +122,12 @@ fn the_table_names_every_stream_and_the_delay_estimate() {
     }
     assert!(
         out.stdout
-            .contains("estimate: above each stream's fastest datagram"),
+            .contains("estimate: corrected by the clock offset measured before the run"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("clock offset, server - client:"),
         "{}",
         out.stdout
     );

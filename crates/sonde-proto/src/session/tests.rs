@@ -40,12 +40,26 @@ fn pump(c: &mut ClientSession, s: &mut ServerSession) {
     }
 }
 
+/// Hello, Welcome, and the client's request once it saw the welcome.
+fn greet_and_request(c: &mut ClientSession, s: &mut ServerSession) {
+    pump(c, s);
+    c.request();
+    pump(c, s);
+}
+
 #[test]
 fn full_session() {
     let mut c = ClientSession::new(params(), "test");
     let mut s = ServerSession::new("srv", vec!["cubic".into()]);
     pump(&mut c, &mut s);
     assert!(matches!(s.poll_event(), Some(ServerEvent::Greeted { .. })));
+    assert_eq!(
+        s.poll_event(),
+        None,
+        "no request before the client checked the welcome"
+    );
+    c.request();
+    pump(&mut c, &mut s);
     assert!(matches!(
         s.poll_event(),
         Some(ServerEvent::TestRequested(_))
@@ -117,12 +131,36 @@ fn invalid_params_refused_by_session() {
     p.parallel = 500;
     let mut c = ClientSession::new(p, "test");
     let mut s = ServerSession::new("srv", vec![]);
-    pump(&mut c, &mut s);
+    greet_and_request(&mut c, &mut s);
     let _ = c.poll_event();
     match c.poll_event() {
         Some(ClientEvent::Refused(r)) => assert_eq!(r.code, RefuseCode::BadParameter),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_client_that_gives_up_after_the_welcome_never_sends_its_request() {
+    let mut c = ClientSession::new(params(), "test");
+    let mut s = ServerSession::new("srv", vec![]);
+    pump(&mut c, &mut s);
+    assert!(matches!(c.poll_event(), Some(ClientEvent::Welcomed { .. })));
+    c.abort("the server lacks a capability");
+    pump(&mut c, &mut s);
+    let mut seen = Vec::new();
+    while let Some(e) = s.poll_event() {
+        seen.push(e);
+    }
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, ServerEvent::TestRequested(_))),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|e| matches!(e, ServerEvent::Aborted(_))),
+        "{seen:?}"
+    );
 }
 
 #[test]
@@ -163,7 +201,7 @@ fn version_mismatch_is_refused() {
 fn abort_from_client_mid_test() {
     let mut c = ClientSession::new(params(), "test");
     let mut s = ServerSession::new("srv", vec![]);
-    pump(&mut c, &mut s);
+    greet_and_request(&mut c, &mut s);
     s.accept(&[1; 16]);
     s.streams_ready();
     pump(&mut c, &mut s);

@@ -63,12 +63,34 @@ impl ProfileConfig {
     }
 }
 
-/// Runs the profile; `note` receives progress lines for the user.
+/// Runs the profile; `note` receives progress lines for the user. Without `--clock-synced`
+/// the clocks' offset is measured first (see [`super::clock_offset`]) and sent with the
+/// request, so both ends correct their one-way delays by it.
 pub fn run(
     cfg: &ProfileConfig,
     interrupt: &AtomicBool,
     note: &mut dyn FnMut(String),
 ) -> ProfileOutcome {
+    let mut measured;
+    let mut cfg = cfg;
+    if !cfg.request.clock_synced && cfg.request.clock_offset.is_none() {
+        measured = cfg.clone();
+        match super::clock_offset::measure(&cfg.host, cfg.port, cfg.family, interrupt) {
+            Ok(o) => {
+                note(format!(
+                    "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
+                    o.offset_ns as f64 / 1e6,
+                    o.uncertainty_ns as f64 / 1e6,
+                    o.probes
+                ));
+                measured.request.clock_offset = Some(o);
+            }
+            Err(e) => note(format!(
+                "{e}; one-way delays will be given above each stream's fastest datagram"
+            )),
+        }
+        cfg = &measured;
+    }
     let ccfg = ClientConfig {
         host: cfg.host.clone(),
         port: cfg.port,
@@ -152,6 +174,8 @@ impl Run<'_> {
                         instead: "run the profile against a newer sonde server",
                     });
                 }
+                session.request();
+                flush(conn, session)?;
             }
             other => return Err(unexpected(other)),
         }
@@ -345,7 +369,7 @@ impl Run<'_> {
         let request = &self.cfg.request;
         let grace = drain_grace(request);
         let accounts = workers.drain_receivers(peer_sent, grace);
-        finish_all(&accounts, peer_sent, request)
+        finish_all(&accounts, peer_sent, request, false)
     }
 
     fn report(&self, mut streams: Vec<StreamResult>) -> ProfileReport {
@@ -355,6 +379,7 @@ impl Run<'_> {
             planned_s: self.cfg.request.profile.duration_s,
             ran_s: self.stopped_at.unwrap_or(0.0),
             clock_synced: self.cfg.request.clock_synced,
+            clock_offset: self.cfg.request.clock_offset,
             ended_early: self.ended_early.clone(),
             streams,
         }
@@ -387,21 +412,26 @@ pub(crate) fn drain_grace(r: &ProfileRequest) -> Duration {
     Duration::from_secs_f64((late / 1000.0 + 0.5).min(3.0))
 }
 
-/// The figures of every account, with the exception records shared out over the streams.
+/// The figures of every account, with the exception records shared out over the streams;
+/// `receiver_is_server` says which end's clock the receive times are on.
 pub(crate) fn finish_all(
     accounts: &[StreamReceiver],
     peer_sent: &dyn Fn(u32) -> Option<u64>,
     r: &ProfileRequest,
+    receiver_is_server: bool,
 ) -> Vec<StreamResult> {
-    let basis = if r.clock_synced {
-        DelayBasis::Synced
-    } else {
-        DelayBasis::AboveMinimum
+    let (basis, correction) = match (r.clock_synced, r.clock_offset) {
+        (true, _) => (DelayBasis::Synced, 0),
+        (false, Some(o)) => (
+            DelayBasis::OffsetEstimated,
+            o.correction_ns(receiver_is_server),
+        ),
+        (false, None) => (DelayBasis::AboveMinimum, 0),
     };
     let cap = MAX_EXCEPTIONS / r.profile.streams.len().max(1);
     accounts
         .iter()
-        .map(|a| a.finish(peer_sent(a.id()), basis, cap))
+        .map(|a| a.finish(peer_sent(a.id()), basis, correction, cap))
         .collect()
 }
 

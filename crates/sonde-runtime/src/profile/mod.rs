@@ -8,6 +8,7 @@
 //! the server's side lives with its sessions.
 
 pub mod client;
+mod clock_offset;
 pub mod workers;
 
 pub use client::{run, ProfileConfig, ProfileOutcome};

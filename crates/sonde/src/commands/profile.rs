@@ -65,6 +65,7 @@ fn config(a: &ProfileRunArgs) -> Result<ProfileConfig, String> {
         request: ProfileRequest {
             profile: p,
             clock_synced: a.clock_synced,
+            clock_offset: None,
         },
     })
 }

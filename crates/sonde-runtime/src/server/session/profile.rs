@@ -70,7 +70,7 @@ impl SessionRun<'_> {
         let (sent, _) = workers.stop_senders();
         let lookup = |id| count_of(&peer_sent, id);
         let accounts = workers.drain_receivers(&lookup, drain_grace(request));
-        let figures = finish_all(&accounts, &lookup, request);
+        let figures = finish_all(&accounts, &lookup, request, true);
         for f in &figures {
             (self.shared.log)(&format!(
                 "profile stream {} ({}) from {}: {}/{} received, {} lost, {} late, {}/{} bursts complete",
