@@ -6,6 +6,8 @@
 //! a partial summary are still delivered.
 
 use crate::control_conn::ControlConn;
+use crate::control_wait;
+pub(crate) use crate::control_wait::flush;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
 use crate::os::cpu;
@@ -167,27 +169,14 @@ impl ClientRun<'_> {
         Ok(())
     }
 
-    /// Waits for the next session event, feeding control messages in.
+    /// Waits for the next session event, feeding control messages in; Ctrl-C ends the wait.
     fn next_event(
         &mut self,
         conn: &mut ControlConn,
         s: &mut ClientSession,
         what: &'static str,
     ) -> Result<ClientEvent, RunError> {
-        let deadline = Instant::now() + STEP;
-        loop {
-            if let Some(ev) = s.poll_event() {
-                return Ok(ev);
-            }
-            self.check_interrupt()?;
-            if Instant::now() >= deadline {
-                return Err(RunError::Timeout(what));
-            }
-            if let Some(m) = conn.recv(Duration::from_millis(50))? {
-                s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
-                flush(conn, s)?;
-            }
-        }
+        control_wait::next_event(conn, s, what, STEP, Some(self.interrupt))
     }
 
     fn execute(&mut self) -> Result<TestSummary, RunError> {
@@ -696,13 +685,6 @@ fn connected_streams(streams: &[(LocalStream, SocketAddr, SocketAddr)]) -> Vec<C
             remote: r.to_string(),
         })
         .collect()
-}
-
-pub(crate) fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
-    while let Some(m) = s.poll_transmit() {
-        conn.send(&m)?;
-    }
-    Ok(())
 }
 
 pub(crate) fn unexpected(ev: ClientEvent) -> RunError {

@@ -4,6 +4,8 @@
 
 use crate::client::{connect_control, open_data_stream, udp_handshake, ClientConfig};
 use crate::control_conn::ControlConn;
+use crate::control_wait;
+pub(crate) use crate::control_wait::flush;
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::os::host::software;
@@ -15,10 +17,12 @@ use sonde_stats::model::CpuUsage;
 use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest wait for one control step.
 pub(crate) const STEP: Duration = Duration::from_secs(30);
+/// Longest wait for the server's results after Ctrl-C.
+pub(crate) const STEP_INTERRUPTED: Duration = Duration::from_secs(5);
 
 /// What the server must list to run the test, and what to tell the user when it does not.
 pub(crate) struct Needs {
@@ -26,40 +30,27 @@ pub(crate) struct Needs {
     pub what: &'static str,
 }
 
-/// The next session event within [`STEP`]; refusals and aborts as errors.
-pub(crate) fn next_event(
-    conn: &mut ControlConn,
-    s: &mut ClientSession,
-    what: &'static str,
-) -> Result<ClientEvent, RunError> {
-    let deadline = Instant::now() + STEP;
-    loop {
-        if let Some(ev) = s.poll_event() {
-            return match ev {
-                ClientEvent::Aborted(r) => Err(RunError::PeerAborted(r)),
-                ClientEvent::Refused(r) => Err(RunError::ServerRefused {
-                    code: r.code.as_str().to_string(),
-                    message: r.message,
-                }),
-                ev => Ok(ev),
-            };
-        }
-        if Instant::now() >= deadline {
-            return Err(RunError::Timeout(what));
-        }
-        if let Some(m) = conn.recv(Duration::from_millis(50))? {
-            s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
-        }
-        flush(conn, s)?;
+/// A refusal or an abort among the session's events, as the error it is.
+fn refusal_as_error(ev: ClientEvent) -> Result<ClientEvent, RunError> {
+    match ev {
+        ClientEvent::Aborted(r) => Err(RunError::PeerAborted(r)),
+        ClientEvent::Refused(r) => Err(RunError::ServerRefused {
+            code: r.code.as_str().to_string(),
+            message: r.message,
+        }),
+        ev => Ok(ev),
     }
 }
 
-/// Sends what the session has queued.
-pub(crate) fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
-    while let Some(m) = s.poll_transmit() {
-        conn.send(&m)?;
-    }
-    Ok(())
+/// The next session event within [`STEP`], Ctrl-C ending the wait; refusals and aborts as
+/// errors.
+fn next_event(
+    conn: &mut ControlConn,
+    s: &mut ClientSession,
+    what: &'static str,
+    interrupt: &AtomicBool,
+) -> Result<ClientEvent, RunError> {
+    control_wait::next_event(conn, s, what, STEP, Some(interrupt)).and_then(refusal_as_error)
 }
 
 /// Connects the control session (`server` is filled in as soon as it is known).
@@ -91,7 +82,7 @@ pub(crate) fn open_stream(
     needs: &Needs,
 ) -> Result<UdpSocket, RunError> {
     flush(conn, s)?;
-    match next_event(conn, s, "the server's welcome")? {
+    match next_event(conn, s, "the server's welcome", interrupt)? {
         ClientEvent::Welcomed { caps, software, .. } => {
             if !caps.iter().any(|c| c == needs.capability) {
                 return Err(RunError::PeerLacks {
@@ -106,7 +97,7 @@ pub(crate) fn open_stream(
         }
         _ => return Err(RunError::Protocol("expected the server's welcome".into())),
     }
-    let cookie = match next_event(conn, s, "the server to accept the test")? {
+    let cookie = match next_event(conn, s, "the server to accept the test", interrupt)? {
         ClientEvent::Accepted { cookie } => cookie,
         _ => return Err(RunError::Protocol("expected the test's acceptance".into())),
     };
@@ -118,7 +109,7 @@ pub(crate) fn open_stream(
             "the test's stream is not a UDP socket".into(),
         ));
     };
-    match next_event(conn, s, "the server to confirm the data stream")? {
+    match next_event(conn, s, "the server to confirm the data stream", interrupt)? {
         ClientEvent::StreamsReady => {}
         _ => return Err(RunError::Protocol("expected streams-ready".into())),
     }
@@ -126,16 +117,22 @@ pub(crate) fn open_stream(
     Ok(sock)
 }
 
-/// Stops the test and exchanges results: the server's CPU figures.
+/// Stops the test and exchanges results: the server's CPU figures. After Ctrl-C
+/// (`interrupted`) the server gets [`STEP_INTERRUPTED`] to answer, not [`STEP`]: the user
+/// wants to stop, and the transfer's own figures are already kept.
 pub(crate) fn close(
     conn: &mut ControlConn,
     s: &mut ClientSession,
     cpu_local: CpuUsage,
+    interrupted: bool,
 ) -> Result<CpuUsage, RunError> {
     s.stop(Stop { sent: Vec::new() });
     flush(conn, s)?;
+    let wait = if interrupted { STEP_INTERRUPTED } else { STEP };
     let peer = loop {
-        match next_event(conn, s, "the server's results")? {
+        match control_wait::next_event(conn, s, "the server's results", wait, None)
+            .and_then(refusal_as_error)?
+        {
             ClientEvent::PeerResults(r) => break r,
             ClientEvent::LiveInterval(_) => {}
             _ => return Err(RunError::Protocol("expected the server's results".into())),

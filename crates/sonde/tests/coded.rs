@@ -74,3 +74,35 @@ fn a_file_is_refused_rather_than_replaced_by_test_data() {
     out.expect_code(2);
     assert!(out.stderr.contains("--coded"), "{}", out.stderr);
 }
+
+/// A server that takes one control connection and never answers: Ctrl-C must end the wait
+/// for its welcome at once (exit 1, saying so), not after the 30 s step timeout. `sonde
+/// capacity` shares the coded client's control steps and is checked the same way.
+#[test]
+fn ctrl_c_ends_the_wait_for_a_silent_server() {
+    for command in [&["client", "--coded", "-t", "5"][..], &["capacity"][..]] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port().to_string();
+        let holder = std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            // Longer than the test allows, so a client that ignored Ctrl-C and ended at the
+            // close instead would still fail it.
+            std::thread::sleep(Duration::from_secs(4));
+            drop(conn);
+        });
+        let mut args = vec![command[0], "127.0.0.1", "-p", &port];
+        args.extend_from_slice(&command[1..]);
+        let client = common::Proc::spawn(&args);
+        std::thread::sleep(Duration::from_millis(700));
+        client.signal(libc::SIGINT);
+        let out = client.wait(Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            out.elapsed < Duration::from_secs(3),
+            "{args:?} took {:?} after Ctrl-C: {out:?}",
+            out.elapsed
+        );
+        assert!(out.stderr_lc().contains("interrupt"), "{args:?}: {out:?}");
+        holder.join().unwrap();
+    }
+}

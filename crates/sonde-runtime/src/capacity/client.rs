@@ -91,7 +91,12 @@ fn execute(
         let cpu_local = cpu_usage(cpu0, cpu::process_times(), out.seconds);
         out.cpu_local = Some(cpu_local);
         let complete = received?;
-        out.cpu_remote = Some(own_loop::close(&mut conn, &mut s, cpu_local)?);
+        out.cpu_remote = Some(own_loop::close(
+            &mut conn,
+            &mut s,
+            cpu_local,
+            out.interrupted,
+        )?);
         if out.interrupted {
             return Err(RunError::Interrupted);
         }

@@ -104,7 +104,12 @@ fn run_session(
         t0.elapsed().as_secs_f64(),
     ));
     driven?;
-    out.cpu_remote = Some(own_loop::close(conn, s, out.cpu_local.unwrap_or_default())?);
+    out.cpu_remote = Some(own_loop::close(
+        conn,
+        s,
+        out.cpu_local.unwrap_or_default(),
+        interrupt.load(std::sync::atomic::Ordering::Relaxed),
+    )?);
     if !out.figures.complete {
         return Err(RunError::Setup(
             "the coded transfer ended before every block was delivered".into(),

@@ -230,22 +230,8 @@ impl Run<'_> {
         timeout: Duration,
         interruptible: bool,
     ) -> Result<ClientEvent, RunError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(ev) = s.poll_event() {
-                return Ok(ev);
-            }
-            if interruptible && self.interrupt.load(Ordering::Relaxed) {
-                return Err(RunError::Interrupted);
-            }
-            if Instant::now() >= deadline {
-                return Err(RunError::Timeout(what));
-            }
-            if let Some(m) = conn.recv(Duration::from_millis(50))? {
-                s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
-                flush(conn, s)?;
-            }
-        }
+        let interrupt = interruptible.then_some(self.interrupt);
+        crate::control_wait::next_event(conn, s, what, timeout, interrupt)
     }
 
     /// Opens the data streams in id order; returns those this end sends and receives.
