@@ -17,6 +17,7 @@ pub mod jitter;
 pub mod latency;
 pub mod live_totals;
 pub mod model;
+pub mod source_limit;
 pub mod stress;
 pub mod sum;
 pub mod tcp_summary;

@@ -21,6 +21,5 @@
 
 pub mod chargen;
 pub mod client;
-pub mod limiter;
 pub mod os;
 pub mod services;

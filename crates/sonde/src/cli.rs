@@ -177,6 +177,17 @@ pub struct ServerArgs {
     /// Refuse clients beyond N concurrent tests
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_clients: Option<u32>,
+    /// Close, as soon as accepted, connections from an address that opens more than N per
+    /// second (N at once; a client's -P streams count: leave room for them)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_conn_rate: Option<u32>,
+    /// Refuse tests (sonde, iperf3, tcp-rr) from an address that starts more than N per
+    /// minute (N at once), with a message saying so
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_test_rate: Option<u32>,
+    /// Leave latency probes from an address beyond N per second unanswered (N at once)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_probe_rate: Option<u32>,
     /// Refuse tests longer than SECS (omit included; iperf3: --server-max-duration)
     #[arg(long, alias = "server-max-duration", value_name = "SECS", value_parser = parse_positive_secs)]
     pub max_duration: Option<f64>,

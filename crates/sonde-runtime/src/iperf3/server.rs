@@ -56,6 +56,8 @@ pub struct ServerCtx<'a> {
     pub interrupt: &'a AtomicBool,
     pub sinks: &'a SinkFactory,
     pub log: &'a (dyn Fn(&str) + Send + Sync),
+    /// The refusal for a test from this address beyond the server's per-source test rate.
+    pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
@@ -123,6 +125,12 @@ pub fn handle_foreign(
 fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
     let slot = ClientSlot::take(ctx.active, ctx.cfg.max_clients);
     let over_limit = slot.over_limit();
+    let refusal = if over_limit {
+        let max = ctx.cfg.max_clients.unwrap_or(0);
+        Some(format!("busy (--max-clients {max})"))
+    } else {
+        (ctx.source_refusal)(peer).map(|r| r.message())
+    };
     let mut emit = (ctx.sinks)(&peer.to_string());
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
@@ -135,7 +143,7 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
         events: TestEvents::new(&mut *emit),
         registered: false,
     };
-    let result = run.execute(over_limit);
+    let result = run.execute(refusal);
     run.events.close(result.as_ref().err());
     if run.registered {
         ctx.hub.remove(&cookie);
@@ -241,11 +249,10 @@ impl Session<'_, '_> {
         self.flush()
     }
 
-    fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
-        if over_limit {
-            let max = self.ctx.cfg.max_clients.unwrap_or(0);
+    fn execute(&mut self, refusal: Option<String>) -> Result<(), RunError> {
+        if let Some(why) = refusal {
             (self.ctx.log)(&format!(
-                "refused iperf3 client {}: busy (--max-clients {max}); sent ACCESS_DENIED",
+                "refused iperf3 client {}: {why}; sent ACCESS_DENIED",
                 self.peer
             ));
             self.session.deny();

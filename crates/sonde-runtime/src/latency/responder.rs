@@ -5,8 +5,11 @@
 //! never larger than the request (no amplification). The only state is a bounded table of
 //! request counts per (client address, session token), which splits the client's loss into
 //! upstream and downstream; idle entries expire and the oldest is evicted when it is full.
+//! With a per-source limit (`sonde server --max-probe-rate`), probes from an address beyond it
+//! go unanswered and are counted, so one source cannot make the server answer without bound.
 
 use crate::os::timestamp;
+use crate::server::source_limit::SourceLimiter;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -21,12 +24,31 @@ pub const SESSION_IDLE: Duration = Duration::from_secs(300);
 #[derive(Debug, Default)]
 pub struct Responder {
     sessions: HashMap<(SocketAddr, u64), (u64, Instant)>,
+    limiter: Option<SourceLimiter>,
+    /// Probes left unanswered because of the limit, since the last [`Responder::take_limited`],
+    /// and the address of the last of them.
+    limited: u64,
+    last_limited: Option<std::net::IpAddr>,
 }
 
 impl Responder {
     /// A responder with no sessions.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A responder that answers each source at most at `limiter`'s rate.
+    pub fn with_limit(limiter: SourceLimiter) -> Self {
+        Self {
+            limiter: Some(limiter),
+            ..Self::default()
+        }
+    }
+
+    /// Probes left unanswered because of the per-source limit since the last call, and the
+    /// address of the last of them.
+    pub fn take_limited(&mut self) -> (u64, Option<std::net::IpAddr>) {
+        (std::mem::take(&mut self.limited), self.last_limited.take())
     }
 
     /// Sessions currently remembered.
@@ -70,6 +92,13 @@ impl Responder {
         };
         if !p.kind.is_query() {
             return true;
+        }
+        if let Some(l) = &mut self.limiter {
+            if !l.allow(peer.ip(), Instant::now()) {
+                self.limited += 1;
+                self.last_limited = Some(peer.ip().to_canonical());
+                return true;
+            }
         }
         let count = self.count(
             (peer, p.token),
@@ -127,6 +156,31 @@ mod tests {
         let c = Probe::parse(&got[..n]).unwrap();
         assert_eq!((c.kind, c.server_count), (ProbeKind::CountReply, 1));
         assert!(!r.handle(&server, &mut b"SNDH\x01".to_vec(), peer));
+    }
+
+    #[test]
+    fn a_source_over_its_limit_gets_no_answer() {
+        use crate::server::source_limit::Rate;
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut r = Responder::with_limit(SourceLimiter::new(Rate::per_second(3)));
+        let peer = client.local_addr().unwrap();
+        for seq in 1..=10 {
+            let mut buf = vec![0u8; 64];
+            Probe::request(9, seq, 100).emit(&mut buf).unwrap();
+            assert!(r.handle(&server, &mut buf, peer));
+        }
+        let mut got = [0u8; 200];
+        let mut answered = 0;
+        while client.recv(&mut got).is_ok() {
+            answered += 1;
+        }
+        assert_eq!(answered, 3, "the burst of the limit, then nothing");
+        assert_eq!(r.take_limited(), (7, Some(peer.ip())));
+        assert_eq!(r.take_limited(), (0, None));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! summary at most once a second, so a storm cannot flood the log either.
 
 use super::pending::{Fed, Key, Leaving, Pending, MAX_IDENTIFY_LEN};
+use super::source_limit::SourceLimiter;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use sonde_proto::preamble::Preamble;
@@ -46,13 +47,21 @@ struct Tally {
     failed: usize,
     evicted: usize,
     out_of_fds: usize,
+    /// Closed at once: their address opened more than `--max-conn-rate` allows.
+    rate_limited: usize,
     last_peer: Option<SocketAddr>,
     logged: Option<Instant>,
 }
 
 impl Tally {
     fn is_empty(&self) -> bool {
-        self.timed_out + self.silent_close + self.failed + self.evicted + self.out_of_fds == 0
+        self.timed_out
+            + self.silent_close
+            + self.failed
+            + self.evicted
+            + self.out_of_fds
+            + self.rate_limited
+            == 0
     }
 
     /// Logs what happened since the last line, at most once per [`LOG_EVERY`].
@@ -94,6 +103,12 @@ impl Tally {
                 self.out_of_fds
             ));
         }
+        if self.rate_limited > 0 {
+            parts.push(format!(
+                "{} closed at once because their address opened connections faster than --max-conn-rate",
+                self.rate_limited
+            ));
+        }
         log(&format!("connections closed: {}{from}", parts.join("; ")));
         *self = Tally {
             logged: Some(now),
@@ -115,6 +130,8 @@ pub struct Gate {
     tally: Tally,
     /// When running out of descriptors with nothing to close was last logged.
     fds_warned: Option<Instant>,
+    /// `--max-conn-rate`: connections accepted per source.
+    limiter: Option<SourceLimiter>,
 }
 
 impl Gate {
@@ -142,7 +159,14 @@ impl Gate {
             backlog: true,
             tally: Tally::default(),
             fds_warned: None,
+            limiter: None,
         })
+    }
+
+    /// Closes, as soon as they are accepted, connections from an address beyond `limiter`'s
+    /// rate (with a reset: they never get a byte).
+    pub fn limit_sources(&mut self, limiter: SourceLimiter) {
+        self.limiter = Some(limiter);
     }
 
     /// Connections accepted and not yet identified.
@@ -240,6 +264,14 @@ impl Gate {
     }
 
     fn admit(&mut self, stream: TcpStream, peer: SocketAddr, out: &mut Vec<Identified>) {
+        if let Some(l) = &mut self.limiter {
+            if !l.allow(peer.ip(), Instant::now()) {
+                self.tally.rate_limited += 1;
+                self.tally.last_peer = Some(peer);
+                let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+                return;
+            }
+        }
         self.accepted += 1;
         let (key, evicted) = self
             .pending

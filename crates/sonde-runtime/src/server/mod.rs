@@ -13,6 +13,7 @@ mod pending;
 pub mod policy;
 mod registry;
 mod session;
+pub mod source_limit;
 
 use crate::error::RunError;
 use crate::os::poll;
@@ -22,9 +23,10 @@ use socket2::{Domain, Protocol as SockProto, Socket, Type};
 use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::model::Event;
+use source_limit::{SourceLimiter, SourceLimits};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How the server is configured.
@@ -48,6 +50,8 @@ pub struct ServerConfig {
     /// `--idle-timeout`: with `one_off`, stop when no client came for this long; otherwise
     /// log the idle time and go on.
     pub idle_timeout: Option<Duration>,
+    /// Per-source rates of connections, tests and latency probes.
+    pub source_limits: SourceLimits,
 }
 
 impl ServerConfig {
@@ -63,6 +67,8 @@ impl ServerConfig {
 /// Creates the event sink for one test, given a label for the client.
 pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 
+/// At most one log line per this long about probes left unanswered by the per-source limit.
+const LIMIT_LOG_EVERY: Duration = Duration::from_secs(5);
 /// Unidentified connections held at once; beyond it the oldest is closed to hear the newest.
 const MAX_PENDING: usize = 20_000;
 /// Fewest held, however low the descriptor limit.
@@ -86,6 +92,28 @@ struct Shared {
     sinks: SinkFactory,
     log: Arc<dyn Fn(&str) + Send + Sync>,
     udp_local: SocketAddr,
+    /// `--max-test-rate`: tests started per source.
+    test_rate: Option<Mutex<SourceLimiter>>,
+}
+
+impl Shared {
+    /// The refusal for a test from `peer` beyond `--max-test-rate`, if it is one.
+    fn test_rate_refusal(&self, peer: SocketAddr) -> Option<policy::Refusal> {
+        let limiter = self.test_rate.as_ref()?;
+        let mut l = limiter
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if l.allow(peer.ip(), Instant::now()) {
+            return None;
+        }
+        Some(policy::Refusal::SourceRate {
+            message: format!(
+                "too many tests from {}: the server starts at most {} per minute from one address (--max-test-rate); try again later",
+                peer.ip().to_canonical(),
+                l.rate().burst
+            ),
+        })
+    }
 }
 
 fn listen_addr(cfg: &ServerConfig) -> SocketAddr {
@@ -144,6 +172,7 @@ impl Server {
         let port = tcp.local_addr().map_err(listen_err)?.port();
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;
         let udp_local = udp.local_addr().map_err(listen_err)?;
+        let cfg_tests = cfg.source_limits.tests;
         let shared = Arc::new(Shared {
             cfg,
             registry: Registry::default(),
@@ -155,6 +184,7 @@ impl Server {
             sinks,
             log,
             udp_local,
+            test_rate: cfg_tests.map(|r| Mutex::new(SourceLimiter::new(r))),
         });
         Ok(Self { tcp, udp, shared })
     }
@@ -181,6 +211,9 @@ impl Server {
             ));
         }
         let mut gate = Gate::new(tcp, cap, PREAMBLE_TIMEOUT).map_err(listen_err)?;
+        if let Some(rate) = shared.cfg.source_limits.connections {
+            gate.limit_sources(SourceLimiter::new(rate));
+        }
         let udp_shared = shared.clone();
         let udp_thread = std::thread::Builder::new()
             .name("sonde-udp-listener".into())
@@ -293,6 +326,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
                 interrupt: &shared.interrupt,
                 sinks: &shared.sinks,
                 log: &*shared.log,
+                source_refusal: &|p| shared.test_rate_refusal(p),
             };
             crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
@@ -307,11 +341,15 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
         Preamble::Rr => {
             // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
             let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
-            if slot.over_limit() {
-                let msg = policy::Refusal::Busy {
+            let refusal = if slot.over_limit() {
+                Some(policy::Refusal::Busy {
                     max: shared.cfg.max_clients.unwrap_or(0),
-                }
-                .message();
+                })
+            } else {
+                shared.test_rate_refusal(peer)
+            };
+            if let Some(r) = refusal {
+                let msg = r.message();
                 (shared.log)(&format!("refused tcp-rr from {peer}: {msg}"));
                 crate::latency::tcp::refuse_rr(stream, &msg);
                 return;
@@ -328,7 +366,11 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
 
 fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     let mut buf = vec![0u8; 65536];
-    let mut probes = crate::latency::Responder::new();
+    let mut probes = match shared.cfg.source_limits.probes {
+        Some(rate) => crate::latency::Responder::with_limit(SourceLimiter::new(rate)),
+        None => crate::latency::Responder::new(),
+    };
+    let mut limited_logged = Instant::now();
     while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
@@ -337,6 +379,14 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
             continue;
         };
         if probes.handle(&sock, &mut buf[..n], peer) {
+            if limited_logged.elapsed() >= LIMIT_LOG_EVERY {
+                if let (limited @ 1.., Some(from)) = probes.take_limited() {
+                    (shared.log)(&format!(
+                        "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
+                    ));
+                }
+                limited_logged = Instant::now();
+            }
             continue;
         }
         if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {

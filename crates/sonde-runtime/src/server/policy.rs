@@ -33,6 +33,8 @@ pub enum Refusal {
     Bitrate { message: String },
     /// The server's senders cannot use the asked congestion control.
     Congestion { message: String },
+    /// The client's address started more tests than `--max-test-rate` allows.
+    SourceRate { message: String },
 }
 
 impl Refusal {
@@ -44,7 +46,8 @@ impl Refusal {
             }
             Refusal::Duration { message }
             | Refusal::Bitrate { message }
-            | Refusal::Congestion { message } => message.clone(),
+            | Refusal::Congestion { message }
+            | Refusal::SourceRate { message } => message.clone(),
         }
     }
 
@@ -55,6 +58,7 @@ impl Refusal {
             Refusal::Duration { .. } => RefuseCode::MaxDuration,
             Refusal::Bitrate { .. } => RefuseCode::MaxBitrate,
             Refusal::Congestion { .. } => RefuseCode::Congestion,
+            Refusal::SourceRate { .. } => RefuseCode::Busy,
         }
     }
 }

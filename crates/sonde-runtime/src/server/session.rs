@@ -148,6 +148,9 @@ impl SessionRun<'_> {
             let busy = Refusal::Busy { max };
             return self.refuse(busy.code(), busy.message());
         }
+        if let Some(r) = self.shared.test_rate_refusal(self.peer) {
+            return self.refuse(r.code(), r.message());
+        }
         let params = match self.next_event(STEP, "the test request")? {
             ServerEvent::TestRequested(p) => *p,
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),

@@ -13,9 +13,9 @@
 mod tcp;
 mod udp;
 
-use crate::limiter::SourceLimiter;
 use mio::net::{TcpListener, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
+use sonde_stats::source_limit::{Rate, SourceLimiter, WhenFull};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -165,9 +165,9 @@ impl Services {
         let mut stats = ServicesStats::default();
         let mut conns = Conns::new(self.cfg.max_connections, self.cfg.echo_buffer);
         let mut limiter = SourceLimiter::new(
-            self.cfg.udp_rate,
-            self.cfg.udp_rate.max(1),
+            Rate::per_second(self.cfg.udp_rate),
             self.cfg.udp_sources,
+            WhenFull::RefuseNew,
         );
         let origin = Instant::now();
         // Tokens whose turn ended with work left (see `tcp::Next::Again`).

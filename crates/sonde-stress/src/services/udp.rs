@@ -2,8 +2,8 @@
 
 use super::{Service, ServicesStats};
 use crate::chargen::Pattern;
-use crate::limiter::SourceLimiter;
 use mio::net::UdpSocket;
+use sonde_stats::source_limit::SourceLimiter;
 use std::io::ErrorKind;
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -3,6 +3,7 @@
 use super::{daemon, exit};
 use crate::cli::ServerArgs;
 use crate::output;
+use sonde_runtime::server::source_limit::{Rate, SourceLimits};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -57,6 +58,11 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
         rcv_timeout: Some(a.rcv_timeout),
         mptcp: a.mptcp,
         idle_timeout: a.idle_timeout.map(|s| Duration::from_secs(u64::from(s))),
+        source_limits: SourceLimits {
+            connections: a.max_conn_rate.map(Rate::per_second),
+            tests: a.max_test_rate.map(Rate::per_minute),
+            probes: a.max_probe_rate.map(Rate::per_second),
+        },
     };
     let oa = a.output.clone();
     let sink_out = out.clone();

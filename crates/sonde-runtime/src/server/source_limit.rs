@@ -1,0 +1,50 @@
+//! The server's per-source limits (`--max-conn-rate`, `--max-test-rate`, `--max-probe-rate`):
+//! which are set, and a limiter on the server's clock for each. The token buckets themselves
+//! are pure code in `sonde_stats::source_limit`.
+
+pub use sonde_stats::source_limit::Rate;
+use sonde_stats::source_limit::{SourceLimiter as Buckets, WhenFull};
+use std::net::IpAddr;
+use std::time::Instant;
+
+/// Sources remembered at once per limit.
+pub const MAX_SOURCES: usize = 8192;
+
+/// The server's per-source limits; `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SourceLimits {
+    /// TCP connections accepted per source (`--max-conn-rate`, per second).
+    pub connections: Option<Rate>,
+    /// Tests started per source, any kind (`--max-test-rate`, per minute).
+    pub tests: Option<Rate>,
+    /// Latency probes answered per source (`--max-probe-rate`, per second).
+    pub probes: Option<Rate>,
+}
+
+/// One limit's buckets, timed from when the limiter was made. A full table forgets the source
+/// seen longest ago, so a flood from many addresses only resets its own members.
+#[derive(Debug)]
+pub struct SourceLimiter {
+    buckets: Buckets,
+    origin: Instant,
+}
+
+impl SourceLimiter {
+    pub fn new(rate: Rate) -> Self {
+        Self {
+            buckets: Buckets::new(rate, MAX_SOURCES, WhenFull::EvictOldest),
+            origin: Instant::now(),
+        }
+    }
+
+    /// The limit it applies.
+    pub fn rate(&self) -> Rate {
+        self.buckets.rate()
+    }
+
+    /// Takes one token for `source` at `now`; false when it has none (refuse or ignore it).
+    pub fn allow(&mut self, source: IpAddr, now: Instant) -> bool {
+        let since = now.saturating_duration_since(self.origin);
+        self.buckets.allow(source, since)
+    }
+}
