@@ -370,7 +370,8 @@ fn one_server_serves_eight_clients_at_once() {
 fn ctrl_c_during_a_udp_upload_keeps_the_servers_live_receive_figures() {
     let server = Server::start(&[]);
     let client = server.spawn_client(&["-u", "-b", "10m", "-t", "10", "-J"]);
-    thread::sleep(Duration::from_millis(3500));
+    // Long enough for the server's live reports to reach the client on a busy host too.
+    thread::sleep(Duration::from_millis(5000));
     client.signal(libc::SIGINT);
     let out = client.wait(Duration::from_secs(10));
     out.expect_code(1);

@@ -13,7 +13,7 @@
 mod common;
 
 use common::{free_port, num, run, sonde_bin, Server, TempDir};
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -132,6 +132,47 @@ fn issue16_ten_thousand_idle_connections_do_not_cost_a_client_its_test() {
         Duration::from_secs(10),
         || open_fds(pid) < 100,
     );
+}
+
+/// Connections that send a valid control preamble and then nothing (or half a hello) are held
+/// by the gate like idle ones, not given a session thread each, and a client is served
+/// meanwhile.
+#[test]
+fn issue16_preambles_without_a_hello_hold_no_threads() {
+    let limit = raise_nofile();
+    let n = 2_000.min(limit.saturating_sub(512) as usize);
+    let mut server = Server::start(&[]);
+    let pid = server.proc().pid();
+    let addr: SocketAddr = ([127, 0, 0, 1], server.port).into();
+    let (mut silent, _) = open_idle(addr, n);
+    for (i, s) in silent.iter_mut().enumerate() {
+        s.write_all(sonde_proto_magic()).unwrap();
+        if i % 2 == 1 {
+            // A length prefix that promises a 100-byte hello, and 10 bytes of it.
+            s.write_all(&100u32.to_be_bytes()).unwrap();
+            s.write_all(&[b'{'; 10]).unwrap();
+        }
+    }
+    wait_for(
+        "the server to accept every silent connection",
+        Duration::from_secs(20),
+        || open_fds(pid) >= n,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let threads = status(pid, "Threads");
+    assert!(
+        threads < 16,
+        "{threads} threads while holding {n} connections that sent a preamble and no hello"
+    );
+    let out = server.client(&["-t", "1", "-J"], Duration::from_secs(20));
+    out.expect_code(0);
+    let open = silent.iter().filter(|s| still_open(s)).count();
+    assert_eq!(open, n, "the server closed connections it had room for");
+}
+
+/// The control preamble a sonde client sends first.
+fn sonde_proto_magic() -> &'static [u8] {
+    b"SONDE/C1"
 }
 
 /// A server whose descriptor limit lets it hold only a few idle connections closes the oldest

@@ -35,6 +35,8 @@ pub struct Identified {
     /// Accept order (iperf3 data streams are ordered by it).
     pub seq: u64,
     pub preamble: Preamble,
+    /// What it sent after the preamble (a control connection's first frame).
+    pub early: Vec<u8>,
 }
 
 /// Why the gate closed connections, counted between two log lines.
@@ -359,6 +361,7 @@ impl Gate {
             peer: l.peer,
             seq: l.seq,
             preamble,
+            early: l.early,
         })
     }
 }

@@ -314,6 +314,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
         peer,
         seq,
         preamble,
+        early,
     } = a;
     match preamble {
         Preamble::Foreign(bytes) => {
@@ -337,7 +338,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
                 ));
             }
         }
-        Preamble::Control => session::serve(stream, peer, &shared),
+        Preamble::Control => session::serve(stream, peer, &early, &shared),
         Preamble::Rr => {
             // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
             let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);

@@ -10,17 +10,25 @@
 //! The table is pure: the caller reads the bytes a connection asks for ([`Pending::need`]),
 //! feeds them back ([`Pending::feed`]) and passes `now` to every call that looks at time.
 //! What counts as identified is decided by `sonde_proto::preamble::classify`, extended to the
-//! whole 37-byte cookie for iperf3 clients, so the handler after it never waits for a slow
-//! peer either.
+//! whole 37-byte cookie for iperf3 clients and, for a sonde control connection, to its first
+//! control frame (the client's hello, which a sonde client sends with the preamble): the
+//! handler after it never waits for a slow peer either, so a peer that sends a valid preamble
+//! and then nothing costs a table entry, not a thread.
 
 use sonde_proto::iperf3::COOKIE_LEN as IPERF3_COOKIE_LEN;
-use sonde_proto::preamble::{classify, Preamble, PreambleError};
+use sonde_proto::preamble::{classify, Preamble, PreambleError, CONTROL_MAGIC};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Longest a connection can be before it is identified: an iperf3 cookie.
+/// Most bytes read at once while identifying (an iperf3 cookie; longer preambles are read in
+/// several steps).
 pub const MAX_IDENTIFY_LEN: usize = IPERF3_COOKIE_LEN;
+/// Largest first control frame held here; a longer one is handed over at its length prefix
+/// (the session then reads, and refuses, it with its own limits).
+pub const MAX_HELLO_LEN: usize = 16 * 1024;
+/// The control frame's length prefix.
+const FRAME_PREFIX: usize = 4;
 
 /// A slot in the table; stable while the connection is pending.
 pub type Key = usize;
@@ -34,6 +42,8 @@ pub struct Leaving<C> {
     pub seq: u64,
     /// Bytes it sent before it left.
     pub sent: usize,
+    /// What it sent after its preamble: a control connection's first frame, for its session.
+    pub early: Vec<u8>,
 }
 
 /// What feeding bytes to a connection decided.
@@ -164,11 +174,17 @@ impl<C> Pending<C> {
         let e = self.slots.get_mut(key).and_then(Option::take)?;
         self.free.push(key);
         self.len -= 1;
+        let sent = e.buf.len();
+        let early = match classify(&e.buf) {
+            Ok(Preamble::Control) => e.buf.get(CONTROL_MAGIC.len()..).unwrap_or(&[]).to_vec(),
+            _ => Vec::new(),
+        };
         Some(Leaving {
             conn: e.conn,
             peer: e.peer,
             seq: e.seq,
-            sent: e.buf.len(),
+            sent,
+            early,
         })
     }
 
@@ -228,20 +244,31 @@ impl<C> Pending<C> {
 /// What `buf` (the first bytes of a connection) is, once it is complete: sonde's preambles,
 /// or a foreign (iperf3) connection once its whole cookie is in.
 fn identify(buf: &[u8]) -> Option<Preamble> {
-    match classify(buf) {
-        Ok(Preamble::Foreign(b)) if b.len() < MAX_IDENTIFY_LEN => None,
-        Ok(p) => Some(p),
-        Err(PreambleError::Incomplete(_)) => None,
-    }
+    (need(buf) == 0).then(|| classify(buf).ok()).flatten()
 }
 
 /// Bytes still missing before `buf` can be identified.
 fn need(buf: &[u8]) -> usize {
     match classify(buf) {
         Ok(Preamble::Foreign(b)) => MAX_IDENTIFY_LEN.saturating_sub(b.len()),
+        Ok(Preamble::Control) => first_frame_missing(buf.get(CONTROL_MAGIC.len()..).unwrap_or(&[])),
         Ok(_) => 0,
         Err(PreambleError::Incomplete(n)) => n,
     }
+}
+
+/// Bytes missing from the first control frame in `after` (what followed the magic): its
+/// length prefix, then as much as the prefix says, unless that is 0 or over
+/// [`MAX_HELLO_LEN`] (then nothing more is waited for).
+fn first_frame_missing(after: &[u8]) -> usize {
+    let Some(prefix) = after.get(..FRAME_PREFIX) else {
+        return FRAME_PREFIX - after.len();
+    };
+    let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+    if len == 0 || len > MAX_HELLO_LEN {
+        return 0;
+    }
+    (FRAME_PREFIX + len).saturating_sub(after.len())
 }
 
 #[cfg(test)]
@@ -257,22 +284,67 @@ mod tests {
         (Pending::new(cap, Duration::from_secs(15)), Instant::now())
     }
 
+    /// The control magic followed by a first frame of `body_len` body bytes.
+    fn control_with_frame(body_len: u32) -> Vec<u8> {
+        let mut v = CONTROL_MAGIC.to_vec();
+        v.extend_from_slice(&body_len.to_be_bytes());
+        v.extend(std::iter::repeat_n(b'x', body_len as usize));
+        v
+    }
+
+    /// Feeds `bytes` as the gate reads them (never more than asked for) until it decides.
+    fn feed_all(t: &mut Pending<u32>, k: Key, mut bytes: &[u8]) -> Option<Fed<u32>> {
+        loop {
+            let n = t.need(k).min(bytes.len());
+            match t.feed(k, &bytes[..n]) {
+                Some(Fed::More) if n > 0 => bytes = &bytes[n..],
+                other => return other,
+            }
+        }
+    }
+
     #[test]
-    fn a_control_preamble_is_identified_and_leaves() {
+    fn a_control_connection_leaves_with_its_first_frame() {
         let (mut t, now) = table(4);
         let (k, ev) = t.insert(7, peer(1), 1, now);
         assert!(ev.is_none());
         assert_eq!(t.need(k), 8);
         assert!(matches!(t.feed(k, b"SONDE"), Some(Fed::More)));
         assert_eq!(t.need(k), 3);
-        match t.feed(k, &CONTROL_MAGIC[5..]) {
+        // The magic alone is not enough: a peer that stops here holds no thread.
+        assert!(matches!(t.feed(k, &CONTROL_MAGIC[5..]), Some(Fed::More)));
+        assert_eq!(t.need(k), 4, "the frame's length prefix");
+        let whole = control_with_frame(10);
+        assert!(matches!(t.feed(k, &whole[8..12]), Some(Fed::More)));
+        assert_eq!(t.need(k), 10);
+        assert!(matches!(t.feed(k, &whole[12..20]), Some(Fed::More)));
+        match t.feed(k, &whole[20..]) {
             Some(Fed::Identified(l, Preamble::Control)) => {
-                assert_eq!((l.conn, l.seq, l.sent), (7, 1, 8));
+                assert_eq!((l.conn, l.seq, l.sent), (7, 1, 22));
+                assert_eq!(
+                    l.early,
+                    whole[8..].to_vec(),
+                    "the frame goes to the session"
+                );
             }
             other => panic!("{other:?}"),
         }
         assert_eq!(t.len(), 0);
         assert!(t.next_deadline().is_none());
+    }
+
+    #[test]
+    fn an_empty_or_oversized_first_frame_is_handed_over_at_its_prefix() {
+        for len in [0, MAX_HELLO_LEN as u32 + 1, u32::MAX] {
+            let (mut t, now) = table(4);
+            let (k, _) = t.insert(1, peer(1), 1, now);
+            let mut bytes = CONTROL_MAGIC.to_vec();
+            bytes.extend_from_slice(&len.to_be_bytes());
+            match feed_all(&mut t, k, &bytes) {
+                Some(Fed::Identified(l, Preamble::Control)) => assert_eq!(l.early.len(), 4),
+                other => panic!("{len}: {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -337,7 +409,7 @@ mod tests {
         assert_eq!(t.len(), 3);
         // the newcomer can identify itself at once
         assert!(matches!(
-            t.feed(k, CONTROL_MAGIC),
+            feed_all(&mut t, k, &control_with_frame(3)),
             Some(Fed::Identified(l, Preamble::Control)) if l.conn == 99
         ));
         // a flood of 10 000 more evicts only itself, in order, and memory stays bounded

@@ -38,13 +38,15 @@ mod profile;
 /// and the test must still set up and report rather than fail on its own control traffic.
 const STEP: Duration = Duration::from_secs(30);
 
-/// Serves one control connection, counting it against `--max-clients`.
-pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
+/// Serves one control connection, counting it against `--max-clients`; `early` is what the
+/// client sent after its preamble (its first frame, read while it was identified).
+pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &Arc<Shared>) {
     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
     let slot = ClientSlot::take(&shared.active, shared.cfg.max_clients);
-    let Ok(conn) = ControlConn::new(stream) else {
+    let Ok(mut conn) = ControlConn::new(stream) else {
         return;
     };
+    conn.push_initial(early);
     let mut emit = (shared.sinks)(&peer.to_string());
     let mut run = SessionRun {
         shared,
