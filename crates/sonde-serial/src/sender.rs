@@ -74,11 +74,13 @@ impl std::fmt::Display for Step {
 /// Why a transfer failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
-    #[error("{step} was not acknowledged after {tries} tries, {} ms each: the far end stopped answering", timeout.as_millis())]
+    #[error("{step} was not acknowledged after {tries} tries, {} ms each: the far end stopped answering{}", timeout.as_millis(), if *echoed { " (but the device sent our own frames back: is it an echo or loopback? then use --loopback)" } else { "" })]
     NoAnswer {
         step: Step,
         tries: u32,
         timeout: Duration,
+        /// Our own frame came back instead of an answer.
+        echoed: bool,
     },
     #[error("block size {0} is outside 1..={MAX_PAYLOAD}")]
     BlockSize(usize),
@@ -107,6 +109,8 @@ pub struct SendStats {
     pub crc_errors: u32,
     /// Intact frames that answered nothing in flight (late duplicates, stale echoes).
     pub stray: u32,
+    /// Of those, copies of our own frame (an echoing device answered a `--serve` sender).
+    pub echoes: u32,
 }
 
 /// Where a transfer stands.
@@ -274,6 +278,7 @@ impl Sender {
                 step: self.step(),
                 tries: self.tries,
                 timeout: self.cfg.timeout,
+                echoed: self.stats.echoes > 0,
             });
         } else {
             self.stats.retries += 1;
@@ -307,6 +312,11 @@ impl Sender {
             } else {
                 self.stats.stray += 1;
             }
+            return;
+        }
+        if f == self.frame {
+            self.stats.stray += 1;
+            self.stats.echoes += 1;
             return;
         }
         let mine = f.transfer == self.cfg.transfer && f.seq == self.seq;

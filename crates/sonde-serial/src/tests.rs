@@ -284,7 +284,13 @@ fn silent_far_end_fails_naming_the_block_after_the_retries() {
         ..Line::default()
     };
     let r = run(cfg(16, AckMode::Peer), &data, &mut up, &mut Line::default());
-    let Status::Failed(SendError::NoAnswer { step, tries, .. }) = r.sender.status().clone() else {
+    let Status::Failed(SendError::NoAnswer {
+        step,
+        tries,
+        echoed,
+        ..
+    }) = r.sender.status().clone()
+    else {
         panic!("{:?}", r.sender.status());
     };
     assert_eq!(
@@ -297,10 +303,12 @@ fn silent_far_end_fails_naming_the_block_after_the_retries() {
     );
     assert_eq!(tries, 6);
     assert_eq!(r.clock.as_millis() / TIMEOUT.as_millis(), 6);
+    assert!(!echoed);
     let msg = SendError::NoAnswer {
         step,
         tries,
         timeout: TIMEOUT,
+        echoed,
     }
     .to_string();
     assert!(msg.contains("block 4 (file bytes 48..64)"), "{msg}");
@@ -321,6 +329,29 @@ fn echo_mode_checks_the_echo_and_resends_broken_ones() {
     let s = tx.stats();
     assert_eq!((s.crc_errors, s.timeouts, s.retries), (1, 1, 2));
     assert_eq!(s.bytes, 500);
+}
+
+#[test]
+fn peer_mode_on_an_echoing_device_says_so() {
+    let mut now = Instant::now();
+    let mut tx = Sender::new(cfg(8, AckMode::Peer), file(20).into()).unwrap();
+    while *tx.status() == Status::Running {
+        if let Some(bytes) = tx.poll_transmit(now) {
+            tx.handle_input(&bytes, now);
+        } else {
+            now = tx.poll_timeout().unwrap();
+            tx.handle_timeout(now);
+        }
+    }
+    let Status::Failed(e) = tx.status() else {
+        panic!("{:?}", tx.status());
+    };
+    let msg = e.to_string();
+    assert!(
+        msg.contains("start-of-transfer frame") && msg.contains("--loopback"),
+        "{msg}"
+    );
+    assert_eq!(tx.stats().echoes, 6);
 }
 
 #[test]

@@ -342,8 +342,28 @@ fn loopback_checks_an_echoing_device() {
         ],
         DEADLINE,
     );
+    // Without --loopback the sender waits for answers that never come, and says why.
+    let wrong = run(
+        &[
+            "serial",
+            &device,
+            "--file",
+            &f,
+            "--timeout",
+            "100",
+            "--retries",
+            "1",
+        ],
+        DEADLINE,
+    );
     stop.store(true, Ordering::SeqCst);
     echo.join().unwrap();
+    wrong.expect_code(1);
+    assert!(
+        wrong.stderr.contains("use --loopback"),
+        "{}",
+        wrong.describe()
+    );
     out.expect_code(0);
     let doc = out.json();
     assert_eq!(doc["far_end"], "echo");
