@@ -358,3 +358,18 @@ fn serve(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::safe_name;
+
+    #[test]
+    fn stored_names_stay_inside_the_out_directory() {
+        assert_eq!(safe_name("fw.bin"), "fw.bin");
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_name("/abs/path/x"), "x");
+        assert_eq!(safe_name("a/.."), "serial-transfer.bin");
+        assert_eq!(safe_name(".bashrc"), "serial-transfer.bin");
+        assert_eq!(safe_name(""), "serial-transfer.bin");
+    }
+}
