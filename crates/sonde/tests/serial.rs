@@ -271,8 +271,20 @@ fn far_end_that_stops_answering_fails_naming_the_block() {
     let row = &out.json()["transfers"][0];
     assert_eq!(row["blocks"], 4);
     assert_eq!(row["hash_ok"], serde_json::Value::Null);
-    // An unfinished transfer is never stored under the file's name.
+    // An unfinished transfer is never stored under the file's name, and the far end says
+    // how far it got when it is stopped.
     assert!(!b.dir.file("out").join("payload.bin").exists());
+    b.serve.signal(libc::SIGINT);
+    let served = b.serve.wait(DEADLINE);
+    served.expect_code(0);
+    assert!(
+        served
+            .stderr
+            .contains("64 of 400 bytes received, not stored"),
+        "{}",
+        served.describe()
+    );
+    assert!(!b.dir.file("out").join("payload.part").exists());
 }
 
 #[test]

@@ -92,6 +92,46 @@ fn row_of(s: &Sender, block: usize, error: Option<String>) -> SerialRow {
     }
 }
 
+/// A progress line on standard error, once a second, when it is a terminal (a slow line can
+/// take minutes per block size).
+struct Live {
+    on: bool,
+    last: Instant,
+    shown: bool,
+}
+
+impl Live {
+    fn new() -> Live {
+        use std::io::IsTerminal;
+        Live {
+            on: std::io::stderr().is_terminal(),
+            last: Instant::now(),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, block: usize, s: &Sender) {
+        if !self.on || self.last.elapsed().as_secs() < 1 {
+            return;
+        }
+        self.last = Instant::now();
+        self.shown = true;
+        let st = s.stats();
+        eprint!(
+            "\r\x1b[Kblock size {block}: {}/{} blocks, {} retries",
+            st.blocks,
+            s.blocks(),
+            st.retries
+        );
+    }
+
+    fn clear(&self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
 /// A transfer id unlikely to match the far end's previous one (it may have served another run).
 fn first_transfer_id() -> u16 {
     let nanos = std::time::SystemTime::now()
@@ -146,7 +186,9 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
             }
         };
         sha = hex(&sender.sha256());
-        let result = driver::send(&tty, &mut sender, interrupt, |_| {});
+        let mut live = Live::new();
+        let result = driver::send(&tty, &mut sender, interrupt, |s| live.show(block, s));
+        live.clear();
         let error = match (&result, sender.status()) {
             (Err(DriveError::Interrupted), _) => {
                 interrupted = true;
@@ -232,12 +274,15 @@ struct ServeSink<'a> {
     json: bool,
     storing: Option<Storing>,
     served: u32,
+    /// The transfer under way: its start and the bytes delivered so far.
+    open: Option<(sonde_serial::control::Begin, u64)>,
 }
 
 impl ServeSink<'_> {
     fn event(&mut self, e: Event) -> Result<(), String> {
         match e {
             Event::Begin(b) => {
+                self.open = Some((b.clone(), 0));
                 if let Some(old) = self.storing.take() {
                     let _ = std::fs::remove_file(&old.part);
                 }
@@ -250,6 +295,9 @@ impl ServeSink<'_> {
                 }
             }
             Event::Data(d) => {
+                if let Some((_, got)) = &mut self.open {
+                    *got += d.len() as u64;
+                }
                 if let Some(s) = &mut self.storing {
                     s.file
                         .write_all(&d)
@@ -263,6 +311,7 @@ impl ServeSink<'_> {
 
     fn end(&mut self, s: sonde_serial::Summary) -> Result<(), String> {
         self.served += 1;
+        self.open = None;
         let ok = s.ack.verdict == sonde_serial::control::Verdict::Ok;
         let mut stored = None;
         if let Some(st) = self.storing.take() {
@@ -335,10 +384,17 @@ fn serve(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         json: a.json,
         storing: None,
         served: 0,
+        open: None,
     };
     let result = driver::serve(&tty, &mut rx, interrupt, |e| sink.event(e));
     if let Some(st) = sink.storing.take() {
         let _ = std::fs::remove_file(&st.part);
+    }
+    if let Some((b, got)) = &sink.open {
+        output::final_error(format_args!(
+            "sonde serial: stopped during the transfer of {:?} in blocks of {}: {got} of {} bytes received, not stored",
+            b.name, b.block, b.total
+        ));
     }
     let stats = rx.stats();
     match result {
