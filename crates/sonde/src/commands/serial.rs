@@ -4,6 +4,7 @@
 use super::exit;
 use crate::cli_serial::SerialArgs;
 use crate::output::{self, outln};
+use sha2::{Digest, Sha256};
 use sonde_report::serial::{document, lines, served_line, SerialRow, SerialRun};
 use sonde_serial::driver::{self, DriveError};
 use sonde_serial::tty::{Tty, TtyError};
@@ -140,6 +141,41 @@ fn first_transfer_id() -> u16 {
     (std::process::id() as u16) ^ (nanos as u16) ^ ((nanos >> 16) as u16)
 }
 
+/// How one transfer ended.
+enum Ended {
+    Done,
+    Failed(String),
+    Interrupted,
+}
+
+/// Runs one transfer over `tty`; its report row and how it ended.
+fn one_transfer(
+    tty: &Tty,
+    cfg: SenderConfig,
+    data: &Arc<[u8]>,
+    interrupt: &AtomicBool,
+) -> Result<(SerialRow, Ended), sonde_serial::SendError> {
+    let block = cfg.block;
+    let mut sender = Sender::new(cfg, data.clone())?;
+    let mut live = Live::new();
+    let result = driver::send(tty, &mut sender, interrupt, |s| live.show(block, s));
+    live.clear();
+    let ended = match (&result, sender.status()) {
+        (Err(DriveError::Interrupted), _) => Ended::Interrupted,
+        (Err(e), _) => Ended::Failed(e.to_string()),
+        (Ok(()), Status::Failed(e)) => Ended::Failed(e.to_string()),
+        (Ok(()), Status::Done(o)) if !o.hash_ok => {
+            Ended::Failed("the far end's length or SHA-256 does not match the file".to_string())
+        }
+        _ => Ended::Done,
+    };
+    let error = match &ended {
+        Ended::Failed(e) => Some(e.clone()),
+        _ => None,
+    };
+    Ok((row_of(&sender, block, error), ended))
+}
+
 fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     let Some(path) = &a.file else {
         eprintln!("sonde: usage error - give --file FILE to send, or --serve");
@@ -166,9 +202,7 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     };
     let id = first_transfer_id();
     let mut rows = Vec::new();
-    let mut sha = String::new();
-    let mut failure: Option<String> = None;
-    let mut interrupted = false;
+    let mut last = Ended::Done;
     for (i, &block) in a.block.iter().enumerate() {
         let cfg = SenderConfig {
             block,
@@ -178,39 +212,23 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
             transfer: id.wrapping_add(i as u16),
             name: name.clone(),
         };
-        let mut sender = match Sender::new(cfg, data.clone()) {
-            Ok(s) => s,
+        match one_transfer(&tty, cfg, &data, interrupt) {
+            Ok((row, ended)) => {
+                rows.push(row);
+                last = ended;
+            }
             Err(e) => {
                 eprintln!("sonde: usage error - {e}");
                 return exit::USAGE;
             }
-        };
-        sha = hex(&sender.sha256());
-        let mut live = Live::new();
-        let result = driver::send(&tty, &mut sender, interrupt, |s| live.show(block, s));
-        live.clear();
-        let error = match (&result, sender.status()) {
-            (Err(DriveError::Interrupted), _) => {
-                interrupted = true;
-                None
-            }
-            (Err(e), _) => Some(e.to_string()),
-            (Ok(()), Status::Failed(e)) => Some(e.to_string()),
-            (Ok(()), Status::Done(o)) if !o.hash_ok => {
-                Some("the far end's length or SHA-256 does not match the file".to_string())
-            }
-            _ => None,
-        };
-        if let Some(e) = &error {
-            failure = Some(format!("block size {block}: {e}"));
         }
-        rows.push(row_of(&sender, block, error));
-        if interrupted || failure.is_some() {
+        if !matches!(last, Ended::Done) {
             break;
         }
     }
     let device = a.device.display().to_string();
     let file = path.display().to_string();
+    let sha = hex(&Sha256::digest(&data));
     let run = SerialRun {
         device: &device,
         baud: a.baud,
@@ -221,7 +239,7 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         retries: a.retries,
         timeout_ms: a.timeout.as_millis() as u64,
         rows: &rows,
-        interrupted,
+        interrupted: matches!(last, Ended::Interrupted),
     };
     if a.json {
         outln!(
@@ -233,18 +251,19 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
             outln!("{l}");
         }
     }
-    if interrupted {
-        output::final_error(format_args!(
-            "sonde: interrupted - the table shows the transfers done and how far the last one got"
-        ));
-        return exit::FAILED;
-    }
-    match failure {
-        Some(e) => {
-            output::final_error(format_args!("sonde: error - {e}"));
+    match last {
+        Ended::Done => exit::OK,
+        Ended::Interrupted => {
+            output::final_error(format_args!(
+                "sonde: interrupted - the report above shows the transfers done and how far the last one got"
+            ));
             exit::FAILED
         }
-        None => exit::OK,
+        Ended::Failed(e) => {
+            let block = rows.last().map_or(0, |r| r.block);
+            output::final_error(format_args!("sonde: error - block size {block}: {e}"));
+            exit::FAILED
+        }
     }
 }
 
