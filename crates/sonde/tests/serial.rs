@@ -14,7 +14,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::termios;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -57,6 +57,8 @@ struct Faults {
 /// Joins two pty masters until dropped; frames from `a` to `b` are impaired by `Faults`.
 struct Relay {
     stop: Arc<AtomicBool>,
+    /// Frames seen from the sender so far (carried or not).
+    frames: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -78,6 +80,8 @@ impl Relay {
     fn start(a: Pty, b: Pty, faults: Faults) -> Relay {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let frames = Arc::new(AtomicUsize::new(0));
+        let seen = frames.clone();
         let thread = std::thread::spawn(move || {
             let (mut frame, mut n, mut buf) = (Vec::new(), 0usize, [0u8; 4096]);
             while !flag.load(Ordering::SeqCst) {
@@ -110,6 +114,7 @@ impl Relay {
                             write_all(&b.master, &f);
                         }
                         n += 1;
+                        seen.store(n, Ordering::SeqCst);
                     }
                 }
                 if rb {
@@ -127,6 +132,7 @@ impl Relay {
         });
         Relay {
             stop,
+            frames,
             thread: Some(thread),
         }
     }
@@ -148,7 +154,7 @@ struct Bench {
     file: PathBuf,
     data: Vec<u8>,
     serve: Proc,
-    _relay: Relay,
+    relay: Relay,
 }
 
 fn bench(tag: &str, len: usize, faults: Faults) -> Bench {
@@ -179,7 +185,7 @@ fn bench(tag: &str, len: usize, faults: Faults) -> Bench {
         file,
         data,
         serve,
-        _relay: relay,
+        relay,
     }
 }
 
@@ -305,7 +311,12 @@ fn ctrl_c_prints_what_was_done() {
         "--timeout",
         "10000",
     ]);
-    std::thread::sleep(Duration::from_millis(700));
+    // Interrupt once the sender waits on the block the relay swallowed (frame 3 = block 3).
+    let t0 = Instant::now();
+    while b.relay.frames.load(Ordering::SeqCst) < 4 {
+        assert!(t0.elapsed() < DEADLINE, "the sender never got to block 3");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     p.signal(libc::SIGINT);
     let out = p.wait(DEADLINE);
     out.expect_code(1);
