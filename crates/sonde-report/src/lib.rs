@@ -40,6 +40,7 @@ mod json_lines;
 pub mod latency_json;
 pub mod latency_table;
 pub mod profile_report;
+pub mod serial;
 pub mod stress_json;
 pub mod stress_ramp;
 pub mod stress_storm;

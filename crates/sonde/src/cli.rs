@@ -52,6 +52,8 @@ pub enum Command {
     /// A long transfer that switches between IPv4 and IPv6 every N s, SHA-256 checked at both ends
     #[command(name = "switch-test")]
     SwitchTest(crate::cli_switch::SwitchTestArgs),
+    /// A file in blocks over a serial line (tty), each block acknowledged: bytes/s, retries and errors per block size
+    Serial(crate::cli_serial::SerialArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

@@ -5,6 +5,7 @@ mod cli_btc;
 mod cli_capacity;
 mod cli_latency;
 mod cli_profile;
+mod cli_serial;
 mod cli_stress;
 mod cli_switch;
 mod cli_values;
@@ -51,6 +52,7 @@ fn main() {
         cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
         cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
         cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
+        cli::Command::Serial(a) => commands::serial::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),

@@ -13,6 +13,7 @@ pub mod latency;
 pub mod profile;
 pub mod report;
 pub mod rrul;
+pub mod serial;
 pub mod server;
 pub mod services;
 pub mod stress;
