@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod services;
+
 use serde_json::Value;
 use std::io::Read;
 use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
