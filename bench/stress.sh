@@ -36,10 +36,13 @@ CLI="sbench-c$$"
 SRV="sbench-s$$"
 TMP=$(mktemp -d)
 PIDS=()
+# Everything this script starts runs in its own two namespaces: at the end, every process
+# still in them (the servers and their forked children) is stopped, by pid.
+ns_pids() { ip netns pids "$CLI" 2>/dev/null; ip netns pids "$SRV" 2>/dev/null; }
 cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    sleep 0.5
-    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}" $(ns_pids); do kill "$p" 2>/dev/null || true; done
+    sleep 1
+    for p in $(ns_pids); do kill -9 "$p" 2>/dev/null || true; done
     ip netns del "$CLI" 2>/dev/null || true
     ip netns del "$SRV" 2>/dev/null || true
     rm -rf "$TMP"
@@ -80,6 +83,8 @@ sys.stdout.write("".join("".join(chr(p[(l + i) % 95]) for i in range(72)) + "\r\
 ' >"$TMP/chargen.txt"
 
 in_srv() { ip netns exec "$SRV" "$@"; }
+# (`in_srv ... &` runs in a subshell: $! is the subshell; cleanup also stops what is left in the
+# namespace.)
 in_srv "$SONDE" services --tcp-only >"$TMP/services.log" 2>&1 & PIDS+=($!)
 in_srv xinetd -dontfork -f "$TMP/xinetd-default.conf" -pidfile "$TMP/x1.pid" -filelog "$TMP/x1.log" 2>>"$TMP/x1.log" & PIDS+=($!)
 in_srv xinetd -dontfork -f "$TMP/xinetd-nocps.conf" -pidfile "$TMP/x2.pid" -filelog "$TMP/x2.log" 2>>"$TMP/x2.log" & PIDS+=($!)
