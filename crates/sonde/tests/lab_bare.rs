@@ -9,12 +9,11 @@
 
 mod common;
 
-use common::{require_all, sonde_bin, TempDir};
+use common::{require_all, sonde_bin, which, TempDir};
 use serde_json::Value;
-use sonde_emu::scenario::Scenario;
-use sonde_lab::{IfCounters, Lab, LabOptions};
+use sonde_lab::{IfCounters, Lab};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
@@ -38,53 +37,11 @@ fn lab_available(test: &str) -> bool {
     false
 }
 
-/// Where `program` is on `PATH`.
-fn which(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-/// client - router - server, the router-server link shaped as `impair` (TOML inline table
-/// body) both ways.
-fn chain3(impair: &str) -> Scenario {
-    let text = format!(
-        r#"
-        name = "bare"
-        seed = 5
-        hosts = ["client", "server"]
-        routers = ["router"]
-        [[link]]
-        name = "lan"
-        a = "client"
-        b = "router"
-        [[link]]
-        name = "wan"
-        a = "router"
-        b = "server"
-        [[settings]]
-        name = "s"
-        [[settings.link]]
-        link = "wan"
-        impair = {{ {impair} }}
-        [[test]]
-        name = "none"
-        command = ["true"]
-        "#
-    );
-    Scenario::from_toml(&text).expect("test scenario")
-}
-
 fn build(tag: &str, impair: &str) -> Lab {
-    let opts = LabOptions {
-        prefix: Some(format!("sonde-b{}-{tag}", std::process::id() % 1_000_000)),
-        ..LabOptions::default()
-    };
-    Lab::build(&chain3(impair), Some("s"), opts).expect("lab builds")
+    common::chain3_lab(
+        &format!("sonde-b{}-{tag}", std::process::id() % 1_000_000),
+        impair,
+    )
 }
 
 /// Kills the child when dropped (a failed assertion must not leave a server running).

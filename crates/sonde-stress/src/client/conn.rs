@@ -193,8 +193,14 @@ fn transient(e: &std::io::Error) -> bool {
 /// times out after `timeout` without progress: neither data from the device nor a shrinking
 /// queue of our unacknowledged bytes (a device working through what was sent before the FIN is
 /// not stuck). Twelve times `timeout` bounds the whole phase. Every socket is closed on return.
+///
+/// A chargen device need not read (RFC 864: it sends until the user closes), so it may never
+/// see our FIN: xinetd's built-in chargen keeps sending. In `StressMode::Chargen` a connection
+/// still delivering data `timeout` after our FIN is healthy and counts as closed cleanly; the
+/// socket's close then ends it (a reset, as for any chargen client that stops reading).
 pub(super) fn close_all(
     conns: &mut [Conn],
+    mode: StressMode,
     poll: &mut Poll,
     events: &mut Events,
     timeout: Duration,
@@ -240,6 +246,8 @@ pub(super) fn close_all(
                     CloseOutcome::Timeout,
                     Some(format!("no FIN from the device within {timeout:?}")),
                 );
+            } else if mode == StressMode::Chargen && now.duration_since(start) >= timeout {
+                c.settle(CloseOutcome::Clean, None);
             }
         }
         if !conns.iter().any(|c| c.open) {

@@ -135,6 +135,7 @@ pub fn run(
     }
     conn::close_all(
         &mut conns,
+        cfg.mode,
         &mut poll,
         &mut events,
         cfg.close_timeout,

@@ -66,6 +66,7 @@ pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadReport, Stre
     let mut scratch = vec![0u8; 64 * 1024];
     close_all(
         &mut held,
+        cfg.mode,
         &mut poll,
         &mut events,
         cfg.close_timeout,

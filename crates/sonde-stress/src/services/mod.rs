@@ -172,6 +172,8 @@ impl Services {
         let origin = Instant::now();
         // Tokens whose turn ended with work left (see `tcp::Next::Again`).
         let mut again: Vec<usize> = Vec::new();
+        // Connections served since memory was last released, and when that was.
+        let (mut busy, mut released) = (false, Instant::now());
         while !stop.load(Ordering::SeqCst) {
             let wait = if again.is_empty() {
                 Duration::from_millis(100)
@@ -206,10 +208,19 @@ impl Services {
                 }
             }
             stats.open_now = conns.open();
+            busy |= stats.open_now > 0;
+            // At most once a second (a storm goes idle between connections all the time).
+            if busy && stats.open_now == 0 && released.elapsed() >= RELEASE_EVERY {
+                conns.release_if_idle();
+                (busy, released) = (false, Instant::now());
+            }
         }
         Ok(stats)
     }
 }
+
+/// How often, at most, idle services hand unused memory back to the OS.
+const RELEASE_EVERY: Duration = Duration::from_secs(1);
 
 /// A TCP listener whose accept queue can hold a burst of `max_connections` (up to the kernel's
 /// somaxconn): a stress client opens thousands at once, and an overflowing queue would turn

@@ -65,6 +65,16 @@ impl Conns {
         self.open
     }
 
+    /// With no connection open, drops the slab's grown tables, and the allocator hands unused
+    /// heap back to the OS: memory returns to its idle level after a burst.
+    pub(super) fn release_if_idle(&mut self) {
+        if self.open == 0 {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            crate::os::release_free_memory();
+        }
+    }
+
     /// Accepts until the backlog is empty; beyond the limit, refuses with a reset.
     pub(super) fn accept_all(
         &mut self,

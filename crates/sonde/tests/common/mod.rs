@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod services;
+
 use serde_json::Value;
 use std::io::Read;
 use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -213,13 +215,20 @@ pub struct Proc {
 impl Proc {
     pub fn spawn<S: AsRef<str>>(args: &[S]) -> Proc {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-        let mut child = Command::new(sonde_bin())
-            .args(&args)
+        let mut cmd = Command::new(sonde_bin());
+        cmd.args(&args);
+        Proc::spawn_command(cmd, args)
+    }
+
+    /// Starts `cmd` (e.g. `sonde` inside a lab node, `ip netns exec ...`); `args` name it in
+    /// failure messages.
+    pub fn spawn_command(mut cmd: Command, args: Vec<String>) -> Proc {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", sonde_bin()));
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
         let out = Arc::new(Mutex::new(Vec::new()));
         let err = Arc::new(Mutex::new(Vec::new()));
         let readers = vec![
@@ -490,6 +499,53 @@ pub fn text<'a>(doc: &'a Value, path: &str) -> &'a str {
 // ---------------------------------------------------------------------------------------------
 // lab runs
 // ---------------------------------------------------------------------------------------------
+
+/// Where `program` is on `PATH` (an executable file).
+pub fn which(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// A client - router - server lab (links `lan` and `wan`, settings `s`) whose router-server
+/// link is impaired both ways by `impair` (a TOML inline table body; empty for none), its
+/// namespaces named `PREFIX-client` etc.
+pub fn chain3_lab(prefix: &str, impair: &str) -> sonde_lab::Lab {
+    let text = format!(
+        r#"
+        name = "chain3"
+        seed = 5
+        hosts = ["client", "server"]
+        routers = ["router"]
+        [[link]]
+        name = "lan"
+        a = "client"
+        b = "router"
+        [[link]]
+        name = "wan"
+        a = "router"
+        b = "server"
+        [[settings]]
+        name = "s"
+        [[settings.link]]
+        link = "wan"
+        impair = {{ {impair} }}
+        [[test]]
+        name = "none"
+        command = ["true"]
+        "#
+    );
+    let scenario = sonde_emu::scenario::Scenario::from_toml(&text).expect("test scenario");
+    let opts = sonde_lab::LabOptions {
+        prefix: Some(prefix.to_string()),
+        ..sonde_lab::LabOptions::default()
+    };
+    sonde_lab::Lab::build(&scenario, Some("s"), opts).expect("lab builds")
+}
 
 /// Runs `sonde lab run` on the scenario text (written into `dir`), requires exit 0, and
 /// returns the run's output directory (inside `dir`).
