@@ -41,9 +41,22 @@ pub struct StressArgs {
     /// How long, after this end's FIN, the device may take to close each connection
     #[arg(long = "close-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub close_timeout: std::time::Duration,
-    /// Bytes per write (e.g. 1K, 128K)
-    #[arg(short = 'l', long = "length", value_name = "BYTES", default_value = "128K", value_parser = parse_block)]
-    pub length: u64,
+    /// Bytes per write (e.g. 1K, 128K; default 128K); with -u bytes per datagram (default
+    /// 512, the most an RFC 864 chargen reply carries; echo needs at least 24)
+    #[arg(short = 'l', long = "length", value_name = "BYTES", value_parser = parse_block)]
+    pub length: Option<u64>,
+    /// UDP flows instead of TCP connections: -P sockets, requests paced at -b over all of them
+    /// (discard: counts what was sent; chargen: one request per reply; echo: numbered requests,
+    /// loss, duplicates, reordering and round trips). Loss is reported, not a failure
+    #[arg(short = 'u', long = "udp", conflicts_with_all = ["ramp", "storm", "overload"])]
+    pub udp: bool,
+    /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
+    /// unpaced
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::cli_values::parse_rate_arg)]
+    pub bitrate: Option<u64>,
+    /// -u: how long to wait for late replies after the last request
+    #[arg(long = "drain", value_name = "TIME", default_value = "1", value_parser = parse_duration_arg)]
+    pub drain: std::time::Duration,
     /// Echo: bytes in flight per connection at most (sent and not yet back), so the rate is
     /// the device's echo rate, not the kernels' buffering
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]

@@ -332,3 +332,125 @@ fn overload_finds_the_limit_closes_cleanly_and_recovers() {
     );
     s.stress("discard", &["--overload"]).expect_code(2);
 }
+
+/// `sonde stress -u` against the services' UDP side, `-J` parsed.
+fn udp_stress(s: &Services, service: &str, extra: &[&str]) -> (common::Output, Value) {
+    let port = s.port(service, "UDP");
+    let mode = format!("--{service}");
+    let mut args = vec!["stress", "127.0.0.1", "-u", "-p", &port, &mode, "-J"];
+    args.extend_from_slice(extra);
+    let out = run(&args, DEADLINE);
+    let doc: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out, doc)
+}
+
+#[test]
+fn udp_echo_matches_every_reply_below_the_cap() {
+    let s = Services::start(&[]);
+    // 2 Mbit/s of 512-byte requests: 488/s, under the services' 1000 replies/s per source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "4", "-b", "2m", "-t", "2", "-i", "0.5"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(doc["start"]["transport"], "udp");
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    let echo = &udp["echo"];
+    let sent = u(&echo["sent"]);
+    // 2 s at 488/s, paced: within 5 % of the offered 976.
+    assert!((927..=1025).contains(&sent), "{udp}");
+    assert_eq!(u(&udp["datagrams_sent"]), sent);
+    // Loopback below the cap: every request answered once, in order, unchanged.
+    assert_eq!(u(&echo["received"]), sent, "{udp}");
+    assert_eq!(u(&echo["lost"]), 0);
+    assert_eq!(u(&echo["duplicates"]), 0);
+    assert_eq!(u(&end["echo_mismatched_bytes"]), 0);
+    assert_eq!(u(&echo["rtt"]["samples"]), sent);
+    assert!(echo["rtt"]["median_ms"].as_f64().unwrap() > 0.0);
+    assert!(udp["reply_cap_per_sec"].is_null(), "{udp}");
+    // Four flows, each its share, every interval.
+    let ivs = doc["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4);
+    for iv in ivs {
+        assert_eq!(iv["connections"].as_array().unwrap().len(), 4);
+        assert!(iv["fairness_sent"].as_f64().unwrap() > 0.99, "{iv}");
+    }
+    assert_eq!(end["connections"][0]["close"], "udp");
+}
+
+#[test]
+fn udp_echo_names_a_reply_cap() {
+    let s = Services::start(&["--udp-rate", "200"]);
+    // About 1950 requests/s against a cap of 200 replies/s for this source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "2", "-b", "8m", "-t", "3"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let udp = &doc["end"]["udp"];
+    let cap = udp["reply_cap_per_sec"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no cap seen: {udp}"));
+    assert!((160.0..=240.0).contains(&cap), "{cap}");
+    assert!(
+        u(&udp["echo"]["lost"]) > u(&udp["echo"]["received"]),
+        "{udp}"
+    );
+    let table = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-u",
+            "--echo",
+            "-p",
+            &s.port("echo", "UDP"),
+            "-b",
+            "8m",
+            "-t",
+            "2",
+        ],
+        DEADLINE,
+    );
+    assert!(
+        table.stdout.contains("caps replies per source address"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn udp_chargen_and_discard_count_both_ways() {
+    let s = Services::start(&[]);
+    let (out, doc) = udp_stress(&s, "chargen", &["-P", "2", "-b", "1m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    // One 512-byte reply per 512-byte request (the services never answer with more).
+    let replies = u(&udp["datagrams_received"]);
+    assert_eq!(replies, u(&udp["datagrams_sent"]), "{udp}");
+    assert_eq!(u(&end["received_bytes"]), replies * 512);
+    let (out, doc) = udp_stress(&s, "discard", &["-P", "2", "-b", "10m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let rate = doc["end"]["sent_bps"].as_f64().unwrap();
+    assert!((9.5e6..=10.5e6).contains(&rate), "paced at {rate}");
+    assert_eq!(u(&doc["end"]["udp"]["datagrams_received"]), 0);
+}
+
+#[test]
+fn udp_to_a_closed_port_fails() {
+    // A port nothing listens on: the ICMP port unreachable comes back as a receive error.
+    let free = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port().to_string();
+    drop(free);
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-u",
+            "--echo",
+            "-p",
+            &port,
+            "-t",
+            "1",
+        ],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no reply came back"), "{}", out.stderr);
+}

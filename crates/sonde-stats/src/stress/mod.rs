@@ -11,3 +11,4 @@ pub mod overload;
 pub mod ramp;
 pub mod slicer;
 pub mod storm;
+pub mod udp;
