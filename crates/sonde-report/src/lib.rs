@@ -42,6 +42,7 @@ pub mod latency_table;
 pub mod profile_report;
 pub mod stress_json;
 pub mod stress_ramp;
+pub mod stress_steps;
 pub mod stress_storm;
 pub mod stress_table;
 pub mod stress_udp;

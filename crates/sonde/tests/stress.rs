@@ -454,3 +454,109 @@ fn udp_to_a_closed_port_fails() {
     assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("no reply came back"), "{}", out.stderr);
 }
+
+/// `sonde stress --steps` against a sonde server: the server's process CPU comes back per step,
+/// and it rises with the rate. CPU time is noisy on a shared machine (other work only adds to
+/// the lower step by chance, as the server's own process time is what is measured): up to three
+/// tries, the first that rises counts.
+#[test]
+fn steps_report_the_servers_cpu_rising_with_the_rate() {
+    let srv = common::Server::start(&[]);
+    let port = srv.port.to_string();
+    let mut last = String::new();
+    for _ in 0..3 {
+        let out = run(
+            &[
+                "stress",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--steps",
+                "10m,4g",
+                "--step-time",
+                "1",
+                "-J",
+            ],
+            DEADLINE,
+        );
+        assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+        let steps = doc["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        let cpu = |i: usize, k: &str| {
+            steps[i][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {k} at step {i}: {doc}"))
+        };
+        // Measured figures: present at every step, positive at the top one.
+        let (low, high) = (cpu(0, "server_cpu_percent"), cpu(1, "server_cpu_percent"));
+        assert!(high > 0.0 && cpu(1, "client_cpu_percent") > 0.0, "{doc}");
+        let achieved = cpu(0, "achieved_bps");
+        assert!(
+            (8e6..=11e6).contains(&achieved),
+            "10m step moved {achieved}"
+        );
+        if high > low {
+            return;
+        }
+        last = doc.to_string();
+    }
+    panic!("the server's CPU did not rise with the rate in three tries: {last}");
+}
+
+/// An iperf3 server has no `cpu-load`: the server column stays empty, never a number.
+#[test]
+fn steps_against_iperf3_say_not_reported() {
+    if std::process::Command::new("iperf3")
+        .arg("-v")
+        .output()
+        .is_err()
+    {
+        assert!(!common::require_all(), "iperf3 is not installed");
+        eprintln!("skipped: iperf3 is not installed");
+        return;
+    }
+    let port = common::free_port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        std::process::Command::new("iperf3")
+            .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "iperf3 -s did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // iperf3 takes the probe connection above for a client that gave up: give it a moment to
+    // be ready for the next.
+    std::thread::sleep(Duration::from_millis(500));
+    let p = port.to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "--steps",
+            "10m",
+            "--step-time",
+            "1",
+            "--iperf3",
+        ],
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("not reported"), "{}", out.stdout);
+}

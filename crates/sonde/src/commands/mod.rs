@@ -16,6 +16,7 @@ pub mod rrul;
 pub mod server;
 pub mod services;
 pub mod stress;
+pub mod stress_steps;
 pub mod stress_udp;
 
 /// The address family of `-4` / `-6` (clap already refuses both at once).

@@ -38,7 +38,7 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
-    if a.udp {
+    if a.udp && a.steps.is_none() {
         super::stress_udp::check(a)?;
     }
     Ok(())
@@ -75,6 +75,9 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     if let Err(e) = check(&a) {
         eprintln!("sonde: usage error - {e}");
         return exit::USAGE;
+    }
+    if a.steps.is_some() {
+        return super::stress_steps::run(&a, interrupt);
     }
     let mode = mode(&a);
     let port = a.port.unwrap_or(mode.well_known_port());
