@@ -244,7 +244,7 @@ fn doc_protocol(r: &ResultDoc) -> String {
         ResultDoc::Throughput(t) => t.protocol.clone(),
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
-        ResultDoc::Stress(s) => format!("stress, {} {}", s.transport, s.mode),
+        ResultDoc::Stress(s) => s.label(),
     }
 }
 
@@ -261,7 +261,7 @@ fn doc_group(r: &ResultDoc) -> String {
         }
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
-        ResultDoc::Stress(s) => format!("stress, {} {}", s.transport, s.mode),
+        ResultDoc::Stress(s) => s.label(),
     }
 }
 
@@ -468,7 +468,7 @@ fn row(settings: &str, tests: &[&TestView]) -> Row {
         .or_else(|| {
             tests.iter().find_map(|t| match &t.result {
                 Some(ResultDoc::Profile(p)) => Some(format!("profile {}", p.profile)),
-                Some(ResultDoc::Stress(s)) => Some(format!("stress {} {}", s.transport, s.mode)),
+                Some(ResultDoc::Stress(s)) => Some(s.label()),
                 _ => None,
             })
         })

@@ -117,6 +117,7 @@ pub fn read(doc: &Value) -> StressRun {
     }
     if let Some(rows) = doc.get("steps").and_then(Value::as_array) {
         run.kind = StressKind::Steps;
+        run.transport = std::mem::take(&mut run.mode);
         run.steps = rows
             .iter()
             .filter_map(|r| {
@@ -168,6 +169,16 @@ pub fn read(doc: &Value) -> StressRun {
 }
 
 impl StressRun {
+    /// How the report names the test: "stress, tcp echo", "stress ramp, tcp discard",
+    /// "stress steps, udp".
+    pub fn label(&self) -> String {
+        match self.kind {
+            StressKind::Run => format!("stress, {} {}", self.transport, self.mode),
+            StressKind::Ramp => format!("stress ramp, {} {}", self.transport, self.mode),
+            StressKind::Steps => format!("stress steps, {}", self.transport),
+        }
+    }
+
     /// The direction the speeds are drawn in, for labels.
     pub fn direction(&self) -> &'static str {
         if self.mode == "chargen" {
