@@ -60,18 +60,13 @@ pub fn fairness(t: &TestView) -> Option<Chart> {
             .filter_map(|f| Some((f.at, pick(f)?)))
             .collect::<Vec<_>>()
     };
-    let lines = [
-        ("to the device", series(|f| f.sent)),
-        ("from the device", series(|f| f.received)),
-    ]
-    .into_iter()
-    .filter(|(_, p)| !p.is_empty())
-    .map(|(name, points)| Line {
-        name: name.into(),
-        points,
-        style: Style::joined(),
-    })
-    .collect();
+    let lines = named_lines(
+        [
+            ("to the device", series(|f| f.sent)),
+            ("from the device", series(|f| f.received)),
+        ],
+        Style::joined(),
+    );
     let c = Chart {
         title: format!(
             "Jain's fairness index per interval (1 = equal shares): {}",
@@ -97,18 +92,13 @@ pub fn ramp(t: &TestView) -> Option<Chart> {
             .map(|r| (r.connections, pick(r)))
             .collect::<Vec<_>>()
     };
-    let lines = [
-        ("to the device", series(|r| r.sent_bps)),
-        ("from the device", series(|r| r.received_bps)),
-    ]
-    .into_iter()
-    .filter(|(_, p)| !p.is_empty())
-    .map(|(name, points)| Line {
-        name: name.into(),
-        points,
-        style: Style::Markers,
-    })
-    .collect();
+    let lines = named_lines(
+        [
+            ("to the device", series(|r| r.sent_bps)),
+            ("from the device", series(|r| r.received_bps)),
+        ],
+        Style::Markers,
+    );
     let c = Chart {
         title: format!("Total speed against connections ({}): {}", s.mode, t.id),
         x_label: "connections".into(),
@@ -131,18 +121,13 @@ pub fn steps_cpu(t: &TestView) -> Option<Chart> {
             .filter_map(|r| Some((r.offered_bps, pick(r)?)))
             .collect::<Vec<_>>()
     };
-    let lines = [
-        ("server process", series(|r| r.server_cpu)),
-        ("client process", series(|r| r.client_cpu)),
-    ]
-    .into_iter()
-    .filter(|(_, p)| !p.is_empty())
-    .map(|(name, points)| Line {
-        name: name.into(),
-        points,
-        style: Style::Markers,
-    })
-    .collect();
+    let lines = named_lines(
+        [
+            ("server process", series(|r| r.server_cpu)),
+            ("client process", series(|r| r.client_cpu)),
+        ],
+        Style::Markers,
+    );
     let c = Chart {
         title: format!(
             "CPU (user + system, % of one core) against offered rate: {}",
@@ -161,4 +146,17 @@ pub fn steps_cpu(t: &TestView) -> Option<Chart> {
 /// Every stress chart of one test, in page order.
 pub fn for_test(t: &TestView) -> Vec<Option<Chart>> {
     vec![connection_speed(t), fairness(t), ramp(t), steps_cpu(t)]
+}
+
+/// A line per named series that has points, drawn in `style`.
+fn named_lines<const N: usize>(series: [(&str, Vec<(f64, f64)>); N], style: Style) -> Vec<Line> {
+    series
+        .into_iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(name, points)| Line {
+            name: name.into(),
+            points,
+            style: style.clone(),
+        })
+        .collect()
 }
