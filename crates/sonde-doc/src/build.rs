@@ -218,7 +218,7 @@ fn tool_of(r: &ResultDoc) -> Option<String> {
     match r {
         ResultDoc::Throughput(t) => t.tool.clone(),
         ResultDoc::Latency(l) => l.tool.clone(),
-        ResultDoc::Profile(_) => None,
+        ResultDoc::Profile(_) | ResultDoc::Stress(_) => None,
     }
 }
 
@@ -244,6 +244,7 @@ fn doc_protocol(r: &ResultDoc) -> String {
         ResultDoc::Throughput(t) => t.protocol.clone(),
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
+        ResultDoc::Stress(s) => s.label(),
     }
 }
 
@@ -260,6 +261,7 @@ fn doc_group(r: &ResultDoc) -> String {
         }
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
+        ResultDoc::Stress(s) => s.label(),
     }
 }
 
@@ -296,6 +298,10 @@ fn from_documents(docs: &[Document]) -> Report {
             Some(ResultDoc::Profile(p)) => {
                 let why = p.error.clone().or_else(|| p.ended_early.clone());
                 (None, p.ran_s, why.is_none(), why, (None, None))
+            }
+            Some(ResultDoc::Stress(st)) => {
+                let why = st.error.clone();
+                (None, st.seconds, why.is_none(), why, (None, None))
             }
             None => (None, None, false, None, (None, None)),
         };
@@ -392,7 +398,7 @@ fn groups(tests: &[TestView], order: &[String], describe: bool) -> Vec<Group> {
             let kind = match first {
                 Some(ResultDoc::Throughput(_)) => GroupKind::Throughput,
                 Some(ResultDoc::Latency(_)) => GroupKind::Latency,
-                Some(ResultDoc::Profile(_)) | None => GroupKind::Other,
+                Some(ResultDoc::Profile(_)) | Some(ResultDoc::Stress(_)) | None => GroupKind::Other,
             };
             let title = first
                 .filter(|_| describe)
@@ -462,6 +468,7 @@ fn row(settings: &str, tests: &[&TestView]) -> Row {
         .or_else(|| {
             tests.iter().find_map(|t| match &t.result {
                 Some(ResultDoc::Profile(p)) => Some(format!("profile {}", p.profile)),
+                Some(ResultDoc::Stress(s)) => Some(s.label()),
                 _ => None,
             })
         })

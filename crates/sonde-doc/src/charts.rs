@@ -258,6 +258,7 @@ pub fn for_test(t: &TestView) -> Vec<Chart> {
         profile_delay_cdf(t),
     ]
     .into_iter()
+    .chain(crate::stress_charts::for_test(t))
     .flatten()
     .collect()
 }

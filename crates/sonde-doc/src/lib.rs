@@ -40,6 +40,8 @@ pub mod model;
 pub mod profile;
 pub mod result;
 pub mod stages;
+pub mod stress;
+mod stress_charts;
 pub mod svg;
 mod tables;
 

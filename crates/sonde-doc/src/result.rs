@@ -382,6 +382,7 @@ pub enum ResultDoc {
     Throughput(Box<Throughput>),
     Latency(Box<Latency>),
     Profile(Box<crate::profile::ProfileRun>),
+    Stress(Box<crate::stress::StressRun>),
 }
 
 /// Reads a document, or says why it is not one this report knows.
@@ -394,6 +395,10 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if at(doc, &["start", "test_start"]).is_some() {
         return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
     }
+    // Before latency: a stress run's start also names a mode.
+    if crate::stress::is_stress(doc) {
+        return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc))));
+    }
     if at(doc, &["start", "mode"]).is_some() {
         return Ok(ResultDoc::Latency(Box::new(latency(doc))));
     }
@@ -405,7 +410,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     }
     Err(
         "neither a throughput document (no start.test_start), a latency document \
-         (no start.mode) nor a profile document (no profile and streams)"
+         (no start.mode), a profile document (no profile and streams) nor a stress document"
             .into(),
     )
 }

@@ -358,7 +358,7 @@ pub fn ends(t: &TestView) -> Table {
             ]);
         }
         Some(ResultDoc::Profile(p)) => tb = profile_streams(p),
-        None => {}
+        Some(ResultDoc::Stress(_)) | None => {}
     }
     tb.drop_empty_columns(2)
 }

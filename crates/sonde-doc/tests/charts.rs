@@ -303,3 +303,45 @@ fn a_profile_run_draws_loss_per_burst_and_delay_per_stream() {
         assert!(md.contains(want), "no {want:?} in\n{md}");
     }
 }
+
+/// Real `sonde stress -J` runs on loopback against `sonde services` and `sonde server`: an echo
+/// run with three connections draws a joined speed line per connection and the fairness per
+/// interval each way; a discard ramp draws the total against the connection count as markers;
+/// a load-step run draws both ends' CPU against the offered rate.
+#[test]
+fn stress_runs_draw_speed_fairness_ramp_and_cpu() {
+    let run = "stress-echo-loopback.json";
+    let page = html(&docs(&[run]));
+    let id = format!("tests/fixtures/docs/{run}");
+    let speed = series(chart(
+        &page,
+        &format!("Speed per connection to the device: {id}"),
+    ));
+    let names: Vec<&str> = speed.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(names, ["#1", "#2", "#3"]);
+    assert!(
+        speed.iter().all(|x| x.1 == "joined" && x.2 == 1),
+        "{speed:?}"
+    );
+    let fair = series(chart(&page, "Jain&#39;s fairness index per interval"));
+    let names: Vec<&str> = fair.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(names, ["to the device", "from the device"], "{fair:?}");
+
+    let ramp = "stress-ramp-loopback.json";
+    let page = html(&docs(&[ramp]));
+    let r = series(chart(&page, "Total speed against connections (discard)"));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (r[0].0.as_str(), r[0].1.as_str()),
+        ("to the device", "markers")
+    );
+    // connection counts 1, 2, 4, 8: one marker each, never joined
+    assert_eq!((r[0].2, r[0].3), (0, 4), "{r:?}");
+
+    let steps = "stress-steps-loopback.json";
+    let page = html(&docs(&[steps]));
+    let c = series(chart(&page, "CPU (user + system"));
+    let names: Vec<&str> = c.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(names, ["server process", "client process"], "{c:?}");
+    assert!(c.iter().all(|x| x.3 == 3), "{c:?}");
+}

@@ -91,7 +91,7 @@ fn builtin_profile_secs(args: &[String]) -> Option<f64> {
 }
 
 /// What the test measures, for the database's `protocol` column: `latency` for `sonde
-/// latency`, `profile` for `sonde profile run`, `coded` for `--coded`, `udp` when `-u`/`--udp`
+/// latency`, `profile` for `sonde profile run`, `stress` for `sonde stress` (TCP or UDP), `coded` for `--coded`, `udp` when `-u`/`--udp`
 /// is given, `tcp` for other throughput tests; `None` for anything the runner cannot tell.
 pub fn protocol(program_args: &[String]) -> Option<String> {
     let first = program_args.first()?.as_str();
@@ -102,6 +102,7 @@ pub fn protocol(program_args: &[String]) -> Option<String> {
     let p = match first {
         "latency" => "latency",
         "profile" => "profile",
+        "stress" => "stress",
         "rrul" => "rrul",
         "compare-ip" => "compare-ip",
         "client" | "c" if coded => "coded",
@@ -213,6 +214,10 @@ mod tests {
         assert_eq!(
             protocol(&v(&["profile", "run", "h"])).as_deref(),
             Some("profile")
+        );
+        assert_eq!(
+            protocol(&v(&["stress", "h", "-u", "--echo"])).as_deref(),
+            Some("stress")
         );
         assert_eq!(protocol(&v(&["false"])), None);
         assert_eq!(protocol(&[]), None);

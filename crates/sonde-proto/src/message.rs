@@ -29,6 +29,7 @@ pub const CAPABILITIES: &[&str] = &[
     "profile",
     "coded",
     "capacity",
+    "cpu-load",
 ];
 
 /// Client's opening message.
@@ -390,6 +391,49 @@ pub struct Results {
     /// A profile run: the figures of the streams this end received.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile: Vec<sonde_profile::result::StreamResult>,
+    /// The whole server process's CPU time over the test (`cpu-load`: sent only to a client
+    /// that lists it, so an older peer never sees the field). Read through
+    /// [`ProcessLoad::checked`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_load: Option<ProcessLoad>,
+}
+
+/// A process's CPU time over a span of wall-clock time (`cpu-load`), from `getrusage`.
+///
+/// Unlike [`CpuUsage`] (the test's own threads, as iperf3 reports), this is every thread of
+/// the process: what the machine spent serving, including other sessions and the control
+/// connection, which is what a load-against-rate step wants to chart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProcessLoad {
+    pub user_secs: f64,
+    pub system_secs: f64,
+    pub wall_secs: f64,
+}
+
+/// Largest span a peer's [`ProcessLoad`] may claim (a day), and so the largest CPU times
+/// (times 1024 cores): anything beyond is not a measurement.
+const MAX_LOAD_WALL_SECS: f64 = 86_400.0;
+
+impl ProcessLoad {
+    /// The figures when they can be a measurement: finite, not negative, a wall time above
+    /// zero and under a day, CPU times under 1024 cores' worth of it. `None` otherwise.
+    pub fn checked(self) -> Option<Self> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        let cap = self.wall_secs * 1024.0;
+        (ok(self.user_secs)
+            && ok(self.system_secs)
+            && ok(self.wall_secs)
+            && self.wall_secs > 0.0
+            && self.wall_secs <= MAX_LOAD_WALL_SECS
+            && self.user_secs <= cap
+            && self.system_secs <= cap)
+            .then_some(self)
+    }
+
+    /// User plus system time in percent of one core over the wall time.
+    pub fn percent(&self) -> f64 {
+        (self.user_secs + self.system_secs) / self.wall_secs.max(f64::MIN_POSITIVE) * 100.0
+    }
 }
 
 /// Most notes a peer's results may carry that a reader shows.
@@ -668,6 +712,48 @@ mod tests {
         assert_eq!(p.stream_count(), 4);
         assert!(p.client_sends(2));
         assert!(!p.client_sends(3));
+    }
+
+    #[test]
+    fn process_load_is_checked_and_optional_on_the_wire() {
+        let l = ProcessLoad {
+            user_secs: 0.5,
+            system_secs: 0.25,
+            wall_secs: 3.0,
+        };
+        assert_eq!(l.checked(), Some(l));
+        assert!((l.percent() - 25.0).abs() < 1e-9);
+        for bad in [
+            ProcessLoad {
+                wall_secs: 0.0,
+                ..l
+            },
+            ProcessLoad {
+                user_secs: f64::NAN,
+                ..l
+            },
+            ProcessLoad {
+                system_secs: -1.0,
+                ..l
+            },
+            ProcessLoad {
+                user_secs: 1e9,
+                ..l
+            },
+            ProcessLoad {
+                wall_secs: 1e6,
+                ..l
+            },
+        ] {
+            assert_eq!(bad.checked(), None, "{bad:?}");
+        }
+        // Absent from a server without `cpu-load`: the results read as before.
+        let v: Results =
+            serde_json::from_str(r#"{"cpu":{"total":1.0,"user":1.0,"system":0.0},"streams":[]}"#)
+                .unwrap();
+        assert_eq!(v.process_load, None);
+        assert!(!serde_json::to_string(&v).unwrap().contains("process_load"));
+        assert!(CAPABILITIES.contains(&"cpu-load"));
     }
 
     #[test]

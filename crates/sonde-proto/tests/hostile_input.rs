@@ -252,6 +252,7 @@ fn end_view(rng: &mut Rng, udp: bool) -> EndView {
 fn results(rng: &mut Rng) -> Results {
     let udp = rng.chance(2);
     Results {
+        process_load: None,
         cpu: CpuUsage {
             total: 12.5,
             user: 2.5,

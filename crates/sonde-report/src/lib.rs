@@ -43,8 +43,10 @@ pub mod profile_report;
 pub mod serial;
 pub mod stress_json;
 pub mod stress_ramp;
+pub mod stress_steps;
 pub mod stress_storm;
 pub mod stress_table;
+pub mod stress_udp;
 mod table;
 #[cfg(test)]
 mod test_fixtures;

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use sonde_stats::stress::model::{
     CloseOutcome, ConnectReport, StressEvent, StressInterval, StressMode, StressStart,
-    StressSummary, Sum,
+    StressSummary, Sum, Transport,
 };
 use sonde_stats::units::{format_bitrate, format_bytes};
 
@@ -50,11 +50,15 @@ impl<W: Write> StressTableReporter<W> {
         };
         writeln!(
             self.out,
-            "Stressing {} port {} ({}: {what}) with {} TCP connections for {} s, intervals of {} s",
+            "Stressing {} port {} ({}: {what}) with {} {} for {} s, intervals of {} s",
             s.remote,
             s.port,
             s.mode.name(),
             s.connections,
+            match s.transport {
+                Transport::Tcp => "TCP connections",
+                Transport::Udp => "UDP flows",
+            },
             s.duration_secs,
             s.interval_secs
         )
@@ -174,6 +178,24 @@ impl<W: Write> StressTableReporter<W> {
             writeln!(self.out, "[{:>3}] {span}{cols}  {close}{why}", c.id)?;
         }
         self.sum_row(&span, &s.sum)?;
+        if let Some(u) = &s.udp {
+            for line in crate::stress_udp::lines(self.mode, u) {
+                writeln!(self.out, "{line}")?;
+            }
+        } else {
+            self.close_line(s)?;
+        }
+        if s.partial {
+            writeln!(
+                self.out,
+                "(interrupted: the figures cover {:.2} s)",
+                s.seconds
+            )?;
+        }
+        Ok(())
+    }
+
+    fn close_line(&mut self, s: &StressSummary) -> io::Result<()> {
         writeln!(
             self.out,
             "Connections: {} asked, {} connected; closed: {} clean, {} reset, {} timed out, {} failed during the run",
@@ -191,13 +213,6 @@ impl<W: Write> StressTableReporter<W> {
                 s.echo_mismatched_bytes
             )?;
         }
-        if s.partial {
-            writeln!(
-                self.out,
-                "(interrupted: the figures cover {:.2} s)",
-                s.seconds
-            )?;
-        }
         Ok(())
     }
 }
@@ -208,6 +223,7 @@ fn close_word(c: CloseOutcome) -> &'static str {
         CloseOutcome::Reset => "reset on close",
         CloseOutcome::Timeout => "close timed out",
         CloseOutcome::FailedDuringRun => "failed during the run",
+        CloseOutcome::Udp => "UDP flow",
     }
 }
 
@@ -282,6 +298,7 @@ pub(crate) mod tests {
                 remote: "dut".into(),
                 port: 7,
                 mode: StressMode::Echo,
+                transport: Transport::Tcp,
                 connections: 2,
                 duration_secs: 0.5,
                 interval_secs: 0.5,
@@ -308,6 +325,7 @@ pub(crate) mod tests {
                 failed_during_run: 1,
                 echo_mismatched_bytes: 0,
                 partial: false,
+                udp: None,
             }),
         ]
     }

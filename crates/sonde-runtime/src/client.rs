@@ -16,7 +16,7 @@ use crate::os::resolve::resolve;
 use crate::peer_rows::PeerRowOrder;
 use crate::sockets;
 use crate::streams::{Budget, StreamConfig};
-use sonde_proto::message::{PeerStream, Results, Stop, TestParams};
+use sonde_proto::message::{PeerStream, ProcessLoad, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_proto::udp_hello::{Hello, HelloAck};
@@ -62,6 +62,9 @@ pub struct ClientOutcome {
     /// The test as the server reported it (start, its intervals, its summary), rebuilt from
     /// what it sent: for `--get-server-output`. Complete tests only.
     pub server_view: Option<Vec<Event>>,
+    /// The server process's CPU time over the test, when the server has `cpu-load` and its
+    /// figures pass [`ProcessLoad::checked`]; `None` from any other server.
+    pub server_load: Option<ProcessLoad>,
 }
 
 /// Longest wait for one control step (accept, streams ready, results). Generous because
@@ -132,6 +135,11 @@ pub fn run(
             summary: Some(summary),
             error: None,
             server_view: run.server_view(),
+            server_load: run
+                .peer_results
+                .as_ref()
+                .and_then(|r| r.process_load)
+                .and_then(ProcessLoad::checked),
         },
         Err(e) => {
             let summary = run.partial_summary(&e);
@@ -139,6 +147,7 @@ pub fn run(
                 summary,
                 error: Some(e),
                 server_view: None,
+                server_load: None,
             }
         }
     }
@@ -377,6 +386,7 @@ impl ClientRun<'_> {
         engine.join();
         let cpu_local = cpu_usage(cpu0, cpu::process_times(), t0.elapsed().as_secs_f64());
         let own = Results {
+            process_load: None,
             cpu: cpu_local,
             congestion: congestion.clone(),
             streams: local.clone(),
@@ -587,6 +597,7 @@ impl ClientRun<'_> {
         // Without the server's results, what it reported live is its receive side so far.
         let from_live = self.peer_results.is_none() && !self.peer_live.is_empty();
         let live = from_live.then(|| Results {
+            process_load: None,
             cpu: Default::default(),
             congestion: None,
             streams: self

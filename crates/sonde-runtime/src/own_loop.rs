@@ -139,6 +139,7 @@ pub(crate) fn close(
         }
     };
     s.send_results(Results {
+        process_load: None,
         cpu: cpu_local,
         congestion: None,
         streams: Vec::new(),

@@ -6,19 +6,19 @@ use crate::cli_latency::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde stress`: sonde's own document.
-const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run; the sums, fairness, close counts, echo_mismatched_bytes, partial), notes, error";
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at), notes, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("service").required(true).args(["discard", "chargen", "echo"])))]
+#[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
 #[command(mut_arg("json", |a| a.help(STRESS_JSON_HELP)))]
 pub struct StressArgs {
     /// The device (or host) running the echo, discard or chargen server
     pub host: String,
     /// Send to its discard server (RFC 863): the device receives
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["chargen", "echo"])]
     pub discard: bool,
     /// Read from its chargen server (RFC 864): the device sends
-    #[arg(long)]
+    #[arg(long, conflicts_with = "echo")]
     pub chargen: bool,
     /// Send to its echo server (RFC 862) and check what comes back: both directions
     #[arg(long)]
@@ -41,9 +41,36 @@ pub struct StressArgs {
     /// How long, after this end's FIN, the device may take to close each connection
     #[arg(long = "close-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub close_timeout: std::time::Duration,
-    /// Bytes per write (e.g. 1K, 128K)
-    #[arg(short = 'l', long = "length", value_name = "BYTES", default_value = "128K", value_parser = parse_block)]
-    pub length: u64,
+    /// Bytes per write (e.g. 1K, 128K; default 128K); with -u bytes per datagram (default
+    /// 512, the most an RFC 864 chargen reply carries; echo needs at least 24)
+    #[arg(short = 'l', long = "length", value_name = "BYTES", value_parser = parse_block)]
+    pub length: Option<u64>,
+    /// UDP flows instead of TCP connections: -P sockets, requests paced at -b over all of them
+    /// (discard: counts what was sent; chargen: one request per reply; echo: numbered requests,
+    /// loss, duplicates, reordering and round trips). Loss is reported, not a failure
+    #[arg(short = 'u', long = "udp", conflicts_with_all = ["ramp", "storm", "overload"])]
+    pub udp: bool,
+    /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
+    /// unpaced
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::cli_values::parse_rate_arg)]
+    pub bitrate: Option<u64>,
+    /// CPU load against offered rate: a paced test per rate (e.g. 10m,20m,50m,100m, over all
+    /// -P streams) against a sonde server (port 5201 unless -p), each -step-time long; a row
+    /// per step with offered, achieved, loss (-u) or retransmits, the server process's CPU as
+    /// it reports it ("not reported" by servers without it) and this client's CPU. The data
+    /// goes to the server unless --chargen (the server sends) or --echo (both ways)
+    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = crate::cli_values::parse_rate_arg, conflicts_with_all = ["ramp", "storm", "overload"])]
+    pub steps: Option<Vec<u64>>,
+    /// --steps against an iperf3 server (its protocol; it reports no process CPU, so the
+    /// server column says "not reported")
+    #[arg(long, requires = "steps")]
+    pub iperf3: bool,
+    /// --steps: seconds per step
+    #[arg(long = "step-time", value_name = "TIME", default_value = "3", value_parser = parse_duration_arg)]
+    pub step_time: std::time::Duration,
+    /// -u: how long to wait for late replies after the last request
+    #[arg(long = "drain", value_name = "TIME", default_value = "1", value_parser = parse_duration_arg)]
+    pub drain: std::time::Duration,
     /// Echo: bytes in flight per connection at most (sent and not yet back), so the rate is
     /// the device's echo rate, not the kernels' buffering
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]

@@ -270,3 +270,231 @@ fn overload_finds_the_limit_closes_cleanly_and_recovers() {
     );
     s.stress("discard", &["--overload"]).expect_code(2);
 }
+
+/// `sonde stress -u` against the services' UDP side, `-J` parsed.
+fn udp_stress(s: &Services, service: &str, extra: &[&str]) -> (common::Output, Value) {
+    let port = s.port(service, "UDP");
+    let mode = format!("--{service}");
+    let mut args = vec!["stress", "127.0.0.1", "-u", "-p", &port, &mode, "-J"];
+    args.extend_from_slice(extra);
+    let out = run(&args, DEADLINE);
+    let doc: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out, doc)
+}
+
+#[test]
+fn udp_echo_matches_every_reply_below_the_cap() {
+    let s = Services::start(&[]);
+    // 2 Mbit/s of 512-byte requests: 488/s, under the services' 1000 replies/s per source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "4", "-b", "2m", "-t", "2", "-i", "0.5"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(doc["start"]["transport"], "udp");
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    let echo = &udp["echo"];
+    let sent = u(&echo["sent"]);
+    // 2 s at 488/s, paced: within 5 % of the offered 976.
+    assert!((927..=1025).contains(&sent), "{udp}");
+    assert_eq!(u(&udp["datagrams_sent"]), sent);
+    // Loopback below the cap: every request answered once, in order, unchanged.
+    assert_eq!(u(&echo["received"]), sent, "{udp}");
+    assert_eq!(u(&echo["lost"]), 0);
+    assert_eq!(u(&echo["duplicates"]), 0);
+    assert_eq!(u(&end["echo_mismatched_bytes"]), 0);
+    assert_eq!(u(&echo["rtt"]["samples"]), sent);
+    assert!(echo["rtt"]["median_ms"].as_f64().unwrap() > 0.0);
+    assert!(udp["reply_cap_per_sec"].is_null(), "{udp}");
+    // Four flows, each its share, every interval.
+    let ivs = doc["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4);
+    for iv in ivs {
+        assert_eq!(iv["connections"].as_array().unwrap().len(), 4);
+        assert!(iv["fairness_sent"].as_f64().unwrap() > 0.99, "{iv}");
+    }
+    assert_eq!(end["connections"][0]["close"], "udp");
+}
+
+#[test]
+fn udp_echo_names_a_reply_cap() {
+    let s = Services::start(&["--udp-rate", "200"]);
+    // About 1950 requests/s against a cap of 200 replies/s for this source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "2", "-b", "8m", "-t", "3"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let udp = &doc["end"]["udp"];
+    let cap = udp["reply_cap_per_sec"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no cap seen: {udp}"));
+    assert!((160.0..=240.0).contains(&cap), "{cap}");
+    assert!(
+        u(&udp["echo"]["lost"]) > u(&udp["echo"]["received"]),
+        "{udp}"
+    );
+    let table = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-u",
+            "--echo",
+            "-p",
+            &s.port("echo", "UDP"),
+            "-b",
+            "8m",
+            "-t",
+            "2",
+        ],
+        DEADLINE,
+    );
+    assert!(
+        table.stdout.contains("caps replies per source address"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn udp_chargen_and_discard_count_both_ways() {
+    let s = Services::start(&[]);
+    let (out, doc) = udp_stress(&s, "chargen", &["-P", "2", "-b", "1m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    // One 512-byte reply per 512-byte request (the services never answer with more).
+    let replies = u(&udp["datagrams_received"]);
+    assert_eq!(replies, u(&udp["datagrams_sent"]), "{udp}");
+    assert_eq!(u(&end["received_bytes"]), replies * 512);
+    let (out, doc) = udp_stress(&s, "discard", &["-P", "2", "-b", "10m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let rate = doc["end"]["sent_bps"].as_f64().unwrap();
+    assert!((9.5e6..=10.5e6).contains(&rate), "paced at {rate}");
+    assert_eq!(u(&doc["end"]["udp"]["datagrams_received"]), 0);
+}
+
+#[test]
+fn udp_to_a_closed_port_fails() {
+    // A port nothing listens on: the ICMP port unreachable comes back as a receive error.
+    let free = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port().to_string();
+    drop(free);
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-u",
+            "--echo",
+            "-p",
+            &port,
+            "-t",
+            "1",
+        ],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no reply came back"), "{}", out.stderr);
+}
+
+/// `sonde stress --steps` against a sonde server: the server's process CPU comes back per step,
+/// and it rises with the rate. CPU time is noisy on a shared machine (other work only adds to
+/// the lower step by chance, as the server's own process time is what is measured): up to three
+/// tries, the first that rises counts.
+#[test]
+fn steps_report_the_servers_cpu_rising_with_the_rate() {
+    let srv = common::Server::start(&[]);
+    let port = srv.port.to_string();
+    let mut last = String::new();
+    for _ in 0..3 {
+        let out = run(
+            &[
+                "stress",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--steps",
+                "10m,4g",
+                "--step-time",
+                "1",
+                "-J",
+            ],
+            DEADLINE,
+        );
+        assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+        let steps = doc["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        let cpu = |i: usize, k: &str| {
+            steps[i][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {k} at step {i}: {doc}"))
+        };
+        // Measured figures: present at every step, positive at the top one.
+        let (low, high) = (cpu(0, "server_cpu_percent"), cpu(1, "server_cpu_percent"));
+        assert!(high > 0.0 && cpu(1, "client_cpu_percent") > 0.0, "{doc}");
+        let achieved = cpu(0, "achieved_bps");
+        assert!(
+            (8e6..=11e6).contains(&achieved),
+            "10m step moved {achieved}"
+        );
+        if high > low {
+            return;
+        }
+        last = doc.to_string();
+    }
+    panic!("the server's CPU did not rise with the rate in three tries: {last}");
+}
+
+/// An iperf3 server has no `cpu-load`: the server column stays empty, never a number.
+#[test]
+fn steps_against_iperf3_say_not_reported() {
+    if std::process::Command::new("iperf3")
+        .arg("-v")
+        .output()
+        .is_err()
+    {
+        assert!(!common::require_all(), "iperf3 is not installed");
+        eprintln!("skipped: iperf3 is not installed");
+        return;
+    }
+    let port = common::free_port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        std::process::Command::new("iperf3")
+            .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "iperf3 -s did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // iperf3 takes the probe connection above for a client that gave up: give it a moment to
+    // be ready for the next.
+    std::thread::sleep(Duration::from_millis(500));
+    let p = port.to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "--steps",
+            "10m",
+            "--step-time",
+            "1",
+            "--iperf3",
+        ],
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("not reported"), "{}", out.stdout);
+}

@@ -13,6 +13,7 @@ fn params() -> TestParams {
 
 fn results() -> Results {
     Results {
+        process_load: None,
         cpu: CpuUsage::default(),
         congestion: None,
         streams: vec![],

@@ -57,6 +57,7 @@ pub fn run(
             summary: Some(summary),
             error: None,
             server_view: None,
+            server_load: None,
         },
         Err(e) => {
             let summary = run.partial(&e);
@@ -64,6 +65,7 @@ pub fn run(
                 summary,
                 error: Some(e),
                 server_view: None,
+                server_load: None,
             }
         }
     }

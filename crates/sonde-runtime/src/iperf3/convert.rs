@@ -112,6 +112,7 @@ pub fn peer_results(
         })
         .collect();
     Results {
+        process_load: None,
         cpu: CpuUsage {
             total: r.cpu_util_total,
             user: r.cpu_util_user,

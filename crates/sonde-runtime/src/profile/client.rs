@@ -335,6 +335,7 @@ impl Run<'_> {
         };
         let local = self.finish_receivers(&|id| count_of(&peer.sent, id));
         session.send_results(Results {
+            process_load: None,
             cpu: Default::default(),
             congestion: None,
             streams: Vec::new(),

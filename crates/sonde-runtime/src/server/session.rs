@@ -11,7 +11,7 @@ use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::StreamConfig;
 use crate::test_events::TestEvents;
-use sonde_proto::message::{PeerStream, RefuseCode, Results, SentCount, TestParams};
+use sonde_proto::message::{PeerStream, ProcessLoad, RefuseCode, Results, SentCount, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_proto::udp_hello::HelloAck;
@@ -55,6 +55,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         peer,
         cookie: None,
         events: TestEvents::new(&mut *emit),
+        cpu_load: false,
+        process0: None,
     };
     let over_limit = slot.over_limit();
     let result = run.execute(over_limit);
@@ -83,6 +85,10 @@ struct SessionRun<'a> {
     peer: SocketAddr,
     cookie: Option<Cookie>,
     events: TestEvents<'a>,
+    /// The client listed `cpu-load`: its results get the process's CPU time over the test.
+    cpu_load: bool,
+    /// The process's CPU times when the test started (with `cpu_load`).
+    process0: Option<CpuTimes>,
 }
 
 fn random_cookie() -> Cookie {
@@ -141,7 +147,9 @@ impl SessionRun<'_> {
 
     fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
         match self.next_event(STEP, "the client's hello")? {
-            ServerEvent::Greeted { .. } => {}
+            ServerEvent::Greeted { caps, .. } => {
+                self.cpu_load = caps.iter().any(|c| c == "cpu-load");
+            }
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => return Err(RunError::Protocol("unexpected first message".into())),
         }
@@ -276,6 +284,7 @@ impl SessionRun<'_> {
         let start = self.start_event(p, &cookie, interval, &streams);
         self.events.start(start, p, Role::Server);
         let cpu0 = cpu::thread_times();
+        self.process0 = self.cpu_load.then(cpu::process_times);
         let t0 = Instant::now();
         let reack = sending_udp_sockets(&streams);
         if let Some(core) = p.server_affinity {
@@ -369,8 +378,17 @@ impl SessionRun<'_> {
         }
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
+        let process_load = self.process0.map(|p0| {
+            let d = cpu::process_times().saturating_sub(p0);
+            ProcessLoad {
+                user_secs: d.user_us as f64 / 1e6,
+                system_secs: d.system_us as f64 / 1e6,
+                wall_secs: t0.elapsed().as_secs_f64(),
+            }
+        });
         self.events.measured(&local, cpu_local);
         self.session.send_results(Results {
+            process_load,
             cpu: cpu_local,
             congestion,
             streams: local.clone(),

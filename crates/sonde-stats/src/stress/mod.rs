@@ -10,4 +10,6 @@ pub mod model;
 pub mod overload;
 pub mod ramp;
 pub mod slicer;
+pub mod steps;
 pub mod storm;
+pub mod udp;

@@ -47,13 +47,26 @@ impl StressMode {
     }
 }
 
+/// TCP connections or UDP flows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    /// One socket per flow, paced datagrams (`-u`).
+    Udp,
+}
+
 /// What the run is about to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StressStart {
     pub remote: String,
     pub port: u16,
     pub mode: StressMode,
-    /// Connections asked for (`-P`).
+    /// Absent in documents from before UDP: TCP.
+    #[serde(default)]
+    pub transport: Transport,
+    /// Connections (UDP: flows) asked for (`-P`).
     pub connections: u32,
     pub duration_secs: f64,
     pub interval_secs: f64,
@@ -125,6 +138,8 @@ pub enum CloseOutcome {
     Timeout,
     /// The connection failed before the run ended (reset, error or early close by the device).
     FailedDuringRun,
+    /// A UDP flow: there is no connection to close.
+    Udp,
 }
 
 /// One connection over the whole run.
@@ -157,6 +172,9 @@ pub struct StressSummary {
     pub echo_mismatched_bytes: u64,
     /// The run was cut short (Ctrl-C, or output closed).
     pub partial: bool,
+    /// UDP runs only: datagrams, echo loss and round trips, reply caps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<Box<super::udp::UdpSummary>>,
 }
 
 /// What a stress run emits, in order: `Start`, `Connected`, any number of `Interval` and

@@ -10,6 +10,7 @@ mod conn;
 mod connect;
 pub mod overload;
 pub mod storm;
+pub mod udp;
 
 use conn::Conn;
 use mio::{Events, Poll};
@@ -64,6 +65,7 @@ pub fn run(
         remote: cfg.remote.clone(),
         port: cfg.addr.port(),
         mode: cfg.mode,
+        transport: sonde_stats::stress::model::Transport::Tcp,
         connections: cfg.connections,
         duration_secs: cfg.duration.as_secs_f64(),
         interval_secs: cfg.interval.as_secs_f64(),
@@ -202,5 +204,6 @@ fn summarise(
         echo_mismatched_bytes: conns.iter().map(|c| c.mismatched).sum(),
         connections: totals,
         partial,
+        udp: None,
     }
 }

@@ -38,11 +38,17 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
+    if a.udp && a.steps.is_none() {
+        super::stress_udp::check(a)?;
+    }
     Ok(())
 }
 
 /// Why a finished run counts as a failure, if it does.
-fn verdict(s: &StressSummary) -> Option<String> {
+fn verdict(s: &StressSummary, mode: StressMode) -> Option<String> {
+    if let Some(u) = &s.udp {
+        return super::stress_udp::verdict(s, u, mode);
+    }
     let mut why = Vec::new();
     let not_open = s.connect.asked.saturating_sub(s.connect.connected);
     if not_open > 0 {
@@ -69,6 +75,9 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     if let Err(e) = check(&a) {
         eprintln!("sonde: usage error - {e}");
         return exit::USAGE;
+    }
+    if a.steps.is_some() {
+        return super::stress_steps::run(&a, interrupt);
     }
     let mode = mode(&a);
     let port = a.port.unwrap_or(mode.well_known_port());
@@ -116,9 +125,13 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     if a.overload {
         return overload(&a, &cfg, interrupt);
     }
-    let result = client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string());
+    let result = if a.udp {
+        super::stress_udp::run(&a, &cfg, interrupt, &mut emit)
+    } else {
+        client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string())
+    };
     let code = match &result {
-        Ok(s) => match verdict(s) {
+        Ok(s) => match verdict(s, mode) {
             Some(why) => {
                 output::final_error(format_args!("sonde: stress found problems: {why}"));
                 exit::FAILED
@@ -160,7 +173,7 @@ fn config(
         interval: a.interval,
         connect_timeout: a.connect_timeout,
         close_timeout: a.close_timeout,
-        block: usize::try_from(a.length).unwrap_or(128 * 1024),
+        block: usize::try_from(a.length.unwrap_or(128 * 1024)).unwrap_or(128 * 1024),
         echo_window: a.window,
     })
 }

@@ -20,6 +20,7 @@ impl SessionRun<'_> {
             }
         }
         self.session.send_results(Results {
+            process_load: None,
             cpu,
             congestion: None,
             streams: Vec::new(),

@@ -78,6 +78,7 @@ impl SessionRun<'_> {
             ));
         }
         self.session.send_results(Results {
+            process_load: None,
             cpu: Default::default(),
             congestion: None,
             streams: Vec::new(),
