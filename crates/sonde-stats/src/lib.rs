@@ -22,3 +22,4 @@ pub mod sum;
 pub mod tcp_summary;
 pub mod udp_rx;
 pub mod units;
+pub mod verdict;
