@@ -13,6 +13,7 @@ pub mod client_checks;
 pub mod clock;
 pub mod coded;
 pub mod control_conn;
+pub mod dual_stack;
 pub mod end_condition;
 pub mod engine;
 pub mod error;

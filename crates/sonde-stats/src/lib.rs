@@ -12,6 +12,7 @@
 pub mod btc;
 pub mod capacity;
 pub mod cpu;
+pub mod dual_stack;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
