@@ -8,6 +8,7 @@ mod cli_latency;
 mod cli_profile;
 mod cli_stress;
 mod cli_switch;
+mod cli_switch_policy;
 mod cli_values;
 mod commands;
 mod os_time;

@@ -317,6 +317,25 @@ pub fn run<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
 
 // ---------------------------------------------------------------------------------------------
 // server
+/// A one-off `sonde switch-test --listen` on a free port, and a client run against it over
+/// 127.0.0.1 and ::1 with `extra` flags (the server is killed when the client is done).
+pub fn switch_test_loopback(extra: &[&str], timeout: Duration) -> Output {
+    let port = free_port().to_string();
+    let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
+    thread::sleep(Duration::from_millis(300));
+    let mut a = vec![
+        "switch-test",
+        "--v4",
+        "127.0.0.1",
+        "--v6",
+        "::1",
+        "-p",
+        &port,
+    ];
+    a.extend_from_slice(extra);
+    run(&a, timeout)
+}
+
 // ---------------------------------------------------------------------------------------------
 
 /// A `sonde server` child on its own port; killed when dropped.

@@ -1,0 +1,282 @@
+//! `sonde compare-ip`'s scenario modes and `sonde switch-test --policy`, through the real
+//! binary on 127.0.0.1 and ::1 against one `sonde server`: latency per probe size with the
+//! probe counts asked, BTC and capacity for both families, the verdict's JSON (read back with
+//! the same parser the switching side uses) agreeing with the exit code, and the policy
+//! switching over its margin and not under it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{
+    arr, at, ipv6_loopback_available, num, require_all, run, switch_test_loopback, text, uint,
+    Output, Server, TempDir,
+};
+use sonde_stats::verdict::{FamilyChoice, Verdict};
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(40);
+
+fn ipv6_or_skip(what: &str) -> bool {
+    if ipv6_loopback_available() {
+        return true;
+    }
+    assert!(!require_all(), "{what} needs IPv6 loopback (::1)");
+    eprintln!("skipping {what}: no IPv6 loopback");
+    false
+}
+
+/// `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra` flags.
+fn compare(srv: &Server, extra: &[&str]) -> Output {
+    let port = srv.port.to_string();
+    let mut a = vec![
+        "compare-ip",
+        "localhost",
+        "-p",
+        &port,
+        "--ipv4-addr",
+        "127.0.0.1",
+        "--ipv6-addr",
+        "::1",
+    ];
+    a.extend_from_slice(extra);
+    run(&a, DEADLINE)
+}
+
+/// The verdict in the document parses with `Verdict::parse` and its `better` gives the exit
+/// code (0 neither, 3 IPv4, 4 IPv6).
+fn verdict_agrees_with_exit(out: &Output) -> Verdict {
+    let v = Verdict::parse(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.describe()));
+    let want = match v.better {
+        FamilyChoice::Neither => 0,
+        FamilyChoice::Ipv4 => 3,
+        FamilyChoice::Ipv6 => 4,
+    };
+    assert_eq!(out.code(), Some(want), "{}", out.describe());
+    v
+}
+
+#[test]
+fn sizes_give_a_row_per_family_and_size_with_the_probes_asked() {
+    if !ipv6_or_skip("compare-ip --sizes") {
+        return;
+    }
+    let srv = Server::start(&[]);
+    let sizes = [56u64, 500, 1500];
+    let out = compare(
+        &srv,
+        &[
+            "--sizes",
+            "56,500,1500",
+            "--every",
+            "20ms",
+            "-c",
+            "4",
+            "--throughput-time",
+            "0",
+            "-J",
+        ],
+    );
+    let doc = out.json();
+    let rows = arr(&doc, "sizes");
+    assert_eq!(rows.len(), 6, "{}", out.describe());
+    for (i, row) in rows.iter().enumerate() {
+        let (family, overhead) = if i < 3 { ("IPv4", 28) } else { ("IPv6", 48) };
+        assert_eq!(text(row, "family"), family);
+        assert_eq!(uint(row, "payload_bytes"), sizes[i % 3]);
+        assert_eq!(uint(row, "ip_bytes"), sizes[i % 3] + overhead);
+        assert_eq!(uint(row, "sent"), 4, "{row}");
+        assert_eq!(uint(row, "received") + uint(row, "lost"), 4, "{row}");
+        let (min, med, max) = (
+            num(row, "rtt.min_ms"),
+            num(row, "rtt.median_ms"),
+            num(row, "rtt.max_ms"),
+        );
+        assert!(0.0 < min && min <= med && med <= max, "{row}");
+        assert!(num(row, "rtt.mean_ms") > 0.0);
+        let (sd, var) = (num(row, "rtt.stddev_ms"), num(row, "rtt.variance_ms2"));
+        assert!((sd * sd - var).abs() <= 1e-9 + var * 1e-6, "{row}");
+    }
+    assert!((num(&doc, "every_secs") - 0.02).abs() < 1e-9);
+    // Both families' RTTs over all sizes are judged: 12 samples each unless a probe was lost.
+    let v = verdict_agrees_with_exit(&out);
+    let lat = &v.per_measure[0];
+    assert_eq!(lat.test, "mann-whitney-u");
+    assert!(lat.samples_ipv4 >= 10 && lat.samples_ipv6 >= 10, "{lat:?}");
+
+    // -t instead of -c: as many full cycles as fit (0.35 s / (3 x 50 ms) = 2), and the table
+    // names the layer of the sizes.
+    let out = compare(
+        &srv,
+        &[
+            "--sizes",
+            "56,500,1500",
+            "--every",
+            "50ms",
+            "-t",
+            "0.35",
+            "--throughput-time",
+            "0",
+        ],
+    );
+    assert!(matches!(out.code(), Some(0 | 3 | 4)), "{}", out.describe());
+    assert!(
+        out.stdout
+            .contains("size = UDP payload, IP = the IP packet"),
+        "{}",
+        out.stdout
+    );
+    let ipv6_1500: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("IPv6") && l.contains(" 1548 "))
+        .collect();
+    assert_eq!(ipv6_1500.len(), 1, "{}", out.stdout);
+    assert!(
+        ipv6_1500[0].split_whitespace().nth(3) == Some("2"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn btc_and_capacity_side_by_side() {
+    if !ipv6_or_skip("compare-ip --btc --capacity") {
+        return;
+    }
+    let srv = Server::start(&[]);
+    let out = compare(
+        &srv,
+        &[
+            "-c",
+            "20",
+            "-i",
+            "2ms",
+            "--throughput-time",
+            "0",
+            "--btc",
+            "--btc-sizes",
+            "2M,4M",
+            "--btc-every",
+            "0",
+            "--capacity",
+            "-J",
+        ],
+    );
+    let doc = out.json();
+    for (i, family) in ["IPv4", "IPv6"].iter().enumerate() {
+        let b = at(&doc, &format!("btc.{i}"));
+        assert_eq!(text(b, "family"), *family);
+        assert_eq!(arr(b, "sessions").len(), 2, "{}", out.describe());
+        assert_eq!(uint(b, "summary.sessions"), 2);
+        assert!(num(b, "summary.mean_bps") > 0.0);
+        assert!(num(b, "summary.min_bps") <= num(b, "summary.max_bps"));
+        let c = at(&doc, &format!("capacity.{i}"));
+        assert_eq!(text(c, "family"), *family);
+        // On loopback the hosts set the rate: the honest answer, not a path figure.
+        assert_eq!(text(c, "verdict"), "host-limited", "{}", out.describe());
+        assert!(at(c, "error").is_null(), "{c}");
+    }
+    assert_eq!(uint(&doc, "capacity.0.payload_bytes"), 1472);
+    assert_eq!(uint(&doc, "capacity.1.payload_bytes"), 1452);
+    let v = verdict_agrees_with_exit(&out);
+    let measures: Vec<String> = v
+        .per_measure
+        .iter()
+        .map(|m| format!("{:?}", m.measure))
+        .collect();
+    assert_eq!(measures, ["LatencyMedian", "BtcMean", "Capacity"], "{v:?}");
+    let cap = &v.per_measure[2];
+    assert_eq!(cap.better, FamilyChoice::Neither);
+    assert!(
+        cap.ipv4.is_none() && cap.ipv6.is_none(),
+        "a host figure is no capacity: {cap:?}"
+    );
+    assert!(
+        cap.note.as_deref().unwrap_or("").contains("not the path"),
+        "{cap:?}"
+    );
+}
+
+/// A switch-test client run with `--policy file --margin margin` against its own server.
+fn switch_with_policy(file: &std::path::Path, margin: &str) -> Output {
+    let f = file.to_string_lossy();
+    let extra = [
+        "-t", "0.6", "--every", "0.1", "--policy", &f, "--margin", margin, "-J",
+    ];
+    switch_test_loopback(&extra, DEADLINE)
+}
+
+const V6_BETTER_BY_30: &str = r#"{"schema":1,"better":"ipv6","measure":"latency_median","margin_pct":30.0,"confidence":0.999,"per_measure":[],"summary":"IPv6 is better"}"#;
+
+#[test]
+fn the_policy_switches_over_its_margin_and_not_under_it() {
+    if !ipv6_or_skip("switch-test --policy") {
+        return;
+    }
+    let dir = TempDir::new("policy");
+    let verdict = dir.file("verdict.json");
+    std::fs::write(&verdict, V6_BETTER_BY_30).unwrap();
+    // 30 % over a 10 % margin: one switch to IPv6 at the start, then it stays (already better).
+    let out = switch_with_policy(&verdict, "10%");
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(uint(&doc, "end.switches"), 1, "{}", out.describe());
+    assert_eq!(at(&doc, "end.hash_equal"), true);
+    let d = arr(&doc, "policy.decisions");
+    assert_eq!(text(&d[0], "switched_to"), "IPv6", "{d:?}");
+    assert!(text(&d[0], "reason").contains("30.0 %"), "{d:?}");
+    assert!(uint(&doc, "end.sent_by_family.ipv6") > uint(&doc, "end.sent_by_family.ipv4"));
+    // The same verdict under a 40 % margin: no switch, and the reason says why.
+    let out = switch_with_policy(&verdict, "40");
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(uint(&doc, "end.switches"), 0, "{}", out.describe());
+    assert_eq!(uint(&doc, "end.sent_by_family.ipv6"), 0);
+    let d = arr(&doc, "policy.decisions");
+    assert!(at(&d[0], "switched_to").is_null(), "{d:?}");
+    assert!(
+        text(&d[0], "reason").contains("under the 40.0 % margin"),
+        "{d:?}"
+    );
+    // A malformed verdict is refused before anything is sent, naming the file.
+    std::fs::write(&verdict, V6_BETTER_BY_30.replace("30.0", "300.0")).unwrap();
+    let out = switch_with_policy(&verdict, "10%");
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("verdict.json") && out.stderr.contains("margin_pct"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_compare_ip_document_drives_switch_test() {
+    if !ipv6_or_skip("compare-ip into switch-test") {
+        return;
+    }
+    let srv = Server::start(&[]);
+    let out = compare(
+        &srv,
+        &["-c", "10", "-i", "2ms", "--throughput-time", "0", "-J"],
+    );
+    let v = verdict_agrees_with_exit(&out);
+    let dir = TempDir::new("policy-doc");
+    let file = dir.file("compare.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let sw = switch_with_policy(&file, "10%");
+    sw.expect_code(0);
+    let doc = sw.json();
+    let d = arr(&doc, "policy.decisions");
+    assert!(!d.is_empty(), "{}", sw.describe());
+    // It switched exactly when the measured verdict named IPv6 better by 10 % or more.
+    let should = v.better == FamilyChoice::Ipv6
+        && v.margin_pct >= 10.0
+        && v.confidence.unwrap_or(1.0) >= 0.95;
+    assert_eq!(
+        uint(&doc, "end.switches"),
+        u64::from(should),
+        "{v:?}\n{}",
+        sw.describe()
+    );
+}
