@@ -10,7 +10,7 @@ mod common;
 
 use common::{
     arr, at, ipv6_loopback_available, num, require_all, run, switch_test_loopback, text, uint,
-    Output, Server, TempDir,
+    Output, Proc, Server, TempDir,
 };
 use sonde_stats::verdict::{FamilyChoice, Verdict};
 use std::time::Duration;
@@ -279,4 +279,45 @@ fn a_compare_ip_document_drives_switch_test() {
         "{v:?}\n{}",
         sw.describe()
     );
+}
+
+#[test]
+fn ctrl_c_keeps_the_rows_so_far() {
+    if !ipv6_or_skip("compare-ip interrupted") {
+        return;
+    }
+    let srv = Server::start(&[]);
+    let port = srv.port.to_string();
+    let p = Proc::spawn(&[
+        "compare-ip",
+        "localhost",
+        "-p",
+        &port,
+        "--ipv4-addr",
+        "127.0.0.1",
+        "--ipv6-addr",
+        "::1",
+        "--sizes",
+        "56,1500",
+        "--every",
+        "300ms",
+        "-c",
+        "20",
+        "--throughput-time",
+        "0",
+        "-J",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    p.signal(libc::SIGINT);
+    let out = p.wait(DEADLINE);
+    out.expect_code(1);
+    let doc = out.json();
+    assert_eq!(at(&doc, "partial"), true, "{}", out.describe());
+    let rows = arr(&doc, "sizes");
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        // A cycle is 600 ms: 2 or 3 probes of each size went out in 1.5 s, not the 20 asked.
+        let sent = uint(r, "sent");
+        assert!((1..=4).contains(&sent), "{r}");
+    }
 }

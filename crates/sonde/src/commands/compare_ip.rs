@@ -1,7 +1,8 @@
 //! `sonde compare-ip`: IPv4 against IPv6 to one sonde server.
 //!
 //! Exit codes for scripts follow the verdict: 0 both families measured and neither is
-//! better; 3 IPv4 better; 4 IPv6 better; 1 one or both families failed; 2 usage error.
+//! better; 3 IPv4 better; 4 IPv6 better; 1 one or both families failed or the run was
+//! interrupted (Ctrl-C prints what was measured, marked partial); 2 usage error.
 
 use super::exit;
 use crate::cli_compare_ip::{CompareIpArgs, DEFAULT_COUNT};
@@ -77,7 +78,8 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     if let Err(e) = written.and_then(|_| w.flush()) {
         crate::output::write_failed(&e);
     }
-    if result.ipv4.error.is_some() || result.ipv6.error.is_some() {
+    if result.partial || result.ipv4.error.is_some() || result.ipv6.error.is_some() {
+        // Interrupted (the figures so far are printed, marked partial) or a family failed.
         return exit::FAILED;
     }
     match result.verdict.better {
