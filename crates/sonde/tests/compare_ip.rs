@@ -26,21 +26,32 @@ fn ipv6_or_skip(what: &str) -> bool {
     false
 }
 
-/// `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra` flags.
-fn compare(srv: &Server, extra: &[&str]) -> Output {
+/// The arguments of `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra`.
+fn compare_args(srv: &Server, extra: &[&str]) -> Vec<String> {
     let port = srv.port.to_string();
-    let mut a = vec![
+    let mut a: Vec<String> = [
         "compare-ip",
         "localhost",
         "-p",
         &port,
         "--ipv4-addr",
         "127.0.0.1",
-        "--ipv6-addr",
-        "::1",
-    ];
-    a.extend_from_slice(extra);
-    run(&a, DEADLINE)
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.extend(
+        ["--ipv6-addr", "::1"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string()),
+    );
+    a
+}
+
+/// Runs `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra` flags.
+fn compare(srv: &Server, extra: &[&str]) -> Output {
+    run(&compare_args(srv, extra), DEADLINE)
 }
 
 /// The verdict in the document parses with `Verdict::parse` and its `better` gives the exit
@@ -287,26 +298,20 @@ fn ctrl_c_keeps_the_rows_so_far() {
         return;
     }
     let srv = Server::start(&[]);
-    let port = srv.port.to_string();
-    let p = Proc::spawn(&[
-        "compare-ip",
-        "localhost",
-        "-p",
-        &port,
-        "--ipv4-addr",
-        "127.0.0.1",
-        "--ipv6-addr",
-        "::1",
-        "--sizes",
-        "56,1500",
-        "--every",
-        "300ms",
-        "-c",
-        "20",
-        "--throughput-time",
-        "0",
-        "-J",
-    ]);
+    let p = Proc::spawn(&compare_args(
+        &srv,
+        &[
+            "--sizes",
+            "56,1500",
+            "--every",
+            "300ms",
+            "-c",
+            "20",
+            "--throughput-time",
+            "0",
+            "-J",
+        ],
+    ));
     std::thread::sleep(Duration::from_millis(1500));
     p.signal(libc::SIGINT);
     let out = p.wait(DEADLINE);
