@@ -12,7 +12,7 @@ use common::{
     arr, at, ipv6_loopback_available, num, require_all, run, switch_test_loopback, text, uint,
     Output, Proc, Server, TempDir,
 };
-use sonde_stats::verdict::{FamilyChoice, Verdict};
+use sonde_stats::verdict::{FamilyChoice, Measure, Verdict};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(40);
@@ -325,4 +325,260 @@ fn ctrl_c_keeps_the_rows_so_far() {
         let sent = uint(r, "sent");
         assert!((1..=4).contains(&sent), "{r}");
     }
+}
+
+/// Two namespaces joined by two veth pairs, one carrying IPv4 only, one IPv6 only, each
+/// shaped with tbf at both ends: the families' paths differ by construction. Deleted on drop.
+struct SplitPaths {
+    client: String,
+    server: String,
+}
+
+impl SplitPaths {
+    const V4: &'static str = "10.77.4.2";
+    const V6: &'static str = "fd77:6::2";
+
+    fn new(v4_rate: &str, v6_rate: &str) -> Self {
+        let id = std::process::id();
+        let p = SplitPaths {
+            client: format!("sondecmpc{id}"),
+            server: format!("sondecmps{id}"),
+        };
+        let (c, s) = (p.client.as_str(), p.server.as_str());
+        for ns in [c, s] {
+            ip(&["netns", "add", ns]);
+            sh(&[
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf.default.accept_dad=0",
+            ]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        for (cd, sd, ca, sa, rate, burst) in [
+            ("c4", "s4", "10.77.4.1/24", "10.77.4.2/24", v4_rate, "15k"),
+            ("c6", "s6", "fd77:6::1/64", "fd77:6::2/64", v6_rate, "4k"),
+        ] {
+            ip(&[
+                "link", "add", cd, "netns", c, "type", "veth", "peer", "name", sd, "netns", s,
+            ]);
+            for (ns, dev, addr) in [(c, cd, ca), (s, sd, sa)] {
+                let mut a = vec!["-n", ns, "addr", "add", addr, "dev", dev];
+                if addr.contains(':') {
+                    a.push("nodad");
+                }
+                ip(&a);
+                ip(&["-n", ns, "link", "set", dev, "up"]);
+                sh(&[
+                    "tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate,
+                    "burst", burst, "latency", "40ms",
+                ]);
+            }
+        }
+        p
+    }
+
+    /// `sonde ARGS` inside namespace `ns`.
+    fn sonde(ns: &str, args: &[&str]) -> Vec<String> {
+        let mut a: Vec<String> = ["netns", "exec", ns, common::sonde_bin()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(args.iter().map(|s| s.to_string()));
+        a
+    }
+}
+
+impl Drop for SplitPaths {
+    fn drop(&mut self) {
+        for ns in [&self.client, &self.server] {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "del", ns])
+                .status();
+        }
+    }
+}
+
+fn sh(args: &[&str]) {
+    let st = std::process::Command::new(args[0])
+        .args(&args[1..])
+        .status()
+        .unwrap();
+    assert!(st.success(), "{args:?} failed");
+}
+
+fn ip(args: &[&str]) {
+    let mut a = vec!["ip"];
+    a.extend_from_slice(args);
+    sh(&a);
+}
+
+/// Runs `ip netns exec NS sonde ARGS` to completion.
+fn in_ns(ns: &str, args: &[&str], timeout: Duration) -> Output {
+    common::run_program("ip", &SplitPaths::sonde(ns, args), timeout)
+}
+
+#[test]
+fn shaped_paths_make_ipv4_better_and_the_policy_moves_to_it() {
+    if !common::lab_available() {
+        return;
+    }
+    if !["ip", "tc"]
+        .iter()
+        .all(|p| std::process::Command::new(p).arg("-V").output().is_ok())
+    {
+        assert!(!require_all(), "iproute2 (ip, tc) is needed");
+        eprintln!("skipping: iproute2 (ip, tc) is not installed");
+        return;
+    }
+    // IPv4 shaped to 100 Mbit/s, IPv6 to 20 Mbit/s (tbf counts IP + 14 B Ethernet header).
+    let net = SplitPaths::new("100mbit", "20mbit");
+    let port = common::free_port().to_string();
+    let _srv = Proc::spawn_program(
+        "ip",
+        &SplitPaths::sonde(&net.server, &["server", "-p", &port]),
+    );
+    // A fresh link's first IPv6 packets wait about a second in the kernel: probe until a
+    // reply is quick, so the comparison measures the paths, not the link's start.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let w = in_ns(
+            &net.client,
+            &[
+                "latency",
+                SplitPaths::V6,
+                "-p",
+                &port,
+                "-c",
+                "1",
+                "--wait",
+                "3s",
+                "-J",
+            ],
+            DEADLINE,
+        );
+        let ok = w.code() == Some(0)
+            && at(&w.json(), "end.rtt.max_ms")
+                .as_f64()
+                .is_some_and(|v| v < 20.0);
+        if ok {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "IPv6 never settled: {}",
+            w.describe()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = in_ns(
+        &net.client,
+        &[
+            "compare-ip",
+            "x",
+            "-p",
+            &port,
+            "--ipv4-addr",
+            SplitPaths::V4,
+            "--ipv6-addr",
+            SplitPaths::V6,
+            "--sizes",
+            "56,1000,1400",
+            "--every",
+            "20ms",
+            "-c",
+            "10",
+            "--throughput-time",
+            "0",
+            "--btc",
+            "--btc-sizes",
+            "1M,2M",
+            "--btc-every",
+            "0",
+            "--capacity",
+            "-J",
+        ],
+        Duration::from_secs(60),
+    );
+    let v = verdict_agrees_with_exit(&out);
+    assert_eq!(v.better, FamilyChoice::Ipv4, "{}", out.describe());
+    // Idle probes pass a tbf with tokens in its bucket at line speed: latency shows no
+    // difference worth the name, so BTC decides, and capacity agrees.
+    assert_eq!(v.measure, Some(Measure::BtcMean), "{v:?}");
+    for m in &v.per_measure {
+        let want = match m.measure {
+            Measure::LatencyMedian => m.better,
+            _ => FamilyChoice::Ipv4,
+        };
+        assert_eq!(m.better, want, "{m:?}");
+        assert_ne!(m.better, FamilyChoice::Ipv6, "{m:?}");
+    }
+    let doc = out.json();
+    // Capacity at the IP layer: tbf's rate x 1500 / 1514, within 3 %.
+    for (i, mbit) in [(0, 100.0), (1, 20.0)] {
+        let want = mbit * 1e6 * 1500.0 / 1514.0;
+        let got = num(&doc, &format!("capacity.{i}.sustained_bps"));
+        assert!(
+            (got / want - 1.0).abs() < 0.03,
+            "family {i}: {got} against {want}"
+        );
+    }
+    let btc4 = num(&doc, "btc.0.summary.mean_bps");
+    let btc6 = num(&doc, "btc.1.summary.mean_bps");
+    eprintln!(
+        "split paths: capacity IP {:.3} / {:.3} Mbit/s, BTC mean {:.2} / {:.2} Mbit/s, verdict: {}",
+        num(&doc, "capacity.0.sustained_bps") / 1e6,
+        num(&doc, "capacity.1.sustained_bps") / 1e6,
+        btc4 / 1e6,
+        btc6 / 1e6,
+        v.summary
+    );
+    assert!(btc4 > 3.0 * btc6 && btc6 < 20e6, "BTC {btc4} / {btc6}");
+    // The same document as a policy: switch-test starts on IPv6 and moves to IPv4.
+    let dir = TempDir::new("split-policy");
+    let file = dir.file("verdict.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let sport = common::free_port().to_string();
+    let _sw = Proc::spawn_program(
+        "ip",
+        &SplitPaths::sonde(
+            &net.server,
+            &["switch-test", "--listen", "-1", "-p", &sport],
+        ),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let f = file.to_string_lossy();
+    let sw = in_ns(
+        &net.client,
+        &[
+            "switch-test",
+            "--v4",
+            SplitPaths::V4,
+            "--v6",
+            SplitPaths::V6,
+            "-p",
+            &sport,
+            "--start",
+            "6",
+            "-t",
+            "1",
+            "--every",
+            "0.2",
+            "--policy",
+            &f,
+            "--margin",
+            "10%",
+            "-J",
+        ],
+        DEADLINE,
+    );
+    sw.expect_code(0);
+    let d = sw.json();
+    assert_eq!(uint(&d, "end.switches"), 1, "{}", sw.describe());
+    assert_eq!(text(&d, "policy.decisions.0.switched_to"), "IPv4");
+    assert_eq!(at(&d, "end.hash_equal"), true);
 }

@@ -212,14 +212,19 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn<S: AsRef<str>>(args: &[S]) -> Proc {
+        Proc::spawn_program(sonde_bin(), args)
+    }
+
+    /// Like [`Proc::spawn`] for another program (`ip netns exec NS sonde ...`).
+    pub fn spawn_program<S: AsRef<str>>(program: &str, args: &[S]) -> Proc {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-        let mut child = Command::new(sonde_bin())
+        let mut child = Command::new(program)
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", sonde_bin()));
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
         let out = Arc::new(Mutex::new(Vec::new()));
         let err = Arc::new(Mutex::new(Vec::new()));
         let readers = vec![
@@ -315,8 +320,12 @@ pub fn run<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
     Proc::spawn(args).wait(timeout)
 }
 
-// ---------------------------------------------------------------------------------------------
-// server
+/// Runs `program ARGS` to completion within `timeout`.
+#[track_caller]
+pub fn run_program<S: AsRef<str>>(program: &str, args: &[S], timeout: Duration) -> Output {
+    Proc::spawn_program(program, args).wait(timeout)
+}
+
 /// A one-off `sonde switch-test --listen` on a free port, and a client run against it over
 /// 127.0.0.1 and ::1 with `extra` flags (the server is killed when the client is done).
 pub fn switch_test_loopback(extra: &[&str], timeout: Duration) -> Output {
@@ -338,6 +347,8 @@ pub fn switch_test_loopback(extra: &[&str], timeout: Duration) -> Output {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// server
 /// A `sonde server` child on its own port; killed when dropped.
 pub struct Server {
     pub port: u16,
