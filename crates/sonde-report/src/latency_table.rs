@@ -411,6 +411,17 @@ pub fn write_compare(out: &mut impl Write, r: &CompareIpResult) -> io::Result<()
     if let Some(c) = &r.throughput {
         comparison_line(out, "throughput (interval means, Welch t)", c)?;
     }
-    writeln!(out, "verdict: {}", r.verdict)?;
+    use crate::dual_stack_table as ds;
+    ds::write_sizes(out, &r.sizes, r.every_secs)?;
+    if let Some(b) = &r.btc {
+        ds::write_btc(out, b)?;
+    }
+    if let Some(c) = &r.capacity {
+        ds::write_capacity(out, c)?;
+    }
+    ds::write_verdict(out, &r.verdict)?;
+    if r.partial {
+        writeln!(out, "interrupted: the figures are of what ran")?;
+    }
     out.flush()
 }

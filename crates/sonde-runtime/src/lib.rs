@@ -14,6 +14,7 @@ pub mod clock;
 pub mod coded;
 pub mod control_conn;
 mod control_wait;
+pub mod dual_stack;
 pub mod end_condition;
 pub mod engine;
 pub mod error;

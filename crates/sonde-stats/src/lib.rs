@@ -12,6 +12,7 @@
 pub mod btc;
 pub mod capacity;
 pub mod cpu;
+pub mod dual_stack;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
@@ -23,3 +24,4 @@ pub mod sum;
 pub mod tcp_summary;
 pub mod udp_rx;
 pub mod units;
+pub mod verdict;

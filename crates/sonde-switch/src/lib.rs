@@ -6,7 +6,8 @@
 //! has the receiving application's side confirm what it took, and replays from the confirmed
 //! offset on the new connection. [`session`] is the pure state machine (bytes and times in,
 //! bytes and events out), [`wire`] the frame format, [`stats`] what a session measured, and
-//! [`conn`] drives it over TCP sockets with threads.
+//! [`conn`] drives it over TCP sockets with threads; [`policy`] decides when to switch from
+//! `sonde compare-ip`'s verdict.
 //!
 //! ```no_run
 //! use sonde_switch::{Conn, Family, Listener, Options, Targets};
@@ -26,6 +27,7 @@
 
 pub mod conn;
 mod framer;
+pub mod policy;
 pub mod session;
 pub mod stats;
 pub mod wire;

@@ -33,9 +33,9 @@ pub enum Command {
     Latency(crate::cli_latency::LatencyArgs),
     /// Latency under load (RRUL): idle, then download, upload and both saturated by TCP
     Rrul(crate::cli_latency::RrulArgs),
-    /// IPv4 against IPv6 to the same sonde server: latency and TCP throughput side by side
+    /// IPv4 against IPv6 to one sonde server: latency (per probe size), throughput, BTC, capacity, and which is better
     #[command(name = "compare-ip")]
-    CompareIp(crate::cli_latency::CompareIpArgs),
+    CompareIp(crate::cli_compare_ip::CompareIpArgs),
     /// Bulk transfer capacity: TCP transfers of growing size every few seconds, per family
     Btc(crate::cli_btc::BtcArgs),
     /// Path capacity by packet dispersion: peak rate, sustained (shaped) rate and bucket depth

@@ -45,7 +45,7 @@ pub struct BtcArgs {
     pub output: OutputArgs,
 }
 
-fn parse_size_arg(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {
         Ok(0) => Err("a size must be above 0".into()),
         Ok(v) => Ok(v),

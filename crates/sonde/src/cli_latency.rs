@@ -1,4 +1,4 @@
-//! Flags of `sonde latency`, `sonde rrul` and `sonde compare-ip` (phase one: parse and
+//! Flags of `sonde latency` and `sonde rrul` (phase one: parse and
 //! validate, no DNS, no sockets).
 
 use crate::cli::OutputArgs;
@@ -8,8 +8,6 @@ use clap::Args;
 const LATENCY_JSON_HELP: &str = "One JSON document in sonde's latency schema (not iperf3's): start (what was probed and how), intervals (a row per report interval: start, end, sent, received, lost, rtt), end (the summary: seconds, loss, rtt, jitter_ms, ipdv, one_way, schedule, rate_per_second, partial), round_trips (a record per probe: seq, sent_unix_ns, received_unix_ns, rtt_ms, lost; up_ms/down_ms with --clock-synced; the first 100000 probes, round_trips_omitted counts the rest), notes, error";
 /// `-J` of `sonde rrul`.
 const RRUL_JSON_HELP: &str = "One JSON document in sonde's RRUL schema (not iperf3's): version, target, remote, streams, phase_secs, step_secs, phases (one per phase: name, download_bps, upload_bps, latency = the summary of `sonde latency -J`'s end, median_inflation_ms, p99_inflation_ms, load_error), partial, error";
-/// `-J` of `sonde compare-ip`.
-const COMPARE_JSON_HELP: &str = "One JSON document in sonde's compare-ip schema (not iperf3's): version, target, ipv4 and ipv6 (family, address, rtt, loss_percent, throughput_bps, error), latency and throughput (the comparisons: better = a for IPv4, b for IPv6 or neither, difference_percent, p_value, significant), verdict";
 
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
@@ -102,39 +100,6 @@ pub struct RrulArgs {
     /// IPv6 only
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
-    /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
-    /// unit (5s); default 30s
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-#[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help(COMPARE_JSON_HELP)))]
-pub struct CompareIpArgs {
-    /// sonde server host with both IPv4 and IPv6 addresses
-    pub host: String,
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    pub port: u16,
-    /// Latency probes per family
-    #[arg(short = 'c', long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(3..))]
-    pub count: u64,
-    /// Time between probes
-    #[arg(short = 'i', long, value_name = "TIME", default_value = "20ms", value_parser = parse_duration_arg)]
-    pub interval: std::time::Duration,
-    /// UDP probe size in bytes
-    #[arg(short = 's', long, default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
-    pub size: u32,
-    /// Seconds of TCP upload per family (0 = latency only)
-    #[arg(long = "throughput-time", value_name = "SECS", default_value = "3", value_parser = parse_duration_arg)]
-    pub throughput_time: std::time::Duration,
-    /// Use this IPv4 address instead of resolving HOST
-    #[arg(long = "ipv4-addr", value_name = "ADDR")]
-    pub ipv4_addr: Option<std::net::Ipv4Addr>,
-    /// Use this IPv6 address instead of resolving HOST
-    #[arg(long = "ipv6-addr", value_name = "ADDR")]
-    pub ipv6_addr: Option<std::net::Ipv6Addr>,
     /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
     /// unit (5s); default 30s
     #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]

@@ -26,9 +26,12 @@ pub struct SwitchTestArgs {
     /// Seconds to stream
     #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
     pub time: f64,
-    /// Switch family every this many seconds (0.001 and up)
+    /// Switch family every this many seconds (0.001 and up); with --policy, read the
+    /// verdict file this often instead
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = positive_secs)]
     pub every: f64,
+    #[command(flatten)]
+    pub policy: crate::cli_switch_policy::PolicyArgs,
     /// The family to start on
     #[arg(long = "start", value_name = "4|6", default_value = "4", value_parser = ["4", "6"])]
     pub start: String,

@@ -3,11 +3,13 @@
 mod cli;
 mod cli_btc;
 mod cli_capacity;
+mod cli_compare_ip;
 mod cli_latency;
 mod cli_profile;
 mod cli_serial;
 mod cli_stress;
 mod cli_switch;
+mod cli_switch_policy;
 mod cli_values;
 mod commands;
 mod os_time;

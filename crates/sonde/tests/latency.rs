@@ -490,7 +490,8 @@ fn compare_ip_side_by_side() {
         assert!(num(&doc, &format!("{f}.throughput_bps")) > 0.0);
     }
     assert!(at(&doc, "latency.p_value").is_number());
-    assert!(!text(&doc, "verdict").is_empty());
+    assert!(!text(&doc, "verdict.summary").is_empty());
+    assert_eq!(at(&doc, "verdict.schema"), 1);
     // A family with no server: exit 1 and the failure named.
     let port = common::free_port().to_string();
     let out = run(

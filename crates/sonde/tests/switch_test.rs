@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{free_port, ipv6_loopback_available, require_all, run, Proc};
+use common::{ipv6_loopback_available, require_all, run, switch_test_loopback};
 use std::time::Duration;
 
 #[test]
@@ -15,24 +15,8 @@ fn switching_every_50ms_keeps_the_stream_intact() {
         eprintln!("skipped: no IPv6 loopback");
         return;
     }
-    let port = free_port().to_string();
-    let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
-    std::thread::sleep(Duration::from_millis(300));
-    let out = run(
-        &[
-            "switch-test",
-            "--v4",
-            "127.0.0.1",
-            "--v6",
-            "::1",
-            "-p",
-            &port,
-            "-t",
-            "2",
-            "--every",
-            "0.05",
-            "-J",
-        ],
+    let out = switch_test_loopback(
+        &["-t", "2", "--every", "0.05", "-J"],
         Duration::from_secs(30),
     );
     out.expect_code(0);

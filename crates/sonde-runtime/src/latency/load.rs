@@ -8,14 +8,18 @@
 
 use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
 use crate::client::{self, ClientConfig};
+use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
 use crate::os::host::software;
 use crate::os::resolve::{resolve, Family};
 use sonde_proto::message::TestParams;
-use sonde_stats::latency::compare::{judge, judge_latency, mann_whitney_p, welch_p, Better};
+use sonde_stats::dual_stack::{self, SizeRow};
+use sonde_stats::latency::compare::{judge, judge_latency, mann_whitney_p, welch_p};
+use sonde_stats::latency::histogram::DelayAccumulator;
 use sonde_stats::latency::model::{
     CompareIpResult, FamilyResult, LatencyEvent, LatencySummary, RrulPhase, RrulResult,
 };
 use sonde_stats::model::{Direction, Event, Protocol, StreamRole};
+use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -287,6 +291,12 @@ pub struct CompareConfig {
     /// Seconds of TCP upload per family (0 skips it).
     pub throughput_secs: f64,
     pub connect_timeout: Duration,
+    /// Latency over a cycle of probe sizes instead of the single-size probe run.
+    pub sizes: Option<SizesPlan>,
+    /// BTC sessions per family.
+    pub btc: Option<BtcPlan>,
+    /// Path capacity per family.
+    pub capacity: bool,
 }
 
 fn family_addr(cfg: &CompareConfig, v6: bool) -> Result<IpAddr, String> {
@@ -329,7 +339,16 @@ fn measure_family(
     probe.host = addr.to_string();
     probe.family = Family::Any;
     probe.report_interval = None;
-    let lat = probe_quietly(&probe, interrupt);
+    // With sizes, the latency comes from the size cycle (run_sizes) instead.
+    let lat = if cfg.sizes.is_some() {
+        LatencyOutcome {
+            summary: None,
+            error: None,
+            rtt_sample_ms: Vec::new(),
+        }
+    } else {
+        probe_quietly(&probe, interrupt)
+    };
     let mut errors: Vec<String> = lat.error.iter().map(|e| e.to_string()).collect();
     let summary: Option<LatencySummary> = lat.summary;
     if let Some(s) = &summary {
@@ -374,10 +393,42 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
     throughput(c, interrupt.clone())
 }
 
-/// Measures both families one after the other and compares them.
+/// Measures both families one after the other and compares them: the probe run (or the size
+/// cycle) and the short upload, then BTC and capacity when asked; the verdict weighs them all.
 pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareIpResult {
-    let (v4, rtt4, tp4) = measure_family(cfg, false, interrupt);
-    let (v6, rtt6, tp6) = measure_family(cfg, true, interrupt);
+    let (mut v4, mut rtt4, tp4) = measure_family(cfg, false, interrupt);
+    let (mut v6, mut rtt6, tp6) = measure_family(cfg, true, interrupt);
+    let addr = |f: &FamilyResult| -> Result<IpAddr, String> {
+        f.address
+            .as_deref()
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| f.error.clone().unwrap_or_else(|| "no address".into()))
+    };
+    let mut sizes = Vec::new();
+    if let Some(plan) = &cfg.sizes {
+        let (rows, [s4, s6]) = run_sizes(
+            plan,
+            &cfg.probe,
+            [addr(&v4).ok(), addr(&v6).ok()],
+            interrupt,
+        );
+        pool_sizes(&mut v4, &rows, &s4);
+        pool_sizes(&mut v6, &rows, &s6);
+        (rtt4, rtt6, sizes) = (s4, s6, rows);
+    }
+    let port = cfg.probe.port;
+    let btc = cfg.btc.as_ref().map(|plan| {
+        [false, true].map(|v6f| {
+            let a = addr(if v6f { &v6 } else { &v4 });
+            run_btc(plan, v6f, a, port, cfg.connect_timeout, interrupt)
+        })
+    });
+    let capacity = cfg.capacity.then(|| {
+        [false, true].map(|v6f| {
+            let a = addr(if v6f { &v6 } else { &v4 });
+            run_capacity(v6f, a, port, cfg.connect_timeout, interrupt)
+        })
+    });
     let latency = v4
         .rtt
         .zip(v6.rtt)
@@ -386,7 +437,24 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
         .throughput_bps
         .zip(v6.throughput_bps)
         .map(|(a, b)| judge(a, b, false, welch_p(&tp4, &tp6)));
-    let verdict = verdict(&v4, &v6, latency.map(|c| (c.better, c.difference_percent)));
+    let mut measures = vec![dual_stack::latency_measure(&rtt4, &rtt6)];
+    if let Some((a, b)) = v4.throughput_bps.zip(v6.throughput_bps) {
+        let n = (tp4.len() as u64, tp6.len() as u64);
+        measures.push(MeasureVerdict::from_test(
+            Measure::Throughput,
+            a,
+            b,
+            welch_p(&tp4, &tp6),
+            n,
+        ));
+    }
+    if let Some([a, b]) = &btc {
+        measures.push(dual_stack::btc_measure(a, b));
+    }
+    if let Some([a, b]) = &capacity {
+        measures.push(dual_stack::capacity_measure(a, b));
+    }
+    let verdict = verdict(&v4, &v6, measures);
     CompareIpResult {
         version: software(),
         target: cfg.probe.host.clone(),
@@ -394,21 +462,55 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
         ipv6: v6,
         latency,
         throughput,
+        every_secs: cfg.sizes.as_ref().map(|p| p.every.as_secs_f64()),
+        sizes,
+        btc,
+        capacity,
         verdict,
+        partial: interrupt.load(Ordering::Relaxed),
     }
 }
 
-fn verdict(v4: &FamilyResult, v6: &FamilyResult, lat: Option<(Better, f64)>) -> String {
-    match (&v4.error, &v6.error, lat) {
-        (Some(e), None, _) => format!("IPv4 failed ({e}); only IPv6 works"),
-        (None, Some(e), _) => format!("IPv6 failed ({e}); only IPv4 works"),
-        (Some(_), Some(_), _) => "both IPv4 and IPv6 failed".into(),
-        (None, None, Some((Better::A, d))) => {
-            format!("IPv4 has {d:.1} % lower median latency than IPv6, a significant difference")
+/// A family's latency over all sizes (RTT distribution and loss), from its size rows and
+/// samples; an error when nothing was answered.
+fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
+    let mine: Vec<&SizeRow> = rows.iter().filter(|r| r.family == f.family).collect();
+    let (sent, lost) = mine
+        .iter()
+        .fold((0, 0), |(s, l), r| (s + r.sent, l + r.lost));
+    if sent > 0 {
+        f.loss_percent = Some(lost as f64 * 100.0 / sent as f64);
+    }
+    let mut acc = DelayAccumulator::absolute();
+    for ms in samples {
+        acc.record((ms * 1e6) as i64);
+    }
+    f.rtt = acc.stats(0, false);
+    let errors: Vec<String> = mine
+        .iter()
+        .filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| format!("{} B: {e}", r.payload_bytes))
+        })
+        .collect();
+    if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
+        let mut e = vec!["no probe was answered".to_string()];
+        e.extend(errors);
+        f.error = Some(e.join("; "));
+    }
+}
+
+/// The verdict of the measures, unless a family failed outright.
+fn verdict(v4: &FamilyResult, v6: &FamilyResult, measures: Vec<MeasureVerdict>) -> Verdict {
+    match (&v4.error, &v6.error) {
+        (Some(e), None) => {
+            Verdict::undecided(format!("IPv4 failed ({e}); only IPv6 works"), measures)
         }
-        (None, None, Some((Better::B, d))) => {
-            format!("IPv6 has {d:.1} % lower median latency than IPv4, a significant difference")
+        (None, Some(e)) => {
+            Verdict::undecided(format!("IPv6 failed ({e}); only IPv4 works"), measures)
         }
-        _ => "no significant latency difference between IPv4 and IPv6".into(),
+        (Some(_), Some(_)) => Verdict::undecided("both IPv4 and IPv6 failed".into(), measures),
+        (None, None) => Verdict::decide(measures),
     }
 }

@@ -295,6 +295,20 @@ pub struct CompareIpResult {
     pub latency: Option<super::compare::Comparison>,
     /// Mean interval throughput; A = IPv4, B = IPv6.
     pub throughput: Option<super::compare::Comparison>,
-    /// One sentence for people.
-    pub verdict: String,
+    /// With `--sizes`: seconds between probes, and a row per family and size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_secs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<crate::dual_stack::SizeRow>,
+    /// With `--btc`: each family's BTC sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub btc: Option<[crate::dual_stack::BtcFamily; 2]>,
+    /// With `--capacity`: each family's path capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<[crate::dual_stack::CapacityFamily; 2]>,
+    /// Which family is better, on which measure, by how much and how sure.
+    pub verdict: crate::verdict::Verdict,
+    /// The run was interrupted: the figures are of what ran.
+    #[serde(default)]
+    pub partial: bool,
 }

@@ -1,16 +1,17 @@
 //! `sonde compare-ip`: IPv4 against IPv6 to one sonde server.
 //!
-//! Exit codes for scripts: 0 both families measured and neither is significantly better;
-//! 3 IPv4 significantly better (lower median latency); 4 IPv6 significantly better; 1 one or
-//! both families failed; 2 usage error.
+//! Exit codes for scripts follow the verdict: 0 both families measured and neither is
+//! better; 3 IPv4 better; 4 IPv6 better; 1 one or both families failed or the run was
+//! interrupted (Ctrl-C prints what was measured, marked partial); 2 usage error.
 
 use super::exit;
-use crate::cli_latency::CompareIpArgs;
+use crate::cli_compare_ip::{CompareIpArgs, DEFAULT_COUNT};
 use crate::output;
 use sonde_report::latency_table::write_compare;
+use sonde_runtime::dual_stack::{BtcPlan, SizesPlan};
 use sonde_runtime::latency::load::{run_compare, CompareConfig};
 use sonde_runtime::latency::LatencyConfig;
-use sonde_stats::latency::compare::Better;
+use sonde_stats::verdict::FamilyChoice;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -20,20 +21,40 @@ pub const IPV4_BETTER: i32 = 3;
 /// IPv6 is significantly better.
 pub const IPV6_BETTER: i32 = 4;
 
-/// Runs the compare-ip command.
-pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
+/// Phase two: the run configuration of validated flags.
+fn config(a: &CompareIpArgs) -> CompareConfig {
     let mut probe = LatencyConfig::udp(&a.host, a.port);
     probe.size = a.size as usize;
-    probe.count = Some(a.count);
+    probe.count = Some(a.count.unwrap_or(DEFAULT_COUNT));
     probe.duration = None;
     probe.interval = a.interval.max(std::time::Duration::from_micros(100));
-    let cfg = CompareConfig {
+    let sizes = a.size_list().map(|sizes| SizesPlan {
+        count: a.rounds(sizes.len()),
+        sizes,
+        every: a.every,
+    });
+    CompareConfig {
         probe,
         ipv4: a.ipv4_addr.map(Into::into),
         ipv6: a.ipv6_addr.map(Into::into),
         throughput_secs: a.throughput_time.as_secs_f64(),
         connect_timeout: a.connect_timeout,
-    };
+        sizes,
+        btc: (a.btc || a.all).then(|| BtcPlan {
+            sizes: a.btc_sizes.clone(),
+            every: a.btc_every,
+        }),
+        capacity: a.capacity || a.all,
+    }
+}
+
+/// Runs the compare-ip command.
+pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
+    if let Err(e) = a.validate() {
+        eprintln!("sonde: usage error - {e}");
+        return exit::USAGE;
+    }
+    let cfg = config(&a);
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {
@@ -57,12 +78,13 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     if let Err(e) = written.and_then(|_| w.flush()) {
         crate::output::write_failed(&e);
     }
-    if result.ipv4.error.is_some() || result.ipv6.error.is_some() {
+    if result.partial || result.ipv4.error.is_some() || result.ipv6.error.is_some() {
+        // Interrupted (the figures so far are printed, marked partial) or a family failed.
         return exit::FAILED;
     }
-    match result.latency.map(|c| c.better) {
-        Some(Better::A) => IPV4_BETTER,
-        Some(Better::B) => IPV6_BETTER,
-        _ => exit::OK,
+    match result.verdict.better {
+        FamilyChoice::Ipv4 => IPV4_BETTER,
+        FamilyChoice::Ipv6 => IPV6_BETTER,
+        FamilyChoice::Neither => exit::OK,
     }
 }

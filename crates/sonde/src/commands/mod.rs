@@ -29,6 +29,7 @@ pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
         _ => Family::Any,
     }
 }
+pub mod switch_policy;
 pub mod switch_test;
 
 /// The process exit codes sonde documents.

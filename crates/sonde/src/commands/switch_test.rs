@@ -1,11 +1,13 @@
 //! `sonde switch-test`: a long transfer through the dual-stack switch library that changes
-//! family every N seconds; both ends hash the stream (SHA-256) and the client compares.
+//! family every N seconds, or when a verdict file says the other family is better
+//! (`--policy`); both ends hash the stream (SHA-256) and the client compares.
 //!
 //! The application protocol on top of the library is tiny: the client streams pseudo-random
 //! bytes and ends its stream; the server answers with `SWTR`, its SHA-256 (32), the byte
 //! count (8), and its switch records as JSON (length 4, then the bytes; at most 16 MiB).
 
 use super::exit;
+use super::switch_policy::Chooser;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -121,6 +123,7 @@ struct Outcome {
     client: Stats,
     server: Value,
     interrupted: bool,
+    policy: Chooser,
 }
 
 fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
@@ -130,6 +133,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     } else {
         Family::V4
     };
+    let mut chooser = Chooser::new(&a.policy)?;
     let c = Conn::connect(&t, fam, Options::default())?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 128 * 1024];
@@ -137,7 +141,11 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.time);
     let every = Duration::from_secs_f64(a.every);
-    let mut next_switch = start + every;
+    // A policy reads its verdict at once; the periodic switch waits one step.
+    let mut next_switch = match chooser {
+        Chooser::Periodic => start + every,
+        Chooser::Policy { .. } => start,
+    };
     let mut bytes = 0u64;
     let mut pending = 0..0;
     while Instant::now() < end && !interrupt.load(Ordering::SeqCst) {
@@ -146,14 +154,16 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
             h.update(&buf);
             pending = 0..buf.len();
         }
+        if Instant::now() >= next_switch {
+            if let Some(to) = chooser.next(start.elapsed(), fam) {
+                fam = to;
+                c.switch(fam)?;
+            }
+            next_switch += every;
+        }
         let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
         pending.start += k;
         bytes += k as u64;
-        if Instant::now() >= next_switch {
-            fam = fam.other();
-            c.switch(fam)?;
-            next_switch += every;
-        }
     }
     // The hash covers whole chunks: send the rest of the current one.
     c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
@@ -171,6 +181,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         client: c.stats(),
         server,
         interrupted: interrupt.load(Ordering::SeqCst),
+        policy: chooser,
     };
     let equal = o.sha.as_slice() == o.server_sha.as_slice() && o.bytes == o.server_bytes;
     if a.json {
@@ -239,6 +250,7 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
         "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
+        "policy": o.policy.json(),
         "end": {
             "bytes": o.bytes,
             "seconds": o.secs,
@@ -280,6 +292,9 @@ fn print_table(o: &Outcome, equal: bool) {
             r.replayed,
             get("duplicates").as_u64().unwrap_or(0),
         );
+    }
+    for line in o.policy.lines() {
+        println!("{line}");
     }
     let c = &o.client;
     println!(

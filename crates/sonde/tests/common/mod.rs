@@ -214,8 +214,13 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn<S: AsRef<str>>(args: &[S]) -> Proc {
+        Proc::spawn_program(sonde_bin(), args)
+    }
+
+    /// Like [`Proc::spawn`] for another program (`ip netns exec NS sonde ...`).
+    pub fn spawn_program<S: AsRef<str>>(program: &str, args: &[S]) -> Proc {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-        let mut cmd = Command::new(sonde_bin());
+        let mut cmd = Command::new(program);
         cmd.args(&args);
         Proc::spawn_command(cmd, args)
     }
@@ -324,10 +329,35 @@ pub fn run<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
     Proc::spawn(args).wait(timeout)
 }
 
-// ---------------------------------------------------------------------------------------------
-// server
+/// Runs `program ARGS` to completion within `timeout`.
+#[track_caller]
+pub fn run_program<S: AsRef<str>>(program: &str, args: &[S], timeout: Duration) -> Output {
+    Proc::spawn_program(program, args).wait(timeout)
+}
+
+/// A one-off `sonde switch-test --listen` on a free port, and a client run against it over
+/// 127.0.0.1 and ::1 with `extra` flags (the server is killed when the client is done).
+pub fn switch_test_loopback(extra: &[&str], timeout: Duration) -> Output {
+    let port = free_port().to_string();
+    let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
+    thread::sleep(Duration::from_millis(300));
+    let mut a = vec![
+        "switch-test",
+        "--v4",
+        "127.0.0.1",
+        "--v6",
+        "::1",
+        "-p",
+        &port,
+    ];
+    a.extend_from_slice(extra);
+    run(&a, timeout)
+}
+
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// server
 /// A `sonde server` child on its own port; killed when dropped.
 pub struct Server {
     pub port: u16,

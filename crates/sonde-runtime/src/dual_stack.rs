@@ -1,0 +1,258 @@
+//! The scenario modes of `sonde compare-ip`: latency over a cycle of probe sizes, BTC sessions
+//! and path capacity, each run to one family's address and then the other's, so the figures
+//! stand side by side. The measuring is the existing prober, `btc::run` and
+//! `capacity::client::run`; this module only schedules them per family and collects the
+//! figures (`sonde_stats::dual_stack` judges them).
+//!
+//! Sizes: one prober per family and size, all started together and offset so the probes of a
+//! family go out one every `every`, cycling over the sizes (size i at i x every, repeating
+//! every sizes x every); IPv6 runs half a step after IPv4, so the two families never probe at
+//! the same instant yet see the same conditions over the run.
+
+use crate::btc::{self, BtcConfig};
+use crate::client::ClientConfig;
+use crate::latency::{run as run_latency, LatencyConfig};
+use crate::os::resolve::Family;
+use sonde_proto::capacity::CapacityPlan;
+use sonde_proto::message::TestParams;
+use sonde_stats::btc::BtcStats;
+use sonde_stats::capacity::Estimate;
+use sonde_stats::dual_stack::{udp_ip_overhead, BtcFamily, CapacityFamily, SizeRow};
+use sonde_stats::latency::model::LatencyEvent;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Latency over sizes: UDP payload bytes, the time between a family's probes, probes per size.
+#[derive(Debug, Clone)]
+pub struct SizesPlan {
+    pub sizes: Vec<u32>,
+    pub every: Duration,
+    pub count: u64,
+}
+
+/// BTC per family: session sizes (bytes) and the time from one session's start to the next.
+#[derive(Debug, Clone)]
+pub struct BtcPlan {
+    pub sizes: Vec<u64>,
+    pub every: Duration,
+}
+
+fn family_name(v6: bool) -> &'static str {
+    if v6 {
+        "IPv6"
+    } else {
+        "IPv4"
+    }
+}
+
+/// Sleeps until `t`, false when interrupted first.
+fn sleep_until(t: Instant, interrupt: &AtomicBool) -> bool {
+    while Instant::now() < t {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((t - Instant::now()).min(Duration::from_millis(50)));
+    }
+    true
+}
+
+/// The per-size rows of each family (IPv4's first, sizes in the plan's order) and each
+/// family's RTT samples over all sizes. `addrs` holds the address of each family measured.
+pub fn run_sizes(
+    plan: &SizesPlan,
+    probe: &LatencyConfig,
+    addrs: [Option<IpAddr>; 2],
+    interrupt: &Arc<AtomicBool>,
+) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
+    let n = plan.sizes.len().max(1) as u32;
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for (fi, addr) in addrs.iter().enumerate() {
+        let Some(addr) = *addr else { continue };
+        let v6 = fi == 1;
+        for (si, &size) in plan.sizes.iter().enumerate() {
+            let mut cfg = probe.clone();
+            cfg.host = addr.to_string();
+            cfg.family = Family::Any;
+            cfg.size = size as usize;
+            cfg.interval = plan.every * n;
+            cfg.count = Some(plan.count);
+            cfg.duration = None;
+            cfg.flood = false;
+            cfg.report_interval = None;
+            let offset = plan.every * si as u32 + if v6 { plan.every / 2 } else { Duration::ZERO };
+            let stop = interrupt.clone();
+            let h = std::thread::spawn(move || {
+                if !sleep_until(start + offset, &stop) {
+                    return (
+                        size_row(v6, size, None, Some("interrupted".into())),
+                        Vec::new(),
+                    );
+                }
+                let out = run_latency(&cfg, &stop, &mut |_e: LatencyEvent| {});
+                let err = out.error.map(|e| e.to_string());
+                (size_row(v6, size, out.summary, err), out.rtt_sample_ms)
+            });
+            handles.push((v6, size, h));
+        }
+    }
+    let mut rows = Vec::new();
+    let mut samples = [Vec::new(), Vec::new()];
+    for (v6, size, h) in handles {
+        let (row, s) = h.join().unwrap_or_else(|_| {
+            (
+                size_row(v6, size, None, Some("the prober thread panicked".into())),
+                Vec::new(),
+            )
+        });
+        rows.push(row);
+        samples[usize::from(v6)].extend(s);
+    }
+    (rows, samples)
+}
+
+fn size_row(
+    v6: bool,
+    size: u32,
+    summary: Option<sonde_stats::latency::model::LatencySummary>,
+    error: Option<String>,
+) -> SizeRow {
+    let loss = summary.as_ref().map(|s| s.loss);
+    SizeRow {
+        family: family_name(v6).into(),
+        payload_bytes: size,
+        ip_bytes: size + udp_ip_overhead(v6),
+        sent: loss.map_or(0, |l| l.sent),
+        received: loss.map_or(0, |l| l.received),
+        lost: loss.map_or(0, |l| l.lost),
+        loss_percent: loss.map_or(0.0, |l| l.loss_percent),
+        rtt: summary.as_ref().and_then(|s| s.rtt),
+        error: error.or_else(|| summary.and_then(|s| s.error)),
+    }
+}
+
+/// A family's figures that say why it was not measured.
+trait Failed {
+    fn error_mut(&mut self) -> &mut Option<String>;
+}
+
+impl Failed for BtcFamily {
+    fn error_mut(&mut self) -> &mut Option<String> {
+        &mut self.error
+    }
+}
+
+impl Failed for CapacityFamily {
+    fn error_mut(&mut self) -> &mut Option<String> {
+        &mut self.error
+    }
+}
+
+fn failed<T: Failed>(mut fam: T, error: String) -> T {
+    *fam.error_mut() = Some(error);
+    fam
+}
+
+/// A client configuration to `addr` with `params`.
+fn client_to(
+    addr: IpAddr,
+    port: u16,
+    params: TestParams,
+    connect_timeout: Duration,
+) -> ClientConfig {
+    ClientConfig {
+        host: addr.to_string(),
+        port,
+        family: Family::Any,
+        cport: None,
+        params,
+        connect_timeout,
+        local: Default::default(),
+        rcv_timeout: None,
+        file: None,
+    }
+}
+
+/// The BTC sessions of one family to `addr` (None: the family has no address, `why`).
+pub fn run_btc(
+    plan: &BtcPlan,
+    v6: bool,
+    addr: Result<IpAddr, String>,
+    port: u16,
+    connect_timeout: Duration,
+    interrupt: &AtomicBool,
+) -> BtcFamily {
+    let mut fam = BtcFamily {
+        family: family_name(v6).into(),
+        address: addr.as_ref().ok().map(ToString::to_string),
+        sessions: Vec::new(),
+        summary: None,
+        error: None,
+    };
+    let addr = match addr {
+        Ok(a) => a,
+        Err(e) => return failed(fam, e),
+    };
+    let cfg = BtcConfig {
+        client: client_to(addr, port, TestParams::default(), connect_timeout),
+        sizes: plan.sizes.clone(),
+        families: vec![Family::Any],
+        every: plan.every,
+    };
+    let (sessions, error) = btc::run(&cfg, interrupt, &mut |_s| {});
+    fam.summary = BtcStats::of(&sessions);
+    fam.sessions = sessions;
+    fam.error = error.map(|e| e.to_string());
+    fam
+}
+
+/// The path capacity of one family to `addr`, with the default train plan and datagrams
+/// whose IP packet is 1500 bytes in either family.
+pub fn run_capacity(
+    v6: bool,
+    addr: Result<IpAddr, String>,
+    port: u16,
+    connect_timeout: Duration,
+    interrupt: &AtomicBool,
+) -> CapacityFamily {
+    let payload = 1500 - udp_ip_overhead(v6);
+    let mut fam = CapacityFamily {
+        family: family_name(v6).into(),
+        address: addr.as_ref().ok().map(ToString::to_string),
+        verdict: None,
+        sustained_bps: None,
+        sustained_min_bps: None,
+        sustained_max_bps: None,
+        peak_low_bps: None,
+        peak_high_bps: None,
+        long_trains_used: 0,
+        payload_bytes: payload,
+        seconds: 0.0,
+        error: None,
+    };
+    let addr = match addr {
+        Ok(a) => a,
+        Err(e) => return failed(fam, e),
+    };
+    let params = crate::capacity::params(CapacityPlan::default(), payload);
+    let (out, error) =
+        crate::capacity::client::run(&client_to(addr, port, params, connect_timeout), interrupt);
+    fam.seconds = out.seconds;
+    fam.error = error.map(|e| e.to_string());
+    if let Some(e) = &out.estimate {
+        fill_capacity(&mut fam, e);
+    }
+    fam
+}
+
+fn fill_capacity(fam: &mut CapacityFamily, e: &Estimate) {
+    fam.verdict = Some(e.verdict);
+    fam.sustained_bps = e.sustained_bps;
+    fam.sustained_min_bps = e.sustained_min_bps;
+    fam.sustained_max_bps = e.sustained_max_bps;
+    fam.peak_low_bps = e.peak.map(|m| m.low_bps);
+    fam.peak_high_bps = e.peak.map(|m| m.high_bps);
+    fam.long_trains_used = e.long.used;
+}

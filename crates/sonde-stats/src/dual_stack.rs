@@ -1,0 +1,270 @@
+//! The figures `sonde compare-ip` puts side by side for IPv4 and IPv6 beyond its basic probe
+//! run (latency per probe size, BTC sessions, path capacity), and how each becomes a
+//! [`MeasureVerdict`] for the [`crate::verdict`].
+//!
+//! Probe sizes are UDP payload bytes, as everywhere in sonde; the IP packet is 28 bytes
+//! larger over IPv4 (20 IP + 8 UDP) and 48 over IPv6 (40 + 8), so the same size is a slightly
+//! larger packet over IPv6. A packet above the path MTU is fragmented by the sending host in
+//! both families (IPv6 adds an 8-byte fragment header); each row names its IP size so a
+//! reader can see which rows crossed the MTU.
+
+use crate::btc::{BtcSession, BtcStats};
+use crate::capacity::Verdict as CapacityVerdict;
+use crate::latency::compare::{mann_whitney_p, welch_p};
+use crate::latency::model::DelayStats;
+use crate::verdict::{Measure, MeasureVerdict};
+use serde::{Deserialize, Serialize};
+
+/// Bytes the IP and UDP headers add to a UDP payload: 28 over IPv4, 48 over IPv6.
+pub fn udp_ip_overhead(v6: bool) -> u32 {
+    if v6 {
+        48
+    } else {
+        28
+    }
+}
+
+/// Latency of one probe size over one family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    /// "IPv4" or "IPv6".
+    pub family: String,
+    /// UDP payload bytes of each probe.
+    pub payload_bytes: u32,
+    /// IP packet bytes of each probe (payload + UDP + IP header).
+    pub ip_bytes: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub loss_percent: f64,
+    /// min/mean/median/max/stddev/variance of the RTT, ms; None when nothing was answered.
+    pub rtt: Option<DelayStats>,
+    pub error: Option<String>,
+}
+
+/// One family's BTC sessions and their running statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BtcFamily {
+    pub family: String,
+    pub address: Option<String>,
+    pub sessions: Vec<BtcSession>,
+    /// min/max/mean/median goodput over the sessions, TCP payload bit/s.
+    pub summary: Option<BtcStats>,
+    pub error: Option<String>,
+}
+
+/// One family's path capacity, in short (the full estimate is `sonde capacity`'s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityFamily {
+    pub family: String,
+    pub address: Option<String>,
+    /// What limits the path: link, shaped, host-limited or unmeasured.
+    pub verdict: Option<CapacityVerdict>,
+    /// Sustained rate of the long trains and its range, IP bit/s.
+    pub sustained_bps: Option<f64>,
+    pub sustained_min_bps: Option<f64>,
+    pub sustained_max_bps: Option<f64>,
+    /// The peak mode's bin of the short trains, IP bit/s.
+    pub peak_low_bps: Option<f64>,
+    pub peak_high_bps: Option<f64>,
+    /// Long trains that gave a rate.
+    pub long_trains_used: u32,
+    /// UDP payload bytes of each train datagram (chosen so the IP packet is 1500 B in both
+    /// families unless set).
+    pub payload_bytes: u32,
+    pub seconds: f64,
+    pub error: Option<String>,
+}
+
+/// Median latency over all sizes: both families probed the same sizes the same number of
+/// times, so the pooled samples compare like with like.
+pub fn latency_measure(v4: &[f64], v6: &[f64]) -> MeasureVerdict {
+    let median = |s: &[f64]| {
+        let mut v = s.to_vec();
+        v.sort_by(f64::total_cmp);
+        crate::capacity::histogram::quantile(&v, 0.5)
+    };
+    match (median(v4), median(v6)) {
+        (Some(a), Some(b)) => {
+            let mut m = MeasureVerdict::from_test(
+                Measure::LatencyMedian,
+                a,
+                b,
+                mann_whitney_p(v4, v6),
+                (v4.len() as u64, v6.len() as u64),
+            );
+            // Within timestamping noise, whatever the test says (see compare::judge_latency).
+            if (a - b).abs() < crate::latency::compare::MIN_LATENCY_DIFF_MS {
+                m.significant = false;
+                m.better = crate::verdict::FamilyChoice::Neither;
+                m.note = Some("the medians are within 0.02 ms".into());
+            }
+            m
+        }
+        (a, b) => {
+            MeasureVerdict::unjudged(Measure::LatencyMedian, a, b, "a family answered no probe")
+        }
+    }
+}
+
+/// Mean BTC goodput, Welch's t over the sessions (needs two sessions a family).
+pub fn btc_measure(v4: &BtcFamily, v6: &BtcFamily) -> MeasureVerdict {
+    let goodputs = |f: &BtcFamily| f.sessions.iter().map(|s| s.goodput_bps).collect::<Vec<_>>();
+    let (g4, g6) = (goodputs(v4), goodputs(v6));
+    match (&v4.summary, &v6.summary) {
+        (Some(a), Some(b)) => {
+            let mut m = MeasureVerdict::from_test(
+                Measure::BtcMean,
+                a.mean_bps,
+                b.mean_bps,
+                welch_p(&g4, &g6),
+                (g4.len() as u64, g6.len() as u64),
+            );
+            if m.p_value.is_none() {
+                m.note = Some("one session a family gives no test: run two sizes or more".into());
+            }
+            m
+        }
+        (a, b) => MeasureVerdict::unjudged(
+            Measure::BtcMean,
+            a.as_ref().map(|s| s.mean_bps),
+            b.as_ref().map(|s| s.mean_bps),
+            "a family has no BTC session",
+        ),
+    }
+}
+
+/// Sustained capacity: a difference only when the long-train ranges are disjoint; a host-
+/// limited or unmeasured family cannot be compared.
+pub fn capacity_measure(v4: &CapacityFamily, v6: &CapacityFamily) -> MeasureVerdict {
+    let comparable = |f: &CapacityFamily| {
+        matches!(
+            f.verdict,
+            Some(CapacityVerdict::Link | CapacityVerdict::Shaped)
+        )
+    };
+    let range = |f: &CapacityFamily| {
+        let s = f.sustained_bps?;
+        Some((
+            s,
+            f.sustained_min_bps.unwrap_or(s),
+            f.sustained_max_bps.unwrap_or(s),
+        ))
+    };
+    match (comparable(v4), comparable(v6), range(v4), range(v6)) {
+        (true, true, Some(a), Some(b)) => MeasureVerdict::from_ranges(
+            Measure::Capacity,
+            a,
+            b,
+            (
+                u64::from(v4.long_trains_used),
+                u64::from(v6.long_trains_used),
+            ),
+        ),
+        _ => {
+            let why = |f: &CapacityFamily| match f.verdict {
+                Some(CapacityVerdict::HostLimited) => {
+                    format!("{}: the hosts, not the path, set the rate", f.family)
+                }
+                Some(CapacityVerdict::Unmeasured) => format!("{}: too few usable trains", f.family),
+                None => format!(
+                    "{}: {}",
+                    f.family,
+                    f.error.as_deref().unwrap_or("not measured")
+                ),
+                _ => String::new(),
+            };
+            let notes: Vec<String> = [why(v4), why(v6)]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect();
+            // A host-limited figure is the host's speed, not the path's: not shown as one.
+            let fig = |f: &CapacityFamily| f.sustained_bps.filter(|_| comparable(f));
+            MeasureVerdict::unjudged(Measure::Capacity, fig(v4), fig(v6), &notes.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::FamilyChoice;
+
+    fn cap(family: &str, v: CapacityVerdict, s: f64) -> CapacityFamily {
+        CapacityFamily {
+            family: family.into(),
+            address: None,
+            verdict: Some(v),
+            sustained_bps: Some(s),
+            sustained_min_bps: Some(s * 0.99),
+            sustained_max_bps: Some(s * 1.01),
+            peak_low_bps: None,
+            peak_high_bps: None,
+            long_trains_used: 5,
+            payload_bytes: 1472,
+            seconds: 1.0,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn capacity_compares_paths_not_hosts() {
+        let m = capacity_measure(
+            &cap("IPv4", CapacityVerdict::Link, 100e6),
+            &cap("IPv6", CapacityVerdict::Shaped, 50e6),
+        );
+        assert_eq!(m.better, FamilyChoice::Ipv4);
+        let m = capacity_measure(
+            &cap("IPv4", CapacityVerdict::HostLimited, 9e9),
+            &cap("IPv6", CapacityVerdict::HostLimited, 5e9),
+        );
+        assert_eq!(m.better, FamilyChoice::Neither);
+        assert!(m.note.unwrap().contains("the hosts, not the path"));
+    }
+
+    #[test]
+    fn latency_pools_sizes() {
+        let a: Vec<f64> = (0..20).map(|i| 1.0 + f64::from(i) * 0.01).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
+        assert_eq!(latency_measure(&a, &b).better, FamilyChoice::Ipv4);
+        assert_eq!(latency_measure(&a, &a).better, FamilyChoice::Neither);
+        assert_eq!(latency_measure(&a, &[]).better, FamilyChoice::Neither);
+    }
+
+    #[test]
+    fn btc_needs_two_sessions() {
+        let fam = |name: &str, g: &[f64]| {
+            let sessions: Vec<BtcSession> = g
+                .iter()
+                .enumerate()
+                .map(|(i, &bps)| BtcSession {
+                    index: i as u32 + 1,
+                    family: name.into(),
+                    size: 1,
+                    bytes: 1,
+                    seconds: 1.0,
+                    goodput_bps: bps,
+                    retransmits: 0,
+                    max_cwnd: None,
+                    mean_rtt_us: None,
+                    congestion: None,
+                })
+                .collect();
+            BtcFamily {
+                family: name.into(),
+                address: None,
+                summary: BtcStats::of(&sessions),
+                sessions,
+                error: None,
+            }
+        };
+        let m = btc_measure(
+            &fam("IPv4", &[90e6, 91e6, 89e6]),
+            &fam("IPv6", &[60e6, 61e6, 59e6]),
+        );
+        assert_eq!(m.better, FamilyChoice::Ipv4);
+        let m = btc_measure(&fam("IPv4", &[90e6]), &fam("IPv6", &[60e6]));
+        assert_eq!(m.better, FamilyChoice::Neither);
+        assert!(m.note.is_some());
+    }
+}
