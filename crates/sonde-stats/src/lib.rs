@@ -19,6 +19,7 @@ pub mod live_totals;
 pub mod model;
 pub mod stress;
 pub mod sum;
+pub mod sweep;
 pub mod tcp_summary;
 pub mod udp_rx;
 pub mod units;
