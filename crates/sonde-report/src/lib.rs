@@ -44,6 +44,7 @@ pub mod stress_json;
 pub mod stress_ramp;
 pub mod stress_storm;
 pub mod stress_table;
+pub mod sweep;
 mod table;
 #[cfg(test)]
 mod test_fixtures;

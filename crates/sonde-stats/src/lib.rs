@@ -20,6 +20,7 @@ pub mod model;
 pub mod stress;
 pub mod sum;
 pub mod sweep;
+pub mod sweep_record;
 pub mod tcp_summary;
 pub mod udp_rx;
 pub mod units;

@@ -24,6 +24,9 @@ pub struct SearchConfig {
     pub max_loss_percent: f64,
     /// The search stops when the interval is at most this fraction of its upper end.
     pub resolution: f64,
+    /// A step also fails when the receiver got less than this fraction below the offered rate
+    /// (with too little loss to explain it, the sender could not offer that rate).
+    pub shortfall: f64,
     /// Repeat runs at the found rate that must all pass.
     pub confirm: u32,
     /// Hard bound on steps, whatever the link does.
@@ -137,9 +140,13 @@ impl Bisection {
         self.steps
     }
 
-    /// Whether `o` passes the loss limit.
-    pub fn passes(&self, o: &StepOutcome) -> bool {
-        o.loss_percent.is_finite() && o.loss_percent <= self.cfg.max_loss_percent
+    /// Whether a step at `offered_bps` that measured `o` passes: loss within the limit, and
+    /// the receiver got the offered rate (less the loss and the shortfall allowed).
+    pub fn passes(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+        let expected = offered_bps as f64 * (1.0 - o.loss_percent / 100.0);
+        o.loss_percent.is_finite()
+            && o.loss_percent <= self.cfg.max_loss_percent
+            && o.achieved_bps >= expected * (1.0 - self.cfg.shortfall)
     }
 
     /// Takes the outcome of the step [`Bisection::next`] gave; ignored when none was pending.
@@ -148,7 +155,7 @@ impl Bisection {
             return;
         };
         self.steps += 1;
-        let pass = self.passes(&o);
+        let pass = self.passes(p.rate_bps, &o);
         match (p.kind, pass) {
             (StepKind::Search, true) => {
                 if self.lo_tested {
@@ -289,6 +296,7 @@ mod tests {
             ceiling_bps: ceiling,
             max_loss_percent: 0.1,
             resolution: 0.01,
+            shortfall: 0.02,
             confirm: 2,
             max_steps: 40,
         }
@@ -357,7 +365,7 @@ mod tests {
     fn plain_bisection_when_the_receiver_rate_says_nothing() {
         // Loss above 1 Mbit/s, but the receiver rate is useless as a hint (reported as 0).
         let (v, probes) = drive(cfg(64_000_000), |r| StepOutcome {
-            achieved_bps: 0.0,
+            achieved_bps: if r > 1_000_000 { 0.0 } else { r as f64 },
             loss_percent: if r > 1_000_000 { 5.0 } else { 0.0 },
         });
         let Verdict::Found { rate_bps } = v else {
@@ -391,7 +399,7 @@ mod tests {
             *n += 1;
             let ok = r <= 7_000_000 || (r <= 8_000_000 && *n == 1);
             StepOutcome {
-                achieved_bps: 0.0,
+                achieved_bps: r as f64 * if ok { 1.0 } else { 0.99 },
                 loss_percent: if ok { 0.0 } else { 1.0 },
             }
         });
@@ -419,6 +427,20 @@ mod tests {
         });
         assert_eq!(probes.len(), 3);
         assert_eq!(v, Verdict::StepLimit { best_bps: None });
+    }
+
+    #[test]
+    fn a_sender_that_cannot_offer_the_rate_fails_the_step() {
+        // No loss, but the receiver never sees more than 30 Mbit/s: the sender's limit.
+        let (v, _) = drive(cfg(100_000_000), |r| StepOutcome {
+            achieved_bps: (r as f64).min(30e6),
+            loss_percent: 0.0,
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!(rate_bps as f64 <= 30e6 / 0.98, "{rate_bps}");
+        assert!(rate_bps as f64 >= 29.5e6, "{rate_bps}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod cli_capacity;
 mod cli_latency;
 mod cli_profile;
 mod cli_stress;
+mod cli_sweep;
 mod cli_switch;
 mod cli_values;
 mod commands;
@@ -53,6 +54,7 @@ fn main() {
         cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

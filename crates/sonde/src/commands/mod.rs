@@ -16,6 +16,7 @@ pub mod rrul;
 pub mod server;
 pub mod services;
 pub mod stress;
+pub mod sweep;
 
 /// The address family of `-4` / `-6` (clap already refuses both at once).
 pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
