@@ -48,6 +48,7 @@ pub mod stress_steps;
 pub mod stress_storm;
 pub mod stress_table;
 pub mod stress_udp;
+pub mod sweep;
 mod table;
 #[cfg(test)]
 mod test_fixtures;

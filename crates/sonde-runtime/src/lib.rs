@@ -32,6 +32,7 @@ pub mod sockets;
 pub mod start;
 pub mod streams;
 pub mod summary;
+pub mod sweep;
 pub mod test_events;
 
 pub use error::RunError;

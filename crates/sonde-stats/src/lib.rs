@@ -21,6 +21,8 @@ pub mod model;
 pub mod source_limit;
 pub mod stress;
 pub mod sum;
+pub mod sweep;
+pub mod sweep_record;
 pub mod tcp_summary;
 pub mod udp_rx;
 pub mod units;

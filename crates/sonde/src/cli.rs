@@ -47,6 +47,8 @@ pub enum Command {
     /// Many TCP connections to a small stack's echo, discard or chargen server: speed per
     /// connection, fairness, clean close
     Stress(crate::cli_stress::StressArgs),
+    /// Rate sweep: per datagram length the highest rate within a loss limit, or achieved against asked
+    Sweep(crate::cli_sweep::SweepArgs),
     /// Serve RFC 862 echo, RFC 863 discard and RFC 864 chargen over TCP and UDP
     Services(crate::cli_stress::ServicesArgs),
     /// A long transfer that switches between IPv4 and IPv6 every N s, SHA-256 checked at both ends

@@ -8,6 +8,7 @@ mod cli_latency;
 mod cli_profile;
 mod cli_serial;
 mod cli_stress;
+mod cli_sweep;
 mod cli_switch;
 mod cli_switch_policy;
 mod cli_values;
@@ -57,6 +58,7 @@ fn main() {
         cli::Command::Serial(a) => commands::serial::run(a, &interrupt),
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

@@ -19,6 +19,7 @@ pub mod services;
 pub mod stress;
 pub mod stress_steps;
 pub mod stress_udp;
+pub mod sweep;
 
 /// The address family of `-4` / `-6` (clap already refuses both at once).
 pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {

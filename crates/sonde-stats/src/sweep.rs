@@ -1,0 +1,473 @@
+//! The rate sweep's search: the highest offered rate whose loss stays at or below a limit
+//! (RFC 2544's throughput search, section 26.1), and the point where achieved stops following
+//! asked in a list of rates. Pure: the caller runs each step (a short paced test) and hands its
+//! outcome back, so the search is checked here with modelled links and fixed numbers.
+//!
+//! The search is a bisection between a floor and a ceiling, with one shortcut: a step that
+//! fails with a receiver rate inside the interval is followed by a step just under that rate
+//! (what got through an overloaded bottleneck is close to its capacity), and a step passed that
+//! way by one a resolution above it. On a clean bottleneck this finds the ceiling in four or
+//! five steps instead of a dozen; where loss has other causes the plain bisection goes on.
+//! The rate found is confirmed by repeat runs that must all pass; a failed confirmation lowers
+//! the upper bound to that rate and the search resumes below it.
+
+use serde::{Deserialize, Serialize};
+
+/// What the bisection looks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchConfig {
+    /// Lowest rate tried (bit/s); failing there ends the search without a rate.
+    pub floor_bps: u64,
+    /// Highest rate tried (bit/s), the first step.
+    pub ceiling_bps: u64,
+    /// A step passes when its loss (percent of datagrams) is at or below this.
+    pub max_loss_percent: f64,
+    /// The search stops when the interval is at most this fraction of its upper end.
+    pub resolution: f64,
+    /// A step also fails when the receiver got less than this fraction below the offered rate
+    /// (with too little loss to explain it, the sender could not offer that rate).
+    pub shortfall: f64,
+    /// Repeat runs at the found rate that must all pass.
+    pub confirm: u32,
+    /// Hard bound on steps, whatever the link does.
+    pub max_steps: u32,
+}
+
+/// Why a step was run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// Part of the search.
+    Search,
+    /// A repeat run at the rate found.
+    Confirm,
+}
+
+/// A step the caller should run next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub rate_bps: u64,
+    pub kind: StepKind,
+}
+
+/// What a step measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepOutcome {
+    /// Bits per second the receiver counted (UDP payload).
+    pub achieved_bps: f64,
+    /// Datagrams lost, percent of those sent.
+    pub loss_percent: f64,
+}
+
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// The highest rate that passed, confirmed.
+    Found { rate_bps: u64 },
+    /// Even the floor lost too much.
+    BelowFloor,
+    /// The step bound was reached; the best rate that passed a step, if any (unconfirmed).
+    StepLimit { best_bps: Option<u64> },
+}
+
+/// The bisection, one step at a time: [`Bisection::next`] says what to run,
+/// [`Bisection::record`] takes its outcome; repeat until `next` is None, then read
+/// [`Bisection::verdict`].
+#[derive(Debug, Clone)]
+pub struct Bisection {
+    cfg: SearchConfig,
+    /// Highest rate known to pass (the floor, untested, at first).
+    lo: u64,
+    lo_tested: bool,
+    /// Earlier values of `lo`, for stepping down when a confirmation fails.
+    lo_history: Vec<u64>,
+    /// Lowest rate known to fail (the ceiling, untested, at first).
+    hi: u64,
+    hi_tested: bool,
+    /// A rate suggested by the last failing step's receiver rate.
+    hint: Option<u64>,
+    /// The last step ran at a hinted rate.
+    last_hinted: bool,
+    /// The last search step passed at a hinted rate: try one resolution above next.
+    nudge_up: bool,
+    confirms_left: u32,
+    steps: u32,
+    pending: Option<Probe>,
+    verdict: Option<Verdict>,
+}
+
+impl Bisection {
+    /// A search over `cfg` (a ceiling below the floor is raised to it).
+    pub fn new(cfg: SearchConfig) -> Self {
+        let cfg = SearchConfig {
+            ceiling_bps: cfg.ceiling_bps.max(cfg.floor_bps).max(1),
+            floor_bps: cfg.floor_bps.max(1),
+            resolution: cfg.resolution.clamp(1e-6, 0.5),
+            ..cfg
+        };
+        let mut b = Bisection {
+            cfg,
+            lo: cfg.floor_bps,
+            lo_tested: false,
+            lo_history: Vec::new(),
+            hi: cfg.ceiling_bps,
+            hi_tested: false,
+            hint: None,
+            last_hinted: false,
+            nudge_up: false,
+            confirms_left: 0,
+            steps: 0,
+            pending: None,
+            verdict: None,
+        };
+        b.plan();
+        b
+    }
+
+    /// The step to run next; None when the search is over.
+    pub fn next(&self) -> Option<Probe> {
+        self.pending
+    }
+
+    /// The result, once [`Bisection::next`] is None.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.verdict
+    }
+
+    /// Steps recorded so far.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// Whether a step at `offered_bps` that measured `o` passes: loss within the limit, and
+    /// the receiver got the offered rate (less the loss and the shortfall allowed).
+    pub fn passes(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+        let expected = offered_bps as f64 * (1.0 - o.loss_percent / 100.0);
+        o.loss_percent.is_finite()
+            && o.loss_percent <= self.cfg.max_loss_percent
+            && o.achieved_bps >= expected * (1.0 - self.cfg.shortfall)
+    }
+
+    /// Takes the outcome of the step [`Bisection::next`] gave; ignored when none was pending.
+    pub fn record(&mut self, o: StepOutcome) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        self.steps += 1;
+        let pass = self.passes(p.rate_bps, &o);
+        match (p.kind, pass) {
+            (StepKind::Search, true) => {
+                if self.lo_tested {
+                    self.lo_history.push(self.lo);
+                }
+                self.lo = p.rate_bps;
+                self.lo_tested = true;
+                if p.rate_bps >= self.hi {
+                    self.hi = p.rate_bps;
+                    self.hi_tested = true;
+                }
+                self.nudge_up = self.last_hinted;
+                self.hint = None;
+            }
+            (StepKind::Search, false) => {
+                if p.rate_bps <= self.cfg.floor_bps {
+                    self.finish(Verdict::BelowFloor);
+                    return;
+                }
+                self.fail_at(p.rate_bps, &o);
+            }
+            (StepKind::Confirm, true) => {
+                self.confirms_left = self.confirms_left.saturating_sub(1);
+                if self.confirms_left == 0 {
+                    self.finish(Verdict::Found { rate_bps: self.lo });
+                    return;
+                }
+            }
+            (StepKind::Confirm, false) => {
+                self.confirms_left = 0;
+                // Step down: the rate just confirmed is now known to fail.
+                let failed = self.lo;
+                match self.lo_history.pop() {
+                    Some(prev) => self.lo = prev,
+                    None => {
+                        self.lo = self.cfg.floor_bps;
+                        self.lo_tested = false;
+                    }
+                }
+                self.fail_at(failed, &o);
+            }
+        }
+        if self.steps >= self.cfg.max_steps {
+            let best = self.lo_tested.then_some(self.lo);
+            self.finish(Verdict::StepLimit { best_bps: best });
+            return;
+        }
+        self.plan();
+    }
+
+    fn fail_at(&mut self, rate: u64, o: &StepOutcome) {
+        self.hi = rate;
+        self.hi_tested = true;
+        self.nudge_up = false;
+        // A receiver rate inside the interval suggests where the bottleneck is; used once per
+        // run of failures so noisy figures cannot walk the search down step by step.
+        let guess = (o.achieved_bps * (1.0 - self.cfg.resolution / 2.0)) as u64;
+        self.hint = (!self.last_hinted && guess > self.lo && guess < self.hi).then_some(guess);
+    }
+
+    fn finish(&mut self, v: Verdict) {
+        self.verdict = Some(v);
+        self.pending = None;
+    }
+
+    fn converged(&self) -> bool {
+        (self.hi - self.lo.min(self.hi)) as f64 <= self.cfg.resolution * self.hi as f64
+    }
+
+    /// Chooses the next step.
+    fn plan(&mut self) {
+        self.last_hinted = false;
+        let probe = if self.confirms_left > 0 {
+            Probe {
+                rate_bps: self.lo,
+                kind: StepKind::Confirm,
+            }
+        } else if !self.hi_tested {
+            self.search(self.hi)
+        } else if self.converged() {
+            if !self.lo_tested {
+                self.search(self.lo)
+            } else if self.cfg.confirm == 0 {
+                self.finish(Verdict::Found { rate_bps: self.lo });
+                return;
+            } else {
+                self.confirms_left = self.cfg.confirm;
+                Probe {
+                    rate_bps: self.lo,
+                    kind: StepKind::Confirm,
+                }
+            }
+        } else if let Some(h) = self.hint.take() {
+            self.last_hinted = true;
+            self.search(h)
+        } else if self.nudge_up && self.lo_tested {
+            self.nudge_up = false;
+            let up = (self.lo as f64 * (1.0 + self.cfg.resolution)) as u64;
+            self.search(up.min(self.hi.saturating_sub(1)).max(self.lo + 1))
+        } else {
+            self.search(self.lo + (self.hi - self.lo) / 2)
+        };
+        self.pending = Some(probe);
+    }
+
+    fn search(&self, rate_bps: u64) -> Probe {
+        Probe {
+            rate_bps,
+            kind: StepKind::Search,
+        }
+    }
+}
+
+/// In a list of (asked, achieved) rates, the lowest asked rate whose achieved rate falls short
+/// of it by more than `tolerance` (a fraction): where achieved stops following asked. Rates are
+/// judged in ascending order whatever order they ran in.
+pub fn knee(points: &[(u64, f64)], tolerance: f64) -> Option<u64> {
+    let mut sorted: Vec<(u64, f64)> = points.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    sorted
+        .into_iter()
+        .find(|&(asked, achieved)| !follows(asked, achieved, tolerance))
+        .map(|p| p.0)
+}
+
+/// Whether `achieved` is within `tolerance` (a fraction) below `asked`.
+pub fn follows(asked: u64, achieved: f64, tolerance: f64) -> bool {
+    achieved >= asked as f64 * (1.0 - tolerance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(ceiling: u64) -> SearchConfig {
+        SearchConfig {
+            floor_bps: 100_000,
+            ceiling_bps: ceiling,
+            max_loss_percent: 0.1,
+            resolution: 0.01,
+            shortfall: 0.02,
+            confirm: 2,
+            max_steps: 40,
+        }
+    }
+
+    /// Runs a search against `link` (offered rate -> outcome); returns the verdict and the
+    /// probes in order.
+    fn drive(c: SearchConfig, mut link: impl FnMut(u64) -> StepOutcome) -> (Verdict, Vec<Probe>) {
+        let mut b = Bisection::new(c);
+        let mut probes = Vec::new();
+        while let Some(p) = b.next() {
+            probes.push(p);
+            b.record(link(p.rate_bps));
+            assert!(probes.len() <= 100, "search does not terminate");
+        }
+        (b.verdict().unwrap(), probes)
+    }
+
+    /// A bottleneck of `cap` bit/s that drops what exceeds it.
+    fn bottleneck(cap: f64) -> impl FnMut(u64) -> StepOutcome {
+        move |r| {
+            let r = r as f64;
+            let achieved = r.min(cap);
+            StepOutcome {
+                achieved_bps: achieved,
+                loss_percent: 100.0 * (r - achieved) / r,
+            }
+        }
+    }
+
+    #[test]
+    fn clean_bottleneck_is_found_within_resolution_in_few_steps() {
+        for cap in [4_096_000.0, 6_400_000.0, 32_000_000.0, 92_672_000.0] {
+            let (v, probes) = drive(cfg(100_000_000), bottleneck(cap));
+            let Verdict::Found { rate_bps } = v else {
+                panic!("{cap}: {v:?}");
+            };
+            assert!(
+                rate_bps as f64 <= cap,
+                "{cap}: {rate_bps} passes above the cap"
+            );
+            assert!(rate_bps as f64 >= cap * 0.99, "{cap}: {rate_bps} too low");
+            assert!(
+                probes.len() <= 7,
+                "{cap}: {} steps: {probes:?}",
+                probes.len()
+            );
+            let confirms = probes.iter().filter(|p| p.kind == StepKind::Confirm);
+            assert_eq!(confirms.count(), 2);
+        }
+    }
+
+    #[test]
+    fn a_ceiling_that_passes_is_confirmed_and_found() {
+        let (v, probes) = drive(cfg(10_000_000), bottleneck(50_000_000.0));
+        assert_eq!(
+            v,
+            Verdict::Found {
+                rate_bps: 10_000_000
+            }
+        );
+        assert_eq!(probes.len(), 3);
+    }
+
+    #[test]
+    fn plain_bisection_when_the_receiver_rate_says_nothing() {
+        // Loss above 1 Mbit/s, but the receiver rate is useless as a hint (reported as 0).
+        let (v, probes) = drive(cfg(64_000_000), |r| StepOutcome {
+            achieved_bps: if r > 1_000_000 { 0.0 } else { r as f64 },
+            loss_percent: if r > 1_000_000 { 5.0 } else { 0.0 },
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!((990_000..=1_000_000).contains(&rate_bps), "{rate_bps}");
+        assert!(probes.len() < 20, "{}", probes.len());
+    }
+
+    #[test]
+    fn loss_everywhere_ends_below_the_floor() {
+        let (v, probes) = drive(cfg(100_000_000), |r| StepOutcome {
+            achieved_bps: r as f64 * 0.99,
+            loss_percent: 1.0,
+        });
+        assert_eq!(v, Verdict::BelowFloor);
+        assert_eq!(probes.last().map(|p| p.rate_bps), Some(100_000));
+    }
+
+    #[test]
+    fn failed_confirmation_steps_down_and_retries() {
+        // Passes once at any rate up to 8 Mbit/s, but between 7 and 8 only the first time.
+        // The worst case: every new rate there passes its search step.
+        let mut seen = std::collections::HashMap::new();
+        let c = SearchConfig {
+            max_steps: 80,
+            ..cfg(16_000_000)
+        };
+        let (v, probes) = drive(c, |r| {
+            let n = seen.entry(r).or_insert(0);
+            *n += 1;
+            let ok = r <= 7_000_000 || (r <= 8_000_000 && *n == 1);
+            StepOutcome {
+                achieved_bps: r as f64 * if ok { 1.0 } else { 0.99 },
+                loss_percent: if ok { 0.0 } else { 1.0 },
+            }
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!(rate_bps <= 7_000_000, "{rate_bps}");
+        assert!(rate_bps >= 6_900_000, "{rate_bps}");
+        let confirms: Vec<_> = probes
+            .iter()
+            .filter(|p| p.kind == StepKind::Confirm)
+            .collect();
+        assert!(confirms.len() >= 3, "{probes:?}");
+    }
+
+    #[test]
+    fn the_step_bound_holds_and_keeps_the_best_rate() {
+        let c = SearchConfig {
+            max_steps: 3,
+            ..cfg(64_000_000)
+        };
+        let (v, probes) = drive(c, |r| StepOutcome {
+            achieved_bps: 0.0,
+            loss_percent: if r > 1_000_000 { 5.0 } else { 0.0 },
+        });
+        assert_eq!(probes.len(), 3);
+        assert_eq!(v, Verdict::StepLimit { best_bps: None });
+    }
+
+    #[test]
+    fn a_sender_that_cannot_offer_the_rate_fails_the_step() {
+        // No loss, but the receiver never sees more than 30 Mbit/s: the sender's limit.
+        let (v, _) = drive(cfg(100_000_000), |r| StepOutcome {
+            achieved_bps: (r as f64).min(30e6),
+            loss_percent: 0.0,
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!(rate_bps as f64 <= 30e6 / 0.98, "{rate_bps}");
+        assert!(rate_bps as f64 >= 29.5e6, "{rate_bps}");
+    }
+
+    #[test]
+    fn zero_confirmations_take_the_search_result() {
+        let c = SearchConfig {
+            confirm: 0,
+            ..cfg(100_000_000)
+        };
+        let (v, probes) = drive(c, bottleneck(20_000_000.0));
+        assert!(matches!(v, Verdict::Found { .. }));
+        assert!(probes.iter().all(|p| p.kind == StepKind::Search));
+    }
+
+    #[test]
+    fn knee_is_the_lowest_rate_that_falls_short() {
+        let pts = [
+            (1_000_000_000, 95e6),
+            (140_000_000, 95e6),
+            (130_000_000, 95e6),
+            (100_000_000, 95e6),
+            (50_000_000, 49.9e6),
+            (10_000_000, 10e6),
+        ];
+        assert_eq!(knee(&pts, 0.02), Some(100_000_000));
+        assert_eq!(knee(&pts, 0.06), Some(130_000_000));
+        assert_eq!(knee(&pts[4..], 0.02), None);
+        assert!(follows(100, 98.0, 0.02));
+        assert!(!follows(100, 97.9, 0.02));
+    }
+}

@@ -1,0 +1,224 @@
+//! `sonde sweep`: phase two (the run configuration), then the steps, progress on stderr, and
+//! the table or JSON document.
+
+use super::exit;
+use crate::cli_sweep::SweepArgs;
+use crate::output::{self, outln};
+use sonde_proto::message::TestParams;
+use sonde_report::sweep::{self as report, SweepSettings};
+use sonde_runtime::client::ClientConfig;
+use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode};
+use sonde_stats::model::Protocol;
+use sonde_stats::sweep::SearchConfig;
+use sonde_stats::sweep_record::SweepStep;
+use sonde_stats::units::format_bitrate;
+use std::sync::atomic::AtomicBool;
+
+/// Default UDP datagram (as `sonde client`), and TCP write length.
+const UDP_DEFAULT_LEN: u64 = 1448;
+const TCP_DEFAULT_LEN: u64 = 128 * 1024;
+
+/// Turns validated flags into the sweep's configuration.
+///
+/// # Errors
+/// A usage message when flags contradict each other or exceed protocol limits.
+pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
+    let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
+    let search = a.rates.is_empty();
+    if search && !a.udp {
+        return Err(
+            "a search for the highest rate within --max-loss needs UDP (-u); \
+                    for TCP give rates to compare with -b LIST"
+                .into(),
+        );
+    }
+    if !search && a.lengths.len() > 1 {
+        return Err("with -b LIST give one length (-l N): each rate runs once".into());
+    }
+    if let Some(0) = a.rates.iter().copied().find(|&r| r == 0) {
+        return Err("-b 0 is unpaced: every rate of a sweep must be above 0".into());
+    }
+    let default_len = if a.udp {
+        UDP_DEFAULT_LEN
+    } else {
+        TCP_DEFAULT_LEN
+    };
+    let lengths: Vec<u64> = if a.lengths.is_empty() {
+        vec![default_len]
+    } else {
+        a.lengths.clone()
+    };
+    let mut checked = Vec::with_capacity(lengths.len());
+    for &l in &lengths {
+        let length = u32::try_from(l).map_err(|_| format!("-l {l} is too large"))?;
+        let p = TestParams {
+            protocol,
+            length,
+            duration_secs: a.step_time,
+            bitrate: 1,
+            ..TestParams::default()
+        };
+        p.validate().map_err(|e| format!("-l {l}: {e}"))?;
+        checked.push(length);
+    }
+    let mut directions = a.directions.clone();
+    directions.dedup();
+    let mode = if search {
+        let Some(ceiling) = a.max_rate else {
+            return Err("give the link's nominal rate as the search's ceiling with \
+                        --max-rate RATE (e.g. --max-rate 100m): sonde does not read link \
+                        speeds yet"
+                .into());
+        };
+        if ceiling <= a.min_rate {
+            return Err(format!(
+                "--max-rate {} must be above --min-rate {}",
+                format_bitrate(ceiling as f64),
+                format_bitrate(a.min_rate as f64)
+            ));
+        }
+        SweepMode::Search {
+            lengths: checked,
+            search: SearchConfig {
+                floor_bps: a.min_rate,
+                ceiling_bps: ceiling,
+                max_loss_percent: a.max_loss,
+                resolution: a.resolution / 100.0,
+                shortfall: a.tolerance / 100.0,
+                confirm: a.confirm,
+                max_steps: a.max_steps,
+            },
+        }
+    } else {
+        SweepMode::Rates {
+            rates: a.rates.clone(),
+            length: checked.first().copied().unwrap_or(1448),
+        }
+    };
+    Ok(SweepConfig {
+        client: ClientConfig {
+            host: a.host.clone(),
+            port: a.port,
+            family: super::family(a.ipv4, a.ipv6),
+            cport: None,
+            params: TestParams {
+                protocol,
+                ..TestParams::default()
+            },
+            connect_timeout: a.connect_timeout,
+            local: Default::default(),
+            rcv_timeout: Some(std::time::Duration::from_secs(
+                (a.step_time.ceil() as u64).saturating_add(10),
+            )),
+            file: None,
+        },
+        step_secs: a.step_time,
+        directions,
+        mode,
+    })
+}
+
+/// The progress line of a step.
+fn progress_line(s: &SweepStep, p: Progress, search: bool) -> String {
+    let what = if search { "search" } else { "rate" };
+    let loss = s
+        .loss_percent
+        .map_or_else(String::new, |l| format!(", loss {l:.3}%"));
+    let eta = p.eta_secs.round() as u64;
+    format!(
+        "sonde sweep: step {} ({} B {}, {} {}): achieved {}{loss}; {what} {}/{} done, about {}m{:02}s left",
+        s.index,
+        s.length,
+        s.direction.name(),
+        match s.kind {
+            sonde_stats::sweep_record::StepRole::Confirm => "confirm",
+            _ => "offered",
+        },
+        format_bitrate(s.offered_bps as f64),
+        format_bitrate(s.achieved_bps),
+        p.done,
+        p.total,
+        eta / 60,
+        eta % 60
+    )
+}
+
+/// Runs the sweep command.
+pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
+    let cfg = match config(&a) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+    };
+    let search = matches!(cfg.mode, SweepMode::Search { .. });
+    let (floor, ceiling) = match &cfg.mode {
+        SweepMode::Search { search, .. } => (search.floor_bps, search.ceiling_bps),
+        SweepMode::Rates { .. } => (0, 0),
+    };
+    let settings = SweepSettings {
+        host: a.host.clone(),
+        protocol: if a.udp { "udp" } else { "tcp" },
+        mode: if search { "search" } else { "rates" },
+        step_secs: a.step_time,
+        max_loss_percent: a.max_loss,
+        resolution_percent: a.resolution,
+        confirm: a.confirm,
+        floor_bps: floor,
+        ceiling_bps: ceiling,
+        tolerance_percent: a.tolerance,
+    };
+    let json = a.output.json;
+    if !json {
+        outln!(
+            "Sweep to {} port {}: {}, {} s per step; rates are {} per direction",
+            a.host,
+            a.port,
+            if search {
+                format!(
+                    "highest rate with loss <= {}% between {} and {}",
+                    a.max_loss,
+                    format_bitrate(floor as f64),
+                    format_bitrate(ceiling as f64)
+                )
+            } else {
+                format!("{} rate(s), achieved against asked", a.rates.len())
+            },
+            a.step_time,
+            if a.udp { "UDP payload" } else { "TCP payload" }
+        );
+        outln!("{}", report::step_header());
+    }
+    let quiet = a.quiet;
+    let (rec, error) = sonde_runtime::sweep::run(&cfg, interrupt, &mut |s, p| {
+        if !json {
+            outln!("{}", report::step_row(s));
+        }
+        if !quiet {
+            eprintln!("{}", progress_line(s, p, search));
+        }
+    });
+    let error_text = error.as_ref().map(ToString::to_string);
+    if json {
+        let doc = report::document(&settings, &rec.steps, &rec.searches, error_text.as_deref());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        outln!("");
+        let lines = if search {
+            report::search_lines(&rec.searches, a.max_loss)
+        } else {
+            report::rate_lines(&rec.steps, a.tolerance, settings.protocol)
+        };
+        for line in lines {
+            outln!("{line}");
+        }
+    }
+    match error {
+        None => exit::OK,
+        Some(e) => {
+            output::final_error(format_args!("sonde: error - {e}"));
+            exit::FAILED
+        }
+    }
+}
