@@ -10,9 +10,13 @@
 //! Layouts (network byte order):
 //! - probe: `SNCP` (4), train (u32), seq (u32), train length (u32), send time ns (u64):
 //!   24 bytes, then padding up to the datagram length;
-//! - ack: `SNCA` (4), train (u32): 8 bytes.
+//! - ack: `SNCA` (4), train (u32): 8 bytes;
+//! - departure report (with `tx_timestamps`, server to client after each acknowledged train):
+//!   `SNCD` (4), train (u32), stamped (u32), span, least, median and largest gap (u64 ns
+//!   each): 44 bytes.
 
 use serde::{Deserialize, Serialize};
+pub use sonde_stats::capacity::departure::Departure;
 use thiserror::Error;
 
 /// Named byte ranges of the probe header.
@@ -28,6 +32,9 @@ mod field {
 
 const PROBE_MAGIC: &[u8; 4] = b"SNCP";
 const ACK_MAGIC: &[u8; 4] = b"SNCA";
+const DEPARTURE_MAGIC: &[u8; 4] = b"SNCD";
+/// Bytes of a departure report.
+pub const DEPARTURE_LEN: usize = 44;
 /// Bytes of the probe header.
 pub const PROBE_HEADER_LEN: usize = field::SEND_NS.end;
 /// Bytes of an acknowledgement.
@@ -56,6 +63,10 @@ pub struct CapacityPlan {
     pub long_len: u32,
     /// Least idle time between trains, ms.
     pub spacing_ms: u32,
+    /// Ask the server for its kernel's transmit stamps: after each acknowledged train it
+    /// sends the train's departure gaps ([`emit_departure`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tx_timestamps: bool,
 }
 
 impl Default for CapacityPlan {
@@ -66,6 +77,7 @@ impl Default for CapacityPlan {
             long_trains: 5,
             long_len: 500,
             spacing_ms: 10,
+            tx_timestamps: false,
         }
     }
 }
@@ -223,9 +235,75 @@ pub fn parse_ack(buf: &[u8]) -> Option<u32> {
         .then(|| u32_at(buf, field::ACK_TRAIN))
 }
 
+/// A train's departure report: its transmit-stamp gaps as the server's kernel gave them.
+pub fn emit_departure(d: &Departure) -> [u8; DEPARTURE_LEN] {
+    let mut b = [0u8; DEPARTURE_LEN];
+    b[field::MAGIC].copy_from_slice(DEPARTURE_MAGIC);
+    b[4..8].copy_from_slice(&d.train.to_be_bytes());
+    b[8..12].copy_from_slice(&d.stamped.to_be_bytes());
+    let ns = [d.span_ns, d.min_gap_ns, d.median_gap_ns, d.max_gap_ns];
+    for (i, v) in ns.iter().enumerate() {
+        b[12 + 8 * i..20 + 8 * i].copy_from_slice(&v.to_be_bytes());
+    }
+    b
+}
+
+/// A departure report; None for anything else, or gaps out of order (least, median and
+/// largest must be ordered and the largest within the span).
+pub fn parse_departure(buf: &[u8]) -> Option<Departure> {
+    if buf.len() != DEPARTURE_LEN || buf.get(field::MAGIC) != Some(&DEPARTURE_MAGIC[..]) {
+        return None;
+    }
+    let u64_at = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(buf.get(at..at + 8)?);
+        Some(u64::from_be_bytes(b))
+    };
+    let d = Departure {
+        train: u32_at(buf, 4..8),
+        stamped: u32_at(buf, 8..12),
+        span_ns: u64_at(12)?,
+        min_gap_ns: u64_at(20)?,
+        median_gap_ns: u64_at(28)?,
+        max_gap_ns: u64_at(36)?,
+    };
+    let ordered = d.min_gap_ns <= d.median_gap_ns
+        && d.median_gap_ns <= d.max_gap_ns
+        && d.max_gap_ns <= d.span_ns
+        && d.stamped >= 2;
+    ordered.then_some(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn departure_report_round_trips_with_literal_bytes() {
+        let d = Departure {
+            train: 2,
+            stamped: 10,
+            span_ns: 0x100,
+            min_gap_ns: 1,
+            median_gap_ns: 2,
+            max_gap_ns: 0x30,
+        };
+        let b = emit_departure(&d);
+        let mut want = b"SNCD\0\0\0\x02\0\0\0\x0a".to_vec();
+        for v in [0x100u64, 1, 2, 0x30] {
+            want.extend_from_slice(&v.to_be_bytes());
+        }
+        assert_eq!(&b[..], &want[..]);
+        assert_eq!(parse_departure(&b), Some(d));
+        assert_eq!(parse_departure(&b[..43]), None);
+        assert_eq!(parse_departure(&emit_ack(2)), None);
+        // Gaps out of order: refused.
+        let bad = Departure {
+            max_gap_ns: 0x200,
+            ..d
+        };
+        assert_eq!(parse_departure(&emit_departure(&bad)), None);
+    }
 
     #[test]
     fn probe_round_trips_with_literal_bytes() {

@@ -202,6 +202,7 @@ fn params(rng: &mut Rng) -> TestParams {
             long_trains: 1 + (rng.next() % 50) as u32,
             long_len: 16 + (rng.next() % 3985) as u32,
             spacing_ms: 1 + (rng.next() % 2000) as u32,
+            tx_timestamps: rng.chance(2),
         }),
     }
 }

@@ -3,6 +3,7 @@
 //! three significant digits: a ±3 % check needs them.
 
 use serde_json::{json, Value};
+use sonde_stats::capacity::departure::DepartureCheck;
 use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
 use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
 use sonde_stats::capacity::{Estimate, Layers, Verdict, ETHERNET_HEADER};
@@ -146,6 +147,43 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
         }
     }
     out.push(format!("Overhead model: {}", overhead_model(l)));
+    out
+}
+
+fn micros(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".into(), |n| format!("{:.1} µs", n as f64 / 1e3))
+}
+
+/// The departure check (`--tx-timestamps`) as lines for the table.
+pub fn departure_lines(d: &DepartureCheck, trains: u32) -> Vec<String> {
+    if d.reported == 0 {
+        return vec![
+            "Departures: no transmit stamps from the server (its kernel gives none, or it predates them)"
+                .into(),
+        ];
+    }
+    let mut out = vec![format!(
+        "Departures (server's kernel transmit stamps): {} of {trains} trains reported; median gap {}, largest gap {}",
+        d.reported,
+        micros(d.median_gap_ns),
+        micros(d.max_gap_ns)
+    )];
+    if d.not_back_to_back.is_empty() {
+        out.push("  every reported train left back to back (no departure gap as long as its median arrival gap)".into());
+    } else {
+        let ids: Vec<String> = d
+            .not_back_to_back
+            .iter()
+            .take(20)
+            .map(u32::to_string)
+            .collect();
+        out.push(format!(
+            "  {} trains did NOT leave back to back (a departure gap as long as their median arrival gap: the sender, not the path, may have spaced them): {}{}",
+            d.not_back_to_back.len(),
+            ids.join(", "),
+            if d.not_back_to_back.len() > 20 { ", ..." } else { "" }
+        ));
+    }
     out
 }
 

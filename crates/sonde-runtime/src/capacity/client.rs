@@ -12,7 +12,8 @@ use crate::client::ClientConfig;
 use crate::error::RunError;
 use crate::os::{cpu, sockopt, timestamp};
 use crate::own_loop::{self, Needs};
-use sonde_proto::capacity::{emit_ack, CapacityPlan, Probe};
+use sonde_proto::capacity::{emit_ack, parse_departure, CapacityPlan, Departure, Probe};
+use sonde_stats::capacity::departure::{check, DepartureCheck};
 use sonde_stats::capacity::{estimate, Estimate, Layers};
 use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::CpuUsage;
@@ -24,6 +25,9 @@ use std::time::{Duration, Instant};
 const QUIET: Duration = Duration::from_millis(250);
 /// Receive buffer asked for: a whole long train of large datagrams fits.
 const RCVBUF: usize = 16 << 20;
+/// With transmit stamps asked for, how long to wait after the last train for its departure
+/// report (the server sends it once it has the acknowledgement).
+const REPORT_WAIT: Duration = Duration::from_millis(300);
 
 /// The result of a capacity run, for the reporters.
 #[derive(Debug, Clone)]
@@ -44,6 +48,9 @@ pub struct CapacityOutcome {
     pub estimate: Option<Estimate>,
     pub cpu_local: Option<CpuUsage>,
     pub cpu_remote: Option<CpuUsage>,
+    /// With `tx_timestamps` in the plan: the server's departure reports checked against the
+    /// trains received (None when not asked for).
+    pub departures: Option<DepartureCheck>,
 }
 
 /// Runs a capacity test (`cfg.params` from [`super::params`]); on failure what was measured
@@ -63,6 +70,7 @@ pub fn run(cfg: &ClientConfig, interrupt: &AtomicBool) -> (CapacityOutcome, Opti
         estimate: None,
         cpu_local: None,
         cpu_remote: None,
+        departures: None,
     };
     let err = execute(cfg, interrupt, &mut out).err();
     (out, err)
@@ -129,13 +137,20 @@ fn receive(
     let mut col = Collector::new(out.plan, out.layers.ip);
     let mut buf = vec![0u8; 65_536];
     let mut last_rx = Instant::now();
+    let mut departures: Vec<Departure> = Vec::new();
+    let mut complete_at: Option<Instant> = None;
+    let last_train = out.plan.trains().saturating_sub(1);
     let result = loop {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
             break Ok(false);
         }
         if col.complete() {
-            break Ok(true);
+            let since = *complete_at.get_or_insert_with(Instant::now);
+            let reported = departures.iter().any(|d| d.train == last_train);
+            if !out.plan.tx_timestamps || reported || since.elapsed() >= REPORT_WAIT {
+                break Ok(true);
+            }
         }
         if Instant::now() >= deadline {
             break Ok(false);
@@ -159,6 +174,12 @@ fn receive(
         let mut ack = None;
         if ready {
             while let Ok(r) = timestamp::recv(sock, &mut buf) {
+                if let Some(d) = buf.get(..r.len).and_then(parse_departure) {
+                    if departures.len() < out.plan.trains() as usize * 2 {
+                        departures.push(d);
+                    }
+                    continue;
+                }
                 last_rx = Instant::now();
                 let Some(p) = buf.get(..r.len).and_then(|b| Probe::parse(b).ok()) else {
                     col.ignored += 1;
@@ -178,6 +199,10 @@ fn receive(
     out.ignored = col.ignored;
     out.trains_received = col.done.len();
     let (short, long) = col.finish();
+    if out.plan.tx_timestamps {
+        let all: Vec<_> = short.iter().chain(long.iter()).collect();
+        out.departures = Some(check(departures, &all));
+    }
     out.estimate = Some(estimate(&short, &long));
     result
 }

@@ -107,6 +107,7 @@ mod tests {
             long_trains: 1,
             long_len: 16,
             spacing_ms: 10,
+            ..CapacityPlan::default()
         }
     }
 

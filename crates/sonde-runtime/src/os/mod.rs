@@ -21,4 +21,5 @@ pub mod sockopt;
 pub mod tcp_info;
 pub mod timer;
 pub mod timestamp;
+pub mod tx_timestamp;
 pub mod zerocopy;

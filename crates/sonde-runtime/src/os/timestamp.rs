@@ -23,7 +23,15 @@ pub fn realtime_ns() -> u64 {
 /// Asks the kernel for software receive timestamps on `sock`; false when it cannot.
 #[cfg(target_os = "linux")]
 pub fn enable_rx(sock: &impl AsRawFd) -> bool {
-    let flags: libc::c_uint = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
+    set_timestamping(
+        sock,
+        libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE,
+    )
+}
+
+/// Sets `SO_TIMESTAMPING` to `flags` on `sock`; false when the kernel refuses.
+#[cfg(target_os = "linux")]
+pub(crate) fn set_timestamping(sock: &impl AsRawFd, flags: libc::c_uint) -> bool {
     // SAFETY: a valid option value of the size given, for the duration of the call.
     let rc = unsafe {
         libc::setsockopt(

@@ -17,6 +17,7 @@
 //! Every rate here is at the IP layer (IP header + UDP header + payload, as RFC 5136 counts);
 //! [`Layers`] converts to the UDP payload and to Ethernet frames as Linux shapers count them.
 
+pub mod departure;
 pub mod histogram;
 pub mod shaper;
 pub mod train;

@@ -4,7 +4,7 @@ use super::exit;
 use crate::cli_capacity::CapacityArgs;
 use crate::output::{self, outln};
 use sonde_proto::capacity::CapacityPlan;
-use sonde_report::capacity::{document, lines, RunInfo};
+use sonde_report::capacity::{departure_lines, document, lines, RunInfo};
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::RunError;
 use std::sync::atomic::AtomicBool;
@@ -17,6 +17,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         long_trains: a.long_trains,
         long_len: a.long_len,
         spacing_ms: a.spacing,
+        tx_timestamps: a.tx_timestamps,
     };
     let literal_v6 = a
         .host
@@ -57,11 +58,22 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         error: error_text.as_deref(),
     };
     if a.output.json {
-        let doc = document(&info, out.estimate.as_ref());
+        let mut doc = document(&info, out.estimate.as_ref());
+        if let (Some(d), Some(obj)) = (&out.departures, doc.as_object_mut()) {
+            obj.insert(
+                "departures".into(),
+                serde_json::to_value(d).unwrap_or_default(),
+            );
+        }
         outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else if let Some(e) = &out.estimate {
         for line in lines(&info, e) {
             outln!("{line}");
+        }
+        if let Some(d) = &out.departures {
+            for line in departure_lines(d, plan.trains()) {
+                outln!("{line}");
+            }
         }
     }
     match error {

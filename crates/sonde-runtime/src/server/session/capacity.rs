@@ -3,12 +3,18 @@
 //! batches, each stamped with the wall clock as it is handed to the kernel), and between
 //! trains wait for the client's acknowledgement and then stay idle at least as long as the
 //! train took, so a shaper's queue drains and its bucket refills.
+//!
+//! With the plan's `tx_timestamps`, the socket also asks for the kernel's transmit stamps;
+//! after each train the server sends the spread of the train's departure gaps (a departure
+//! report, twice: it may be lost) so the client can tell whether the train left back to
+//! back. The stamps are read from the error queue while the server waits anyway, at most
+//! one train's worth kept.
 
 use super::{OpenStream, SessionRun, STEP};
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::{cpu, mmsg, poll, sockopt, timestamp};
-use sonde_proto::capacity::{parse_ack, CapacityPlan, Probe};
+use crate::os::{cpu, mmsg, poll, sockopt, timestamp, tx_timestamp};
+use sonde_proto::capacity::{emit_departure, parse_ack, CapacityPlan, Departure, Probe};
 use sonde_proto::session::ServerEvent;
 use sonde_stats::cpu::cpu_usage;
 use std::net::UdpSocket;
@@ -20,6 +26,8 @@ const ACK_WAIT: Duration = Duration::from_secs(5);
 const MAX_IDLE: Duration = Duration::from_secs(3);
 /// Slice of the waits, between looks at the control connection.
 const SLICE: Duration = Duration::from_millis(5);
+/// Most transmit stamps held at once: a long train's worth and its reports.
+const STAMPS_KEPT: usize = *sonde_proto::capacity::limits::LONG_LEN.end() as usize + 8;
 
 impl SessionRun<'_> {
     /// Runs an accepted capacity test from the client's start to its done.
@@ -41,7 +49,11 @@ impl SessionRun<'_> {
             ));
         };
         self.await_start(&sock, ack)?;
-        let _ = sockopt::force_recv_buffer(&sock, 1 << 20);
+        // The error queue of transmit stamps counts against the receive buffer.
+        let stamping = plan.tx_timestamps && tx_timestamp::enable(&sock);
+        let _ = sockopt::force_recv_buffer(&sock, if stamping { 8 << 20 } else { 1 << 20 });
+        let mut stamps = stamping.then(Vec::new);
+        let mut next_id = 0u32;
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
         let len = (p.length as usize).max(sonde_proto::capacity::PROBE_HEADER_LEN);
@@ -54,9 +66,32 @@ impl SessionRun<'_> {
             let start = Instant::now();
             send_train(&sock, train, count, len)?;
             sent += 1;
-            let acked = self.until(start + ACK_WAIT, Some((&sock, train)), &mut stopped)?;
+            let acked = self.until(
+                start + ACK_WAIT,
+                Some((&sock, train)),
+                &mut stamps,
+                &mut stopped,
+            )?;
             if stopped {
                 break;
+            }
+            if let Some(st) = stamps.as_mut() {
+                tx_timestamp::drain(&sock, st, STAMPS_KEPT);
+                let range = next_id..next_id.saturating_add(count);
+                let mut mine: Vec<u64> = st
+                    .drain(..)
+                    .filter(|(id, _)| range.contains(id))
+                    .map(|(_, ns)| ns)
+                    .collect();
+                next_id = range.end;
+                if let Some(d) = Departure::of(train, &mut mine) {
+                    let report = emit_departure(&d);
+                    for _ in 0..2 {
+                        if sock.send(&report).is_ok() {
+                            next_id = next_id.saturating_add(1);
+                        }
+                    }
+                }
             }
             let took = if acked {
                 start.elapsed()
@@ -66,7 +101,7 @@ impl SessionRun<'_> {
             let idle = took
                 .max(Duration::from_millis(u64::from(plan.spacing_ms)))
                 .min(MAX_IDLE);
-            self.until(Instant::now() + idle, None, &mut stopped)?;
+            self.until(Instant::now() + idle, None, &mut stamps, &mut stopped)?;
             if stopped {
                 break;
             }
@@ -82,11 +117,14 @@ impl SessionRun<'_> {
     }
 
     /// Waits until `deadline`, or with `ack` until the client acknowledges that train
-    /// (true), watching the control connection; sets `stopped` when the client stops.
+    /// (true), watching the control connection and reading transmit stamps into `stamps`
+    /// (an error queue with entries makes the socket poll ready); sets `stopped` when the
+    /// client stops.
     fn until(
         &mut self,
         deadline: Instant,
         ack: Option<(&UdpSocket, u32)>,
+        stamps: &mut Option<Vec<(u32, u64)>>,
         stopped: &mut bool,
     ) -> Result<bool, RunError> {
         let mut buf = [0u8; 64];
@@ -121,6 +159,9 @@ impl SessionRun<'_> {
             if poll::readable_precise(sock, wait)
                 .map_err(|e| RunError::Stream { id: 1, source: e })?
             {
+                if let Some(st) = stamps.as_mut() {
+                    tx_timestamp::drain(sock, st, STAMPS_KEPT);
+                }
                 while let Ok(n) = sock.recv(&mut buf) {
                     if buf.get(..n).and_then(parse_ack) == Some(train) {
                         return Ok(true);
