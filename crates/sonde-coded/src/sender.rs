@@ -20,6 +20,7 @@ use crate::wire::{
     classify, Feedback, Kind, ReceiverReport, SenderReport, Symbol, SymbolHeader, WireError,
     SYMBOL_HEADER_LEN,
 };
+use sha2::{Digest as _, Sha256};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -140,6 +141,8 @@ pub struct Sender {
     stats: SenderReport,
     peer: Option<ReceiverReport>,
     done_acks_owed: u32,
+    /// SHA-256 over the bytes read so far, until the last block was read.
+    hasher: Option<Sha256>,
     /// Datagrams from the peer that failed their checks.
     pub rejected: u64,
 }
@@ -175,6 +178,7 @@ impl Sender {
             stats: SenderReport::default(),
             peer: None,
             done_acks_owed: 0,
+            hasher: Some(Sha256::new()),
             rejected: 0,
         }
     }
@@ -197,6 +201,13 @@ impl Sender {
     /// This end's figures so far.
     pub fn report(&self) -> SenderReport {
         self.stats
+    }
+
+    /// Whether the receiver's SHA-256 of what it delivered equals the one of what this end
+    /// sent: `None` until both are known (the receiver's done report carries its digest).
+    pub fn digest_check(&self) -> Option<bool> {
+        let theirs = self.peer?.sha256?;
+        Some(theirs == self.stats.sha256?)
     }
 
     /// The current sending rate, smoothed loss and smoothed RTT.
@@ -320,6 +331,14 @@ impl Sender {
                 .read_at(self.next_offset + n as u64, &mut [0u8; 1])?
                 > 0;
         self.source_done = !more;
+        if let Some(h) = self.hasher.as_mut() {
+            h.update(&data);
+        }
+        if self.source_done {
+            if let Some(h) = self.hasher.take() {
+                self.stats.sha256 = Some(h.finalize().into());
+            }
+        }
         if data.is_empty() {
             return Ok(false);
         }

@@ -115,6 +115,8 @@ pub struct Outcome {
     pub sender: crate::wire::SenderReport,
     pub receiver: crate::wire::ReceiverReport,
     pub finished: bool,
+    /// Each end's comparison of the two SHA-256 digests (sender's, receiver's).
+    pub digest_checks: (Option<bool>, Option<bool>),
 }
 
 impl Outcome {
@@ -166,6 +168,7 @@ impl Setup {
             sender: Default::default(),
             receiver: Default::default(),
             finished: false,
+            digest_checks: (None, None),
         };
         let mut buf = vec![0u8; 2048];
         let mut now = Duration::ZERO;
@@ -207,6 +210,7 @@ impl Setup {
         out.finished = tx.is_done() && rx.peer_report().is_some();
         out.sender = rx.peer_report().unwrap_or_default();
         out.receiver = tx.peer_report().unwrap_or_default();
+        out.digest_checks = (tx.digest_check(), rx.digest_check());
         out
     }
 }
@@ -221,10 +225,12 @@ mod tests {
         assert!(o.finished, "transfer did not finish");
         assert_eq!(o.delivered, len);
         assert_eq!(o.bad_bytes, 0);
-        let mut b = o.blocks.clone();
-        b.sort_unstable();
-        b.dedup();
-        assert_eq!(b.len(), o.blocks.len(), "a block was delivered twice");
+        let in_order: Vec<u32> = (0..o.blocks.len() as u32).collect();
+        assert_eq!(
+            o.blocks, in_order,
+            "blocks are handed on once each, in order"
+        );
+        assert_eq!(o.digest_checks, (Some(true), Some(true)), "SHA-256 digests");
         assert_eq!(o.receiver.delivered_bytes, len);
     }
 
@@ -300,5 +306,41 @@ mod tests {
             let o = Setup::new(len, LossModel::Random(0.1)).run(len);
             check_every_byte(&o, len);
         }
+    }
+}
+
+#[cfg(test)]
+mod digest_tests {
+    use crate::receiver::{FeedbackMode, Receiver, ReceiverConfig};
+    use crate::sender::{PatternSource, Sender, SenderConfig};
+    use std::time::Duration;
+
+    #[test]
+    fn a_digest_that_differs_is_reported_as_a_mismatch() {
+        let cfg = SenderConfig {
+            k: 4,
+            symbol_size: 64,
+            ..SenderConfig::default()
+        };
+        let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(1000) }));
+        let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
+        let mut buf = [0u8; 1500];
+        let mut now = Duration::ZERO;
+        while rx.peer_report().is_none() && now < Duration::from_secs(5) {
+            while let Ok(Some(n)) = tx.poll_transmit(now, &mut buf) {
+                let _ = rx.handle(now, &buf[..n]);
+            }
+            while let Some(n) = rx.poll_transmit(now, &mut buf) {
+                let _ = tx.handle(now, &buf[..n]);
+            }
+            now += Duration::from_millis(1);
+        }
+        assert_eq!(tx.digest_check(), Some(true));
+        assert_eq!(rx.digest_check(), Some(true));
+        let mut forged = tx.report();
+        forged.sha256 = Some([0; 32]);
+        let n = forged.emit(&mut buf).unwrap();
+        rx.handle(now, &buf[..n]).unwrap();
+        assert_eq!(rx.digest_check(), Some(false));
     }
 }

@@ -230,6 +230,8 @@ pub struct ClientArgs {
     /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its rate)
     #[arg(long, conflicts_with_all = ["udp", "bidir", "iperf3"])]
     pub coded: bool,
+    #[command(flatten)]
+    pub coded_args: crate::cli_coded::CodedArgs,
     /// Seconds to transmit (default 10; ignored with -n or -k)
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
     pub time: Option<f64>,

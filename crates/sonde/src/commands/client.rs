@@ -130,6 +130,10 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         server_affinity: a.affinity.and_then(|(_, server)| server),
         profile: None,
         coded: a.coded,
+        coded_options: a
+            .coded
+            .then(|| super::coded::options(a))
+            .filter(|o| o.needs_capability()),
         capacity: None,
     };
     p.validate().map_err(|e| e.to_string())?;
@@ -157,14 +161,6 @@ fn file_budget(a: &ClientArgs) -> Result<Option<u64>, String> {
     };
     if a.udp {
         return Err("-F moves a file over TCP; UDP datagrams carry sonde's headers".into());
-    }
-    if a.coded {
-        // Sending the pattern in the file's place would report a transfer that never happened.
-        return Err(
-            "-F does not work with --coded yet: the coded transport moves its own \
-                    checked test data (use -n for a size)"
-                .into(),
-        );
     }
     if a.bidir || a.parallel > 1 {
         return Err("-F moves one file over one stream: use it without --bidir and -P".into());
