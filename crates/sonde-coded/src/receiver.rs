@@ -51,6 +51,17 @@ impl ReceiverConfig {
     }
 }
 
+impl ReceiverConfig {
+    /// Settings for a selective-repeat ARQ sender (one datagram per block): a receive window
+    /// of as many blocks as the sender keeps open.
+    pub fn arq(self) -> Self {
+        Self {
+            max_open_blocks: crate::sender::ARQ_WINDOW as u32,
+            ..self
+        }
+    }
+}
+
 /// A block restored from its symbols.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedBlock {

@@ -149,13 +149,16 @@ impl Setup {
     }
 
     pub fn run(self, seed: u64) -> Outcome {
+        let block_symbols = u64::from(self.sender.k);
+        let arq = self.sender.arq;
         let mut tx = Sender::new(
             self.sender,
             Box::new(PatternSource {
                 len: Some(self.len),
             }),
         );
-        let mut rx = Receiver::new(ReceiverConfig::for_mode(self.mode));
+        let rx_cfg = ReceiverConfig::for_mode(self.mode);
+        let mut rx = Receiver::new(if arq { rx_cfg.arq() } else { rx_cfg });
         let mut fwd = Link::new(self.link_bps, self.delay, self.loss, seed);
         fwd.corrupt_every = self.corrupt_every;
         let mut back = Link::new(self.link_bps, self.delay, self.loss, seed.wrapping_mul(7));
@@ -181,7 +184,7 @@ impl Setup {
                 let _ = tx.handle(now, &p);
             }
             while let Some(b) = rx.poll_block() {
-                let k = 128 * symbol as u64;
+                let k = block_symbols * symbol as u64;
                 out.bad_bytes += pattern::mismatches(u64::from(b.index) * k, &b.data);
                 out.delivered += b.data.len() as u64;
                 out.blocks.push(b.index);
@@ -251,6 +254,38 @@ mod tests {
                 o.sender.feedback_repair,
                 o.sender.feedback_rounds,
                 o.receiver.decode_delay_p99_us
+            );
+            assert!(eff >= floor, "p={p}: efficiency {eff:.3} below {floor}");
+        }
+    }
+
+    #[test]
+    fn selective_repeat_arq_delivers_every_byte_and_sends_each_loss_again() {
+        for (p, floor) in [(0.0, 0.90), (0.05, 0.85), (0.10, 0.80), (0.20, 0.70)] {
+            let mut s = Setup::new(LEN, LossModel::Random(p));
+            s.sender = SenderConfig::default().arq();
+            let o = s.run(42);
+            check_every_byte(&o, LEN);
+            assert_eq!(o.sender.proactive_repair, 0, "ARQ sends no repair ahead");
+            let source = LEN.div_ceil(1420);
+            assert_eq!(o.sender.source_symbols, source);
+            let resent = o.sender.feedback_repair as f64;
+            let bound = 100e6 * 1420.0 / 1448.0 * (1.0 - p);
+            let eff = o.goodput_bps() / bound;
+            eprintln!(
+                "arq p={p}: goodput {:.1} Mbit/s = {eff:.3} of bound, resent {resent} \
+                 ({:.1} % of source), rounds {}, delay p99 {} us",
+                o.goodput_bps() / 1e6,
+                resent / source as f64 * 100.0,
+                o.sender.feedback_rounds,
+                o.receiver.decode_delay_p99_us
+            );
+            // Every loss costs one more send of the datagram, and a lost resend another: about
+            // p / (1 - p) of the source, never the proactive surplus of the code.
+            let expected = p / (1.0 - p);
+            assert!(
+                resent / source as f64 <= expected * 1.3 + 0.005,
+                "p={p}: resent {resent} of {source}"
             );
             assert!(eff >= floor, "p={p}: efficiency {eff:.3} below {floor}");
         }

@@ -227,9 +227,11 @@ pub struct ClientArgs {
     /// UDP instead of TCP
     #[arg(short = 'u', long)]
     pub udp: bool,
-    /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its rate)
-    #[arg(long, conflicts_with_all = ["udp", "bidir", "iperf3"])]
-    pub coded: bool,
+    /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its
+    /// rate); --coded=arq runs plain selective-repeat ARQ instead (no coding) as a baseline
+    #[arg(long, value_enum, value_name = "SCHEME", num_args = 0..=1, require_equals = true,
+          default_missing_value = "rs", conflicts_with_all = ["udp", "bidir", "iperf3"])]
+    pub coded: Option<crate::cli_coded::SchemeArg>,
     #[command(flatten)]
     pub coded_args: crate::cli_coded::CodedArgs,
     /// Seconds to transmit (default 10; ignored with -n or -k)

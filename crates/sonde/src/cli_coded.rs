@@ -2,7 +2,26 @@
 //! client argument list so that list only gains one flattened field.
 
 use clap::{Args, ValueEnum};
-use sonde_proto::coded::CodedFeedback;
+use sonde_proto::coded::{CodedFeedback, CodedScheme};
+
+/// How a `--coded` test repairs losses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemeArg {
+    /// Reed-Solomon blocks with proactive repair and repair on feedback (plain `--coded`).
+    Rs,
+    /// Selective-repeat ARQ: every datagram its own block, no repair symbols, each loss the
+    /// receiver reports sent again once.
+    Arq,
+}
+
+impl From<SchemeArg> for CodedScheme {
+    fn from(s: SchemeArg) -> Self {
+        match s {
+            SchemeArg::Rs => CodedScheme::Coded,
+            SchemeArg::Arq => CodedScheme::Arq,
+        }
+    }
+}
 
 /// How often the receiving end of a coded test may send feedback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

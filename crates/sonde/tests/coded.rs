@@ -11,7 +11,11 @@ use std::time::Duration;
 
 fn coded(server: &Server, extra: &[&str]) -> serde_json::Value {
     let port = server.port.to_string();
-    let mut args = vec!["client", "127.0.0.1", "-p", &port, "--coded", "-J"];
+    let (flag, extra) = match extra.first() {
+        Some(&"=arq") => ("--coded=arq", &extra[1..]),
+        _ => ("--coded", extra),
+    };
+    let mut args = vec!["client", "127.0.0.1", "-p", &port, flag, "-J"];
     args.extend_from_slice(extra);
     let out = run(&args, Duration::from_secs(40));
     let stdout = &out.stdout;
@@ -119,6 +123,23 @@ fn a_reverse_transfer_writes_the_received_bytes_into_the_file() {
     let mut want = vec![0u8; got.len()];
     sonde_coded::pattern::fill(0, &mut want);
     assert!(got == want, "the file differs from what the server sent");
+}
+
+#[test]
+fn arq_baseline_moves_every_byte_without_repair_symbols() {
+    let server = Server::start(&[]);
+    let doc = coded(&server, &["=arq", "-n", "5000000", "-b", "200m"]);
+    assert_eq!(doc["scheme"].as_str(), Some("arq"));
+    assert_eq!(doc["complete"].as_bool(), Some(true));
+    assert_eq!(doc["sha256_verified"].as_bool(), Some(true));
+    assert_eq!(uint(&doc, "delivered_bytes"), 5_000_000);
+    assert_eq!(uint(&doc, "mismatched_bytes"), 0);
+    assert_eq!(uint(&doc, "sender.proactive_repair"), 0);
+    // One datagram per block: as many blocks as source symbols.
+    assert_eq!(
+        uint(&doc, "sender.blocks"),
+        uint(&doc, "sender.source_symbols")
+    );
 }
 
 #[test]

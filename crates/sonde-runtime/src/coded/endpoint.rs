@@ -8,7 +8,7 @@ use sonde_coded::pattern;
 use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
 use sonde_coded::sender::{PatternSource, Sender, SenderConfig, Source};
 use sonde_coded::wire::{ReceiverReport, SenderReport};
-use sonde_proto::coded::{CodedData, CodedFeedback};
+use sonde_proto::coded::{CodedData, CodedFeedback, CodedScheme};
 use sonde_proto::message::TestParams;
 use std::net::UdpSocket;
 use std::path::Path;
@@ -27,7 +27,8 @@ pub enum Side {
     Send(Box<Sender>),
     Receive {
         rx: Box<Receiver>,
-        symbol: usize,
+        /// Bytes of one block: block `i` starts at `i * block_bytes`.
+        block_bytes: u64,
         bad_bytes: u64,
         sink: Sink,
     },
@@ -42,6 +43,7 @@ impl Side {
     pub fn new(p: &TestParams, sends: bool, file: Option<&Path>) -> Result<Self, RunError> {
         let symbol = symbol_size(p.length);
         let opts = p.coded_options.unwrap_or_default();
+        let arq = opts.scheme == CodedScheme::Arq;
         let file_err = |e: std::io::Error| {
             RunError::Setup(format!(
                 "--file {}: {e}",
@@ -59,6 +61,7 @@ impl Side {
                 },
                 ..SenderConfig::default()
             };
+            let cfg = if arq { cfg.arq() } else { cfg };
             let len = (p.bytes > 0).then_some(p.bytes);
             let source: Box<dyn Source + Send> = match file {
                 Some(f) => Box::new(FileSource::open(f, p.bytes).map_err(file_err)?),
@@ -70,12 +73,14 @@ impl Side {
                 CodedFeedback::Unrestricted => FeedbackMode::Unrestricted,
                 CodedFeedback::Restricted => FeedbackMode::Restricted,
             };
-            let rx = Receiver::new(ReceiverConfig::for_mode(mode));
+            let rx_cfg = ReceiverConfig::for_mode(mode);
+            let rx = Receiver::new(if arq { rx_cfg.arq() } else { rx_cfg });
+            let block_symbols = if arq { 1 } else { u64::from(K) };
             // The far end sends a file only on an upload: then only its digest can be checked.
             let pattern = opts.data == CodedData::Pattern || file.is_some();
             Ok(Side::Receive {
                 rx: Box::new(rx),
-                symbol,
+                block_bytes: block_symbols * symbol as u64,
                 bad_bytes: 0,
                 sink: Sink::new(file, pattern).map_err(file_err)?,
             })
@@ -270,7 +275,7 @@ fn receive(
             }
             Side::Receive {
                 rx,
-                symbol,
+                block_bytes,
                 bad_bytes,
                 sink,
             } => {
@@ -278,7 +283,7 @@ fn receive(
                 while let Some(b) = rx.poll_block() {
                     sink.write(&b.data).map_err(file_write_err)?;
                     if sink.pattern {
-                        let offset = u64::from(b.index) * u64::from(K) * *symbol as u64;
+                        let offset = u64::from(b.index) * *block_bytes;
                         let bad = pattern::mismatches(offset, &b.data);
                         *bad_bytes += bad;
                         rx.note_mismatches(bad);

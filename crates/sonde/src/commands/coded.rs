@@ -15,8 +15,9 @@ use std::sync::atomic::AtomicBool;
 pub const DEFAULT_RATE: u64 = 100_000_000;
 
 /// The coded test's options from its flags: a file upload sends the file's bytes (`-R --file`
-/// receives the server's test data into the file), `--feedback` picks the receiver's policy.
-pub fn options(a: &crate::cli::ClientArgs) -> CodedOptions {
+/// receives the server's test data into the file), `--feedback` picks the receiver's policy,
+/// `--coded=arq` the ARQ baseline.
+pub fn options(a: &crate::cli::ClientArgs, scheme: crate::cli_coded::SchemeArg) -> CodedOptions {
     CodedOptions {
         data: if a.file.is_some() && !a.reverse {
             CodedData::File
@@ -27,7 +28,7 @@ pub fn options(a: &crate::cli::ClientArgs) -> CodedOptions {
             .coded_args
             .feedback
             .map_or_else(Default::default, Into::into),
-        scheme: CodedScheme::Coded,
+        scheme: scheme.into(),
     }
 }
 
@@ -269,16 +270,28 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
                     mbit(x.wire_bps.unwrap_or(0.0))
                 ),
             ));
-            rows.push((
-                "repair",
-                format!(
-                    "{} proactive + {} on feedback = {:.1} % of {} source symbols",
-                    s.proactive_repair,
-                    s.feedback_repair,
-                    x.overhead.unwrap_or(0.0) * 100.0,
-                    s.source_symbols
-                ),
-            ));
+            rows.push(if mode.scheme == "arq" {
+                (
+                    "resent",
+                    format!(
+                        "{} datagrams on feedback = {:.1} % of {} sent once",
+                        s.feedback_repair,
+                        x.overhead.unwrap_or(0.0) * 100.0,
+                        s.source_symbols
+                    ),
+                )
+            } else {
+                (
+                    "repair",
+                    format!(
+                        "{} proactive + {} on feedback = {:.1} % of {} source symbols",
+                        s.proactive_repair,
+                        s.feedback_repair,
+                        x.overhead.unwrap_or(0.0) * 100.0,
+                        s.source_symbols
+                    ),
+                )
+            });
             rows.push(("feedback rounds", s.feedback_rounds.to_string()));
         }
         None => rows.push(("sender", unknown())),
