@@ -83,7 +83,7 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct LabRunArgs {
-    /// A built-in scenario name (quick, lossy-link, rates) or a scenario TOML file
+    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp) or a scenario TOML file
     #[arg(value_name = "NAME|FILE")]
     pub scenario: String,
     /// Directory for the results database, raw results, server logs and the report
