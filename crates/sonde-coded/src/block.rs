@@ -30,6 +30,18 @@ fn codec(e: reed_solomon_simd::Error) -> CodecError {
     CodecError::Codec(e.to_string())
 }
 
+/// Pads `data` to whole symbols; gives its length before padding and its symbol count.
+fn pad(data: &mut Vec<u8>, symbol_size: usize) -> Result<(usize, u16), CodecError> {
+    let block_len = data.len();
+    let k = block_len.div_ceil(symbol_size.max(1));
+    let k16 = u16::try_from(k).map_err(|_| CodecError::BadK(u16::MAX))?;
+    if k16 == 0 || k16 > MAX_K {
+        return Err(CodecError::BadK(k16));
+    }
+    data.resize(k * symbol_size, 0);
+    Ok((block_len, k16))
+}
+
 /// One block ready to send: its source symbols and all its repair symbols.
 #[derive(Debug)]
 pub struct EncodedBlock {
@@ -47,32 +59,37 @@ impl EncodedBlock {
     ///
     /// # Errors
     /// [`CodecError`] for an unsupported `k` or an odd or zero symbol size.
-    pub fn encode(index: u32, mut data: Vec<u8>, symbol_size: usize) -> Result<Self, CodecError> {
-        let block_len = data.len();
-        let k = block_len.div_ceil(symbol_size.max(1));
-        let k16 = u16::try_from(k).map_err(|_| CodecError::BadK(u16::MAX))?;
-        if k16 == 0 || k16 > MAX_K {
-            return Err(CodecError::BadK(k16));
-        }
-        data.resize(k * symbol_size, 0);
-        let r = usize::from(repair_count(k16));
+    pub fn encode(index: u32, data: Vec<u8>, symbol_size: usize) -> Result<Self, CodecError> {
+        let mut b = Self::plain(index, data, symbol_size)?;
+        let k = usize::from(b.k);
+        let r = usize::from(repair_count(b.k));
         let mut enc = ReedSolomonEncoder::new(k, r, symbol_size).map_err(codec)?;
-        for s in data.chunks_exact(symbol_size) {
+        for s in b.source.chunks_exact(symbol_size) {
             enc.add_original_shard(s).map_err(codec)?;
         }
-        let repair = enc
+        b.repair = enc
             .encode()
             .map_err(codec)?
             .recovery_iter()
             .map(<[u8]>::to_vec)
             .collect();
+        Ok(b)
+    }
+
+    /// A block sent as it is, without repair symbols (selective-repeat ARQ): its send cycle
+    /// repeats the source symbols.
+    ///
+    /// # Errors
+    /// [`CodecError::BadK`] when `data` is empty or needs more than [`MAX_K`] symbols.
+    pub fn plain(index: u32, mut data: Vec<u8>, symbol_size: usize) -> Result<Self, CodecError> {
+        let (block_len, k16) = pad(&mut data, symbol_size)?;
         Ok(Self {
             index,
             k: k16,
             block_len: block_len as u32,
             symbol_size,
             source: data,
-            repair,
+            repair: Vec::new(),
         })
     }
 

@@ -15,7 +15,8 @@ use crate::wire::{
     classify, Feedback, Kind, Need, ReceiverReport, SenderReport, Symbol, WireError,
     MAX_FEEDBACK_ENTRIES,
 };
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use sha2::{Digest as _, Sha256};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 /// Feedback policy, after the two the lossy-link report compared.
@@ -50,6 +51,17 @@ impl ReceiverConfig {
     }
 }
 
+impl ReceiverConfig {
+    /// Settings for a selective-repeat ARQ sender (one datagram per block): a receive window
+    /// of as many blocks as the sender keeps open.
+    pub fn arq(self) -> Self {
+        Self {
+            max_open_blocks: crate::sender::ARQ_WINDOW as u32,
+            ..self
+        }
+    }
+}
+
 /// A block restored from its symbols.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedBlock {
@@ -68,7 +80,11 @@ pub struct Receiver {
     symbol_size: Option<usize>,
     cumulative: u32,
     partial: BTreeMap<u32, Partial>,
-    decoded_above: BTreeSet<u32>,
+    /// Blocks decoded above `cumulative`, held until the blocks before them decode so that
+    /// blocks are handed on (and hashed) in order.
+    decoded_above: BTreeMap<u32, Vec<u8>>,
+    /// SHA-256 over the blocks handed on, until the last one.
+    hasher: Option<Sha256>,
     highest_block: Option<u32>,
     last_block: Option<u32>,
     highest_seq: Option<(u64, Duration)>,
@@ -92,7 +108,8 @@ impl Receiver {
             symbol_size: None,
             cumulative: 0,
             partial: BTreeMap::new(),
-            decoded_above: BTreeSet::new(),
+            decoded_above: BTreeMap::new(),
+            hasher: Some(Sha256::new()),
             highest_block: None,
             last_block: None,
             highest_seq: None,
@@ -139,13 +156,21 @@ impl Receiver {
         self.stats.mismatched_bytes += bytes;
     }
 
-    /// The next decoded block, in decoding order (not necessarily block order).
+    /// Whether the sender's SHA-256 of what it sent equals the one of what this end delivered:
+    /// `None` until both are known (the sender's answer to the done report carries its own).
+    pub fn digest_check(&self) -> Option<bool> {
+        let theirs = self.peer?.sha256?;
+        Some(theirs == self.stats.sha256?)
+    }
+
+    /// The next decoded block, in block order (a block decoded early waits for those before
+    /// it, within the receive window).
     pub fn poll_block(&mut self) -> Option<DecodedBlock> {
         self.ready.pop_front()
     }
 
     fn is_decoded(&self, b: u32) -> bool {
-        b < self.cumulative || self.decoded_above.contains(&b)
+        b < self.cumulative || self.decoded_above.contains_key(&b)
     }
 
     /// Takes one datagram from the sender.
@@ -187,8 +212,9 @@ impl Receiver {
         if self.highest_seq.is_none_or(|(q, _)| h.seq > q) {
             self.highest_seq = Some((h.seq, now));
         }
-        if h.last {
+        if h.last && self.last_block.is_none() {
             self.last_block = Some(h.block);
+            self.release();
         }
         self.highest_block = Some(self.highest_block.map_or(h.block, |b| b.max(h.block)));
         if self.is_decoded(h.block) {
@@ -234,15 +260,34 @@ impl Receiver {
             Ok(data) => {
                 self.stats.delivered_bytes += data.len() as u64;
                 self.stats.blocks += 1;
-                self.ready.push_back(DecodedBlock { index, data });
-                self.decoded_above.insert(index);
-                while self.decoded_above.remove(&self.cumulative) {
-                    self.cumulative += 1;
-                }
+                self.held += data.len();
+                self.decoded_above.insert(index, data);
+                self.release();
             }
             // Cannot happen with an MDS code and checked symbols; count it and let feedback
             // ask for the block again rather than deliver anything doubtful.
             Err(_) => self.decode_failures += 1,
+        }
+    }
+
+    /// Hands on the decoded blocks that now follow the delivered ones, hashing them; ends the
+    /// digest with the last block.
+    fn release(&mut self) {
+        while let Some(data) = self.decoded_above.remove(&self.cumulative) {
+            self.held = self.held.saturating_sub(data.len());
+            if let Some(h) = self.hasher.as_mut() {
+                h.update(&data);
+            }
+            self.ready.push_back(DecodedBlock {
+                index: self.cumulative,
+                data,
+            });
+            self.cumulative += 1;
+        }
+        if self.is_complete() {
+            if let Some(h) = self.hasher.take() {
+                self.stats.sha256 = Some(h.finalize().into());
+            }
         }
     }
 

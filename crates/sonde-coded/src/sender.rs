@@ -20,6 +20,7 @@ use crate::wire::{
     classify, Feedback, Kind, ReceiverReport, SenderReport, Symbol, SymbolHeader, WireError,
     SYMBOL_HEADER_LEN,
 };
+use sha2::{Digest as _, Sha256};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -67,7 +68,30 @@ pub struct SenderConfig {
     pub z: f64,
     /// Let the controller lower the rate on congestion (off: a fixed rate of `max_rate_bps`).
     pub adaptive: bool,
+    /// Plain selective-repeat ARQ instead of coding: every datagram is its own block of one
+    /// source symbol, no repair symbols exist, and each loss the receiver reports is sent
+    /// again once (the baseline that shows what the code adds).
+    pub arq: bool,
 }
+
+impl SenderConfig {
+    /// Settings for selective-repeat ARQ: one symbol per block and a window of blocks as
+    /// large as [`ARQ_WINDOW`] datagrams.
+    pub fn arq(self) -> Self {
+        Self {
+            k: 1,
+            arq: true,
+            z: 0.0,
+            interleave: 1,
+            max_open_blocks: ARQ_WINDOW,
+            ..self
+        }
+    }
+}
+
+/// Datagrams an ARQ sender keeps unacknowledged (each its own block): 4096 datagrams of 1448
+/// bytes cover 100 Mbit/s for 470 ms of round trip and repair.
+pub const ARQ_WINDOW: usize = 4096;
 
 impl Default for SenderConfig {
     fn default() -> Self {
@@ -81,6 +105,7 @@ impl Default for SenderConfig {
             // surplus wasted on the rest stays near a percent of the data.
             z: 0.5,
             adaptive: true,
+            arq: false,
         }
     }
 }
@@ -140,6 +165,8 @@ pub struct Sender {
     stats: SenderReport,
     peer: Option<ReceiverReport>,
     done_acks_owed: u32,
+    /// SHA-256 over the bytes read so far, until the last block was read.
+    hasher: Option<Sha256>,
     /// Datagrams from the peer that failed their checks.
     pub rejected: u64,
 }
@@ -175,6 +202,7 @@ impl Sender {
             stats: SenderReport::default(),
             peer: None,
             done_acks_owed: 0,
+            hasher: Some(Sha256::new()),
             rejected: 0,
         }
     }
@@ -197,6 +225,13 @@ impl Sender {
     /// This end's figures so far.
     pub fn report(&self) -> SenderReport {
         self.stats
+    }
+
+    /// Whether the receiver's SHA-256 of what it delivered equals the one of what this end
+    /// sent: `None` until both are known (the receiver's done report carries its digest).
+    pub fn digest_check(&self) -> Option<bool> {
+        let theirs = self.peer?.sha256?;
+        Some(theirs == self.stats.sha256?)
     }
 
     /// The current sending rate, smoothed loss and smoothed RTT.
@@ -281,7 +316,11 @@ impl Sender {
             let needed = needed.min(b.enc.k);
             b.known_need = Some(needed);
             if !b.in_first_pass() && b.owed == 0 && f.highest_seq >= b.last_seq && needed > 0 {
-                b.owed = u32::from(reactive_repair(needed, p));
+                b.owed = if self.cfg.arq {
+                    u32::from(needed)
+                } else {
+                    u32::from(reactive_repair(needed, p))
+                };
                 repaired = true;
             }
         }
@@ -320,13 +359,26 @@ impl Sender {
                 .read_at(self.next_offset + n as u64, &mut [0u8; 1])?
                 > 0;
         self.source_done = !more;
+        if let Some(h) = self.hasher.as_mut() {
+            h.update(&data);
+        }
+        if self.source_done {
+            if let Some(h) = self.hasher.take() {
+                self.stats.sha256 = Some(h.finalize().into());
+            }
+        }
         if data.is_empty() {
             return Ok(false);
         }
         let index = self.base.wrapping_add(self.blocks.len() as u32);
-        let enc = EncodedBlock::encode(index, data, self.cfg.symbol_size)?;
+        let (enc, extra) = if self.cfg.arq {
+            (EncodedBlock::plain(index, data, self.cfg.symbol_size)?, 0)
+        } else {
+            let enc = EncodedBlock::encode(index, data, self.cfg.symbol_size)?;
+            let extra = u32::from(proactive_repair(enc.k, self.loss.loss, self.cfg.z));
+            (enc, extra)
+        };
         self.next_offset += u64::from(enc.block_len);
-        let extra = u32::from(proactive_repair(enc.k, self.loss.loss, self.cfg.z));
         self.stats.blocks += 1;
         self.stats.data_bytes += u64::from(enc.block_len);
         self.blocks.push_back(OpenBlock {

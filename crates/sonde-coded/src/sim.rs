@@ -115,6 +115,8 @@ pub struct Outcome {
     pub sender: crate::wire::SenderReport,
     pub receiver: crate::wire::ReceiverReport,
     pub finished: bool,
+    /// Each end's comparison of the two SHA-256 digests (sender's, receiver's).
+    pub digest_checks: (Option<bool>, Option<bool>),
 }
 
 impl Outcome {
@@ -147,13 +149,16 @@ impl Setup {
     }
 
     pub fn run(self, seed: u64) -> Outcome {
+        let block_symbols = u64::from(self.sender.k);
+        let arq = self.sender.arq;
         let mut tx = Sender::new(
             self.sender,
             Box::new(PatternSource {
                 len: Some(self.len),
             }),
         );
-        let mut rx = Receiver::new(ReceiverConfig::for_mode(self.mode));
+        let rx_cfg = ReceiverConfig::for_mode(self.mode);
+        let mut rx = Receiver::new(if arq { rx_cfg.arq() } else { rx_cfg });
         let mut fwd = Link::new(self.link_bps, self.delay, self.loss, seed);
         fwd.corrupt_every = self.corrupt_every;
         let mut back = Link::new(self.link_bps, self.delay, self.loss, seed.wrapping_mul(7));
@@ -166,6 +171,7 @@ impl Setup {
             sender: Default::default(),
             receiver: Default::default(),
             finished: false,
+            digest_checks: (None, None),
         };
         let mut buf = vec![0u8; 2048];
         let mut now = Duration::ZERO;
@@ -178,7 +184,7 @@ impl Setup {
                 let _ = tx.handle(now, &p);
             }
             while let Some(b) = rx.poll_block() {
-                let k = 128 * symbol as u64;
+                let k = block_symbols * symbol as u64;
                 out.bad_bytes += pattern::mismatches(u64::from(b.index) * k, &b.data);
                 out.delivered += b.data.len() as u64;
                 out.blocks.push(b.index);
@@ -207,6 +213,7 @@ impl Setup {
         out.finished = tx.is_done() && rx.peer_report().is_some();
         out.sender = rx.peer_report().unwrap_or_default();
         out.receiver = tx.peer_report().unwrap_or_default();
+        out.digest_checks = (tx.digest_check(), rx.digest_check());
         out
     }
 }
@@ -221,10 +228,12 @@ mod tests {
         assert!(o.finished, "transfer did not finish");
         assert_eq!(o.delivered, len);
         assert_eq!(o.bad_bytes, 0);
-        let mut b = o.blocks.clone();
-        b.sort_unstable();
-        b.dedup();
-        assert_eq!(b.len(), o.blocks.len(), "a block was delivered twice");
+        let in_order: Vec<u32> = (0..o.blocks.len() as u32).collect();
+        assert_eq!(
+            o.blocks, in_order,
+            "blocks are handed on once each, in order"
+        );
+        assert_eq!(o.digest_checks, (Some(true), Some(true)), "SHA-256 digests");
         assert_eq!(o.receiver.delivered_bytes, len);
     }
 
@@ -245,6 +254,38 @@ mod tests {
                 o.sender.feedback_repair,
                 o.sender.feedback_rounds,
                 o.receiver.decode_delay_p99_us
+            );
+            assert!(eff >= floor, "p={p}: efficiency {eff:.3} below {floor}");
+        }
+    }
+
+    #[test]
+    fn selective_repeat_arq_delivers_every_byte_and_sends_each_loss_again() {
+        for (p, floor) in [(0.0, 0.90), (0.05, 0.85), (0.10, 0.80), (0.20, 0.70)] {
+            let mut s = Setup::new(LEN, LossModel::Random(p));
+            s.sender = SenderConfig::default().arq();
+            let o = s.run(42);
+            check_every_byte(&o, LEN);
+            assert_eq!(o.sender.proactive_repair, 0, "ARQ sends no repair ahead");
+            let source = LEN.div_ceil(1420);
+            assert_eq!(o.sender.source_symbols, source);
+            let resent = o.sender.feedback_repair as f64;
+            let bound = 100e6 * 1420.0 / 1448.0 * (1.0 - p);
+            let eff = o.goodput_bps() / bound;
+            eprintln!(
+                "arq p={p}: goodput {:.1} Mbit/s = {eff:.3} of bound, resent {resent} \
+                 ({:.1} % of source), rounds {}, delay p99 {} us",
+                o.goodput_bps() / 1e6,
+                resent / source as f64 * 100.0,
+                o.sender.feedback_rounds,
+                o.receiver.decode_delay_p99_us
+            );
+            // Every loss costs one more send of the datagram, and a lost resend another: about
+            // p / (1 - p) of the source, never the proactive surplus of the code.
+            let expected = p / (1.0 - p);
+            assert!(
+                resent / source as f64 <= expected * 1.3 + 0.005,
+                "p={p}: resent {resent} of {source}"
             );
             assert!(eff >= floor, "p={p}: efficiency {eff:.3} below {floor}");
         }
@@ -300,5 +341,41 @@ mod tests {
             let o = Setup::new(len, LossModel::Random(0.1)).run(len);
             check_every_byte(&o, len);
         }
+    }
+}
+
+#[cfg(test)]
+mod digest_tests {
+    use crate::receiver::{FeedbackMode, Receiver, ReceiverConfig};
+    use crate::sender::{PatternSource, Sender, SenderConfig};
+    use std::time::Duration;
+
+    #[test]
+    fn a_digest_that_differs_is_reported_as_a_mismatch() {
+        let cfg = SenderConfig {
+            k: 4,
+            symbol_size: 64,
+            ..SenderConfig::default()
+        };
+        let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(1000) }));
+        let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
+        let mut buf = [0u8; 1500];
+        let mut now = Duration::ZERO;
+        while rx.peer_report().is_none() && now < Duration::from_secs(5) {
+            while let Ok(Some(n)) = tx.poll_transmit(now, &mut buf) {
+                let _ = rx.handle(now, &buf[..n]);
+            }
+            while let Some(n) = rx.poll_transmit(now, &mut buf) {
+                let _ = tx.handle(now, &buf[..n]);
+            }
+            now += Duration::from_millis(1);
+        }
+        assert_eq!(tx.digest_check(), Some(true));
+        assert_eq!(rx.digest_check(), Some(true));
+        let mut forged = tx.report();
+        forged.sha256 = Some([0; 32]);
+        let n = forged.emit(&mut buf).unwrap();
+        rx.handle(now, &buf[..n]).unwrap();
+        assert_eq!(rx.digest_check(), Some(false));
     }
 }

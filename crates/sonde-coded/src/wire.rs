@@ -11,8 +11,10 @@
 //! symbol:   8..12 block | 12..14 esi | 14..16 k | 16..20 block_len | 20..28 seq | 28.. payload
 //! feedback: 8..12 serial | 12..16 cumulative | 16..20 covered | 20..28 highest_seq
 //!           28..36 received | 36..40 ack_delay_us | 40..42 n | 42.. n x (block u32, needed u16)
-//! done:     8.. nine u64 receiver figures (see [`ReceiverReport`])
-//! done-ack: 8.. nine u64 sender figures (the last reserved) (see [`SenderReport`])
+//! done:     8.. nine u64 receiver figures (see [`ReceiverReport`]) | 80..112 SHA-256
+//! done-ack: 8.. nine u64 sender figures (the last reserved) (see [`SenderReport`]) | 80..112
+//!           SHA-256
+//! (the SHA-256 of the transfer's bytes is optional: a report is 80 bytes without it)
 //! ```
 //!
 //! Multi-byte fields are big-endian. `esi` < `k` names a source symbol, `esi` >= `k` the repair
@@ -30,8 +32,13 @@ pub const FEEDBACK_HEADER_LEN: usize = 42;
 pub const FEEDBACK_ENTRY_LEN: usize = 6;
 /// Most entries one feedback datagram carries (fits a 1200-byte datagram).
 pub const MAX_FEEDBACK_ENTRIES: usize = 190;
-/// Length of the done and done-ack datagrams.
+/// Length of the done and done-ack datagrams without their digest.
 pub const REPORT_LEN: usize = 8 + 9 * 8;
+/// Length of the done and done-ack datagrams that carry the transfer's SHA-256.
+pub const REPORT_DIGEST_LEN: usize = REPORT_LEN + 32;
+
+/// A SHA-256 digest of the transfer's bytes, in order.
+pub type Digest = [u8; 32];
 /// Flag bit: this symbol belongs to the transfer's last block.
 pub const FLAG_LAST: u8 = 1;
 
@@ -322,25 +329,45 @@ impl Feedback {
     }
 }
 
-/// Nine counters after the common header: the done and done-ack bodies.
-fn parse_report(b: &[u8], kind: Kind) -> Result<[u64; 9], WireError> {
+/// Nine counters after the common header, then an optional digest: the done and done-ack
+/// bodies.
+fn parse_report(b: &[u8], kind: Kind) -> Result<([u64; 9], Option<Digest>), WireError> {
     if classify(b)? != kind {
         return Err(WireError::UnknownType(b[field::TYPE]));
     }
-    if b.len() != REPORT_LEN {
-        return Err(WireError::Truncated(b.len()));
-    }
+    let digest = match b.len() {
+        REPORT_LEN => None,
+        REPORT_DIGEST_LEN => {
+            let mut d = [0u8; 32];
+            d.copy_from_slice(&b[REPORT_LEN..REPORT_DIGEST_LEN]);
+            Some(d)
+        }
+        n => return Err(WireError::Truncated(n)),
+    };
     let mut v = [0u64; 9];
     for (i, x) in v.iter_mut().enumerate() {
         *x = be_u64(b, 8 + i * 8..16 + i * 8);
     }
-    Ok(v)
+    Ok((v, digest))
 }
 
-fn emit_report(v: [u64; 9], kind: Kind, buf: &mut [u8]) -> Result<usize, WireError> {
-    let out = start(buf, kind, REPORT_LEN)?;
+fn emit_report(
+    v: [u64; 9],
+    digest: Option<Digest>,
+    kind: Kind,
+    buf: &mut [u8],
+) -> Result<usize, WireError> {
+    let len = if digest.is_some() {
+        REPORT_DIGEST_LEN
+    } else {
+        REPORT_LEN
+    };
+    let out = start(buf, kind, len)?;
     for (i, x) in v.iter().enumerate() {
         out[8 + i * 8..16 + i * 8].copy_from_slice(&x.to_be_bytes());
+    }
+    if let Some(d) = digest {
+        out[REPORT_LEN..REPORT_DIGEST_LEN].copy_from_slice(&d);
     }
     Ok(seal(out))
 }
@@ -361,14 +388,17 @@ pub struct ReceiverReport {
     pub decode_delay_p99_us: u64,
     /// Delivered bytes the receiving application found wrong (checked data; must be 0).
     pub mismatched_bytes: u64,
+    /// SHA-256 of every delivered byte in order, once the transfer is complete.
+    pub sha256: Option<Digest>,
 }
 
 impl ReceiverReport {
     /// # Errors
     /// [`WireError`] when `b` is not a valid done datagram.
     pub fn parse(b: &[u8]) -> Result<Self, WireError> {
-        let v = parse_report(b, Kind::Done)?;
+        let (v, sha256) = parse_report(b, Kind::Done)?;
         Ok(Self {
+            sha256,
             delivered_bytes: v[0],
             blocks: v[1],
             datagrams_received: v[2],
@@ -395,7 +425,7 @@ impl ReceiverReport {
             self.decode_delay_p99_us,
             self.mismatched_bytes,
         ];
-        emit_report(v, Kind::Done, buf)
+        emit_report(v, self.sha256, Kind::Done, buf)
     }
 }
 
@@ -414,14 +444,17 @@ pub struct SenderReport {
     pub wire_bytes: u64,
     /// Feedback datagrams that changed what the sender sends (repair rounds).
     pub feedback_rounds: u64,
+    /// SHA-256 of every byte the sender read from its source, once it read the last.
+    pub sha256: Option<Digest>,
 }
 
 impl SenderReport {
     /// # Errors
     /// [`WireError`] when `b` is not a valid done-ack datagram.
     pub fn parse(b: &[u8]) -> Result<Self, WireError> {
-        let v = parse_report(b, Kind::DoneAck)?;
+        let (v, sha256) = parse_report(b, Kind::DoneAck)?;
         Ok(Self {
+            sha256,
             data_bytes: v[0],
             blocks: v[1],
             source_symbols: v[2],
@@ -447,7 +480,7 @@ impl SenderReport {
             self.feedback_rounds,
             0,
         ];
-        emit_report(v, Kind::DoneAck, buf)
+        emit_report(v, self.sha256, Kind::DoneAck, buf)
     }
 }
 
@@ -557,6 +590,7 @@ mod tests {
             decode_delay_p50_us: 7,
             decode_delay_p99_us: 8,
             mismatched_bytes: 9,
+            sha256: Some([3; 32]),
         };
         let n = r.emit(&mut buf).unwrap();
         assert_eq!(ReceiverReport::parse(&buf[..n]).unwrap(), r);
@@ -566,7 +600,11 @@ mod tests {
             ..SenderReport::default()
         };
         let n = s.emit(&mut buf).unwrap();
+        assert_eq!(n, REPORT_LEN);
         assert_eq!(SenderReport::parse(&buf[..n]).unwrap(), s);
+        let n = r.emit(&mut buf).unwrap();
+        assert_eq!(n, REPORT_DIGEST_LEN);
+        assert!(ReceiverReport::parse(&buf[..n - 1]).is_err());
     }
 
     #[test]

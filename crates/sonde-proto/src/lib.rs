@@ -26,6 +26,7 @@
 //! ```
 
 pub mod capacity;
+pub mod coded;
 pub mod datagram;
 pub mod datagram_format;
 pub mod frame;

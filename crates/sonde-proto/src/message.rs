@@ -30,6 +30,7 @@ pub const CAPABILITIES: &[&str] = &[
     "coded",
     "capacity",
     "cpu-load",
+    "coded-options",
 ];
 
 /// Client's opening message.
@@ -144,6 +145,10 @@ pub struct TestParams {
     /// datagrams. Sent only to a server listing the `coded` capability.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub coded: bool,
+    /// The coded test's data, feedback policy and scheme when they are not the defaults. Sent
+    /// only to a server listing `coded-options`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coded_options: Option<crate::coded::CodedOptions>,
     /// A traffic profile instead of the throughput test (`sonde profile run`): its streams
     /// replace `parallel` and `direction`. Sent only to a server listing `profile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,6 +213,7 @@ impl Default for TestParams {
             server_affinity: None,
             profile: None,
             coded: false,
+            coded_options: None,
             capacity: None,
         }
     }

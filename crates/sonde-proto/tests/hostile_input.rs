@@ -196,6 +196,20 @@ fn params(rng: &mut Rng) -> TestParams {
             }),
         }),
         coded: rng.chance(4),
+        coded_options: rng.chance(4).then(|| sonde_proto::coded::CodedOptions {
+            data: *rng.pick(&[
+                sonde_proto::coded::CodedData::Pattern,
+                sonde_proto::coded::CodedData::File,
+            ]),
+            feedback: *rng.pick(&[
+                sonde_proto::coded::CodedFeedback::Unrestricted,
+                sonde_proto::coded::CodedFeedback::Restricted,
+            ]),
+            scheme: *rng.pick(&[
+                sonde_proto::coded::CodedScheme::Coded,
+                sonde_proto::coded::CodedScheme::Arq,
+            ]),
+        }),
         capacity: rng.chance(4).then(|| sonde_proto::capacity::CapacityPlan {
             short_trains: (rng.next() % 1001) as u32,
             short_len: 2 + (rng.next() % 63) as u32,

@@ -87,7 +87,7 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct LabRunArgs {
-    /// A built-in scenario name (quick, lossy-link, rates) or a scenario TOML file
+    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp) or a scenario TOML file
     #[arg(value_name = "NAME|FILE")]
     pub scenario: String,
     /// Directory for the results database, raw results, server logs and the report
@@ -242,9 +242,13 @@ pub struct ClientArgs {
     /// UDP instead of TCP
     #[arg(short = 'u', long)]
     pub udp: bool,
-    /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its rate)
-    #[arg(long, conflicts_with_all = ["udp", "bidir", "iperf3"])]
-    pub coded: bool,
+    /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its
+    /// rate); --coded=arq runs plain selective-repeat ARQ instead (no coding) as a baseline
+    #[arg(long, value_enum, value_name = "SCHEME", num_args = 0..=1, require_equals = true,
+          default_missing_value = "rs", conflicts_with_all = ["udp", "bidir", "iperf3"])]
+    pub coded: Option<crate::cli_coded::SchemeArg>,
+    #[command(flatten)]
+    pub coded_args: crate::cli_coded::CodedArgs,
     /// Seconds to transmit (default 10; ignored with -n or -k)
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
     pub time: Option<f64>,

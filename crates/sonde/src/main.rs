@@ -4,6 +4,7 @@ mod cli;
 mod cli_btc;
 mod cli_capacity;
 mod cli_compare_ip;
+mod cli_coded;
 mod cli_latency;
 mod cli_profile;
 mod cli_serial;

@@ -1,17 +1,21 @@
 //! `sonde client --coded` through the real binaries on loopback: a sized upload and a timed
 //! reverse transfer complete with every byte delivered and checked, and -J carries the
-//! figures the table shows.
+//! figures the table shows; a file moves both ways with its SHA-256 verified.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 mod common;
 
-use common::{num, run, uint, Server};
+use common::{num, run, uint, Server, TempDir};
 use std::time::Duration;
 
 fn coded(server: &Server, extra: &[&str]) -> serde_json::Value {
     let port = server.port.to_string();
-    let mut args = vec!["client", "127.0.0.1", "-p", &port, "--coded", "-J"];
+    let (flag, extra) = match extra.first() {
+        Some(&"=arq") => ("--coded=arq", &extra[1..]),
+        _ => ("--coded", extra),
+    };
+    let mut args = vec!["client", "127.0.0.1", "-p", &port, flag, "-J"];
     args.extend_from_slice(extra);
     let out = run(&args, Duration::from_secs(40));
     let stdout = &out.stdout;
@@ -57,18 +61,91 @@ fn timed_reverse_stays_under_the_rate_cap() {
     );
 }
 
+/// Bytes no simple pattern predicts (a file the protocol must move as it is).
+fn file_bytes(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 #[test]
-fn a_file_is_refused_rather_than_replaced_by_test_data() {
-    let out = run(
+fn a_file_upload_moves_the_files_bytes_and_the_server_verifies_their_hash() {
+    let dir = TempDir::new("coded-file");
+    let path = dir.file("in.bin");
+    // Not a whole number of blocks or symbols: the last block is short.
+    let len = 3_000_001;
+    std::fs::write(&path, file_bytes(len)).unwrap();
+    let server = Server::start(&[]);
+    let doc = coded(
+        &server,
         &[
-            "client",
-            "127.0.0.1",
-            "-p",
-            "9",
-            "--coded",
             "-F",
-            "Cargo.toml",
+            path.to_str().unwrap(),
+            "-b",
+            "200m",
+            "--feedback",
+            "restricted",
         ],
+    );
+    assert_eq!(doc["complete"].as_bool(), Some(true));
+    assert_eq!(doc["sha256_verified"].as_bool(), Some(true));
+    assert_eq!(doc["feedback"].as_str(), Some("restricted"));
+    assert_eq!(uint(&doc, "delivered_bytes"), len as u64);
+    assert_eq!(uint(&doc, "sent_bytes"), len as u64);
+    // The pattern check does not apply to a file: its figure is absent, not a false 0.
+    assert!(doc["mismatched_bytes"].is_null());
+    let log = server.output_so_far();
+    assert!(log.contains("3000001 bytes delivered"), "{log}");
+    assert!(log.contains("SHA-256 verified"), "{log}");
+}
+
+#[test]
+fn a_reverse_transfer_writes_the_received_bytes_into_the_file() {
+    let dir = TempDir::new("coded-file-r");
+    let path = dir.file("out.bin");
+    let server = Server::start(&[]);
+    let len = 2_000_003u64;
+    let n = len.to_string();
+    let doc = coded(
+        &server,
+        &["-R", "-n", &n, "-F", path.to_str().unwrap(), "-b", "200m"],
+    );
+    assert_eq!(doc["sha256_verified"].as_bool(), Some(true));
+    assert_eq!(doc["feedback"].as_str(), Some("unrestricted"));
+    let got = std::fs::read(&path).unwrap();
+    assert_eq!(got.len() as u64, len);
+    let mut want = vec![0u8; got.len()];
+    sonde_coded::pattern::fill(0, &mut want);
+    assert!(got == want, "the file differs from what the server sent");
+}
+
+#[test]
+fn arq_baseline_moves_every_byte_without_repair_symbols() {
+    let server = Server::start(&[]);
+    let doc = coded(&server, &["=arq", "-n", "5000000", "-b", "200m"]);
+    assert_eq!(doc["scheme"].as_str(), Some("arq"));
+    assert_eq!(doc["complete"].as_bool(), Some(true));
+    assert_eq!(doc["sha256_verified"].as_bool(), Some(true));
+    assert_eq!(uint(&doc, "delivered_bytes"), 5_000_000);
+    assert_eq!(uint(&doc, "mismatched_bytes"), 0);
+    assert_eq!(uint(&doc, "sender.proactive_repair"), 0);
+    // One datagram per block: as many blocks as source symbols.
+    assert_eq!(
+        uint(&doc, "sender.blocks"),
+        uint(&doc, "sender.source_symbols")
+    );
+}
+
+#[test]
+fn feedback_needs_coded() {
+    let out = run(
+        &["client", "127.0.0.1", "-p", "9", "--feedback", "restricted"],
         Duration::from_secs(10),
     );
     out.expect_code(2);

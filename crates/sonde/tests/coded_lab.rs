@@ -120,3 +120,61 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
     let mbit = delivered_in_full(&out_dir, "ge-5");
     eprintln!("ge-5: {mbit:.2} Mbit/s against a (1 - 0.05) bound of about 89 Mbit/s (94 x 0.95)");
 }
+
+/// Fair to TCP on a clean shared link: a coded flow (capped at the link rate) and a cubic flow
+/// start together from the client over the clean 100 Mbit/s link and must each get at least
+/// half of the other's goodput. The two clients run from one shell command of the scenario,
+/// each writing its -J document into the test's directory.
+#[test]
+#[ignore = "not met yet: the coded flow yields to cubic (7.9-8.6 against 87 Mbit/s); its \
+            controller backs off on the queue cubic keeps full. Run with --ignored"]
+fn a_coded_flow_and_a_cubic_flow_share_a_clean_link_within_two_to_one() {
+    if !lab_available() {
+        return;
+    }
+    let dir = TempDir::new("coded-fair");
+    let out = run(&["lab", "show", "lossy-link"], Duration::from_secs(10));
+    out.expect_code(0);
+    let links = &out.stdout[..out.stdout.find("[[test]]").expect("lossy-link has tests")];
+    let bin = common::sonde_bin();
+    let (coded_json, tcp_json) = (dir.file("coded.json"), dir.file("cubic.json"));
+    let script = format!(
+        "{bin} client {{server}} --coded -b 100m -t 8 -J > {c} & \
+         {bin} client {{server}} -C cubic -t 8 -J > {t}; wait",
+        c = coded_json.display(),
+        t = tcp_json.display()
+    );
+    let scenario = format!(
+        r#"{links}
+[[test]]
+name = "coded-and-cubic"
+command = ["sh", "-c", "{script}"]
+"#
+    );
+    let file = dir.file("scenario.toml");
+    std::fs::write(&file, scenario).expect("write scenario");
+    let out_dir = dir.file("out");
+    let (file, out) = (file.to_string_lossy(), out_dir.to_string_lossy());
+    let out = run(
+        &["lab", "run", &file, "--out", &out, "--settings", "loss-0"],
+        Duration::from_secs(120),
+    );
+    out.expect_code(0);
+    let read = |p: &Path| -> Value {
+        let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.display()))
+    };
+    let coded = read(&coded_json);
+    let tcp = read(&tcp_json);
+    assert_eq!(coded["complete"], true, "{coded}");
+    let c = coded["goodput_bits_per_second"].as_f64().unwrap_or(0.0) / 1e6;
+    let t = tcp["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap_or(0.0)
+        / 1e6;
+    eprintln!("together on 100 Mbit/s: coded {c:.1} Mbit/s, cubic {t:.1} Mbit/s");
+    assert!(
+        c * 2.0 >= t && t * 2.0 >= c,
+        "coded {c:.1} and cubic {t:.1} Mbit/s are further apart than 2:1"
+    );
+}

@@ -290,7 +290,9 @@ fn unknown_scenario_is_a_usage_error_and_list_show_work() {
         Duration::from_secs(10),
     );
     out.expect_code(2);
-    assert!(out.stderr.contains("built-ins: quick, lossy-link, rates"));
+    assert!(out
+        .stderr
+        .contains("built-ins: quick, lossy-link, rates, coded-vs-tcp"));
     let list = run(&["lab", "list"], Duration::from_secs(10));
     list.expect_code(0);
     for name in ["quick", "lossy-link", "rates"] {

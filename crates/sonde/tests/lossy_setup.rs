@@ -9,11 +9,10 @@
 
 mod common;
 
-use common::{run, uint, Server};
+use common::{run, uint, ControlRelay, Server};
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -21,60 +20,22 @@ use std::time::Duration;
 /// sonde's UDP hello and ack are exactly this long (see `sonde_proto::udp_hello`).
 const HELLO_LEN: usize = 25;
 
-/// Copies bytes one way until EOF or error.
-fn pump(mut from: TcpStream, mut to: TcpStream) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown(std::net::Shutdown::Write);
-}
-
 /// A TCP+UDP relay on one local port to `server`, dropping hello/ack datagrams as told.
 struct Relay {
-    port: u16,
-    stop: Arc<AtomicBool>,
+    control: ControlRelay,
     dropped_hellos: Arc<AtomicUsize>,
     dropped_acks: Arc<AtomicUsize>,
 }
 
 impl Relay {
     fn start(server: u16, drop_hellos: usize, drop_acks: usize) -> Relay {
-        let tcp = TcpListener::bind("127.0.0.1:0").expect("relay tcp bind");
-        let port = tcp.local_addr().expect("addr").port();
-        let udp = UdpSocket::bind(("127.0.0.1", port)).expect("relay udp bind on the same port");
+        let control = ControlRelay::start(server);
+        let udp =
+            UdpSocket::bind(("127.0.0.1", control.port)).expect("relay udp bind on the same port");
         udp.set_read_timeout(Some(Duration::from_millis(50)))
             .expect("timeout");
-        tcp.set_nonblocking(true).expect("nonblocking");
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = control.stop.clone();
         let (dh, da) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let s = stop.clone();
-        thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match tcp.accept() {
-                    Ok((down, _)) => {
-                        let _ = down.set_nonblocking(false);
-                        let Ok(up) = TcpStream::connect(("127.0.0.1", server)) else {
-                            continue;
-                        };
-                        let (d2, u2) = (
-                            down.try_clone().expect("clone"),
-                            up.try_clone().expect("clone"),
-                        );
-                        thread::spawn(move || pump(down, up));
-                        thread::spawn(move || pump(u2, d2));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
         // UDP: one upstream socket per client address; replies go back through the relay port.
         let udp = Arc::new(udp);
         let upstreams: Arc<Mutex<HashMap<SocketAddr, Arc<UdpSocket>>>> = Arc::default();
@@ -125,17 +86,10 @@ impl Relay {
             }
         });
         Relay {
-            port,
-            stop,
+            control,
             dropped_hellos: dh,
             dropped_acks: da,
         }
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -143,7 +97,7 @@ impl Drop for Relay {
 fn udp_streams_set_up_despite_lost_hellos_and_acks() {
     let server = Server::start(&[]);
     let relay = Relay::start(server.port, 4, 3);
-    let port = relay.port.to_string();
+    let port = relay.control.port.to_string();
     let out = run(
         &[
             "client",

@@ -435,7 +435,7 @@ impl Settings {
 }
 
 /// Names of the built-in scenarios.
-pub const BUILTIN_NAMES: [&str; 3] = ["quick", "lossy-link", "rates"];
+pub const BUILTIN_NAMES: [&str; 4] = ["quick", "lossy-link", "rates", "coded-vs-tcp"];
 
 /// The TOML text of a built-in scenario.
 pub fn builtin_text(name: &str) -> Option<&'static str> {
@@ -443,6 +443,7 @@ pub fn builtin_text(name: &str) -> Option<&'static str> {
         "quick" => Some(include_str!("../../scenarios/quick.toml")),
         "lossy-link" => Some(include_str!("../../scenarios/lossy-link.toml")),
         "rates" => Some(include_str!("../../scenarios/rates.toml")),
+        "coded-vs-tcp" => Some(include_str!("../../scenarios/coded-vs-tcp.toml")),
         _ => None,
     }
 }

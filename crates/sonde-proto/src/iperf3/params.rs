@@ -289,6 +289,7 @@ impl Iperf3Params {
             server_affinity: self.server_affinity.and_then(|c| u32::try_from(c).ok()),
             profile: None,
             coded: false,
+            coded_options: None,
             capacity: None,
         };
         let opts = Iperf3Options {

@@ -64,14 +64,22 @@ fn run_session(
     out: &mut CodedOutcome,
 ) -> Result<(), RunError> {
     let p = &cfg.params;
-    let needs = Needs {
-        capability: "coded",
-        what: "run the coded transport (--coded)",
+    let options = p.coded_options.is_some_and(|o| o.needs_capability());
+    let needs = if options {
+        Needs {
+            capability: "coded-options",
+            what: "run the coded transport with --file, --feedback or --coded=arq",
+        }
+    } else {
+        Needs {
+            capability: "coded",
+            what: "run the coded transport (--coded)",
+        }
     };
     let sock = own_loop::open_stream(cfg, interrupt, conn, s, server, &needs)?;
     let cpu0 = cpu::process_times();
     let t0 = Instant::now();
-    let mut side = Side::new(p, out.client_sends);
+    let mut side = Side::new(p, out.client_sends, cfg.file.as_deref())?;
     let timed = p.bytes == 0;
     let run_for = Duration::from_secs_f64(if timed {
         p.duration_secs
@@ -115,5 +123,14 @@ fn run_session(
             "the coded transfer ended before every block was delivered".into(),
         ));
     }
-    Ok(())
+    match out.figures.digest_ok {
+        Some(true) => Ok(()),
+        Some(false) => Err(RunError::Setup(
+            "the SHA-256 of the delivered bytes differs from the sender's".into(),
+        )),
+        None if cfg.file.is_some() => Err(RunError::Setup(
+            "the other end's SHA-256 did not arrive: the file could not be verified".into(),
+        )),
+        None => Ok(()),
+    }
 }

@@ -1,14 +1,17 @@
 //! Drives one coded sender or receiver over a connected UDP socket until the transfer is
 //! complete, the caller stops it, or its time runs out.
 
+use super::data::{FileSource, Sink};
 use super::{symbol_size, K};
 use crate::error::RunError;
 use sonde_coded::pattern;
 use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
-use sonde_coded::sender::{PatternSource, Sender, SenderConfig};
+use sonde_coded::sender::{PatternSource, Sender, SenderConfig, Source};
 use sonde_coded::wire::{ReceiverReport, SenderReport};
+use sonde_proto::coded::{CodedData, CodedFeedback, CodedScheme};
 use sonde_proto::message::TestParams;
 use std::net::UdpSocket;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,15 +27,29 @@ pub enum Side {
     Send(Box<Sender>),
     Receive {
         rx: Box<Receiver>,
-        symbol: usize,
+        /// Bytes of one block: block `i` starts at `i * block_bytes`.
+        block_bytes: u64,
         bad_bytes: u64,
+        sink: Sink,
     },
 }
 
 impl Side {
-    /// The side `sends` asks for, set up from the test's parameters.
-    pub fn new(p: &TestParams, sends: bool) -> Self {
+    /// The side `sends` asks for, set up from the test's parameters. `file` is this end's
+    /// `--file`: read when it sends, written when it receives.
+    ///
+    /// # Errors
+    /// The file cannot be opened or created.
+    pub fn new(p: &TestParams, sends: bool, file: Option<&Path>) -> Result<Self, RunError> {
         let symbol = symbol_size(p.length);
+        let opts = p.coded_options.unwrap_or_default();
+        let arq = opts.scheme == CodedScheme::Arq;
+        let file_err = |e: std::io::Error| {
+            RunError::Setup(format!(
+                "--file {}: {e}",
+                file.map_or_else(String::new, |f| f.display().to_string())
+            ))
+        };
         if sends {
             let cfg = SenderConfig {
                 symbol_size: symbol,
@@ -44,15 +61,29 @@ impl Side {
                 },
                 ..SenderConfig::default()
             };
+            let cfg = if arq { cfg.arq() } else { cfg };
             let len = (p.bytes > 0).then_some(p.bytes);
-            Side::Send(Box::new(Sender::new(cfg, Box::new(PatternSource { len }))))
+            let source: Box<dyn Source + Send> = match file {
+                Some(f) => Box::new(FileSource::open(f, p.bytes).map_err(file_err)?),
+                None => Box::new(PatternSource { len }),
+            };
+            Ok(Side::Send(Box::new(Sender::new(cfg, source))))
         } else {
-            let rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
-            Side::Receive {
+            let mode = match opts.feedback {
+                CodedFeedback::Unrestricted => FeedbackMode::Unrestricted,
+                CodedFeedback::Restricted => FeedbackMode::Restricted,
+            };
+            let rx_cfg = ReceiverConfig::for_mode(mode);
+            let rx = Receiver::new(if arq { rx_cfg.arq() } else { rx_cfg });
+            let block_symbols = if arq { 1 } else { u64::from(K) };
+            // The far end sends a file only on an upload: then only its digest can be checked.
+            let pattern = opts.data == CodedData::Pattern || file.is_some();
+            Ok(Side::Receive {
                 rx: Box::new(rx),
-                symbol,
+                block_bytes: block_symbols * symbol as u64,
                 bad_bytes: 0,
-            }
+                sink: Sink::new(file, pattern).map_err(file_err)?,
+            })
         }
     }
 }
@@ -72,6 +103,9 @@ pub struct CodedFigures {
     pub path: Option<(f64, f64, Option<f64>)>,
     /// Times the sender's rate controller backed off on a congestion signal (sending end).
     pub backoffs: Option<u64>,
+    /// This end's comparison of the sender's and the receiver's SHA-256 of the data (None
+    /// when the other end's digest did not arrive).
+    pub digest_ok: Option<bool>,
 }
 
 /// When the drive ends besides completion.
@@ -241,15 +275,22 @@ fn receive(
             }
             Side::Receive {
                 rx,
-                symbol,
+                block_bytes,
                 bad_bytes,
+                sink,
             } => {
                 let _ = rx.handle(now, &buf[..n]);
                 while let Some(b) = rx.poll_block() {
-                    let offset = u64::from(b.index) * u64::from(K) * *symbol as u64;
-                    let bad = pattern::mismatches(offset, &b.data);
-                    *bad_bytes += bad;
-                    rx.note_mismatches(bad);
+                    sink.write(&b.data).map_err(file_write_err)?;
+                    if sink.pattern {
+                        let offset = u64::from(b.index) * *block_bytes;
+                        let bad = pattern::mismatches(offset, &b.data);
+                        *bad_bytes += bad;
+                        rx.note_mismatches(bad);
+                    }
+                }
+                if rx.is_complete() {
+                    sink.flush().map_err(file_write_err)?;
                 }
             }
         }
@@ -266,14 +307,25 @@ fn figures(side: &Side, out: &mut CodedFigures) {
             let (rate, loss, rtt) = tx.path();
             out.path = Some((rate, loss, rtt.map(|d| d.as_secs_f64() * 1e3)));
             out.backoffs = Some(tx.backoffs());
+            out.digest_ok = tx.digest_check();
         }
-        Side::Receive { rx, bad_bytes, .. } => {
+        Side::Receive {
+            rx,
+            bad_bytes,
+            sink,
+            ..
+        } => {
             out.complete = rx.is_complete();
             out.receiver = Some(rx.report());
             out.sender = rx.peer_report();
-            out.bad_bytes = Some(*bad_bytes);
+            out.bad_bytes = sink.pattern.then_some(*bad_bytes);
+            out.digest_ok = rx.digest_check();
         }
     }
+}
+
+fn file_write_err(e: std::io::Error) -> RunError {
+    RunError::Setup(format!("writing the received data to --file: {e}"))
 }
 
 fn data_err(e: std::io::Error) -> RunError {

@@ -7,6 +7,7 @@
 //! `server::session`.
 
 pub mod client;
+pub mod data;
 pub mod endpoint;
 
 pub use endpoint::{CodedFigures, Side};

@@ -21,7 +21,7 @@ const UDP_DEFAULT_RATE: u64 = 1024 * 1024;
 /// # Errors
 /// A usage message when flags contradict each other or exceed protocol limits.
 pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
-    let protocol = if a.udp || a.coded {
+    let protocol = if a.udp || a.coded.is_some() {
         Protocol::Udp
     } else {
         Protocol::Tcp
@@ -33,7 +33,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     } else {
         Direction::Upload
     };
-    let length = a.length.unwrap_or(if a.udp || a.coded {
+    let length = a.length.unwrap_or(if a.udp || a.coded.is_some() {
         UDP_DEFAULT_LEN
     } else {
         TCP_DEFAULT_LEN
@@ -108,7 +108,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         bytes,
         blocks,
         length,
-        bitrate: rate.unwrap_or(if a.coded {
+        bitrate: rate.unwrap_or(if a.coded.is_some() {
             super::coded::DEFAULT_RATE
         } else if a.udp {
             UDP_DEFAULT_RATE
@@ -129,11 +129,15 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         dont_fragment: a.dont_fragment,
         server_affinity: a.affinity.and_then(|(_, server)| server),
         profile: None,
-        coded: a.coded,
+        coded: a.coded.is_some(),
+        coded_options: a
+            .coded
+            .map(|scheme| super::coded::options(a, scheme))
+            .filter(|o| o.needs_capability()),
         capacity: None,
     };
     p.validate().map_err(|e| e.to_string())?;
-    if a.coded {
+    if a.coded.is_some() {
         super::coded::check(&p)?;
     }
     if let Some(c) = a.cport {
@@ -157,14 +161,6 @@ fn file_budget(a: &ClientArgs) -> Result<Option<u64>, String> {
     };
     if a.udp {
         return Err("-F moves a file over TCP; UDP datagrams carry sonde's headers".into());
-    }
-    if a.coded {
-        // Sending the pattern in the file's place would report a transfer that never happened.
-        return Err(
-            "-F does not work with --coded yet: the coded transport moves its own \
-                    checked test data (use -n for a size)"
-                .into(),
-        );
     }
     if a.bidir || a.parallel > 1 {
         return Err("-F moves one file over one stream: use it without --bidir and -P".into());
@@ -301,7 +297,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             crate::output::write_failed(&e);
         }
     };
-    if a.coded {
+    if a.coded.is_some() {
         return super::coded::run(&cfg, &a.output, interrupt);
     }
     let outcome = if a.iperf3 {

@@ -4,6 +4,7 @@
 use super::exit;
 use crate::cli::OutputArgs;
 use serde_json::json;
+use sonde_proto::coded::{CodedData, CodedFeedback, CodedOptions, CodedScheme};
 use sonde_proto::message::TestParams;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::coded::client::CodedOutcome;
@@ -12,6 +13,24 @@ use std::sync::atomic::AtomicBool;
 
 /// Target rate without `-b`: the lossy-link scenario's 100 Mbit/s link.
 pub const DEFAULT_RATE: u64 = 100_000_000;
+
+/// The coded test's options from its flags: a file upload sends the file's bytes (`-R --file`
+/// receives the server's test data into the file), `--feedback` picks the receiver's policy,
+/// `--coded=arq` the ARQ baseline.
+pub fn options(a: &crate::cli::ClientArgs, scheme: crate::cli_coded::SchemeArg) -> CodedOptions {
+    CodedOptions {
+        data: if a.file.is_some() && !a.reverse {
+            CodedData::File
+        } else {
+            CodedData::Pattern
+        },
+        feedback: a
+            .coded_args
+            .feedback
+            .map_or_else(Default::default, Into::into),
+        scheme: scheme.into(),
+    }
+}
 
 /// Flags a coded test cannot take.
 ///
@@ -39,15 +58,34 @@ pub fn check(p: &TestParams) -> Result<(), String> {
 /// Runs the coded test and prints its result; returns the exit code.
 pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i32 {
     let (out, err) = sonde_runtime::coded::client::run(cfg, interrupt);
+    let opts = cfg.params.coded_options.unwrap_or_default();
+    let mode = Mode {
+        scheme: match opts.scheme {
+            CodedScheme::Coded => "coded",
+            CodedScheme::Arq => "arq",
+        },
+        feedback: match opts.feedback {
+            CodedFeedback::Unrestricted => "unrestricted",
+            CodedFeedback::Restricted => "restricted",
+        },
+        file: cfg.file.as_ref().map(|f| f.display().to_string()),
+    };
     let text = if output.json {
         let mut doc = document(&out);
         doc["target_bits_per_second"] = json!(cfg.params.bitrate);
+        doc["scheme"] = json!(mode.scheme);
+        doc["feedback"] = json!(mode.feedback);
+        doc["file"] = json!(mode.file);
+        doc["sha256_verified"] = json!(out.figures.digest_ok);
+        if mode.file.is_some() && out.client_sends {
+            doc["mismatched_bytes"] = serde_json::Value::Null;
+        }
         if let Some(e) = &err {
             doc["error"] = json!(e.to_string());
         }
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     } else {
-        table(&out)
+        table(&out, &mode)
     };
     println!("{text}");
     match err {
@@ -57,6 +95,13 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
             exit::FAILED
         }
     }
+}
+
+/// What the test ran: scheme, feedback policy and the file, for the report.
+struct Mode {
+    scheme: &'static str,
+    feedback: &'static str,
+    file: Option<String>,
 }
 
 /// The figures both ends agree on, as plain numbers.
@@ -142,11 +187,31 @@ fn mbit(bps: f64) -> String {
     format!("{:.2} Mbit/s", bps / 1e6)
 }
 
-fn table(o: &CodedOutcome) -> String {
+fn table(o: &CodedOutcome, mode: &Mode) -> String {
     let f = &o.figures;
     let x = figures(o);
     let unknown = || "unknown (the other end's figures did not arrive)".to_string();
     let mut rows: Vec<(&str, String)> = vec![
+        (
+            "mode",
+            format!("{}, {} feedback", mode.scheme, mode.feedback),
+        ),
+        (
+            "data",
+            match &mode.file {
+                Some(p) if o.client_sends => format!("the file {p}"),
+                Some(p) => format!("the server's test data, written to {p}"),
+                None => "sonde's checked test data".into(),
+            },
+        ),
+        (
+            "sha-256",
+            match f.digest_ok {
+                Some(true) => "verified: the receiver's digest equals the sender's".into(),
+                Some(false) => "MISMATCH: the delivered bytes differ from the sent ones".into(),
+                None => "not compared (the other end's digest did not arrive)".into(),
+            },
+        ),
         (
             "direction",
             if o.client_sends {
@@ -174,7 +239,10 @@ fn table(o: &CodedOutcome) -> String {
         ),
     ];
     if let Some(r) = f.receiver {
-        rows.push(("checked", format!("{} bytes wrong", r.mismatched_bytes)));
+        // A file's bytes are checked by their digest only (the pattern check is for test data).
+        if mode.file.is_none() || !o.client_sends {
+            rows.push(("checked", format!("{} bytes wrong", r.mismatched_bytes)));
+        }
         rows.push((
             "decode delay",
             format!(
@@ -202,16 +270,28 @@ fn table(o: &CodedOutcome) -> String {
                     mbit(x.wire_bps.unwrap_or(0.0))
                 ),
             ));
-            rows.push((
-                "repair",
-                format!(
-                    "{} proactive + {} on feedback = {:.1} % of {} source symbols",
-                    s.proactive_repair,
-                    s.feedback_repair,
-                    x.overhead.unwrap_or(0.0) * 100.0,
-                    s.source_symbols
-                ),
-            ));
+            rows.push(if mode.scheme == "arq" {
+                (
+                    "resent",
+                    format!(
+                        "{} datagrams on feedback = {:.1} % of {} sent once",
+                        s.feedback_repair,
+                        x.overhead.unwrap_or(0.0) * 100.0,
+                        s.source_symbols
+                    ),
+                )
+            } else {
+                (
+                    "repair",
+                    format!(
+                        "{} proactive + {} on feedback = {:.1} % of {} source symbols",
+                        s.proactive_repair,
+                        s.feedback_repair,
+                        x.overhead.unwrap_or(0.0) * 100.0,
+                        s.source_symbols
+                    ),
+                )
+            });
             rows.push(("feedback rounds", s.feedback_rounds.to_string()));
         }
         None => rows.push(("sender", unknown())),

@@ -607,3 +607,51 @@ pub fn lab_result(out_dir: &Path, settings: &str, test: &str, repetition: u32) -
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The TCP half of a test relay: a loopback port whose connections are copied as they are to
+/// `server` (sonde's control connection), and a stop flag the relay's threads watch, set when
+/// this is dropped. The UDP half, which a test uses to damage or drop datagrams, binds the same
+/// port number.
+pub struct ControlRelay {
+    pub port: u16,
+    pub stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ControlRelay {
+    pub fn start(server: u16) -> ControlRelay {
+        let tcp = TcpListener::bind("127.0.0.1:0").expect("relay tcp bind");
+        let port = tcp.local_addr().expect("relay addr").port();
+        tcp.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let Ok((down, _)) = tcp.accept() else {
+                    thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let _ = down.set_nonblocking(false);
+                let Ok(up) = TcpStream::connect(("127.0.0.1", server)) else {
+                    continue;
+                };
+                let (d2, u2) = (
+                    down.try_clone().expect("clone"),
+                    up.try_clone().expect("clone"),
+                );
+                let copy = |mut from: TcpStream, mut to: TcpStream| {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                };
+                thread::spawn(move || copy(down, up));
+                thread::spawn(move || copy(u2, d2));
+            }
+        });
+        ControlRelay { port, stop }
+    }
+}
+
+impl Drop for ControlRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

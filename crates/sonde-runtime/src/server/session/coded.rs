@@ -32,7 +32,7 @@ impl SessionRun<'_> {
         self.await_start(&sock, ack)?;
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
-        let mut side = Side::new(p, p.direction == Direction::Reverse);
+        let mut side = Side::new(p, p.direction == Direction::Reverse, None)?;
         let limit = Duration::from_secs_f64(self.time_limit(p).clamp(1.0, 86_400.0 * 2.0));
         let limits = Limits {
             finish_at: (p.bytes == 0).then(|| t0 + Duration::from_secs_f64(p.duration_secs)),
@@ -66,8 +66,13 @@ impl SessionRun<'_> {
 
     fn log_coded(&self, f: &CodedFigures) {
         let delivered = f.receiver.map_or(0, |r| r.delivered_bytes);
+        let digest = match f.digest_ok {
+            Some(true) => ", SHA-256 verified",
+            Some(false) => ", SHA-256 MISMATCH",
+            None => "",
+        };
         (self.shared.log)(&format!(
-            "coded transfer with {}: {} bytes delivered in {:.2} s{}",
+            "coded transfer with {}: {} bytes delivered in {:.2} s{}{digest}",
             self.peer,
             delivered,
             f.elapsed_secs,
