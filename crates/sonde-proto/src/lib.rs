@@ -34,6 +34,7 @@ pub mod iperf3;
 pub mod message;
 pub mod preamble;
 pub mod probe;
+pub mod psk;
 pub mod session;
 pub mod udp_hello;
 

@@ -18,6 +18,7 @@
 //! iperf3 numbers streams 1, 3, 4, 5, ... (a historical off-by-one); sonde numbers them 1..N.
 //! [`to_iperf3_id`] and [`from_iperf3_id`] convert.
 
+pub mod auth;
 pub mod codec;
 pub mod params;
 pub mod results;
