@@ -203,6 +203,7 @@ fn params(rng: &mut Rng) -> TestParams {
             long_len: 16 + (rng.next() % 3985) as u32,
             spacing_ms: 1 + (rng.next() % 2000) as u32,
         }),
+        psk_answer: rng.chance(4).then(|| "ab".repeat(32)),
     }
 }
 
@@ -329,6 +330,7 @@ fn message(rng: &mut Rng) -> Message {
             software: "sonde-server".into(),
             caps: vec!["tcp".into(), "live-intervals".into()],
             congestion_available: vec!["cubic".into(), "reno".into()],
+            auth_nonce: None,
         }),
         2 => Message::Refuse(Refusal {
             code: *rng.pick(&[

@@ -286,6 +286,7 @@ impl Iperf3Params {
             profile: None,
             coded: false,
             capacity: None,
+            psk_answer: None,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,
