@@ -1,6 +1,7 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
+mod cli_auth;
 mod cli_btc;
 mod cli_capacity;
 mod cli_latency;

@@ -45,14 +45,25 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     let Ok(conn) = ControlConn::new(stream) else {
         return;
     };
+    let mut session = ServerSession::new(&software(), sockopt::available_congestion());
+    if let Some(key) = &shared.cfg.auth.psk {
+        match crate::auth::fresh_nonce() {
+            Ok(n) => session.require_psk(key.clone(), n),
+            Err(e) => {
+                (shared.log)(&format!("closed {peer}: no challenge for its key: {e}"));
+                return;
+            }
+        }
+    }
     let mut emit = (shared.sinks)(&peer.to_string());
     let mut run = SessionRun {
         shared,
         conn,
-        session: ServerSession::new(&software(), sockopt::available_congestion()),
+        session,
         peer,
         cookie: None,
         events: TestEvents::new(&mut *emit),
+        auth_refused: false,
     };
     let over_limit = slot.over_limit();
     let result = run.execute(over_limit);
@@ -69,7 +80,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
     }
     drop(slot);
     let served = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
-    if shared.cfg.one_off && served >= 1 && !over_limit {
+    // As iperf3's -1, a client refused for its key does not use up the one test.
+    if shared.cfg.one_off && served >= 1 && !over_limit && !run.auth_refused {
         shared.shutdown.store(true, Ordering::SeqCst);
     }
 }
@@ -81,6 +93,8 @@ struct SessionRun<'a> {
     peer: SocketAddr,
     cookie: Option<Cookie>,
     events: TestEvents<'a>,
+    /// The client was refused for its pre-shared key (it saw nothing of the server).
+    auth_refused: bool,
 }
 
 fn random_cookie() -> Cookie {
@@ -131,6 +145,13 @@ impl SessionRun<'_> {
         }
     }
 
+    /// The session refused the client for its key and queued the refusal (already sent).
+    fn auth_refused(&mut self, why: &str) -> Result<(), RunError> {
+        self.auth_refused = true;
+        (self.shared.log)(&format!("refused {}: {why}", self.peer));
+        Ok(())
+    }
+
     fn refuse(&mut self, code: RefuseCode, msg: String) -> Result<(), RunError> {
         (self.shared.log)(&format!("refused {}: {msg}", self.peer));
         self.session.refuse(code, &msg);
@@ -140,6 +161,7 @@ impl SessionRun<'_> {
     fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
         match self.next_event(STEP, "the client's hello")? {
             ServerEvent::Greeted { .. } => {}
+            ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => return Err(RunError::Protocol("unexpected first message".into())),
         }
@@ -153,6 +175,7 @@ impl SessionRun<'_> {
         }
         let params = match self.next_event(STEP, "the test request")? {
             ServerEvent::TestRequested(p) => *p,
+            ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => {
                 // The session refused invalid parameters itself.
