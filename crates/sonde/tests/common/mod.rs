@@ -212,9 +212,15 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn<S: AsRef<str>>(args: &[S]) -> Proc {
+        Proc::spawn_env(args, &[])
+    }
+
+    /// [`Proc::spawn`] with extra environment variables.
+    pub fn spawn_env<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) -> Proc {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
         let mut child = Command::new(sonde_bin())
             .args(&args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
