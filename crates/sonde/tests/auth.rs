@@ -108,6 +108,15 @@ fn psk_right_key_runs_and_every_other_client_is_refused_before_any_test() {
     assert_eq!(r.code, RefuseCode::Auth);
     assert!(r.message.contains("too old"), "{}", r.message);
 
+    // iperf3 cannot show the key: its clients are refused too, with iperf3's error 142.
+    if let Some(ip) = peers::debian() {
+        let port = server.port.to_string();
+        let out = ip.run(&strs(&["-c", "127.0.0.1", "-p", &port, "-t", "1"]), T);
+        assert_eq!(out.code(), Some(1), "{}", out.describe());
+        assert!(format!("{}{}", out.stdout, out.stderr).contains("test authorization failed"));
+        assert!(logged(&server, "which iperf3 cannot send", 1));
+    }
+
     // The server's side: three refusals, and the one test it ran was the right key's.
     assert!(
         logged(&server, "refused 127.0.0.1", 3),
@@ -260,6 +269,9 @@ fn iperf3_clients_authenticate_to_sonde_server_or_are_refused_with_142() {
             assert!(logged(&server, why, 1), "{why}\n{}", server.output_so_far());
         }
         assert!(logged(&server, "refused iperf3 client", 3));
+        // Only iperf3 credentials admit a client: a sonde-protocol client is refused.
+        let plain = server.client(&["-t", "1"], T);
+        refused(&plain, "only clients with iperf3 RSA credentials");
         let log = server.output_so_far();
         assert_eq!(
             log.matches("authenticated as user \"mario\"").count(),

@@ -276,6 +276,16 @@ impl Session<'_, '_> {
             }
             Err(e) => return Err(e),
         };
+        if self.ctx.cfg.auth.rsa.is_none() && self.ctx.cfg.auth.psk.is_some() {
+            // A key guards the server; iperf3 has no way to show it.
+            self.auth_refused = true;
+            return self.refuse(
+                errno::AUTH,
+                "the server requires sonde's pre-shared key (--psk-file), which iperf3 \
+                 cannot send (give the server --rsa-private-key-path and \
+                 --authorized-users-path to admit iperf3 clients)",
+            );
+        }
         if let Some(rsa) = &self.ctx.cfg.auth.rsa {
             // As iperf3's server: checked before anything else of the request, refused
             // with error 142 and no data connection.

@@ -165,6 +165,17 @@ impl SessionRun<'_> {
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => return Err(RunError::Protocol("unexpected first message".into())),
         }
+        if self.shared.cfg.auth.rsa.is_some() && self.shared.cfg.auth.psk.is_none() {
+            // Only iperf3's credentials admit a client here; a sonde client can send them.
+            self.auth_refused = true;
+            return self.refuse(
+                RefuseCode::Auth,
+                "this server admits only clients with iperf3 RSA credentials (it has no \
+                 --psk-file): run `sonde client --iperf3 --username USER \
+                 --rsa-public-key-path FILE`"
+                    .into(),
+            );
+        }
         if over_limit {
             let max = self.shared.cfg.max_clients.unwrap_or(0);
             let busy = Refusal::Busy { max };
