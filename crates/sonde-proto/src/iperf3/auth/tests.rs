@@ -195,3 +195,34 @@ fn debug_never_shows_the_password() {
     let c = parse_credentials(b"user: a\npwd:  secret\nts:   1").unwrap();
     assert!(!format!("{c:?}").contains("secret"));
 }
+
+/// Peer input never panics: random bytes as decrypted text, users files and tokens (random
+/// base64 of the key's block size reaches the RSA decryption itself).
+#[test]
+fn random_input_is_refused_without_panic() {
+    use base64::Engine as _;
+    let (k, _) = keys();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let alphabet = b"user:pwd ts\n\r,#-+0123456789abc\0\xff";
+    for _ in 0..2000 {
+        let len = (next() % 64) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+            .collect();
+        let _ = parse_credentials(&bytes);
+        let _ = users_file_allows(&String::from_utf8_lossy(&bytes), "mario", "rossi");
+    }
+    for _ in 0..20 {
+        let block: Vec<u8> = (0..128).map(|_| next() as u8).collect();
+        let token = base64::engine::general_purpose::STANDARD.encode(block);
+        for pad in [Padding::Oaep, Padding::Pkcs1] {
+            assert!(check_token(&k, pad, &token, USERS, 0, 10).is_err());
+        }
+    }
+}
