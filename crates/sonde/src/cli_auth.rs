@@ -8,7 +8,8 @@ use std::path::PathBuf;
 const PSK_HELP: &str = "Require (server) or answer (client) sonde's pre-shared key, read from \
 FILE: the file's bytes less one trailing newline, at least 32 bytes (make one with \
 `head -c 32 /dev/urandom | base64 > FILE`). A wrong or missing key is refused before any \
-data flows; a server without this flag ignores a client's key";
+data flows; a server without this flag ignores a client's key, and one with it alone refuses \
+iperf3 clients (they cannot send it)";
 
 /// The server's authentication flags.
 #[derive(Debug, Clone, Args)]

@@ -282,6 +282,23 @@ fn iperf3_clients_authenticate_to_sonde_server_or_are_refused_with_142() {
     }
 }
 
+/// `sonde client --iperf3` for mario with the server's public key, a 1 s test.
+fn iperf3_client_args<'a>(port: &'a str, public: &'a Path) -> Vec<&'a str> {
+    vec![
+        "client",
+        "127.0.0.1",
+        "-p",
+        port,
+        "-t",
+        "1",
+        "--iperf3",
+        "--username",
+        "mario",
+        "--rsa-public-key-path",
+        s(public),
+    ]
+}
+
 #[test]
 fn sonde_client_authenticates_to_iperf3_server() {
     let f = rsa_files();
@@ -297,19 +314,7 @@ fn sonde_client_authenticates_to_iperf3_server() {
             T,
         );
         let port = port.to_string();
-        let mut args = vec![
-            "client",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "1",
-            "--iperf3",
-            "--username",
-            "mario",
-            "--rsa-public-key-path",
-            s(&f.public),
-        ];
+        let mut args = iperf3_client_args(&port, &f.public);
         if pkcs1 {
             args.push("--use-pkcs1-padding");
         }
@@ -391,4 +396,95 @@ fn sonde_tokens_open_with_openssl_in_both_paddings() {
             "user: mario\npwd:  rossi\nts:   1700000000"
         );
     }
+}
+
+/// Without `IPERF3_PASSWORD`, a client on a terminal asks for the password with echo off, as
+/// iperf3 does: run on a real pty (its controlling terminal), against sonde's own server in
+/// its iperf3 role, typed after the prompt appears.
+#[test]
+fn the_password_prompt_reads_a_pty_without_echo() {
+    use std::os::unix::io::FromRawFd;
+    use std::os::unix::process::CommandExt;
+    use std::sync::{Arc, Mutex};
+    let f = rsa_files();
+    let server = Server::start(&[
+        "--rsa-private-key-path",
+        s(&f.private),
+        "--authorized-users-path",
+        s(&f.users),
+    ]);
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty fills two descriptors; null name, termios and window size are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors are fresh and owned here from now on.
+    let (master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let port = server.port.to_string();
+    let mut cmd = Command::new(common::sonde_bin());
+    cmd.args(iperf3_client_args(&port, &f.public))
+        .env_remove("IPERF3_PASSWORD")
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    drop(slave);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = master.try_clone().unwrap();
+    let sink = seen.clone();
+    let t = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !text().contains("Password: ") {
+        assert!(Instant::now() < deadline, "no prompt; saw {:?}", text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (&master).write_all(b"rossi\n").unwrap();
+    let deadline = Instant::now() + T;
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("client did not finish; saw {:?}", text());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(master);
+    let _ = t.join();
+    let out = text();
+    assert!(status.success(), "{status:?}\n{out}");
+    assert!(!out.contains("rossi"), "the password was echoed:\n{out}");
+    assert!(logged(&server, "authenticated as user \"mario\"", 1));
 }
