@@ -10,6 +10,7 @@ mod cli_stress;
 mod cli_switch;
 mod cli_values;
 mod commands;
+mod os_password;
 mod os_time;
 mod output;
 

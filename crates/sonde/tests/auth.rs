@@ -398,14 +398,130 @@ fn sonde_tokens_open_with_openssl_in_both_paddings() {
     }
 }
 
+/// A `sonde` child on a fresh pty that is its controlling terminal; what it writes there is
+/// collected in the background.
+struct PtyChild {
+    child: std::process::Child,
+    master: std::fs::File,
+    /// Kept open to read the terminal's settings after the child exits.
+    slave: std::fs::File,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl PtyChild {
+    fn spawn(args: &[&str]) -> PtyChild {
+        use std::os::unix::io::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty fills two descriptors; null name, termios and size are allowed.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both descriptors are fresh and owned here from now on.
+        let (master, slave) = unsafe {
+            (
+                std::fs::File::from_raw_fd(master),
+                std::fs::File::from_raw_fd(slave),
+            )
+        };
+        let mut cmd = Command::new(common::sonde_bin());
+        cmd.args(args)
+            .env_remove("IPERF3_PASSWORD")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave.try_clone().unwrap());
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut reader = master.try_clone().unwrap();
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        PtyChild {
+            child,
+            master,
+            slave,
+            seen,
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.text().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?}; saw {:?}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait(&mut self, timeout: Duration) -> (std::process::ExitStatus, Duration) {
+        let t0 = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(100)); // the last output
+                return (st, t0.elapsed());
+            }
+            if t0.elapsed() >= timeout {
+                let _ = self.child.kill();
+                panic!("no exit; saw {:?}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn echo_on(&self) -> bool {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: termios is plain data, filled by tcgetattr on an open descriptor.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(
+            unsafe { libc::tcgetattr(self.slave.as_raw_fd(), &mut t) },
+            0
+        );
+        t.c_lflag & libc::ECHO != 0
+    }
+}
+
+impl Drop for PtyChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Without `IPERF3_PASSWORD`, a client on a terminal asks for the password with echo off, as
 /// iperf3 does: run on a real pty (its controlling terminal), against sonde's own server in
-/// its iperf3 role, typed after the prompt appears.
+/// its iperf3 role, typed after the prompt appears; the echo is back on afterwards.
 #[test]
 fn the_password_prompt_reads_a_pty_without_echo() {
-    use std::os::unix::io::FromRawFd;
-    use std::os::unix::process::CommandExt;
-    use std::sync::{Arc, Mutex};
     let f = rsa_files();
     let server = Server::start(&[
         "--rsa-private-key-path",
@@ -413,78 +529,34 @@ fn the_password_prompt_reads_a_pty_without_echo() {
         "--authorized-users-path",
         s(&f.users),
     ]);
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty fills two descriptors; null name, termios and window size are allowed.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors are fresh and owned here from now on.
-    let (master, slave) = unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            std::fs::File::from_raw_fd(slave),
-        )
-    };
     let port = server.port.to_string();
-    let mut cmd = Command::new(common::sonde_bin());
-    cmd.args(iperf3_client_args(&port, &f.public))
-        .env_remove("IPERF3_PASSWORD")
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave.try_clone().unwrap());
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    drop(slave);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = master.try_clone().unwrap();
-    let sink = seen.clone();
-    let t = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
-    let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !text().contains("Password: ") {
-        assert!(Instant::now() < deadline, "no prompt; saw {:?}", text());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (&master).write_all(b"rossi\n").unwrap();
-    let deadline = Instant::now() + T;
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("client did not finish; saw {:?}", text());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    drop(master);
-    let _ = t.join();
-    let out = text();
+    let mut c = PtyChild::spawn(&iperf3_client_args(&port, &f.public));
+    c.wait_for("Password: ");
+    (&c.master).write_all(b"rossi\n").unwrap();
+    let (status, _) = c.wait(T);
+    let out = c.text();
     assert!(status.success(), "{status:?}\n{out}");
     assert!(!out.contains("rossi"), "the password was echoed:\n{out}");
+    assert!(c.echo_on(), "echo left off");
     assert!(logged(&server, "authenticated as user \"mario\"", 1));
+}
+
+/// Ctrl-C at the prompt ends the client at once (exit 1), with the terminal's echo restored.
+#[test]
+fn ctrl_c_at_the_password_prompt_ends_the_client() {
+    let f = rsa_files();
+    let port = free_port().to_string();
+    let mut c = PtyChild::spawn(&iperf3_client_args(&port, &f.public));
+    c.wait_for("Password: ");
+    // SAFETY: kill(2) on our unreaped child.
+    assert_eq!(unsafe { libc::kill(c.child.id() as i32, libc::SIGINT) }, 0);
+    let (status, took) = c.wait(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(1), "{}", c.text());
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert!(
+        c.text().contains("interrupted at the password prompt"),
+        "{}",
+        c.text()
+    );
+    assert!(c.echo_on(), "echo left off");
 }

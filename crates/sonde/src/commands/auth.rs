@@ -6,6 +6,7 @@ use sonde_proto::iperf3::auth::{Padding, DEFAULT_SKEW_SECS};
 use sonde_proto::psk::Psk;
 use sonde_runtime::auth::{self, RsaServer, ServerAuth};
 use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// The environment variable iperf3's client reads the password from.
@@ -59,7 +60,7 @@ pub fn client_psk(a: &ClientAuthArgs) -> Result<Option<Psk>, String> {
 }
 
 /// The iperf3 password: `IPERF3_PASSWORD`, else a prompt without echo on the terminal.
-fn password() -> Result<String, String> {
+fn password(interrupt: &AtomicBool) -> Result<String, String> {
     if let Ok(p) = std::env::var(PASSWORD_VAR) {
         return Ok(p);
     }
@@ -68,7 +69,7 @@ fn password() -> Result<String, String> {
             "--username needs a password: set {PASSWORD_VAR} or run from a terminal to be asked"
         ));
     }
-    rpassword::prompt_password("Password: ").map_err(|e| format!("cannot read the password: {e}"))
+    crate::os_password::read_password("Password: ", interrupt)
 }
 
 /// Credentials for an iperf3 server, read before the test (the prompt, if any, comes first).
@@ -83,14 +84,14 @@ impl Iperf3Credentials {
     /// From `--username` and `--rsa-public-key-path`; `None` without them.
     ///
     /// # Errors
-    /// When no password can be had.
-    pub fn from_args(a: &ClientAuthArgs) -> Result<Option<Self>, String> {
+    /// When no password can be had (no terminal, or Ctrl-C at the prompt).
+    pub fn from_args(a: &ClientAuthArgs, interrupt: &AtomicBool) -> Result<Option<Self>, String> {
         let (Some(user), Some(key)) = (&a.username, &a.rsa_public_key_path) else {
             return Ok(None);
         };
         Ok(Some(Self {
             user: user.clone(),
-            password: password()?,
+            password: password(interrupt)?,
             key: key.clone(),
             padding: padding(a.use_pkcs1_padding),
         }))

@@ -260,7 +260,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     }
     let (psk, iperf3_auth) = match (
         super::auth::client_psk(&a.auth),
-        super::auth::Iperf3Credentials::from_args(&a.auth),
+        super::auth::Iperf3Credentials::from_args(&a.auth, interrupt),
     ) {
         (Ok(k), Ok(c)) => (k, c),
         (Err(e), _) | (_, Err(e)) => {
