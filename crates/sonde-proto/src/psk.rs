@@ -63,7 +63,7 @@ pub enum KeyError {
 pub enum AuthError {
     #[error(
         "this server requires a pre-shared key and the client sent none \
-         (run the client with --psk-file)"
+         (`sonde client --psk-file FILE`; other sonde commands cannot send one yet)"
     )]
     Missing,
     #[error("the client's key does not match the server's (HMAC check failed)")]
