@@ -560,3 +560,21 @@ fn ctrl_c_at_the_password_prompt_ends_the_client() {
     );
     assert!(c.echo_on(), "echo left off");
 }
+
+/// As iperf3's `-1`, a client refused for its key does not use up the one test.
+#[test]
+fn one_off_server_survives_a_refused_key() {
+    let dir = TempDir::new("auth-oneoff");
+    let (key, other) = (dir.file("key"), dir.file("other"));
+    random_key(&key);
+    random_key(&other);
+    let mut server = Server::start(&["-1", "--psk-file", s(&key)]);
+    refused(
+        &server.client(&["-t", "1", "--psk-file", s(&other)], T),
+        "does not match",
+    );
+    server
+        .client(&["-t", "1", "--psk-file", s(&key)], T)
+        .expect_code(0);
+    server.take().wait(Duration::from_secs(10)).expect_code(0);
+}
