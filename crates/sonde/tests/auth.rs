@@ -49,6 +49,15 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// A temporary directory holding two different random keys, `key` and `other`.
+fn two_keys(tag: &str) -> (TempDir, PathBuf, PathBuf) {
+    let dir = TempDir::new(tag);
+    let (key, other) = (dir.file("key"), dir.file("other"));
+    random_key(&key);
+    random_key(&other);
+    (dir, key, other)
+}
+
 #[track_caller]
 fn refused(out: &Output, why: &str) {
     out.expect_code(1);
@@ -61,10 +70,7 @@ fn refused(out: &Output, why: &str) {
 
 #[test]
 fn psk_right_key_runs_and_every_other_client_is_refused_before_any_test() {
-    let dir = TempDir::new("auth-psk");
-    let (key, other) = (dir.file("key"), dir.file("other"));
-    random_key(&key);
-    random_key(&other);
+    let (_dir, key, other) = two_keys("auth-psk");
     let server = Server::start(&["--psk-file", s(&key)]);
 
     let ok = server.client(&["-t", "1", "-J", "--psk-file", s(&key)], T);
@@ -564,10 +570,7 @@ fn ctrl_c_at_the_password_prompt_ends_the_client() {
 /// As iperf3's `-1`, a client refused for its key does not use up the one test.
 #[test]
 fn one_off_server_survives_a_refused_key() {
-    let dir = TempDir::new("auth-oneoff");
-    let (key, other) = (dir.file("key"), dir.file("other"));
-    random_key(&key);
-    random_key(&other);
+    let (_dir, key, other) = two_keys("auth-oneoff");
     let mut server = Server::start(&["-1", "--psk-file", s(&key)]);
     refused(
         &server.client(&["-t", "1", "--psk-file", s(&other)], T),
