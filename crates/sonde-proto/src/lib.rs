@@ -17,6 +17,8 @@
 //! - [`iperf3`]: iperf3's control protocol and UDP format, for interoperating with iperf3.
 //! - [`icmp`]: ICMP/ICMPv6 echo messages (RFC 792, RFC 4443) for `sonde latency --icmp`.
 //! - [`probe`]: latency probe requests and replies (`sonde latency`).
+//! - [`psk`]: the pre-shared-key challenge and HMAC answer (`--psk-file`); iperf3's RSA
+//!   credentials are in [`iperf3::auth`].
 //!
 //! ```
 //! use sonde_proto::datagram::DatagramHeader;
@@ -35,6 +37,7 @@ pub mod iperf3;
 pub mod message;
 pub mod preamble;
 pub mod probe;
+pub mod psk;
 pub mod session;
 pub mod udp_hello;
 

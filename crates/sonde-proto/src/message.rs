@@ -31,6 +31,7 @@ pub const CAPABILITIES: &[&str] = &[
     "capacity",
     "cpu-load",
     "coded-options",
+    crate::psk::CAPABILITY,
 ];
 
 /// Client's opening message.
@@ -53,6 +54,10 @@ pub struct Welcome {
     /// TCP congestion-control algorithms the server host offers.
     #[serde(default)]
     pub congestion_available: Vec<String>,
+    /// A server that requires a pre-shared key (`--psk-file`): its fresh challenge, 64 hex
+    /// digits, which the client answers in [`TestParams::psk_answer`] (see [`crate::psk`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_nonce: Option<String>,
 }
 
 /// Why a server refuses a client or a test.
@@ -67,6 +72,8 @@ pub enum RefuseCode {
     Version,
     Congestion,
     Internal,
+    /// The client did not prove it holds the server's pre-shared key.
+    Auth,
 }
 
 impl RefuseCode {
@@ -81,6 +88,7 @@ impl RefuseCode {
             RefuseCode::Version => "version",
             RefuseCode::Congestion => "congestion",
             RefuseCode::Internal => "internal",
+            RefuseCode::Auth => "auth",
         }
     }
 }
@@ -158,6 +166,10 @@ pub struct TestParams {
     /// `capacity`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::capacity::CapacityPlan>,
+    /// The client's answer to the server's [`Welcome::auth_nonce`]: HMAC-SHA256 under the
+    /// pre-shared key over the nonce and this request without this field ([`crate::psk`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psk_answer: Option<String>,
 }
 
 /// A traffic profile to run, and how its receivers take one-way delays.
@@ -215,6 +227,7 @@ impl Default for TestParams {
             coded: false,
             coded_options: None,
             capacity: None,
+            psk_answer: None,
         }
     }
 }

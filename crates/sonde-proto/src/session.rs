@@ -6,6 +6,8 @@
 //! C→S Hello            S→C Welcome | Refuse
 //!      (C checks the server's capabilities before it asks for anything)
 //! C→S TestRequest      S→C Accept | Refuse
+//!      (a server with a pre-shared key: the Welcome carries a nonce, the request an HMAC
+//!       answer, checked before anything else; see crate::psk)
 //!      (C opens the data streams; S counts them)
 //! S→C StreamsReady     C→S Start          data flows
 //! S→C LiveInterval*    (optional, capability "live-intervals")
@@ -24,6 +26,7 @@ use crate::message::{
     Welcome, CAPABILITIES,
 };
 use crate::preamble::Cookie;
+use crate::psk::{self, Nonce, Psk};
 use crate::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use sonde_stats::model::IntervalReport;
 use std::collections::VecDeque;
@@ -41,6 +44,8 @@ pub enum ProtocolError {
     Version { peer: u16, min: u16, max: u16 },
     #[error("peer sent a malformed session cookie")]
     BadCookie,
+    #[error("server sent a malformed authentication nonce")]
+    BadNonce,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +101,9 @@ pub struct ClientSession {
     params: TestParams,
     out: VecDeque<Message>,
     events: VecDeque<ClientEvent>,
+    psk: Option<Psk>,
+    /// The server's challenge, when its Welcome asked for a pre-shared key.
+    nonce: Option<Nonce>,
 }
 
 impl ClientSession {
@@ -112,7 +120,20 @@ impl ClientSession {
             params,
             out: VecDeque::from([Message::Hello(hello)]),
             events: VecDeque::new(),
+            psk: None,
+            nonce: None,
         }
+    }
+
+    /// Answers a server's pre-shared-key challenge with `psk` (`--psk-file`). Without it, a
+    /// server that asks for a key refuses the request.
+    pub fn set_psk(&mut self, psk: Psk) {
+        self.psk = Some(psk);
+    }
+
+    /// Whether the server's Welcome asked for a pre-shared key.
+    pub fn server_requires_psk(&self) -> bool {
+        self.nonce.is_some()
     }
 
     /// Handles one message from the server.
@@ -139,6 +160,13 @@ impl ClientSession {
                         min: MIN_PROTOCOL_VERSION,
                         max: PROTOCOL_VERSION,
                     });
+                }
+                if let Some(n) = &w.auth_nonce {
+                    let Some(n) = psk::unhex::<{ psk::NONCE_LEN }>(n) else {
+                        self.state = S::Closed;
+                        return Err(ProtocolError::BadNonce);
+                    };
+                    self.nonce = Some(n);
                 }
                 self.state = S::Welcomed;
                 self.events.push_back(ClientEvent::Welcomed {
@@ -189,8 +217,16 @@ impl ClientSession {
     pub fn request(&mut self) {
         if self.state == ClientState::Welcomed {
             self.state = ClientState::AwaitAccept;
-            self.out
-                .push_back(Message::TestRequest(Box::new(self.params.clone())));
+            let mut params = self.params.clone();
+            params.psk_answer = None;
+            if let (Some(k), Some(n)) = (&self.psk, &self.nonce) {
+                // Encoding a TestParams cannot fail; if it did, the server refuses the
+                // request for its missing answer, which says what is wrong.
+                if let Ok(bytes) = serde_json::to_vec(&params) {
+                    params.psk_answer = Some(k.answer(n, &bytes));
+                }
+            }
+            self.out.push_back(Message::TestRequest(Box::new(params)));
         }
     }
 
@@ -271,13 +307,19 @@ impl ServerState {
 /// What the server runtime must react to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerEvent {
-    Greeted { caps: Vec<String>, software: String },
+    Greeted {
+        caps: Vec<String>,
+        software: String,
+    },
     TestRequested(Box<TestParams>),
     Started,
     StopRequested(Stop),
     PeerResults(Box<Results>),
     Done,
     Aborted(String),
+    /// The session refused the client for its key (wrong, missing, or a client too old to
+    /// answer); the Refuse is queued and the session is closed. The text says why.
+    AuthRefused(String),
 }
 
 /// The server side of one control session.
@@ -289,6 +331,8 @@ pub struct ServerSession {
     caps: Vec<String>,
     out: VecDeque<Message>,
     events: VecDeque<ServerEvent>,
+    /// `--psk-file`: the key and this connection's fresh challenge.
+    psk: Option<(Psk, Nonce)>,
 }
 
 impl ServerSession {
@@ -300,7 +344,30 @@ impl ServerSession {
             caps: Vec::new(),
             out: VecDeque::new(),
             events: VecDeque::new(),
+            psk: None,
         }
+    }
+
+    /// Requires the client to prove it holds `psk`, answering `nonce` (fresh and random for
+    /// every connection: the runtime draws it). Call before the first `handle`.
+    pub fn require_psk(&mut self, psk: Psk, nonce: Nonce) {
+        self.psk = Some((psk, nonce));
+    }
+
+    fn refuse_auth(&mut self, e: &psk::AuthError) {
+        self.refuse(RefuseCode::Auth, &e.to_string());
+        self.events
+            .push_back(ServerEvent::AuthRefused(e.to_string()));
+    }
+
+    /// Checks the client's answer to this connection's challenge, if a key is required.
+    fn check_answer(&self, p: &mut TestParams) -> Result<(), psk::AuthError> {
+        let answer = p.psk_answer.take();
+        let Some((key, nonce)) = &self.psk else {
+            return Ok(());
+        };
+        let bytes = serde_json::to_vec(&*p).map_err(|_| psk::AuthError::Malformed)?;
+        key.verify(nonce, &bytes, answer.as_deref())
     }
 
     /// Handles one message from the client.
@@ -327,19 +394,28 @@ impl ServerSession {
                     return Err(err);
                 }
                 self.caps = negotiate(&h.caps);
+                if self.psk.is_some() && !self.caps.iter().any(|c| c == psk::CAPABILITY) {
+                    self.refuse_auth(&psk::AuthError::OldClient);
+                    return Ok(());
+                }
                 self.state = S::AwaitRequest;
                 self.out.push_back(Message::Welcome(Welcome {
                     version: PROTOCOL_VERSION,
                     software: self.software.clone(),
                     caps: self.caps.clone(),
                     congestion_available: self.congestion_available.clone(),
+                    auth_nonce: self.psk.as_ref().map(|(_, n)| psk::hex(n)),
                 }));
                 self.events.push_back(ServerEvent::Greeted {
                     caps: self.caps.clone(),
                     software: h.software,
                 });
             }
-            (S::AwaitRequest, Message::TestRequest(p)) => {
+            (S::AwaitRequest, Message::TestRequest(mut p)) => {
+                if let Err(e) = self.check_answer(&mut p) {
+                    self.refuse_auth(&e);
+                    return Ok(());
+                }
                 if let Err(e) = p.validate() {
                     self.refuse(RefuseCode::BadParameter, &e.to_string());
                     return Ok(());
@@ -451,5 +527,7 @@ impl ServerSession {
     }
 }
 
+#[cfg(test)]
+mod psk_tests;
 #[cfg(test)]
 mod tests;

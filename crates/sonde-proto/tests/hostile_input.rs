@@ -218,6 +218,7 @@ fn params(rng: &mut Rng) -> TestParams {
             spacing_ms: 1 + (rng.next() % 2000) as u32,
             tx_timestamps: rng.chance(2),
         }),
+        psk_answer: rng.chance(4).then(|| "ab".repeat(32)),
     }
 }
 
@@ -345,6 +346,7 @@ fn message(rng: &mut Rng) -> Message {
             software: "sonde-server".into(),
             caps: vec!["tcp".into(), "live-intervals".into()],
             congestion_available: vec!["cubic".into(), "reno".into()],
+            auth_nonce: None,
         }),
         2 => Message::Refuse(Refusal {
             code: *rng.pick(&[

@@ -118,8 +118,19 @@ pub fn run(
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(Event),
 ) -> ClientOutcome {
+    run_with_psk(cfg, None, interrupt, emit)
+}
+
+/// [`run`], answering a server's pre-shared-key challenge with `psk` (`--psk-file`).
+pub fn run_with_psk(
+    cfg: &ClientConfig,
+    psk: Option<&sonde_proto::psk::Psk>,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+) -> ClientOutcome {
     let mut run = ClientRun {
         cfg,
+        psk,
         interrupt,
         emit,
         engine: None,
@@ -155,6 +166,7 @@ pub fn run(
 
 struct ClientRun<'a> {
     cfg: &'a ClientConfig,
+    psk: Option<&'a sonde_proto::psk::Psk>,
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
     engine: Option<Engine>,
@@ -198,6 +210,9 @@ impl ClientRun<'_> {
         tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
         let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
         let mut session = ClientSession::new(p.clone(), &software());
+        if let Some(k) = self.psk {
+            session.set_psk(k.clone());
+        }
         let result = self.execute_connected(&mut conn, &mut session, server, local);
         if let Err(e) = &result {
             // Tell the server why, unless it is the one that ended the test.

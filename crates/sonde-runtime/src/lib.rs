@@ -6,6 +6,7 @@
 //! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; everything
 //! that touches the OS is in [`os`].
 
+pub mod auth;
 pub mod btc;
 pub mod capacity;
 pub mod client;

@@ -229,6 +229,8 @@ pub struct ServerArgs {
     #[arg(short = 'A', long = "affinity", value_name = "N", value_parser = clap::value_parser!(u32).range(0..1024))]
     pub affinity: Option<u32>,
     #[command(flatten)]
+    pub auth: crate::cli_auth::ServerAuthArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -382,6 +384,8 @@ pub struct ClientArgs {
     /// With --iperf3: payload of repeated "0123456789" instead of random bytes
     #[arg(long, requires = "iperf3")]
     pub repeating_payload: bool,
+    #[command(flatten)]
+    pub auth: crate::cli_auth::ClientAuthArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,6 +1,7 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
+mod cli_auth;
 mod cli_btc;
 mod cli_capacity;
 mod cli_compare_ip;
@@ -14,6 +15,7 @@ mod cli_switch;
 mod cli_switch_policy;
 mod cli_values;
 mod commands;
+mod os_password;
 mod os_time;
 mod output;
 

@@ -110,6 +110,15 @@ impl InBuffer {
         Some((a, b))
     }
 
+    /// Takes one big-endian `int32` once its 4 bytes are here (the lone error number iperf3
+    /// 3.12 sends after SERVER_ERROR for a failed authentication).
+    pub fn take_i32(&mut self) -> Option<i32> {
+        let b = self.buf.get(..4)?;
+        let v = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        self.buf.drain(..4);
+        Some(v)
+    }
+
     /// Takes one JSON object message once it is complete.
     ///
     /// # Errors

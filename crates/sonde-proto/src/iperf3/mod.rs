@@ -14,10 +14,12 @@
 //! - [`results`]: the results JSON (accepts `-1` printed as 18446744073709551615 by 3.12/3.13);
 //! - [`udp`]: the UDP datagram header (32- or 64-bit sequence) and the UDP "connect" hello;
 //! - [`session`]: the server and client control state machines.
+//! - [`auth`]: the RSA credentials token (`authtoken`) and the server's checks of it.
 //!
 //! iperf3 numbers streams 1, 3, 4, 5, ... (a historical off-by-one); sonde numbers them 1..N.
 //! [`to_iperf3_id`] and [`from_iperf3_id`] convert.
 
+pub mod auth;
 pub mod codec;
 pub mod params;
 pub mod results;

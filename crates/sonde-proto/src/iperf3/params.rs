@@ -42,7 +42,9 @@ pub struct Iperf3Params {
     pub dont_fragment: bool,
     /// `-A n,m`: the core the server pins the test to (m).
     pub server_affinity: Option<i64>,
-    pub authtoken: bool,
+    /// iperf3's RSA credentials token (see [`super::auth`]); checked by a server that asks for
+    /// authentication and ignored by one that does not, as iperf3 does.
+    pub authtoken: Option<String>,
     pub client_version: Option<String>,
 }
 
@@ -69,8 +71,6 @@ pub enum ParamsError {
     NoProtocol,
     #[error("SCTP is not supported")]
     Sctp,
-    #[error("authentication (authtoken) is not supported")]
-    Auth,
     #[error("parameter \"{key}\" out of range: {value}")]
     Range {
         key: &'static str,
@@ -89,7 +89,6 @@ impl ParamsError {
         match self {
             ParamsError::WrongType { .. } | ParamsError::NoProtocol => errno::RECV_PARAMS,
             ParamsError::Sctp => errno::UNIMPLEMENTED,
-            ParamsError::Auth => errno::AUTH,
             ParamsError::Range { code, .. } => *code,
             ParamsError::ReverseBidir => errno::REVERSE_BIDIR,
             ParamsError::Unbounded => errno::DURATION,
@@ -205,7 +204,7 @@ impl Iperf3Params {
             fqrate: uint(o, "fqrate")?,
             dont_fragment: int_flag(o, "dont_fragment")?,
             server_affinity: int(o, "server_affinity")?,
-            authtoken: string(o, "authtoken")?.is_some(),
+            authtoken: string(o, "authtoken")?,
             client_version: string(o, "client_version")?,
         })
     }
@@ -218,9 +217,6 @@ impl Iperf3Params {
     pub fn to_sonde(&self, interval_secs: f64) -> Result<(TestParams, Iperf3Options), ParamsError> {
         if self.sctp {
             return Err(ParamsError::Sctp);
-        }
-        if self.authtoken {
-            return Err(ParamsError::Auth);
         }
         let protocol = match (self.tcp, self.udp) {
             (_, true) => Protocol::Udp,
@@ -291,6 +287,7 @@ impl Iperf3Params {
             coded: false,
             coded_options: None,
             capacity: None,
+            psk_answer: None,
         };
         let opts = Iperf3Options {
             udp_counters_64bit: self.udp_counters_64bit,

@@ -407,6 +407,23 @@ impl ClientSession {
         r
     }
 
+    /// The server closed the connection. iperf3 before 3.21 sends only the error number after
+    /// SERVER_ERROR for a failed authentication, then closes: that half pair is still the
+    /// server's error (with errno 0), reported as [`ClientEvent::ServerError`]. Returns
+    /// whether it was; otherwise the close is the runtime's "closed unexpectedly".
+    pub fn handle_eof(&mut self) -> bool {
+        if self.phase != CPhase::ErrorPair {
+            return false;
+        }
+        self.phase = CPhase::Finished;
+        let Some(i_errno) = self.input.take_i32() else {
+            return false;
+        };
+        self.events
+            .push_back(ClientEvent::ServerError { i_errno, errno: 0 });
+        true
+    }
+
     fn process(&mut self) -> Result<(), SessionError> {
         loop {
             match self.phase {

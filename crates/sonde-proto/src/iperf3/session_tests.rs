@@ -178,3 +178,28 @@ fn client_reads_denials_and_errors() {
         "EXCHANGE_RESULTS before the test"
     );
 }
+
+/// iperf3 3.12 refuses a failed authentication with SERVER_ERROR and the error number
+/// alone, then closes (seen against Debian's 3.12): the close completes the error.
+#[test]
+fn client_reads_312s_lone_error_number_at_close() {
+    let mut c = ClientSession::new(&[0; 37], &json!({})).unwrap();
+    c.handle_bytes(&[0x09, 0xFE, 0, 0, 0, 142]).unwrap();
+    assert_eq!(c.poll_event(), None);
+    assert!(c.handle_eof());
+    assert_eq!(
+        c.poll_event(),
+        Some(ClientEvent::ServerError {
+            i_errno: 142,
+            errno: 0
+        })
+    );
+    // A close anywhere else is no error of the server's.
+    let mut c = ClientSession::new(&[0; 37], &json!({})).unwrap();
+    c.handle_bytes(&[0x09]).unwrap();
+    assert!(!c.handle_eof());
+    let mut c = ClientSession::new(&[0; 37], &json!({})).unwrap();
+    c.handle_bytes(&[0x09, 0xFE, 0, 0]).unwrap();
+    assert!(!c.handle_eof());
+    assert_eq!(c.poll_event(), None);
+}

@@ -44,9 +44,21 @@ pub fn run(
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(Event),
 ) -> ClientOutcome {
+    run_with_token(cfg, opts, None, interrupt, emit)
+}
+
+/// [`run`], sending iperf3's RSA `authtoken` (made by `crate::auth::iperf3_token`).
+pub fn run_with_token(
+    cfg: &ClientConfig,
+    opts: Iperf3Options,
+    authtoken: Option<&str>,
+    interrupt: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+) -> ClientOutcome {
     let mut run = Run {
         cfg,
         opts,
+        authtoken,
         interrupt,
         emit,
         engine: None,
@@ -98,6 +110,7 @@ impl Control {
         }
         let mut buf = [0u8; 16 * 1024];
         match self.tcp.read(&mut buf) {
+            Ok(0) if self.s.handle_eof() => return Ok(self.s.poll_event()),
             Ok(0) => return Err(RunError::PeerClosed),
             Ok(n) => self
                 .s
@@ -145,6 +158,7 @@ fn refusal(ev: ClientEvent) -> RunError {
 struct Run<'a> {
     cfg: &'a ClientConfig,
     opts: Iperf3Options,
+    authtoken: Option<&'a str>,
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
     engine: Option<Engine>,
@@ -187,7 +201,10 @@ impl Run<'_> {
         tcp.set_write_timeout(Some(STEP))
             .map_err(RunError::ControlIo)?;
         let cookie = random_cookie();
-        let json = params_json(&cfg.params, &self.opts, &software());
+        let mut json = params_json(&cfg.params, &self.opts, &software());
+        if let (Some(t), Some(o)) = (self.authtoken, json.as_object_mut()) {
+            o.insert("authtoken".into(), t.into());
+        }
         let s = ClientSession::new(&cookie, &json)
             .map_err(|e| RunError::Setup(format!("iperf3 parameters: {e}")))?;
         let mut c = Control { tcp, s };

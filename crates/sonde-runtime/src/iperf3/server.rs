@@ -142,6 +142,7 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
         session: ServerSession::new(cookie),
         events: TestEvents::new(&mut *emit),
         registered: false,
+        auth_refused: false,
     };
     let result = run.execute(refusal);
     run.events.close(result.as_ref().err());
@@ -157,7 +158,8 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
     }
     drop(slot);
     let served = ctx.served.fetch_add(1, Ordering::SeqCst) + 1;
-    if ctx.cfg.one_off && served >= 1 && !over_limit {
+    // iperf3's -1 does not count a client refused for its credentials either.
+    if ctx.cfg.one_off && served >= 1 && !over_limit && !run.auth_refused {
         ctx.shutdown.store(true, Ordering::SeqCst);
     }
 }
@@ -189,6 +191,8 @@ struct Session<'a, 'c> {
     session: ServerSession,
     events: TestEvents<'a>,
     registered: bool,
+    /// Refused for its credentials (`--rsa-private-key-path`).
+    auth_refused: bool,
 }
 
 type Collected = Vec<(StreamSpec, String, String)>;
@@ -272,6 +276,30 @@ impl Session<'_, '_> {
             }
             Err(e) => return Err(e),
         };
+        if self.ctx.cfg.auth.rsa.is_none() && self.ctx.cfg.auth.psk.is_some() {
+            // A key guards the server; iperf3 has no way to show it.
+            self.auth_refused = true;
+            return self.refuse(
+                errno::AUTH,
+                "the server requires sonde's pre-shared key (--psk-file), which iperf3 \
+                 cannot send (give the server --rsa-private-key-path and \
+                 --authorized-users-path to admit iperf3 clients)",
+            );
+        }
+        if let Some(rsa) = &self.ctx.cfg.auth.rsa {
+            // As iperf3's server: checked before anything else of the request, refused
+            // with error 142 and no data connection.
+            match rsa.check(params.authtoken.as_deref(), crate::auth::unix_now()) {
+                Ok(user) => (self.ctx.log)(&format!(
+                    "iperf3 client {} authenticated as user \"{user}\"",
+                    self.peer
+                )),
+                Err(why) => {
+                    self.auth_refused = true;
+                    return self.refuse(errno::AUTH, &format!("authentication failed: {why}"));
+                }
+            }
+        }
         let interval = self.ctx.cfg.interval_secs.unwrap_or(1.0);
         let (mut p, opts) = match params.to_sonde(interval) {
             Ok(x) => x,

@@ -52,6 +52,8 @@ pub struct ServerConfig {
     pub idle_timeout: Option<Duration>,
     /// Per-source rates of connections, tests and latency probes.
     pub source_limits: SourceLimits,
+    /// Who may run tests: sonde's pre-shared key, iperf3's RSA tokens (none by default).
+    pub auth: crate::auth::ServerAuth,
 }
 
 impl ServerConfig {

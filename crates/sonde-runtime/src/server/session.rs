@@ -47,16 +47,27 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         return;
     };
     conn.push_initial(early);
+    let mut session = ServerSession::new(&software(), sockopt::available_congestion());
+    if let Some(key) = &shared.cfg.auth.psk {
+        match crate::auth::fresh_nonce() {
+            Ok(n) => session.require_psk(key.clone(), n),
+            Err(e) => {
+                (shared.log)(&format!("closed {peer}: no challenge for its key: {e}"));
+                return;
+            }
+        }
+    }
     let mut emit = (shared.sinks)(&peer.to_string());
     let mut run = SessionRun {
         shared,
         conn,
-        session: ServerSession::new(&software(), sockopt::available_congestion()),
+        session,
         peer,
         cookie: None,
         events: TestEvents::new(&mut *emit),
         cpu_load: false,
         process0: None,
+        auth_refused: false,
     };
     let over_limit = slot.over_limit();
     let result = run.execute(over_limit);
@@ -73,7 +84,8 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
     }
     drop(slot);
     let served = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
-    if shared.cfg.one_off && served >= 1 && !over_limit {
+    // As iperf3's -1, a client refused for its key does not use up the one test.
+    if shared.cfg.one_off && served >= 1 && !over_limit && !run.auth_refused {
         shared.shutdown.store(true, Ordering::SeqCst);
     }
 }
@@ -89,6 +101,8 @@ struct SessionRun<'a> {
     cpu_load: bool,
     /// The process's CPU times when the test started (with `cpu_load`).
     process0: Option<CpuTimes>,
+    /// The client was refused for its pre-shared key (it saw nothing of the server).
+    auth_refused: bool,
 }
 
 fn random_cookie() -> Cookie {
@@ -139,6 +153,13 @@ impl SessionRun<'_> {
         }
     }
 
+    /// The session refused the client for its key and queued the refusal (already sent).
+    fn auth_refused(&mut self, why: &str) -> Result<(), RunError> {
+        self.auth_refused = true;
+        (self.shared.log)(&format!("refused {}: {why}", self.peer));
+        Ok(())
+    }
+
     fn refuse(&mut self, code: RefuseCode, msg: String) -> Result<(), RunError> {
         (self.shared.log)(&format!("refused {}: {msg}", self.peer));
         self.session.refuse(code, &msg);
@@ -150,8 +171,20 @@ impl SessionRun<'_> {
             ServerEvent::Greeted { caps, .. } => {
                 self.cpu_load = caps.iter().any(|c| c == "cpu-load");
             }
+            ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => return Err(RunError::Protocol("unexpected first message".into())),
+        }
+        if self.shared.cfg.auth.rsa.is_some() && self.shared.cfg.auth.psk.is_none() {
+            // Only iperf3's credentials admit a client here; a sonde client can send them.
+            self.auth_refused = true;
+            return self.refuse(
+                RefuseCode::Auth,
+                "this server admits only clients with iperf3 RSA credentials (it has no \
+                 --psk-file): run `sonde client --iperf3 --username USER \
+                 --rsa-public-key-path FILE`"
+                    .into(),
+            );
         }
         if over_limit {
             let max = self.shared.cfg.max_clients.unwrap_or(0);
@@ -163,6 +196,7 @@ impl SessionRun<'_> {
         }
         let params = match self.next_event(STEP, "the test request")? {
             ServerEvent::TestRequested(p) => *p,
+            ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => {
                 // The session refused invalid parameters itself.

@@ -135,6 +135,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             .map(|scheme| super::coded::options(a, scheme))
             .filter(|o| o.needs_capability()),
         capacity: None,
+        psk_answer: None,
     };
     p.validate().map_err(|e| e.to_string())?;
     if a.coded.is_some() {
@@ -253,6 +254,16 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     }
+    let (psk, iperf3_auth) = match (
+        super::auth::client_psk(&a.auth),
+        super::auth::Iperf3Credentials::from_args(&a.auth, interrupt),
+    ) {
+        (Ok(k), Ok(c)) => (k, c),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {
@@ -306,9 +317,22 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             get_server_output: a.get_server_output,
             repeating_payload: a.repeating_payload,
         };
-        sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut emit)
+        let token = match iperf3_auth.as_ref().map(|c| c.token()).transpose() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("sonde: error - {e}");
+                return exit::FAILED;
+            }
+        };
+        sonde_runtime::iperf3::client::run_with_token(
+            &cfg,
+            opts,
+            token.as_deref(),
+            interrupt,
+            &mut emit,
+        )
     } else {
-        client::run(&cfg, interrupt, &mut emit)
+        client::run_with_psk(&cfg, psk.as_ref(), interrupt, &mut emit)
     };
     if let (true, Some(events)) = (a.get_server_output && !a.iperf3, &outcome.server_view) {
         match &server_json {

@@ -102,6 +102,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
         idle_timeout: None,
         mptcp: false,
         source_limits: Default::default(),
+        auth: Default::default(),
     };
     let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
     let server_stop = Arc::new(AtomicBool::new(false));

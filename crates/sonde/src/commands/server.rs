@@ -34,6 +34,13 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
             return exit::FAILED;
         }
     };
+    let auth = match super::auth::server(&a.auth) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("sonde: error - {e}");
+            return exit::FAILED;
+        }
+    };
     let bind = match (a.bind, a.ipv4, a.ipv6) {
         (Some(IpAddr::V6(b)), true, _) => {
             eprintln!("sonde: usage error - -4 asks for IPv4, but -B {b} is an IPv6 address");
@@ -63,6 +70,7 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
             tests: a.max_test_rate.map(Rate::per_minute),
             probes: a.max_probe_rate.map(Rate::per_second),
         },
+        auth,
     };
     let oa = a.output.clone();
     let sink_out = out.clone();

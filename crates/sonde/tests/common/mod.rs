@@ -217,6 +217,14 @@ impl Proc {
         Proc::spawn_program(sonde_bin(), args)
     }
 
+    /// [`Proc::spawn`] with extra environment variables.
+    pub fn spawn_env<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) -> Proc {
+        let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+        let mut cmd = Command::new(sonde_bin());
+        cmd.args(&args).envs(env.iter().copied());
+        Proc::spawn_command(cmd, args)
+    }
+
     /// Like [`Proc::spawn`] for another program (`ip netns exec NS sonde ...`).
     pub fn spawn_program<S: AsRef<str>>(program: &str, args: &[S]) -> Proc {
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();

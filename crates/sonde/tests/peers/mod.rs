@@ -40,9 +40,15 @@ impl Iperf3 {
 
     /// Runs this iperf3 with `args` to completion within `timeout` (killed past it).
     pub fn run(&self, args: &[String], timeout: Duration) -> Output {
+        self.run_env(args, &[], timeout)
+    }
+
+    /// [`Iperf3::run`] with extra environment variables (`IPERF3_PASSWORD`).
+    pub fn run_env(&self, args: &[String], env: &[(&str, &str)], timeout: Duration) -> Output {
         let started = Instant::now();
         let mut child = Command::new(&self.path)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -86,11 +92,22 @@ impl Iperf3 {
     /// Starts `iperf3 -s -1 -J -p PORT` on a free port in the background (killed after
     /// `timeout`) and returns once it listens: its port and the handle giving its output.
     pub fn serve_once(&self, timeout: Duration) -> (u16, thread::JoinHandle<Output>) {
+        self.serve_with(&["-1", "-J"], timeout)
+    }
+
+    /// Starts `iperf3 -s -p PORT EXTRA...` on a free port in the background (killed after
+    /// `timeout`) and returns once it listens: its port and the handle giving its output.
+    pub fn serve_with(
+        &self,
+        extra: &[&str],
+        timeout: Duration,
+    ) -> (u16, thread::JoinHandle<Output>) {
         let port = crate::common::free_port();
-        let args: Vec<String> = ["-s", "-1", "-J", "-p", &port.to_string()]
+        let mut args: Vec<String> = ["-s", "-p", &port.to_string()]
             .iter()
             .map(|s| s.to_string())
             .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
         let me = self.clone();
         let h = thread::spawn(move || me.run(&args, timeout));
         let t0 = Instant::now();
