@@ -37,6 +37,8 @@ pub struct SwitchTestArgs {
     /// family)
     #[arg(short = 'J', long = "json")]
     pub json: bool,
+    #[command(flatten)]
+    pub more: crate::cli_switch_more::SwitchMoreArgs,
 }
 
 fn positive_secs(s: &str) -> Result<f64, String> {

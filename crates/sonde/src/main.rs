@@ -8,6 +8,7 @@ mod cli_profile;
 mod cli_serial;
 mod cli_stress;
 mod cli_switch;
+mod cli_switch_more;
 mod cli_values;
 mod commands;
 mod os_time;

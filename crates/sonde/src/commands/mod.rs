@@ -27,6 +27,7 @@ pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
         _ => Family::Any,
     }
 }
+pub mod switch_samples;
 pub mod switch_test;
 
 /// The process exit codes sonde documents.

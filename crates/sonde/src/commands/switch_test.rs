@@ -6,6 +6,7 @@
 //! count (8), and its switch records as JSON (length 4, then the bytes; at most 16 MiB).
 
 use super::exit;
+use super::switch_samples::Samples;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -50,7 +51,7 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
             Err(sonde_switch::Error::TimedOut(_)) => continue,
             Err(e) => return Err(e.into()),
         };
-        match serve_one(&c) {
+        match serve_one(&c, Duration::from_secs_f64(a.more.interval)) {
             Ok(n) => eprintln!("sonde switch-test: {n} bytes received, hash sent"),
             Err(e) => eprintln!("sonde switch-test: a test failed - {e:#}"),
         }
@@ -61,19 +62,24 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-fn serve_one(c: &Conn) -> anyhow::Result<u64> {
+fn serve_one(c: &Conn, interval: Duration) -> anyhow::Result<u64> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut n = 0u64;
+    let start = Instant::now();
+    let mut samples = Samples::new(interval);
     loop {
         let k = c.recv(&mut buf)?;
         if k == 0 {
             break;
         }
+        samples.delivered(start.elapsed(), k as u64);
         h.update(buf.get(..k).unwrap_or(&[]));
         n += k as u64;
     }
-    let body = serde_json::to_vec(&switches_json(&c.stats()))?;
+    let mut records = switches_json(&c.stats());
+    records["received_over_time"] = samples.json();
+    let body = serde_json::to_vec(&records)?;
     let mut reply = REPLY_MAGIC.to_vec();
     reply.extend_from_slice(&h.finalize());
     reply.extend_from_slice(&n.to_be_bytes());
@@ -140,6 +146,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let mut next_switch = start + every;
     let mut bytes = 0u64;
     let mut pending = 0..0;
+    let mut switched = 0u64;
     while Instant::now() < end && !interrupt.load(Ordering::SeqCst) {
         if pending.is_empty() {
             fill(&mut buf, &mut seed);
@@ -150,9 +157,14 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         pending.start += k;
         bytes += k as u64;
         if Instant::now() >= next_switch {
-            fam = fam.other();
+            // After a recovery the stream may already be on the other family.
+            fam = c.family().unwrap_or(fam).other();
             c.switch(fam)?;
             next_switch += every;
+            switched += 1;
+            if a.more.switches.is_some_and(|n| switched >= n) {
+                break;
+            }
         }
     }
     // The hash covers whole chunks: send the rest of the current one.
@@ -236,7 +248,7 @@ fn hex(b: &[u8]) -> String {
 fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
     json!({
-        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start },
+        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
         "end": {
