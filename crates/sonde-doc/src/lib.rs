@@ -41,6 +41,7 @@ pub mod profile;
 pub mod result;
 pub mod stages;
 pub mod svg;
+mod switch;
 mod tables;
 
 use std::path::{Path, PathBuf};

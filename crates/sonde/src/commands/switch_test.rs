@@ -248,6 +248,7 @@ fn hex(b: &[u8]) -> String {
 fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
     json!({
+        "test": "switch-test",
         "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
