@@ -114,3 +114,27 @@ fn the_report_charts_throughput_over_time_with_the_switches_marked() {
         assert!(html.contains(kind), "no {kind} markers in the chart");
     }
 }
+
+/// `--at` switches at the given times, once each, and nothing else.
+#[test]
+fn switches_happen_at_the_given_times() {
+    let Some((_server, port)) = loopback_server(&[]) else {
+        return;
+    };
+    let out = loopback_client(&port, &["-t", "1", "--at", "0.5,0.2", "-J"]);
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(doc["end"]["hash_equal"], true);
+    let at: Vec<f64> = doc["client"]["switches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["at"].as_f64().unwrap())
+        .collect();
+    assert_eq!(at.len(), 2, "{at:?}");
+    // Asked for once the send in progress returns: at the time, a little after on a busy host.
+    assert!(
+        (0.2..0.45).contains(&at[0]) && (0.5..0.75).contains(&at[1]),
+        "{at:?}"
+    );
+}

@@ -7,6 +7,7 @@
 
 use super::exit;
 use super::switch_samples::Samples;
+use super::switch_schedule::Schedule;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -142,8 +143,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.time);
-    let every = Duration::from_secs_f64(a.every);
-    let mut next_switch = start + every;
+    let mut schedule = Schedule::new(a.every, &a.more.at);
     let mut bytes = 0u64;
     let mut pending = 0..0;
     let mut switched = 0u64;
@@ -156,11 +156,10 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
         pending.start += k;
         bytes += k as u64;
-        if Instant::now() >= next_switch {
+        if schedule.due(start.elapsed()) {
             // After a recovery the stream may already be on the other family.
             fam = c.family().unwrap_or(fam).other();
             c.switch(fam)?;
-            next_switch += every;
             switched += 1;
             if a.more.switches.is_some_and(|n| switched >= n) {
                 break;
@@ -249,7 +248,7 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
     json!({
         "test": "switch-test",
-        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches },
+        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
         "end": {
