@@ -164,8 +164,13 @@ fn a_thousand_planned_switches_lose_nothing_and_stalls_are_measured() {
         );
         let run = (quantile(&s, 0.5), quantile(&s, 0.9), *s.last().unwrap());
         eprintln!(
-            "10 ms RTT, 20 switches 0.2 s apart: stall median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
-            run.0, run.1, run.2
+            "10 ms RTT, 20 switches 0.2 s apart: stall median {:.2} ms, p90 {:.2} ms, max {:.2} ms; \
+             {:.0} Mbit/s, {} B replayed per switch",
+            run.0,
+            run.1,
+            run.2,
+            doc["end"]["bits_per_second"].as_f64().unwrap() / 1e6,
+            doc["end"]["replayed"].as_u64().unwrap() / 20
         );
         if best.is_none_or(|b| run.1 < b.1) {
             best = Some(run);
@@ -233,22 +238,22 @@ fn a_cut_ipv4_path_recovers_on_ipv6_with_nothing_lost() {
         let out = c.wait(Duration::from_secs(30));
         let doc = intact(&out);
         drop(server);
-        let rec: Vec<&Value> = doc["server"]["switches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["kind"] == "recovery")
-            .collect();
-        assert_eq!(rec.len(), 1, "one recovery: {}", doc["server"]["switches"]);
-        assert_eq!(rec[0]["to"], "IPv6");
+        // The client saw its IPv4 connection fail and recovered; the server may see the
+        // JOIN before its own IPv4 socket has had the reset, and then calls the move planned.
+        let (client, server) = (&doc["client"]["switches"], &doc["server"]["switches"]);
+        assert_eq!(client.as_array().unwrap().len(), 1, "one switch: {client}");
+        assert_eq!(client[0]["kind"], "recovery", "{client}");
+        assert_eq!(client[0]["to"], "IPv6", "{client}");
+        assert_eq!(server.as_array().unwrap().len(), 1, "one switch: {server}");
+        assert_eq!(server[0]["to"], "IPv6", "{server}");
         assert!(doc["end"]["sent_by_family"]["ipv6"].as_u64().unwrap() > 0);
         let gap = doc["server"]["received_over_time"]["gaps"][0]["ms"]
             .as_f64()
             .unwrap();
         eprintln!(
             "IPv4 refused mid-transfer, 10 ms RTT: the receiver waited {gap:.1} ms at most; \
-             recovery record {}",
-            rec[0]
+             client's record {}, server's {}",
+            client[0], server[0]
         );
         best = best.min(gap);
         if best <= 300.0 + rtt_ms {
