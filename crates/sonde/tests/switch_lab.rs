@@ -6,10 +6,10 @@
 //! - Planned-switch stall: the receiving end's longest wait between two deliveries of new
 //!   bytes from the switch's JOIN until the new path delivered (the server's `stall_ms`), the
 //!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms;
-//!   the library does not meet it today (measured median 46-50 ms, p90 58-61 ms at 10 ms RTT):
-//!   a planned switch resends every unconfirmed byte (up to the 8 MiB replay buffer, which
-//!   fills on a fast path) on the new connection, still in slow start, and the receiver sees
-//!   no new byte until that backlog is through. So this test guards against it getting worse
+//!   the library does not meet it today (measured median 45-53 ms, p90 57-83 ms at 10 ms RTT):
+//!   a planned switch resends every unconfirmed byte (about 130 KB here) on the new
+//!   connection, still in slow start, and the receiver sees no new byte until that backlog
+//!   (which the old connection delivers anyway) is through: about four RTTs. So this test guards against it getting worse
 //!   (p90 within 10 RTT) and prints the figures; it does not claim the target.
 //! - A path cut mid-transfer: the router refuses IPv4 TCP of the test's port with a reset
 //!   (an nft rule, so both ends see their IPv4 connection fail at once), then lets it pass
