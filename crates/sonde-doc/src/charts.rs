@@ -70,6 +70,7 @@ pub fn throughput_over_time(t: &TestView) -> Option<Chart> {
         return None;
     };
     let mut lines: Vec<Line> = th.throughput.iter().map(series_line).collect();
+    lines.extend(switch_markers(&th.switches, th.throughput.first()));
     let x_end = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -94,6 +95,34 @@ pub fn throughput_over_time(t: &TestView) -> Option<Chart> {
         lines,
     );
     c.has_data().then_some(c)
+}
+
+/// A switch test's moves between families as markers on its first series, at the value of
+/// the interval each falls in; one marker line per kind and family ("planned to IPv6").
+fn switch_markers(switches: &[(f64, String)], on: Option<&Series>) -> Vec<Line> {
+    let Some(on) = on.filter(|s| !s.points.is_empty()) else {
+        return Vec::new();
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    for (t, what) in switches {
+        let y = on
+            .points
+            .iter()
+            .min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs()))
+            .map_or(0.0, |p| p.1);
+        match lines.iter_mut().find(|l| l.name == *what) {
+            Some(l) => l.points.push((*t, y)),
+            None => lines.push(Line {
+                name: what.clone(),
+                points: vec![(*t, y)],
+                style: Style::Markers,
+            }),
+        }
+    }
+    for l in &mut lines {
+        l.name = format!("{} ({})", l.name, l.points.len());
+    }
+    lines
 }
 
 /// Lost percent per interval for each receiving UDP stream of one test.

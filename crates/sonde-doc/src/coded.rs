@@ -39,26 +39,14 @@ pub fn throughput(doc: &Value) -> Throughput {
         udp: None,
     };
     Throughput {
-        protocol: "CODED".into(),
         direction,
-        role: "client".into(),
-        tool: Some("sonde".into()),
-        version: None,
-        system_info: None,
-        timestamp_unix: None,
-        streams: Some(1),
-        congestion: None,
         target_bitrate: uint(doc, &["target_bits_per_second"]),
-        blksize: None,
-        duration_secs: seconds,
-        directions: vec![dir],
         tcp_rtt_ms: num(doc, &["path", "rtt_ms"]),
         cpu_client: cpu(doc.get("cpu_local")),
         cpu_server: cpu(doc.get("cpu_remote")),
-        throughput: Vec::new(),
-        stream_loss: Vec::new(),
         partial: doc.get("complete").and_then(Value::as_bool) != Some(true),
         error: text(doc, &["error"]),
+        ..Throughput::one_direction("CODED", dir)
     }
 }
 

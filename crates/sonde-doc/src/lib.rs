@@ -43,6 +43,7 @@ pub mod stages;
 pub mod stress;
 mod stress_charts;
 pub mod svg;
+mod switch;
 mod tables;
 
 use std::path::{Path, PathBuf};

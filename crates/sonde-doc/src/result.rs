@@ -115,7 +115,7 @@ pub struct Series {
 }
 
 impl Series {
-    fn new(label: String) -> Series {
+    pub(crate) fn new(label: String) -> Series {
         Series {
             label,
             points: Vec::new(),
@@ -131,7 +131,7 @@ impl Series {
     }
 
     /// Adds the figure of the interval `start..end` (plotted at `x`).
-    fn push(&mut self, start: Option<f64>, end: f64, x: f64, y: f64) {
+    pub(crate) fn push(&mut self, start: Option<f64>, end: f64, x: f64, y: f64) {
         let touches = match (self.last_end, start) {
             (Some(prev), Some(start)) => (start - prev).abs() <= 1e-3,
             (Some(prev), None) => end > prev,
@@ -194,9 +194,41 @@ pub struct Throughput {
     pub stream_loss: Vec<Series>,
     pub partial: bool,
     pub error: Option<String>,
+    /// Moves between address families (switch tests): (seconds, what), marked on the chart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<(f64, String)>,
 }
 
 impl Throughput {
+    /// A sonde client's one-stream transfer in one direction (`dir`), nothing else known:
+    /// the base of the documents with shapes of their own (coded, switch tests).
+    pub(crate) fn one_direction(protocol: &str, dir: DirView) -> Throughput {
+        let reverse = !dir.client_sends;
+        Throughput {
+            protocol: protocol.into(),
+            direction: if reverse { "reverse" } else { "upload" }.into(),
+            role: "client".into(),
+            tool: Some("sonde".into()),
+            version: None,
+            system_info: None,
+            timestamp_unix: None,
+            streams: Some(1),
+            congestion: None,
+            target_bitrate: None,
+            blksize: None,
+            duration_secs: dir.seconds,
+            directions: vec![dir],
+            tcp_rtt_ms: None,
+            cpu_client: None,
+            cpu_server: None,
+            throughput: Vec::new(),
+            stream_loss: Vec::new(),
+            partial: false,
+            error: None,
+            switches: Vec::new(),
+        }
+    }
+
     /// Received goodput over all directions, bit/s.
     pub fn goodput_bps(&self) -> Option<f64> {
         let v: Vec<f64> = self
@@ -392,6 +424,11 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
             doc,
         ))));
     }
+    if crate::switch::is_switch_test(doc) {
+        return Ok(ResultDoc::Throughput(Box::new(crate::switch::throughput(
+            doc,
+        ))));
+    }
     if at(doc, &["start", "test_start"]).is_some() {
         return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
     }
@@ -554,6 +591,7 @@ fn throughput(doc: &Value) -> Throughput {
             .and_then(Value::as_bool)
             .unwrap_or(end.is_null()),
         error: text(doc, &["error"]),
+        switches: Vec::new(),
     }
 }
 

@@ -40,9 +40,11 @@ pub struct SwitchTestArgs {
     /// family)
     #[arg(short = 'J', long = "json")]
     pub json: bool,
+    #[command(flatten)]
+    pub more: crate::cli_switch_more::SwitchMoreArgs,
 }
 
-fn positive_secs(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if (0.001..=86_400.0).contains(&v) => Ok(v),
         _ => Err(format!(

@@ -13,6 +13,7 @@ mod cli_stress;
 mod cli_sweep;
 mod cli_switch;
 mod cli_switch_policy;
+mod cli_switch_more;
 mod cli_values;
 mod commands;
 mod os_password;

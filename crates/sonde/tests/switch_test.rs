@@ -5,20 +5,44 @@
 
 mod common;
 
-use common::{ipv6_loopback_available, require_all, run, switch_test_loopback};
+use common::{free_port, ipv6_loopback_available, require_all, run, Proc, TempDir};
 use std::time::Duration;
 
-#[test]
-fn switching_every_50ms_keeps_the_stream_intact() {
+/// A one-off switch-test server on a free port with `extra` flags, or None (the test skips)
+/// without IPv6 loopback.
+fn loopback_server(extra: &[&str]) -> Option<(Proc, String)> {
     if !ipv6_loopback_available() {
         assert!(!require_all(), "::1 is needed for switch-test");
         eprintln!("skipped: no IPv6 loopback");
-        return;
+        return None;
     }
-    let out = switch_test_loopback(
-        &["-t", "2", "--every", "0.05", "-J"],
-        Duration::from_secs(30),
-    );
+    let port = free_port().to_string();
+    let args = [&["switch-test", "--listen", "-1", "-p", &port][..], extra].concat();
+    let server = Proc::spawn(&args);
+    std::thread::sleep(Duration::from_millis(300));
+    Some((server, port))
+}
+
+/// `sonde switch-test` to that server over 127.0.0.1 and ::1 with `extra` flags.
+fn loopback_client(port: &str, extra: &[&str]) -> common::Output {
+    let args = [
+        "switch-test",
+        "--v4",
+        "127.0.0.1",
+        "--v6",
+        "::1",
+        "-p",
+        port,
+    ];
+    run(&[&args[..], extra].concat(), Duration::from_secs(30))
+}
+
+#[test]
+fn switching_every_50ms_keeps_the_stream_intact() {
+    let Some((_server, port)) = loopback_server(&[]) else {
+        return;
+    };
+    let out = loopback_client(&port, &["-t", "2", "--every", "0.05", "-J"]);
     out.expect_code(0);
     let doc = out.json();
     let end = &doc["end"];
@@ -52,4 +76,65 @@ fn a_host_with_one_family_is_refused_with_a_reason() {
     );
     out.expect_code(1);
     assert!(out.stderr_lc().contains("ipv6"), "{}", out.describe());
+}
+
+/// `sonde report` on a switch-test document: throughput over time from the receiver's
+/// intervals, with the switches marked by the family they moved to.
+#[test]
+fn the_report_charts_throughput_over_time_with_the_switches_marked() {
+    let Some((_server, port)) = loopback_server(&["-i", "0.05"]) else {
+        return;
+    };
+    let out = loopback_client(&port, &["-t", "1", "--every", "0.25", "-J"]);
+    out.expect_code(0);
+    let doc = out.json();
+    let series = doc["server"]["received_over_time"]["bytes"]
+        .as_array()
+        .unwrap();
+    assert!(series.len() >= 15, "{} intervals of 50 ms", series.len());
+    let total: u64 = series.iter().map(|b| b.as_u64().unwrap()).sum();
+    assert_eq!(total, doc["end"]["server_bytes"].as_u64().unwrap());
+    let dir = TempDir::new("switch-report");
+    let file = dir.file("switch.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let report_dir = dir.file("report");
+    run(
+        &[
+            "report",
+            &file.to_string_lossy(),
+            "-o",
+            &report_dir.to_string_lossy(),
+        ],
+        Duration::from_secs(30),
+    )
+    .expect_code(0);
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    assert!(html.contains("Throughput over time"), "no throughput chart");
+    for kind in ["planned to IPv6", "planned to IPv4"] {
+        assert!(html.contains(kind), "no {kind} markers in the chart");
+    }
+}
+
+/// `--at` switches at the given times, once each, and nothing else.
+#[test]
+fn switches_happen_at_the_given_times() {
+    let Some((_server, port)) = loopback_server(&[]) else {
+        return;
+    };
+    let out = loopback_client(&port, &["-t", "1", "--at", "0.5,0.2", "-J"]);
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(doc["end"]["hash_equal"], true);
+    let at: Vec<f64> = doc["client"]["switches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["at"].as_f64().unwrap())
+        .collect();
+    assert_eq!(at.len(), 2, "{at:?}");
+    // Asked for once the send in progress returns: at the time, a little after on a busy host.
+    assert!(
+        (0.2..0.45).contains(&at[0]) && (0.5..0.75).contains(&at[1]),
+        "{at:?}"
+    );
 }

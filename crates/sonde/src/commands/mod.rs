@@ -32,6 +32,8 @@ pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
     }
 }
 pub mod switch_policy;
+pub mod switch_samples;
+pub mod switch_schedule;
 pub mod switch_test;
 
 /// The process exit codes sonde documents.

@@ -8,6 +8,8 @@
 
 use super::exit;
 use super::switch_policy::Chooser;
+use super::switch_samples::Samples;
+use super::switch_schedule::Schedule;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -52,7 +54,7 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
             Err(sonde_switch::Error::TimedOut(_)) => continue,
             Err(e) => return Err(e.into()),
         };
-        match serve_one(&c) {
+        match serve_one(&c, Duration::from_secs_f64(a.more.interval)) {
             Ok(n) => eprintln!("sonde switch-test: {n} bytes received, hash sent"),
             Err(e) => eprintln!("sonde switch-test: a test failed - {e:#}"),
         }
@@ -63,19 +65,24 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-fn serve_one(c: &Conn) -> anyhow::Result<u64> {
+fn serve_one(c: &Conn, interval: Duration) -> anyhow::Result<u64> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut n = 0u64;
+    let start = Instant::now();
+    let mut samples = Samples::new(interval);
     loop {
         let k = c.recv(&mut buf)?;
         if k == 0 {
             break;
         }
+        samples.delivered(start.elapsed(), k as u64);
         h.update(buf.get(..k).unwrap_or(&[]));
         n += k as u64;
     }
-    let body = serde_json::to_vec(&switches_json(&c.stats()))?;
+    let mut records = switches_json(&c.stats());
+    records["received_over_time"] = samples.json();
+    let body = serde_json::to_vec(&records)?;
     let mut reply = REPLY_MAGIC.to_vec();
     reply.extend_from_slice(&h.finalize());
     reply.extend_from_slice(&n.to_be_bytes());
@@ -140,30 +147,35 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.time);
-    let every = Duration::from_secs_f64(a.every);
-    // A policy reads its verdict at once; the periodic switch waits one step.
-    let mut next_switch = match chooser {
-        Chooser::Periodic => start + every,
-        Chooser::Policy { .. } => start,
-    };
+    // The schedule says when (every `--every` s, or at `--at` times); the chooser where to
+    // (the other family, or what a `--policy` verdict says). A policy reads its verdict at
+    // once, then at each scheduled time.
+    let mut schedule = Schedule::new(a.every, &a.more.at);
+    let mut read_policy_now = matches!(chooser, Chooser::Policy { .. });
     let mut bytes = 0u64;
     let mut pending = 0..0;
+    let mut switched = 0u64;
     while Instant::now() < end && !interrupt.load(Ordering::SeqCst) {
         if pending.is_empty() {
             fill(&mut buf, &mut seed);
             h.update(&buf);
             pending = 0..buf.len();
         }
-        if Instant::now() >= next_switch {
-            if let Some(to) = chooser.next(start.elapsed(), fam) {
-                fam = to;
-                c.switch(fam)?;
-            }
-            next_switch += every;
-        }
         let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
         pending.start += k;
         bytes += k as u64;
+        if std::mem::take(&mut read_policy_now) || schedule.due(start.elapsed()) {
+            // After a recovery the stream may already be on the other family.
+            let current = c.family().unwrap_or(fam);
+            if let Some(to) = chooser.next(start.elapsed(), current).filter(|&f| f != current) {
+                fam = to;
+                c.switch(fam)?;
+                switched += 1;
+                if a.more.switches.is_some_and(|n| switched >= n) {
+                    break;
+                }
+            }
+        }
     }
     // The hash covers whole chunks: send the rest of the current one.
     c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
@@ -247,7 +259,8 @@ fn hex(b: &[u8]) -> String {
 fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
     json!({
-        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start },
+        "test": "switch-test",
+        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
         "policy": o.policy.json(),
