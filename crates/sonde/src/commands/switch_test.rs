@@ -167,7 +167,10 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         if std::mem::take(&mut read_policy_now) || schedule.due(start.elapsed()) {
             // After a recovery the stream may already be on the other family.
             let current = c.family().unwrap_or(fam);
-            if let Some(to) = chooser.next(start.elapsed(), current).filter(|&f| f != current) {
+            if let Some(to) = chooser
+                .next(start.elapsed(), current)
+                .filter(|&f| f != current)
+            {
                 fam = to;
                 c.switch(fam)?;
                 switched += 1;
