@@ -146,7 +146,7 @@ fn issue16_preambles_without_a_hello_hold_no_threads() {
     let addr: SocketAddr = ([127, 0, 0, 1], server.port).into();
     let (mut silent, _) = open_idle(addr, n);
     for (i, s) in silent.iter_mut().enumerate() {
-        s.write_all(sonde_proto_magic()).unwrap();
+        s.write_all(sonde_proto::preamble::CONTROL_MAGIC).unwrap();
         if i % 2 == 1 {
             // A length prefix that promises a 100-byte hello, and 10 bytes of it.
             s.write_all(&100u32.to_be_bytes()).unwrap();
@@ -168,11 +168,6 @@ fn issue16_preambles_without_a_hello_hold_no_threads() {
     out.expect_code(0);
     let open = silent.iter().filter(|s| still_open(s)).count();
     assert_eq!(open, n, "the server closed connections it had room for");
-}
-
-/// The control preamble a sonde client sends first.
-fn sonde_proto_magic() -> &'static [u8] {
-    b"SONDE/C1"
 }
 
 /// A server whose descriptor limit lets it hold only a few idle connections closes the oldest
