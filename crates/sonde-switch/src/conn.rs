@@ -71,6 +71,12 @@ pub struct Options {
     /// After the path carrying the stream failed: how long the client keeps dialing (and the
     /// server waits for its JOIN) before the session fails.
     pub recovery_timeout: Duration,
+    /// TCP_USER_TIMEOUT of every path's socket: data unacknowledged this long fails the path
+    /// in the kernel (the write or read errors), a backstop behind the heartbeat deadline
+    /// ([`Config::dead_after`]). Longer than that deadline, because on a healthy but lossy path
+    /// one lost retransmission already holds data unacknowledged for 600 ms (Linux's minimum
+    /// retransmission timeout is 200 ms, doubled at each try). `None` keeps the system default.
+    pub user_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -80,6 +86,7 @@ impl Default for Options {
             connect_timeout: Duration::from_secs(3),
             io_timeout: Duration::from_secs(30),
             recovery_timeout: Duration::from_secs(10),
+            user_timeout: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -229,6 +236,7 @@ fn spawn_path(
         return;
     };
     let _ = sock.set_nodelay(true);
+    liveness::set_user_timeout(&sock, shared.opts.user_timeout);
     let _ = sock.set_read_timeout(Some(TICK));
     let _ = sock.set_write_timeout(Some(shared.opts.io_timeout));
     st.sockets.insert(id, sock);
@@ -238,6 +246,9 @@ fn spawn_path(
     spawn(move || read_path(&s1, id, r, reader));
     spawn(move || write_path(&s2, id, w));
 }
+
+#[path = "liveness.rs"]
+mod liveness;
 
 fn path_done(shared: &Arc<Shared>, id: PathId, why: Option<String>) {
     let mut st = shared.lock();
@@ -344,12 +355,14 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
     loop {
         // Read a DATA frame only when the receive buffer can take it (backpressure).
         let header = fr.peek_header(&mut sock);
-        let st = shared.lock();
+        let mut st = shared.lock();
         if st.closed || !st.session.path_readable(id) {
             break;
         }
         match header {
             Ok(Some(h)) if st.session.recv_room() < h.len => {
+                // The peer's bytes are here; only this end's application is slow.
+                st.session.path_alive(id, Instant::now());
                 drop(shared.wait(st, TICK));
                 continue;
             }
@@ -360,6 +373,7 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
             }
         }
         drop(st);
+        let before = fr.received();
         let polled = fr.poll(&mut sock);
         let mut st = shared.lock();
         let now = Instant::now();
@@ -372,7 +386,11 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
                 note_recovered(&mut st);
                 shared.cv.notify_all();
             }
-            Ok(Polled::Pending) => {}
+            Ok(Polled::Pending) => {
+                if fr.received() != before {
+                    st.session.path_alive(id, now);
+                }
+            }
             Ok(Polled::Eof) => {
                 drop(st);
                 return path_done(shared, id, Some("closed by the peer".into()));
@@ -403,7 +421,7 @@ fn write_loop(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream) {
                 return;
             }
             let now = Instant::now();
-            st.session.handle_timeout(now);
+            liveness::handle_timeout(shared, &mut st, now);
             match st.session.poll_transmit(id, now, &mut out, WRITE_CHUNK) {
                 Transmit::Some => break,
                 Transmit::Done => return,
@@ -465,6 +483,7 @@ impl Conn {
         });
         let mut st = shared.lock();
         spawn_path(&shared, &mut st, id, sock, FrameReader::new());
+        liveness::spawn_timer(&shared);
         while !st.session.is_established() {
             if let Some(f) = &st.failure {
                 return Err(Error::Failed(f.clone()));
@@ -863,6 +882,7 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
         let mut st = shared.lock();
         let id = accepted.unwrap_or(PathId(0)); // a REJECT is queued on it either way
         spawn_path(&shared, &mut st, id, sock, fr);
+        liveness::spawn_timer(&shared);
         drop(st);
         if let Ok(mut m) = reg.sessions.lock() {
             m.retain(|_, w| w.strong_count() > 0);

@@ -5,9 +5,8 @@
 use sonde_switch::{Conn, Family, Listener, Options, SwitchKind, Targets};
 use std::time::{Duration, Instant};
 
-fn byte_at(i: u64) -> u8 {
-    (i.wrapping_mul(2_654_435_761) >> 13) as u8
-}
+mod common;
+use common::byte_at;
 
 fn pair() -> (Conn, Conn, Listener) {
     let l = Listener::bind(&["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()]).unwrap();
