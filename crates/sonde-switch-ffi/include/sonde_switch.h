@@ -70,6 +70,9 @@ typedef struct {
   int64_t last_stall_us;
   // The longest such gap over all switches.
   int64_t max_stall_us;
+  // Paths declared failed because nothing arrived on them for the heartbeat deadline
+  // (packets dropped silently); each is followed by a recovery.
+  uint64_t heartbeat_failures;
 } SondeSwitchStats;
 
 #ifdef __cplusplus
@@ -139,6 +142,20 @@ ptrdiff_t sonde_switch_send(const SondeSwitchConn *c, const void *buf, size_t le
 // # Safety
 // `c` is a live connection; `buf` has `len` writable bytes.
 ptrdiff_t sonde_switch_recv(const SondeSwitchConn *c, void *buf, size_t len, int flags);
+
+// A descriptor for poll(), select() or epoll (level-triggered) before the
+// SONDE_SWITCH_NONBLOCK calls. POLLIN: `sonde_switch_recv` would not return -EAGAIN (bytes
+// are buffered, the peer ended its stream, or the connection failed or closed - the call
+// says which). POLLOUT: `sonde_switch_send` would not return -EAGAIN (the replay buffer has
+// room, or the connection failed or closed). The library updates it a thread switch after
+// each change, so after a wake-up a call can still return -EAGAIN (poll again); it never
+// stays quiet while a call would succeed. Only poll it: do not read, write or close it. It
+// is the same descriptor on every call and stays valid until `sonde_switch_close` or
+// `sonde_switch_abort`. Returns the descriptor or a negative errno.
+//
+// # Safety
+// `c` is a live connection.
+int sonde_switch_fd(const SondeSwitchConn *c);
 
 // Moves the stream to `family_af` (AF_INET or AF_INET6), make-before-break: dials, joins,
 // and returns once data goes out on the new path. Only the connecting end can switch.

@@ -297,6 +297,27 @@ pub unsafe extern "C" fn sonde_switch_recv(
     })
 }
 
+/// A descriptor for poll(), select() or epoll (level-triggered) before the
+/// SONDE_SWITCH_NONBLOCK calls. POLLIN: `sonde_switch_recv` would not return -EAGAIN (bytes
+/// are buffered, the peer ended its stream, or the connection failed or closed - the call
+/// says which). POLLOUT: `sonde_switch_send` would not return -EAGAIN (the replay buffer has
+/// room, or the connection failed or closed). The library updates it a thread switch after
+/// each change, so after a wake-up a call can still return -EAGAIN (poll again); it never
+/// stays quiet while a call would succeed. Only poll it: do not read, write or close it. It
+/// is the same descriptor on every call and stays valid until `sonde_switch_close` or
+/// `sonde_switch_abort`. Returns the descriptor or a negative errno.
+///
+/// # Safety
+/// `c` is a live connection.
+#[no_mangle]
+pub unsafe extern "C" fn sonde_switch_fd(c: *const SondeSwitchConn) -> c_int {
+    call(neg, || {
+        // SAFETY: forwarded from the caller.
+        let conn = unsafe { conn(c)? };
+        Ok(conn.poll_fd()?)
+    })
+}
+
 /// Moves the stream to `family_af` (AF_INET or AF_INET6), make-before-break: dials, joins,
 /// and returns once data goes out on the new path. Only the connecting end can switch.
 ///

@@ -130,6 +130,9 @@ pub struct SondeSwitchStats {
     pub last_stall_us: i64,
     /// The longest such gap over all switches.
     pub max_stall_us: i64,
+    /// Paths declared failed because nothing arrived on them for the heartbeat deadline
+    /// (packets dropped silently); each is followed by a recovery.
+    pub heartbeat_failures: u64,
 }
 
 fn us(d: Option<Duration>) -> i64 {
@@ -165,6 +168,7 @@ impl SondeSwitchStats {
             last_first_received_us: us(last.and_then(|r| r.first_received)),
             last_stall_us: us(last.and_then(|r| r.stall)),
             max_stall_us: us(s.switches.iter().filter_map(|r| r.stall).max()),
+            heartbeat_failures: s.heartbeat_failures,
         }
     }
 

@@ -14,6 +14,7 @@
 //! session and waits for that JOIN. Both give up after [`Options::recovery_timeout`].
 
 use crate::framer::{FrameReader, Polled};
+use crate::ready::Readiness;
 use crate::session::{Config, PathId, Role, Session, Transmit};
 use crate::stats::{Family, Stats, SwitchRecord};
 use crate::wire::{Frame, RejectReason, SessionId};
@@ -147,6 +148,8 @@ struct State {
     orphaned: Option<Instant>,
     /// A recovery thread is dialing.
     redialing: bool,
+    /// The pollable descriptor, once the application asked for it.
+    ready: Option<Readiness>,
 }
 
 impl State {
@@ -160,6 +163,20 @@ impl State {
             sockets: HashMap::new(),
             orphaned: None,
             redialing: false,
+            ready: None,
+        }
+    }
+
+    /// Mirrors whether receive and send would block onto the pollable descriptor (a failed or
+    /// closed session blocks neither: the calls report it).
+    fn sync_ready(&mut self) {
+        let over = self.closed || self.failure.is_some();
+        let (r, w) = (
+            over || self.session.can_read(),
+            over || self.session.can_write(),
+        );
+        if let Some(ready) = self.ready.as_mut() {
+            ready.set(r, w);
         }
     }
 }
@@ -533,10 +550,12 @@ impl Conn {
             self.check(&st)?;
             let n = st.session.write(data);
             if n > 0 {
+                st.sync_ready();
                 self.shared.cv.notify_all();
                 return Ok(n);
             }
             if !block {
+                st.sync_ready();
                 return Err(Error::WouldBlock("send"));
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -581,6 +600,7 @@ impl Conn {
         loop {
             let n = st.session.read(buf);
             if n > 0 {
+                st.sync_ready();
                 self.shared.cv.notify_all();
                 return Ok(n);
             }
@@ -589,6 +609,7 @@ impl Conn {
             }
             self.check(&st)?;
             if !block {
+                st.sync_ready();
                 return Err(Error::WouldBlock("receive"));
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -700,6 +721,25 @@ impl Conn {
         shut_all(&mut st);
         self.shared.cv.notify_all();
         result
+    }
+
+    /// A descriptor to poll (level-triggered) before the non-blocking calls: POLLIN while
+    /// [`Conn::try_recv`] would not return [`Error::WouldBlock`] (bytes are buffered, the
+    /// peer's stream ended, or the session failed or closed), POLLOUT while [`Conn::try_send`]
+    /// would not (the replay buffer has room, or the session failed or closed). It follows
+    /// the state a thread switch after a change, so a call may still say "would block" after
+    /// a wake-up (poll again); it does not stay quiet while a call would succeed. Only poll
+    /// it: do not read, write or close it. It stays valid as long as this `Conn`.
+    ///
+    /// # Errors
+    /// The socket pair behind it could not be made.
+    pub fn poll_fd(&self) -> Result<std::os::fd::RawFd, Error> {
+        let mut st = self.shared.lock();
+        if st.ready.is_none() {
+            st.ready = Some(Readiness::new().map_err(io_err("making the pollable descriptor"))?);
+        }
+        st.sync_ready();
+        Ok(st.ready.as_ref().map_or(-1, Readiness::fd))
     }
 
     /// The counters so far.

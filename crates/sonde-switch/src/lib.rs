@@ -26,6 +26,7 @@
 
 pub mod conn;
 mod framer;
+mod ready;
 pub mod session;
 pub mod stats;
 pub mod wire;

@@ -43,12 +43,15 @@ pub(super) fn handle_timeout(shared: &Arc<Shared>, st: &mut State, now: Instant)
 }
 
 /// Starts the thread that runs the session's timers until it closes (a PING is due or the
-/// heartbeat deadline passes even while every writer is blocked).
+/// heartbeat deadline passes even while every writer is blocked) and keeps the pollable
+/// descriptor in step with the session (it wakes on every change).
 pub(super) fn spawn_timer(shared: &Arc<Shared>) {
     let shared = shared.clone();
     spawn(move || {
         let mut st = shared.lock();
         while !st.closed {
+            // Every state change notifies; this thread mirrors it on the pollable descriptor.
+            st.sync_ready();
             let pings = st.session.pings_sent();
             handle_timeout(&shared, &mut st, Instant::now());
             if st.session.pings_sent() != pings {
@@ -63,6 +66,7 @@ pub(super) fn spawn_timer(shared: &Arc<Shared>) {
                 until.unwrap_or(TICK).clamp(Duration::from_millis(1), TICK),
             );
         }
+        st.sync_ready();
     });
 }
 

@@ -869,6 +869,16 @@ impl Session {
         self.cfg.replay_capacity.saturating_sub(self.replay.len())
     }
 
+    /// Whether [`Session::write`] would take a byte now.
+    pub fn can_write(&self) -> bool {
+        !self.fin_local && self.send_room() > 0
+    }
+
+    /// Whether [`Session::read`] has bytes, or the peer's stream has ended.
+    pub fn can_read(&self) -> bool {
+        !self.recv.is_empty() || self.peer_fin == Some(self.recv_next)
+    }
+
     /// Takes as much of `data` as the replay buffer has room for; returns how much.
     pub fn write(&mut self, data: &[u8]) -> usize {
         if self.fin_local {

@@ -29,3 +29,17 @@ pub fn receive_all(s: &Conn, mut f: impl FnMut(&[u8])) -> Duration {
         f(&buf[..n]);
     }
 }
+
+/// Polls two descriptors for `events` each, up to `ms`; returns their `revents`, or `None`
+/// when the wait timed out.
+pub fn poll_two(fds: [(i32, i16); 2], ms: i32) -> Option<[i16; 2]> {
+    let mut p = fds.map(|(fd, events)| libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    });
+    // SAFETY: two valid pollfds for the duration of the call.
+    let n = unsafe { libc::poll(p.as_mut_ptr(), 2, ms) };
+    assert!(n >= 0, "poll failed");
+    (n > 0).then(|| p.map(|x| x.revents))
+}
