@@ -55,6 +55,22 @@ pub enum Error {
     Closed,
     #[error("{0} would block")]
     WouldBlock(&'static str),
+    #[error("the MPTCP backend cannot run here: {0}")]
+    MptcpUnavailable(crate::mptcp::Unavailable),
+    #[error("the MPTCP path manager: {0}")]
+    PathManager(String),
+}
+
+/// Hands all of `data` to `send`, which takes some bytes per call.
+pub(crate) fn send_all_with(
+    mut data: &[u8],
+    mut send: impl FnMut(&[u8]) -> Result<usize, Error>,
+) -> Result<(), Error> {
+    while !data.is_empty() {
+        let n = send(data)?;
+        data = data.get(n..).unwrap_or(&[]);
+    }
+    Ok(())
 }
 
 fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
@@ -570,12 +586,8 @@ impl Conn {
     ///
     /// # Errors
     /// As [`Conn::send`].
-    pub fn send_all(&self, mut data: &[u8]) -> Result<(), Error> {
-        while !data.is_empty() {
-            let n = self.send(data)?;
-            data = data.get(n..).unwrap_or(&[]);
-        }
-        Ok(())
+    pub fn send_all(&self, data: &[u8]) -> Result<(), Error> {
+        send_all_with(data, |d| self.send(d))
     }
 
     /// Receives into `buf`; blocks until bytes arrive; 0 means the peer finished its stream.

@@ -26,10 +26,12 @@
 
 pub mod conn;
 mod framer;
+pub mod mptcp;
 mod ready;
 pub mod session;
 pub mod stats;
 pub mod wire;
 
 pub use conn::{Conn, Error, Listener, Options, Targets};
+pub use mptcp::{Backend, MptcpConn, MptcpListener};
 pub use stats::{Family, Stats, SwitchKind, SwitchRecord};

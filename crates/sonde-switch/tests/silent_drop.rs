@@ -12,15 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod common;
-use common::{byte_at, receive_all};
-
-fn skip(why: &str) {
-    assert!(
-        std::env::var("SONDE_REQUIRE_ALL").as_deref() != Ok("1"),
-        "SONDE_REQUIRE_ALL=1 but {why}"
-    );
-    eprintln!("skipped: {why}");
-}
+use common::{byte_at, receive_all, skip};
 
 fn nft(script: &str) -> Result<(), String> {
     let out = Command::new("nft")

@@ -6,6 +6,15 @@
 use sonde_switch::Conn;
 use std::time::{Duration, Instant};
 
+/// Says why a test does not run; fails instead under `SONDE_REQUIRE_ALL=1`.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var("SONDE_REQUIRE_ALL").as_deref() != Ok("1"),
+        "SONDE_REQUIRE_ALL=1 but {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
 /// Byte `i` of the test stream.
 pub fn byte_at(i: u64) -> u8 {
     (i.wrapping_mul(2_654_435_761) >> 13) as u8
@@ -14,20 +23,23 @@ pub fn byte_at(i: u64) -> u8 {
 /// Receives until the peer finishes, handing each chunk to `f`; returns the longest time
 /// between two receives.
 pub fn receive_all(s: &Conn, mut f: impl FnMut(&[u8])) -> Duration {
-    let mut buf = vec![0u8; 256 * 1024];
     let (mut last, mut worst) = (None::<Instant>, Duration::ZERO);
-    loop {
-        let n = s.recv(&mut buf).unwrap();
+    let mut note = || {
         let now = Instant::now();
         if let Some(t) = last {
             worst = worst.max(now - t);
         }
         last = Some(now);
-        if n == 0 {
-            return worst;
-        }
-        f(&buf[..n]);
-    }
+    };
+    receive_all_with(
+        |b| {
+            let n = s.recv(b).unwrap();
+            note();
+            n
+        },
+        |b| f(b),
+    );
+    worst
 }
 
 /// Polls two descriptors for `events` each, up to `ms`; returns their `revents`, or `None`
@@ -42,4 +54,16 @@ pub fn poll_two(fds: [(i32, i16); 2], ms: i32) -> Option<[i16; 2]> {
     let n = unsafe { libc::poll(p.as_mut_ptr(), 2, ms) };
     assert!(n >= 0, "poll failed");
     (n > 0).then(|| p.map(|x| x.revents))
+}
+
+/// Calls `recv` until it returns 0, handing each chunk to `f`.
+pub fn receive_all_with(mut recv: impl FnMut(&mut [u8]) -> usize, mut f: impl FnMut(&[u8])) {
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = recv(&mut buf);
+        if n == 0 {
+            return;
+        }
+        f(&buf[..n]);
+    }
 }
