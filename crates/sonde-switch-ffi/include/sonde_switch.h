@@ -10,6 +10,12 @@
 // `flags` of `sonde_switch_send` and `sonde_switch_recv`: return -EAGAIN instead of waiting.
 #define SONDE_SWITCH_NONBLOCK 1
 
+// `backend` of `SondeSwitchOptions`: the framed protocol over one TCP connection per family.
+#define SONDE_SWITCH_BACKEND_FRAMED 0
+
+// `backend` of `SondeSwitchOptions`: one MPTCP connection with a subflow per family.
+#define SONDE_SWITCH_BACKEND_MPTCP 1
+
 // One end of a switching stream (opaque).
 typedef struct SondeSwitchConn SondeSwitchConn;
 
@@ -34,6 +40,11 @@ typedef struct {
   uint64_t replay_capacity;
   // Bytes received but not yet read (default 8 MiB; 128 KiB to 1 GiB).
   uint64_t recv_capacity;
+  // SONDE_SWITCH_BACKEND_FRAMED (0, the default) or SONDE_SWITCH_BACKEND_MPTCP: one
+  // MPTCP connection with a subflow per family, switched through the kernel's path
+  // manager (needs MPTCP enabled and root; fails with -EPROTONOSUPPORT and a message
+  // saying why when MPTCP is unavailable, never falls back to plain TCP).
+  uint32_t backend;
 } SondeSwitchOptions;
 
 // What a connection measured so far. Durations are microseconds, -1 when not known (yet).
@@ -99,7 +110,9 @@ int sonde_switch_connect(const char *addrs,
 
 // Listens on every address of `addrs` (comma-separated `ip:port`; port 0 picks one; IPv6
 // addresses are IPv6-only so an IPv4 and an IPv6 address can share a port). `opts` may be
-// NULL. On success `*out` holds the listener.
+// NULL. With SONDE_SWITCH_BACKEND_MPTCP: one dual-stack socket on all addresses at the port
+// of the first, and each given address announced to clients (an MPTCP `signal` endpoint).
+// On success `*out` holds the listener.
 //
 // # Safety
 // `addrs` is a NUL-terminated string; `opts` NULL or valid; `out` writable.
@@ -151,7 +164,8 @@ ptrdiff_t sonde_switch_recv(const SondeSwitchConn *c, void *buf, size_t len, int
 // each change, so after a wake-up a call can still return -EAGAIN (poll again); it never
 // stays quiet while a call would succeed. Only poll it: do not read, write or close it. It
 // is the same descriptor on every call and stays valid until `sonde_switch_close` or
-// `sonde_switch_abort`. Returns the descriptor or a negative errno.
+// `sonde_switch_abort`. With the MPTCP backend it is the connection's socket itself (same
+// meaning of POLLIN and POLLOUT). Returns the descriptor or a negative errno.
 //
 // # Safety
 // `c` is a live connection.

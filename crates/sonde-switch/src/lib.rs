@@ -24,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+mod any;
 pub mod conn;
 mod framer;
 pub mod mptcp;
@@ -32,6 +33,7 @@ pub mod session;
 pub mod stats;
 pub mod wire;
 
+pub use any::{AnyConn, AnyListener};
 pub use conn::{Conn, Error, Listener, Options, Targets};
 pub use mptcp::{Backend, MptcpConn, MptcpListener};
 pub use stats::{Family, Stats, SwitchKind, SwitchRecord};

@@ -8,35 +8,10 @@
 use sha2::{Digest, Sha256};
 use sonde_switch::mptcp::{probe, Unavailable};
 use sonde_switch::{Error, Family, MptcpConn, MptcpListener, Options, Targets};
-use std::process::Command;
 use std::time::Duration;
 
 mod common;
-use common::{byte_at, skip};
-
-/// Runs `f` on a thread in a fresh network namespace with loopback up; `None` (after saying
-/// why) when that cannot be made.
-fn in_own_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        skip("a network namespace of its own needs root");
-        return None;
-    }
-    std::thread::spawn(move || {
-        // SAFETY: unshare changes only this thread's network namespace.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            skip(&format!("unshare: {}", std::io::Error::last_os_error()));
-            return None;
-        }
-        let up = Command::new("ip")
-            .args(["link", "set", "lo", "up"])
-            .status();
-        assert!(up.is_ok_and(|s| s.success()), "cannot bring lo up");
-        Some(f())
-    })
-    .join()
-    .unwrap()
-}
+use common::{byte_at, in_own_netns, skip};
 
 fn sysctl_mptcp(on: bool) {
     std::fs::write("/proc/sys/net/mptcp/enabled", if on { "1" } else { "0" }).unwrap();

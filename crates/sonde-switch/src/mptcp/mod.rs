@@ -43,6 +43,17 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io { what, source }
 }
 
+/// Runs a system call again while a signal interrupted it (the `ip` commands this backend
+/// runs end with SIGCHLD, for one).
+fn retry_eintr(mut f: impl FnMut() -> isize) -> isize {
+    loop {
+        let r = f();
+        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return r;
+        }
+    }
+}
+
 /// The error of a failed send or receive: would block (with MSG_DONTWAIT), timed out (the
 /// socket's timeout passed), or the socket's own.
 fn call_error(flags: libc::c_int, call: &'static str, doing: &'static str) -> Error {
@@ -150,15 +161,17 @@ impl MptcpConn {
         if data.is_empty() {
             return Ok(0);
         }
-        // SAFETY: data is a valid readable buffer of data.len() bytes.
-        let n = unsafe {
-            libc::send(
-                self.sock.as_raw_fd(),
-                data.as_ptr().cast(),
-                data.len(),
-                flags | libc::MSG_NOSIGNAL,
-            )
-        };
+        let n = retry_eintr(|| {
+            // SAFETY: data is a valid readable buffer of data.len() bytes.
+            unsafe {
+                libc::send(
+                    self.sock.as_raw_fd(),
+                    data.as_ptr().cast(),
+                    data.len(),
+                    flags | libc::MSG_NOSIGNAL,
+                )
+            }
+        });
         if n < 0 {
             return Err(call_error(flags, "send", "sending"));
         }
@@ -170,15 +183,17 @@ impl MptcpConn {
         if buf.is_empty() {
             return Ok(0);
         }
-        // SAFETY: buf is a valid writable buffer of buf.len() bytes.
-        let n = unsafe {
-            libc::recv(
-                self.sock.as_raw_fd(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                flags,
-            )
-        };
+        let n = retry_eintr(|| {
+            // SAFETY: buf is a valid writable buffer of buf.len() bytes.
+            unsafe {
+                libc::recv(
+                    self.sock.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    flags,
+                )
+            }
+        });
         if n < 0 {
             return Err(call_error(flags, "receive", "receiving"));
         }
@@ -408,7 +423,7 @@ impl MptcpListener {
         };
         let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as libc::c_int);
         // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        let r = retry_eintr(|| unsafe { libc::poll(&mut p, 1, ms) } as isize);
         if r == 0 {
             return Err(Error::TimedOut("accept"));
         }

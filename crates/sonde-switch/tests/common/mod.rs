@@ -67,3 +67,27 @@ pub fn receive_all_with(mut recv: impl FnMut(&mut [u8]) -> usize, mut f: impl Fn
         f(&buf[..n]);
     }
 }
+
+/// Runs `f` on a thread in a fresh network namespace with loopback up; `None` (after saying
+/// why) when that cannot be made.
+pub fn in_own_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("a network namespace of its own needs root");
+        return None;
+    }
+    std::thread::spawn(move || {
+        // SAFETY: unshare changes only this thread's network namespace.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            skip(&format!("unshare: {}", std::io::Error::last_os_error()));
+            return None;
+        }
+        let up = std::process::Command::new("ip")
+            .args(["link", "set", "lo", "up"])
+            .status();
+        assert!(up.is_ok_and(|s| s.success()), "cannot bring lo up");
+        Some(f())
+    })
+    .join()
+    .unwrap()
+}
