@@ -84,6 +84,14 @@ impl AnyConn {
         each!(self, c => c.try_recv(buf))
     }
 
+    /// Fills `buf` completely.
+    ///
+    /// # Errors
+    /// As the backend's `recv`, or the stream ended first.
+    pub fn recv_exact(&self, buf: &mut [u8]) -> Result<(), Error> {
+        crate::conn::recv_exact_with(buf, |b| self.recv(b))
+    }
+
     /// # Errors
     /// As the backend's `switch`.
     pub fn switch(&self, family: Family) -> Result<SwitchRecord, Error> {
@@ -102,10 +110,12 @@ impl AnyConn {
         each!(self, c => c.close())
     }
 
+    /// The counters so far.
     pub fn stats(&self) -> Stats {
         each!(self, c => c.stats())
     }
 
+    /// The family the stream is sent on now.
     pub fn family(&self) -> Option<Family> {
         each!(self, c => c.family())
     }
@@ -134,6 +144,7 @@ impl AnyListener {
         })
     }
 
+    /// The addresses bound (or announced).
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         match self {
             Self::Framed(l) => l.local_addrs(),

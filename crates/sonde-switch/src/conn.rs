@@ -73,6 +73,21 @@ pub(crate) fn send_all_with(
     Ok(())
 }
 
+/// Fills `buf` from `recv`, which returns 0 at the end of the stream.
+pub(crate) fn recv_exact_with(
+    mut buf: &mut [u8],
+    mut recv: impl FnMut(&mut [u8]) -> Result<usize, Error>,
+) -> Result<(), Error> {
+    while !buf.is_empty() {
+        let n = recv(buf)?;
+        if n == 0 {
+            return Err(Error::Failed("the stream ended early".into()));
+        }
+        buf = buf.get_mut(n..).unwrap_or(&mut []);
+    }
+    Ok(())
+}
+
 fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
     move |source| Error::Io { what, source }
 }
@@ -636,15 +651,8 @@ impl Conn {
     ///
     /// # Errors
     /// As [`Conn::recv`], or the stream ended first.
-    pub fn recv_exact(&self, mut buf: &mut [u8]) -> Result<(), Error> {
-        while !buf.is_empty() {
-            let n = self.recv(buf)?;
-            if n == 0 {
-                return Err(Error::Failed("the stream ended early".into()));
-            }
-            buf = buf.get_mut(n..).unwrap_or(&mut []);
-        }
-        Ok(())
+    pub fn recv_exact(&self, buf: &mut [u8]) -> Result<(), Error> {
+        recv_exact_with(buf, |b| self.recv(b))
     }
 
     /// Moves the stream to `family`, make-before-break: dials, joins, and returns once this

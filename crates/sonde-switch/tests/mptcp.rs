@@ -117,6 +117,8 @@ fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
         }
         c.finish().unwrap();
         let (got, hash) = reader.join().unwrap();
+        // The server has closed: closing here (a second end-of-stream) must still succeed.
+        c.close().unwrap();
         assert_eq!(got, at);
         assert_eq!(hash, sent_hash.finalize(), "the streams differ");
         let st = c.stats();

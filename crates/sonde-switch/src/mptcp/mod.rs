@@ -97,6 +97,7 @@ struct Counters {
     received: u64,
     preferred: Option<Family>,
     switches: Vec<SwitchRecord>,
+    finished: bool,
 }
 
 /// One end of an MPTCP connection: blocking and non-blocking send and receive, switch,
@@ -324,9 +325,15 @@ impl MptcpConn {
     /// # Errors
     /// The shutdown failed.
     pub fn finish(&self) -> Result<(), Error> {
+        let mut c = self.counters();
+        if c.finished {
+            return Ok(()); // a second shutdown fails once the peer has closed
+        }
         self.sock
             .shutdown(std::net::Shutdown::Write)
-            .map_err(io("ending the stream"))
+            .map_err(io("ending the stream"))?;
+        c.finished = true;
+        Ok(())
     }
 
     /// Finishes, then waits (up to the I/O timeout) for the peer's end of stream, which it
