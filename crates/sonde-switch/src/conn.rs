@@ -215,6 +215,9 @@ impl State {
 struct Shared {
     st: Mutex<State>,
     cv: Condvar,
+    /// Wakes the timer thread only, so it does not wake at every change while no pollable
+    /// descriptor needs to follow them.
+    timer_cv: Condvar,
     opts: Options,
     /// Where a recovering client dials (empty on the server).
     targets: Targets,
@@ -228,7 +231,11 @@ impl Shared {
     }
 
     fn wait<'a>(&self, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
-        match self.cv.wait_timeout(g, d) {
+        Self::wait_on(&self.cv, g, d)
+    }
+
+    fn wait_on<'a>(cv: &Condvar, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
+        match cv.wait_timeout(g, d) {
             Ok((g, _)) => g,
             Err(p) => p.into_inner().0,
         }
@@ -526,6 +533,7 @@ impl Conn {
         let shared = Arc::new(Shared {
             st: Mutex::new(State::new(session)),
             cv: Condvar::new(),
+            timer_cv: Condvar::new(),
             opts,
             targets: targets.clone(),
         });
@@ -757,6 +765,8 @@ impl Conn {
         let mut st = self.shared.lock();
         if st.ready.is_none() {
             st.ready = Some(Readiness::new().map_err(io_err("making the pollable descriptor"))?);
+            // The timer thread now has to follow every change.
+            self.shared.timer_cv.notify_all();
         }
         st.sync_ready();
         Ok(st.ready.as_ref().map_or(-1, Readiness::fd))
@@ -936,6 +946,7 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
         let shared = Arc::new(Shared {
             st: Mutex::new(State::new(s)),
             cv: Condvar::new(),
+            timer_cv: Condvar::new(),
             opts: reg.opts.clone(),
             targets: Targets::default(),
         });

@@ -44,7 +44,7 @@ pub(super) fn handle_timeout(shared: &Arc<Shared>, st: &mut State, now: Instant)
 
 /// Starts the thread that runs the session's timers until it closes (a PING is due or the
 /// heartbeat deadline passes even while every writer is blocked) and keeps the pollable
-/// descriptor in step with the session (it wakes on every change).
+/// descriptor, once there is one, in step with the session (it then wakes on every change).
 pub(super) fn spawn_timer(shared: &Arc<Shared>) {
     let shared = shared.clone();
     spawn(move || {
@@ -61,10 +61,14 @@ pub(super) fn spawn_timer(shared: &Arc<Shared>) {
                 .session
                 .poll_timeout()
                 .map(|t| t.saturating_duration_since(Instant::now()));
-            st = shared.wait(
-                st,
-                until.unwrap_or(TICK).clamp(Duration::from_millis(1), TICK),
-            );
+            let d = until.unwrap_or(TICK).clamp(Duration::from_millis(1), TICK);
+            // Every change notifies `cv`; only the pollable descriptor needs to see them all.
+            let cv = if st.ready.is_some() {
+                &shared.cv
+            } else {
+                &shared.timer_cv
+            };
+            st = Shared::wait_on(cv, st, d);
         }
         st.sync_ready();
     });
