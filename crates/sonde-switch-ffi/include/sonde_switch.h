@@ -10,6 +10,12 @@
 // `flags` of `sonde_switch_send` and `sonde_switch_recv`: return -EAGAIN instead of waiting.
 #define SONDE_SWITCH_NONBLOCK 1
 
+// `backend` of `SondeSwitchOptions`: the framed protocol over one TCP connection per family.
+#define SONDE_SWITCH_BACKEND_FRAMED 0
+
+// `backend` of `SondeSwitchOptions`: one MPTCP connection with a subflow per family.
+#define SONDE_SWITCH_BACKEND_MPTCP 1
+
 // One end of a switching stream (opaque).
 typedef struct SondeSwitchConn SondeSwitchConn;
 
@@ -34,6 +40,11 @@ typedef struct {
   uint64_t replay_capacity;
   // Bytes received but not yet read (default 8 MiB; 128 KiB to 1 GiB).
   uint64_t recv_capacity;
+  // SONDE_SWITCH_BACKEND_FRAMED (0, the default) or SONDE_SWITCH_BACKEND_MPTCP: one
+  // MPTCP connection with a subflow per family, switched through the kernel's path
+  // manager (needs MPTCP enabled and root; fails with -EPROTONOSUPPORT and a message
+  // saying why when MPTCP is unavailable, never falls back to plain TCP).
+  uint32_t backend;
 } SondeSwitchOptions;
 
 // What a connection measured so far. Durations are microseconds, -1 when not known (yet).
@@ -70,6 +81,9 @@ typedef struct {
   int64_t last_stall_us;
   // The longest such gap over all switches.
   int64_t max_stall_us;
+  // Paths declared failed because nothing arrived on them for the heartbeat deadline
+  // (packets dropped silently); each is followed by a recovery.
+  uint64_t heartbeat_failures;
 } SondeSwitchStats;
 
 #ifdef __cplusplus
@@ -96,7 +110,9 @@ int sonde_switch_connect(const char *addrs,
 
 // Listens on every address of `addrs` (comma-separated `ip:port`; port 0 picks one; IPv6
 // addresses are IPv6-only so an IPv4 and an IPv6 address can share a port). `opts` may be
-// NULL. On success `*out` holds the listener.
+// NULL. With SONDE_SWITCH_BACKEND_MPTCP: one dual-stack socket on all addresses at the port
+// of the first, and each given address announced to clients (an MPTCP `signal` endpoint).
+// On success `*out` holds the listener.
 //
 // # Safety
 // `addrs` is a NUL-terminated string; `opts` NULL or valid; `out` writable.
@@ -139,6 +155,21 @@ ptrdiff_t sonde_switch_send(const SondeSwitchConn *c, const void *buf, size_t le
 // # Safety
 // `c` is a live connection; `buf` has `len` writable bytes.
 ptrdiff_t sonde_switch_recv(const SondeSwitchConn *c, void *buf, size_t len, int flags);
+
+// A descriptor for poll(), select() or epoll (level-triggered) before the
+// SONDE_SWITCH_NONBLOCK calls. POLLIN: `sonde_switch_recv` would not return -EAGAIN (bytes
+// are buffered, the peer ended its stream, or the connection failed or closed - the call
+// says which). POLLOUT: `sonde_switch_send` would not return -EAGAIN (the replay buffer has
+// room, or the connection failed or closed). The library updates it a thread switch after
+// each change, so after a wake-up a call can still return -EAGAIN (poll again); it never
+// stays quiet while a call would succeed. Only poll it: do not read, write or close it. It
+// is the same descriptor on every call and stays valid until `sonde_switch_close` or
+// `sonde_switch_abort`. With the MPTCP backend it is the connection's socket itself (same
+// meaning of POLLIN and POLLOUT). Returns the descriptor or a negative errno.
+//
+// # Safety
+// `c` is a live connection.
+int sonde_switch_fd(const SondeSwitchConn *c);
 
 // Moves the stream to `family_af` (AF_INET or AF_INET6), make-before-break: dials, joins,
 // and returns once data goes out on the new path. Only the connecting end can switch.

@@ -5,7 +5,7 @@
 
 use crate::error::{call, Failure};
 use crate::types::{SondeSwitchOptions, SondeSwitchStats};
-use sonde_switch::{Conn, Family, Listener, Targets};
+use sonde_switch::{AnyConn, AnyListener, Family, Targets};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -13,15 +13,20 @@ use std::time::Duration;
 /// `flags` of `sonde_switch_send` and `sonde_switch_recv`: return -EAGAIN instead of waiting.
 pub const SONDE_SWITCH_NONBLOCK: c_int = 1;
 
+/// `backend` of `SondeSwitchOptions`: the framed protocol over one TCP connection per family.
+pub const SONDE_SWITCH_BACKEND_FRAMED: u32 = 0;
+/// `backend` of `SondeSwitchOptions`: one MPTCP connection with a subflow per family.
+pub const SONDE_SWITCH_BACKEND_MPTCP: u32 = 1;
+
 /// One end of a switching stream (opaque).
 pub struct SondeSwitchConn {
-    conn: Conn,
+    conn: AnyConn,
 }
 
 /// A listener for switching streams (opaque). Keep it open while its connections may still
 /// switch: a new path of an accepted connection arrives through it.
 pub struct SondeSwitchListener {
-    listener: Listener,
+    listener: AnyListener,
 }
 
 fn neg(code: c_int) -> c_int {
@@ -74,7 +79,7 @@ fn family(af: c_int) -> Result<Family, Failure> {
 
 /// # Safety
 /// `p` is NULL or a handle from this library not yet closed.
-unsafe fn conn<'a>(p: *const SondeSwitchConn) -> Result<&'a Conn, Failure> {
+unsafe fn conn<'a>(p: *const SondeSwitchConn) -> Result<&'a AnyConn, Failure> {
     // SAFETY: the caller passes a live handle or NULL.
     unsafe { p.as_ref() }
         .map(|c| &c.conn)
@@ -120,9 +125,10 @@ pub unsafe extern "C" fn sonde_switch_connect(
             return Err(Failure::invalid("out is NULL"));
         }
         // SAFETY: forwarded from the caller.
-        let (list, opts) = unsafe { (text(addrs, "addrs")?, SondeSwitchOptions::read(opts)?) };
+        let (list, (opts, backend)) =
+            unsafe { (text(addrs, "addrs")?, SondeSwitchOptions::read(opts)?) };
         let targets = Targets::from_addrs(&addresses(list)?);
-        let conn = Conn::connect(&targets, family(family_af)?, opts)?;
+        let conn = AnyConn::connect(backend, &targets, family(family_af)?, opts)?;
         // SAFETY: checked non-NULL; the caller vouches it is writable.
         unsafe { out.write(Box::into_raw(Box::new(SondeSwitchConn { conn }))) };
         Ok(0)
@@ -131,7 +137,9 @@ pub unsafe extern "C" fn sonde_switch_connect(
 
 /// Listens on every address of `addrs` (comma-separated `ip:port`; port 0 picks one; IPv6
 /// addresses are IPv6-only so an IPv4 and an IPv6 address can share a port). `opts` may be
-/// NULL. On success `*out` holds the listener.
+/// NULL. With SONDE_SWITCH_BACKEND_MPTCP: one dual-stack socket on all addresses at the port
+/// of the first, and each given address announced to clients (an MPTCP `signal` endpoint).
+/// On success `*out` holds the listener.
 ///
 /// # Safety
 /// `addrs` is a NUL-terminated string; `opts` NULL or valid; `out` writable.
@@ -146,8 +154,9 @@ pub unsafe extern "C" fn sonde_switch_listen(
             return Err(Failure::invalid("out is NULL"));
         }
         // SAFETY: forwarded from the caller.
-        let (list, opts) = unsafe { (text(addrs, "addrs")?, SondeSwitchOptions::read(opts)?) };
-        let listener = Listener::bind_with(&addresses(list)?, opts)?;
+        let (list, (opts, backend)) =
+            unsafe { (text(addrs, "addrs")?, SondeSwitchOptions::read(opts)?) };
+        let listener = AnyListener::bind(backend, &addresses(list)?, opts)?;
         // SAFETY: checked non-NULL; the caller vouches it is writable.
         unsafe { out.write(Box::into_raw(Box::new(SondeSwitchListener { listener }))) };
         Ok(0)
@@ -294,6 +303,28 @@ pub unsafe extern "C" fn sonde_switch_recv(
             conn.recv(data)?
         };
         Ok(n as isize)
+    })
+}
+
+/// A descriptor for poll(), select() or epoll (level-triggered) before the
+/// SONDE_SWITCH_NONBLOCK calls. POLLIN: `sonde_switch_recv` would not return -EAGAIN (bytes
+/// are buffered, the peer ended its stream, or the connection failed or closed - the call
+/// says which). POLLOUT: `sonde_switch_send` would not return -EAGAIN (the replay buffer has
+/// room, or the connection failed or closed). The library updates it a thread switch after
+/// each change, so after a wake-up a call can still return -EAGAIN (poll again); it never
+/// stays quiet while a call would succeed. Only poll it: do not read, write or close it. It
+/// is the same descriptor on every call and stays valid until `sonde_switch_close` or
+/// `sonde_switch_abort`. With the MPTCP backend it is the connection's socket itself (same
+/// meaning of POLLIN and POLLOUT). Returns the descriptor or a negative errno.
+///
+/// # Safety
+/// `c` is a live connection.
+#[no_mangle]
+pub unsafe extern "C" fn sonde_switch_fd(c: *const SondeSwitchConn) -> c_int {
+    call(neg, || {
+        // SAFETY: forwarded from the caller.
+        let conn = unsafe { conn(c)? };
+        Ok(conn.poll_fd()?)
     })
 }
 

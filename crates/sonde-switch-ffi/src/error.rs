@@ -36,6 +36,8 @@ impl From<Error> for Failure {
             Error::NotClient => libc::EPERM,
             Error::Closed => libc::EPIPE,
             Error::WouldBlock(_) => libc::EAGAIN,
+            Error::MptcpUnavailable(_) => libc::EPROTONOSUPPORT,
+            Error::PathManager(_) => libc::EOPNOTSUPP,
         };
         Self {
             errno,

@@ -5,7 +5,7 @@
 //! it reaches, and the rest takes its default.
 
 use crate::error::Failure;
-use sonde_switch::{Family, Options, Stats, SwitchKind};
+use sonde_switch::{Backend, Family, Options, Stats, SwitchKind};
 use std::time::Duration;
 
 /// Sizes and time limits of a connection or listener. Zero in any field means its default;
@@ -27,6 +27,11 @@ pub struct SondeSwitchOptions {
     pub replay_capacity: u64,
     /// Bytes received but not yet read (default 8 MiB; 128 KiB to 1 GiB).
     pub recv_capacity: u64,
+    /// SONDE_SWITCH_BACKEND_FRAMED (0, the default) or SONDE_SWITCH_BACKEND_MPTCP: one
+    /// MPTCP connection with a subflow per family, switched through the kernel's path
+    /// manager (needs MPTCP enabled and root; fails with -EPROTONOSUPPORT and a message
+    /// saying why when MPTCP is unavailable, never falls back to plain TCP).
+    pub backend: u32,
 }
 
 const MIN_BUFFER: u64 = 128 << 10;
@@ -37,7 +42,7 @@ impl SondeSwitchOptions {
     ///
     /// # Safety
     /// `p` is NULL or points to at least `(*p).size` readable bytes.
-    pub(crate) unsafe fn read(p: *const Self) -> Result<Options, Failure> {
+    pub(crate) unsafe fn read(p: *const Self) -> Result<(Options, Backend), Failure> {
         let mut o = Self::default();
         if !p.is_null() {
             // SAFETY: the caller vouches for `size` bytes at p, of which at least 4 (size).
@@ -56,7 +61,16 @@ impl SondeSwitchOptions {
         o.to_options()
     }
 
-    fn to_options(self) -> Result<Options, Failure> {
+    fn to_options(self) -> Result<(Options, Backend), Failure> {
+        let backend = match self.backend {
+            0 => Backend::Framed,
+            1 => Backend::Mptcp,
+            b => {
+                return Err(Failure::invalid(format!(
+                    "options: backend {b}: give SONDE_SWITCH_BACKEND_FRAMED or _MPTCP"
+                )))
+            }
+        };
         let mut opts = Options::default();
         let ms = |v: u32, d: Duration| {
             if v == 0 {
@@ -90,7 +104,7 @@ impl SondeSwitchOptions {
             }
             *slot = v as usize;
         }
-        Ok(opts)
+        Ok((opts, backend))
     }
 }
 
@@ -130,6 +144,9 @@ pub struct SondeSwitchStats {
     pub last_stall_us: i64,
     /// The longest such gap over all switches.
     pub max_stall_us: i64,
+    /// Paths declared failed because nothing arrived on them for the heartbeat deadline
+    /// (packets dropped silently); each is followed by a recovery.
+    pub heartbeat_failures: u64,
 }
 
 fn us(d: Option<Duration>) -> i64 {
@@ -165,6 +182,7 @@ impl SondeSwitchStats {
             last_first_received_us: us(last.and_then(|r| r.first_received)),
             last_stall_us: us(last.and_then(|r| r.stall)),
             max_stall_us: us(s.switches.iter().filter_map(|r| r.stall).max()),
+            heartbeat_failures: s.heartbeat_failures,
         }
     }
 

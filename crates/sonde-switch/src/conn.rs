@@ -14,6 +14,7 @@
 //! session and waits for that JOIN. Both give up after [`Options::recovery_timeout`].
 
 use crate::framer::{FrameReader, Polled};
+use crate::ready::Readiness;
 use crate::session::{Config, PathId, Role, Session, Transmit};
 use crate::stats::{Family, Stats, SwitchRecord};
 use crate::wire::{Frame, RejectReason, SessionId};
@@ -54,6 +55,37 @@ pub enum Error {
     Closed,
     #[error("{0} would block")]
     WouldBlock(&'static str),
+    #[error("the MPTCP backend cannot run here: {0}")]
+    MptcpUnavailable(crate::mptcp::Unavailable),
+    #[error("the MPTCP path manager: {0}")]
+    PathManager(String),
+}
+
+/// Hands all of `data` to `send`, which takes some bytes per call.
+pub(crate) fn send_all_with(
+    mut data: &[u8],
+    mut send: impl FnMut(&[u8]) -> Result<usize, Error>,
+) -> Result<(), Error> {
+    while !data.is_empty() {
+        let n = send(data)?;
+        data = data.get(n..).unwrap_or(&[]);
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `recv`, which returns 0 at the end of the stream.
+pub(crate) fn recv_exact_with(
+    mut buf: &mut [u8],
+    mut recv: impl FnMut(&mut [u8]) -> Result<usize, Error>,
+) -> Result<(), Error> {
+    while !buf.is_empty() {
+        let n = recv(buf)?;
+        if n == 0 {
+            return Err(Error::Failed("the stream ended early".into()));
+        }
+        buf = buf.get_mut(n..).unwrap_or(&mut []);
+    }
+    Ok(())
 }
 
 fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
@@ -71,6 +103,12 @@ pub struct Options {
     /// After the path carrying the stream failed: how long the client keeps dialing (and the
     /// server waits for its JOIN) before the session fails.
     pub recovery_timeout: Duration,
+    /// TCP_USER_TIMEOUT of every path's socket: data unacknowledged this long fails the path
+    /// in the kernel (the write or read errors), a backstop behind the heartbeat deadline
+    /// ([`Config::dead_after`]). Longer than that deadline, because on a healthy but lossy path
+    /// one lost retransmission already holds data unacknowledged for 600 ms (Linux's minimum
+    /// retransmission timeout is 200 ms, doubled at each try). `None` keeps the system default.
+    pub user_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -80,6 +118,7 @@ impl Default for Options {
             connect_timeout: Duration::from_secs(3),
             io_timeout: Duration::from_secs(30),
             recovery_timeout: Duration::from_secs(10),
+            user_timeout: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -140,6 +179,8 @@ struct State {
     orphaned: Option<Instant>,
     /// A recovery thread is dialing.
     redialing: bool,
+    /// The pollable descriptor, once the application asked for it.
+    ready: Option<Readiness>,
 }
 
 impl State {
@@ -153,6 +194,20 @@ impl State {
             sockets: HashMap::new(),
             orphaned: None,
             redialing: false,
+            ready: None,
+        }
+    }
+
+    /// Mirrors whether receive and send would block onto the pollable descriptor (a failed or
+    /// closed session blocks neither: the calls report it).
+    fn sync_ready(&mut self) {
+        let over = self.closed || self.failure.is_some();
+        let (r, w) = (
+            over || self.session.can_read(),
+            over || self.session.can_write(),
+        );
+        if let Some(ready) = self.ready.as_mut() {
+            ready.set(r, w);
         }
     }
 }
@@ -160,6 +215,9 @@ impl State {
 struct Shared {
     st: Mutex<State>,
     cv: Condvar,
+    /// Wakes the timer thread only, so it does not wake at every change while no pollable
+    /// descriptor needs to follow them.
+    timer_cv: Condvar,
     opts: Options,
     /// Where a recovering client dials (empty on the server).
     targets: Targets,
@@ -173,7 +231,11 @@ impl Shared {
     }
 
     fn wait<'a>(&self, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
-        match self.cv.wait_timeout(g, d) {
+        Self::wait_on(&self.cv, g, d)
+    }
+
+    fn wait_on<'a>(cv: &Condvar, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
+        match cv.wait_timeout(g, d) {
             Ok((g, _)) => g,
             Err(p) => p.into_inner().0,
         }
@@ -229,6 +291,7 @@ fn spawn_path(
         return;
     };
     let _ = sock.set_nodelay(true);
+    liveness::set_user_timeout(&sock, shared.opts.user_timeout);
     let _ = sock.set_read_timeout(Some(TICK));
     let _ = sock.set_write_timeout(Some(shared.opts.io_timeout));
     st.sockets.insert(id, sock);
@@ -238,6 +301,9 @@ fn spawn_path(
     spawn(move || read_path(&s1, id, r, reader));
     spawn(move || write_path(&s2, id, w));
 }
+
+#[path = "liveness.rs"]
+mod liveness;
 
 fn path_done(shared: &Arc<Shared>, id: PathId, why: Option<String>) {
     let mut st = shared.lock();
@@ -344,12 +410,14 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
     loop {
         // Read a DATA frame only when the receive buffer can take it (backpressure).
         let header = fr.peek_header(&mut sock);
-        let st = shared.lock();
+        let mut st = shared.lock();
         if st.closed || !st.session.path_readable(id) {
             break;
         }
         match header {
             Ok(Some(h)) if st.session.recv_room() < h.len => {
+                // The peer's bytes are here; only this end's application is slow.
+                st.session.path_alive(id, Instant::now());
                 drop(shared.wait(st, TICK));
                 continue;
             }
@@ -360,6 +428,7 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
             }
         }
         drop(st);
+        let before = fr.received();
         let polled = fr.poll(&mut sock);
         let mut st = shared.lock();
         let now = Instant::now();
@@ -372,7 +441,11 @@ fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: Fram
                 note_recovered(&mut st);
                 shared.cv.notify_all();
             }
-            Ok(Polled::Pending) => {}
+            Ok(Polled::Pending) => {
+                if fr.received() != before {
+                    st.session.path_alive(id, now);
+                }
+            }
             Ok(Polled::Eof) => {
                 drop(st);
                 return path_done(shared, id, Some("closed by the peer".into()));
@@ -403,7 +476,7 @@ fn write_loop(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream) {
                 return;
             }
             let now = Instant::now();
-            st.session.handle_timeout(now);
+            liveness::handle_timeout(shared, &mut st, now);
             match st.session.poll_transmit(id, now, &mut out, WRITE_CHUNK) {
                 Transmit::Some => break,
                 Transmit::Done => return,
@@ -460,11 +533,13 @@ impl Conn {
         let shared = Arc::new(Shared {
             st: Mutex::new(State::new(session)),
             cv: Condvar::new(),
+            timer_cv: Condvar::new(),
             opts,
             targets: targets.clone(),
         });
         let mut st = shared.lock();
         spawn_path(&shared, &mut st, id, sock, FrameReader::new());
+        liveness::spawn_timer(&shared);
         while !st.session.is_established() {
             if let Some(f) = &st.failure {
                 return Err(Error::Failed(f.clone()));
@@ -514,10 +589,12 @@ impl Conn {
             self.check(&st)?;
             let n = st.session.write(data);
             if n > 0 {
+                st.sync_ready();
                 self.shared.cv.notify_all();
                 return Ok(n);
             }
             if !block {
+                st.sync_ready();
                 return Err(Error::WouldBlock("send"));
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -532,12 +609,8 @@ impl Conn {
     ///
     /// # Errors
     /// As [`Conn::send`].
-    pub fn send_all(&self, mut data: &[u8]) -> Result<(), Error> {
-        while !data.is_empty() {
-            let n = self.send(data)?;
-            data = data.get(n..).unwrap_or(&[]);
-        }
-        Ok(())
+    pub fn send_all(&self, data: &[u8]) -> Result<(), Error> {
+        send_all_with(data, |d| self.send(d))
     }
 
     /// Receives into `buf`; blocks until bytes arrive; 0 means the peer finished its stream.
@@ -562,6 +635,7 @@ impl Conn {
         loop {
             let n = st.session.read(buf);
             if n > 0 {
+                st.sync_ready();
                 self.shared.cv.notify_all();
                 return Ok(n);
             }
@@ -570,6 +644,7 @@ impl Conn {
             }
             self.check(&st)?;
             if !block {
+                st.sync_ready();
                 return Err(Error::WouldBlock("receive"));
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -584,15 +659,8 @@ impl Conn {
     ///
     /// # Errors
     /// As [`Conn::recv`], or the stream ended first.
-    pub fn recv_exact(&self, mut buf: &mut [u8]) -> Result<(), Error> {
-        while !buf.is_empty() {
-            let n = self.recv(buf)?;
-            if n == 0 {
-                return Err(Error::Failed("the stream ended early".into()));
-            }
-            buf = buf.get_mut(n..).unwrap_or(&mut []);
-        }
-        Ok(())
+    pub fn recv_exact(&self, buf: &mut [u8]) -> Result<(), Error> {
+        recv_exact_with(buf, |b| self.recv(b))
     }
 
     /// Moves the stream to `family`, make-before-break: dials, joins, and returns once this
@@ -681,6 +749,27 @@ impl Conn {
         shut_all(&mut st);
         self.shared.cv.notify_all();
         result
+    }
+
+    /// A descriptor to poll (level-triggered) before the non-blocking calls: POLLIN while
+    /// [`Conn::try_recv`] would not return [`Error::WouldBlock`] (bytes are buffered, the
+    /// peer's stream ended, or the session failed or closed), POLLOUT while [`Conn::try_send`]
+    /// would not (the replay buffer has room, or the session failed or closed). It follows
+    /// the state a thread switch after a change, so a call may still say "would block" after
+    /// a wake-up (poll again); it does not stay quiet while a call would succeed. Only poll
+    /// it: do not read, write or close it. It stays valid as long as this `Conn`.
+    ///
+    /// # Errors
+    /// The socket pair behind it could not be made.
+    pub fn poll_fd(&self) -> Result<std::os::fd::RawFd, Error> {
+        let mut st = self.shared.lock();
+        if st.ready.is_none() {
+            st.ready = Some(Readiness::new().map_err(io_err("making the pollable descriptor"))?);
+            // The timer thread now has to follow every change.
+            self.shared.timer_cv.notify_all();
+        }
+        st.sync_ready();
+        Ok(st.ready.as_ref().map_or(-1, Readiness::fd))
     }
 
     /// The counters so far.
@@ -857,12 +946,14 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
         let shared = Arc::new(Shared {
             st: Mutex::new(State::new(s)),
             cv: Condvar::new(),
+            timer_cv: Condvar::new(),
             opts: reg.opts.clone(),
             targets: Targets::default(),
         });
         let mut st = shared.lock();
         let id = accepted.unwrap_or(PathId(0)); // a REJECT is queued on it either way
         spawn_path(&shared, &mut st, id, sock, fr);
+        liveness::spawn_timer(&shared);
         drop(st);
         if let Ok(mut m) = reg.sessions.lock() {
             m.retain(|_, w| w.strong_count() > 0);

@@ -29,6 +29,9 @@ pub struct FrameReader {
     /// Bytes of the frame just returned, dropped at the next poll.
     consumed: usize,
     eof: bool,
+    /// Bytes read from the socket so far: a count that moves proves the path alive even
+    /// while a long frame is still incomplete.
+    received: u64,
 }
 
 impl Default for FrameReader {
@@ -44,7 +47,13 @@ impl FrameReader {
             have: 0,
             consumed: 0,
             eof: false,
+            received: 0,
         }
+    }
+
+    /// Bytes read from the socket so far.
+    pub fn received(&self) -> u64 {
+        self.received
     }
 
     /// The header of the next frame, once its 5 bytes are in (reads no further).
@@ -105,7 +114,10 @@ impl FrameReader {
                     self.eof = true;
                     return Ok(false);
                 }
-                Ok(n) => self.have += n,
+                Ok(n) => {
+                    self.have += n;
+                    self.received += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e)
                     if matches!(

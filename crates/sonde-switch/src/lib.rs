@@ -25,12 +25,17 @@
 //! # Ok(()) }
 //! ```
 
+mod any;
 pub mod conn;
 mod framer;
+pub mod mptcp;
 pub mod policy;
+mod ready;
 pub mod session;
 pub mod stats;
 pub mod wire;
 
+pub use any::{AnyConn, AnyListener};
 pub use conn::{Conn, Error, Listener, Options, Targets};
+pub use mptcp::{Backend, MptcpConn, MptcpListener};
 pub use stats::{Family, Stats, SwitchKind, SwitchRecord};

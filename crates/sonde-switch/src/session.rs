@@ -44,6 +44,13 @@ pub struct Config {
     pub ack_delay: Duration,
     /// An old path whose MOVED has not arrived after this long is closed anyway.
     pub moved_timeout: Duration,
+    /// When nothing arrived on the active path for this long, send a PING (the peer's PONG
+    /// proves the path alive; another PING follows every such interval of quiet).
+    pub heartbeat_idle: Duration,
+    /// When nothing arrived on the active path for this long, it has failed (silently: no
+    /// error, no close - a dropped route, a firewall): it is closed and the stream waits for
+    /// a JOIN, as after a socket error.
+    pub dead_after: Duration,
 }
 
 impl Default for Config {
@@ -55,6 +62,15 @@ impl Default for Config {
             ack_every: 256 * 1024,
             ack_delay: Duration::from_millis(5),
             moved_timeout: Duration::from_secs(2),
+            // A path cut must be recovered within 300 ms plus one round trip. Recovery after
+            // detection is a dial and a JOIN exchange (two round trips) and the replay: with
+            // 200 ms of silence as the verdict, a cut is repaired within 200 ms + 2 RTT, which
+            // meets the target while the round trip stays under about 90 ms. A live path
+            // answers a PING sent after 50 ms of quiet within one round trip, so paths with a
+            // round trip below 150 ms are never declared dead by mistake; slower paths need
+            // larger values.
+            heartbeat_idle: Duration::from_millis(50),
+            dead_after: Duration::from_millis(200),
         }
     }
 }
@@ -131,6 +147,10 @@ struct Path {
     fin_sent: bool,
     moved_recv: bool,
     draining_since: Option<Instant>,
+    /// When a frame (or part of one) last arrived on this path.
+    last_recv: Instant,
+    /// When the last PING went out on this path, if one did since `last_recv`.
+    last_ping: Option<Instant>,
 }
 
 /// A switch in progress: the receive-gap window and the sender's first write.
@@ -176,6 +196,7 @@ pub struct Session {
     first_sent_pending: Option<(usize, PathId, Instant)>,
     events: VecDeque<Event>,
     stats: Stats,
+    ping_token: u64,
 }
 
 impl Session {
@@ -216,7 +237,18 @@ impl Session {
             first_sent_pending: None,
             events: VecDeque::new(),
             stats: Stats::default(),
+            ping_token: 0,
         }
+    }
+
+    /// The sizes and times this session runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// How many heartbeat PINGs this end has queued.
+    pub fn pings_sent(&self) -> u64 {
+        self.ping_token
     }
 
     /// The session's id.
@@ -234,7 +266,7 @@ impl Session {
         self.established
     }
 
-    fn add_path(&mut self, family: Family, state: PathState) -> PathId {
+    fn add_path(&mut self, family: Family, state: PathState, now: Instant) -> PathId {
         let id = PathId(self.next_path);
         self.next_path += 1;
         self.paths.push(Path {
@@ -246,6 +278,8 @@ impl Session {
             fin_sent: false,
             moved_recv: false,
             draining_since: None,
+            last_recv: now,
+            last_ping: None,
         });
         id
     }
@@ -267,7 +301,7 @@ impl Session {
     /// Client: a new connected socket of `family`. Queues HELLO on the first path, JOIN on
     /// later ones; the stream moves there when the answer arrives.
     pub fn open_path(&mut self, family: Family, now: Instant) -> PathId {
-        let id = self.add_path(family, PathState::Opening);
+        let id = self.add_path(family, PathState::Opening, now);
         let frame = if self.established {
             if self.requested.is_none() {
                 self.requested = Some(now);
@@ -298,7 +332,7 @@ impl Session {
         version: u8,
         now: Instant,
     ) -> Result<PathId, SessionError> {
-        let id = self.add_path(family, PathState::Open);
+        let id = self.add_path(family, PathState::Open, now);
         if version != VERSION {
             if let Some(p) = self.path_mut(id) {
                 Frame::Reject {
@@ -332,7 +366,7 @@ impl Session {
         next: u64,
         now: Instant,
     ) -> Result<PathId, SessionError> {
-        let id = self.add_path(family, PathState::Open);
+        let id = self.add_path(family, PathState::Open, now);
         let frame = Frame::JoinOk {
             next: self.recv_next,
         };
@@ -452,6 +486,7 @@ impl Session {
         let Some(state) = self.path(id).map(|p| p.state) else {
             return Ok(()); // a path already closed: late frames are harmless
         };
+        self.path_alive(id, now);
         match frame {
             Frame::HelloOk { version, .. } => {
                 if self.role != Role::Client || state != PathState::Opening || self.established {
@@ -496,6 +531,15 @@ impl Session {
             Frame::Reject { reason } => Err(SessionError::Rejected(reason)),
             Frame::Hello { .. } => Err(SessionError::Unexpected("HELLO")),
             Frame::Join { .. } => Err(SessionError::Unexpected("JOIN")),
+        }
+    }
+
+    /// Bytes arrived on path `id` at `now` that are not yet a whole frame, or that the driver
+    /// holds back because the receive buffer is full: the path is alive all the same.
+    pub fn path_alive(&mut self, id: PathId, now: Instant) {
+        if let Some(p) = self.path_mut(id) {
+            p.last_recv = p.last_recv.max(now);
+            p.last_ping = None;
         }
     }
 
@@ -627,10 +671,8 @@ impl Session {
     /// for that JOIN. Nothing is lost meanwhile: unconfirmed bytes stay in the replay buffer.
     /// A session whose streams both ended and were confirmed needs none.
     pub fn needs_path(&self) -> bool {
-        let complete =
-            self.fin_confirmed && self.fin_ack_sent && self.peer_fin == Some(self.recv_next);
         self.established
-            && !complete
+            && !self.complete()
             && self.active.is_none()
             && !self.paths.iter().any(|p| p.state == PathState::Opening)
     }
@@ -753,15 +795,49 @@ impl Session {
             .filter_map(|p| p.draining_since)
             .min()
             .map(|t| t + self.cfg.moved_timeout);
-        match (self.ack_deadline, drain) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.ack_deadline, drain, self.heartbeat_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Closes old paths whose peer never sent MOVED. (A due ACK goes out with the next
-    /// [`Session::poll_transmit`] of the active path.)
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// The active path, when heartbeats watch it (open, and the stream not complete).
+    fn watched(&self) -> Option<&Path> {
+        let p = self.active.and_then(|a| self.path(a))?;
+        (p.state == PathState::Open && !self.complete()).then_some(p)
+    }
+
+    /// The next PING or the failure verdict of the active path, whichever comes first.
+    fn heartbeat_deadline(&self) -> Option<Instant> {
+        let p = self.watched()?;
+        let ping = p.last_ping.unwrap_or(p.last_recv) + self.cfg.heartbeat_idle;
+        Some(ping.min(p.last_recv + self.cfg.dead_after))
+    }
+
+    /// Closes old paths whose peer never sent MOVED, queues a PING on a quiet active path,
+    /// and closes the active path when nothing arrived on it for [`Config::dead_after`]
+    /// (then [`Session::needs_path`] says so, as after [`Session::path_failed`]). Returns the
+    /// paths it declared failed, whose sockets the driver should close. (A due ACK goes out
+    /// with the next [`Session::poll_transmit`] of the active path.)
+    pub fn handle_timeout(&mut self, now: Instant) -> Vec<PathId> {
+        let mut dead = Vec::new();
+        let (idle, dead_after) = (self.cfg.heartbeat_idle, self.cfg.dead_after);
+        if let Some((id, last_recv, last_ping)) =
+            self.watched().map(|p| (p.id, p.last_recv, p.last_ping))
+        {
+            if now >= last_recv + dead_after {
+                self.stats.heartbeat_failures += 1;
+                self.remove_path(id);
+                dead.push(id);
+            } else if now >= last_ping.unwrap_or(last_recv) + idle {
+                self.ping_token += 1;
+                let token = self.ping_token;
+                if let Some(p) = self.path_mut(id) {
+                    Frame::Ping { token }.emit(&mut p.ctrl);
+                    p.last_ping = Some(now);
+                }
+            }
+        }
         let expired: Vec<PathId> = self
             .paths
             .iter()
@@ -775,6 +851,12 @@ impl Session {
         for id in expired {
             self.remove_path(id);
         }
+        dead
+    }
+
+    /// Whether both streams ended and were confirmed.
+    fn complete(&self) -> bool {
+        self.fin_confirmed && self.fin_ack_sent && self.peer_fin == Some(self.recv_next)
     }
 
     /// The next thing that happened.
@@ -785,6 +867,16 @@ impl Session {
     /// Free room in the replay buffer: how much [`Session::write`] takes now.
     pub fn send_room(&self) -> usize {
         self.cfg.replay_capacity.saturating_sub(self.replay.len())
+    }
+
+    /// Whether [`Session::write`] would take a byte now.
+    pub fn can_write(&self) -> bool {
+        !self.fin_local && self.send_room() > 0
+    }
+
+    /// Whether [`Session::read`] has bytes, or the peer's stream has ended.
+    pub fn can_read(&self) -> bool {
+        !self.recv.is_empty() || self.peer_fin == Some(self.recv_next)
     }
 
     /// Takes as much of `data` as the replay buffer has room for; returns how much.

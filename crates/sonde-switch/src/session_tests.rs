@@ -367,3 +367,86 @@ fn protocol_violations_are_errors_not_panics() {
         Err(SessionError::Version(9))
     );
 }
+
+#[test]
+fn a_quiet_path_is_kept_alive_by_heartbeats() {
+    let mut p = Pair::new(Config::default(), 1 << 20);
+    // Two virtual seconds with nothing to send: ten times the failure deadline.
+    for _ in 0..2000 {
+        p.step();
+    }
+    // One PING per 50 ms of quiet at whichever end notices first; the other end's PING
+    // resets the quiet, so together they send about one per interval.
+    let (c, s) = (p.c.pings_sent(), p.server().pings_sent());
+    assert!(c + s >= 2000 / 50 - 2 && c > 0 && s > 0, "{c} + {s}");
+    assert_eq!(p.c.stats().heartbeat_failures, 0);
+    assert_eq!(p.server().stats().heartbeat_failures, 0);
+    assert_eq!(p.c.family(), Some(Family::V4));
+    assert_eq!(p.server().family(), Some(Family::V4));
+}
+
+#[test]
+fn a_silently_dropping_path_fails_at_the_deadline_and_is_repaired() {
+    let cfg = Config::default();
+    let dead_after = cfg.dead_after;
+    let mut p = Pair::new(cfg, 20_000);
+    let data = pattern(2_000_000, 6);
+    let mut i = 0;
+    for _ in 0..30 {
+        i += p.c.write(&data[i..]);
+        p.step();
+    }
+    // The IPv4 link now drops everything, both ways, without an error or a close.
+    p.links[0].alive = false;
+    let cut = p.now;
+    let (cp, sp) = (p.links[0].cp, p.links[0].sp.unwrap());
+    let mut client_dead = None;
+    let mut server_dead = None;
+    while client_dead.is_none() || server_dead.is_none() {
+        assert!(p.now < cut + dead_after * 2, "no verdict");
+        i += p.c.write(&data[i..]);
+        p.step();
+        if client_dead.is_none() && !p.c.paths().any(|x| x == cp) {
+            client_dead = Some(p.now - cut);
+        }
+        if server_dead.is_none() && !p.server().paths().any(|x| x == sp) {
+            server_dead = Some(p.now - cut);
+        }
+    }
+    for d in [client_dead.unwrap(), server_dead.unwrap()] {
+        // The verdict falls dead_after after the last arrival, which was just before the cut.
+        assert!(d <= dead_after + Duration::from_millis(2), "{d:?}");
+        assert!(d + Duration::from_millis(10) >= dead_after, "{d:?}");
+    }
+    assert!(p.c.needs_path() && p.server().needs_path());
+    assert_eq!(p.c.stats().heartbeat_failures, 1);
+    assert_eq!(p.server().stats().heartbeat_failures, 1);
+    p.dial(Family::V6);
+    for _ in 0..400 {
+        i += p.c.write(&data[i..]);
+        p.step();
+    }
+    assert!(p.s_got == data, "{} of {} bytes", p.s_got.len(), data.len());
+    let r = &p.server().stats().switches[0];
+    assert_eq!((r.kind, r.to), (SwitchKind::Recovery, Family::V6));
+    // The receiver's longest gap spans the silence, the verdict and the JOIN.
+    assert!(r.stall.unwrap() >= dead_after, "{:?}", r.stall);
+}
+
+#[test]
+fn handle_timeout_names_the_failed_path_once() {
+    let mut p = Pair::new(Config::default(), 1 << 20);
+    p.step();
+    p.step();
+    let cp = p.links[0].cp;
+    p.links[0].alive = false;
+    let mut failed = Vec::new();
+    let mut now = p.now;
+    for _ in 0..500 {
+        now += Duration::from_millis(1);
+        failed.extend(p.c.handle_timeout(now));
+    }
+    assert_eq!(failed, vec![cp]);
+    // Nothing is watched while no path carries the stream.
+    assert_eq!(p.c.poll_timeout(), None);
+}

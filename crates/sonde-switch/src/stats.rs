@@ -96,5 +96,7 @@ pub struct Stats {
     pub replayed: u64,
     /// Bytes received twice and dropped, all switches.
     pub duplicates: u64,
+    /// Paths declared failed because nothing arrived on them for the heartbeat deadline.
+    pub heartbeat_failures: u64,
     pub switches: Vec<SwitchRecord>,
 }

@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn byte_at(i: u64) -> u8 {
-    (i.wrapping_mul(2_654_435_761) >> 13) as u8
-}
+mod common;
+use common::{byte_at, receive_all};
 
 type Relayed = Arc<Mutex<Vec<(Family, TcpStream, TcpStream)>>>;
 
@@ -105,23 +104,13 @@ fn a_path_cut_mid_transfer_recovers_on_the_other_family_with_nothing_lost() {
     let c = Conn::connect(&targets, Family::V4, Options::default()).unwrap();
     let s = l.accept(Some(Duration::from_secs(5))).unwrap();
     let reader = std::thread::spawn(move || {
-        let mut buf = vec![0u8; 256 * 1024];
-        let (mut at, mut last, mut worst) = (0u64, None::<Instant>, Duration::ZERO);
-        loop {
-            let n = s.recv(&mut buf).unwrap();
-            let now = Instant::now();
-            if let Some(t) = last {
-                worst = worst.max(now - t);
-            }
-            last = Some(now);
-            if n == 0 {
-                break;
-            }
-            for b in &buf[..n] {
+        let mut at = 0u64;
+        let worst = receive_all(&s, |got| {
+            for b in got {
                 assert_eq!(*b, byte_at(at), "byte {at} differs");
                 at += 1;
             }
-        }
+        });
         s.close().unwrap();
         (at, worst, s.stats())
     });

@@ -17,12 +17,19 @@ pub struct SwitchTestArgs {
     /// Port of the switch-test server
     #[arg(short = 'p', long, default_value_t = 5211)]
     pub port: u16,
-    /// The server's IPv4 address (instead of resolving HOST)
+    /// The server's IPv4 address (instead of resolving HOST); with --listen --backend mptcp,
+    /// the IPv4 address the server announces to clients
     #[arg(long, value_name = "ADDR")]
     pub v4: Option<std::net::Ipv4Addr>,
-    /// The server's IPv6 address (instead of resolving HOST)
+    /// The server's IPv6 address (instead of resolving HOST); with --listen --backend mptcp,
+    /// the IPv6 address the server announces to clients
     #[arg(long, value_name = "ADDR")]
     pub v6: Option<std::net::Ipv6Addr>,
+    /// framed: the library's own protocol over a TCP connection per family; mptcp: one
+    /// MPTCP connection with a subflow per family, switched through the kernel's path
+    /// manager (needs MPTCP and root at both ends; an error says what is missing)
+    #[arg(long, value_name = "framed|mptcp", default_value = "framed", value_parser = ["framed", "mptcp"])]
+    pub backend: String,
     /// Seconds to stream
     #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
     pub time: f64,

@@ -13,7 +13,7 @@ use super::switch_schedule::Schedule;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use sonde_switch::{Conn, Family, Listener, Options, Stats, SwitchRecord, Targets};
+use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -38,12 +38,30 @@ pub fn run(a: SwitchTestArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     }
 }
 
+fn backend(a: &SwitchTestArgs) -> Backend {
+    if a.backend == "mptcp" {
+        Backend::Mptcp
+    } else {
+        Backend::Framed
+    }
+}
+
 fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
-    let addrs = [
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), a.port),
-        SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), a.port),
-    ];
-    let l = Listener::bind(&addrs)?;
+    let addrs = match (backend(a), a.v4, a.v6) {
+        (Backend::Framed, _, _) => [
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), a.port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), a.port),
+        ],
+        // MPTCP listens on all addresses but must announce real ones.
+        (Backend::Mptcp, Some(v4), Some(v6)) => [
+            SocketAddr::new(IpAddr::V4(v4), a.port),
+            SocketAddr::new(IpAddr::V6(v6), a.port),
+        ],
+        (Backend::Mptcp, _, _) => anyhow::bail!(
+            "--listen --backend mptcp needs --v4 and --v6: the addresses to announce to clients"
+        ),
+    };
+    let l = AnyListener::bind(backend(a), &addrs, Options::default())?;
     eprintln!(
         "sonde switch-test: listening on port {} (IPv4 and IPv6)",
         a.port
@@ -65,7 +83,7 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-fn serve_one(c: &Conn, interval: Duration) -> anyhow::Result<u64> {
+fn serve_one(c: &AnyConn, interval: Duration) -> anyhow::Result<u64> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut n = 0u64;
@@ -141,7 +159,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         Family::V4
     };
     let mut chooser = Chooser::new(&a.policy)?;
-    let c = Conn::connect(&t, fam, Options::default())?;
+    let c = AnyConn::connect(backend(a), &t, fam, Options::default())?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 128 * 1024];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -207,7 +225,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     Ok(if equal { exit::OK } else { exit::FAILED })
 }
 
-fn read_reply(c: &Conn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
+fn read_reply(c: &AnyConn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
     let mut head = [0u8; 48];
     c.recv_exact(&mut head)?;
     if head.get(..4) != Some(&REPLY_MAGIC[..]) {
@@ -263,7 +281,7 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
     json!({
         "test": "switch-test",
-        "start": { "host": a.host, "port": a.port, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at },
+        "start": { "host": a.host, "port": a.port, "backend": a.backend, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at },
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
         "policy": o.policy.json(),
