@@ -29,20 +29,29 @@
 //! ```
 
 pub mod build;
+pub mod capacity;
+mod capacity_report;
 mod charts;
 mod coded;
+pub mod compare_ip;
 pub mod fmt;
 mod html;
 mod input;
+mod kinds;
 pub mod link;
 mod markdown;
 pub mod model;
 pub mod profile;
 pub mod result;
+pub mod sections;
 pub mod stages;
 pub mod stress;
 mod stress_charts;
+pub mod stress_end;
+mod stress_tables;
 pub mod svg;
+pub mod sweep;
+mod sweep_report;
 mod tables;
 
 use std::path::{Path, PathBuf};
