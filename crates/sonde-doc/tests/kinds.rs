@@ -331,3 +331,42 @@ fn a_stress_run_has_its_summary_tables() {
     assert_eq!(closed[1], "3 clean, 0 reset, 0 timed out");
     assert!(all.iter().any(|r| r[0] == "Fairness, to the device"));
 }
+
+/// A capacity run through a token bucket (captured from a real run between two network
+/// namespaces over veth, the server's side shaped by tbf at 100 Mbit/s with a 300 KB bucket,
+/// 2026-11-24; a lab-only shape): the verdict is shaped, each long train's rate before its
+/// knee is drawn at the knee's length (between the short and the long trains), the sustained
+/// and peak levels are drawn, and the table gives the bucket in IP bytes.
+#[test]
+fn a_shaped_capacity_run_draws_the_rate_before_the_knee_and_the_bucket() {
+    let name = "capacity-tbf-lab.json";
+    let d = doc(name);
+    let html = page(name, Format::Html);
+    let svg = chart(&html, "Rate against train length (IP)");
+    let short = markers(svg, "short trains (40)");
+    let heads = markers(svg, "long trains before the knee");
+    let long = markers(svg, "long trains, whole train");
+    let fits = d["estimate"]["fits"].as_array().unwrap();
+    assert_eq!(heads.len(), fits.len());
+    // 307 500 bytes by the knee = 205 datagrams of 1500 B after the first.
+    assert!(
+        heads.iter().all(|h| short[0].0 < h.0 && h.0 < long[0].0),
+        "{heads:?}"
+    );
+    let s = series(svg);
+    let sustained = sonde_doc::fmt::rate(d["estimate"]["sustained_bps"].as_f64().unwrap());
+    assert!(
+        s.iter().any(|x| x.0 == format!("sustained {sustained}")),
+        "{s:?}"
+    );
+    let rows = html_rows(&html, "Capacity");
+    let get = |f: &str| rows.iter().find(|r| r[0] == f).unwrap().clone();
+    assert_eq!(get("Verdict")[1], "shaped");
+    assert_eq!(get("Long trains with a knee")[1], "5");
+    let bucket = get("Bucket");
+    assert_eq!(
+        (bucket[1].as_str(), bucket[2].as_str()),
+        ("302.61 kB", "IP bytes")
+    );
+    assert!(html.contains("Shaped: a token bucket"));
+}
