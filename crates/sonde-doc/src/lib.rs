@@ -15,7 +15,10 @@
 //! one chart, markers: each loss setting is a measurement of its own), throughput over time
 //! per test (both ends' intervals when the document has them), loss per stream over time, and
 //! for latency results the RTT distribution (from binned samples, when the document has them)
-//! and latency over time.
+//! and latency over time. The other `-J` kinds each bring their own charts and tables from a
+//! module of their own: a traffic profile, a stress run (and its ramp, load steps, storm and
+//! overload), a rate sweep, a capacity estimate and a compare-ip run ([`sections`] lists a
+//! test's tables, so both formats show the same ones).
 //!
 //! ```
 //! use sonde_doc::{render, Format, Inputs};

@@ -4,7 +4,7 @@
 //! whether a search step passed), the rate each search found per datagram length and
 //! direction, and with a rate list the knee of each direction: the lowest asked rate the
 //! achieved one stopped following. The report draws the steps and tabulates the results
-//! ([`crate::sweep_report`]); nothing here recomputes a verdict the sweep already gave,
+//! (in `sweep_report`); nothing here recomputes a verdict the sweep already gave,
 //! except whether a listed row follows its asked rate, with the sweep's own rule and
 //! tolerance.
 
