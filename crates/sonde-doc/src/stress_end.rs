@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::result::{num, text, uint};
+use crate::result::{items, num, text, uint};
 
 /// One connection's totals over a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,11 +107,7 @@ pub fn run_end(doc: &Value) -> Option<RunEnd> {
         echo_reordered: uint(u, &["echo", "reordered"]),
     });
     Some(RunEnd {
-        connections: e
-            .get("connections")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        connections: items(e, "connections")
             .filter_map(|c| {
                 Some(ConnectionEnd {
                     id: uint(c, &["id"])?,
