@@ -207,7 +207,8 @@ fn a_compare_ip_document_is_tabulated() {
         ],
         DEADLINE,
     );
-    out.expect_code(0);
+    // 0: neither family is better; 3 or 4: IPv4 or IPv6 is (loopback can go either way).
+    assert!(matches!(out.code(), Some(0 | 3 | 4)), "{}", out.describe());
     let dir = TempDir::new("report-cmpip");
     let (html, _) = report(&dir, &[("compare.json", &out)]);
     let d = out.json();
