@@ -218,7 +218,11 @@ fn tool_of(r: &ResultDoc) -> Option<String> {
     match r {
         ResultDoc::Throughput(t) => t.tool.clone(),
         ResultDoc::Latency(l) => l.tool.clone(),
-        ResultDoc::Profile(_) | ResultDoc::Stress(_) => None,
+        ResultDoc::Profile(_)
+        | ResultDoc::Stress(_)
+        | ResultDoc::Sweep(_)
+        | ResultDoc::Capacity(_)
+        | ResultDoc::CompareIp(_) => None,
     }
 }
 
@@ -244,7 +248,7 @@ fn doc_protocol(r: &ResultDoc) -> String {
         ResultDoc::Throughput(t) => t.protocol.clone(),
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
-        ResultDoc::Stress(s) => s.label(),
+        other => crate::kinds::label(other).unwrap_or_default(),
     }
 }
 
@@ -261,7 +265,7 @@ fn doc_group(r: &ResultDoc) -> String {
         }
         ResultDoc::Latency(l) => format!("latency, {}", l.mode),
         ResultDoc::Profile(p) => format!("profile, {}", p.profile),
-        ResultDoc::Stress(s) => s.label(),
+        other => crate::kinds::label(other).unwrap_or_default(),
     }
 }
 
@@ -299,9 +303,9 @@ fn from_documents(docs: &[Document]) -> Report {
                 let why = p.error.clone().or_else(|| p.ended_early.clone());
                 (None, p.ran_s, why.is_none(), why, (None, None))
             }
-            Some(ResultDoc::Stress(st)) => {
-                let why = st.error.clone();
-                (None, st.seconds, why.is_none(), why, (None, None))
+            Some(other) => {
+                let (secs, why) = crate::kinds::outcome(other);
+                (None, secs, why.is_none(), why, (None, None))
             }
             None => (None, None, false, None, (None, None)),
         };
@@ -309,6 +313,7 @@ fn from_documents(docs: &[Document]) -> Report {
         tools.extend(tool.clone());
         let params: Vec<(String, String)> = result::at(&d.value, &["start", "test_start"])
             .or_else(|| d.value.get("start"))
+            .or_else(|| crate::kinds::parameters(&d.value))
             .map(|v| {
                 let mut p = flatten(v);
                 p.retain(|(k, _)| !k.starts_with("timestamp") && k != "connected");
@@ -398,7 +403,7 @@ fn groups(tests: &[TestView], order: &[String], describe: bool) -> Vec<Group> {
             let kind = match first {
                 Some(ResultDoc::Throughput(_)) => GroupKind::Throughput,
                 Some(ResultDoc::Latency(_)) => GroupKind::Latency,
-                Some(ResultDoc::Profile(_)) | Some(ResultDoc::Stress(_)) | None => GroupKind::Other,
+                _ => GroupKind::Other,
             };
             let title = first
                 .filter(|_| describe)
@@ -468,8 +473,8 @@ fn row(settings: &str, tests: &[&TestView]) -> Row {
         .or_else(|| {
             tests.iter().find_map(|t| match &t.result {
                 Some(ResultDoc::Profile(p)) => Some(format!("profile {}", p.profile)),
-                Some(ResultDoc::Stress(s)) => Some(s.label()),
-                _ => None,
+                Some(other) => crate::kinds::label(other),
+                None => None,
             })
         })
         .unwrap_or_default();

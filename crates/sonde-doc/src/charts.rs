@@ -288,6 +288,8 @@ pub fn for_test(t: &TestView) -> Vec<Chart> {
     ]
     .into_iter()
     .chain(crate::stress_charts::for_test(t))
+    .chain(crate::sweep_report::charts(t))
+    .chain(crate::capacity_report::charts(t))
     .flatten()
     .collect()
 }

@@ -12,6 +12,7 @@ use std::fmt::Write;
 use crate::charts;
 use crate::markdown::heading;
 use crate::model::Report;
+use crate::sections;
 use crate::stages::{self, StagesView};
 use crate::svg::esc;
 use crate::tables::{self, Table};
@@ -183,6 +184,13 @@ pub fn render(r: &Report) -> String {
         if !ends.rows.is_empty() {
             o.push_str("<h4>Results</h4>\n");
             table(&mut o, &ends);
+        }
+        for s in sections::for_test(t) {
+            let _ = writeln!(o, "<h4>{}</h4>", esc(&s.heading));
+            if let Some(n) = &s.note {
+                let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(n));
+            }
+            table(&mut o, &s.table);
         }
         let cpu = tables::cpu_table(t);
         if !cpu.rows.is_empty() {

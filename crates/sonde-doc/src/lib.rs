@@ -15,7 +15,10 @@
 //! one chart, markers: each loss setting is a measurement of its own), throughput over time
 //! per test (both ends' intervals when the document has them), loss per stream over time, and
 //! for latency results the RTT distribution (from binned samples, when the document has them)
-//! and latency over time.
+//! and latency over time. The other `-J` kinds each bring their own charts and tables from a
+//! module of their own: a traffic profile, a stress run (and its ramp, load steps, storm and
+//! overload), a rate sweep, a capacity estimate and a compare-ip run ([`sections`] lists a
+//! test's tables, so both formats show the same ones).
 //!
 //! ```
 //! use sonde_doc::{render, Format, Inputs};
@@ -29,20 +32,29 @@
 //! ```
 
 pub mod build;
+pub mod capacity;
+mod capacity_report;
 mod charts;
 mod coded;
+pub mod compare_ip;
 pub mod fmt;
 mod html;
 mod input;
+mod kinds;
 pub mod link;
 mod markdown;
 pub mod model;
 pub mod profile;
 pub mod result;
+pub mod sections;
 pub mod stages;
 pub mod stress;
 mod stress_charts;
+pub mod stress_end;
+mod stress_tables;
 pub mod svg;
+pub mod sweep;
+mod sweep_report;
 mod switch;
 mod tables;
 

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::model::Report;
+use crate::sections;
 use crate::stages::{self, StagesView};
 use crate::tables::{self, Table};
 
@@ -74,6 +75,13 @@ pub fn render(r: &Report) -> String {
         if !ends.rows.is_empty() {
             o.push_str("**Results**\n\n");
             table(&mut o, &ends);
+        }
+        for s in sections::for_test(t) {
+            let _ = writeln!(o, "**{}**\n", s.heading);
+            if let Some(n) = &s.note {
+                let _ = writeln!(o, "{n}\n");
+            }
+            table(&mut o, &s.table);
         }
         let cpu = tables::cpu_table(t);
         if !cpu.rows.is_empty() {

@@ -32,6 +32,11 @@ pub fn uint(v: &Value, path: &[&str]) -> Option<u64> {
     at(v, path).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
 }
 
+/// The elements of the array at key `k` (none when it is missing or not an array).
+pub fn items<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(k).and_then(Value::as_array).into_iter().flatten()
+}
+
 /// A string at `path`.
 pub fn text(v: &Value, path: &[&str]) -> Option<String> {
     at(v, path).and_then(Value::as_str).map(str::to_owned)
@@ -415,6 +420,10 @@ pub enum ResultDoc {
     Latency(Box<Latency>),
     Profile(Box<crate::profile::ProfileRun>),
     Stress(Box<crate::stress::StressRun>),
+    Sweep(Box<crate::sweep::SweepRun>),
+    Capacity(Box<crate::capacity::CapacityRun>),
+    #[serde(rename = "compare-ip")]
+    CompareIp(Box<crate::compare_ip::CompareIpRun>),
 }
 
 /// Reads a document, or says why it is not one this report knows.
@@ -432,6 +441,16 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if at(doc, &["start", "test_start"]).is_some() {
         return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
     }
+    // Before stress: a sweep's steps also carry offered rates.
+    if crate::sweep::is_sweep(doc) {
+        return Ok(ResultDoc::Sweep(Box::new(crate::sweep::read(doc))));
+    }
+    if crate::capacity::is_capacity(doc) {
+        return Ok(ResultDoc::Capacity(Box::new(crate::capacity::read(doc))));
+    }
+    if crate::compare_ip::is_compare_ip(doc) {
+        return Ok(ResultDoc::CompareIp(Box::new(crate::compare_ip::read(doc))));
+    }
     // Before latency: a stress run's start also names a mode.
     if crate::stress::is_stress(doc) {
         return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc))));
@@ -447,7 +466,8 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     }
     Err(
         "neither a throughput document (no start.test_start), a latency document \
-         (no start.mode), a profile document (no profile and streams) nor a stress document"
+         (no start.mode), a profile document (no profile and streams), a stress, sweep, \
+         capacity nor compare-ip document"
             .into(),
     )
 }

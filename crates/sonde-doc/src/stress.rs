@@ -1,9 +1,11 @@
 //! Reading `sonde stress -J` documents and the series a report draws from them.
 //!
-//! Three shapes: a run (`start`, `intervals`, `end`): each connection's speed per interval and
+//! Five shapes: a run (`start`, `intervals`, `end`): each connection's speed per interval and
 //! Jain's fairness index per interval; a ramp (`ramp`: one row per connection count): the most
 //! each way against the number of connections; and a load-step run (`steps`): achieved rate
-//! and both ends' CPU against the offered rate. Speeds are drawn in the direction the mode
+//! and both ends' CPU against the offered rate; a `--storm` and an `--overload`, which are
+//! tables only ([`crate::stress_end`]). A run's end (per connection and overall) is read
+//! too, for its summary tables. Speeds are drawn in the direction the mode
 //! carries (received for chargen, sent otherwise); a run of many connections is drawn with at
 //! most [`MAX_LINES`] lines (the first ones, said in the title).
 
@@ -21,6 +23,8 @@ pub enum StressKind {
     Run,
     Ramp,
     Steps,
+    Storm,
+    Overload,
 }
 
 /// Jain's index of one interval, each direction (`None`: nothing moved that way).
@@ -67,11 +71,17 @@ pub struct StressRun {
     /// Seconds measured (runs).
     pub seconds: Option<f64>,
     pub error: Option<String>,
+    /// A run's end figures (runs only).
+    pub end: Option<crate::stress_end::RunEnd>,
+    pub storm: Option<crate::stress_end::StormEnd>,
+    pub overload: Option<crate::stress_end::OverloadEnd>,
 }
 
-/// True for any of the three shapes.
+/// True for any of the five shapes.
 pub fn is_stress(doc: &Value) -> bool {
     at(doc, &["start", "connect_timeout_secs"]).is_some()
+        || doc.get("storm").is_some_and(Value::is_object)
+        || doc.get("overload").is_some_and(Value::is_object)
         || doc.get("ramp").is_some_and(Value::is_array)
         || doc
             .get("steps")
@@ -100,7 +110,24 @@ pub fn read(doc: &Value) -> StressRun {
         steps: Vec::new(),
         seconds: num(doc, &["end", "seconds"]),
         error,
+        end: None,
+        storm: None,
+        overload: None,
     };
+    if let Some(st) = crate::stress_end::storm(doc) {
+        run.kind = StressKind::Storm;
+        run.transport = "tcp".into();
+        run.seconds = st.seconds;
+        run.storm = Some(st);
+        return run;
+    }
+    if let Some(o) = crate::stress_end::overload(doc) {
+        run.kind = StressKind::Overload;
+        run.transport = "tcp".into();
+        run.seconds = o.held_seconds;
+        run.overload = Some(o);
+        return run;
+    }
     if let Some(rows) = doc.get("ramp").and_then(Value::as_array) {
         run.kind = StressKind::Ramp;
         run.ramp = rows
@@ -165,6 +192,7 @@ pub fn read(doc: &Value) -> StressRun {
         }
     }
     run.speeds = per.into_iter().collect();
+    run.end = crate::stress_end::run_end(doc);
     run
 }
 
@@ -176,6 +204,8 @@ impl StressRun {
             StressKind::Run => format!("stress, {} {}", self.transport, self.mode),
             StressKind::Ramp => format!("stress ramp, {} {}", self.transport, self.mode),
             StressKind::Steps => format!("stress steps, {}", self.transport),
+            StressKind::Storm => format!("stress storm, {}", self.mode),
+            StressKind::Overload => format!("stress overload, {}", self.mode),
         }
     }
 

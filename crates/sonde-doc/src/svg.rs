@@ -31,6 +31,9 @@ pub enum Style {
     Steps,
     /// A reference level (a mean over the whole test), dashed, without markers.
     Reference,
+    /// A histogram: each point is a bin's lower edge and its count, drawn as a bar `width`
+    /// wide (in x units) from zero.
+    Bars { width: f64 },
 }
 
 impl Style {
@@ -45,6 +48,7 @@ impl Style {
             Style::Joined { .. } => "joined",
             Style::Steps => "steps",
             Style::Reference => "reference",
+            Style::Bars { .. } => "bars",
         }
     }
 }
@@ -190,7 +194,18 @@ impl Chart {
                 .flat_map(|l| l.points.iter().copied())
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
         };
-        let (x_lo, x_hi) = bounds(pts().map(|p| p.0)).unwrap_or((0.0, 1.0));
+        // A bar reaches its bin's upper edge.
+        let bar_ends = self.lines.iter().flat_map(|l| {
+            let w = match l.style {
+                Style::Bars { width } if width.is_finite() => width,
+                _ => 0.0,
+            };
+            l.points
+                .iter()
+                .filter(move |_| w > 0.0)
+                .map(move |p| p.0 + w)
+        });
+        let (x_lo, x_hi) = bounds(pts().map(|p| p.0).chain(bar_ends)).unwrap_or((0.0, 1.0));
         let (y_min, y_max) = bounds(pts().map(|p| p.1)).unwrap_or((0.0, 1.0));
         let (div, prefix) = if self.si {
             fmt::prefix_for(y_max.abs().max(y_min.abs()))
@@ -274,7 +289,16 @@ impl Chart {
                 esc(&l.name),
                 l.style.name()
             );
-            if l.style != Style::Markers {
+            if let Style::Bars { width } = l.style {
+                bars(
+                    &mut s,
+                    color,
+                    l,
+                    width,
+                    |(x, y)| (sx(x), sy(y / div)),
+                    sy(y0.max(0.0)),
+                );
+            } else if l.style != Style::Markers {
                 for run in runs.iter().filter(|r| r.len() > 1) {
                     polyline(&mut s, color, dashed, &l.style, run);
                 }
@@ -283,7 +307,7 @@ impl Chart {
                 let markers = match l.style {
                     Style::Markers => true,
                     Style::Joined { .. } => n <= 40 || run.len() == 1,
-                    Style::Steps | Style::Reference => false,
+                    Style::Steps | Style::Reference | Style::Bars { .. } => false,
                 };
                 if markers {
                     for (x, y) in run {
@@ -306,7 +330,15 @@ impl Chart {
                 ""
             };
             let y = ly + (*row as f64 - 1.0) * LEGEND_ROW;
-            if l.style == Style::Markers {
+            if let Style::Bars { .. } = l.style {
+                let _ = write!(
+                    s,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"8\" fill=\"{color}\" \
+                     fill-opacity=\"0.6\"/>",
+                    x + 3.0,
+                    y - 4.0
+                );
+            } else if l.style == Style::Markers {
                 let _ = write!(
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>",
@@ -347,6 +379,34 @@ impl Chart {
             x += w;
         }
         out
+    }
+}
+
+/// The bars of a histogram line: one rectangle per finite point, from the zero line (`base`,
+/// screen y) to the count, `width` x units wide.
+fn bars(
+    s: &mut String,
+    color: &str,
+    l: &Line,
+    width: f64,
+    at: impl Fn((f64, f64)) -> (f64, f64),
+    base: f64,
+) {
+    for &(x, y) in l
+        .points
+        .iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+    {
+        let (x0, top) = at((x, y));
+        let (x1, _) = at((x + width, y));
+        let _ = write!(
+            s,
+            "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\" \
+             fill-opacity=\"0.6\" stroke=\"{color}\"/>",
+            top.min(base),
+            (x1 - x0).max(0.0),
+            (base - top).abs()
+        );
     }
 }
 

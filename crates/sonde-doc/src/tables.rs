@@ -16,6 +16,11 @@ pub struct Table {
 /// A missing value.
 pub(crate) const DASH: &str = "–";
 
+/// A count, or a dash when unknown.
+pub(crate) fn count(v: Option<u64>) -> String {
+    v.map_or_else(|| DASH.into(), |n| n.to_string())
+}
+
 impl Table {
     pub(crate) fn new(header: &[&str]) -> Table {
         Table {
@@ -358,7 +363,13 @@ pub fn ends(t: &TestView) -> Table {
             ]);
         }
         Some(ResultDoc::Profile(p)) => tb = profile_streams(p),
-        Some(ResultDoc::Stress(_)) | None => {}
+        Some(
+            ResultDoc::Stress(_)
+            | ResultDoc::Sweep(_)
+            | ResultDoc::Capacity(_)
+            | ResultDoc::CompareIp(_),
+        )
+        | None => {}
     }
     tb.drop_empty_columns(2)
 }

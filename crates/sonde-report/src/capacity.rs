@@ -199,6 +199,8 @@ pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
         "overhead_model": overhead_model(l),
         "payload_bytes": l.payload,
         "ip_bytes": l.ip,
+        "short_train_len": info.short_len,
+        "long_train_len": info.long_len,
         "kernel_timestamps": info.kernel_stamps,
         "seconds": info.seconds,
         "ignored_datagrams": info.ignored,
@@ -259,6 +261,13 @@ mod tests {
         let doc = document(&info, Some(&e));
         assert_eq!(doc["verdict"], "link");
         assert_eq!(doc["partial"], false);
+        assert_eq!(
+            (
+                doc["short_train_len"].as_u64(),
+                doc["long_train_len"].as_u64()
+            ),
+            (Some(10), Some(200))
+        );
         assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
     }
 }

@@ -5,7 +5,7 @@ use clap::Args;
 
 /// `sonde capacity HOST`: path capacity by packet dispersion against a sonde server.
 #[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help("One JSON document: host, server, family, layer (\"ip\"), overhead_model, payload_bytes, ip_bytes, kernel_timestamps, seconds, verdict (host-limited, shaped, link, unmeasured), sustained_ip_bps / sustained_payload_bps / sustained_shaper_bps, \"estimate\" (train counts, short-train rates, histogram with bin width and modes, cov, peak mode, adr_bps, sustained range, bucket_bytes, knees, departure_bps, per-long-train fits), with --tx-timestamps \"departures\" (trains reported, median and largest gap in ns, not_back_to_back train ids, per-train gaps), partial, error")))]
+#[command(mut_arg("json", |a| a.help("One JSON document: host, server, family, layer (\"ip\"), overhead_model, payload_bytes, ip_bytes, short_train_len / long_train_len (datagrams per train), kernel_timestamps, seconds, verdict (host-limited, shaped, link, unmeasured), sustained_ip_bps / sustained_payload_bps / sustained_shaper_bps, \"estimate\" (train counts, short-train rates, histogram with bin width and modes, cov, peak mode, adr_bps, sustained range, bucket_bytes, knees, departure_bps, per-long-train fits), with --tx-timestamps \"departures\" (trains reported, median and largest gap in ns, not_back_to_back train ids, per-train gaps), partial, error")))]
 pub struct CapacityArgs {
     /// sonde server host
     pub host: String,

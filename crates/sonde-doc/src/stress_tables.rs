@@ -1,0 +1,281 @@
+//! The tables of a stress document: a run's summary per connection and overall, a storm's
+//! and an overload's figures, and the rows a ramp and a load-step run's charts are drawn
+//! from (so the Markdown report keeps them).
+//!
+//! A run of many connections lists the first [`MAX_ROWS`] and says so; the overall table
+//! still counts every one, and any connection that did not close cleanly is listed too.
+
+use crate::fmt::{self, opt};
+use crate::sections::Section;
+use crate::stress::{StressKind, StressRun};
+use crate::stress_end::{OverloadEnd, RunEnd, StormEnd};
+use crate::tables::{count, Table, DASH};
+
+/// Most connections listed one per row.
+pub const MAX_ROWS: usize = 64;
+
+fn bytes(v: Option<u64>) -> String {
+    v.map_or_else(|| DASH.into(), fmt::bytes)
+}
+
+fn fairness(v: Option<f64>) -> String {
+    opt(v, |f| fmt::num(f, 3))
+}
+
+fn figures(rows: Vec<(&str, String)>) -> Table {
+    let mut tb = Table::new(&["Figure", "Value"]);
+    tb.rows = rows
+        .into_iter()
+        .filter(|(_, v)| v != DASH)
+        .map(|(k, v)| vec![k.to_owned(), v])
+        .collect();
+    tb
+}
+
+fn per_connection(e: &RunEnd) -> Table {
+    let mut tb = Table::new(&[
+        "Connection",
+        "Sent",
+        "Received",
+        "Send rate",
+        "Receive rate",
+        "Close",
+        "Error",
+    ]);
+    let listed = e
+        .connections
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i < MAX_ROWS || c.close.as_deref() != Some("clean"))
+        .take(2 * MAX_ROWS);
+    for (_, c) in listed {
+        tb.rows.push(vec![
+            format!("#{}", c.id),
+            bytes(c.sent_bytes),
+            bytes(c.received_bytes),
+            opt(c.sent_bps, fmt::rate),
+            opt(c.received_bps, fmt::rate),
+            c.close.clone().unwrap_or_else(|| DASH.into()),
+            c.error.clone().unwrap_or_else(|| DASH.into()),
+        ]);
+    }
+    tb.drop_empty_columns(1)
+}
+
+fn overall(s: &StressRun, e: &RunEnd) -> Table {
+    let [asked, connected, refused, timed_out, other] = e.connect;
+    let mut rows = vec![
+        (
+            "Connections",
+            format!(
+                "{} of {} opened ({} refused, {} timed out, {} failed otherwise) in {}",
+                count(connected),
+                count(asked),
+                count(refused),
+                count(timed_out),
+                count(other),
+                opt(e.connect_seconds, fmt::secs)
+            ),
+        ),
+        ("Seconds measured", opt(s.seconds, fmt::secs)),
+        (
+            "Sent",
+            format!("{}, {}", bytes(e.sent_bytes), opt(e.sent_bps, fmt::rate)),
+        ),
+        (
+            "Received",
+            format!(
+                "{}, {}",
+                bytes(e.received_bytes),
+                opt(e.received_bps, fmt::rate)
+            ),
+        ),
+        ("Fairness, to the device", fairness(e.fairness_sent)),
+        ("Fairness, from the device", fairness(e.fairness_received)),
+        (
+            "Closed",
+            format!(
+                "{} clean, {} reset, {} timed out",
+                count(e.closed_clean),
+                count(e.closed_reset),
+                count(e.closed_timeout)
+            ),
+        ),
+        ("Failed during the run", count(e.failed_during_run)),
+        (
+            "Echo bytes that came back wrong",
+            count(e.echo_mismatched_bytes),
+        ),
+    ];
+    if let Some(u) = &e.udp {
+        rows.extend([
+            (
+                "Datagram",
+                u.datagram_bytes
+                    .map_or_else(|| DASH.into(), |b| format!("{b} B")),
+            ),
+            ("Offered", opt(u.offered_bps, fmt::rate)),
+            ("Datagrams sent", count(u.datagrams_sent)),
+            ("Datagrams received", count(u.datagrams_received)),
+            ("Echo lost", count(u.echo_lost)),
+            ("Echo duplicates", count(u.echo_duplicates)),
+            ("Echo reordered", count(u.echo_reordered)),
+        ]);
+    }
+    figures(rows)
+}
+
+fn storm(s: &StormEnd) -> Table {
+    let ms = |v: Option<f64>| opt(v, fmt::ms);
+    figures(vec![
+        ("Attempts", count(s.attempts)),
+        ("Accepted", count(s.accepted)),
+        (
+            "Accepted per second",
+            opt(s.accepted_per_second, |v| fmt::num(v, 0)),
+        ),
+        ("Refused (reset)", count(s.refused)),
+        ("Timed out", count(s.timed_out)),
+        ("Failed otherwise", count(s.failed)),
+        ("In flight at once", count(s.concurrency)),
+        ("Run time", opt(s.seconds, fmt::secs)),
+        ("Connect time, median", ms(s.connect_ms[0])),
+        ("Connect time, p99", ms(s.connect_ms[1])),
+        ("Connect time, max", ms(s.connect_ms[2])),
+        (
+            "Cut short",
+            if s.partial { "yes".into() } else { "no".into() },
+        ),
+    ])
+}
+
+fn overload(o: &OverloadEnd) -> Table {
+    let refusal = match o.refusal.as_deref() {
+        Some("reset") => "with a reset (RST)".into(),
+        Some("timeout") => "by not answering (no SYN-ACK)".into(),
+        Some("other") => format!(
+            "with an error: {}",
+            o.first_error.as_deref().unwrap_or("unknown")
+        ),
+        Some("none") => "never (the -P limit came first)".into(),
+        Some(other) => other.to_owned(),
+        None => DASH.into(),
+    };
+    figures(vec![
+        (
+            "Held",
+            format!("{} of {} attempted", count(o.held), count(o.attempted)),
+        ),
+        (
+            "Accepted, then dropped by the device",
+            count(o.dropped_after_accept),
+        ),
+        ("Refused the next", refusal),
+        ("Held for", opt(o.held_seconds, fmt::secs)),
+        ("Closed cleanly", count(o.closed_clean)),
+        ("Closed with a reset", count(o.closed_reset)),
+        ("Close timed out", count(o.closed_timeout)),
+        (
+            "Recovery time",
+            match o.recovery_seconds {
+                Some(s) => fmt::ms(s * 1e3),
+                None => "no new connection accepted within the wait".into(),
+            },
+        ),
+        (
+            "Came through cleanly",
+            if o.healthy() {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+        ),
+    ])
+}
+
+fn ramp(s: &StressRun) -> Table {
+    let mut tb = Table::new(&["Connections", "To the device", "From the device"]);
+    for r in &s.ramp {
+        tb.rows.push(vec![
+            fmt::num(r.connections, 0),
+            fmt::rate(r.sent_bps),
+            fmt::rate(r.received_bps),
+        ]);
+    }
+    tb
+}
+
+fn steps(s: &StressRun) -> Table {
+    let mut tb = Table::new(&["Offered", "Achieved", "Server CPU", "Client CPU"]);
+    for r in &s.steps {
+        tb.rows.push(vec![
+            fmt::rate(r.offered_bps),
+            opt(r.achieved_bps, fmt::rate),
+            r.server_cpu
+                .map_or_else(|| "not reported".into(), fmt::percent),
+            opt(r.client_cpu, fmt::percent),
+        ]);
+    }
+    tb
+}
+
+/// The stress document's tables, by kind.
+pub fn sections(s: &StressRun) -> Vec<Section> {
+    match s.kind {
+        StressKind::Run => {
+            let Some(e) = &s.end else {
+                return Vec::new();
+            };
+            let n = e.connections.len();
+            let note = (n > MAX_ROWS).then(|| {
+                format!(
+                    "The first {MAX_ROWS} of {n} connections, then up to {MAX_ROWS} more that did \
+                     not close cleanly; the overall figures count every one."
+                )
+            });
+            vec![
+                Section::new("Summary", None, overall(s, e)),
+                Section::new("Per connection", note, per_connection(e)),
+            ]
+        }
+        StressKind::Storm => s
+            .storm
+            .as_ref()
+            .map(|st| {
+                vec![Section::new(
+                    "Storm",
+                    Some(format!(
+                        "Connections to the {} service opened and closed as fast as it took them.",
+                        s.mode
+                    )),
+                    storm(st),
+                )]
+            })
+            .unwrap_or_default(),
+        StressKind::Overload => s
+            .overload
+            .as_ref()
+            .map(|o| {
+                vec![Section::new(
+                    "Overload",
+                    Some(format!(
+                        "Connections to the {} service opened until it refused one, held, \
+                         closed, then the time until it accepted a new one.",
+                        s.mode
+                    )),
+                    overload(o),
+                )]
+            })
+            .unwrap_or_default(),
+        StressKind::Ramp => vec![Section::new(
+            "Total speed per connection count",
+            None,
+            ramp(s),
+        )],
+        StressKind::Steps => vec![Section::new(
+            "Load steps",
+            Some("CPU is user + system, percent of one core.".into()),
+            steps(s),
+        )],
+    }
+}

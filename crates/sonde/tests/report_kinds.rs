@@ -1,0 +1,265 @@
+//! `sonde report` on the documents of `sonde sweep`, `capacity`, `compare-ip` and `stress
+//! --storm` / `--overload` / a run, each written by the real binary on 127.0.0.1 just before
+//! (against `sonde server` and `sonde services`): the HTML report holds each kind's charts
+//! and tables with the document's own figures. Runs are kept short; the file takes about
+//! 15 s.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::services::Services;
+use common::{ipv6_loopback_available, require_all, run, Output, Server, TempDir};
+use serde_json::Value;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Writes each finished run's `-J` document into `dir`, runs `sonde report` on them and
+/// returns the HTML and the Markdown.
+fn report(dir: &TempDir, runs: &[(&str, &Output)]) -> (String, String) {
+    let mut args = vec!["report".to_owned()];
+    for (name, out) in runs {
+        let _ = out.json();
+        let path = dir.file(name);
+        std::fs::write(&path, &out.stdout).unwrap();
+        args.push(path.display().to_string());
+    }
+    let out_dir = dir.file("report");
+    args.extend([
+        "-o".into(),
+        out_dir.display().to_string(),
+        "--format".into(),
+        "html,md".into(),
+    ]);
+    run(&args, DEADLINE).expect_code(0);
+    (
+        std::fs::read_to_string(out_dir.join("report.html")).unwrap(),
+        std::fs::read_to_string(out_dir.join("report.md")).unwrap(),
+    )
+}
+
+/// The `<svg>` whose title starts with `title`.
+fn chart<'a>(page: &'a str, title: &str) -> &'a str {
+    let at = page
+        .find(&format!("<title>{title}"))
+        .unwrap_or_else(|| panic!("no chart titled {title:?}"));
+    let start = page[..at].rfind("<svg").unwrap();
+    &page[start..at + page[at..].find("</svg>").unwrap()]
+}
+
+/// Markers of the series named `name` in `svg`.
+fn markers(svg: &str, name: &str) -> usize {
+    let g = svg
+        .split("<g class=\"series\" ")
+        .find(|g| g.starts_with(&format!("data-name=\"{name}\"")))
+        .unwrap_or_else(|| panic!("no series {name:?} in {svg}"));
+    g[..g.find("</g>").unwrap()].matches("<circle").count()
+}
+
+/// The rows of the HTML table under `<h4>{h4}</h4>`, as cells.
+fn rows(page: &str, h4: &str) -> Vec<Vec<String>> {
+    let at = page
+        .find(&format!("<h4>{h4}</h4>"))
+        .unwrap_or_else(|| panic!("no table {h4:?}"));
+    let rest = &page[at..];
+    rest[rest.find("<tbody>").unwrap()..rest.find("</tbody>").unwrap()]
+        .split("<tr>")
+        .skip(1)
+        .map(|r| {
+            r.split("<td>")
+                .skip(1)
+                .map(|c| c[..c.find("</td>").unwrap()].to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+fn value<'a>(rows: &'a [Vec<String>], figure: &str) -> &'a str {
+    &rows
+        .iter()
+        .find(|r| r[0] == figure)
+        .unwrap_or_else(|| panic!("no {figure} in {rows:?}"))[1]
+}
+
+/// A rate list and a search, each on loopback: achieved against asked with a marker per
+/// rate, loss against offered with a marker per step, and the rate found in the table.
+#[test]
+fn sweep_documents_are_charted_and_tabulated() {
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let sweep = |extra: &[&str]| {
+        let mut a = vec!["sweep", "127.0.0.1", "-p", &port, "-u", "-q", "-J"];
+        a.extend_from_slice(extra);
+        run(&a, DEADLINE)
+    };
+    let rates = sweep(&["-b", "40m,4m", "-l", "1448", "--step-time", "0.3"]);
+    rates.expect_code(0);
+    let search = sweep(&[
+        "-l",
+        "1448",
+        "--max-rate",
+        "20m",
+        "--min-rate",
+        "1m",
+        "--step-time",
+        "0.2",
+        "--resolution",
+        "20%",
+        "--confirm",
+        "1",
+        "--max-steps",
+        "8",
+    ]);
+    search.expect_code(0);
+    let dir = TempDir::new("report-sweep");
+    let (html, md) = report(&dir, &[("rates.json", &rates), ("search.json", &search)]);
+
+    let svg = chart(&html, "Achieved against asked");
+    assert_eq!(markers(svg, "up: achieved"), 2, "{svg}");
+    assert_eq!(rows(&html, "Achieved against asked").len(), 2);
+
+    let d: Value = search.json();
+    let steps = d["steps"].as_array().unwrap().len();
+    let svg = chart(&html, "Loss against offered rate, each step");
+    assert_eq!(markers(svg, "1448 B up"), steps, "{svg}");
+    let found = rows(&html, "Rates found");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0][..2], ["1448 B", "up"]);
+    assert!(
+        md.contains("**Rates found**") && md.contains("**Steps**"),
+        "{md}"
+    );
+}
+
+/// A capacity run on loopback: its histogram (bars, bin width in the title), rate against
+/// train length, and the table with its verdict and layers.
+#[test]
+fn a_capacity_document_is_charted_and_tabulated() {
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let out = run(
+        &[
+            "capacity",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--short-trains",
+            "20",
+            "--long-trains",
+            "3",
+            "-J",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(0);
+    let dir = TempDir::new("report-capacity");
+    let (html, _) = report(&dir, &[("capacity.json", &out)]);
+    let d = out.json();
+    let svg = chart(&html, "Dispersion rates of the short trains (bin ");
+    assert!(svg.contains("data-style=\"bars\""), "{svg}");
+    let used = d["estimate"]["short"]["used"].as_u64().unwrap() as usize;
+    let svg = chart(&html, "Rate against train length (IP)");
+    assert_eq!(markers(svg, &format!("short trains ({used})")), used);
+    let t = rows(&html, "Capacity");
+    assert_eq!(value(&t, "Verdict"), d["verdict"].as_str().unwrap());
+    assert_eq!(value(&t, "Train lengths"), "10 and 500 datagrams");
+    assert!(t
+        .iter()
+        .any(|r| r[0] == "Sustained rate" && r[2] == "UDP payload"));
+}
+
+/// compare-ip with sizes, BTC and capacity: tables per family and the verdict.
+#[test]
+fn a_compare_ip_document_is_tabulated() {
+    if !ipv6_loopback_available() {
+        eprintln!("skipped: no IPv6 loopback here, and compare-ip needs both families");
+        assert!(!require_all(), "SONDE_REQUIRE_ALL=1 but no IPv6 loopback");
+        return;
+    }
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let out = run(
+        &[
+            "compare-ip",
+            "localhost",
+            "-p",
+            &port,
+            "--ipv4-addr",
+            "127.0.0.1",
+            "--ipv6-addr",
+            "::1",
+            "--sizes",
+            "56,1000",
+            "-c",
+            "3",
+            "--every",
+            "50ms",
+            "--btc",
+            "--btc-sizes",
+            "1M",
+            "--btc-every",
+            "100ms",
+            "--capacity",
+            "--throughput-time",
+            "1",
+            "-J",
+        ],
+        DEADLINE,
+    );
+    // 0: neither family is better; 3 or 4: IPv4 or IPv6 is (loopback can go either way).
+    assert!(matches!(out.code(), Some(0 | 3 | 4)), "{}", out.describe());
+    let dir = TempDir::new("report-cmpip");
+    let (html, _) = report(&dir, &[("compare.json", &out)]);
+    let d = out.json();
+    let sizes = rows(&html, "Latency per probe size");
+    let fams: Vec<&str> = sizes.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(fams, ["IPv4", "IPv6", "IPv4", "IPv6"], "{sizes:?}");
+    let btc = rows(&html, "Bulk transfer capacity");
+    assert_eq!(
+        btc.iter().find(|r| r[0] == "Sessions").unwrap()[1..],
+        ["1", "1"]
+    );
+    let cap = rows(&html, "Path capacity");
+    assert_eq!(cap.iter().find(|r| r[0] == "Verdict").unwrap().len(), 3);
+    let v = rows(&html, "Verdict");
+    assert_eq!(
+        v.len(),
+        d["verdict"]["per_measure"].as_array().unwrap().len()
+    );
+}
+
+/// A storm, an overload refused at the services' connection limit, and an echo run: their
+/// tables, with the counts the documents hold.
+#[test]
+fn storm_overload_and_run_summaries_are_tabulated() {
+    let s = Services::start(&["--max-connections", "20"]);
+    let storm = s.stress("echo", &["--storm", "-t", "0.5", "-P", "4", "-J"]);
+    let overload = s.stress("discard", &["--overload", "-P", "100", "-t", "0.5", "-J"]);
+    overload.expect_code(0);
+    let echo = s.stress("echo", &["-P", "3", "-t", "1", "-J"]);
+    echo.expect_code(0);
+    let dir = TempDir::new("report-stress");
+    let (html, md) = report(
+        &dir,
+        &[
+            ("storm.json", &storm),
+            ("overload.json", &overload),
+            ("echo.json", &echo),
+        ],
+    );
+    let st = storm.json();
+    let t = rows(&html, "Storm");
+    assert_eq!(value(&t, "Attempts"), st["storm"]["attempts"].to_string());
+    assert_eq!(value(&t, "Accepted"), st["storm"]["accepted"].to_string());
+    let t = rows(&html, "Overload");
+    assert_eq!(value(&t, "Held"), "20 of 100 attempted", "{t:?}");
+    assert_eq!(value(&t, "Refused the next"), "with a reset (RST)");
+    assert_eq!(value(&t, "Closed cleanly"), "20");
+    assert_eq!(rows(&html, "Per connection").len(), 3);
+    assert_eq!(
+        value(&rows(&html, "Summary"), "Closed"),
+        "3 clean, 0 reset, 0 timed out"
+    );
+    assert!(md.contains("**Overload**") && md.contains("**Per connection**"));
+}
