@@ -80,6 +80,11 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         Err(RunError::PeerAborted(r)) => {
             (shared.log)(&format!("client {peer} ended the test: {r}"))
         }
+        // The server's own view of a vanished peer: "the client closed", not "the server".
+        Err(RunError::PeerClosed) => (shared.log)(&format!(
+            "test with {peer} failed: {}",
+            RunError::ClientGone
+        )),
         Err(e) => (shared.log)(&format!("test with {peer} failed: {e}")),
     }
     drop(slot);
