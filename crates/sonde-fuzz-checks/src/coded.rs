@@ -195,12 +195,21 @@ mod tests {
         rec.extend_from_slice(&[0; 9]);
         rec.extend_from_slice(b"abcd");
         let s = Symbol::parse(datagram(&rec, &mut buf)).unwrap();
-        assert_eq!((s.header.block, s.header.k, s.payload), (3, 1, &b"abcd"[..]));
+        assert_eq!(
+            (s.header.block, s.header.k, s.payload),
+            (3, 1, &b"abcd"[..])
+        );
         // A feedback with one need.
         let mut rec = vec![1u8];
         rec.extend_from_slice(&[0; 32]);
         rec.extend_from_slice(&[0, 0, 0, 5, 0, 2]);
         let f = Feedback::parse(datagram(&rec, &mut buf)).unwrap();
-        assert_eq!(f.needs, vec![Need { block: 5, needed: 2 }]);
+        assert_eq!(
+            f.needs,
+            vec![Need {
+                block: 5,
+                needed: 2
+            }]
+        );
     }
 }
