@@ -1,0 +1,283 @@
+//! Writes the committed seed corpora, `fuzz/seeds/<target>/`, from real encoded messages.
+//!
+//! Run from the workspace root when a wire format changes:
+//! `cargo run --release -p sonde-fuzz-checks --example write_seeds`. Reproducers of past
+//! crashes live next to the seeds (named `crash-*`) and are never overwritten.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
+use sonde_coded::sender::{PatternSource, Sender, SenderConfig};
+use sonde_proto::message::{Hello, Message};
+use sonde_proto::{capacity, datagram, datagram_format, icmp, preamble, probe, udp_hello};
+
+type Seeds = Vec<(&'static str, Vec<u8>)>;
+
+/// One record of a state-machine target's input: length byte, selector byte, bytes.
+fn record(pick: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut r = vec![(bytes.len() + 1).min(255) as u8, pick];
+    r.extend_from_slice(&bytes[..bytes.len().min(254)]);
+    r
+}
+
+fn proto_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
+    let msgs = [
+        Message::Hello(Hello {
+            version: 1,
+            min_version: 1,
+            software: "sonde 0.1".into(),
+            caps: vec!["udp".into()],
+        }),
+        Message::StreamsReady,
+        Message::Start,
+        Message::Done,
+    ];
+    let mut stream = vec![7u8];
+    for m in &msgs {
+        let wire = m.encode()?;
+        stream.extend_from_slice(&wire);
+        // The frame header is 5 bytes: type, then the body length.
+        let mut typed = vec![wire[0]];
+        typed.extend_from_slice(&wire[5..]);
+        s.push(("message_decode", typed));
+    }
+    s.push(("frame_decoder", stream));
+    let cookie = [0x5a; preamble::COOKIE_LEN];
+    s.push(("preamble", preamble::CONTROL_MAGIC.to_vec()));
+    s.push(("preamble", preamble::RR_MAGIC.to_vec()));
+    s.push(("preamble", preamble::data_preamble(&cookie, 3).to_vec()));
+    let mut d = [0u8; 64];
+    datagram::DatagramHeader {
+        seq: 42,
+        send_ns: 1_000_000_007,
+    }
+    .emit(&mut d)?;
+    s.push(("datagram", d.to_vec()));
+    for f in [
+        datagram_format::DatagramFormat::Sonde,
+        datagram_format::DatagramFormat::Iperf3 { wide: false },
+        datagram_format::DatagramFormat::Iperf3 { wide: true },
+    ] {
+        let mut b = vec![0u8; 128];
+        f.emit(9, 2_000_000_000, &mut b)?;
+        s.push(("datagram_format", b.clone()));
+        s.push(("iperf3_udp", b));
+    }
+    let h = udp_hello::Hello {
+        cookie,
+        stream_id: 1,
+    };
+    let a = udp_hello::HelloAck {
+        cookie,
+        stream_id: 1,
+    };
+    s.push(("udp_hello", h.emit().to_vec()));
+    s.push(("udp_hello", a.emit().to_vec()));
+    s.push(("iperf3_udp", b"9876".to_vec()));
+    Ok(())
+}
+
+fn latency_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
+    let p = probe::Probe {
+        kind: probe::ProbeKind::Request,
+        token: 0x1234,
+        seq: 5,
+        client_send_ns: 77,
+        server_recv_ns: 0,
+        server_send_ns: 0,
+        server_count: 0,
+    };
+    // A request (with some payload) and the answer to it.
+    for (q, extra) in [(Some(p), 8), (p.answer(100, 200, 1), 0)] {
+        let Some(q) = q else { continue };
+        let mut b = vec![0u8; probe::HEADER_LEN + extra];
+        q.emit(&mut b)?;
+        s.push(("probe", b.clone()));
+        s.push(("latency_replies", b));
+    }
+    for (fam, reply) in [(icmp::Family::V4, 0u8), (icmp::Family::V6, 129)] {
+        let mut m = icmp::echo_request(fam, 7, 3, 99, 16);
+        m[0] = reply;
+        s.push(("latency_replies", m));
+    }
+    s.push(("latency_replies", 64u32.to_be_bytes().to_vec()));
+    s.push((
+        "latency_replies",
+        probe::emit_rr_refusal("too many clients"),
+    ));
+    let cp = capacity::Probe {
+        train: 3,
+        seq: 1,
+        count: 10,
+        send_ns: 5,
+    };
+    let mut b = vec![0u8; capacity::PROBE_HEADER_LEN + 16];
+    cp.emit(&mut b)?;
+    s.push(("capacity", b));
+    s.push(("capacity", capacity::emit_ack(3).to_vec()));
+    let dep = capacity::Departure {
+        train: 3,
+        stamped: 10,
+        span_ns: 9000,
+        min_gap_ns: 900,
+        median_gap_ns: 1000,
+        max_gap_ns: 1100,
+    };
+    s.push(("capacity", capacity::emit_departure(&dep).to_vec()));
+    let mut sp = [0u8; sonde_stress::client::udp::probe::LEN];
+    sonde_stress::client::udp::probe::Probe {
+        flow: 1,
+        seq: 2,
+        sent_ns: 3,
+    }
+    .emit(&mut sp);
+    s.push(("stress_probe", sp.to_vec()));
+    Ok(())
+}
+
+fn iperf3_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
+    let params = br#"{"tcp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.16"}"#;
+    let results = br#"{"cpu_util_total":1.5,"cpu_util_user":0.5,"cpu_util_system":1.0,"sender_has_retransmits":1,"streams":[{"id":1,"bytes":1000000,"retransmits":0,"jitter":0,"errors":0,"omitted_errors":0,"packets":0,"omitted_packets":0,"start_time":0,"end_time":10}]}"#;
+    for j in [&params[..], &results[..]] {
+        s.push(("iperf3_json", j.to_vec()));
+        // The control stream: a state byte, a 4-byte length, then the JSON.
+        let mut c = vec![9u8];
+        c.extend_from_slice(&(j.len() as u32).to_be_bytes());
+        c.extend_from_slice(j);
+        s.push(("iperf3_control", c));
+    }
+    Ok(())
+}
+
+fn coded_seeds(s: &mut Seeds) {
+    let cfg = SenderConfig {
+        k: 4,
+        symbol_size: 64,
+        ..SenderConfig::default()
+    };
+    let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(600) }));
+    let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
+    let (mut to_rx, mut to_tx) = (Vec::new(), Vec::new());
+    let mut buf = [0u8; 1500];
+    let mut now = Duration::ZERO;
+    for round in 0..400 {
+        if tx.is_done() {
+            break;
+        }
+        while let Ok(Some(n)) = tx.poll_transmit(now, &mut buf) {
+            // Lose every fifth symbol so feedback and repair show up in the seeds.
+            if round % 5 != 4 {
+                let _ = rx.handle(now, &buf[..n]);
+            }
+            to_rx.extend(record(4, &buf[..n]));
+            if to_rx.len() < 1500 {
+                s.push(("coded_wire", buf[..n].to_vec()));
+            }
+        }
+        while let Some(n) = rx.poll_transmit(now, &mut buf) {
+            let _ = tx.handle(now, &buf[..n]);
+            to_tx.extend(record(4, &buf[..n]));
+            s.push(("coded_wire", buf[..n].to_vec()));
+        }
+        now += Duration::from_millis(1);
+    }
+    s.push(("coded_receiver", to_rx));
+    s.push(("coded_sender", to_tx));
+}
+
+fn switch_seeds(s: &mut Seeds) {
+    use sonde_switch::wire::{Frame, SessionId, VERSION};
+    let id = SessionId([7; 16]);
+    let frames = [
+        Frame::Hello {
+            version: VERSION,
+            session: id,
+        },
+        Frame::HelloOk {
+            version: VERSION,
+            session: id,
+        },
+        Frame::Data {
+            offset: 0,
+            bytes: b"hello over v4",
+        },
+        Frame::Ack { offset: 13 },
+        Frame::Join {
+            session: id,
+            next: 13,
+        },
+        Frame::JoinOk { next: 13 },
+        Frame::Moved { offset: 13 },
+        Frame::Fin { offset: 13 },
+        Frame::Ping { token: 1 },
+        Frame::Pong { token: 1 },
+    ];
+    let mut stream = Vec::new();
+    let mut session = Vec::new();
+    for f in &frames {
+        let mut b = Vec::new();
+        f.emit(&mut b);
+        stream.extend_from_slice(&b);
+        session.extend(record(0, &b));
+    }
+    s.push(("switch_frames", stream));
+    s.push(("switch_session", session));
+}
+
+fn serial_seeds(s: &mut Seeds) {
+    use sonde_serial::control::Begin;
+    use sonde_serial::frame::{Frame, Kind};
+    let begin = Frame {
+        kind: Kind::Begin,
+        transfer: 1,
+        seq: 0,
+        payload: Begin {
+            block: 256,
+            total: 300,
+            name: "f.bin".into(),
+        }
+        .emit(),
+    };
+    let data = Frame {
+        kind: Kind::Data,
+        transfer: 1,
+        seq: 1,
+        payload: vec![0x7e; 40],
+    };
+    let mut line = begin.emit();
+    line.extend(data.emit());
+    s.push(("serial_frames", line.clone()));
+    let mut rec = record(0, &begin.emit());
+    rec.extend(record(0, &data.emit()));
+    s.push(("serial_receiver", rec));
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Seeds::new();
+    proto_seeds(&mut s)?;
+    latency_seeds(&mut s)?;
+    iperf3_seeds(&mut s)?;
+    coded_seeds(&mut s);
+    switch_seeds(&mut s);
+    serial_seeds(&mut s);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut count = std::collections::HashMap::<&str, usize>::new();
+    for (t, bytes) in s {
+        let n = count.entry(t).or_default();
+        *n += 1;
+        let dir = root.join(t);
+        fs::create_dir_all(&dir)?;
+        fs::write(dir.join(format!("seed-{n:03}")), bytes)?;
+    }
+    for (t, _) in sonde_fuzz_checks::TARGETS {
+        fs::create_dir_all(root.join(t))?;
+    }
+    println!(
+        "wrote seeds for {} targets under {}",
+        count.len(),
+        root.display()
+    );
+    Ok(())
+}
