@@ -1,0 +1,191 @@
+//! Runs one scheduled job with the runtime's own entry points (`latency::run`, `client::run`)
+//! and turns how it ended into a [`RunOutcome`]. Peers are resolved afresh for every run, so
+//! a DNS name that moves, or a peer that restarts, is found again at its next run.
+
+use crate::budget::throughput_bitrate;
+use crate::config::{parse_rate, FamilyChoice, LatencyTask, Peer, ThroughputTask};
+use crate::outcome::{family_of, LatencyFigures, RunOutcome, RunResult, ThroughputFigures};
+use crate::schedule::{Job, Kind};
+use sonde_runtime::client::{self, ClientConfig};
+use sonde_runtime::latency::{self, LatencyConfig};
+use sonde_runtime::os::resolve::Family;
+use sonde_stats::latency::model::LatencyEvent;
+use sonde_stats::model::Event;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long a peer may take to accept the control connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A throughput test whose data stops arriving this long fails.
+const RCV_TIMEOUT: Duration = Duration::from_secs(10);
+/// Wait for the last latency replies at most this long.
+const REPLY_WAIT: Duration = Duration::from_secs(1);
+
+fn now_unix() -> f64 {
+    sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
+}
+
+fn family(choice: FamilyChoice) -> Family {
+    match choice {
+        FamilyChoice::Any => Family::Any,
+        FamilyChoice::Ipv4 => Family::V4,
+        FamilyChoice::Ipv6 => Family::V6,
+    }
+}
+
+fn family_label(choice: FamilyChoice) -> &'static str {
+    match choice {
+        FamilyChoice::Any => "any",
+        FamilyChoice::Ipv4 => "ipv4",
+        FamilyChoice::Ipv6 => "ipv6",
+    }
+}
+
+fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
+    RunOutcome {
+        peer: peer.label().to_string(),
+        kind: job.kind,
+        seq: job.seq,
+        family: family_label(peer.family).into(),
+        started_unix: now_unix(),
+        ended_unix: 0.0,
+        result: RunResult::Failed,
+        error: None,
+        parameters,
+        document: None,
+    }
+}
+
+/// Runs a latency job: `task.probes` UDP probes to the peer's server.
+pub fn run_latency(
+    peer: &Peer,
+    job: Job,
+    task: &LatencyTask,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let mut cfg = LatencyConfig::udp(&peer.host, peer.port);
+    cfg.family = family(peer.family);
+    cfg.count = Some(task.probes);
+    cfg.duration = None;
+    cfg.interval = Duration::from_secs_f64(task.probe_interval_ms / 1e3);
+    cfg.report_interval = None;
+    cfg.wait = Some(REPLY_WAIT);
+    cfg.timeout = CONNECT_TIMEOUT;
+    let params = serde_json::json!({
+        "host": peer.host, "port": peer.port, "probes": task.probes,
+        "probe_interval_ms": task.probe_interval_ms,
+    });
+    let mut out = base(peer, job, params);
+    let mut start = None;
+    let mut end = None;
+    let outcome = latency::run(&cfg, interrupt, &mut |ev| match ev {
+        LatencyEvent::Start(s) => start = Some(s),
+        LatencyEvent::End(e) => end = Some(e),
+        _ => {}
+    });
+    out.ended_unix = now_unix();
+    if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
+        out.family = f.into();
+    }
+    let summary = end.or(outcome.summary.map(Box::new));
+    if let Some(s) = &summary {
+        out.result = RunResult::Latency(LatencyFigures {
+            sent: s.loss.sent,
+            lost: s.loss.lost,
+            rtt_ms: outcome.rtt_sample_ms.clone(),
+        });
+        if s.partial {
+            out.error = Some(s.error.clone().unwrap_or_else(|| "cut short".into()));
+        }
+    }
+    if let Some(e) = outcome.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = Some(serde_json::json!({ "start": start, "end": summary }));
+    out
+}
+
+/// Runs a throughput job: one TCP upload paced to the budget's share of the link.
+pub fn run_throughput(
+    peer: &Peer,
+    job: Job,
+    task: &ThroughputTask,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let paced = throughput_bitrate(link, None, task.share);
+    let params = serde_json::json!({
+        "host": peer.host, "port": peer.port, "duration_secs": task.duration_secs,
+        "share": task.share, "link_rate_bps": link, "bitrate_bps": paced,
+    });
+    let mut out = base(peer, job, params);
+    let Some(paced) = paced else {
+        out.ended_unix = now_unix();
+        out.error = Some("no link rate to take the throughput share of".into());
+        return out;
+    };
+    let cfg = ClientConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        cport: None,
+        params: sonde_proto::message::TestParams {
+            duration_secs: task.duration_secs,
+            bitrate: paced,
+            ..Default::default()
+        },
+        connect_timeout: CONNECT_TIMEOUT,
+        local: Default::default(),
+        rcv_timeout: Some(RCV_TIMEOUT),
+        file: None,
+    };
+    let mut start = None;
+    let outcome = client::run(&cfg, interrupt, &mut |ev| {
+        if let Event::Start(s) = ev {
+            start = Some(s);
+        }
+    });
+    out.ended_unix = now_unix();
+    if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
+        out.family = f.into();
+    }
+    if let Some(s) = &outcome.summary {
+        let received_bps = s
+            .directions
+            .iter()
+            .filter_map(|d| {
+                let dir = if d.client_sends { "upload" } else { "download" };
+                Some((dir, d.received.as_ref()?.bits_per_second))
+            })
+            .collect();
+        out.result = RunResult::Throughput(ThroughputFigures {
+            paced_bps: paced,
+            received_bps,
+        });
+    }
+    if let Some(e) = outcome.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = Some(serde_json::json!({ "start": start, "end": outcome.summary }));
+    out
+}
+
+/// Runs `job` against `peer` with the task of its kind (a job of a kind without a task fails).
+pub fn run_job(
+    peer: &Peer,
+    job: Job,
+    latency: Option<&LatencyTask>,
+    throughput: Option<&ThroughputTask>,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    match (job.kind, latency, throughput) {
+        (Kind::Latency, Some(t), _) => run_latency(peer, job, t, interrupt),
+        (Kind::Throughput, _, Some(t)) => run_throughput(peer, job, t, interrupt),
+        _ => {
+            let mut o = base(peer, job, serde_json::Value::Null);
+            o.ended_unix = o.started_unix;
+            o.error = Some(format!("no [{}] task configured", job.kind.as_str()));
+            o
+        }
+    }
+}
