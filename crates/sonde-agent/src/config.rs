@@ -315,3 +315,15 @@ link_rate = "100M"
         assert_eq!(parse_rate("-1M"), None);
     }
 }
+
+#[cfg(test)]
+mod example {
+    /// The documented example in the repository stays valid.
+    #[test]
+    fn the_repository_example_parses() {
+        let text = include_str!("../../../examples/agent.toml");
+        let cfg = super::AgentConfig::parse(text).unwrap();
+        assert_eq!(cfg.peers.len(), 2);
+        assert!(cfg.throughput.is_some());
+    }
+}

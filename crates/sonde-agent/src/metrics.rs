@@ -44,9 +44,9 @@ pub struct ThroughputLabels {
 
 type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// RTT histogram buckets, seconds: 50 µs to ~3.3 s, doubling.
+/// RTT histogram buckets, seconds: 10 µs (loopback) to ~5.2 s, doubling.
 fn rtt_buckets() -> impl Iterator<Item = f64> {
-    prometheus_client::metrics::histogram::exponential_buckets(50e-6, 2.0, 17)
+    prometheus_client::metrics::histogram::exponential_buckets(10e-6, 2.0, 20)
 }
 
 /// Every series the agent exports, and the registry that encodes them.
@@ -238,7 +238,7 @@ mod tests {
             "# TYPE sonde_rtt_seconds histogram",
             "# UNIT sonde_rtt_seconds seconds",
             "sonde_rtt_seconds_count{peer=\"b\",family=\"ipv4\"} 3",
-            "sonde_rtt_seconds_bucket{le=\"0.0004\",peer=\"b\",family=\"ipv4\"} 2",
+            "sonde_rtt_seconds_bucket{le=\"0.00032\",peer=\"b\",family=\"ipv4\"} 2",
             "sonde_latency_loss_ratio{peer=\"b\",family=\"ipv4\"} 0.25",
             "sonde_latency_probes_lost_total{peer=\"b\",family=\"ipv4\"} 1",
             "sonde_throughput_bits_per_second{peer=\"b\",family=\"ipv4\",direction=\"upload\"} 999000.0",

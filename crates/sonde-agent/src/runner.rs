@@ -96,6 +96,9 @@ pub fn run_latency(
         });
         if s.partial {
             out.error = Some(s.error.clone().unwrap_or_else(|| "cut short".into()));
+        } else if s.loss.sent > 0 && s.loss.received == 0 {
+            // A measurement (loss 1 in the metrics), but the peer is down: the run failed.
+            out.error = Some(format!("none of {} probes was answered", s.loss.sent));
         }
     }
     if let Some(e) = outcome.error {

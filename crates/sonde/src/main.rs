@@ -1,6 +1,7 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
+mod cli_agent;
 mod cli_btc;
 mod cli_capacity;
 mod cli_compare_ip;
@@ -59,6 +60,7 @@ fn main() {
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
         cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
+        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone()),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+pub mod agent;
 pub mod btc;
 pub mod capacity;
 pub mod client;
