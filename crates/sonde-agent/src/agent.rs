@@ -8,7 +8,7 @@
 use crate::config::AgentConfig;
 use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
-use crate::outcome::RunOutcome;
+use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
@@ -80,6 +80,13 @@ fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
                 Duration::from_secs_f64(t.every_mins * 60.0),
             ));
         }
+        if let Some(c) = &cfg.capacity {
+            v.push((
+                i,
+                Kind::Capacity,
+                Duration::from_secs_f64(c.every_mins * 60.0),
+            ));
+        }
     }
     v
 }
@@ -93,7 +100,8 @@ fn start_server(
         port: cfg.listen_port,
         bind: None,
         max_clients: None,
-        max_duration_secs: Some(120.0),
+        // Above what a capacity run asks for (its 360 s deadline), below an unattended hour.
+        max_duration_secs: Some(600.0),
         max_bitrate: None,
         one_off: false,
         interval_secs: None,
@@ -156,6 +164,8 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     ));
     let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
     let mut totals = AgentTotals::default();
+    // The latest capacity figure of each peer: the throughput budget's reference.
+    let mut measured: Vec<Option<u64>> = vec![None; cfg.peers.len()];
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
         let now = start.elapsed();
@@ -169,13 +179,12 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         let Some(peer) = cfg.peers.get(job.peer) else {
             continue;
         };
-        let outcome = run_job(
-            peer,
-            job,
-            cfg.latency.as_ref(),
-            cfg.throughput.as_ref(),
-            &interrupt,
-        );
+        let known = measured.get(job.peer).copied().flatten();
+        let outcome = run_job(peer, job, cfg, known, &interrupt);
+        if let (RunResult::Capacity(c), Some(slot)) = (&outcome.result, measured.get_mut(job.peer))
+        {
+            *slot = Some(c.bps as u64);
+        }
         account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
         totals.skipped = schedule.skipped();
         metrics.set_skipped(totals.skipped);

@@ -56,6 +56,7 @@ pub struct AgentConfig {
     pub seed: Option<u64>,
     pub latency: Option<LatencyTask>,
     pub throughput: Option<ThroughputTask>,
+    pub capacity: Option<CapacityTask>,
     /// The peers, each running `sonde agent` or `sonde server`.
     #[serde(default, rename = "peer")]
     pub peers: Vec<Peer>,
@@ -82,6 +83,15 @@ pub struct ThroughputTask {
     /// Fraction of the link rate a test may use (0 < share <= 0.5).
     #[serde(default = "default_share")]
     pub share: f64,
+}
+
+/// A capacity measurement (`sonde capacity`'s default plan) every `every_mins`; the latest
+/// figure of a peer becomes the reference of its throughput share (with its link rate, the
+/// smaller of the two).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityTask {
+    pub every_mins: f64,
 }
 
 /// One peer.
@@ -190,8 +200,11 @@ impl AgentConfig {
         if !(0.0..=0.5).contains(&self.jitter) {
             return bad(format!("jitter must be 0..=0.5, got {}", self.jitter));
         }
-        if self.latency.is_none() && self.throughput.is_none() {
-            return bad("nothing to run: add a [latency] or [throughput] table".into());
+        if self.latency.is_none() && self.throughput.is_none() && self.capacity.is_none() {
+            return bad("nothing to run: add a [latency], [throughput] or [capacity] table".into());
+        }
+        if let Some(c) = &self.capacity {
+            range("capacity.every_mins", c.every_mins, 1.0, 10_080.0)?;
         }
         if let Some(l) = &self.latency {
             range("latency.every_secs", l.every_secs, 0.5, 86_400.0)?;
@@ -255,9 +268,9 @@ impl AgentConfig {
                 })?),
                 None => None,
             };
-            if self.throughput.is_some() && rate.is_none() {
+            if self.throughput.is_some() && self.capacity.is_none() && rate.is_none() {
                 return Err(ConfigError::Invalid(format!(
-                    "peer {}: throughput tests need its link_rate, so that they use only their share of it",
+                    "peer {}: throughput tests need its link_rate or a [capacity] schedule, so that they use only their share of it",
                     p.label()
                 )));
             }

@@ -58,6 +58,7 @@ pub struct Metrics {
     probes_sent: Family<PeerLabels, Counter>,
     probes_lost: Family<PeerLabels, Counter>,
     throughput: Family<ThroughputLabels, FloatGauge>,
+    capacity: Family<PeerLabels, FloatGauge>,
     tests: Family<OutcomeLabels, Counter>,
     skipped: Counter,
 }
@@ -79,6 +80,7 @@ impl Metrics {
         let probes_sent = Family::<PeerLabels, Counter>::default();
         let probes_lost = Family::<PeerLabels, Counter>::default();
         let throughput = Family::<ThroughputLabels, FloatGauge>::default();
+        let capacity = Family::<PeerLabels, FloatGauge>::default();
         let tests = Family::<OutcomeLabels, Counter>::default();
         let skipped = Counter::default();
         registry.register_with_unit(
@@ -108,6 +110,11 @@ impl Metrics {
             throughput.clone(),
         );
         registry.register(
+            "sonde_capacity_bits_per_second",
+            "Path capacity from the last packet-dispersion run (sustained rate)",
+            capacity.clone(),
+        );
+        registry.register(
             "sonde_tests",
             "Scheduled tests by kind and result",
             tests.clone(),
@@ -124,6 +131,7 @@ impl Metrics {
             probes_sent,
             probes_lost,
             throughput,
+            capacity,
             tests,
             skipped,
         }
@@ -168,6 +176,9 @@ impl Metrics {
                         })
                         .set(*bps);
                 }
+            }
+            RunResult::Capacity(c) => {
+                self.capacity.get_or_create(&peer).set(c.bps);
             }
             RunResult::Failed => {}
         }

@@ -37,6 +37,7 @@ impl RunOutcome {
 pub enum RunResult {
     Latency(LatencyFigures),
     Throughput(ThroughputFigures),
+    Capacity(CapacityFigures),
     /// Nothing measured.
     Failed,
 }
@@ -57,6 +58,13 @@ pub struct ThroughputFigures {
     pub paced_bps: u64,
     /// Received rate per direction (`upload`: this agent sent).
     pub received_bps: Vec<(&'static str, f64)>,
+}
+
+/// Figures of a capacity run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CapacityFigures {
+    /// The sustained rate of the long trains (else their asymptotic dispersion rate), bits/s.
+    pub bps: f64,
 }
 
 /// `ipv4`/`ipv6` of an address as the runtime writes it (`1.2.3.4:5`, `[::1]:5`, `::1`).

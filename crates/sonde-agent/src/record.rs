@@ -97,6 +97,7 @@ impl Recorder {
                 match o.kind {
                     Kind::Latency => "latency",
                     Kind::Throughput => "tcp",
+                    Kind::Capacity => "capacity",
                 }
                 .into(),
             ),

@@ -3,9 +3,12 @@
 //! a DNS name that moves, or a peer that restarts, is found again at its next run.
 
 use crate::budget::throughput_bitrate;
-use crate::config::{parse_rate, FamilyChoice, LatencyTask, Peer, ThroughputTask};
-use crate::outcome::{family_of, LatencyFigures, RunOutcome, RunResult, ThroughputFigures};
+use crate::config::{parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ThroughputTask};
+use crate::outcome::{
+    family_of, CapacityFigures, LatencyFigures, RunOutcome, RunResult, ThroughputFigures,
+};
 use crate::schedule::{Job, Kind};
+use sonde_proto::capacity::CapacityPlan;
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::os::resolve::Family;
@@ -113,18 +116,23 @@ pub fn run_throughput(
     peer: &Peer,
     job: Job,
     task: &ThroughputTask,
+    measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
     let link = peer.link_rate.as_deref().and_then(parse_rate);
-    let paced = throughput_bitrate(link, None, task.share);
+    let paced = throughput_bitrate(link, measured, task.share);
     let params = serde_json::json!({
         "host": peer.host, "port": peer.port, "duration_secs": task.duration_secs,
-        "share": task.share, "link_rate_bps": link, "bitrate_bps": paced,
+        "share": task.share, "link_rate_bps": link, "measured_capacity_bps": measured,
+        "bitrate_bps": paced,
     });
     let mut out = base(peer, job, params);
     let Some(paced) = paced else {
         out.ended_unix = now_unix();
-        out.error = Some("no link rate to take the throughput share of".into());
+        out.error = Some(
+            "no link rate configured and no capacity measured yet to take the throughput share of"
+                .into(),
+        );
         return out;
     };
     let cfg = ClientConfig {
@@ -173,17 +181,69 @@ pub fn run_throughput(
     out
 }
 
-/// Runs `job` against `peer` with the task of its kind (a job of a kind without a task fails).
+/// Runs a capacity job: `sonde capacity`'s default plan (trains sent by the peer's server).
+pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome {
+    let plan = CapacityPlan::default();
+    let length = if peer.family == FamilyChoice::Ipv6 {
+        1452
+    } else {
+        1472
+    };
+    let params =
+        serde_json::json!({ "host": peer.host, "port": peer.port, "plan": plan, "length": length });
+    let mut out = base(peer, job, params);
+    let cfg = ClientConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        cport: None,
+        params: sonde_runtime::capacity::params(plan, length),
+        connect_timeout: CONNECT_TIMEOUT,
+        local: Default::default(),
+        rcv_timeout: None,
+        file: None,
+    };
+    let (cap, error) = sonde_runtime::capacity::client::run(&cfg, interrupt);
+    out.ended_unix = now_unix();
+    if error.is_none() || cap.trains_received > 0 {
+        out.family = cap.family.to_ascii_lowercase();
+    }
+    let figure = cap
+        .estimate
+        .as_ref()
+        .and_then(|e| e.sustained_bps.or(e.adr_bps))
+        .filter(|b| b.is_finite() && *b >= 1.0);
+    if let Some(bps) = figure {
+        out.result = RunResult::Capacity(CapacityFigures { bps });
+    }
+    out.error = match (error, figure) {
+        (Some(e), _) => Some(e.to_string()),
+        (None, None) => Some(format!(
+            "no capacity estimate from {} trains received",
+            cap.trains_received
+        )),
+        (None, Some(_)) => None,
+    };
+    out.document = Some(serde_json::json!({
+        "server": cap.server, "family": cap.family, "trains_received": cap.trains_received,
+        "seconds": cap.seconds, "estimate": cap.estimate,
+    }));
+    out
+}
+
+/// Runs `job` against `peer` with the task of its kind (a job of a kind without a task
+/// fails); `measured` is the peer's latest capacity figure, for the throughput budget.
 pub fn run_job(
     peer: &Peer,
     job: Job,
-    latency: Option<&LatencyTask>,
-    throughput: Option<&ThroughputTask>,
+    cfg: &AgentConfig,
+    measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    match (job.kind, latency, throughput) {
+    match (job.kind, &cfg.latency, &cfg.throughput) {
         (Kind::Latency, Some(t), _) => run_latency(peer, job, t, interrupt),
-        (Kind::Throughput, _, Some(t)) => run_throughput(peer, job, t, interrupt),
+        (Kind::Throughput, _, Some(t)) => run_throughput(peer, job, t, measured, interrupt),
+        (Kind::Capacity, _, _) if cfg.capacity.is_some() => run_capacity(peer, job, interrupt),
         _ => {
             let mut o = base(peer, job, serde_json::Value::Null);
             o.ended_unix = o.started_unix;

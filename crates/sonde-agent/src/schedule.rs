@@ -5,8 +5,8 @@
 //! run from a seeded generator: agents started at the same moment (a fleet rebooted together)
 //! drift apart instead of measuring each other at the same instants, while the long-run rate
 //! stays exactly one run per period (the plan does not accumulate the jitter). The first run
-//! of each pair is also spread over its first period, so one agent does not start all its
-//! peers at once.
+//! of each pair is also spread over its first period (at most [`FIRST_SPREAD`]), so one agent
+//! does not start all its peers at once.
 //!
 //! The agent runs one test at a time. When a test outlasts the next planned times (a slow
 //! throughput test, a peer that times out), the missed runs are skipped and counted, never
@@ -16,6 +16,10 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
 
+/// The first run of each pair falls within this long of the start (or its period, if shorter):
+/// spread, but soon enough that a freshly started agent shows figures.
+pub const FIRST_SPREAD: Duration = Duration::from_secs(10);
+
 /// What a run measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -23,6 +27,8 @@ pub enum Kind {
     Latency,
     /// A TCP transfer paced to the throughput budget.
     Throughput,
+    /// Packet-dispersion capacity: short bursts at line rate, whose figure sets the budget.
+    Capacity,
 }
 
 impl Kind {
@@ -31,6 +37,7 @@ impl Kind {
         match self {
             Kind::Latency => "latency",
             Kind::Throughput => "throughput",
+            Kind::Capacity => "capacity",
         }
     }
 }
@@ -79,7 +86,7 @@ impl Schedule {
             .iter()
             .filter(|(_, _, p)| !p.is_zero())
             .map(|&(peer, kind, period)| {
-                let origin = period.mul_f64(rng.random_range(0.0..1.0));
+                let origin = period.min(FIRST_SPREAD).mul_f64(rng.random_range(0.0..1.0));
                 Slot {
                     peer,
                     kind,
@@ -239,6 +246,14 @@ mod tests {
         assert!((1..=2).contains(&count(0, Kind::Throughput)));
         for w in runs.windows(2) {
             assert!(w[1].1 >= w[0].1);
+        }
+    }
+
+    #[test]
+    fn long_periods_start_within_the_first_spread() {
+        for seed in 0..50 {
+            let s = Schedule::new(&[(0, Kind::Capacity, secs(3600.0))], 0.2, seed);
+            assert!(s.next_due().unwrap() < FIRST_SPREAD);
         }
     }
 

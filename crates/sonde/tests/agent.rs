@@ -273,3 +273,63 @@ fn a_real_prometheus_scrapes_the_agent() {
     let out = agent.wait(Duration::from_secs(10));
     assert_eq!(out.code(), Some(0), "{}", out.describe());
 }
+
+#[test]
+fn throughput_is_paced_to_its_share_of_the_measured_capacity() {
+    let dir = TempDir::new("agent-budget");
+    let pa = free_port();
+    // 10 G configured, far above what the capacity run measures on loopback only when the
+    // host is fast; the budget takes the smaller reference either way.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
+        dir.file("self.db")
+    );
+    let cfg = dir.file("self.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let db = dir.file("self.db");
+    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    // Within 10 s the capacity and the first throughput run start; a throughput run after
+    // the capacity one uses its figure.
+    let paced_after_capacity = |db: &Path| -> Option<(f64, f64, f64)> {
+        let store = Store::open_read_only(db).ok()?;
+        let run = store.load_run(store.latest_run().ok()??).ok()?;
+        let cap_at = run
+            .tests
+            .iter()
+            .find(|t| t.test_name == "capacity" && t.status == TestStatus::Ok)?
+            .ended_unix;
+        let t = run.tests.iter().find(|t| {
+            t.test_name == "throughput" && t.status == TestStatus::Ok && t.started_unix >= cap_at
+        })?;
+        let measured = t.parameters["measured_capacity_bps"].as_f64()?;
+        let paced = t.parameters["bitrate_bps"].as_f64()?;
+        let doc: serde_json::Value = serde_json::from_str(t.result_json.as_deref()?).ok()?;
+        let received = doc["end"]["directions"][0]["received"]["bits_per_second"].as_f64()?;
+        Some((measured, paced, received))
+    };
+    wait_for(
+        "a throughput run after a capacity run",
+        25,
+        || paced_after_capacity(&db).is_some(),
+        &[&agent],
+    );
+    let (measured, paced, received) = paced_after_capacity(&db).unwrap();
+    let reference = measured.min(10e9);
+    assert!(
+        (paced - (reference * 0.01).floor()).abs() <= 1.0,
+        "{paced} vs {reference}"
+    );
+    // Paced: never above its share (a little slack for the first interval's burst).
+    assert!(
+        received <= paced * 1.15,
+        "received {received} > paced {paced}"
+    );
+    assert!(
+        received >= paced * 0.5,
+        "received {received} << paced {paced}"
+    );
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    eprintln!("capacity {measured:.0} bit/s, paced {paced:.0}, received {received:.0}");
+}
