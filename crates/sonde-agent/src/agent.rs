@@ -80,6 +80,13 @@ fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
                 Duration::from_secs_f64(t.every_mins * 60.0),
             ));
         }
+        if let Some(p) = &cfg.profile {
+            v.push((
+                i,
+                Kind::Profile,
+                Duration::from_secs_f64(p.every_mins * 60.0),
+            ));
+        }
         if let Some(c) = &cfg.capacity {
             v.push((
                 i,

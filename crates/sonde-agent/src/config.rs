@@ -57,6 +57,7 @@ pub struct AgentConfig {
     pub latency: Option<LatencyTask>,
     pub throughput: Option<ThroughputTask>,
     pub capacity: Option<CapacityTask>,
+    pub profile: Option<ProfileTask>,
     /// The peers, each running `sonde agent` or `sonde server`.
     #[serde(default, rename = "peer")]
     pub peers: Vec<Peer>,
@@ -92,6 +93,21 @@ pub struct ThroughputTask {
 #[serde(deny_unknown_fields)]
 pub struct CapacityTask {
     pub every_mins: f64,
+}
+
+/// A traffic profile every `every_mins`: a built-in one (`name`, see `sonde profile list`) or
+/// a file, cut to `duration_secs`; it runs only when its heavier direction's average rate is
+/// within `share` of the peer's reference rate.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileTask {
+    pub every_mins: f64,
+    pub name: Option<String>,
+    pub file: Option<PathBuf>,
+    #[serde(default = "default_tp_duration")]
+    pub duration_secs: f64,
+    #[serde(default = "default_share")]
+    pub share: f64,
 }
 
 /// One peer.
@@ -183,6 +199,26 @@ fn range(field: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
     )))
 }
 
+/// Refuses a share of the link outside (0, 0.5].
+fn share(field: &str, v: f64) -> Result<(), ConfigError> {
+    if v > 0.0 && v <= 0.5 {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "{field} must be above 0 and at most 0.5, got {v}"
+    )))
+}
+
+/// Refuses tests that would load the link more than a quarter of the time.
+fn duty(what: &str, duration_secs: f64, every_mins: f64) -> Result<(), ConfigError> {
+    if duration_secs <= every_mins * 60.0 / 4.0 {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "{what} tests of {duration_secs} s every {every_mins} min would load the link more than a quarter of the time"
+    )))
+}
+
 impl AgentConfig {
     /// Parses and checks a configuration file's text.
     ///
@@ -200,8 +236,31 @@ impl AgentConfig {
         if !(0.0..=0.5).contains(&self.jitter) {
             return bad(format!("jitter must be 0..=0.5, got {}", self.jitter));
         }
-        if self.latency.is_none() && self.throughput.is_none() && self.capacity.is_none() {
-            return bad("nothing to run: add a [latency], [throughput] or [capacity] table".into());
+        if self.latency.is_none()
+            && self.throughput.is_none()
+            && self.capacity.is_none()
+            && self.profile.is_none()
+        {
+            return bad(
+                "nothing to run: add a [latency], [throughput], [capacity] or [profile] table"
+                    .into(),
+            );
+        }
+        if let Some(p) = &self.profile {
+            range("profile.every_mins", p.every_mins, 1.0, 10_080.0)?;
+            range("profile.duration_secs", p.duration_secs, 1.0, 60.0)?;
+            share("profile.share", p.share)?;
+            duty("profile", p.duration_secs, p.every_mins)?;
+            if p.name.is_some() == p.file.is_some() {
+                return bad("[profile] needs exactly one of name (built-in) or file".into());
+            }
+            if let Some(n) = &p.name {
+                if sonde_profile::builtin::text(n).is_none() {
+                    return bad(format!(
+                        "profile.name {n:?} is not a built-in profile (see `sonde profile list`)"
+                    ));
+                }
+            }
         }
         if let Some(c) = &self.capacity {
             range("capacity.every_mins", c.every_mins, 1.0, 10_080.0)?;
@@ -226,18 +285,8 @@ impl AgentConfig {
         if let Some(t) = &self.throughput {
             range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
             range("throughput.duration_secs", t.duration_secs, 1.0, 60.0)?;
-            if !(t.share > 0.0 && t.share <= 0.5) {
-                return bad(format!(
-                    "throughput.share must be above 0 and at most 0.5, got {}",
-                    t.share
-                ));
-            }
-            if t.duration_secs > t.every_mins * 60.0 / 4.0 {
-                return bad(format!(
-                    "throughput tests of {} s every {} min would load the link more than a quarter of the time",
-                    t.duration_secs, t.every_mins
-                ));
-            }
+            share("throughput.share", t.share)?;
+            duty("throughput", t.duration_secs, t.every_mins)?;
         }
         self.check_peers()
     }
@@ -268,9 +317,10 @@ impl AgentConfig {
                 })?),
                 None => None,
             };
-            if self.throughput.is_some() && self.capacity.is_none() && rate.is_none() {
+            let budgeted = self.throughput.is_some() || self.profile.is_some();
+            if budgeted && self.capacity.is_none() && rate.is_none() {
                 return Err(ConfigError::Invalid(format!(
-                    "peer {}: throughput tests need its link_rate or a [capacity] schedule, so that they use only their share of it",
+                    "peer {}: throughput and profile tests need its link_rate or a [capacity] schedule, so that they use only their share of it",
                     p.label()
                 )));
             }

@@ -59,6 +59,7 @@ pub struct Metrics {
     probes_lost: Family<PeerLabels, Counter>,
     throughput: Family<ThroughputLabels, FloatGauge>,
     capacity: Family<PeerLabels, FloatGauge>,
+    profile_loss: Family<PeerLabels, FloatGauge>,
     tests: Family<OutcomeLabels, Counter>,
     skipped: Counter,
 }
@@ -81,6 +82,7 @@ impl Metrics {
         let probes_lost = Family::<PeerLabels, Counter>::default();
         let throughput = Family::<ThroughputLabels, FloatGauge>::default();
         let capacity = Family::<PeerLabels, FloatGauge>::default();
+        let profile_loss = Family::<PeerLabels, FloatGauge>::default();
         let tests = Family::<OutcomeLabels, Counter>::default();
         let skipped = Counter::default();
         registry.register_with_unit(
@@ -115,6 +117,11 @@ impl Metrics {
             capacity.clone(),
         );
         registry.register(
+            "sonde_profile_worst_stream_loss_ratio",
+            "Highest loss ratio of any stream in the last profile run (0 to 1)",
+            profile_loss.clone(),
+        );
+        registry.register(
             "sonde_tests",
             "Scheduled tests by kind and result",
             tests.clone(),
@@ -132,6 +139,7 @@ impl Metrics {
             probes_lost,
             throughput,
             capacity,
+            profile_loss,
             tests,
             skipped,
         }
@@ -179,6 +187,11 @@ impl Metrics {
             }
             RunResult::Capacity(c) => {
                 self.capacity.get_or_create(&peer).set(c.bps);
+            }
+            RunResult::Profile(p) => {
+                self.profile_loss
+                    .get_or_create(&peer)
+                    .set(p.worst_loss_ratio);
             }
             RunResult::Failed => {}
         }

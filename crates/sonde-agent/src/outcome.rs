@@ -38,6 +38,7 @@ pub enum RunResult {
     Latency(LatencyFigures),
     Throughput(ThroughputFigures),
     Capacity(CapacityFigures),
+    Profile(ProfileFigures),
     /// Nothing measured.
     Failed,
 }
@@ -65,6 +66,13 @@ pub struct ThroughputFigures {
 pub struct CapacityFigures {
     /// The sustained rate of the long trains (else their asymptotic dispersion rate), bits/s.
     pub bps: f64,
+}
+
+/// Figures of a profile run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProfileFigures {
+    /// The highest loss ratio of any stream (0..1).
+    pub worst_loss_ratio: f64,
 }
 
 /// `ipv4`/`ipv6` of an address as the runtime writes it (`1.2.3.4:5`, `[::1]:5`, `::1`).

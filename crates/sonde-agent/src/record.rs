@@ -98,6 +98,7 @@ impl Recorder {
                     Kind::Latency => "latency",
                     Kind::Throughput => "tcp",
                     Kind::Capacity => "capacity",
+                    Kind::Profile => "profile",
                 }
                 .into(),
             ),

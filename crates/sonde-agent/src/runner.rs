@@ -2,16 +2,21 @@
 //! and turns how it ended into a [`RunOutcome`]. Peers are resolved afresh for every run, so
 //! a DNS name that moves, or a peer that restarts, is found again at its next run.
 
-use crate::budget::throughput_bitrate;
-use crate::config::{parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ThroughputTask};
+use crate::budget::{profile_fits, profile_load, throughput_bitrate};
+use crate::config::{
+    parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputTask,
+};
 use crate::outcome::{
-    family_of, CapacityFigures, LatencyFigures, RunOutcome, RunResult, ThroughputFigures,
+    family_of, CapacityFigures, LatencyFigures, ProfileFigures, RunOutcome, RunResult,
+    ThroughputFigures,
 };
 use crate::schedule::{Job, Kind};
 use sonde_proto::capacity::CapacityPlan;
+use sonde_proto::message::ProfileRequest;
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::os::resolve::Family;
+use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::Event;
 use std::sync::atomic::AtomicBool;
@@ -231,6 +236,89 @@ pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome
     out
 }
 
+fn load_profile(task: &ProfileTask) -> Result<sonde_profile::Profile, String> {
+    let profile = match (&task.name, &task.file) {
+        (Some(n), _) => sonde_profile::builtin::get(n)
+            .ok_or_else(|| format!("{n:?} is not a built-in profile"))?,
+        (None, Some(f)) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read the profile {}: {e}", f.display()))?;
+            sonde_profile::Profile::from_toml(&text)
+                .map_err(|e| format!("profile {}: {e}", f.display()))?
+        }
+        (None, None) => return Err("no profile named".into()),
+    };
+    let profile = profile.with_duration(task.duration_secs);
+    profile.validate().map_err(|e| e.to_string())?;
+    Ok(profile)
+}
+
+/// Runs a profile job: the profile (cut to the task's duration) when its load fits the budget.
+pub fn run_profile(
+    peer: &Peer,
+    job: Job,
+    task: &ProfileTask,
+    measured: Option<u64>,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let mut out = base(peer, job, serde_json::Value::Null);
+    let profile = match load_profile(task) {
+        Ok(p) => p,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let load = profile_load(&profile);
+    out.parameters = serde_json::json!({
+        "host": peer.host, "port": peer.port, "profile": profile.name,
+        "duration_secs": task.duration_secs, "share": task.share, "load_bps": load,
+        "link_rate_bps": link, "measured_capacity_bps": measured,
+    });
+    if let Err(e) = profile_fits(load, link, measured, task.share) {
+        out.ended_unix = now_unix();
+        out.error = Some(e);
+        return out;
+    }
+    let cfg = ProfileConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        local: Default::default(),
+        connect_timeout: CONNECT_TIMEOUT,
+        request: ProfileRequest {
+            profile,
+            clock_synced: false,
+            clock_offset: None,
+        },
+    };
+    let result = sonde_runtime::profile::client::run(&cfg, interrupt, &mut |_note| {});
+    out.ended_unix = now_unix();
+    if let Some(r) = &result.report {
+        let worst = r
+            .streams
+            .iter()
+            .map(|s| s.loss_percent() / 100.0)
+            .fold(0.0, f64::max);
+        out.result = RunResult::Profile(ProfileFigures {
+            worst_loss_ratio: worst,
+        });
+        if let Some(why) = &r.ended_early {
+            out.error = Some(why.clone());
+        }
+    }
+    if let Some(e) = result.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = result
+        .report
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r).ok());
+    out
+}
+
 /// Runs `job` against `peer` with the task of its kind (a job of a kind without a task
 /// fails); `measured` is the peer's latest capacity figure, for the throughput budget.
 pub fn run_job(
@@ -240,15 +328,30 @@ pub fn run_job(
     measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    match (job.kind, &cfg.latency, &cfg.throughput) {
-        (Kind::Latency, Some(t), _) => run_latency(peer, job, t, interrupt),
-        (Kind::Throughput, _, Some(t)) => run_throughput(peer, job, t, measured, interrupt),
-        (Kind::Capacity, _, _) if cfg.capacity.is_some() => run_capacity(peer, job, interrupt),
-        _ => {
-            let mut o = base(peer, job, serde_json::Value::Null);
-            o.ended_unix = o.started_unix;
-            o.error = Some(format!("no [{}] task configured", job.kind.as_str()));
-            o
-        }
+    match job.kind {
+        Kind::Latency => cfg
+            .latency
+            .as_ref()
+            .map(|t| run_latency(peer, job, t, interrupt)),
+        Kind::Throughput => cfg
+            .throughput
+            .as_ref()
+            .map(|t| run_throughput(peer, job, t, measured, interrupt)),
+        Kind::Capacity => cfg
+            .capacity
+            .as_ref()
+            .map(|_| run_capacity(peer, job, interrupt)),
+        Kind::Profile => cfg
+            .profile
+            .as_ref()
+            .map(|t| run_profile(peer, job, t, measured, interrupt)),
     }
+    .unwrap_or_else(|| unknown(peer, job))
+}
+
+fn unknown(peer: &Peer, job: Job) -> RunOutcome {
+    let mut o = base(peer, job, serde_json::Value::Null);
+    o.ended_unix = o.started_unix;
+    o.error = Some(format!("no [{}] task configured", job.kind.as_str()));
+    o
 }

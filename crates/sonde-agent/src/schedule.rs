@@ -29,6 +29,8 @@ pub enum Kind {
     Throughput,
     /// Packet-dispersion capacity: short bursts at line rate, whose figure sets the budget.
     Capacity,
+    /// A traffic profile (concurrent UDP burst streams both ways), within the budget.
+    Profile,
 }
 
 impl Kind {
@@ -38,6 +40,7 @@ impl Kind {
             Kind::Latency => "latency",
             Kind::Throughput => "throughput",
             Kind::Capacity => "capacity",
+            Kind::Profile => "profile",
         }
     }
 }

@@ -275,13 +275,13 @@ fn a_real_prometheus_scrapes_the_agent() {
 }
 
 #[test]
-fn throughput_is_paced_to_its_share_of_the_measured_capacity() {
+fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
     let dir = TempDir::new("agent-budget");
     let pa = free_port();
     // 10 G configured, far above what the capacity run measures on loopback only when the
     // host is fast; the budget takes the smaller reference either way.
     let text = format!(
-        "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
         dir.file("self.db")
     );
     let cfg = dir.file("self.toml");
@@ -309,11 +309,26 @@ fn throughput_is_paced_to_its_share_of_the_measured_capacity() {
     };
     wait_for(
         "a throughput run after a capacity run",
-        25,
+        40,
         || paced_after_capacity(&db).is_some(),
         &[&agent],
     );
     let (measured, paced, received) = paced_after_capacity(&db).unwrap();
+    // The profile (first run within 10 s of the start) fits its share and runs.
+    let profile_ok = |db: &Path| -> bool {
+        let Ok(store) = Store::open_read_only(db) else {
+            return false;
+        };
+        let Ok(Some(id)) = store.latest_run() else {
+            return false;
+        };
+        store.load_run(id).is_ok_and(|r| {
+            r.tests
+                .iter()
+                .any(|t| t.test_name == "profile" && t.status == TestStatus::Ok)
+        })
+    };
+    wait_for("a profile run", 30, || profile_ok(&db), &[&agent]);
     let reference = measured.min(10e9);
     assert!(
         (paced - (reference * 0.01).floor()).abs() <= 1.0,
