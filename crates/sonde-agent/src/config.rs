@@ -168,6 +168,25 @@ impl Peer {
 }
 
 impl LatencyTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        range("latency.every_secs", self.every_secs, 0.5, 86_400.0)?;
+        range("latency.probes", self.probes as f64, 1.0, 100_000.0)?;
+        range(
+            "latency.probe_interval_ms",
+            self.probe_interval_ms,
+            1.0,
+            60_000.0,
+        )?;
+        let probing = self.probing().as_secs_f64();
+        if probing > self.every_secs / 2.0 {
+            return Err(ConfigError::Invalid(format!(
+                "latency probing lasts {probing:.1} s (probes x probe_interval_ms), more than half of every_secs = {}: the peers would be probed without pause",
+                self.every_secs
+            )));
+        }
+        Ok(())
+    }
+
     /// How long one latency run probes.
     pub fn probing(&self) -> Duration {
         Duration::from_secs_f64(self.probes as f64 * self.probe_interval_ms / 1e3)
@@ -219,6 +238,23 @@ fn duty(what: &str, duration_secs: f64, every_mins: f64) -> Result<(), ConfigErr
     )))
 }
 
+impl ProfileTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        range("profile.every_mins", self.every_mins, 1.0, 10_080.0)?;
+        range("profile.duration_secs", self.duration_secs, 1.0, 60.0)?;
+        share("profile.share", self.share)?;
+        duty("profile", self.duration_secs, self.every_mins)?;
+        let invalid = |m: String| Err(ConfigError::Invalid(m));
+        match (&self.name, &self.file) {
+            (Some(n), None) if sonde_profile::builtin::text(n).is_none() => invalid(format!(
+                "profile.name {n:?} is not a built-in profile (see `sonde profile list`)"
+            )),
+            (Some(_), None) | (None, Some(_)) => Ok(()),
+            _ => invalid("[profile] needs exactly one of name (built-in) or file".into()),
+        }
+    }
+}
+
 impl AgentConfig {
     /// Parses and checks a configuration file's text.
     ///
@@ -247,40 +283,13 @@ impl AgentConfig {
             );
         }
         if let Some(p) = &self.profile {
-            range("profile.every_mins", p.every_mins, 1.0, 10_080.0)?;
-            range("profile.duration_secs", p.duration_secs, 1.0, 60.0)?;
-            share("profile.share", p.share)?;
-            duty("profile", p.duration_secs, p.every_mins)?;
-            if p.name.is_some() == p.file.is_some() {
-                return bad("[profile] needs exactly one of name (built-in) or file".into());
-            }
-            if let Some(n) = &p.name {
-                if sonde_profile::builtin::text(n).is_none() {
-                    return bad(format!(
-                        "profile.name {n:?} is not a built-in profile (see `sonde profile list`)"
-                    ));
-                }
-            }
+            p.check()?;
         }
         if let Some(c) = &self.capacity {
             range("capacity.every_mins", c.every_mins, 1.0, 10_080.0)?;
         }
         if let Some(l) = &self.latency {
-            range("latency.every_secs", l.every_secs, 0.5, 86_400.0)?;
-            range("latency.probes", l.probes as f64, 1.0, 100_000.0)?;
-            range(
-                "latency.probe_interval_ms",
-                l.probe_interval_ms,
-                1.0,
-                60_000.0,
-            )?;
-            if l.probing().as_secs_f64() > l.every_secs / 2.0 {
-                return bad(format!(
-                    "latency probing lasts {:.1} s (probes x probe_interval_ms), more than half of every_secs = {}: the peers would be probed without pause",
-                    l.probing().as_secs_f64(),
-                    l.every_secs
-                ));
-            }
+            l.check()?;
         }
         if let Some(t) = &self.throughput {
             range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
@@ -388,5 +397,22 @@ mod example {
         let cfg = super::AgentConfig::parse(text).unwrap();
         assert_eq!(cfg.peers.len(), 2);
         assert!(cfg.throughput.is_some());
+    }
+}
+
+#[cfg(test)]
+mod profile_checks {
+    use super::AgentConfig;
+
+    const BASE: &str = "[[peer]]\nhost = \"h\"\nlink_rate = \"1G\"\n[profile]\nevery_mins = 10\n";
+
+    #[test]
+    fn a_profile_needs_one_known_source() {
+        assert!(AgentConfig::parse(&format!("{BASE}name = \"monitoring\"\n")).is_ok());
+        assert!(AgentConfig::parse(&format!("{BASE}file = \"p.toml\"\n")).is_ok());
+        assert!(AgentConfig::parse(BASE).is_err());
+        assert!(AgentConfig::parse(&format!("{BASE}name = \"nope\"\n")).is_err());
+        let both = format!("{BASE}name = \"monitoring\"\nfile = \"p.toml\"\n");
+        assert!(AgentConfig::parse(&both).is_err());
     }
 }
