@@ -2,7 +2,8 @@
 //! static list of peers on a schedule, for fleets of boards, racks or sites.
 //!
 //! Why a separate crate: the agent wires together pieces that each do one job elsewhere (the
-//! runtime's server, `latency::run` and `client::run`, the results store) and adds what only
+//! runtime's server, `latency::run`, `client::run`, the capacity and profile clients, the
+//! results store) and adds what only
 //! a long-running measurer needs: a [`schedule`] with per-run jitter so a fleet does not
 //! synchronise, a [`budget`] so a schedule never saturates the links it measures, and
 //! [`metrics`] for Prometheus. The schedule and budget are pure and take time as an argument;

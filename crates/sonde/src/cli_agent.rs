@@ -11,7 +11,7 @@ use std::path::PathBuf;
     after_help = "Example:\n  sonde agent --config examples/agent.toml --metrics 127.0.0.1:9464\n\nThe configuration lists the peers and the schedule (see examples/agent.toml). Ctrl-C or SIGTERM stops the agent; a test in progress is recorded with what it measured."
 )]
 pub struct AgentArgs {
-    /// The agent's configuration (TOML: peers, latency and throughput schedules, store)
+    /// The agent's configuration (TOML: peers; latency, throughput, capacity and profile schedules; store)
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
     /// Serve Prometheus metrics (OpenMetrics text) at http://ADDR/metrics, e.g. 127.0.0.1:9464
