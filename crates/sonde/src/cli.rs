@@ -56,6 +56,8 @@ pub enum Command {
     SwitchTest(crate::cli_switch::SwitchTestArgs),
     /// A file in blocks over a serial line (tty), each block acknowledged: bytes/s, retries and errors per block size
     Serial(crate::cli_serial::SerialArgs),
+    /// Serve tests and measure peers on a schedule (latency, paced throughput, capacity, profiles); results to the store, metrics for Prometheus
+    Agent(crate::cli_agent::AgentArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cli_auth;
+mod cli_agent;
 mod cli_btc;
 mod cli_capacity;
 mod cli_coded;
@@ -63,6 +64,7 @@ fn main() {
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
         cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
+        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone()),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),

@@ -1,0 +1,235 @@
+//! The agent's process: its sonde server, its metrics endpoint, and the schedule loop that
+//! runs one test at a time and records each outcome, until the interrupt flag is raised.
+//!
+//! The loop owns the clock: it reads `Instant::now()`, asks the pure [`Schedule`] what is due,
+//! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
+//! fraction of a second; a test in progress is cut short and recorded with what it measured.
+
+use crate::config::AgentConfig;
+use crate::http::{HttpError, MetricsServer};
+use crate::metrics::Metrics;
+use crate::outcome::{RunOutcome, RunResult};
+use crate::record::Recorder;
+use crate::runner::run_job;
+use crate::schedule::{Kind, Schedule};
+use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
+use sonde_runtime::RunError;
+use sonde_stats::model::Event;
+use sonde_store::StoreError;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Longest sleep between looks at the interrupt flag.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Why the agent could not start (once running, failures are recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the agent's server: {0}")]
+    Server(#[from] RunError),
+    #[error(transparent)]
+    Metrics(#[from] HttpError),
+    #[error("the agent's server thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// What to start.
+pub struct AgentOptions {
+    pub config: AgentConfig,
+    /// The configuration file's text, kept with the results.
+    pub config_text: String,
+    /// Where to serve `/metrics`, if anywhere.
+    pub metrics: Option<SocketAddr>,
+    /// `sonde --version`, kept with the results.
+    pub sonde_version: String,
+    /// Progress and failures, one line each.
+    pub log: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+/// What the agent did, when it stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentTotals {
+    pub ok: u64,
+    pub failed: u64,
+    pub skipped: u64,
+}
+
+fn default_seed() -> u64 {
+    let ns = sonde_runtime::os::timestamp::realtime_ns();
+    ns ^ (u64::from(std::process::id()) << 32)
+}
+
+fn now_unix() -> f64 {
+    sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
+}
+
+fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
+    let mut v = Vec::new();
+    for i in 0..cfg.peers.len() {
+        if let Some(l) = &cfg.latency {
+            v.push((i, Kind::Latency, Duration::from_secs_f64(l.every_secs)));
+        }
+        if let Some(t) = &cfg.throughput {
+            v.push((
+                i,
+                Kind::Throughput,
+                Duration::from_secs_f64(t.every_mins * 60.0),
+            ));
+        }
+        if let Some(p) = &cfg.profile {
+            v.push((
+                i,
+                Kind::Profile,
+                Duration::from_secs_f64(p.every_mins * 60.0),
+            ));
+        }
+        if let Some(c) = &cfg.capacity {
+            v.push((
+                i,
+                Kind::Capacity,
+                Duration::from_secs_f64(c.every_mins * 60.0),
+            ));
+        }
+    }
+    v
+}
+
+fn start_server(
+    cfg: &AgentConfig,
+    interrupt: Arc<AtomicBool>,
+    log: Arc<dyn Fn(&str) + Send + Sync>,
+) -> Result<(u16, std::thread::JoinHandle<()>), AgentError> {
+    let server_cfg = ServerConfig {
+        port: cfg.listen_port,
+        bind: None,
+        max_clients: None,
+        // Above what a capacity run asks for (its 360 s deadline), below an unattended hour.
+        max_duration_secs: Some(600.0),
+        max_bitrate: None,
+        one_off: false,
+        interval_secs: None,
+        ipv6_only: false,
+        rcv_timeout: Some(Duration::from_secs(10)),
+        mptcp: false,
+        idle_timeout: None,
+        source_limits: Default::default(),
+        // The agent's configuration has no keys yet: its server is as open as `sonde server`
+        // without --psk-file or --rsa-private-key-path.
+        auth: Default::default(),
+    };
+    // The peers' tests are theirs to record; this end keeps no events.
+    let sinks: SinkFactory = Arc::new(|_peer: &str| Box::new(|_ev: Event| {}));
+    let server_log = log.clone();
+    let server = Server::bind(
+        server_cfg,
+        interrupt,
+        sinks,
+        Arc::new(move |m: &str| server_log(&format!("server: {m}"))),
+    )?;
+    let port = server.local_addr().map_or(cfg.listen_port, |a| a.port());
+    let thread = std::thread::Builder::new()
+        .name("sonde-agent-server".into())
+        .spawn(move || {
+            if let Err(e) = server.run() {
+                log(&format!("server stopped: {e}"));
+            }
+        })
+        .map_err(AgentError::Thread)?;
+    Ok((port, thread))
+}
+
+/// Runs the agent until `interrupt` is raised.
+///
+/// # Errors
+/// [`AgentError`] when the store, the server or the metrics endpoint cannot start.
+pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals, AgentError> {
+    let cfg = &opts.config;
+    let log = opts.log.clone();
+    let seed = cfg.seed.unwrap_or_else(default_seed);
+    let mut recorder = Recorder::open(
+        cfg,
+        &opts.config_text,
+        &opts.sonde_version,
+        seed,
+        now_unix(),
+    )?;
+    let metrics = Arc::new(Metrics::new());
+    let http = opts
+        .metrics
+        .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
+        .transpose()?;
+    let (port, server) = start_server(cfg, interrupt.clone(), log.clone())?;
+    log(&format!(
+        "serving tests on port {port}; {} peers; results to {} (run {}){}",
+        cfg.peers.len(),
+        cfg.store.display(),
+        recorder.run_id(),
+        http.as_ref()
+            .map(|h| format!("; metrics on http://{}/metrics", h.addr()))
+            .unwrap_or_default()
+    ));
+    let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
+    let mut totals = AgentTotals::default();
+    // The latest capacity figure of each peer: the throughput budget's reference.
+    let mut measured: Vec<Option<u64>> = vec![None; cfg.peers.len()];
+    let start = Instant::now();
+    while !interrupt.load(Ordering::Relaxed) {
+        let now = start.elapsed();
+        let Some(job) = schedule.pop_due(now) else {
+            let wait = schedule
+                .next_due()
+                .map_or(SLICE, |d| d.saturating_sub(now).min(SLICE));
+            std::thread::sleep(wait.max(Duration::from_millis(1)));
+            continue;
+        };
+        let Some(peer) = cfg.peers.get(job.peer) else {
+            continue;
+        };
+        let known = measured.get(job.peer).copied().flatten();
+        let outcome = run_job(peer, job, cfg, known, &interrupt);
+        if let (RunResult::Capacity(c), Some(slot)) = (&outcome.result, measured.get_mut(job.peer))
+        {
+            *slot = Some(c.bps as u64);
+        }
+        account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
+        totals.skipped = schedule.skipped();
+        metrics.set_skipped(totals.skipped);
+    }
+    if let Err(e) = recorder.finish(now_unix()) {
+        log(&format!("cannot mark the run finished: {e}"));
+    }
+    let _ = server.join();
+    if let Some(h) = http {
+        h.join();
+    }
+    Ok(totals)
+}
+
+fn account(
+    o: &RunOutcome,
+    totals: &mut AgentTotals,
+    metrics: &Metrics,
+    recorder: &mut Recorder,
+    log: &dyn Fn(&str),
+) {
+    metrics.observe(o);
+    if o.ok() {
+        totals.ok += 1;
+    } else {
+        totals.failed += 1;
+        log(&format!(
+            "{} to {} failed: {}",
+            o.kind.as_str(),
+            o.peer,
+            o.error.as_deref().unwrap_or("")
+        ));
+    }
+    // The schedule goes on without the store: the figures are still in the metrics.
+    if let Err(e) = recorder.record(o) {
+        log(&format!("cannot record a {} run: {e}", o.kind.as_str()));
+    }
+}

@@ -1,0 +1,418 @@
+//! The agent's configuration file (`agent.toml`), parsed and checked before anything binds or
+//! resolves: a bad file is refused with the field named, a good one cannot make the schedule
+//! saturate a link (throughput needs a link rate to take its share of).
+//!
+//! ```toml
+//! listen_port = 5201
+//! store = "/var/lib/sonde/agent.db"
+//! jitter = 0.2
+//!
+//! [latency]
+//! every_secs = 10
+//! probes = 10
+//! probe_interval_ms = 100
+//!
+//! [throughput]
+//! every_mins = 30
+//! duration_secs = 5
+//! share = 0.1
+//!
+//! [[peer]]
+//! name = "rack-b"
+//! host = "sonde-b.example.net"
+//! link_rate = "1G"
+//! ```
+
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Not TOML, an unknown key, or a value of the wrong type.
+    #[error("agent configuration: {0}")]
+    Parse(#[from] toml::de::Error),
+    /// A value out of its range, or settings that contradict each other.
+    #[error("agent configuration: {0}")]
+    Invalid(String),
+}
+
+/// The whole file, as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Port the agent's own server listens on (TCP and UDP), 0 for any.
+    #[serde(default = "default_port")]
+    pub listen_port: u16,
+    /// The SQLite results database.
+    #[serde(default = "default_store")]
+    pub store: PathBuf,
+    /// Each run starts up to this fraction of its period late (0..=0.5), drawn afresh per run,
+    /// so agents started together drift apart.
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    /// Seed of the jitter (default: from the clock and the process id).
+    pub seed: Option<u64>,
+    pub latency: Option<LatencyTask>,
+    pub throughput: Option<ThroughputTask>,
+    pub capacity: Option<CapacityTask>,
+    pub profile: Option<ProfileTask>,
+    /// The peers, each running `sonde agent` or `sonde server`.
+    #[serde(default, rename = "peer")]
+    pub peers: Vec<Peer>,
+}
+
+/// Latency every `every_secs`: `probes` UDP probes `probe_interval_ms` apart.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyTask {
+    pub every_secs: f64,
+    #[serde(default = "default_probes")]
+    pub probes: u64,
+    #[serde(default = "default_probe_interval")]
+    pub probe_interval_ms: f64,
+}
+
+/// A TCP throughput test every `every_mins`, paced (`-b`) to `share` of the peer's link rate.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThroughputTask {
+    pub every_mins: f64,
+    #[serde(default = "default_tp_duration")]
+    pub duration_secs: f64,
+    /// Fraction of the link rate a test may use (0 < share <= 0.5).
+    #[serde(default = "default_share")]
+    pub share: f64,
+}
+
+/// A capacity measurement (`sonde capacity`'s default plan) every `every_mins`; the latest
+/// figure of a peer becomes the reference of its throughput share (with its link rate, the
+/// smaller of the two).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityTask {
+    pub every_mins: f64,
+}
+
+/// A traffic profile every `every_mins`: a built-in one (`name`, see `sonde profile list`) or
+/// a file, cut to `duration_secs`; it runs only when its heavier direction's average rate is
+/// within `share` of the peer's reference rate.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileTask {
+    pub every_mins: f64,
+    pub name: Option<String>,
+    pub file: Option<PathBuf>,
+    #[serde(default = "default_tp_duration")]
+    pub duration_secs: f64,
+    #[serde(default = "default_share")]
+    pub share: f64,
+}
+
+/// One peer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Peer {
+    /// The label in metrics and the store (default: the host).
+    pub name: Option<String>,
+    /// Host name or address (resolved before each run, so a peer may move).
+    pub host: String,
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// `"any"` (the resolver's first address), `"ipv4"` or `"ipv6"`.
+    #[serde(default)]
+    pub family: FamilyChoice,
+    /// The link's rate in bits per second, with SI suffixes (`"100M"`, `"1G"`): what the
+    /// throughput share is taken of.
+    pub link_rate: Option<String>,
+}
+
+/// The address family to measure a peer over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FamilyChoice {
+    #[default]
+    Any,
+    Ipv4,
+    Ipv6,
+}
+
+fn default_port() -> u16 {
+    5201
+}
+fn default_store() -> PathBuf {
+    PathBuf::from("sonde-agent.db")
+}
+fn default_jitter() -> f64 {
+    0.2
+}
+fn default_probes() -> u64 {
+    10
+}
+fn default_probe_interval() -> f64 {
+    100.0
+}
+fn default_tp_duration() -> f64 {
+    5.0
+}
+fn default_share() -> f64 {
+    0.1
+}
+
+impl Peer {
+    /// The peer's label.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.host)
+    }
+}
+
+impl LatencyTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        range("latency.every_secs", self.every_secs, 0.5, 86_400.0)?;
+        range("latency.probes", self.probes as f64, 1.0, 100_000.0)?;
+        range(
+            "latency.probe_interval_ms",
+            self.probe_interval_ms,
+            1.0,
+            60_000.0,
+        )?;
+        let probing = self.probing().as_secs_f64();
+        if probing > self.every_secs / 2.0 {
+            return Err(ConfigError::Invalid(format!(
+                "latency probing lasts {probing:.1} s (probes x probe_interval_ms), more than half of every_secs = {}: the peers would be probed without pause",
+                self.every_secs
+            )));
+        }
+        Ok(())
+    }
+
+    /// How long one latency run probes.
+    pub fn probing(&self) -> Duration {
+        Duration::from_secs_f64(self.probes as f64 * self.probe_interval_ms / 1e3)
+    }
+}
+
+/// Parses a rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`).
+pub fn parse_rate(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1e3),
+        (i, 'm' | 'M') => (&s[..i], 1e6),
+        (i, 'g' | 'G') => (&s[..i], 1e9),
+        (i, 't' | 'T') => (&s[..i], 1e12),
+        _ => (s, 1.0),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    let bits = v * mult;
+    (1.0..1e15).contains(&bits).then_some(bits as u64)
+}
+
+/// Refuses `v` outside `lo..=hi` (and NaN), naming the field.
+fn range(field: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    if (lo..=hi).contains(&v) {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "{field} must be {lo}..={hi}, got {v}"
+    )))
+}
+
+/// Refuses a share of the link outside (0, 0.5].
+fn share(field: &str, v: f64) -> Result<(), ConfigError> {
+    if v > 0.0 && v <= 0.5 {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "{field} must be above 0 and at most 0.5, got {v}"
+    )))
+}
+
+/// Refuses tests that would load the link more than a quarter of the time.
+fn duty(what: &str, duration_secs: f64, every_mins: f64) -> Result<(), ConfigError> {
+    if duration_secs <= every_mins * 60.0 / 4.0 {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "{what} tests of {duration_secs} s every {every_mins} min would load the link more than a quarter of the time"
+    )))
+}
+
+impl ProfileTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        range("profile.every_mins", self.every_mins, 1.0, 10_080.0)?;
+        range("profile.duration_secs", self.duration_secs, 1.0, 60.0)?;
+        share("profile.share", self.share)?;
+        duty("profile", self.duration_secs, self.every_mins)?;
+        let invalid = |m: String| Err(ConfigError::Invalid(m));
+        match (&self.name, &self.file) {
+            (Some(n), None) if sonde_profile::builtin::text(n).is_none() => invalid(format!(
+                "profile.name {n:?} is not a built-in profile (see `sonde profile list`)"
+            )),
+            (Some(_), None) | (None, Some(_)) => Ok(()),
+            _ => invalid("[profile] needs exactly one of name (built-in) or file".into()),
+        }
+    }
+}
+
+impl AgentConfig {
+    /// Parses and checks a configuration file's text.
+    ///
+    /// # Errors
+    /// [`ConfigError::Parse`] for bad TOML or unknown keys, [`ConfigError::Invalid`] for values
+    /// out of range (each message names the field).
+    pub fn parse(text: &str) -> Result<AgentConfig, ConfigError> {
+        let cfg: AgentConfig = toml::from_str(text)?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError::Invalid(m));
+        if !(0.0..=0.5).contains(&self.jitter) {
+            return bad(format!("jitter must be 0..=0.5, got {}", self.jitter));
+        }
+        if self.latency.is_none()
+            && self.throughput.is_none()
+            && self.capacity.is_none()
+            && self.profile.is_none()
+        {
+            return bad(
+                "nothing to run: add a [latency], [throughput], [capacity] or [profile] table"
+                    .into(),
+            );
+        }
+        if let Some(p) = &self.profile {
+            p.check()?;
+        }
+        if let Some(c) = &self.capacity {
+            range("capacity.every_mins", c.every_mins, 1.0, 10_080.0)?;
+        }
+        if let Some(l) = &self.latency {
+            l.check()?;
+        }
+        if let Some(t) = &self.throughput {
+            range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
+            range("throughput.duration_secs", t.duration_secs, 1.0, 60.0)?;
+            share("throughput.share", t.share)?;
+            duty("throughput", t.duration_secs, t.every_mins)?;
+        }
+        self.check_peers()
+    }
+
+    fn check_peers(&self) -> Result<(), ConfigError> {
+        if self.peers.is_empty() {
+            return Err(ConfigError::Invalid(
+                "no peers: add at least one [[peer]] with a host".into(),
+            ));
+        }
+        let mut labels = std::collections::BTreeSet::new();
+        for p in &self.peers {
+            if p.host.trim().is_empty() {
+                return Err(ConfigError::Invalid("a peer has an empty host".into()));
+            }
+            if !labels.insert(p.label().to_string()) {
+                return Err(ConfigError::Invalid(format!(
+                    "two peers are named {:?}: give each a distinct name",
+                    p.label()
+                )));
+            }
+            let rate = match &p.link_rate {
+                Some(r) => Some(parse_rate(r).ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "peer {}: link_rate {r:?} is not a rate (e.g. \"100M\", \"1G\")",
+                        p.label()
+                    ))
+                })?),
+                None => None,
+            };
+            let budgeted = self.throughput.is_some() || self.profile.is_some();
+            if budgeted && self.capacity.is_none() && rate.is_none() {
+                return Err(ConfigError::Invalid(format!(
+                    "peer {}: throughput and profile tests need its link_rate or a [capacity] schedule, so that they use only their share of it",
+                    p.label()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+listen_port = 0
+store = "x.db"
+[latency]
+every_secs = 1
+probes = 5
+probe_interval_ms = 50
+[throughput]
+every_mins = 10
+duration_secs = 2
+share = 0.1
+[[peer]]
+host = "127.0.0.1"
+link_rate = "100M"
+"#;
+
+    #[test]
+    fn parses_a_good_file() {
+        let c = AgentConfig::parse(GOOD).unwrap();
+        assert_eq!(c.peers[0].label(), "127.0.0.1");
+        assert_eq!(c.jitter, 0.2);
+        assert_eq!(c.latency.unwrap().probing(), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn refuses_unknown_keys_and_bad_values() {
+        assert!(AgentConfig::parse(&format!("{GOOD}\nbogus = 1")).is_err());
+        let no_rate = GOOD.replace("link_rate = \"100M\"", "");
+        let e = AgentConfig::parse(&no_rate).unwrap_err().to_string();
+        assert!(e.contains("link_rate"), "{e}");
+        let greedy = GOOD.replace("share = 0.1", "share = 0.9");
+        assert!(AgentConfig::parse(&greedy).is_err());
+        let busy = GOOD.replace("probes = 5", "probes = 50");
+        assert!(AgentConfig::parse(&busy).is_err());
+    }
+
+    #[test]
+    fn rates_take_si_suffixes() {
+        assert_eq!(parse_rate("100M"), Some(100_000_000));
+        assert_eq!(parse_rate("1.5g"), Some(1_500_000_000));
+        assert_eq!(parse_rate("800"), Some(800));
+        assert_eq!(parse_rate("x"), None);
+        assert_eq!(parse_rate("-1M"), None);
+    }
+}
+
+#[cfg(test)]
+mod example {
+    /// The documented example in the repository stays valid.
+    #[test]
+    fn the_repository_example_parses() {
+        let text = include_str!("../../../examples/agent.toml");
+        let cfg = super::AgentConfig::parse(text).unwrap();
+        assert_eq!(cfg.peers.len(), 2);
+        assert!(cfg.throughput.is_some());
+    }
+}
+
+#[cfg(test)]
+mod profile_checks {
+    use super::AgentConfig;
+
+    const BASE: &str = "[[peer]]\nhost = \"h\"\nlink_rate = \"1G\"\n[profile]\nevery_mins = 10\n";
+
+    #[test]
+    fn a_profile_needs_one_known_source() {
+        assert!(AgentConfig::parse(&format!("{BASE}name = \"monitoring\"\n")).is_ok());
+        assert!(AgentConfig::parse(&format!("{BASE}file = \"p.toml\"\n")).is_ok());
+        assert!(AgentConfig::parse(BASE).is_err());
+        assert!(AgentConfig::parse(&format!("{BASE}name = \"nope\"\n")).is_err());
+        let both = format!("{BASE}name = \"monitoring\"\nfile = \"p.toml\"\n");
+        assert!(AgentConfig::parse(&both).is_err());
+    }
+}

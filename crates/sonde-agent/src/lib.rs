@@ -1,0 +1,34 @@
+//! `sonde agent`: a long-running process that serves tests like `sonde server` and measures a
+//! static list of peers on a schedule, for fleets of boards, racks or sites.
+//!
+//! Why a separate crate: the agent wires together pieces that each do one job elsewhere (the
+//! runtime's server, `latency::run`, `client::run`, the capacity and profile clients, the
+//! results store) and adds what only
+//! a long-running measurer needs: a [`schedule`] with per-run jitter so a fleet does not
+//! synchronise, a [`budget`] so a schedule never saturates the links it measures, and
+//! [`metrics`] for Prometheus. The schedule and budget are pure and take time as an argument;
+//! [`agent::run`] owns the clock and the threads.
+//!
+//! ```
+//! use sonde_agent::config::AgentConfig;
+//! let cfg = AgentConfig::parse(r#"
+//!     [latency]
+//!     every_secs = 10
+//!     [[peer]]
+//!     host = "sonde-b.example.net"
+//! "#)?;
+//! assert_eq!(cfg.peers[0].port, 5201);
+//! # Ok::<(), sonde_agent::config::ConfigError>(())
+//! ```
+
+pub mod agent;
+pub mod budget;
+pub mod config;
+pub mod http;
+pub mod metrics;
+pub mod outcome;
+pub mod record;
+pub mod runner;
+pub mod schedule;
+
+pub use agent::{run, AgentError, AgentOptions, AgentTotals};

@@ -1,0 +1,277 @@
+//! The agent's figures in OpenMetrics form, for Prometheus to scrape.
+//!
+//! Names follow Prometheus's conventions: a `sonde_` prefix, the base unit in the name
+//! (seconds, bits per second, a ratio), `_total` on counters; labels `peer` (the configured
+//! name) and `family` (`ipv4`/`ipv6` of the address the run used, `any` when it failed before
+//! one was chosen). The registry is `prometheus-client`'s; this module only turns a finished
+//! run ([`crate::outcome::RunOutcome`]) into observations.
+
+use crate::outcome::{RunOutcome, RunResult};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use std::sync::atomic::AtomicU64;
+
+/// Labels of per-peer series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PeerLabels {
+    pub peer: String,
+    pub family: String,
+}
+
+/// Labels of test outcome counters.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub peer: String,
+    pub family: String,
+    /// `latency` or `throughput`.
+    pub test: String,
+    /// `ok` or `failed`.
+    pub result: String,
+}
+
+/// Labels of throughput series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ThroughputLabels {
+    pub peer: String,
+    pub family: String,
+    /// `upload` (this agent sends) or `download`.
+    pub direction: String,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// RTT histogram buckets, seconds: 10 µs (loopback) to ~5.2 s, doubling.
+fn rtt_buckets() -> impl Iterator<Item = f64> {
+    prometheus_client::metrics::histogram::exponential_buckets(10e-6, 2.0, 20)
+}
+
+/// Every series the agent exports, and the registry that encodes them.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    rtt: Family<PeerLabels, Histogram, fn() -> Histogram>,
+    loss_ratio: Family<PeerLabels, FloatGauge>,
+    probes_sent: Family<PeerLabels, Counter>,
+    probes_lost: Family<PeerLabels, Counter>,
+    throughput: Family<ThroughputLabels, FloatGauge>,
+    capacity: Family<PeerLabels, FloatGauge>,
+    profile_loss: Family<PeerLabels, FloatGauge>,
+    tests: Family<OutcomeLabels, Counter>,
+    skipped: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// An empty set of series, registered.
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let rtt = Family::<PeerLabels, Histogram, fn() -> Histogram>::new_with_constructor(|| {
+            Histogram::new(rtt_buckets())
+        });
+        let loss_ratio = Family::<PeerLabels, FloatGauge>::default();
+        let probes_sent = Family::<PeerLabels, Counter>::default();
+        let probes_lost = Family::<PeerLabels, Counter>::default();
+        let throughput = Family::<ThroughputLabels, FloatGauge>::default();
+        let capacity = Family::<PeerLabels, FloatGauge>::default();
+        let profile_loss = Family::<PeerLabels, FloatGauge>::default();
+        let tests = Family::<OutcomeLabels, Counter>::default();
+        let skipped = Counter::default();
+        registry.register_with_unit(
+            "sonde_rtt",
+            "Round-trip times of the scheduled UDP latency probes",
+            Unit::Seconds,
+            rtt.clone(),
+        );
+        registry.register(
+            "sonde_latency_loss_ratio",
+            "Share of probes lost in the last latency run (0 to 1)",
+            loss_ratio.clone(),
+        );
+        registry.register(
+            "sonde_latency_probes_sent",
+            "Latency probes sent",
+            probes_sent.clone(),
+        );
+        registry.register(
+            "sonde_latency_probes_lost",
+            "Latency probes never answered",
+            probes_lost.clone(),
+        );
+        registry.register(
+            "sonde_throughput_bits_per_second",
+            "Received rate of the last scheduled throughput test, paced to the budget",
+            throughput.clone(),
+        );
+        registry.register(
+            "sonde_capacity_bits_per_second",
+            "Path capacity from the last packet-dispersion run (sustained rate)",
+            capacity.clone(),
+        );
+        registry.register(
+            "sonde_profile_worst_stream_loss_ratio",
+            "Highest loss ratio of any stream in the last profile run (0 to 1)",
+            profile_loss.clone(),
+        );
+        registry.register(
+            "sonde_tests",
+            "Scheduled tests by kind and result",
+            tests.clone(),
+        );
+        registry.register(
+            "sonde_schedule_skipped_runs",
+            "Scheduled runs skipped because an earlier test outlasted their planned time",
+            skipped.clone(),
+        );
+        Self {
+            registry,
+            rtt,
+            loss_ratio,
+            probes_sent,
+            probes_lost,
+            throughput,
+            capacity,
+            profile_loss,
+            tests,
+            skipped,
+        }
+    }
+
+    /// Records one finished run.
+    pub fn observe(&self, o: &RunOutcome) {
+        let peer = PeerLabels {
+            peer: o.peer.clone(),
+            family: o.family.clone(),
+        };
+        let result = if o.ok() { "ok" } else { "failed" };
+        self.tests
+            .get_or_create(&OutcomeLabels {
+                peer: o.peer.clone(),
+                family: o.family.clone(),
+                test: o.kind.as_str().into(),
+                result: result.into(),
+            })
+            .inc();
+        match &o.result {
+            RunResult::Latency(l) => {
+                let h = self.rtt.get_or_create(&peer);
+                for ms in &l.rtt_ms {
+                    h.observe(ms / 1e3);
+                }
+                self.probes_sent.get_or_create(&peer).inc_by(l.sent);
+                self.probes_lost.get_or_create(&peer).inc_by(l.lost);
+                if l.sent > 0 {
+                    self.loss_ratio
+                        .get_or_create(&peer)
+                        .set(l.lost as f64 / l.sent as f64);
+                }
+            }
+            RunResult::Throughput(t) => {
+                for (direction, bps) in &t.received_bps {
+                    self.throughput
+                        .get_or_create(&ThroughputLabels {
+                            peer: o.peer.clone(),
+                            family: o.family.clone(),
+                            direction: (*direction).into(),
+                        })
+                        .set(*bps);
+                }
+            }
+            RunResult::Capacity(c) => {
+                self.capacity.get_or_create(&peer).set(c.bps);
+            }
+            RunResult::Profile(p) => {
+                self.profile_loss
+                    .get_or_create(&peer)
+                    .set(p.worst_loss_ratio);
+            }
+            RunResult::Failed => {}
+        }
+    }
+
+    /// Sets the count of skipped runs (the schedule keeps the total).
+    pub fn set_skipped(&self, total: u64) {
+        let have = self.skipped.get();
+        if total > have {
+            self.skipped.inc_by(total - have);
+        }
+    }
+
+    /// The exposition text (OpenMetrics 1.0, ending in `# EOF`).
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Encoding into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{LatencyFigures, ThroughputFigures};
+    use crate::schedule::Kind;
+
+    fn outcome(kind: Kind, result: RunResult, error: Option<&str>) -> RunOutcome {
+        RunOutcome {
+            peer: "b".into(),
+            kind,
+            seq: 0,
+            family: "ipv4".into(),
+            started_unix: 0.0,
+            ended_unix: 1.0,
+            result,
+            error: error.map(String::from),
+            parameters: serde_json::Value::Null,
+            document: None,
+        }
+    }
+
+    #[test]
+    fn exposition_names_units_and_labels() {
+        let m = Metrics::new();
+        m.observe(&outcome(
+            Kind::Latency,
+            RunResult::Latency(LatencyFigures {
+                sent: 4,
+                lost: 1,
+                rtt_ms: vec![0.2, 0.3, 1.5],
+            }),
+            None,
+        ));
+        m.observe(&outcome(
+            Kind::Throughput,
+            RunResult::Throughput(ThroughputFigures {
+                paced_bps: 1_000_000,
+                received_bps: vec![("upload", 999_000.0)],
+            }),
+            None,
+        ));
+        m.observe(&outcome(Kind::Latency, RunResult::Failed, Some("refused")));
+        m.set_skipped(2);
+        let text = m.encode();
+        for want in [
+            "# TYPE sonde_rtt_seconds histogram",
+            "# UNIT sonde_rtt_seconds seconds",
+            "sonde_rtt_seconds_count{peer=\"b\",family=\"ipv4\"} 3",
+            "sonde_rtt_seconds_bucket{le=\"0.00032\",peer=\"b\",family=\"ipv4\"} 2",
+            "sonde_latency_loss_ratio{peer=\"b\",family=\"ipv4\"} 0.25",
+            "sonde_latency_probes_lost_total{peer=\"b\",family=\"ipv4\"} 1",
+            "sonde_throughput_bits_per_second{peer=\"b\",family=\"ipv4\",direction=\"upload\"} 999000.0",
+            "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"latency\",result=\"failed\"} 1",
+            "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"throughput\",result=\"ok\"} 1",
+            "sonde_schedule_skipped_runs_total 2",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
+}

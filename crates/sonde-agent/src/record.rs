@@ -1,0 +1,133 @@
+//! Writes the agent's runs to the results database: one store run per agent process (its
+//! configuration as the "scenario", one settings entry per peer) and one test row per
+//! scheduled run, failed runs included with their reason, so `sonde report` reads an agent's
+//! history like a lab run's.
+
+use crate::config::AgentConfig;
+use crate::outcome::RunOutcome;
+use crate::schedule::Kind;
+use sonde_store::{
+    EndRecord, LinkSettingsRecord, NewRun, RunId, RunStatus, Store, StoreError, TestRecord,
+    TestStatus,
+};
+
+/// The agent's open store and its run.
+#[derive(Debug)]
+pub struct Recorder {
+    store: Store,
+    run: RunId,
+    ordinal: u32,
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+impl Recorder {
+    /// Opens (creating or migrating) the database and begins this agent's run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the database cannot be opened or written.
+    pub fn open(
+        cfg: &AgentConfig,
+        config_text: &str,
+        sonde_version: &str,
+        seed: u64,
+        started_unix: f64,
+    ) -> Result<Recorder, StoreError> {
+        let mut store = Store::open(&cfg.store)?;
+        let settings = cfg
+            .peers
+            .iter()
+            .zip(0u32..)
+            .map(|(p, ordinal)| LinkSettingsRecord {
+                name: p.label().to_string(),
+                ordinal,
+                settings: serde_json::json!({
+                    "host": p.host, "port": p.port, "link_rate": p.link_rate,
+                }),
+                backend_plan: None,
+            })
+            .collect();
+        let run = store.begin_run(&NewRun {
+            scenario_name: "agent".into(),
+            scenario_toml: config_text.to_string(),
+            sonde_version: sonde_version.to_string(),
+            hostname: host_name(),
+            kernel: kernel(),
+            host_info: serde_json::json!({ "role": "agent" }),
+            seed,
+            started_unix,
+            settings,
+        })?;
+        Ok(Recorder {
+            store,
+            run,
+            ordinal: 0,
+        })
+    }
+
+    /// The store run this agent writes to.
+    pub fn run_id(&self) -> RunId {
+        self.run
+    }
+
+    /// Records one scheduled run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the row cannot be written (disk full, locked, ...).
+    pub fn record(&mut self, o: &RunOutcome) -> Result<(), StoreError> {
+        let test = TestRecord {
+            matrix_id: format!("{}/{}/{}", o.peer, o.kind.as_str(), o.seq),
+            ordinal: self.ordinal,
+            settings: o.peer.clone(),
+            test_name: o.kind.as_str().into(),
+            repetition: u32::try_from(o.seq.saturating_add(1)).unwrap_or(u32::MAX),
+            seed: 0,
+            kind: "sonde".into(),
+            protocol: Some(
+                match o.kind {
+                    Kind::Latency => "latency",
+                    Kind::Throughput => "tcp",
+                    Kind::Capacity => "capacity",
+                    Kind::Profile => "profile",
+                }
+                .into(),
+            ),
+            parameters: o.parameters.clone(),
+            link_status: Some(serde_json::json!({ "family": o.family })),
+            started_unix: o.started_unix,
+            ended_unix: o.ended_unix,
+            status: if o.ok() {
+                TestStatus::Ok
+            } else {
+                TestStatus::Failed
+            },
+            failure_reason: o.error.clone(),
+            result_path: None,
+            result_json: o.document.as_ref().map(|d| d.to_string()),
+            client: EndRecord::default(),
+            server: EndRecord::default(),
+            stage_stats: None,
+        };
+        self.ordinal = self.ordinal.saturating_add(1);
+        self.store.record_test(self.run, &test)
+    }
+
+    /// Marks the run finished (the agent stopped cleanly).
+    ///
+    /// # Errors
+    /// [`StoreError`] when the row cannot be written.
+    pub fn finish(mut self, ended_unix: f64) -> Result<(), StoreError> {
+        self.store
+            .finish_run(self.run, RunStatus::Completed, ended_unix)
+    }
+}

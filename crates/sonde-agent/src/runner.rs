@@ -1,0 +1,357 @@
+//! Runs one scheduled job with the runtime's own entry points (`latency::run`, `client::run`)
+//! and turns how it ended into a [`RunOutcome`]. Peers are resolved afresh for every run, so
+//! a DNS name that moves, or a peer that restarts, is found again at its next run.
+
+use crate::budget::{profile_fits, profile_load, throughput_bitrate};
+use crate::config::{
+    parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputTask,
+};
+use crate::outcome::{
+    family_of, CapacityFigures, LatencyFigures, ProfileFigures, RunOutcome, RunResult,
+    ThroughputFigures,
+};
+use crate::schedule::{Job, Kind};
+use sonde_proto::capacity::CapacityPlan;
+use sonde_proto::message::ProfileRequest;
+use sonde_runtime::client::{self, ClientConfig};
+use sonde_runtime::latency::{self, LatencyConfig};
+use sonde_runtime::os::resolve::Family;
+use sonde_runtime::profile::client::ProfileConfig;
+use sonde_stats::latency::model::LatencyEvent;
+use sonde_stats::model::Event;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long a peer may take to accept the control connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A throughput test whose data stops arriving this long fails.
+const RCV_TIMEOUT: Duration = Duration::from_secs(10);
+/// Wait for the last latency replies at most this long.
+const REPLY_WAIT: Duration = Duration::from_secs(1);
+
+fn now_unix() -> f64 {
+    sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
+}
+
+fn family(choice: FamilyChoice) -> Family {
+    match choice {
+        FamilyChoice::Any => Family::Any,
+        FamilyChoice::Ipv4 => Family::V4,
+        FamilyChoice::Ipv6 => Family::V6,
+    }
+}
+
+fn family_label(choice: FamilyChoice) -> &'static str {
+    match choice {
+        FamilyChoice::Any => "any",
+        FamilyChoice::Ipv4 => "ipv4",
+        FamilyChoice::Ipv6 => "ipv6",
+    }
+}
+
+fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
+    RunOutcome {
+        peer: peer.label().to_string(),
+        kind: job.kind,
+        seq: job.seq,
+        family: family_label(peer.family).into(),
+        started_unix: now_unix(),
+        ended_unix: 0.0,
+        result: RunResult::Failed,
+        error: None,
+        parameters,
+        document: None,
+    }
+}
+
+/// Runs a latency job: `task.probes` UDP probes to the peer's server.
+pub fn run_latency(
+    peer: &Peer,
+    job: Job,
+    task: &LatencyTask,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let mut cfg = LatencyConfig::udp(&peer.host, peer.port);
+    cfg.family = family(peer.family);
+    cfg.count = Some(task.probes);
+    cfg.duration = None;
+    cfg.interval = Duration::from_secs_f64(task.probe_interval_ms / 1e3);
+    cfg.report_interval = None;
+    cfg.wait = Some(REPLY_WAIT);
+    cfg.timeout = CONNECT_TIMEOUT;
+    let params = serde_json::json!({
+        "host": peer.host, "port": peer.port, "probes": task.probes,
+        "probe_interval_ms": task.probe_interval_ms,
+    });
+    let mut out = base(peer, job, params);
+    let mut start = None;
+    let mut end = None;
+    let outcome = latency::run(&cfg, interrupt, &mut |ev| match ev {
+        LatencyEvent::Start(s) => start = Some(s),
+        LatencyEvent::End(e) => end = Some(e),
+        _ => {}
+    });
+    out.ended_unix = now_unix();
+    if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
+        out.family = f.into();
+    }
+    let summary = end.or(outcome.summary.map(Box::new));
+    if let Some(s) = &summary {
+        out.result = RunResult::Latency(LatencyFigures {
+            sent: s.loss.sent,
+            lost: s.loss.lost,
+            rtt_ms: outcome.rtt_sample_ms.clone(),
+        });
+        if s.partial {
+            out.error = Some(s.error.clone().unwrap_or_else(|| "cut short".into()));
+        } else if s.loss.sent > 0 && s.loss.received == 0 {
+            // A measurement (loss 1 in the metrics), but the peer is down: the run failed.
+            out.error = Some(format!("none of {} probes was answered", s.loss.sent));
+        }
+    }
+    if let Some(e) = outcome.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = Some(serde_json::json!({ "start": start, "end": summary }));
+    out
+}
+
+/// Runs a throughput job: one TCP upload paced to the budget's share of the link.
+pub fn run_throughput(
+    peer: &Peer,
+    job: Job,
+    task: &ThroughputTask,
+    measured: Option<u64>,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let paced = throughput_bitrate(link, measured, task.share);
+    let params = serde_json::json!({
+        "host": peer.host, "port": peer.port, "duration_secs": task.duration_secs,
+        "share": task.share, "link_rate_bps": link, "measured_capacity_bps": measured,
+        "bitrate_bps": paced,
+    });
+    let mut out = base(peer, job, params);
+    let Some(paced) = paced else {
+        out.ended_unix = now_unix();
+        out.error = Some(
+            "no link rate configured and no capacity measured yet to take the throughput share of"
+                .into(),
+        );
+        return out;
+    };
+    let cfg = ClientConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        cport: None,
+        params: sonde_proto::message::TestParams {
+            duration_secs: task.duration_secs,
+            bitrate: paced,
+            ..Default::default()
+        },
+        connect_timeout: CONNECT_TIMEOUT,
+        local: Default::default(),
+        rcv_timeout: Some(RCV_TIMEOUT),
+        file: None,
+    };
+    let mut start = None;
+    let outcome = client::run(&cfg, interrupt, &mut |ev| {
+        if let Event::Start(s) = ev {
+            start = Some(s);
+        }
+    });
+    out.ended_unix = now_unix();
+    if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
+        out.family = f.into();
+    }
+    if let Some(s) = &outcome.summary {
+        let received_bps = s
+            .directions
+            .iter()
+            .filter_map(|d| {
+                let dir = if d.client_sends { "upload" } else { "download" };
+                Some((dir, d.received.as_ref()?.bits_per_second))
+            })
+            .collect();
+        out.result = RunResult::Throughput(ThroughputFigures {
+            paced_bps: paced,
+            received_bps,
+        });
+    }
+    if let Some(e) = outcome.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = Some(serde_json::json!({ "start": start, "end": outcome.summary }));
+    out
+}
+
+/// Runs a capacity job: `sonde capacity`'s default plan (trains sent by the peer's server).
+pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome {
+    let plan = CapacityPlan::default();
+    let length = if peer.family == FamilyChoice::Ipv6 {
+        1452
+    } else {
+        1472
+    };
+    let params =
+        serde_json::json!({ "host": peer.host, "port": peer.port, "plan": plan, "length": length });
+    let mut out = base(peer, job, params);
+    let cfg = ClientConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        cport: None,
+        params: sonde_runtime::capacity::params(plan, length),
+        connect_timeout: CONNECT_TIMEOUT,
+        local: Default::default(),
+        rcv_timeout: None,
+        file: None,
+    };
+    let (cap, error) = sonde_runtime::capacity::client::run(&cfg, interrupt);
+    out.ended_unix = now_unix();
+    if error.is_none() || cap.trains_received > 0 {
+        out.family = cap.family.to_ascii_lowercase();
+    }
+    let figure = cap
+        .estimate
+        .as_ref()
+        .and_then(|e| e.sustained_bps.or(e.adr_bps))
+        .filter(|b| b.is_finite() && *b >= 1.0);
+    if let Some(bps) = figure {
+        out.result = RunResult::Capacity(CapacityFigures { bps });
+    }
+    out.error = match (error, figure) {
+        (Some(e), _) => Some(e.to_string()),
+        (None, None) => Some(format!(
+            "no capacity estimate from {} trains received",
+            cap.trains_received
+        )),
+        (None, Some(_)) => None,
+    };
+    out.document = Some(serde_json::json!({
+        "server": cap.server, "family": cap.family, "trains_received": cap.trains_received,
+        "seconds": cap.seconds, "estimate": cap.estimate,
+    }));
+    out
+}
+
+fn load_profile(task: &ProfileTask) -> Result<sonde_profile::Profile, String> {
+    let profile = match (&task.name, &task.file) {
+        (Some(n), _) => sonde_profile::builtin::get(n)
+            .ok_or_else(|| format!("{n:?} is not a built-in profile"))?,
+        (None, Some(f)) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read the profile {}: {e}", f.display()))?;
+            sonde_profile::Profile::from_toml(&text)
+                .map_err(|e| format!("profile {}: {e}", f.display()))?
+        }
+        (None, None) => return Err("no profile named".into()),
+    };
+    let profile = profile.with_duration(task.duration_secs);
+    profile.validate().map_err(|e| e.to_string())?;
+    Ok(profile)
+}
+
+/// Runs a profile job: the profile (cut to the task's duration) when its load fits the budget.
+pub fn run_profile(
+    peer: &Peer,
+    job: Job,
+    task: &ProfileTask,
+    measured: Option<u64>,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let mut out = base(peer, job, serde_json::Value::Null);
+    let profile = match load_profile(task) {
+        Ok(p) => p,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let load = profile_load(&profile);
+    out.parameters = serde_json::json!({
+        "host": peer.host, "port": peer.port, "profile": profile.name,
+        "duration_secs": task.duration_secs, "share": task.share, "load_bps": load,
+        "link_rate_bps": link, "measured_capacity_bps": measured,
+    });
+    if let Err(e) = profile_fits(load, link, measured, task.share) {
+        out.ended_unix = now_unix();
+        out.error = Some(e);
+        return out;
+    }
+    let cfg = ProfileConfig {
+        host: peer.host.clone(),
+        port: peer.port,
+        family: family(peer.family),
+        local: Default::default(),
+        connect_timeout: CONNECT_TIMEOUT,
+        request: ProfileRequest {
+            profile,
+            clock_synced: false,
+            clock_offset: None,
+        },
+    };
+    let result = sonde_runtime::profile::client::run(&cfg, interrupt, &mut |_note| {});
+    out.ended_unix = now_unix();
+    if let Some(r) = &result.report {
+        let worst = r
+            .streams
+            .iter()
+            .map(|s| s.loss_percent() / 100.0)
+            .fold(0.0, f64::max);
+        out.result = RunResult::Profile(ProfileFigures {
+            worst_loss_ratio: worst,
+        });
+        if let Some(why) = &r.ended_early {
+            out.error = Some(why.clone());
+        }
+    }
+    if let Some(e) = result.error {
+        out.error = Some(e.to_string());
+    }
+    out.document = result
+        .report
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r).ok());
+    out
+}
+
+/// Runs `job` against `peer` with the task of its kind (a job of a kind without a task
+/// fails); `measured` is the peer's latest capacity figure, for the throughput budget.
+pub fn run_job(
+    peer: &Peer,
+    job: Job,
+    cfg: &AgentConfig,
+    measured: Option<u64>,
+    interrupt: &AtomicBool,
+) -> RunOutcome {
+    match job.kind {
+        Kind::Latency => cfg
+            .latency
+            .as_ref()
+            .map(|t| run_latency(peer, job, t, interrupt)),
+        Kind::Throughput => cfg
+            .throughput
+            .as_ref()
+            .map(|t| run_throughput(peer, job, t, measured, interrupt)),
+        Kind::Capacity => cfg
+            .capacity
+            .as_ref()
+            .map(|_| run_capacity(peer, job, interrupt)),
+        Kind::Profile => cfg
+            .profile
+            .as_ref()
+            .map(|t| run_profile(peer, job, t, measured, interrupt)),
+    }
+    .unwrap_or_else(|| unknown(peer, job))
+}
+
+fn unknown(peer: &Peer, job: Job) -> RunOutcome {
+    let mut o = base(peer, job, serde_json::Value::Null);
+    o.ended_unix = o.started_unix;
+    o.error = Some(format!("no [{}] task configured", job.kind.as_str()));
+    o
+}

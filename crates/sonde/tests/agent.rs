@@ -1,0 +1,350 @@
+//! `sonde agent` over loopback: two agents measuring each other on a 1 s latency schedule,
+//! one of them restarted meanwhile; their results in the store; the metrics endpoint's text;
+//! and a real Prometheus server scraping it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::{free_port, which, Proc, TempDir};
+use sonde_store::{Store, TestStatus};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// An agent configuration measuring `peers` (name, port) on 127.0.0.1 every second.
+fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String {
+    let mut text = format!(
+        "listen_port = {port}\nstore = {:?}\njitter = 0.2\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n",
+        dir.file(&format!("{name}.db"))
+    );
+    for (peer, p) in peers {
+        text.push_str(&format!(
+            "\n[[peer]]\nname = \"{peer}\"\nhost = \"127.0.0.1\"\nport = {p}\n"
+        ));
+    }
+    let path = dir.file(&format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The statuses of the latest run's tests, in order (empty until the agent wrote its run).
+fn statuses(db: &Path) -> Vec<TestStatus> {
+    let Ok(store) = Store::open_read_only(db) else {
+        return Vec::new();
+    };
+    let Ok(Some(run)) = store.latest_run() else {
+        return Vec::new();
+    };
+    store
+        .load_run(run)
+        .map(|r| r.tests.iter().map(|t| t.status).collect())
+        .unwrap_or_default()
+}
+
+/// Polls `cond` every 100 ms for up to `secs`.
+#[track_caller]
+fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool, procs: &[&Proc]) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let logs: Vec<String> = procs.iter().map(|p| p.stderr_so_far()).collect();
+    panic!(
+        "timed out after {secs} s waiting for {what}; logs:\n{}",
+        logs.join("\n---\n")
+    );
+}
+
+/// A plain HTTP/1.0 GET on loopback: (status line, body).
+fn http_get(port: u16, path: &str) -> Option<(String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).ok()?;
+    let (head, body) = resp.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_string(), body.to_string()))
+}
+
+/// Checks the exposition text line by line: comments of the known kinds, samples as
+/// `name{labels} value` with a number, `# EOF` last.
+fn check_exposition(text: &str) {
+    assert!(text.ends_with("# EOF\n"), "no # EOF at the end:\n{text}");
+    for line in text.lines() {
+        if let Some(c) = line.strip_prefix("# ") {
+            let kind = c.split(' ').next().unwrap();
+            assert!(["HELP", "TYPE", "UNIT", "EOF"].contains(&kind), "{line}");
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect(line);
+        assert!(value.parse::<f64>().is_ok() || value == "+Inf", "{line}");
+        let name = series.split('{').next().unwrap();
+        assert!(name.starts_with("sonde_"), "{line}");
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+    }
+}
+
+/// The value of the sample `series` (exact name and labels).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
+    let dir = TempDir::new("agent");
+    let (pa, pb, pm) = (free_port(), free_port(), free_port());
+    let cfg_a = config(&dir, "a", pa, &[("b", pb)]);
+    let cfg_b = config(&dir, "b", pb, &[("a", pa)]);
+    let db_a = dir.file("a.db");
+    let metrics = format!("127.0.0.1:{pm}");
+    let a = Proc::spawn(&["agent", "--config", &cfg_a, "--metrics", &metrics]);
+    let b = Proc::spawn(&["agent", "--config", &cfg_b]);
+
+    let ok = |db: &Path| {
+        statuses(db)
+            .iter()
+            .filter(|s| **s == TestStatus::Ok)
+            .count()
+    };
+    wait_for("two good runs of a", 15, || ok(&db_a) >= 2, &[&a, &b]);
+    let (status, text) = http_get(pm, "/metrics").expect("metrics endpoint answers");
+    assert!(status.contains("200"), "{status}");
+    check_exposition(&text);
+    let tests_ok = r#"sonde_tests_total{peer="b",family="ipv4",test="latency",result="ok"}"#;
+    assert!(sample(&text, tests_ok).unwrap_or(0.0) >= 2.0, "{text}");
+    let count = r#"sonde_rtt_seconds_count{peer="b",family="ipv4"}"#;
+    assert!(sample(&text, count).unwrap_or(0.0) >= 6.0, "{text}");
+    let (status, _) = http_get(pm, "/other").unwrap();
+    assert!(status.contains("404"), "{status}");
+
+    // The peer stops cleanly on SIGTERM; a's runs fail meanwhile and the schedule goes on.
+    b.signal(libc::SIGTERM);
+    let out_b = b.wait(Duration::from_secs(10));
+    assert_eq!(out_b.code(), Some(0), "{}", out_b.describe());
+    assert!(
+        ok(&dir.file("b.db")) >= 1,
+        "b measured a: {}",
+        out_b.describe()
+    );
+    let failed = |db: &Path| {
+        statuses(db)
+            .iter()
+            .filter(|s| **s == TestStatus::Failed)
+            .count()
+    };
+    wait_for(
+        "a failed run while b is down",
+        15,
+        || failed(&db_a) >= 1,
+        &[&a],
+    );
+    let ok_before = ok(&db_a);
+
+    // The peer comes back on its port; a's next runs succeed again.
+    let b = Proc::spawn(&["agent", "--config", &cfg_b]);
+    wait_for(
+        "a good run after b's restart",
+        15,
+        || ok(&db_a) > ok_before,
+        &[&a, &b],
+    );
+    let (_, text) = http_get(pm, "/metrics").unwrap();
+    let tests_failed =
+        r#"sonde_tests_total{peer="b",family="ipv4",test="latency",result="failed"}"#;
+    assert!(sample(&text, tests_failed).unwrap_or(0.0) >= 1.0, "{text}");
+
+    a.signal(libc::SIGTERM);
+    let started = Instant::now();
+    let out_a = a.wait(Duration::from_secs(10));
+    assert_eq!(out_a.code(), Some(0), "{}", out_a.describe());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "slow stop: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        out_a.stderr.contains("stopped after"),
+        "{}",
+        out_a.describe()
+    );
+    // ok ... failed ... ok, in that order.
+    let s = statuses(&db_a);
+    let first_fail = s.iter().position(|x| *x == TestStatus::Failed).unwrap();
+    assert!(s[..first_fail].contains(&TestStatus::Ok), "{s:?}");
+    assert!(s[first_fail..].contains(&TestStatus::Ok), "{s:?}");
+    let store = Store::open_read_only(&db_a).unwrap();
+    let run = store
+        .load_run(store.latest_run().unwrap().unwrap())
+        .unwrap();
+    assert_eq!(run.run.status, sonde_store::RunStatus::Completed);
+    assert_eq!(run.run.scenario_name, "agent");
+    let failure = run
+        .tests
+        .iter()
+        .find_map(|t| t.failure_reason.clone())
+        .unwrap();
+    assert!(!failure.is_empty());
+}
+
+/// True when the `prometheus` binary is here; otherwise says why the test skips (and fails
+/// under `SONDE_REQUIRE_ALL=1`).
+fn prometheus_available() -> bool {
+    if which("prometheus").is_some() {
+        return true;
+    }
+    let why = "the prometheus binary is not on PATH (Debian package `prometheus`)";
+    assert!(!common::require_all(), "SONDE_REQUIRE_ALL=1 but {why}");
+    eprintln!("skipped: {why}");
+    false
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_agent() {
+    if !prometheus_available() {
+        return;
+    }
+    let dir = TempDir::new("agent-prom");
+    let (pa, pm, pp) = (free_port(), free_port(), free_port());
+    // The agent measures its own server: one process is enough for a series to appear.
+    let cfg = config(&dir, "self", pa, &[("self", pa)]);
+    let agent = Proc::spawn(&[
+        "agent",
+        "--config",
+        &cfg,
+        "--metrics",
+        &format!("127.0.0.1:{pm}"),
+    ]);
+    let prom_cfg = dir.file("prometheus.yml");
+    std::fs::write(
+        &prom_cfg,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: sonde\n    static_configs:\n      - targets: ['127.0.0.1:{pm}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Proc::spawn_program(
+        "prometheus",
+        &[
+            format!("--config.file={}", prom_cfg.display()),
+            format!("--storage.tsdb.path={}", dir.file("data").display()),
+            format!("--web.listen-address=127.0.0.1:{pp}"),
+        ],
+    );
+    let query = "/api/v1/query?query=sonde_tests_total%7Bresult%3D%22ok%22%7D";
+    let mut last = String::new();
+    wait_for(
+        "Prometheus to hold sonde_tests_total with the agent's labels",
+        40,
+        || {
+            let Some((_, body)) = http_get(pp, query) else {
+                return false;
+            };
+            last = body;
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&last) else {
+                return false;
+            };
+            v["data"]["result"].as_array().is_some_and(|r| {
+                r.iter().any(|s| {
+                    let m = &s["metric"];
+                    m["peer"] == "self"
+                        && m["family"] == "ipv4"
+                        && m["test"] == "latency"
+                        && m["job"] == "sonde"
+                        && s["value"][1].as_str().and_then(|x| x.parse::<f64>().ok()) >= Some(1.0)
+                })
+            })
+        },
+        &[&agent, &prom],
+    );
+    // The histogram arrives whole: its count series is queryable too.
+    let (_, body) = http_get(pp, "/api/v1/query?query=sonde_rtt_seconds_count").unwrap();
+    assert!(body.contains("\"peer\":\"self\""), "{body}");
+    drop(prom);
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+}
+
+#[test]
+fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
+    let dir = TempDir::new("agent-budget");
+    let pa = free_port();
+    // 10 G configured, far above what the capacity run measures on loopback only when the
+    // host is fast; the budget takes the smaller reference either way.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
+        dir.file("self.db")
+    );
+    let cfg = dir.file("self.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let db = dir.file("self.db");
+    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    // Within 10 s the capacity and the first throughput run start; a throughput run after
+    // the capacity one uses its figure.
+    let paced_after_capacity = |db: &Path| -> Option<(f64, f64, f64)> {
+        let store = Store::open_read_only(db).ok()?;
+        let run = store.load_run(store.latest_run().ok()??).ok()?;
+        let cap_at = run
+            .tests
+            .iter()
+            .find(|t| t.test_name == "capacity" && t.status == TestStatus::Ok)?
+            .ended_unix;
+        let t = run.tests.iter().find(|t| {
+            t.test_name == "throughput" && t.status == TestStatus::Ok && t.started_unix >= cap_at
+        })?;
+        let measured = t.parameters["measured_capacity_bps"].as_f64()?;
+        let paced = t.parameters["bitrate_bps"].as_f64()?;
+        let doc: serde_json::Value = serde_json::from_str(t.result_json.as_deref()?).ok()?;
+        let received = doc["end"]["directions"][0]["received"]["bits_per_second"].as_f64()?;
+        Some((measured, paced, received))
+    };
+    wait_for(
+        "a throughput run after a capacity run",
+        40,
+        || paced_after_capacity(&db).is_some(),
+        &[&agent],
+    );
+    let (measured, paced, received) = paced_after_capacity(&db).unwrap();
+    // The profile (first run within 10 s of the start) fits its share and runs.
+    let profile_ok = |db: &Path| -> bool {
+        let Ok(store) = Store::open_read_only(db) else {
+            return false;
+        };
+        let Ok(Some(id)) = store.latest_run() else {
+            return false;
+        };
+        store.load_run(id).is_ok_and(|r| {
+            r.tests
+                .iter()
+                .any(|t| t.test_name == "profile" && t.status == TestStatus::Ok)
+        })
+    };
+    wait_for("a profile run", 30, || profile_ok(&db), &[&agent]);
+    let reference = measured.min(10e9);
+    assert!(
+        (paced - (reference * 0.01).floor()).abs() <= 1.0,
+        "{paced} vs {reference}"
+    );
+    // Paced: never above its share (a little slack for the first interval's burst).
+    assert!(
+        received <= paced * 1.15,
+        "received {received} > paced {paced}"
+    );
+    assert!(
+        received >= paced * 0.5,
+        "received {received} << paced {paced}"
+    );
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    eprintln!("capacity {measured:.0} bit/s, paced {paced:.0}, received {received:.0}");
+}
