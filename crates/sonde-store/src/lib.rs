@@ -77,9 +77,11 @@ pub enum StoreError {
     #[error("results database {path}: no run {run}")]
     NoSuchRun { path: String, run: RunId },
     /// PostgreSQL refused or is away (`target` is the URL without its password).
-    #[error("results database {target}: {source}")]
+    #[error("results database {target}: {detail}")]
     Postgres {
         target: String,
+        /// The error and its causes, in one line.
+        detail: String,
         #[source]
         source: postgres::Error,
     },

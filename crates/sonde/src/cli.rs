@@ -102,6 +102,8 @@ pub struct LabRunArgs {
     /// Run only these link settings (repeatable)
     #[arg(long = "settings", value_name = "NAME")]
     pub settings: Vec<String>,
+    #[command(flatten)]
+    pub store: crate::cli_store::StoreArgs,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ mod cli_compare_ip;
 mod cli_latency;
 mod cli_profile;
 mod cli_serial;
+mod cli_store;
 mod cli_stress;
 mod cli_sweep;
 mod cli_switch;

@@ -43,16 +43,26 @@ pub(crate) fn redact(url: &str) -> String {
         Some((auth, host)) => (Some(auth), host),
         None => (None, rest),
     };
-    match auth.map(|a| a.split_once(':').map_or(a, |(user, _)| user)) {
-        Some(user) => format!("{scheme}://{user}:***@{host}"),
+    match auth.and_then(|a| a.split_once(':')) {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
         None => url.to_owned(),
     }
 }
 
 pub(crate) fn pg_err(target: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
-    move |source| StoreError::Postgres {
-        target: target.to_owned(),
-        source,
+    move |source| {
+        let mut detail = source.to_string();
+        let mut cause = std::error::Error::source(&source);
+        while let Some(c) = cause {
+            detail.push_str(": ");
+            detail.push_str(&c.to_string());
+            cause = c.source();
+        }
+        StoreError::Postgres {
+            target: target.to_owned(),
+            detail,
+            source,
+        }
     }
 }
 
@@ -303,6 +313,6 @@ mod tests {
             "postgres://u:***@h:5/db"
         );
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
-        assert_eq!(redact("postgres://u@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
     }
 }
