@@ -18,7 +18,8 @@ use sonde_emu::backend::{self, BackendPlan};
 use sonde_emu::scenario::{Run, Scenario};
 use sonde_lab::{Lab, LabOptions, LabReport};
 use sonde_store::{
-    LinkSettingsRecord, NewRun, Remote, RunId, RunStatus, Store, TestRecord, TestStatus,
+    LinkSettingsRecord, NewRun, Remote, RunId, RunStatus, Store, SyncOutcome, TestRecord,
+    TestStatus,
 };
 
 use crate::server::LabServer;
@@ -232,6 +233,7 @@ pub fn run(
     let database = opts.out_dir.join(DATABASE);
     let mut store = Store::open(&database)?;
     let mut remote = connect_remote(opts)?;
+    let mut synced = SyncOutcome::default();
     let mut progress = open_progress(&mut store, loaded, opts.resume)?;
     let to_run: Vec<&Run> = runs
         .iter()
@@ -319,7 +321,7 @@ pub fn run(
             store.record_tests(run_id, &with)?;
         }
         obs.setting_finished(name, &report);
-        summary.remote = sync_remote(remote.as_mut(), &store);
+        summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
         if interrupt.load(Ordering::Relaxed) {
             summary.interrupted = true;
             break;
@@ -336,7 +338,7 @@ pub fn run(
         RunStatus::Completed
     };
     store.finish_run(run_id, status, unix_now())?;
-    summary.remote = sync_remote(remote.as_mut(), &store);
+    summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
     Ok(summary)
 }
 
@@ -353,15 +355,24 @@ fn connect_remote(opts: &RunOptions) -> Result<Option<Remote>, RunError> {
 
 /// Copies what PostgreSQL lacks; a failure keeps the results in the local database (the
 /// next sync writes them) and is said in the summary rather than failing the run.
-fn sync_remote(remote: Option<&mut Remote>, store: &Store) -> Option<String> {
+/// `total` adds up what this run's syncs wrote.
+fn sync_remote(
+    remote: Option<&mut Remote>,
+    store: &Store,
+    total: &mut SyncOutcome,
+) -> Option<String> {
     let remote = remote?;
     Some(match remote.sync(store) {
-        Ok(done) => format!(
-            "PostgreSQL {}: up to date ({} runs created, {} tests written now)",
-            remote.target(),
-            done.runs_created,
-            done.tests_written
-        ),
+        Ok(done) => {
+            total.runs_created += done.runs_created;
+            total.tests_written += done.tests_written;
+            format!(
+                "PostgreSQL {}: up to date ({} runs created, {} tests written by this run)",
+                remote.target(),
+                total.runs_created,
+                total.tests_written
+            )
+        }
         Err(e) => format!(
             "PostgreSQL not written ({e}); every result is kept in {} and the next run with \
              --store writes it",

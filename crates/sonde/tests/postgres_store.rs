@@ -12,10 +12,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{free_port, require_all, run, TempDir};
+use common::{free_port, lab_available, require_all, run, TempDir};
 use sonde_store::{LoadedRun, NewRun, Results, RunStatus, Store};
 
 /// The PostgreSQL server binaries (`/usr/lib/postgresql/VERSION/bin`), newest first.
+fn pg_available() -> bool {
+    if pg_bin().is_some() {
+        return true;
+    }
+    assert!(
+        !require_all(),
+        "SONDE_REQUIRE_ALL=1 but PostgreSQL's server binaries are missing (apt-get install postgresql)"
+    );
+    eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin");
+    false
+}
+
 fn pg_bin() -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .ok()?
@@ -172,12 +184,7 @@ fn without_id(mut r: LoadedRun) -> LoadedRun {
 
 #[test]
 fn postgres_round_trip_buffering_and_report() {
-    if pg_bin().is_none() {
-        assert!(
-            !require_all(),
-            "SONDE_REQUIRE_ALL=1 but PostgreSQL's server binaries are missing (apt-get install postgresql)"
-        );
-        eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin");
+    if !pg_available() {
         return;
     }
     let pg = Postgres::start_new();
@@ -263,4 +270,59 @@ fn postgres_round_trip_buffering_and_report() {
     );
     let listed = run(&["report", &url, "--list-runs"], Duration::from_secs(30));
     assert_eq!(listed.code(), Some(0), "{}", listed.describe());
+}
+
+const ONE_TEST: &str = r#"
+name = "one-test"
+seed = 21
+hosts = ["client", "server"]
+
+[[link]]
+name = "wan"
+a = "client"
+b = "server"
+
+[[settings]]
+name = "clean"
+
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}", "-t", "1"]
+"#;
+
+#[test]
+fn lab_run_with_store_writes_postgresql() {
+    if !lab_available() || !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let dir = TempDir::new("pg-lab");
+    let scenario = dir.file("one-test.toml");
+    std::fs::write(&scenario, ONE_TEST).unwrap();
+    let out_dir = dir.file("out");
+    let out = run(
+        &[
+            "lab",
+            "run",
+            &scenario.display().to_string(),
+            "--out",
+            &out_dir.display().to_string(),
+            "--store",
+            &url,
+        ],
+        Duration::from_secs(90),
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(
+        out.stdout
+            .contains("up to date (1 runs created, 1 tests written by this run)"),
+        "{}",
+        out.describe()
+    );
+    let local = Store::open_read_only(out_dir.join("results.db"))
+        .and_then(|s| s.latest_run().map(|id| (s, id)))
+        .and_then(|(s, id)| s.load_run(id.expect("a run")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(without_id(remote_run(&url)), without_id(local));
 }

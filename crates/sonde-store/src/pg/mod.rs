@@ -81,6 +81,11 @@ pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     config.keepalives(true);
     config.keepalives_idle(Duration::from_secs(10));
     let mut client = config.connect(NoTls).map_err(pg_err(&target))?;
+    // Floating-point values out of PostgreSQL must read back bit for bit (times, CPU shares):
+    // ask for the exact shortest form whatever the server's default.
+    client
+        .batch_execute("SET extra_float_digits = 3")
+        .map_err(pg_err(&target))?;
     schema::migrate(&mut client, &target)?;
     Ok(client)
 }
