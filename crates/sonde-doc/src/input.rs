@@ -94,9 +94,12 @@ fn database_in(dir: &Path) -> Result<PathBuf, DocError> {
     }
 }
 
-/// The database `p` names: `p` itself when it is one, the one inside when `p` is a directory.
+/// The database `p` names: `p` itself when it is one (a file, or a `postgres://` URL), the one
+/// inside when `p` is a directory.
 fn database_at(p: &Path) -> Result<Option<PathBuf>, DocError> {
-    if p.is_dir() {
+    if p.to_str().is_some_and(sonde_store::is_postgres_url) {
+        Ok(Some(p.to_path_buf()))
+    } else if p.is_dir() {
         Ok(Some(database_in(p)?))
     } else if is_sqlite(p)? {
         Ok(Some(p.to_path_buf()))

@@ -31,6 +31,7 @@
 //!     settings: vec![],
 //!     sonde_exe: std::env::current_exe()?,
 //!     sonde_version: "sonde 0.1.0".into(),
+//!     store: None,
 //! };
 //! let summary = run(&scenario, &opts, &mut Quiet, &AtomicBool::new(false))?;
 //! println!("{} ok, {} failed", summary.ok, summary.failed);

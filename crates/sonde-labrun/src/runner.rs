@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 use sonde_emu::backend::{self, BackendPlan};
 use sonde_emu::scenario::{Run, Scenario};
 use sonde_lab::{Lab, LabOptions, LabReport};
-use sonde_store::{LinkSettingsRecord, NewRun, RunId, RunStatus, Store, TestRecord, TestStatus};
+use sonde_store::{
+    LinkSettingsRecord, NewRun, Remote, RunId, RunStatus, Store, SyncOutcome, TestRecord,
+    TestStatus,
+};
 
 use crate::server::LabServer;
 use crate::test::{self, unix_now, TestEnv};
@@ -39,6 +42,9 @@ pub struct RunOptions {
     pub sonde_exe: PathBuf,
     /// `sonde --version` text, stored with the run.
     pub sonde_version: String,
+    /// A `postgres://` URL the local database is copied to after each setting and at the
+    /// end (`None`: the local SQLite database only).
+    pub store: Option<String>,
 }
 
 /// What the progress display is told. Every method has a default that does nothing.
@@ -75,6 +81,8 @@ pub struct RunSummary {
     pub failed_before: usize,
     /// Stopped by the interrupt flag; `--resume` continues.
     pub interrupted: bool,
+    /// What the last copy to PostgreSQL did, when one is chosen.
+    pub remote: Option<String>,
 }
 
 impl RunSummary {
@@ -224,6 +232,8 @@ pub fn run(
         .map_err(io_err(format!("creating {}", opts.out_dir.display())))?;
     let database = opts.out_dir.join(DATABASE);
     let mut store = Store::open(&database)?;
+    let mut remote = connect_remote(opts)?;
+    let mut synced = SyncOutcome::default();
     let mut progress = open_progress(&mut store, loaded, opts.resume)?;
     let to_run: Vec<&Run> = runs
         .iter()
@@ -244,6 +254,7 @@ pub fn run(
         failed: 0,
         failed_before: progress.failed_before,
         interrupted: false,
+        remote: None,
     };
     let mut settings_order: Vec<&str> = Vec::new();
     for r in &to_run {
@@ -310,6 +321,7 @@ pub fn run(
             store.record_tests(run_id, &with)?;
         }
         obs.setting_finished(name, &report);
+        summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
         if interrupt.load(Ordering::Relaxed) {
             summary.interrupted = true;
             break;
@@ -326,7 +338,47 @@ pub fn run(
         RunStatus::Completed
     };
     store.finish_run(run_id, status, unix_now())?;
+    summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
     Ok(summary)
+}
+
+/// The PostgreSQL database of `--store`, connected once now so that a wrong URL stops the
+/// run before its first test.
+fn connect_remote(opts: &RunOptions) -> Result<Option<Remote>, RunError> {
+    let Some(url) = &opts.store else {
+        return Ok(None);
+    };
+    let mut remote = Remote::new(url);
+    remote.connect()?;
+    Ok(Some(remote))
+}
+
+/// Copies what PostgreSQL lacks; a failure keeps the results in the local database (the
+/// next sync writes them) and is said in the summary rather than failing the run.
+/// `total` adds up what this run's syncs wrote.
+fn sync_remote(
+    remote: Option<&mut Remote>,
+    store: &Store,
+    total: &mut SyncOutcome,
+) -> Option<String> {
+    let remote = remote?;
+    Some(match remote.sync(store) {
+        Ok(done) => {
+            total.runs_created += done.runs_created;
+            total.tests_written += done.tests_written;
+            format!(
+                "PostgreSQL {}: up to date ({} runs created, {} tests written by this run)",
+                remote.target(),
+                total.runs_created,
+                total.tests_written
+            )
+        }
+        Err(e) => format!(
+            "PostgreSQL not written ({e}); every result is kept in {} and the next run with \
+             --store writes it",
+            store.path()
+        ),
+    })
 }
 
 /// Runs one setting's tests in its lab, then tears the lab down; the records made and the

@@ -32,7 +32,9 @@
 //! ```
 
 mod load;
+mod pg;
 mod records;
+mod results;
 mod schema;
 
 use std::collections::BTreeSet;
@@ -40,10 +42,12 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags};
 
+pub use pg::{is_postgres_url, Remote, SyncOutcome};
 pub use records::{
     Cpu, EndRecord, IfCounters, InterfaceTraffic, LinkSettingsRecord, LoadedRun, NewRun, RunId,
     RunRecord, RunStatus, TestRecord, TestStatus,
 };
+pub use results::Results;
 pub use schema::LATEST as SCHEMA_VERSION;
 
 /// Why a store operation failed. Every variant names the database file.
@@ -72,6 +76,15 @@ pub enum StoreError {
     /// No run with that id.
     #[error("results database {path}: no run {run}")]
     NoSuchRun { path: String, run: RunId },
+    /// PostgreSQL refused or is away (`target` is the URL without its password).
+    #[error("results database {target}: {detail}")]
+    Postgres {
+        target: String,
+        /// The error and its causes, in one line.
+        detail: String,
+        #[source]
+        source: postgres::Error,
+    },
 }
 
 /// An open results database.
@@ -120,8 +133,31 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::open`]; also when the file does not exist.
+    ///
+    /// A `postgres://` or `postgresql://` URL instead of a path reads that PostgreSQL database
+    /// (migrating it when needed, as any sonde connecting does): its runs are copied into an
+    /// in-memory database, which is what the returned store reads.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        if let Some(url) = path.as_ref().to_str().filter(|s| is_postgres_url(s)) {
+            return pg::snapshot(url);
+        }
         Self::open_with(path.as_ref(), true)
+    }
+
+    /// A new, empty database in memory, named `name` in messages.
+    pub(crate) fn open_memory(name: &str) -> Result<Store, StoreError> {
+        let sql = |source| StoreError::Sqlite {
+            path: name.to_owned(),
+            source,
+        };
+        let mut conn = Connection::open_in_memory().map_err(sql)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sql)?;
+        schema::migrate(&mut conn, name)?;
+        Ok(Store {
+            conn,
+            path: name.to_owned(),
+        })
     }
 
     fn open_with(path: &Path, read_only: bool) -> Result<Store, StoreError> {
@@ -475,6 +511,10 @@ impl Store {
 
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 }
 

@@ -104,12 +104,14 @@ pub struct LabRunArgs {
     /// Run only these link settings (repeatable)
     #[arg(long = "settings", value_name = "NAME")]
     pub settings: Vec<String>,
+    #[command(flatten)]
+    pub store: crate::cli_store::StoreArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A lab results database (or the directory holding it), or one or more sonde or iperf3
-    /// -J files
+    /// A lab results database (the SQLite file, the directory holding it, or a postgres://
+    /// URL), or one or more sonde or iperf3 -J files
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<std::path::PathBuf>,
     /// The run of the database to report on (default: the newest, the highest id); a lab

@@ -1,8 +1,8 @@
 //! The `sonde` binary: parses flags, wires the runtime to the reporters, picks the exit code.
 
 mod cli;
-mod cli_auth;
 mod cli_agent;
+mod cli_auth;
 mod cli_btc;
 mod cli_capacity;
 mod cli_coded;
@@ -10,6 +10,7 @@ mod cli_compare_ip;
 mod cli_latency;
 mod cli_profile;
 mod cli_serial;
+mod cli_store;
 mod cli_stress;
 mod cli_sweep;
 mod cli_switch;

@@ -1,7 +1,7 @@
 //! One module per subcommand; each returns the process exit code.
 
-pub mod auth;
 pub mod agent;
+pub mod auth;
 pub mod btc;
 pub mod capacity;
 pub mod client;

@@ -80,6 +80,7 @@ pub fn options(out: &Path, resume: bool, settings: Vec<String>) -> anyhow::Resul
         settings,
         sonde_exe: exe,
         sonde_version: format!("sonde {}", env!("CARGO_PKG_VERSION")),
+        store: None,
     })
 }
 
@@ -100,7 +101,10 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
         return exit::USAGE;
     }
     let opts = match options(&a.out, a.resume, a.settings.clone()) {
-        Ok(o) => o,
+        Ok(o) => RunOptions {
+            store: Some(a.store.store.clone()).filter(|s| s != "sqlite"),
+            ..o
+        },
         Err(e) => {
             eprintln!("sonde: error - {e:#}");
             return exit::FAILED;
@@ -215,6 +219,9 @@ pub fn finish(opts: &RunOptions, s: &RunSummary, arg: &str) -> i32 {
         );
     }
     crate::output::outln!("results database: {}", s.database.display());
+    if let Some(remote) = &s.remote {
+        crate::output::outln!("{remote}");
+    }
     let report = match Inputs::from_database(&s.database, Some(s.run)) {
         Ok(inputs) => {
             super::report::write(&inputs, &opts.out_dir, &[Format::Markdown, Format::Html])

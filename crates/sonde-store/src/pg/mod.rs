@@ -1,0 +1,323 @@
+//! PostgreSQL as a results database: the same tables as SQLite, reached with the `postgres`
+//! driver.
+//!
+//! Why a copy from SQLite rather than writing PostgreSQL directly: a measurement must never
+//! be lost because the database is away. The local SQLite database is always written first
+//! (one transaction per test, as without PostgreSQL) and is the buffer; [`Remote::sync`]
+//! then copies to PostgreSQL whatever it lacks, run by run in one transaction each. When
+//! PostgreSQL is down the copy fails, the results stay in SQLite, and the next sync (after
+//! the next test, the next run, or the agent's next round) writes them; nothing is written
+//! twice because a run is found again by its identity (host, scenario, seed, start time) and
+//! a test by its matrix id and end time.
+//!
+//! Rows travel as JSON objects keyed by column name (`json_populate_record` on the way in,
+//! `row_to_json` on the way out), so one generic copy serves every table and the column list
+//! lives in the schema alone. The report reads PostgreSQL by copying it into an in-memory
+//! SQLite database ([`crate::Store::open_read_only`] with a `postgres://` URL) and reading that
+//! with the same code as a file.
+
+mod rows;
+pub(crate) mod schema;
+
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+use serde_json::{Map, Value};
+
+use crate::{Store, StoreError};
+
+/// How long a connection attempt may take before the sync gives up until next time.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether `s` names a PostgreSQL database (`postgres://` or `postgresql://` URL).
+pub fn is_postgres_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+/// `url` without its password, for messages.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((auth, host)) => (Some(auth), host),
+        None => (None, rest),
+    };
+    match auth.and_then(|a| a.split_once(':')) {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+pub(crate) fn pg_err(target: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
+    move |source| {
+        let mut detail = source.to_string();
+        let mut cause = std::error::Error::source(&source);
+        while let Some(c) = cause {
+            detail.push_str(": ");
+            detail.push_str(&c.to_string());
+            cause = c.source();
+        }
+        StoreError::Postgres {
+            target: target.to_owned(),
+            detail,
+            source,
+        }
+    }
+}
+
+/// Connects to `url` (with a 5 s connect time-out unless the URL sets one) and migrates.
+///
+/// # Errors
+/// [`StoreError::Postgres`] when the URL is invalid or the server refuses or is away;
+/// [`StoreError::TooNew`] when a newer sonde wrote the schema.
+pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
+    let target = redact(url);
+    let mut config: postgres::Config = url.parse().map_err(pg_err(&target))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // A dead server must not hang a write: keepalives notice a vanished peer.
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(10));
+    let mut client = config.connect(NoTls).map_err(pg_err(&target))?;
+    // Floating-point values out of PostgreSQL must read back bit for bit (times, CPU shares):
+    // ask for the exact shortest form whatever the server's default.
+    client
+        .batch_execute("SET extra_float_digits = 3")
+        .map_err(pg_err(&target))?;
+    schema::migrate(&mut client, &target)?;
+    Ok(client)
+}
+
+/// What one [`Remote::sync`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncOutcome {
+    /// Runs created in PostgreSQL.
+    pub runs_created: u64,
+    /// Tests written (new or replaced).
+    pub tests_written: u64,
+}
+
+/// A PostgreSQL database that a local SQLite database is copied to.
+pub struct Remote {
+    url: String,
+    target: String,
+    client: Option<Client>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("target", &self.target)
+            .field("connected", &self.client.is_some())
+            .finish()
+    }
+}
+
+impl Remote {
+    /// A remote for `url`; nothing is connected until the first sync.
+    pub fn new(url: &str) -> Remote {
+        Remote {
+            url: url.to_owned(),
+            target: redact(url),
+            client: None,
+        }
+    }
+
+    /// The URL without its password.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Connects now (and migrates): to fail early on a wrong URL.
+    ///
+    /// # Errors
+    /// As [`Remote::sync`].
+    pub fn connect(&mut self) -> Result<(), StoreError> {
+        if !self.client.as_ref().is_some_and(|c| !c.is_closed()) {
+            self.client = Some(connect(&self.url)?);
+        }
+        Ok(())
+    }
+
+    /// Copies to PostgreSQL every run and test of `local` that it lacks or that changed
+    /// (a run's status and end; a test recorded again). Each run is one transaction. On
+    /// failure the connection is dropped, to be made again by the next sync; `local` keeps
+    /// everything meanwhile.
+    ///
+    /// # Errors
+    /// [`StoreError::Postgres`] when PostgreSQL is away or refuses;
+    /// [`StoreError::Sqlite`] when `local` cannot be read.
+    pub fn sync(&mut self, local: &Store) -> Result<SyncOutcome, StoreError> {
+        let result = self.try_sync(local);
+        if result.is_err() {
+            self.client = None;
+        }
+        result
+    }
+
+    fn try_sync(&mut self, local: &Store) -> Result<SyncOutcome, StoreError> {
+        self.connect()?;
+        let target = self.target.clone();
+        let Some(client) = self.client.as_mut() else {
+            return Ok(SyncOutcome::default());
+        };
+        let mut outcome = SyncOutcome::default();
+        for run in rows::sqlite_rows(local, "SELECT * FROM runs ORDER BY id", [])? {
+            sync_run(client, &target, local, run, &mut outcome)?;
+        }
+        Ok(outcome)
+    }
+}
+
+fn column<'a>(row: &'a Map<String, Value>, name: &str) -> &'a Value {
+    row.get(name).unwrap_or(&Value::Null)
+}
+
+const RUN_IDENTITY: &str = "SELECT id FROM runs WHERE hostname = $1 AND scenario_name = $2 \
+    AND seed = $3 AND started_unix = $4";
+
+fn sync_run(
+    client: &mut Client,
+    target: &str,
+    local: &Store,
+    run: Map<String, Value>,
+    outcome: &mut SyncOutcome,
+) -> Result<(), StoreError> {
+    let err = pg_err(target);
+    let local_id = column(&run, "id").as_i64().unwrap_or(0);
+    let text = |c: &str| column(&run, c).as_str().unwrap_or("").to_owned();
+    let seed = column(&run, "seed").as_i64().unwrap_or(0);
+    let started = column(&run, "started_unix").as_f64().unwrap_or(0.0);
+    let mut tx = client.transaction().map_err(&err)?;
+    let found = tx
+        .query_opt(
+            RUN_IDENTITY,
+            &[&text("hostname"), &text("scenario_name"), &seed, &started],
+        )
+        .map_err(&err)?;
+    let remote_id: i64 = match found {
+        Some(row) => row.get(0),
+        None => {
+            let mut fields = run.clone();
+            fields.remove("id");
+            let id = rows::insert(&mut tx, target, "runs", &fields, true)?;
+            let settings = rows::sqlite_rows(
+                local,
+                "SELECT * FROM link_settings WHERE run_id = ?1",
+                [local_id],
+            )?;
+            for mut s in settings {
+                s.insert("run_id".into(), id.into());
+                rows::insert(&mut tx, target, "link_settings", &s, false)?;
+            }
+            outcome.runs_created += 1;
+            id
+        }
+    };
+    tx.execute(
+        "UPDATE runs SET status = j.status, ended_unix = j.ended_unix
+         FROM json_populate_record(NULL::runs, $1::text::json) j WHERE runs.id = $2",
+        &[&Value::Object(run.clone()).to_string(), &remote_id],
+    )
+    .map_err(&err)?;
+    let remote: std::collections::HashMap<String, f64> = tx
+        .query(
+            "SELECT matrix_id, ended_unix FROM tests WHERE run_id = $1",
+            &[&remote_id],
+        )
+        .map_err(&err)?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let local_tests = rows::sqlite_rows(
+        local,
+        "SELECT matrix_id, ended_unix FROM tests WHERE run_id = ?1",
+        [local_id],
+    )?;
+    for t in local_tests {
+        let id = column(&t, "matrix_id").as_str().unwrap_or("").to_owned();
+        let ended = column(&t, "ended_unix").as_f64();
+        if ended.is_some() && remote.get(&id).copied() == ended {
+            continue;
+        }
+        copy_test(&mut tx, target, local, local_id, remote_id, &id)?;
+        outcome.tests_written += 1;
+    }
+    tx.commit().map_err(&err)
+}
+
+/// Replaces test `matrix_id` of remote run `remote_id` with the local one and its counters.
+fn copy_test(
+    tx: &mut postgres::Transaction<'_>,
+    target: &str,
+    local: &Store,
+    local_id: i64,
+    remote_id: i64,
+    matrix_id: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "DELETE FROM tests WHERE run_id = $1 AND matrix_id = $2",
+        &[&remote_id, &matrix_id],
+    )
+    .map_err(pg_err(target))?;
+    for (table, query) in [
+        (
+            "tests",
+            "SELECT * FROM tests WHERE run_id = ?1 AND matrix_id = ?2",
+        ),
+        (
+            "interface_counters",
+            "SELECT * FROM interface_counters WHERE run_id = ?1 AND matrix_id = ?2",
+        ),
+    ] {
+        for mut row in rows::sqlite_rows(local, query, rusqlite::params![local_id, matrix_id])? {
+            row.insert("run_id".into(), remote_id.into());
+            rows::insert(tx, target, table, &row, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies every run of PostgreSQL `url` into a new in-memory SQLite store (for reading).
+///
+/// # Errors
+/// As [`connect`]; [`StoreError::Sqlite`] when a row does not fit the local schema.
+pub(crate) fn snapshot(url: &str) -> Result<Store, StoreError> {
+    let target = redact(url);
+    let mut client = connect(url)?;
+    let mut store = Store::open_memory(&target)?;
+    for table in ["runs", "link_settings", "tests", "interface_counters"] {
+        let query = format!("SELECT row_to_json(t)::text FROM {table} t");
+        let found = client.query(&query, &[]).map_err(pg_err(&target))?;
+        let mut objects = Vec::with_capacity(found.len());
+        for row in found {
+            let text: String = row.get(0);
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => objects.push(m),
+                _ => return Err(store.corrupt(format!("{table}: a row is not a JSON object"))),
+            }
+        }
+        rows::sqlite_insert_all(&mut store, table, &objects)?;
+    }
+    Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_and_passwords_hidden() {
+        assert!(is_postgres_url("postgres://h/db"));
+        assert!(is_postgres_url("postgresql://h/db"));
+        assert!(!is_postgres_url("results.db"));
+        assert_eq!(
+            redact("postgres://u:secret@h:5/db"),
+            "postgres://u:***@h:5/db"
+        );
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}
