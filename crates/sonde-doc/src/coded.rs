@@ -46,7 +46,20 @@ pub fn throughput(doc: &Value) -> Throughput {
         cpu_server: cpu(doc.get("cpu_remote")),
         partial: doc.get("complete").and_then(Value::as_bool) != Some(true),
         error: text(doc, &["error"]),
-        ..Throughput::one_direction("CODED", dir)
+        ..Throughput::one_direction(&label(doc), dir)
+    }
+}
+
+/// The protocol column's name: `CODED` or `ARQ` (the document's `scheme`; older documents
+/// have none and were coded), with `restricted` feedback named, since it changes the figures.
+fn label(doc: &Value) -> String {
+    let scheme = match text(doc, &["scheme"]).as_deref() {
+        Some("arq") => "ARQ",
+        _ => "CODED",
+    };
+    match text(doc, &["feedback"]).as_deref() {
+        Some("restricted") => format!("{scheme} (restricted feedback)"),
+        _ => scheme.to_string(),
     }
 }
 
@@ -90,5 +103,30 @@ mod tests {
         assert!(!t.directions[0].client_sends);
         assert_eq!(t.delivered_percent(), Some(50.0));
         assert!(t.error.is_some());
+    }
+
+    #[test]
+    fn an_arq_document_is_labelled_arq_and_restricted_feedback_is_named() {
+        let label_of = |extra: &str| {
+            let doc: Value = serde_json::from_str(&format!(
+                r#"{{"protocol": "coded", "direction": "upload", "complete": true,
+                    "delivered_bytes": 10, "sent_bytes": 10 {extra}}}"#
+            ))
+            .unwrap_or_default();
+            match read(&doc) {
+                Ok(ResultDoc::Throughput(t)) => t.protocol,
+                _ => panic!("not read as a throughput document"),
+            }
+        };
+        assert_eq!(
+            label_of(r#", "scheme": "arq", "feedback": "unrestricted""#),
+            "ARQ"
+        );
+        assert_eq!(label_of(r#", "scheme": "coded""#), "CODED");
+        assert_eq!(
+            label_of(r#", "scheme": "coded", "feedback": "restricted""#),
+            "CODED (restricted feedback)"
+        );
+        assert_eq!(label_of(""), "CODED");
     }
 }
