@@ -196,6 +196,10 @@ pub struct ServerArgs {
     /// Leave latency probes from an address beyond N per second unanswered (N at once)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_probe_rate: Option<u32>,
+    /// Refuse a client whose address already holds N control connections (tests running or
+    /// waiting to start; sonde, iperf3 and tcp-rr alike), with a message saying so; 0: no limit
+    #[arg(long, value_name = "N", default_value_t = sonde_runtime::server::source_limit::DEFAULT_SESSIONS_PER_SOURCE as u32)]
+    pub max_sessions_per_source: u32,
     /// Refuse tests longer than SECS (omit included; iperf3: --server-max-duration)
     #[arg(long, alias = "server-max-duration", value_name = "SECS", value_parser = parse_positive_secs)]
     pub max_duration: Option<f64>,

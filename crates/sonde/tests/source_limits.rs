@@ -3,6 +3,8 @@
 //! tests and tcp-rr alike), `--max-conn-rate` closes the connections beyond it at once and says
 //! so in the log while a later client is served, and `--max-probe-rate` leaves the latency
 //! probes beyond it unanswered. An iperf3 client beyond the test rate gets iperf3's refusal.
+//! `--max-sessions-per-source` closes control connections from an address beyond its share
+//! at once, while other addresses are served and the server keeps few threads.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -155,4 +157,112 @@ fn an_iperf3_client_beyond_the_test_rate_is_denied() {
         "{}",
         server.output_so_far()
     );
+}
+
+/// A connection from `source` (a loopback address) that sends an iperf3 cookie and then
+/// nothing: an iperf3 control connection waiting for its test parameters.
+fn silent_iperf3_control(source: [u8; 4], port: u16) -> TcpStream {
+    use socket2::{Domain, Socket, Type};
+    use std::io::Write;
+    use std::net::{Ipv4Addr, SocketAddr};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::from((Ipv4Addr::from(source), 0)).into())
+        .unwrap();
+    s.connect(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)).into())
+        .unwrap();
+    let mut s: TcpStream = s.into();
+    let cookie: Vec<u8> = (0..36).map(|i| b'a' + (i % 26) as u8).chain([0]).collect();
+    s.write_all(&cookie).unwrap();
+    s
+}
+
+/// Threads of process `pid` now.
+fn threads(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn one_address_cannot_hold_more_than_its_share_of_control_connections() {
+    let mut server = Server::start(&["--max-sessions-per-source", "4"]);
+    let pid = server.proc().pid();
+    // 127.0.0.2 parks 4 iperf3 control connections (each waits 5 s for its parameters), then
+    // 46 more: those are refused and closed at once.
+    let held: Vec<TcpStream> = (0..4)
+        .map(|_| silent_iperf3_control([127, 0, 0, 2], server.port))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra: Vec<TcpStream> = (0..46)
+        .map(|_| silent_iperf3_control([127, 0, 0, 2], server.port))
+        .collect();
+    let closed = extra
+        .iter_mut()
+        .map(|c| drains_to_close_within(c, Duration::from_secs(2)))
+        .filter(|&closed| closed)
+        .count();
+    assert_eq!(
+        closed, 46,
+        "connections beyond the 4 held must be closed at once"
+    );
+    let busy_threads = threads(pid);
+    // A sonde client from the busy address gets the refusal, naming the limit (while the 4
+    // are still held: they time out 5 s after their cookie).
+    let ctl = sonde_from([127, 0, 0, 2], &server);
+    assert_eq!(ctl.status.code(), Some(1), "{ctl:?}");
+    let err = ctl.stderr_lc();
+    assert!(
+        err.contains("127.0.0.2") && err.contains("--max-sessions-per-source"),
+        "{ctl:?}"
+    );
+    // Meanwhile another address is served as usual.
+    let out = server.client(&["-n", "64K"], DEADLINE);
+    assert!(out.status.success(), "{out:?}");
+    drop(held);
+    drop(extra);
+    // Once its connections are gone, that address is served again.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    loop {
+        let again = sonde_from([127, 0, 0, 2], &server);
+        if again.status.success() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never served again: {again:?}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        busy_threads < 30,
+        "{busy_threads} server threads while 50 connections from one address were open"
+    );
+    assert!(server.output_so_far().contains("--max-sessions-per-source"));
+}
+
+/// Whether the server closed `s` within `within`, reading past whatever it sent first (an
+/// iperf3 server answers a refused cookie with a state byte and an error before closing).
+fn drains_to_close_within(s: &mut TcpStream, within: Duration) -> bool {
+    let end = Instant::now() + within;
+    let mut b = [0u8; 256];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) => {
+                return !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                )
+            }
+        }
+    }
+}
+
+/// `sonde client 127.0.0.1 -n 64K` from a source address `-B`.
+fn sonde_from(source: [u8; 4], server: &Server) -> common::Output {
+    let src = std::net::Ipv4Addr::from(source).to_string();
+    server.client(&["-n", "64K", "-B", &src], DEADLINE)
 }

@@ -58,6 +58,8 @@ pub struct ServerCtx<'a> {
     pub log: &'a (dyn Fn(&str) + Send + Sync),
     /// The refusal for a test from this address beyond the server's per-source test rate.
     pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
+    /// Control connections held per address (`--max-sessions-per-source`).
+    pub sessions: &'a crate::server::source_slots::SourceSlots,
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
@@ -124,8 +126,11 @@ pub fn handle_foreign(
 
 fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
     let slot = ClientSlot::take(ctx.active, ctx.cfg.max_clients);
+    let source = ctx.sessions.take(peer.ip());
     let over_limit = slot.over_limit();
-    let refusal = if over_limit {
+    let refusal = if let Some(busy) = source.refusal() {
+        Some(busy)
+    } else if over_limit {
         let max = ctx.cfg.max_clients.unwrap_or(0);
         Some(format!("busy (--max-clients {max})"))
     } else {

@@ -14,6 +14,7 @@ pub mod policy;
 mod registry;
 mod session;
 pub mod source_limit;
+pub mod source_slots;
 
 use crate::error::RunError;
 use crate::os::poll;
@@ -96,6 +97,8 @@ struct Shared {
     udp_local: SocketAddr,
     /// `--max-test-rate`: tests started per source.
     test_rate: Option<Mutex<SourceLimiter>>,
+    /// `--max-sessions-per-source`: control connections held per source.
+    sessions: source_slots::SourceSlots,
 }
 
 impl Shared {
@@ -175,6 +178,7 @@ impl Server {
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;
         let udp_local = udp.local_addr().map_err(listen_err)?;
         let cfg_tests = cfg.source_limits.tests;
+        let sessions = source_slots::SourceSlots::new(cfg.source_limits.sessions);
         let shared = Arc::new(Shared {
             cfg,
             registry: Registry::default(),
@@ -187,6 +191,7 @@ impl Server {
             log,
             udp_local,
             test_rate: cfg_tests.map(|r| Mutex::new(SourceLimiter::new(r))),
+            sessions,
         });
         Ok(Self { tcp, udp, shared })
     }
@@ -221,8 +226,9 @@ impl Server {
             .name("sonde-udp-listener".into())
             .spawn(move || udp_listener(udp, udp_shared))
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
-        let mut sessions = Vec::new();
+        let mut sessions: Vec<std::thread::JoinHandle<()>> = Vec::new();
         let mut idle = IdleWatch::new();
+        let mut thread_cap = ThreadCapLog::default();
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
@@ -234,7 +240,12 @@ impl Server {
                 Ok(a) => a,
                 Err(e) => break Err(listen_err(e)),
             };
+            sessions.retain(|h| !h.is_finished());
             for a in arrivals {
+                if sessions.len() >= MAX_CONNECTION_THREADS {
+                    thread_cap.refused(a.peer, &*shared.log);
+                    continue;
+                }
                 let s = shared.clone();
                 let peer = a.peer;
                 match std::thread::Builder::new()
@@ -254,6 +265,35 @@ impl Server {
         }
         let _ = udp_thread.join();
         result
+    }
+}
+
+/// Identified connections served at once, each on a thread of its own; beyond it a new one
+/// is closed as it arrives. The per-source limit normally refuses a flood long before this;
+/// it bounds the threads when the flood comes from many addresses.
+const MAX_CONNECTION_THREADS: usize = 4096;
+
+/// Logs connections closed at [`MAX_CONNECTION_THREADS`]: the first at once, then a count at
+/// most every [`LIMIT_LOG_EVERY`].
+#[derive(Default)]
+struct ThreadCapLog {
+    unlogged: u64,
+    last: Option<Instant>,
+}
+
+impl ThreadCapLog {
+    fn refused(&mut self, peer: SocketAddr, log: &(dyn Fn(&str) + Send + Sync)) {
+        self.unlogged += 1;
+        if self.last.is_some_and(|t| t.elapsed() < LIMIT_LOG_EVERY) {
+            return;
+        }
+        log(&format!(
+            "closed {} connection(s), the latest from {peer}: {MAX_CONNECTION_THREADS} \
+             connections are being served already",
+            self.unlogged
+        ));
+        self.unlogged = 0;
+        self.last = Some(Instant::now());
     }
 }
 
@@ -330,6 +370,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
                 sinks: &shared.sinks,
                 log: &*shared.log,
                 source_refusal: &|p| shared.test_rate_refusal(p),
+                sessions: &shared.sessions,
             };
             crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
@@ -344,7 +385,10 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
         Preamble::Rr => {
             // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
             let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
-            let refusal = if slot.over_limit() {
+            let source = shared.sessions.take(peer.ip());
+            let refusal = if let Some(message) = source.refusal() {
+                Some(policy::Refusal::SourceBusy { message })
+            } else if slot.over_limit() {
                 Some(policy::Refusal::Busy {
                     max: shared.cfg.max_clients.unwrap_or(0),
                 })

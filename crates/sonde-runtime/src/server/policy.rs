@@ -35,6 +35,8 @@ pub enum Refusal {
     Congestion { message: String },
     /// The client's address started more tests than `--max-test-rate` allows.
     SourceRate { message: String },
+    /// The client's address holds `--max-sessions-per-source` control connections already.
+    SourceBusy { message: String },
 }
 
 impl Refusal {
@@ -47,7 +49,8 @@ impl Refusal {
             Refusal::Duration { message }
             | Refusal::Bitrate { message }
             | Refusal::Congestion { message }
-            | Refusal::SourceRate { message } => message.clone(),
+            | Refusal::SourceRate { message }
+            | Refusal::SourceBusy { message } => message.clone(),
         }
     }
 
@@ -58,7 +61,7 @@ impl Refusal {
             Refusal::Duration { .. } => RefuseCode::MaxDuration,
             Refusal::Bitrate { .. } => RefuseCode::MaxBitrate,
             Refusal::Congestion { .. } => RefuseCode::Congestion,
-            Refusal::SourceRate { .. } => RefuseCode::Busy,
+            Refusal::SourceRate { .. } | Refusal::SourceBusy { .. } => RefuseCode::Busy,
         }
     }
 }

@@ -43,6 +43,7 @@ const STEP: Duration = Duration::from_secs(30);
 pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &Arc<Shared>) {
     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
     let slot = ClientSlot::take(&shared.active, shared.cfg.max_clients);
+    let source = shared.sessions.take(peer.ip());
     let Ok(mut conn) = ControlConn::new(stream) else {
         return;
     };
@@ -70,7 +71,7 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         auth_refused: false,
     };
     let over_limit = slot.over_limit();
-    let result = run.execute(over_limit);
+    let result = run.execute(over_limit, source.refusal());
     run.events.close(result.as_ref().err());
     if let Some(c) = run.cookie {
         shared.registry.remove(&c);
@@ -88,6 +89,7 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         Err(e) => (shared.log)(&format!("test with {peer} failed: {e}")),
     }
     drop(slot);
+    drop(source);
     let served = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
     // As iperf3's -1, a client refused for its key does not use up the one test.
     if shared.cfg.one_off && served >= 1 && !over_limit && !run.auth_refused {
@@ -171,7 +173,7 @@ impl SessionRun<'_> {
         self.flush()
     }
 
-    fn execute(&mut self, over_limit: bool) -> Result<(), RunError> {
+    fn execute(&mut self, over_limit: bool, source_busy: Option<String>) -> Result<(), RunError> {
         match self.next_event(STEP, "the client's hello")? {
             ServerEvent::Greeted { caps, .. } => {
                 self.cpu_load = caps.iter().any(|c| c == "cpu-load");
@@ -190,6 +192,10 @@ impl SessionRun<'_> {
                  --rsa-public-key-path FILE`"
                     .into(),
             );
+        }
+        if let Some(message) = source_busy {
+            let busy = Refusal::SourceBusy { message };
+            return self.refuse(busy.code(), busy.message());
         }
         if over_limit {
             let max = self.shared.cfg.max_clients.unwrap_or(0);

@@ -2,6 +2,7 @@
 //! which are set, and a limiter on the server's clock for each. The token buckets themselves
 //! are pure code in `sonde_stats::source_limit`.
 
+pub use super::source_slots::DEFAULT_SESSIONS_PER_SOURCE;
 pub use sonde_stats::source_limit::Rate;
 use sonde_stats::source_limit::{SourceLimiter as Buckets, WhenFull};
 use std::net::IpAddr;
@@ -11,7 +12,7 @@ use std::time::Instant;
 pub const MAX_SOURCES: usize = 8192;
 
 /// The server's per-source limits; `None` is no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SourceLimits {
     /// TCP connections accepted per source (`--max-conn-rate`, per second).
     pub connections: Option<Rate>,
@@ -19,6 +20,23 @@ pub struct SourceLimits {
     pub tests: Option<Rate>,
     /// Latency probes answered per source (`--max-probe-rate`, per second).
     pub probes: Option<Rate>,
+    /// Control connections (tests running or waiting to start) held at once per source
+    /// (`--max-sessions-per-source`).
+    pub sessions: Option<usize>,
+}
+
+impl Default for SourceLimits {
+    /// No rate limits; [`DEFAULT_SESSIONS_PER_SOURCE`] control connections per source, so a
+    /// server nobody configured still cannot be made to hold a thread per connection of one
+    /// address.
+    fn default() -> Self {
+        Self {
+            connections: None,
+            tests: None,
+            probes: None,
+            sessions: Some(DEFAULT_SESSIONS_PER_SOURCE),
+        }
+    }
 }
 
 /// One limit's buckets, timed from when the limiter was made. A full table forgets the source

@@ -69,6 +69,7 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
             connections: a.max_conn_rate.map(Rate::per_second),
             tests: a.max_test_rate.map(Rate::per_minute),
             probes: a.max_probe_rate.map(Rate::per_second),
+            sessions: (a.max_sessions_per_source > 0).then_some(a.max_sessions_per_source as usize),
         },
         auth,
     };
