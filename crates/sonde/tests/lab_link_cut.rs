@@ -347,3 +347,62 @@ fn issue16_drill_link_cut_and_restored_mid_test() {
         "the server exited during the drills"
     );
 }
+
+/// A cut that outlasts the end of a forward test (the client sends): the client's data has
+/// no timeout of its own, so what ends it is the end-of-test exchange, which waits at most
+/// 30 s per control step. About 40 s, so run by hand:
+/// `cargo test --release -p sonde --test lab_link_cut -- --ignored --nocapture`.
+#[test]
+#[ignore = "about 40 s; run by hand"]
+fn issue16_drill_link_cut_past_the_end_of_a_forward_test() {
+    if !lab_available() {
+        return;
+    }
+    let lab = common::chain3_lab_with(
+        r#"delay = "1ms""#,
+        LabOptions {
+            prefix: Some(format!("sonde-cuf{}", std::process::id() % 100_000)),
+            caps: Some(KernelCaps::default()),
+            ..LabOptions::default()
+        },
+    );
+    let imp = lab
+        .link("wan")
+        .and_then(|l| l.imp_box.clone())
+        .expect("the wan link runs through the userspace box");
+    let dst = lab.node("server").unwrap().ifaces[0].ipv4.to_string();
+    let _srv = lab_server(&lab, &["server"]);
+    let dir = TempDir::new("link-cut-fwd");
+    let log = dir.file("client.json");
+    let c = cut(&imp, Duration::from_secs(2), Duration::from_secs(45));
+    let t0 = Instant::now();
+    let out = client(
+        &lab,
+        &[
+            "client",
+            &dst,
+            "-t",
+            "4",
+            "-J",
+            "--logfile",
+            log.to_str().unwrap(),
+        ],
+    );
+    let ended = t0.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let doc: Value = serde_json::from_str(&text).unwrap_or_default();
+    eprintln!(
+        "DRILL link cut from 2 s of TCP -t 4 (forward), not restored before the end: exit {:?} at {ended:.1} s; error {:?}; {} intervals kept",
+        out.status.code(),
+        doc["error"],
+        doc["intervals"].as_array().map_or(0, Vec::len)
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(ended < 45.0, "ended only at {ended:.1} s");
+    assert!(
+        doc["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "no error in the partial result: {text}"
+    );
+    assert!(doc["intervals"].as_array().is_some_and(|i| !i.is_empty()));
+    let _ = c.join();
+}
