@@ -443,21 +443,35 @@ fn lines_of(program: &str, args: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Namespaces of this scenario (by its node and link names).
-fn drill_namespaces() -> Vec<String> {
-    lines_of("ip", &["netns", "list"])
+/// Namespaces of this scenario (by its node and link names), and capability-probe
+/// namespaces (`sonde-XXXXXX.probe`) not in `before` that are still there a second later (a
+/// lab of another process may be probing at the moment of the check).
+fn drill_namespaces(before: &BTreeSet<String>) -> Vec<String> {
+    let probes = || -> Vec<String> {
+        lines_of("ip", &["netns", "list"])
+            .into_iter()
+            .filter(|n| n.starts_with("sonde-") && n.ends_with(".probe") && !before.contains(n))
+            .collect()
+    };
+    let mut left: Vec<String> = lines_of("ip", &["netns", "list"])
         .into_iter()
         .filter(|n| {
             n.starts_with("sonde-")
                 && (n.ends_with("-drillc") || n.ends_with("-drills") || n.contains("-drillwan"))
         })
-        .collect()
+        .collect();
+    if !probes().is_empty() {
+        thread::sleep(Duration::from_secs(1));
+        left.extend(probes());
+    }
+    left
 }
 
 /// Namespaces, root-namespace interfaces and processes of the run still there.
 #[track_caller]
-fn assert_nothing_left(phase: &str, links_before: &BTreeSet<String>, watcher: &mut Watcher) {
-    let ns = drill_namespaces();
+fn assert_nothing_left(phase: &str, before: &Before, watcher: &mut Watcher) {
+    let links_before = &before.links;
+    let ns = drill_namespaces(&before.namespaces);
     assert!(ns.is_empty(), "{phase}: namespaces left: {ns:?}");
     let now = links_now();
     let new: Vec<&String> = now.difference(links_before).collect();
@@ -468,6 +482,12 @@ fn assert_nothing_left(phase: &str, links_before: &BTreeSet<String>, watcher: &m
     );
     let alive = watcher.alive();
     assert!(alive.is_empty(), "{phase}: processes left: {alive:?}");
+}
+
+/// The host's namespaces and root-namespace interfaces before the drill.
+struct Before {
+    namespaces: BTreeSet<String>,
+    links: BTreeSet<String>,
 }
 
 fn links_now() -> BTreeSet<String> {
@@ -522,7 +542,7 @@ fn after_interrupt(
     phase: &str,
     run: LabRun,
     watcher: &mut Watcher,
-    links: &BTreeSet<String>,
+    links: &Before,
     out_dir: &Path,
 ) -> BTreeMap<String, f64> {
     let (code, output, took) = run.wait();
@@ -549,7 +569,10 @@ fn issue16_drill_ctrl_c_at_every_phase_of_a_lab_run_then_resume() {
     let (file, out) = (file.to_str().unwrap(), out_dir.to_str().unwrap());
     let fresh = ["--out", out];
     let resume = ["--out", out, "--resume"];
-    let links = links_now();
+    let links = Before {
+        namespaces: lines_of("ip", &["netns", "list"]),
+        links: links_now(),
+    };
     let lab_cmd = |c: &str| c.starts_with("ip ") && !c.contains(" exec ");
     let is_test = |c: &str| c.contains(" client ") && c.contains(" -J");
 
