@@ -9,11 +9,18 @@
 //! runtime or netlink crate enters the dependency tree. The packet path, where speed matters,
 //! does not use this module (see [`crate::forward`]).
 //!
+//! Each command runs in a process group of its own. A Ctrl-C typed at the terminal is sent to
+//! the whole foreground group: without this it would kill the `ip` command running at that
+//! moment, so a lab being built or torn down would stop half-way (a namespace made but not
+//! configured, or not deleted). The caller sees the Ctrl-C through its own handler and
+//! finishes the step, then tears the lab down.
+//!
 //! iproute2 is the only program a lab requires. Sysctls are written through `/proc/sys`
 //! ([`crate::netns`]) and offloads switched with the ethtool ioctl ([`crate::offload`]);
 //! `nft` is used when [`on_path`] finds it, as an extra (see [`crate::lab`]).
 
 use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 
 use crate::error::LabError;
@@ -46,6 +53,7 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, LabError> {
     let out: Output = Command::new(program)
         .args(args.iter().map(OsStr::new))
         .stdin(Stdio::null())
+        .process_group(0)
         .output()
         .map_err(|source| LabError::Spawn {
             command: command.clone(),
@@ -99,4 +107,24 @@ pub(crate) fn tc_in(netns: &str, args: &[&str]) -> Result<String, LabError> {
     let mut full = vec!["-n", netns];
     full.extend_from_slice(args);
     run("tc", &full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The process group `sh` runs in, as `ps` sees it, against this process's own: a
+    /// terminal's Ctrl-C, sent to the foreground group, must not reach a lab command.
+    #[test]
+    fn commands_run_in_their_own_process_group() {
+        let out = run("sh", &["-c", "cut -d' ' -f5 /proc/$$/stat"]);
+        let child_group: i32 = out
+            .ok()
+            .and_then(|o| o.trim().parse().ok())
+            .unwrap_or_default();
+        // SAFETY: getpgrp(2) has no preconditions.
+        let own = unsafe { libc::getpgrp() };
+        assert!(child_group > 0, "no process group read");
+        assert_ne!(child_group, own, "the command shares sonde's process group");
+    }
 }

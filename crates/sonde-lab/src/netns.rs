@@ -74,7 +74,9 @@ fn path(name: &str) -> PathBuf {
     PathBuf::from(NETNS_DIR).join(name)
 }
 
-/// Creates namespace `name` with its loopback up.
+/// Creates namespace `name` with its loopback up. When the namespace is made but its loopback
+/// cannot be brought up, it is deleted again: the caller records a namespace only once this
+/// returns `Ok`, so one left here would outlive the lab.
 ///
 /// # Errors
 /// [`LabError::NamespaceExists`] when taken; [`LabError::Command`] when `ip` fails.
@@ -83,7 +85,10 @@ pub(crate) fn create(name: &str) -> Result<(), LabError> {
         return Err(LabError::NamespaceExists(name.to_owned()));
     }
     cmd::ip(&["netns", "add", name])?;
-    cmd::ip_in(name, &["link", "set", "lo", "up"])?;
+    if let Err(e) = cmd::ip_in(name, &["link", "set", "lo", "up"]) {
+        let _ = delete(name);
+        return Err(e);
+    }
     Ok(())
 }
 

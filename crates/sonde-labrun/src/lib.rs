@@ -14,7 +14,9 @@
 //!   [`sonde_store::Store::raw_path`] beside the database.
 //! - **Interrupting is clean.** The caller's interrupt flag (Ctrl-C) kills the running test
 //!   (which is then not recorded), stops the servers, finishes the lab and marks the run
-//!   `interrupted`; [`RunOptions::resume`] later runs only what the database lacks.
+//!   `interrupted`; [`RunOptions::resume`] later runs only what the database lacks. A lab
+//!   whose build the interrupt cut short is not a failed setting either: its tests are left
+//!   for `--resume`, and the run is recorded (as interrupted) even when no lab was built yet.
 //! - **Progress goes to an [`Observer`]**, never to stdout from here.
 //!
 //! ```no_run

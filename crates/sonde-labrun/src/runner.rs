@@ -273,6 +273,12 @@ pub fn run(
             .filter(|r| r.settings == name)
             .collect();
         let built = Lab::build(scenario, Some(name), LabOptions::default());
+        if built.is_err() && interrupt.load(Ordering::Relaxed) {
+            // Ctrl-C while the lab was being built: whatever stopped the build, its tests did
+            // not fail, they were not run; `--resume` runs them.
+            summary.interrupted = true;
+            break;
+        }
         let run_id = match (&built, progress.run) {
             (_, Some(id)) => id,
             (Ok(lab), None) => begin(&mut store, loaded, opts, lab.plan().map(|p| p.caps))?,
@@ -405,6 +411,9 @@ fn run_setting(
     let mut servers = Vec::new();
     let mut server_errors: Vec<(String, String)> = Vec::new();
     for node in server_nodes {
+        if interrupt.load(Ordering::Relaxed) {
+            break; // Ctrl-C while the lab was built: no test will run in it
+        }
         let log = logs.join(format!("{}-{node}-server.log", safe(name)));
         match LabServer::start(&lab, node, &opts.sonde_exe, &log) {
             Ok(s) => servers.push(s),

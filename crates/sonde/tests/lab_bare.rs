@@ -9,12 +9,11 @@
 
 mod common;
 
-use common::{require_all, sonde_bin, which, TempDir};
+use common::{lab_server as server_with, require_all, sonde_bin, which, Killed, TempDir};
 use serde_json::Value;
 use sonde_lab::{IfCounters, Lab};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
@@ -44,42 +43,9 @@ fn build(tag: &str, impair: &str) -> Lab {
     )
 }
 
-/// Kills the child when dropped (a failed assertion must not leave a server running).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `sonde server -1` in the server node, once it says it listens.
 fn server(lab: &Lab) -> Killed {
     server_with(lab, &["server", "-1"])
-}
-
-/// `sonde ARGS` (a server) in the server node, once it says it listens.
-fn server_with(lab: &Lab, args: &[&str]) -> Killed {
-    let mut child = lab
-        .command("server", sonde_bin(), args)
-        .expect("server node")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sonde server starts");
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("listening") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let listening = rx.recv_timeout(Duration::from_secs(20));
-    assert!(listening.is_ok(), "sonde server never listened");
-    Killed(child)
 }
 
 /// The counters of `node`'s lab interface.

@@ -553,6 +553,18 @@ pub fn which(program: &str) -> Option<PathBuf> {
 /// link is impaired both ways by `impair` (a TOML inline table body; empty for none), its
 /// namespaces named `PREFIX-client` etc.
 pub fn chain3_lab(prefix: &str, impair: &str) -> sonde_lab::Lab {
+    chain3_lab_with(
+        impair,
+        sonde_lab::LabOptions {
+            prefix: Some(prefix.to_string()),
+            ..sonde_lab::LabOptions::default()
+        },
+    )
+}
+
+/// [`chain3_lab`] with its build options given (e.g. `caps: Some(KernelCaps::default())`, which
+/// puts every impairment in the userspace engine's box between router and server).
+pub fn chain3_lab_with(impair: &str, opts: sonde_lab::LabOptions) -> sonde_lab::Lab {
     let text = format!(
         r#"
         name = "chain3"
@@ -578,10 +590,6 @@ pub fn chain3_lab(prefix: &str, impair: &str) -> sonde_lab::Lab {
         "#
     );
     let scenario = sonde_emu::scenario::Scenario::from_toml(&text).expect("test scenario");
-    let opts = sonde_lab::LabOptions {
-        prefix: Some(prefix.to_string()),
-        ..sonde_lab::LabOptions::default()
-    };
     sonde_lab::Lab::build(&scenario, Some("s"), opts).expect("lab builds")
 }
 
@@ -662,4 +670,41 @@ impl Drop for ControlRelay {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// A child killed when dropped (a failed assertion must not leave a server in a lab).
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `sonde ARGS` (a server) in `lab`'s node `server`, once it says it listens.
+pub fn lab_server(lab: &sonde_lab::Lab, args: &[&str]) -> Killed {
+    let mut child = lab
+        .command("server", sonde_bin(), args)
+        .expect("server node")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sonde server starts");
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("listening") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let listening = rx.recv_timeout(Duration::from_secs(20));
+    assert!(listening.is_ok(), "sonde server never listened");
+    Killed(child)
 }

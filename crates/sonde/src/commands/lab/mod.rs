@@ -2,8 +2,8 @@
 //! display and the report come out here, and the exit code is picked here.
 //!
 //! Exit codes: 0 when every test of the matrix is recorded and succeeded, 1 when any failed,
-//! the run was interrupted or could not run (not root, a lab that cannot be built), 2 for an
-//! unknown scenario or settings name.
+//! the run was interrupted (Ctrl-C or SIGTERM at any phase, the report included) or could not
+//! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name.
 
 mod progress;
 
@@ -12,7 +12,7 @@ use crate::cli::{LabCommand, LabRunArgs};
 use sonde_doc::{Format, Inputs};
 use sonde_labrun::{Loaded, RunError, RunOptions, RunSummary};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use progress::Progress;
 
@@ -111,7 +111,19 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     match execute(&loaded, &opts, interrupt) {
-        Ok(summary) => finish(&opts, &summary, &a.scenario),
+        Ok(summary) => {
+            let code = finish(&opts, &summary, &a.scenario);
+            if summary.interrupted || !interrupt.load(Ordering::Relaxed) {
+                return code;
+            }
+            // Ctrl-C after the last test, while the report was written: the report is
+            // finished (it takes milliseconds) but the run still ends as interrupted.
+            crate::output::outln!(
+                "interrupted while the report was written: every test is recorded and the \
+                 report is complete; `--resume` has nothing left to run and writes it again"
+            );
+            exit::FAILED
+        }
         Err(e @ RunError::UnknownSettings { .. }) => {
             eprintln!("sonde: usage error - {e}");
             exit::USAGE
