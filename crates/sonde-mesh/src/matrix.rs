@@ -5,6 +5,8 @@
 //! plan's peer labels; rendering it is [`crate::render`]'s job. The pair's RTT is the median
 //! of its runs' median RTTs (each run's median already resists a stray probe; the median of
 //! those resists a stray run); its loss is lost probes over sent probes, all runs together.
+//! A run cut short when the agents are stopped counts as a failed run but adds no figures:
+//! the probes it had in flight were not lost, only not waited for.
 
 use std::collections::BTreeMap;
 
@@ -133,6 +135,11 @@ impl MeshMatrix {
                 .as_deref()
                 .and_then(|j| serde_json::from_str::<Value>(j).ok())
                 .unwrap_or(Value::Null);
+            if doc["end"]["partial"].as_bool() == Some(true) {
+                // Cut short (the agent was stopped): its last probes had no time to be
+                // answered, so its figures would count them as lost.
+                continue;
+            }
             let (sent, lost, med) = latency_figures(&doc);
             cell.probes_sent += sent;
             cell.probes_lost += lost;
@@ -218,6 +225,12 @@ mod tests {
                 rec("n02-v6", "latency", false, lat(5, 5, f64::NAN)),
                 rec("n03-v4", "throughput", true, json!({})),
                 rec("n09-v4", "latency", true, lat(5, 0, 9.0)),
+                rec(
+                    "n03-v4",
+                    "latency",
+                    false,
+                    json!({"end": {"partial": true, "loss": {"sent": 5, "lost": 3}}}),
+                ),
             ],
         );
         let c = m.cell(Family::Ipv4, 0, 1).unwrap();
@@ -228,6 +241,8 @@ mod tests {
         assert_eq!((v6.ok, v6.loss_ratio()), (0, Some(1.0)));
         assert_eq!(v6.last_error.as_deref(), Some("refused"));
         assert_eq!(m.throughput, RunCounts { ok: 1, failed: 0 });
+        let cut = m.cell(Family::Ipv4, 0, 2).unwrap();
+        assert_eq!((cut.runs, cut.ok, cut.probes_sent), (1, 0, 0));
         let failed = m.failed_pairs();
         // 3 nodes x 2 others x 2 families = 12 ordered pairs; only n01 -> n02 over IPv4 has
         // a successful run.
