@@ -107,6 +107,47 @@ fn rtt_count(text: &str, peer: &str) -> Option<f64> {
 }
 
 #[test]
+fn the_mesh_is_listed_shown_and_its_flags_checked() {
+    let list = run(&["lab", "list"], Duration::from_secs(10));
+    list.expect_code(0);
+    assert!(list.stdout.contains("mesh "), "{}", list.describe());
+    let show = run(&["lab", "show", "mesh"], Duration::from_secs(10));
+    show.expect_code(0);
+    assert!(
+        show.stdout.contains("kind = \"mesh\""),
+        "{}",
+        show.describe()
+    );
+    // Mesh flags on a matrix scenario, and values out of range, are usage errors before
+    // anything is built (no root needed to see them).
+    let dir = TempDir::new("meshflags");
+    let o = dir.file("out").display().to_string();
+    let wrong = run(
+        &["lab", "run", "quick", "--nodes", "4", "-o", &o],
+        Duration::from_secs(10),
+    );
+    wrong.expect_code(2);
+    assert!(wrong.stderr.contains("--nodes"), "{}", wrong.describe());
+    let one = run(
+        &["lab", "run", "mesh", "--nodes", "1", "-o", &o],
+        Duration::from_secs(10),
+    );
+    one.expect_code(2);
+    assert!(
+        one.stderr.contains("nodes must be 2..=64"),
+        "{}",
+        one.describe()
+    );
+    let unknown = run(&["lab", "run", "mesg", "-o", &o], Duration::from_secs(10));
+    unknown.expect_code(2);
+    assert!(
+        unknown.stderr.contains("sonde lab run mesh"),
+        "{}",
+        unknown.describe()
+    );
+}
+
+#[test]
 fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
     if !lab_available() {
         return;

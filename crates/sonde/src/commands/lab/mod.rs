@@ -108,7 +108,7 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
     let loaded = match sonde_labrun::load(&a.scenario) {
         Ok(l) => l,
         Err(e @ RunError::UnknownScenario { .. }) => {
-            eprintln!("sonde: usage error - {e}");
+            eprintln!("sonde: usage error - {e}; or the mesh: sonde lab run mesh");
             return exit::USAGE;
         }
         Err(e) => {
