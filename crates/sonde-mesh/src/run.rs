@@ -156,8 +156,10 @@ fn wait_duration(
         if stop.load(Ordering::Relaxed) {
             return true;
         }
-        // An agent that exits early is noted at the end (its results still count).
-        let _ = agents.iter_mut().map(AgentProc::exited).count();
+        // Reap an agent that exits early; it is reported at the end (its results count).
+        for a in agents.iter_mut() {
+            a.exited();
+        }
         if start.elapsed() >= last_tick + Duration::from_secs(1) {
             last_tick = start.elapsed();
             obs.tick(last_tick, total);
@@ -170,6 +172,95 @@ fn wait_duration(
 /// The paths of node `i`'s files under `dir`.
 fn agent_file(dir: &Path, node: &str, ext: &str) -> PathBuf {
     dir.join("agents").join(format!("{node}.{ext}"))
+}
+
+/// Starts every node's agent, its store the node's database in `out`.
+fn start_agents(
+    lab: &Lab,
+    plan: &MeshPlan,
+    opts: &MeshOptions,
+) -> Result<Vec<AgentProc>, MeshError> {
+    let out = &opts.out_dir;
+    let mut agents = Vec::new();
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let Some(metrics) = plan.metrics_addr(i) else {
+            continue;
+        };
+        agents.push(AgentProc::spawn(
+            lab,
+            &n.name,
+            &opts.sonde_exe,
+            &agent_file(out, &n.name, "toml"),
+            metrics,
+            &agent_store(out, &n.name),
+            &agent_file(out, &n.name, "log"),
+        )?);
+    }
+    Ok(agents)
+}
+
+/// The store target of node `node`'s agent: one argument of its command line (`--store`),
+/// today its SQLite file in the output directory.
+pub fn agent_store(out: &Path, node: &str) -> String {
+    agent_file(out, node, "db").to_string_lossy().into_owned()
+}
+
+/// Reads every agent's runs of this mesh back, into the matrix; per node, its runs.
+fn collect(
+    plan: &MeshPlan,
+    out: &Path,
+    since_unix: f64,
+) -> Result<(MeshMatrix, Vec<Vec<sonde_store::LoadedRun>>), MeshError> {
+    let mut matrix = MeshMatrix::new(plan);
+    let mut per_node = Vec::new();
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let runs = agent_runs(&agent_file(out, &n.name, "db"), since_unix)?;
+        for r in &runs {
+            matrix.add(plan, i, &r.tests);
+        }
+        per_node.push(runs);
+    }
+    Ok((matrix, per_node))
+}
+
+/// Copies every agent database to PostgreSQL at `url`; the line the summary prints.
+fn sync_remote(url: &str, plan: &MeshPlan, out: &Path) -> String {
+    let dbs: Vec<PathBuf> = plan
+        .nodes
+        .iter()
+        .map(|n| agent_file(out, &n.name, "db"))
+        .collect();
+    let refs: Vec<&Path> = dbs.iter().map(PathBuf::as_path).collect();
+    let (done, errors) = sync_all(url, &refs);
+    let target = Remote::new(url).target().to_owned();
+    if errors.is_empty() {
+        format!(
+            "PostgreSQL {target}: every agent's database copied ({} runs created, {} tests written)",
+            done.runs_created, done.tests_written
+        )
+    } else {
+        format!(
+            "PostgreSQL {target}: {} of {} agent databases not copied ({}); they stay complete in {}",
+            errors.len(),
+            dbs.len(),
+            errors.join("; "),
+            out.join("agents").display()
+        )
+    }
+}
+
+/// Writes each node's configuration into `out/agents`.
+fn write_configs(plan: &MeshPlan, out: &Path) -> Result<(), MeshError> {
+    for sub in ["agents", "metrics"] {
+        let d = out.join(sub);
+        std::fs::create_dir_all(&d).map_err(io_err(format!("creating {}", d.display())))?;
+    }
+    for (i, n) in plan.nodes.iter().enumerate() {
+        let path = agent_file(out, &n.name, "toml");
+        std::fs::write(&path, plan.agent_config(i))
+            .map_err(io_err(format!("writing {}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// Runs `spec`'s mesh. See the module docs.
@@ -191,17 +282,9 @@ pub fn run(
         Remote::new(url).connect()?;
     }
     let out = &opts.out_dir;
-    for sub in ["agents", "metrics"] {
-        let d = out.join(sub);
-        std::fs::create_dir_all(&d).map_err(io_err(format!("creating {}", d.display())))?;
-    }
     let prefix = sonde_lab::topology::fresh_prefix();
     let plan = MeshPlan::new(spec, &prefix)?;
-    for (i, n) in plan.nodes.iter().enumerate() {
-        let path = agent_file(out, &n.name, "toml");
-        std::fs::write(&path, plan.agent_config(i))
-            .map_err(io_err(format!("writing {}", path.display())))?;
-    }
+    write_configs(&plan, out)?;
     let lab = Lab::build(
         &plan.scenario,
         None,
@@ -212,22 +295,7 @@ pub fn run(
     )?;
     obs.lab_up(&prefix, &plan);
     let started_unix = unix_now();
-    let mut agents = Vec::new();
-    for (i, n) in plan.nodes.iter().enumerate() {
-        let Some(metrics) = plan.metrics_addr(i) else {
-            continue;
-        };
-        let store = agent_file(out, &n.name, "db");
-        agents.push(AgentProc::spawn(
-            &lab,
-            &n.name,
-            &opts.sonde_exe,
-            &agent_file(out, &n.name, "toml"),
-            metrics,
-            &store.to_string_lossy(),
-            &agent_file(out, &n.name, "log"),
-        )?);
-    }
+    let mut agents = start_agents(&lab, &plan, opts)?;
     let ready = wait_ready(&lab, &plan, &mut agents, interrupt);
     obs.agents_ready(ready, agents.len());
     let total = Duration::from_secs_f64(plan.spec.duration_secs);
@@ -235,66 +303,36 @@ pub fn run(
         wait_duration(total, &mut agents, obs, interrupt) || interrupt.load(Ordering::Relaxed);
     obs.stopping();
     let scrapes = scrape_all(&lab, &plan);
-    let grace = Duration::from_secs_f64(plan.spec.stop_grace_secs());
-    let ends = stop_all(&mut agents, grace);
+    let ends = stop_all(
+        &mut agents,
+        Duration::from_secs_f64(plan.spec.stop_grace_secs()),
+    );
     drop(agents);
     let report = lab.finish();
     let ended_unix = unix_now();
     let mut notes = report.teardown_errors;
     notes.extend(report.notes);
-
-    let mut matrix = MeshMatrix::new(&plan);
-    let mut per_node = Vec::new();
-    for (i, n) in plan.nodes.iter().enumerate() {
-        // Agents started after `started_unix`; a second of slack for clock steps.
-        let runs = agent_runs(&agent_file(out, &n.name, "db"), started_unix - 1.0)?;
-        for r in &runs {
-            matrix.add(&plan, i, &r.tests);
-        }
-        per_node.push(runs);
-    }
+    // Agents started after `started_unix`; a second of slack for clock steps.
+    let (matrix, per_node) = collect(&plan, out, started_unix - 1.0)?;
     for (n, s) in plan.nodes.iter().zip(&scrapes) {
         let path = out.join("metrics").join(format!("{}.txt", n.name));
         std::fs::write(&path, &s.body).map_err(io_err(format!("writing {}", path.display())))?;
     }
     let database = out.join(DATABASE);
-    let run_id = combine(
-        &database,
-        &CombinedRun {
-            plan: &plan,
-            spec_text: &opts.spec_text,
-            sonde_version: &opts.sonde_version,
-            prefix: &prefix,
-            started_unix,
-            ended_unix,
-            interrupted,
-        },
-        &per_node,
-    )?;
-    let remote = opts.store.as_deref().map(|url| {
-        let dbs: Vec<PathBuf> = plan
-            .nodes
-            .iter()
-            .map(|n| agent_file(out, &n.name, "db"))
-            .collect();
-        let refs: Vec<&Path> = dbs.iter().map(PathBuf::as_path).collect();
-        let (done, errors) = sync_all(url, &refs);
-        let target = sonde_store::Remote::new(url).target().to_owned();
-        if errors.is_empty() {
-            format!(
-                "PostgreSQL {target}: every agent's database copied ({} runs created, {} tests written)",
-                done.runs_created, done.tests_written
-            )
-        } else {
-            format!(
-                "PostgreSQL {target}: {} of {} agent databases not copied ({}); they stay complete in {}",
-                errors.len(),
-                dbs.len(),
-                errors.join("; "),
-                out.join("agents").display()
-            )
-        }
-    });
+    let combined = CombinedRun {
+        plan: &plan,
+        spec_text: &opts.spec_text,
+        sonde_version: &opts.sonde_version,
+        prefix: &prefix,
+        started_unix,
+        ended_unix,
+        interrupted,
+    };
+    let run_id = combine(&database, &combined, &per_node)?;
+    let remote = opts
+        .store
+        .as_deref()
+        .map(|url| sync_remote(url, &plan, out));
     let summary = MeshSummary {
         prefix,
         database,
