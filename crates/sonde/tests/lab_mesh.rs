@@ -138,6 +138,11 @@ fn the_mesh_is_listed_shown_and_its_flags_checked() {
         "{}",
         one.describe()
     );
+    let picked = run(
+        &["lab", "run", "mesh", "--settings", "clean", "-o", &o],
+        Duration::from_secs(10),
+    );
+    picked.expect_code(2);
     let unknown = run(&["lab", "run", "mesg", "-o", &o], Duration::from_secs(10));
     unknown.expect_code(2);
     assert!(

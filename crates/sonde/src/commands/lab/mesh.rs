@@ -61,6 +61,10 @@ pub fn run(a: &LabRunArgs, text: &str, origin: &str, interrupt: &AtomicBool) -> 
         eprintln!("sonde: usage error - a mesh run cannot be resumed: start another with --new");
         return exit::USAGE;
     }
+    if !a.settings.is_empty() {
+        eprintln!("sonde: usage error - a mesh has no link settings to pick (--settings)");
+        return exit::USAGE;
+    }
     let spec = match MeshSpec::parse(text).and_then(|s| s.with(a.mesh.nodes, a.mesh.time)) {
         Ok(s) => s,
         Err(e) => {
