@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -55,23 +56,33 @@ impl AgentProc {
             .map_err(io_err(format!("opening {}", log.display())))?;
         let exe = sonde_exe.to_string_lossy();
         let (config, metrics) = (config.to_string_lossy(), metrics.to_string());
-        let child = lab
-            .command(
-                node,
-                &exe,
-                &[
-                    "agent",
-                    "--config",
-                    &config,
-                    "--metrics",
-                    &metrics,
-                    "--store",
-                    store,
-                ],
-            )?
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
+        let mut cmd = lab.command(
+            node,
+            &exe,
+            &[
+                "agent",
+                "--config",
+                &config,
+                "--metrics",
+                &metrics,
+                "--store",
+                store,
+            ],
+        )?;
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        // SAFETY: between fork and exec only prctl(2), which is async-signal-safe, runs.
+        // The agent gets SIGTERM when this process dies, even by kill -9, so it stops
+        // cleanly (recording what it measured) instead of outliving the mesh.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let child = cmd
             .spawn()
             .map_err(io_err(format!("starting the agent of {node}")))?;
         Ok(AgentProc {
