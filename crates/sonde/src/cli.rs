@@ -74,7 +74,7 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
-    /// Run a scenario's matrix (settings x tests x repetitions) and write its report
+    /// Run a scenario's matrix (settings x tests x repetitions), or a mesh of agents, and write its report
     Run(LabRunArgs),
     /// Remove namespaces and interfaces left by a killed lab (sonde- prefix)
     Clean,
