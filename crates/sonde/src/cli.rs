@@ -74,7 +74,7 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
-    /// Run a scenario's matrix (settings x tests x repetitions) and write its report
+    /// Run a scenario's matrix (settings x tests x repetitions), or a mesh of agents, and write its report
     Run(LabRunArgs),
     /// Remove namespaces and interfaces left by a killed lab (sonde- prefix)
     Clean,
@@ -89,7 +89,7 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct LabRunArgs {
-    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp) or a scenario TOML file
+    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp, mesh) or a scenario or mesh TOML file
     #[arg(value_name = "NAME|FILE")]
     pub scenario: String,
     /// Directory for the results database, raw results, server logs and the report
@@ -106,6 +106,8 @@ pub struct LabRunArgs {
     pub settings: Vec<String>,
     #[command(flatten)]
     pub store: crate::cli_store::StoreArgs,
+    #[command(flatten)]
+    pub mesh: crate::cli_mesh::MeshArgs,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod cli_capacity;
 mod cli_coded;
 mod cli_compare_ip;
 mod cli_latency;
+mod cli_mesh;
 mod cli_profile;
 mod cli_serial;
 mod cli_store;

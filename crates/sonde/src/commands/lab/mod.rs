@@ -5,6 +5,7 @@
 //! the run was interrupted (Ctrl-C or SIGTERM at any phase, the report included) or could not
 //! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name.
 
+mod mesh;
 mod progress;
 
 use super::exit;
@@ -25,9 +26,14 @@ pub fn run(cmd: LabCommand, interrupt: &AtomicBool) -> i32 {
             for (name, description) in sonde_labrun::builtins() {
                 crate::output::outln!("{name:<12} {description}");
             }
+            if let Ok(m) = sonde_mesh::MeshSpec::builtin() {
+                crate::output::outln!("{:<12} {}", m.name, m.description);
+            }
             exit::OK
         }
-        LabCommand::Show { name } => match sonde_emu::scenario::builtin_text(&name) {
+        LabCommand::Show { name } => match sonde_emu::scenario::builtin_text(&name).or_else(|| {
+            (name == sonde_mesh::spec::BUILTIN_NAME).then_some(sonde_mesh::spec::BUILTIN_TEXT)
+        }) {
             Some(text) => {
                 crate::output::outln!("{}", text.trim_end_matches('\n'));
                 exit::OK
@@ -85,10 +91,24 @@ pub fn options(out: &Path, resume: bool, settings: Vec<String>) -> anyhow::Resul
 }
 
 fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
+    if let Some((text, origin)) = mesh::description(&a.scenario) {
+        if let Err(e) = check_out_dir(a) {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+        return mesh::run(a, &text, &origin, interrupt);
+    }
+    if a.mesh.any() {
+        eprintln!(
+            "sonde: usage error - --nodes and -t are for a mesh (sonde lab run mesh); {} is a matrix scenario",
+            a.scenario
+        );
+        return exit::USAGE;
+    }
     let loaded = match sonde_labrun::load(&a.scenario) {
         Ok(l) => l,
         Err(e @ RunError::UnknownScenario { .. }) => {
-            eprintln!("sonde: usage error - {e}");
+            eprintln!("sonde: usage error - {e}; or the mesh: sonde lab run mesh");
             return exit::USAGE;
         }
         Err(e) => {
@@ -234,16 +254,20 @@ pub fn finish(opts: &RunOptions, s: &RunSummary, arg: &str) -> i32 {
     if let Some(remote) = &s.remote {
         crate::output::outln!("{remote}");
     }
-    let report = match Inputs::from_database(&s.database, Some(s.run)) {
-        Ok(inputs) => {
-            super::report::write(&inputs, &opts.out_dir, &[Format::Markdown, Format::Html])
-        }
+    report_and_exit(&s.database, s.run, &opts.out_dir, s.all_ok())
+}
+
+/// Writes the report of `run` of `database` into `out`; the exit code: OK only when the run
+/// was `all_ok` and the report was written.
+fn report_and_exit(database: &Path, run: sonde_store::RunId, out: &Path, all_ok: bool) -> i32 {
+    let report = match Inputs::from_database(database, Some(run)) {
+        Ok(inputs) => super::report::write(&inputs, out, &[Format::Markdown, Format::Html]),
         Err(e) => {
             eprintln!("sonde: error - cannot read the run back for its report: {e}");
             exit::FAILED
         }
     };
-    if s.all_ok() && report == exit::OK {
+    if all_ok && report == exit::OK {
         exit::OK
     } else {
         exit::FAILED

@@ -1,0 +1,256 @@
+//! The mesh made concrete, before anything is created: the star topology as a lab scenario,
+//! each node's addresses, and each node's agent configuration listing every other node as a
+//! peer once per family.
+//!
+//! Why a star through a router namespace rather than one bridge: the lab's links are veth
+//! pairs, each its own subnet, and [`sonde_lab::Layout`] computes the routes through routers.
+//! N links to one `hub` router give every pair of nodes a path of two links with nothing new
+//! in the lab, and each node's access link is where a later setting would impair that node.
+//!
+//! Pure: the layout comes from [`sonde_lab::Layout::new`], which only computes, so the names,
+//! addresses and configurations are unit-tested without root.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use sonde_emu::scenario::{Link, Matrix, Scenario, Settings};
+use sonde_lab::Layout;
+
+use crate::error::MeshError;
+use crate::spec::{Family, MeshSpec};
+
+/// The router every node's link ends at.
+pub const HUB: &str = "hub";
+
+/// One node of the mesh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeshNode {
+    /// `n01`, `n02`, ...
+    pub name: String,
+    pub ipv4: Ipv4Addr,
+    pub ipv6: Ipv6Addr,
+}
+
+/// A peer entry of some agent: which node, over which family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerRef {
+    /// The label in that agent's metrics and results (`n02-v4`).
+    pub label: String,
+    /// Index of the node measured.
+    pub node: usize,
+    pub family: Family,
+}
+
+/// Everything the mesh will create and run.
+#[derive(Debug, Clone)]
+pub struct MeshPlan {
+    pub spec: MeshSpec,
+    /// The star as a lab scenario (topology only: no tests).
+    pub scenario: Scenario,
+    pub nodes: Vec<MeshNode>,
+}
+
+/// The name of node `i` (from 0).
+pub fn node_name(i: usize) -> String {
+    format!("n{:02}", i + 1)
+}
+
+/// The label under which other agents know node `node` over `family`.
+pub fn peer_label(node: &str, family: Family) -> String {
+    format!("{node}-{}", family.suffix())
+}
+
+fn star(spec: &MeshSpec) -> Scenario {
+    let hosts: Vec<String> = (0..spec.nodes).map(node_name).collect();
+    let links = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| Link {
+            name: format!("l{:02}", i + 1),
+            a: h.clone(),
+            b: HUB.into(),
+            mtu: 1500,
+            ipv4: None,
+            ipv6: None,
+        })
+        .collect();
+    Scenario {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        seed: 1,
+        hosts,
+        routers: vec![HUB.into()],
+        links,
+        settings: vec![Settings {
+            name: "clean".into(),
+            links: Vec::new(),
+        }],
+        tests: Vec::new(),
+        matrix: Matrix {
+            settings: None,
+            tests: None,
+            repetitions: 1,
+        },
+    }
+}
+
+impl MeshPlan {
+    /// Plans `spec`'s mesh; `prefix` is the lab's namespace prefix.
+    ///
+    /// # Errors
+    /// [`MeshError::Lab`] for a prefix the lab refuses; [`MeshError::AgentConfig`] when a
+    /// generated configuration is one the agent would refuse.
+    pub fn new(spec: MeshSpec, prefix: &str) -> Result<MeshPlan, MeshError> {
+        let scenario = star(&spec);
+        let layout = Layout::new(&scenario, prefix, &BTreeSet::new())?;
+        let nodes = scenario
+            .hosts
+            .iter()
+            .map(|h| {
+                let iface = layout.node(h).and_then(|n| n.ifaces.first());
+                MeshNode {
+                    name: h.clone(),
+                    ipv4: iface.map_or(Ipv4Addr::UNSPECIFIED, |f| f.ipv4),
+                    ipv6: iface.map_or(Ipv6Addr::UNSPECIFIED, |f| f.ipv6),
+                }
+            })
+            .collect();
+        let plan = MeshPlan {
+            spec,
+            scenario,
+            nodes,
+        };
+        for i in 0..plan.nodes.len() {
+            let text = plan.agent_config(i);
+            if let Err(e) = sonde_agent::config::AgentConfig::parse(&text) {
+                return Err(MeshError::AgentConfig {
+                    node: node_name(i),
+                    reason: e.to_string(),
+                });
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The peers of node `me`: every other node, once per family, in node order.
+    pub fn peers_of(&self, me: usize) -> Vec<PeerRef> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate().filter(|(i, _)| *i != me) {
+            for &family in &self.spec.families {
+                v.push(PeerRef {
+                    label: peer_label(&n.name, family),
+                    node: i,
+                    family,
+                });
+            }
+        }
+        v
+    }
+
+    /// Where node `i`'s agent serves its metrics (its IPv4 address).
+    pub fn metrics_addr(&self, i: usize) -> Option<SocketAddr> {
+        let n = self.nodes.get(i)?;
+        Some(SocketAddr::from((n.ipv4, self.spec.metrics_port)))
+    }
+
+    /// Node `me`'s agent configuration (`sonde agent --config`). Its `store` is given on the
+    /// agent's command line instead (one argument, so the target can change).
+    pub fn agent_config(&self, me: usize) -> String {
+        let s = &self.spec;
+        let l = &s.latency;
+        let mut t = format!(
+            "# node {} of the mesh {:?}, generated by sonde lab\nlisten_port = {}\njitter = {}\n\n\
+             [latency]\nevery_secs = {}\nprobes = {}\nprobe_interval_ms = {}\n",
+            node_name(me),
+            s.name,
+            s.agent_port,
+            s.jitter,
+            l.every_secs,
+            l.probes,
+            l.probe_interval_ms
+        );
+        if let Some(tp) = &s.throughput {
+            let _ = write!(
+                t,
+                "\n[throughput]\nevery_mins = {}\nduration_secs = {}\nshare = {}\n",
+                tp.every_mins, tp.duration_secs, tp.share
+            );
+        }
+        let rate = s.throughput.as_ref().map(|tp| tp.link_rate.as_str());
+        for p in self.peers_of(me) {
+            let Some(n) = self.nodes.get(p.node) else {
+                continue;
+            };
+            let host = match p.family {
+                Family::Ipv4 => n.ipv4.to_string(),
+                Family::Ipv6 => n.ipv6.to_string(),
+            };
+            let _ = write!(
+                t,
+                "\n[[peer]]\nname = \"{}\"\nhost = \"{host}\"\nport = {}\nfamily = \"{}\"\n",
+                p.label,
+                s.agent_port,
+                p.family.as_str()
+            );
+            if let Some(r) = rate {
+                let _ = writeln!(t, "link_rate = {r:?}");
+            }
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_agent::config::{AgentConfig, FamilyChoice};
+
+    fn plan(nodes: usize) -> MeshPlan {
+        let spec = MeshSpec::builtin()
+            .unwrap()
+            .with(Some(nodes), None)
+            .unwrap();
+        MeshPlan::new(spec, "sonde-meshtest").unwrap()
+    }
+
+    #[test]
+    fn a_star_with_one_subnet_per_node() {
+        let p = plan(16);
+        assert_eq!(p.nodes.len(), 16);
+        assert_eq!(p.nodes[0].name, "n01");
+        assert_eq!(p.nodes[0].ipv4, Ipv4Addr::new(10, 77, 1, 1));
+        assert_eq!(p.nodes[15].ipv4, Ipv4Addr::new(10, 77, 16, 1));
+        assert_eq!(p.nodes[1].ipv6.to_string(), "fd00:77:0:2::1");
+        assert_eq!(p.scenario.routers, [HUB]);
+        assert_eq!(
+            p.metrics_addr(2).map(|a| a.to_string()).as_deref(),
+            Some("10.77.3.1:9464")
+        );
+    }
+
+    #[test]
+    fn every_agent_lists_every_other_node_per_family() {
+        let p = plan(4);
+        let cfg = AgentConfig::parse(&p.agent_config(1)).unwrap();
+        let labels: Vec<&str> = cfg.peers.iter().map(|x| x.label()).collect();
+        assert_eq!(
+            labels,
+            ["n01-v4", "n01-v6", "n03-v4", "n03-v6", "n04-v4", "n04-v6"]
+        );
+        assert_eq!(cfg.peers[0].host, "10.77.1.1");
+        assert_eq!(cfg.peers[1].host, "fd00:77:0:1::1");
+        assert_eq!(cfg.peers[1].family, FamilyChoice::Ipv6);
+        assert_eq!(cfg.peers[0].link_rate.as_deref(), Some("1G"));
+        assert!(cfg.throughput.is_some());
+        assert_eq!(p.peers_of(1)[2].node, 2);
+    }
+
+    #[test]
+    fn a_schedule_the_agent_refuses_is_refused_before_the_lab() {
+        let mut spec = MeshSpec::builtin().unwrap();
+        spec.latency.probes = 1000;
+        let e = MeshPlan::new(spec, "sonde-meshtest").unwrap_err();
+        assert!(matches!(e, MeshError::AgentConfig { .. }), "{e}");
+    }
+}

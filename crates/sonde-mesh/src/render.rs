@@ -1,0 +1,168 @@
+//! The mesh's summary as text for a terminal: per family, an N x N matrix of median RTT (rows
+//! send, columns answer), the pairs with loss, the pairs that never measured, and what the
+//! metrics endpoints said. It only reads a [`MeshSummary`]; nothing here measures.
+
+use std::fmt::Write as _;
+
+use crate::matrix::MeshMatrix;
+use crate::run::MeshSummary;
+use crate::spec::Family;
+
+fn rtt_cell(m: &MeshMatrix, f: Family, s: usize, d: usize) -> String {
+    if s == d {
+        return "-".into();
+    }
+    match m.cell(f, s, d) {
+        Some(c) if c.ok > 0 => c
+            .median_rtt_ms
+            .map_or_else(|| "?".into(), |r| format!("{r:.3}")),
+        Some(c) if c.runs > 0 => "FAIL".into(),
+        _ => "none".into(),
+    }
+}
+
+/// The RTT matrix of `family`, one line per source node.
+pub fn rtt_table(m: &MeshMatrix, family: Family) -> String {
+    let n = m.nodes.len();
+    let cells: Vec<Vec<String>> = (0..n)
+        .map(|s| (0..n).map(|d| rtt_cell(m, family, s, d)).collect())
+        .collect();
+    let width = cells
+        .iter()
+        .flatten()
+        .chain(&m.nodes)
+        .map(String::len)
+        .max()
+        .unwrap_or(4);
+    let mut t = format!("{:<5}", "");
+    for name in &m.nodes {
+        let _ = write!(t, " {name:>width$}");
+    }
+    t.push('\n');
+    for (name, row) in m.nodes.iter().zip(&cells) {
+        let _ = write!(t, "{name:<5}");
+        for c in row {
+            let _ = write!(t, " {c:>width$}");
+        }
+        t.push('\n');
+    }
+    t
+}
+
+/// Pairs that lost probes, as `n01->n02 2.0 % (1/50)`, or a line saying none did.
+pub fn loss_lines(m: &MeshMatrix, family: Family) -> String {
+    let n = m.nodes.len();
+    let mut lossy = Vec::new();
+    for s in 0..n {
+        for d in (0..n).filter(|&d| d != s) {
+            let Some(c) = m.cell(family, s, d) else {
+                continue;
+            };
+            if let (Some(r), true) = (c.loss_ratio(), c.probes_lost > 0) {
+                lossy.push(format!(
+                    "{}->{} {:.1} % ({}/{})",
+                    m.nodes[s],
+                    m.nodes[d],
+                    r * 100.0,
+                    c.probes_lost,
+                    c.probes_sent
+                ));
+            }
+        }
+    }
+    if lossy.is_empty() {
+        let sent: u64 = (0..n)
+            .flat_map(|s| (0..n).map(move |d| (s, d)))
+            .filter_map(|(s, d)| m.cell(family, s, d))
+            .map(|c| c.probes_sent)
+            .sum();
+        format!("loss: none of {sent} probes lost\n")
+    } else {
+        format!("loss: {}\n", lossy.join(", "))
+    }
+}
+
+/// The whole summary.
+pub fn summary(s: &MeshSummary) -> String {
+    let m = &s.matrix;
+    let mut t = String::new();
+    for &f in &m.families {
+        let _ = writeln!(
+            t,
+            "\nmedian RTT over {}, ms (row: measuring node, column: measured node; FAIL: every run failed, none: never run)",
+            f.as_str()
+        );
+        t.push_str(&rtt_table(m, f));
+        t.push_str(&loss_lines(m, f));
+    }
+    let failed = m.failed_pairs();
+    let pairs = m.nodes.len() * m.nodes.len().saturating_sub(1) * m.families.len();
+    if failed.is_empty() {
+        let _ = writeln!(
+            t,
+            "\nall {pairs} ordered pairs x families measured at least once"
+        );
+    } else {
+        let _ = writeln!(
+            t,
+            "\n{} of {pairs} ordered pairs x families without a successful latency run:",
+            failed.len()
+        );
+        for (a, b, f) in failed {
+            let why = m
+                .cell(f, a, b)
+                .and_then(|c| c.last_error.clone())
+                .unwrap_or_else(|| "never run".into());
+            let _ = writeln!(t, "  {}->{} {}: {why}", m.nodes[a], m.nodes[b], f.as_str());
+        }
+    }
+    let _ = writeln!(
+        t,
+        "throughput runs: {} ok, {} failed",
+        m.throughput.ok, m.throughput.failed
+    );
+    let answered = s.scrapes.iter().filter(|x| x.answered()).count();
+    let _ = writeln!(
+        t,
+        "metrics: {answered} of {} endpoints answered at the end",
+        s.scrapes.len()
+    );
+    for x in &s.scrapes {
+        if !x.answered() {
+            let _ = writeln!(
+                t,
+                "  {}: {}",
+                x.url,
+                x.error
+                    .clone()
+                    .unwrap_or_else(|| format!("HTTP {:?}", x.status))
+            );
+        } else if x.peers.len() < s.peers_per_node {
+            let _ = writeln!(
+                t,
+                "  {}: series for {} of {} peers",
+                x.url,
+                x.peers.len(),
+                s.peers_per_node
+            );
+        }
+    }
+    for a in s
+        .agents
+        .iter()
+        .filter(|a| a.early || a.killed || a.code != Some(0))
+    {
+        let what = if a.early {
+            "exited before the end"
+        } else if a.killed {
+            "did not stop after SIGTERM and was killed"
+        } else {
+            "stopped with an error"
+        };
+        let _ = writeln!(t, "agent {}: {what} (exit code {:?})", a.node, a.code);
+    }
+    for n in &s.notes {
+        let _ = writeln!(t, "note: {n}");
+    }
+    t
+}

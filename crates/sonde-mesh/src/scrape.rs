@@ -1,0 +1,133 @@
+//! One scrape of an agent's `/metrics`: an HTTP/1.0 GET with a deadline on every step, the
+//! answer read up to a bound, and the peers that have series in it.
+//!
+//! Hand-written rather than a client crate: it is one request to the agent's own endpoint
+//! (`tiny_http` on the other end), made once per node at the end of a run, and the lab has no
+//! HTTP client dependency to reuse; a crate would bring TLS and connection pools for a
+//! dozen lines of `TcpStream`.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Connect, send and receive each get this long.
+const STEP_TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest answer read (a mesh of 64 nodes is well under 1 MiB of series).
+const MAX_BODY: u64 = 8 << 20;
+
+/// What one scrape found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scrape {
+    /// The endpoint.
+    pub url: String,
+    /// The HTTP status, when an answer came.
+    pub status: Option<u16>,
+    /// Why there was no answer.
+    pub error: Option<String>,
+    /// Peers (`peer="..."` labels) with series in the answer.
+    pub peers: BTreeSet<String>,
+    /// The answer's body (empty without one).
+    #[serde(skip)]
+    pub body: String,
+}
+
+impl Scrape {
+    /// True when the endpoint answered 200.
+    pub fn answered(&self) -> bool {
+        self.status == Some(200)
+    }
+}
+
+/// GETs `http://addr/metrics`. Run it where `addr` is reachable (the mesh runs it in the hub
+/// namespace, which routes to every node).
+pub fn scrape(addr: SocketAddr) -> Scrape {
+    let url = format!("http://{addr}/metrics");
+    match get(addr) {
+        Ok((status, body)) => Scrape {
+            url,
+            status: Some(status),
+            error: None,
+            peers: peers_in(&body),
+            body,
+        },
+        Err(e) => Scrape {
+            url,
+            status: None,
+            error: Some(e.to_string()),
+            peers: BTreeSet::new(),
+            body: String::new(),
+        },
+    }
+}
+
+fn get(addr: SocketAddr) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)?;
+    s.set_read_timeout(Some(STEP_TIMEOUT))?;
+    s.set_write_timeout(Some(STEP_TIMEOUT))?;
+    write!(
+        s,
+        "GET /metrics HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    s.take(MAX_BODY).read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other("not an HTTP answer"))?;
+    Ok((status, body.to_owned()))
+}
+
+/// The values of every `peer="..."` label in an OpenMetrics text.
+pub fn peers_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut rest = line;
+        while let Some(i) = rest.find("peer=\"") {
+            rest = &rest[i + 6..];
+            let Some(end) = rest.find('"') else { break };
+            out.insert(rest[..end].to_owned());
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_peer_labels() {
+        let text = "# HELP x\nsonde_latency_rtt_seconds_count{peer=\"n02-v4\",family=\"ipv4\"} 3\n\
+                    sonde_tests_total{peer=\"n03-v6\",family=\"ipv6\",test=\"latency\",result=\"ok\"} 1\n";
+        let p: Vec<String> = peers_in(text).into_iter().collect();
+        assert_eq!(p, ["n02-v4", "n03-v6"]);
+    }
+
+    #[test]
+    fn scrapes_a_real_endpoint_and_reports_a_dead_one() {
+        use std::net::TcpListener;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let t = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 512];
+            let _ = c.read(&mut buf).unwrap();
+            c.write_all(b"HTTP/1.0 200 OK\r\n\r\nm{peer=\"a\"} 1\n")
+                .unwrap();
+        });
+        let s = scrape(addr);
+        t.join().unwrap();
+        assert!(s.answered(), "{s:?}");
+        assert!(s.peers.contains("a"));
+        // Nothing listens there any more.
+        let dead = scrape(addr);
+        assert!(!dead.answered() && dead.error.is_some());
+    }
+}

@@ -1,0 +1,208 @@
+//! The mesh's description (`mesh.toml`): how many nodes, how long, which families, and the
+//! schedule every agent runs. Parsed and checked before anything is built, so a bad value is
+//! refused with its field named; `--nodes` and `-t` override the file's values the same way.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::MeshError;
+
+/// The built-in mesh's text (`sonde lab show mesh`).
+pub const BUILTIN_TEXT: &str = include_str!("../mesh.toml");
+
+/// The built-in's name, as `sonde lab run` and `sonde lab list` know it.
+pub const BUILTIN_NAME: &str = "mesh";
+
+/// Most nodes a mesh may have: each node is a link of its own subnet (`10.77.<n>.0/24`), and
+/// every agent measures all the others one test at a time, so past this a round of latency
+/// runs no longer fits in a few seconds.
+pub const MAX_NODES: usize = 64;
+
+/// A mesh description, as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshSpec {
+    /// Always `"mesh"`: what tells a mesh file from a matrix scenario file.
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Nodes (agents), 2..=[`MAX_NODES`].
+    pub nodes: usize,
+    /// How long the agents run, seconds.
+    pub duration_secs: f64,
+    /// The families each other node is measured over (`ipv4`, `ipv6`).
+    pub families: Vec<Family>,
+    #[serde(default = "default_agent_port")]
+    pub agent_port: u16,
+    #[serde(default = "default_metrics_port")]
+    pub metrics_port: u16,
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    pub latency: Latency,
+    pub throughput: Option<Throughput>,
+}
+
+/// An address family of the mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Ipv4,
+    Ipv6,
+}
+
+impl Family {
+    /// `ipv4` / `ipv6`, as the agent's configuration and its results name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "ipv4",
+            Family::Ipv6 => "ipv6",
+        }
+    }
+
+    /// The suffix of a peer's label: `v4` / `v6`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "v4",
+            Family::Ipv6 => "v6",
+        }
+    }
+}
+
+/// The latency schedule (as the agent's `[latency]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub every_secs: f64,
+    pub probes: u64,
+    pub probe_interval_ms: f64,
+}
+
+/// The throughput schedule (as the agent's `[throughput]`, with the link rate of every peer).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Throughput {
+    pub every_mins: f64,
+    pub duration_secs: f64,
+    pub share: f64,
+    pub link_rate: String,
+}
+
+fn default_agent_port() -> u16 {
+    5201
+}
+fn default_metrics_port() -> u16 {
+    9464
+}
+fn default_jitter() -> f64 {
+    0.2
+}
+
+/// Whether `text` is a mesh description (`kind = "mesh"`) rather than a matrix scenario.
+pub fn is_mesh(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(|k| k == "mesh")))
+        .unwrap_or(false)
+}
+
+impl MeshSpec {
+    /// The built-in mesh.
+    ///
+    /// # Errors
+    /// Never in a released sonde (a unit test parses it); [`MeshError::Spec`] otherwise.
+    pub fn builtin() -> Result<MeshSpec, MeshError> {
+        MeshSpec::parse(BUILTIN_TEXT)
+    }
+
+    /// Parses and checks a mesh description.
+    ///
+    /// # Errors
+    /// [`MeshError::Spec`] naming the key that is missing, unknown or out of range.
+    pub fn parse(text: &str) -> Result<MeshSpec, MeshError> {
+        let spec: MeshSpec = toml::from_str(text).map_err(|e| MeshError::Spec(e.to_string()))?;
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// This description with `nodes` and `duration_secs` replaced where given, checked again.
+    ///
+    /// # Errors
+    /// [`MeshError::Spec`] for a value out of range.
+    pub fn with(
+        mut self,
+        nodes: Option<usize>,
+        duration_secs: Option<f64>,
+    ) -> Result<MeshSpec, MeshError> {
+        if let Some(n) = nodes {
+            self.nodes = n;
+        }
+        if let Some(d) = duration_secs {
+            self.duration_secs = d;
+        }
+        self.check()?;
+        Ok(self)
+    }
+
+    fn check(&self) -> Result<(), MeshError> {
+        let bad = |m: String| Err(MeshError::Spec(m));
+        if self.kind != "mesh" {
+            return bad(format!("kind must be \"mesh\", got {:?}", self.kind));
+        }
+        if !(2..=MAX_NODES).contains(&self.nodes) {
+            return bad(format!("nodes must be 2..={MAX_NODES}, got {}", self.nodes));
+        }
+        if !(self.duration_secs >= 1.0 && self.duration_secs <= 86_400.0) {
+            return bad(format!(
+                "duration_secs must be 1..=86400, got {}",
+                self.duration_secs
+            ));
+        }
+        let mut fams = self.families.clone();
+        fams.sort();
+        fams.dedup();
+        if fams.is_empty() || fams.len() != self.families.len() {
+            return bad("families must list ipv4, ipv6 or both, each once".into());
+        }
+        if self.agent_port == 0 || self.metrics_port == 0 || self.agent_port == self.metrics_port {
+            return bad("agent_port and metrics_port must be two distinct non-zero ports".into());
+        }
+        Ok(())
+    }
+
+    /// How long to give the agents to stop after SIGTERM: a test in progress is cut short
+    /// and recorded; a throughput test's end exchange may take its duration again.
+    pub fn stop_grace_secs(&self) -> f64 {
+        10.0 + self.throughput.as_ref().map_or(0.0, |t| t.duration_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_parses_and_overrides_are_checked() {
+        let m = MeshSpec::builtin().unwrap();
+        assert_eq!(m.nodes, 16);
+        assert_eq!(m.families, [Family::Ipv4, Family::Ipv6]);
+        assert!(is_mesh(BUILTIN_TEXT));
+        assert!(!is_mesh("name = \"quick\"\nhosts = []"));
+        let small = m.clone().with(Some(3), Some(5.0)).unwrap();
+        assert_eq!((small.nodes, small.duration_secs), (3, 5.0));
+        assert!(m.clone().with(Some(1), None).is_err());
+        assert!(m.clone().with(Some(65), None).is_err());
+        assert!(m.with(None, Some(0.5)).is_err());
+    }
+
+    #[test]
+    fn refuses_bad_files() {
+        let dup = BUILTIN_TEXT.replace("[\"ipv4\", \"ipv6\"]", "[\"ipv4\", \"ipv4\"]");
+        assert!(MeshSpec::parse(&dup).is_err());
+        let e = MeshSpec::parse(&format!("{BUILTIN_TEXT}\nbogus = 1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bogus"), "{e}");
+        let same = BUILTIN_TEXT.replace("metrics_port = 9464", "metrics_port = 5201");
+        assert!(MeshSpec::parse(&same).is_err());
+    }
+}
