@@ -63,7 +63,7 @@ pub enum KeyError {
 pub enum AuthError {
     #[error(
         "this server requires a pre-shared key and the client sent none \
-         (`sonde client --psk-file FILE`; other sonde commands cannot send one yet)"
+         (give the client `--psk-file FILE` with the server's key)"
     )]
     Missing,
     #[error("the client's key does not match the server's (HMAC check failed)")]

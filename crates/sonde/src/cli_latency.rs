@@ -68,6 +68,8 @@ pub struct LatencyArgs {
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
     #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -104,6 +106,8 @@ pub struct RrulArgs {
     /// unit (5s); default 30s
     #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

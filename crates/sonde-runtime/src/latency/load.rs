@@ -246,12 +246,20 @@ fn start_load(
             cfg.step.as_secs_f64().max(0.1),
         ),
         connect_timeout: cfg.connect_timeout,
-        local: Default::default(),
+        local: keyed(&cfg.probe),
         rcv_timeout: None,
         file: None,
     };
     let i = interrupt.clone();
     std::thread::spawn(move || throughput(c, i))
+}
+
+/// The load's sockets: the probes' key answers the server's challenge.
+fn keyed(probe: &LatencyConfig) -> crate::sockets::ClientSockets {
+    crate::sockets::ClientSockets {
+        psk: probe.psk.clone(),
+        ..Default::default()
+    }
 }
 
 /// The median and p99 RTT of a phase, when any probe was answered.
@@ -386,7 +394,7 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
             (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
         ),
         connect_timeout: cfg.connect_timeout,
-        local: Default::default(),
+        local: keyed(&cfg.probe),
         rcv_timeout: None,
         file: None,
     };
@@ -417,16 +425,17 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
         (rtt4, rtt6, sizes) = (s4, s6, rows);
     }
     let port = cfg.probe.port;
+    let local = keyed(&cfg.probe);
     let btc = cfg.btc.as_ref().map(|plan| {
         [false, true].map(|v6f| {
             let a = addr(if v6f { &v6 } else { &v4 });
-            run_btc(plan, v6f, a, port, cfg.connect_timeout, interrupt)
+            run_btc(plan, v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
     let capacity = cfg.capacity.then(|| {
         [false, true].map(|v6f| {
             let a = addr(if v6f { &v6 } else { &v4 });
-            run_capacity(v6f, a, port, cfg.connect_timeout, interrupt)
+            run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
     let latency = v4

@@ -109,6 +109,7 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
             .then_some(a.report_interval.max(Duration::from_millis(100))),
         wait: a.wait,
         timeout: a.timeout.max(Duration::from_millis(1)),
+        psk: super::auth::client_psk(&a.psk)?,
     })
 }
 
