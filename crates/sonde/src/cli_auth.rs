@@ -8,8 +8,10 @@ use std::path::PathBuf;
 const PSK_HELP: &str = "Require (server) or answer (client) sonde's pre-shared key, read from \
 FILE: the file's bytes less one trailing newline, at least 32 bytes (make one with \
 `head -c 32 /dev/urandom | base64 > FILE`). A wrong or missing key is refused before any \
-data flows; a server without this flag ignores a client's key, and one with it alone refuses \
-iperf3 clients (they cannot send it)";
+data flows; the server's latency responder then answers only UDP probes tagged with the key \
+(others are dropped silently and counted in the log) and tcp-rr serves only clients that \
+answer its challenge. A server without this flag ignores a client's key, and one with it \
+alone refuses iperf3 clients (they cannot send it)";
 
 /// The server's authentication flags.
 #[derive(Debug, Clone, Args)]

@@ -161,6 +161,9 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             }
             v
         };
+        // rrul and compare-ip probe first: a keyed server drops untagged or badly tagged
+        // probes silently, and they say that this may be why.
+        let probes_first = matches!(*name, "rrul" | "compare-ip");
         for (case, k, why) in [
             (
                 "no key",
@@ -169,6 +172,11 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             ),
             ("a wrong key", Some(other.as_path()), "does not match"),
         ] {
+            let why = if probes_first {
+                "answers only probes tagged with its key"
+            } else {
+                why
+            };
             let before = accepted(&server);
             let out = run(&with(k), T);
             assert_ne!(
@@ -179,7 +187,7 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             );
             let said = format!("{}{}", out.stderr, out.stdout);
             assert!(
-                said.contains("(auth)") && said.contains(why),
+                (probes_first || said.contains("(auth)")) && said.contains(why),
                 "{name} with {case} should say {why:?}: {}",
                 out.describe()
             );

@@ -182,6 +182,11 @@ pub fn run_rrul(
     Ok(result)
 }
 
+/// A family or phase whose probes all went unanswered; a keyed server drops probes without
+/// its key's tag, hence the hint.
+const NO_ANSWER: &str = "no probe was answered (a server started with --psk-file answers \
+                         only probes tagged with its key: give --psk-file with that key)";
+
 /// Why a finished phase measured nothing useful: its load could not run (`loaded` phases), or
 /// no probe was answered.
 fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
@@ -191,7 +196,7 @@ fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
         }
     }
     if phase.latency.rtt.is_none() {
-        return Some(format!("{} phase: no probe was answered", phase.name));
+        return Some(format!("{} phase: {NO_ANSWER}", phase.name));
     }
     None
 }
@@ -364,7 +369,7 @@ fn measure_family(
         r.loss_percent = Some(s.loss.loss_percent);
         errors.extend(s.error.clone());
         if s.rtt.is_none() {
-            errors.push("no probe was answered".into());
+            errors.push(NO_ANSWER.into());
         }
     }
     let mut tput = Vec::new();
@@ -504,7 +509,7 @@ fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
         })
         .collect();
     if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
-        let mut e = vec!["no probe was answered".to_string()];
+        let mut e = vec![NO_ANSWER.to_string()];
         e.extend(errors);
         f.error = Some(e.join("; "));
     }

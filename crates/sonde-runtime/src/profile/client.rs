@@ -73,7 +73,13 @@ pub fn run(
     let mut cfg = cfg;
     if !cfg.request.clock_synced && cfg.request.clock_offset.is_none() {
         measured = cfg.clone();
-        match super::clock_offset::measure(&cfg.host, cfg.port, cfg.family, interrupt) {
+        match super::clock_offset::measure(
+            &cfg.host,
+            cfg.port,
+            cfg.family,
+            cfg.local.psk.as_ref(),
+            interrupt,
+        ) {
             Ok(o) => {
                 note(format!(
                     "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
