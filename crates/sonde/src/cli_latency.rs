@@ -12,6 +12,7 @@ const RRUL_JSON_HELP: &str = "One JSON document in sonde's RRUL schema (not iper
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
 #[command(mut_arg("verbose", |a| a.short_alias('v').help(LATENCY_VERBOSE_HELP)))]
+#[command(mut_arg("psk_file", |a| a.conflicts_with_all(["icmp", "tcp_connect"])))]
 pub struct LatencyArgs {
     /// Host (a sonde server; any host with --icmp; HOST:PORT with --tcp-connect)
     pub host: String,

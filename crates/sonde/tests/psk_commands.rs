@@ -215,3 +215,21 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
     }
     eprintln!("{} command kinds in {:.1?}", KINDS.len(), t0.elapsed());
 }
+
+/// Where a key could not be used, giving one is a usage error rather than silently ignored.
+#[test]
+fn a_key_where_it_cannot_apply_is_a_usage_error() {
+    for args in [
+        &["latency", "127.0.0.1", "--icmp"][..],
+        &["latency", "127.0.0.1:22", "--tcp-connect"],
+        &["client", "127.0.0.1", "--iperf3"],
+        &["stress", "127.0.0.1", "--discard"],
+        &["stress", "127.0.0.1", "--steps", "1m", "--iperf3"],
+    ] {
+        let mut v = args.to_vec();
+        v.extend(["--psk-file", "/nonexistent/key"]);
+        let out = run(&v, T);
+        out.expect_code(2);
+        assert!(out.stderr.contains("--psk-file"), "{}", out.describe());
+    }
+}
