@@ -52,12 +52,22 @@ fn udp_probes_are_answered_only_with_the_key() {
             out.describe()
         );
     }
+    // The server counts what it dropped and says so, at most every 5 s.
+    let started = std::time::Instant::now();
     let out = latency(&server, &["-J"], Some(&key));
     out.expect_code(0);
     let doc = out.json();
     assert_eq!(uint(&doc, "end.loss.received"), 20, "{}", out.describe());
     // The probes grew to hold the tag (56-byte header + 16).
     assert_eq!(uint(&doc, "start.size"), 72, "{}", out.describe());
+
+    std::thread::sleep(Duration::from_millis(5500).saturating_sub(started.elapsed()));
+    latency(&server, &[], None).expect_code(1);
+    let log = server.output_so_far();
+    assert!(
+        log.contains("dropped since the last note for a missing, wrong or replayed --psk-file tag"),
+        "{log}"
+    );
 
     // A keyed client against a server without a key: the tag is padding there.
     let open = Server::start(&[]);
