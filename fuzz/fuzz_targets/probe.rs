@@ -1,4 +1,4 @@
-//! Latency probes as the responder reads them.
+//! Latency probes as the responder reads them, with and without a key tag.
 //! The property lives in `sonde_fuzz_checks::probe` (shared with the stable corpus replay).
 #![no_main]
 

@@ -128,7 +128,8 @@ pub fn udp_hello(data: &[u8]) {
 }
 
 /// Latency probes as the responder reads them: what parses emits the same header bytes (the
-/// kind and flag bytes aside), and an answer is never answered again.
+/// kind and flag bytes aside), an answer is never answered again, and the key tag's checks
+/// hold (see `probe_tag`).
 pub fn probe(data: &[u8]) {
     if let Ok(p) = Probe::parse(data) {
         let mut out = [0u8; PROBE_HEADER_LEN];
@@ -137,6 +138,33 @@ pub fn probe(data: &[u8]) {
         assert_eq!(&out[8..], &data[8..PROBE_HEADER_LEN]);
         if let Some(a) = p.answer(1, 2, 3) {
             assert!(a.answer(1, 2, 3).is_none());
+        }
+    }
+    probe_tag(data);
+}
+
+/// A keyed responder's checks on any bytes: the tag check and the tcp-rr challenge parser
+/// never panic, a wrong tag is refused, and the same bytes sealed with the key pass.
+fn probe_tag(data: &[u8]) {
+    use sonde_proto::probe_tag::{parse_rr_challenge, ProbeKey, ReplayWindow, TAGGED_LEN};
+    let psk = sonde_proto::psk::Psk::from_file_bytes(&[b'k'; 32]).unwrap();
+    let key = ProbeKey::new(&psk);
+    let _ = key.check(data);
+    let _ = parse_rr_challenge(data);
+    if data.len() >= TAGGED_LEN {
+        let mut sealed = data.to_vec();
+        key.seal(&mut sealed).unwrap();
+        assert!(key.check(&sealed).is_ok());
+        sealed[TAGGED_LEN - 1] ^= 1;
+        assert!(key.check(&sealed).is_err());
+    }
+    let mut w = ReplayWindow::default();
+    for seq in data
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+    {
+        if w.accept(seq) {
+            assert!(!w.accept(seq), "sequence {seq} accepted twice");
         }
     }
 }

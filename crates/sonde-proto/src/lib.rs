@@ -37,6 +37,7 @@ pub mod iperf3;
 pub mod message;
 pub mod preamble;
 pub mod probe;
+pub mod probe_tag;
 pub mod psk;
 pub mod session;
 pub mod udp_hello;

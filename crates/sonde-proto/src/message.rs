@@ -32,6 +32,7 @@ pub const CAPABILITIES: &[&str] = &[
     "cpu-load",
     "coded-options",
     crate::psk::CAPABILITY,
+    crate::probe_tag::CAPABILITY,
 ];
 
 /// Client's opening message.

@@ -63,7 +63,7 @@ pub enum KeyError {
 pub enum AuthError {
     #[error(
         "this server requires a pre-shared key and the client sent none \
-         (`sonde client --psk-file FILE`; other sonde commands cannot send one yet)"
+         (give the client `--psk-file FILE` with the server's key)"
     )]
     Missing,
     #[error("the client's key does not match the server's (HMAC check failed)")]
@@ -99,12 +99,17 @@ impl Psk {
         Ok(Self(key.to_vec()))
     }
 
-    fn mac(&self, nonce: &Nonce, request: &[u8]) -> Hmac<Sha256> {
+    /// HMAC-SHA256 keyed with this key, nothing fed yet (other uses add their own context).
+    pub(crate) fn hmac(&self) -> Hmac<Sha256> {
         // HMAC takes keys of any length; the error arm cannot happen but is not unwrapped.
-        let mut m = match <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0) {
+        match <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0) {
             Ok(m) => m,
             Err(_) => <Hmac<Sha256> as KeyInit>::new(&Default::default()),
-        };
+        }
+    }
+
+    fn mac(&self, nonce: &Nonce, request: &[u8]) -> Hmac<Sha256> {
+        let mut m = self.hmac();
         m.update(CONTEXT);
         m.update(nonce);
         m.update(request);

@@ -112,25 +112,47 @@ pub(crate) fn connect_control(
     Err(last.unwrap_or(RunError::Setup("no address to connect to".into())))
 }
 
+/// A sonde control connection, just opened: the magic sent, the session ready to send its
+/// hello.
+pub(crate) struct OpenControl {
+    pub conn: ControlConn,
+    pub session: ClientSession,
+    pub server: SocketAddr,
+    pub local: SocketAddr,
+}
+
+/// Opens the control connection of every sonde-protocol client (`sonde client`, `--coded`,
+/// `capacity`, `profile` and all that run them): connects to the first of `cfg.host`'s
+/// addresses that answers, sends the magic and makes the session for `cfg.params`, holding
+/// the pre-shared key of `cfg.local` (`--psk-file`) to answer a keyed server's challenge.
+/// The one place a client's key reaches its session.
+pub(crate) fn open_control(cfg: &ClientConfig) -> Result<OpenControl, RunError> {
+    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+    let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
+    let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
+    let local_addr = tcp.local_addr().map_err(RunError::ControlIo)?;
+    tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
+    let conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
+    let mut session = ClientSession::new(cfg.params.clone(), &software());
+    if let Some(k) = &cfg.local.psk {
+        session.set_psk(k.clone());
+    }
+    Ok(OpenControl {
+        conn,
+        session,
+        server,
+        local: local_addr,
+    })
+}
+
 /// Runs one test. Events go to `emit` as they happen; the outcome says how it ended.
 pub fn run(
     cfg: &ClientConfig,
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(Event),
 ) -> ClientOutcome {
-    run_with_psk(cfg, None, interrupt, emit)
-}
-
-/// [`run`], answering a server's pre-shared-key challenge with `psk` (`--psk-file`).
-pub fn run_with_psk(
-    cfg: &ClientConfig,
-    psk: Option<&sonde_proto::psk::Psk>,
-    interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
-) -> ClientOutcome {
     let mut run = ClientRun {
         cfg,
-        psk,
         interrupt,
         emit,
         engine: None,
@@ -166,7 +188,6 @@ pub fn run_with_psk(
 
 struct ClientRun<'a> {
     cfg: &'a ClientConfig,
-    psk: Option<&'a sonde_proto::psk::Psk>,
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
     engine: Option<Engine>,
@@ -202,17 +223,12 @@ impl ClientRun<'_> {
 
     fn execute(&mut self) -> Result<TestSummary, RunError> {
         let cfg = self.cfg;
-        let p = &cfg.params;
-        let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-        let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
-        let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
-        let local = tcp.local_addr().map_err(RunError::ControlIo)?;
-        tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
-        let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
-        let mut session = ClientSession::new(p.clone(), &software());
-        if let Some(k) = self.psk {
-            session.set_psk(k.clone());
-        }
+        let OpenControl {
+            mut conn,
+            mut session,
+            server,
+            local,
+        } = open_control(cfg)?;
         let result = self.execute_connected(&mut conn, &mut session, server, local);
         if let Err(e) = &result {
             // Tell the server why, unless it is the one that ended the test.

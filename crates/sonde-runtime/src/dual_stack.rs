@@ -13,6 +13,7 @@ use crate::btc::{self, BtcConfig};
 use crate::client::ClientConfig;
 use crate::latency::{run as run_latency, LatencyConfig};
 use crate::os::resolve::Family;
+use crate::sockets::ClientSockets;
 use sonde_proto::capacity::CapacityPlan;
 use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcStats;
@@ -155,12 +156,13 @@ fn failed<T: Failed>(mut fam: T, error: String) -> T {
     fam
 }
 
-/// A client configuration to `addr` with `params`.
+/// A client configuration to `addr` with `params`, its sockets (and key) as `local`.
 fn client_to(
     addr: IpAddr,
     port: u16,
     params: TestParams,
     connect_timeout: Duration,
+    local: &ClientSockets,
 ) -> ClientConfig {
     ClientConfig {
         host: addr.to_string(),
@@ -169,7 +171,7 @@ fn client_to(
         cport: None,
         params,
         connect_timeout,
-        local: Default::default(),
+        local: local.clone(),
         rcv_timeout: None,
         file: None,
     }
@@ -182,6 +184,7 @@ pub fn run_btc(
     addr: Result<IpAddr, String>,
     port: u16,
     connect_timeout: Duration,
+    local: &ClientSockets,
     interrupt: &AtomicBool,
 ) -> BtcFamily {
     let mut fam = BtcFamily {
@@ -196,7 +199,7 @@ pub fn run_btc(
         Err(e) => return failed(fam, e),
     };
     let cfg = BtcConfig {
-        client: client_to(addr, port, TestParams::default(), connect_timeout),
+        client: client_to(addr, port, TestParams::default(), connect_timeout, local),
         sizes: plan.sizes.clone(),
         families: vec![Family::Any],
         every: plan.every,
@@ -215,6 +218,7 @@ pub fn run_capacity(
     addr: Result<IpAddr, String>,
     port: u16,
     connect_timeout: Duration,
+    local: &ClientSockets,
     interrupt: &AtomicBool,
 ) -> CapacityFamily {
     let payload = 1500 - udp_ip_overhead(v6);
@@ -237,8 +241,8 @@ pub fn run_capacity(
         Err(e) => return failed(fam, e),
     };
     let params = crate::capacity::params(CapacityPlan::default(), payload);
-    let (out, error) =
-        crate::capacity::client::run(&client_to(addr, port, params, connect_timeout), interrupt);
+    let cfg = client_to(addr, port, params, connect_timeout, local);
+    let (out, error) = crate::capacity::client::run(&cfg, interrupt);
     fam.seconds = out.seconds;
     fam.error = error.map(|e| e.to_string());
     if let Some(e) = &out.estimate {

@@ -2,19 +2,16 @@
 //! engine (`--coded`, `sonde capacity`): the control session's set-up up to the stream's
 //! confirmation, and its close (stop, both ends' results). Each step waits a bounded time.
 
-use crate::client::{connect_control, open_data_stream, udp_handshake, ClientConfig};
+use crate::client::{open_control, open_data_stream, udp_handshake, ClientConfig};
 use crate::control_conn::ControlConn;
 use crate::control_wait;
 pub(crate) use crate::control_wait::flush;
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::host::software;
-use crate::os::resolve::resolve;
 use sonde_proto::message::{Results, Stop};
-use sonde_proto::preamble::{data_preamble, CONTROL_MAGIC};
+use sonde_proto::preamble::data_preamble;
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_stats::model::CpuUsage;
-use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -58,17 +55,9 @@ pub(crate) fn connect(
     cfg: &ClientConfig,
     server: &mut String,
 ) -> Result<(ControlConn, ClientSession, SocketAddr), RunError> {
-    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
-    let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
-    let addr = tcp.peer_addr().map_err(RunError::ControlIo)?;
-    *server = addr.to_string();
-    tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
-    let conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
-    Ok((
-        conn,
-        ClientSession::new(cfg.params.clone(), &software()),
-        addr,
-    ))
+    let c = open_control(cfg)?;
+    *server = c.server.to_string();
+    Ok((c.conn, c.session, c.server))
 }
 
 /// From the hello to the server's confirmation of the one UDP stream; the start is queued

@@ -84,7 +84,9 @@ pub fn connect_tcp(
 /// How a client's sockets are set up on this host: where they leave from (a local address,
 /// `-B`, and/or a device, `--bind-dev` or `-B ADDR%DEV`; by default the routing table decides),
 /// how long TCP data may stay unacknowledged (`--snd-timeout`), and keepalives on the control
-/// connection (`--cntl-ka`).
+/// connection (`--cntl-ka`), and the pre-shared key the control connection answers a keyed
+/// server's challenge with (`--psk-file`). The key lives here because every command that
+/// opens a control connection already carries these settings to the one place that opens it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientSockets {
     pub addr: Option<IpAddr>,
@@ -98,6 +100,9 @@ pub struct ClientSockets {
     pub mptcp: bool,
     /// IPv6 flow label of the data connections (`-L`).
     pub flow_label: Option<u32>,
+    /// The pre-shared key for a server started with `--psk-file`; a server without one
+    /// ignores it.
+    pub psk: Option<sonde_proto::psk::Psk>,
 }
 
 impl ClientSockets {

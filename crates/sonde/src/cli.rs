@@ -382,7 +382,7 @@ pub struct ClientArgs {
     #[arg(long = "rcv-timeout", value_name = "MS|TIME", default_value = RCV_TIMEOUT_DEFAULT, value_parser = parse_connect_timeout)]
     pub rcv_timeout: std::time::Duration,
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "psk_file")]
     pub iperf3: bool,
     /// Show the server's view of the test after this end's: its intervals and summary (in -J
     /// as "server_output_json"); with --iperf3 what the iperf3 server printed

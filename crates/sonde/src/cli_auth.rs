@@ -8,8 +8,10 @@ use std::path::PathBuf;
 const PSK_HELP: &str = "Require (server) or answer (client) sonde's pre-shared key, read from \
 FILE: the file's bytes less one trailing newline, at least 32 bytes (make one with \
 `head -c 32 /dev/urandom | base64 > FILE`). A wrong or missing key is refused before any \
-data flows; a server without this flag ignores a client's key, and one with it alone refuses \
-iperf3 clients (they cannot send it)";
+data flows; the server's latency responder then answers only UDP probes tagged with the key \
+(others are dropped silently and counted in the log) and tcp-rr serves only clients that \
+answer its challenge. A server without this flag ignores a client's key, and one with it \
+alone refuses iperf3 clients (they cannot send it)";
 
 /// The server's authentication flags.
 #[derive(Debug, Clone, Args)]
@@ -42,11 +44,28 @@ pub struct ServerAuthArgs {
     pub use_pkcs1_padding: bool,
 }
 
+/// What a key does on the client's side, for every command that takes one.
+const CLIENT_PSK_HELP: &str = "Answer a sonde server's pre-shared-key challenge with the key in \
+FILE, the same file as the server's --psk-file: the file's bytes less one trailing newline, at \
+least 32 bytes. It authenticates the control connection of every test this command runs, tags \
+each UDP latency probe (HMAC, 16 bytes after the probe header) and answers tcp-rr's challenge; \
+a server without a key ignores it. Without it a keyed server refuses the test (code auth) and \
+leaves probes unanswered";
+
+/// `--psk-file` of every command that runs tests through a sonde server (`client`,
+/// `latency`, `rrul`, `compare-ip`, `btc`, `capacity`, `profile run`, `sweep`,
+/// `stress --steps`): one definition, flattened into each.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PskArgs {
+    #[arg(long = "psk-file", value_name = "FILE", long_help = CLIENT_PSK_HELP, help = "Answer a keyed sonde server (--psk-file on it) with the pre-shared key in FILE")]
+    pub psk_file: Option<PathBuf>,
+}
+
 /// The client's authentication flags.
 #[derive(Debug, Clone, Args)]
 pub struct ClientAuthArgs {
-    #[arg(long = "psk-file", value_name = "FILE", conflicts_with = "iperf3", long_help = PSK_HELP, help = "Answer the server's challenge with the pre-shared key in FILE (at least 32 bytes)")]
-    pub psk_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub psk: PskArgs,
     /// With --iperf3: authenticate as USER to an iperf3 server that requires it; the
     /// password comes from IPERF3_PASSWORD, or a prompt when run from a terminal
     #[arg(long = "username", value_name = "USER", requires_all = ["iperf3", "rsa_public_key_path"])]

@@ -42,6 +42,8 @@ pub struct BtcArgs {
     #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 

@@ -12,6 +12,7 @@ const RRUL_JSON_HELP: &str = "One JSON document in sonde's RRUL schema (not iper
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(LATENCY_JSON_HELP)))]
 #[command(mut_arg("verbose", |a| a.short_alias('v').help(LATENCY_VERBOSE_HELP)))]
+#[command(mut_arg("psk_file", |a| a.conflicts_with_all(["icmp", "tcp_connect"])))]
 pub struct LatencyArgs {
     /// Host (a sonde server; any host with --icmp; HOST:PORT with --tcp-connect)
     pub host: String,
@@ -68,6 +69,8 @@ pub struct LatencyArgs {
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
     #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -104,6 +107,8 @@ pub struct RrulArgs {
     /// unit (5s); default 30s
     #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

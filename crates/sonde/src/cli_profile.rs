@@ -53,6 +53,8 @@ pub struct ProfileRunArgs {
     /// Seconds to wait for the control connection
     #[arg(long = "connect-timeout", value_name = "SECS", default_value = "10", value_parser = parse_secs)]
     pub connect_timeout: f64,
+    #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {

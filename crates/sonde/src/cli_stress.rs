@@ -11,6 +11,7 @@ const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
 #[command(mut_arg("json", |a| a.help(STRESS_JSON_HELP)))]
+#[command(mut_arg("psk_file", |a| a.requires("steps")))]
 pub struct StressArgs {
     /// The device (or host) running the echo, discard or chargen server
     pub host: String,
@@ -38,6 +39,8 @@ pub struct StressArgs {
     /// How long a connection may take to open before it counts as timed out
     #[arg(long = "connect-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
     /// How long, after this end's FIN, the device may take to close each connection
     #[arg(long = "close-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub close_timeout: std::time::Duration,
@@ -63,7 +66,7 @@ pub struct StressArgs {
     pub steps: Option<Vec<u64>>,
     /// --steps against an iperf3 server (its protocol; it reports no process CPU, so the
     /// server column says "not reported")
-    #[arg(long, requires = "steps")]
+    #[arg(long, requires = "steps", conflicts_with = "psk_file")]
     pub iperf3: bool,
     /// --steps: seconds per step
     #[arg(long = "step-time", value_name = "TIME", default_value = "3", value_parser = parse_duration_arg)]

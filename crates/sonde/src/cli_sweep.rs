@@ -67,6 +67,8 @@ pub struct SweepArgs {
     /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
     #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub psk: crate::cli_auth::PskArgs,
     /// No progress lines on stderr
     #[arg(short = 'q', long)]
     pub quiet: bool,

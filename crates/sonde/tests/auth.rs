@@ -35,16 +35,6 @@ fn logged(server: &Server, needle: &str, times: usize) -> bool {
     }
 }
 
-fn random_key(path: &Path) {
-    let mut bytes = [0u8; 24];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut bytes)
-        .unwrap();
-    let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::write(path, format!("{text}\n")).unwrap();
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -53,8 +43,8 @@ fn s(p: &Path) -> &str {
 fn two_keys(tag: &str) -> (TempDir, PathBuf, PathBuf) {
     let dir = TempDir::new(tag);
     let (key, other) = (dir.file("key"), dir.file("other"));
-    random_key(&key);
-    random_key(&other);
+    common::random_key(&key);
+    common::random_key(&other);
     (dir, key, other)
 }
 
@@ -137,7 +127,7 @@ fn psk_right_key_runs_and_every_other_client_is_refused_before_any_test() {
 fn psk_is_ignored_by_a_server_without_one_and_a_short_key_is_refused_at_start() {
     let dir = TempDir::new("auth-psk2");
     let key = dir.file("key");
-    random_key(&key);
+    common::random_key(&key);
     let server = Server::start(&[]);
     server
         .client(&["-t", "1", "--psk-file", s(&key)], T)

@@ -182,6 +182,11 @@ pub fn run_rrul(
     Ok(result)
 }
 
+/// A family or phase whose probes all went unanswered; a keyed server drops probes without
+/// its key's tag, hence the hint.
+const NO_ANSWER: &str = "no probe was answered (a server started with --psk-file answers \
+                         only probes tagged with its key: give --psk-file with that key)";
+
 /// Why a finished phase measured nothing useful: its load could not run (`loaded` phases), or
 /// no probe was answered.
 fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
@@ -191,7 +196,7 @@ fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
         }
     }
     if phase.latency.rtt.is_none() {
-        return Some(format!("{} phase: no probe was answered", phase.name));
+        return Some(format!("{} phase: {NO_ANSWER}", phase.name));
     }
     None
 }
@@ -246,12 +251,20 @@ fn start_load(
             cfg.step.as_secs_f64().max(0.1),
         ),
         connect_timeout: cfg.connect_timeout,
-        local: Default::default(),
+        local: keyed(&cfg.probe),
         rcv_timeout: None,
         file: None,
     };
     let i = interrupt.clone();
     std::thread::spawn(move || throughput(c, i))
+}
+
+/// The load's sockets: the probes' key answers the server's challenge.
+fn keyed(probe: &LatencyConfig) -> crate::sockets::ClientSockets {
+    crate::sockets::ClientSockets {
+        psk: probe.psk.clone(),
+        ..Default::default()
+    }
 }
 
 /// The median and p99 RTT of a phase, when any probe was answered.
@@ -356,7 +369,7 @@ fn measure_family(
         r.loss_percent = Some(s.loss.loss_percent);
         errors.extend(s.error.clone());
         if s.rtt.is_none() {
-            errors.push("no probe was answered".into());
+            errors.push(NO_ANSWER.into());
         }
     }
     let mut tput = Vec::new();
@@ -386,7 +399,7 @@ fn upload(cfg: &CompareConfig, addr: IpAddr, interrupt: &Arc<AtomicBool>) -> Loa
             (cfg.throughput_secs / 5.0).clamp(0.1, 1.0),
         ),
         connect_timeout: cfg.connect_timeout,
-        local: Default::default(),
+        local: keyed(&cfg.probe),
         rcv_timeout: None,
         file: None,
     };
@@ -417,16 +430,17 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
         (rtt4, rtt6, sizes) = (s4, s6, rows);
     }
     let port = cfg.probe.port;
+    let local = keyed(&cfg.probe);
     let btc = cfg.btc.as_ref().map(|plan| {
         [false, true].map(|v6f| {
             let a = addr(if v6f { &v6 } else { &v4 });
-            run_btc(plan, v6f, a, port, cfg.connect_timeout, interrupt)
+            run_btc(plan, v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
     let capacity = cfg.capacity.then(|| {
         [false, true].map(|v6f| {
             let a = addr(if v6f { &v6 } else { &v4 });
-            run_capacity(v6f, a, port, cfg.connect_timeout, interrupt)
+            run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
     let latency = v4
@@ -495,7 +509,7 @@ fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
         })
         .collect();
     if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
-        let mut e = vec!["no probe was answered".to_string()];
+        let mut e = vec![NO_ANSWER.to_string()];
         e.extend(errors);
         f.error = Some(e.join("; "));
     }

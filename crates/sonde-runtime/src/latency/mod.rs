@@ -56,6 +56,10 @@ pub struct LatencyConfig {
     pub wait: Option<Duration>,
     /// Per-probe timeout of TCP connects and the first connection of tcp-rr.
     pub timeout: Duration,
+    /// The pre-shared key of a server started with `--psk-file` (`--psk-file`): it tags UDP
+    /// probes and answers tcp-rr's challenge, and the load of rrul and compare-ip answers
+    /// the control connection's challenge with it.
+    pub psk: Option<sonde_proto::psk::Psk>,
 }
 
 impl LatencyConfig {
@@ -78,6 +82,7 @@ impl LatencyConfig {
             report_interval: Some(Duration::from_secs(1)),
             wait: None,
             timeout: Duration::from_secs(2),
+            psk: None,
         }
     }
 }

@@ -144,12 +144,17 @@ fn announce(
         t.size_meaning(),
         t.timestamping(),
     ));
-    if cfg.mode == LatencyMode::Udp && cfg.size < sonde_proto::probe::HEADER_LEN {
+    let min = super::transports::min_probe_len(cfg);
+    if cfg.mode == LatencyMode::Udp && cfg.size < min {
+        let what = if cfg.psk.is_some() {
+            "header and a 16-byte key tag"
+        } else {
+            "header"
+        };
         emit(LatencyEvent::Note(format!(
-            "UDP probes carry a {}-byte header; --size {} raised to {}",
+            "UDP probes carry a {}-byte {what}; --size {} raised to {min}",
             sonde_proto::probe::HEADER_LEN,
             cfg.size,
-            sonde_proto::probe::HEADER_LEN
         )));
     }
 }

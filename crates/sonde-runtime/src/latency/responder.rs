@@ -7,10 +7,14 @@
 //! upstream and downstream; idle entries expire and the oldest is evicted when it is full.
 //! With a per-source limit (`sonde server --max-probe-rate`), probes from an address beyond it
 //! go unanswered and are counted, so one source cannot make the server answer without bound.
+//! With a key (`sonde server --psk-file`) only probes tagged with it are answered (see
+//! `sonde_proto::probe_tag`), each sequence number once per session; the rest are dropped
+//! silently and counted, for a rate-limited log line.
 
 use crate::os::timestamp;
 use crate::server::source_limit::SourceLimiter;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
+use sonde_proto::probe_tag::{ProbeKey, ReplayWindow};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -23,12 +27,26 @@ pub const SESSION_IDLE: Duration = Duration::from_secs(300);
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub struct Responder {
-    sessions: HashMap<(SocketAddr, u64), (u64, Instant)>,
+    sessions: HashMap<(SocketAddr, u64), Session>,
     limiter: Option<SourceLimiter>,
+    /// Only probes tagged with this key are answered.
+    key: Option<ProbeKey>,
+    /// Probes dropped for a missing, wrong or replayed tag since the last
+    /// [`Responder::take_rejected`], and the address of the last of them.
+    rejected: u64,
+    last_rejected: Option<std::net::IpAddr>,
     /// Probes left unanswered because of the limit, since the last [`Responder::take_limited`],
     /// and the address of the last of them.
     limited: u64,
     last_limited: Option<std::net::IpAddr>,
+}
+
+/// One client session: requests received, when the last came, the sequence numbers answered.
+#[derive(Debug, Clone, Copy)]
+struct Session {
+    count: u64,
+    seen: Instant,
+    replay: ReplayWindow,
 }
 
 impl Responder {
@@ -45,6 +63,23 @@ impl Responder {
         }
     }
 
+    /// This responder, answering only probes tagged with `key`.
+    pub fn keyed(self, key: ProbeKey) -> Self {
+        Self {
+            key: Some(key),
+            ..self
+        }
+    }
+
+    /// Probes dropped for a missing, wrong or replayed tag since the last call, and the
+    /// address of the last of them.
+    pub fn take_rejected(&mut self) -> (u64, Option<std::net::IpAddr>) {
+        (
+            std::mem::take(&mut self.rejected),
+            self.last_rejected.take(),
+        )
+    }
+
     /// Probes left unanswered because of the per-source limit since the last call, and the
     /// address of the last of them.
     pub fn take_limited(&mut self) -> (u64, Option<std::net::IpAddr>) {
@@ -56,27 +91,53 @@ impl Responder {
         self.sessions.len()
     }
 
-    fn count(&mut self, key: (SocketAddr, u64), bump: bool, now: Instant) -> u64 {
+    /// The session of `key`, made (evicting the idle or the oldest when the table is full)
+    /// when new.
+    fn session(&mut self, key: (SocketAddr, u64), now: Instant) -> &mut Session {
         if !self.sessions.contains_key(&key) && self.sessions.len() >= MAX_SESSIONS {
             self.sessions
-                .retain(|_, (_, seen)| now.duration_since(*seen) < SESSION_IDLE);
+                .retain(|_, s| now.duration_since(s.seen) < SESSION_IDLE);
             if self.sessions.len() >= MAX_SESSIONS {
                 if let Some(oldest) = self
                     .sessions
                     .iter()
-                    .min_by_key(|(_, (_, seen))| *seen)
+                    .min_by_key(|(_, s)| s.seen)
                     .map(|(k, _)| *k)
                 {
                     self.sessions.remove(&oldest);
                 }
             }
         }
-        let e = self.sessions.entry(key).or_insert((0, now));
+        self.sessions.entry(key).or_insert(Session {
+            count: 0,
+            seen: now,
+            replay: ReplayWindow::default(),
+        })
+    }
+
+    fn count(&mut self, key: (SocketAddr, u64), bump: bool, now: Instant) -> u64 {
+        let s = self.session(key, now);
         if bump {
-            e.0 += 1;
+            s.count += 1;
         }
-        e.1 = now;
-        e.0
+        s.seen = now;
+        s.count
+    }
+
+    /// With a key: true when `datagram` carries a valid tag and (a request) a sequence
+    /// number not answered before in its session. Without a key: always true.
+    fn admitted(&mut self, datagram: &[u8], p: &Probe, peer: SocketAddr, now: Instant) -> bool {
+        let Some(key) = &self.key else {
+            return true;
+        };
+        let ok = key.check(datagram).is_ok()
+            && (p.kind != ProbeKind::Request
+                || self.session((peer, p.token), now).replay.accept(p.seq));
+        if !ok {
+            self.rejected += 1;
+            self.last_rejected = Some(peer.ip().to_canonical());
+        }
+        ok
     }
 
     /// Answers `datagram` (just read from `sock`, from `peer`) if it is a probe. Returns false
@@ -90,7 +151,7 @@ impl Responder {
         let Ok(p) = Probe::parse(datagram) else {
             return true;
         };
-        if !p.kind.is_query() {
+        if !p.kind.is_query() || !self.admitted(datagram, &p, peer, Instant::now()) {
             return true;
         }
         if let Some(l) = &mut self.limiter {
@@ -181,6 +242,48 @@ mod tests {
         assert_eq!(answered, 3, "the burst of the limit, then nothing");
         assert_eq!(r.take_limited(), (7, Some(peer.ip())));
         assert_eq!(r.take_limited(), (0, None));
+    }
+
+    #[test]
+    fn a_keyed_responder_answers_only_tagged_probes_once() {
+        use sonde_proto::probe_tag::TAGGED_LEN;
+        let psk = |k: &str| sonde_proto::psk::Psk::from_file_bytes(k.as_bytes()).unwrap();
+        let key = ProbeKey::new(&psk("0123456789abcdef0123456789abcdef"));
+        let other = ProbeKey::new(&psk("fedcba9876543210fedcba9876543210"));
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut r = Responder::new().keyed(key.clone());
+        let peer = client.local_addr().unwrap();
+        let probe = |seq: u64, k: Option<&ProbeKey>| {
+            let mut b = vec![0u8; 80];
+            Probe::request(4, seq, 100).emit(&mut b).unwrap();
+            if let Some(k) = k {
+                k.seal(&mut b).unwrap();
+            }
+            b
+        };
+        let mut got = [0u8; 200];
+        // Untagged, wrongly tagged: dropped, no reply.
+        assert!(r.handle(&server, &mut probe(1, None), peer));
+        assert!(r.handle(&server, &mut probe(1, Some(&other)), peer));
+        assert!(client.recv(&mut got).is_err(), "no answer without the key");
+        assert_eq!(r.take_rejected(), (2, Some(peer.ip())));
+        // Tagged with the key: answered, as long as the request, tag echoed.
+        let sent = probe(1, Some(&key));
+        assert!(r.handle(&server, &mut sent.clone(), peer));
+        let n = client.recv(&mut got).unwrap();
+        assert_eq!(n, sent.len());
+        assert_eq!(&got[HEADER_LEN..TAGGED_LEN], &sent[HEADER_LEN..TAGGED_LEN]);
+        assert_eq!(Probe::parse(&got[..n]).unwrap().server_count, 1);
+        // The same probe again (a replay): dropped.
+        assert!(r.handle(&server, &mut sent.clone(), peer));
+        assert!(client.recv(&mut got).is_err(), "a replay is not answered");
+        assert_eq!(r.take_rejected(), (1, Some(peer.ip())));
+        assert!(r.handle(&server, &mut probe(2, Some(&key)), peer));
+        assert!(client.recv(&mut got).is_ok());
     }
 
     #[test]

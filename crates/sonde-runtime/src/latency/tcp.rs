@@ -5,6 +5,9 @@
 //! same absolute one as the datagram prober (a transaction that overruns its slot delays only
 //! itself), `--flood` runs them back to back. A refused or timed-out connect is a lost probe;
 //! a broken tcp-rr connection ends the run with the statistics so far.
+//!
+//! With a key (`--psk-file`) tcp-rr answers the server's challenge before the first
+//! transaction (`sonde_proto::probe_tag`); a keyed server refuses a client without one.
 
 use super::run_state::RunState;
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
@@ -16,6 +19,10 @@ use sonde_proto::probe::RR_REFUSAL_MAGIC;
 use sonde_proto::probe::{
     emit_rr_refusal, parse_rr_refusal, parse_rr_size, MAX_PROBE_LEN, MAX_RR_REFUSAL_LEN,
     RR_HEADER_LEN,
+};
+use sonde_proto::probe_tag::{
+    emit_rr_challenge, parse_rr_challenge, ProbeKey, RR_ANSWER_LEN, RR_CHALLENGE_LEN,
+    RR_CHALLENGE_MAGIC, RR_KEYED_BIT,
 };
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
@@ -41,21 +48,56 @@ struct Rr {
 }
 
 impl Rr {
-    fn open(peer: SocketAddr, size: usize, timeout: Duration) -> Result<Self, LatencyError> {
+    fn open(
+        peer: SocketAddr,
+        size: usize,
+        timeout: Duration,
+        key: Option<&ProbeKey>,
+    ) -> Result<Self, LatencyError> {
         let mut stream = connect(peer, timeout)
             .map_err(|e| LatencyError::io(format!("connecting to {peer}"), e))?;
+        let size_field = size as u32 | if key.is_some() { RR_KEYED_BIT } else { 0 };
         let mut hello = RR_MAGIC.to_vec();
-        hello.extend_from_slice(&(size as u32).to_be_bytes());
+        hello.extend_from_slice(&size_field.to_be_bytes());
         stream
             .write_all(&hello)
             .map_err(|e| LatencyError::io("sending the tcp-rr preamble", e))?;
         stream
             .set_read_timeout(Some(timeout))
             .map_err(|e| LatencyError::io("setting a read timeout", e))?;
-        Ok(Self {
+        let mut rr = Self {
             stream,
             buf: vec![0u8; size],
-        })
+        };
+        if let Some(k) = key {
+            rr.answer_challenge(k, size_field)?;
+        }
+        Ok(rr)
+    }
+
+    /// Reads the server's challenge (or its refusal) and answers it with `key`.
+    fn answer_challenge(&mut self, key: &ProbeKey, size_field: u32) -> Result<(), LatencyError> {
+        let mut c = [0u8; RR_CHALLENGE_LEN];
+        let old = |_| {
+            LatencyError::Setup(
+                "tcp-rr: the server closed the connection instead of sending its key challenge \
+                 (a sonde server older than keyed tcp-rr; run it from this release)"
+                    .into(),
+            )
+        };
+        self.stream.read_exact(&mut c[..1]).map_err(old)?;
+        if c[0] == RR_REFUSAL_MAGIC[0] {
+            self.stream.read_exact(&mut c[1..8]).map_err(old)?;
+        }
+        if &c[..8] != RR_CHALLENGE_MAGIC.as_slice() {
+            return Err(self.refusal_after(&c[..8]));
+        }
+        self.stream.read_exact(&mut c[8..]).map_err(old)?;
+        let nonce = parse_rr_challenge(&c)
+            .ok_or_else(|| LatencyError::Setup("tcp-rr: malformed key challenge".into()))?;
+        self.stream
+            .write_all(&key.rr_answer(&nonce, size_field))
+            .map_err(|e| LatencyError::io("answering the tcp-rr key challenge", e))
     }
 
     fn transact(&mut self, seq: u64) -> Result<(), LatencyError> {
@@ -78,9 +120,14 @@ impl Rr {
 
     /// Reads the rest of a refusal whose first byte came in (bounded, until the server closes).
     fn refusal(&mut self) -> LatencyError {
-        let mut got = vec![RR_REFUSAL_MAGIC[0]];
+        self.refusal_after(&RR_REFUSAL_MAGIC[..1])
+    }
+
+    /// Reads the rest of a refusal whose first bytes, `got`, came in.
+    fn refusal_after(&mut self, got: &[u8]) -> LatencyError {
+        let mut got = got.to_vec();
         let _ = (&mut self.stream)
-            .take(MAX_RR_REFUSAL_LEN as u64 - 1)
+            .take((MAX_RR_REFUSAL_LEN - got.len().min(MAX_RR_REFUSAL_LEN)) as u64)
             .read_to_end(&mut got);
         match parse_rr_refusal(&got) {
             Some(msg) => LatencyError::Refused(msg),
@@ -98,7 +145,10 @@ pub(crate) fn run(
     let peer = target(cfg)?;
     let size = cfg.size.clamp(1, MAX_PROBE_LEN);
     let rr = match cfg.mode {
-        LatencyMode::TcpRr => Some(Rr::open(peer, size, cfg.timeout)?),
+        LatencyMode::TcpRr => {
+            let key = cfg.psk.as_ref().map(ProbeKey::new);
+            Some(Rr::open(peer, size, cfg.timeout, key.as_ref())?)
+        }
         _ => None,
     };
     emit(tcp_start_event(cfg, peer, rr.as_ref(), size));
@@ -256,14 +306,43 @@ fn wait_for(st: &mut RunState, due: Instant, interrupt: &AtomicBool) {
 }
 
 /// Serves one tcp-rr connection (after its `SONDE/R1` preamble): echoes transactions until the
-/// client closes, `stop()` says so, or the client is idle for 60 s.
-pub fn serve_rr(mut stream: TcpStream, stop: impl Fn() -> bool) -> Result<(), String> {
+/// client closes, `stop()` says so, or the client is idle for 60 s. With `key` (the server's
+/// `--psk-file`) only a client that answers the challenge with it is served; others get a
+/// refusal (and the error says why, for the log).
+pub fn serve_rr(
+    mut stream: TcpStream,
+    key: Option<&ProbeKey>,
+    stop: impl Fn() -> bool,
+) -> Result<(), String> {
     const IDLE: Duration = Duration::from_secs(60);
+    /// How long a client may take to answer the key challenge.
+    const ANSWER: Duration = Duration::from_secs(10);
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
     let mut head = [0u8; RR_HEADER_LEN];
     read_full(&mut stream, &mut head, &stop, IDLE)?;
-    let size = parse_rr_size(&head).map_err(|_| "tcp-rr: bad transaction size".to_string())?;
+    let size_field = u32::from_be_bytes(head);
+    let keyed = size_field & RR_KEYED_BIT != 0;
+    let size = parse_rr_size(&(size_field & !RR_KEYED_BIT).to_be_bytes())
+        .map_err(|_| "tcp-rr: bad transaction size".to_string())?;
+    if keyed {
+        let nonce = crate::auth::fresh_nonce().map_err(|e| format!("tcp-rr: {e}"))?;
+        stream
+            .write_all(&emit_rr_challenge(&nonce))
+            .map_err(|e| format!("tcp-rr: {e}"))?;
+        let mut answer = [0u8; RR_ANSWER_LEN];
+        read_full(&mut stream, &mut answer, &stop, ANSWER)?;
+        if key.is_some_and(|k| !k.rr_verify(&nonce, size_field, &answer)) {
+            let why = "auth: the client's key does not match the server's (HMAC check failed)";
+            refuse_rr(stream, why);
+            return Err(format!("refused: {why}"));
+        }
+    } else if key.is_some() {
+        let why = "auth: this server requires a pre-shared key and the client sent none \
+                   (give the client `--psk-file FILE` with the server's key)";
+        refuse_rr(stream, why);
+        return Err(format!("refused: {why}"));
+    }
     let mut buf = vec![0u8; size];
     loop {
         match read_full(&mut stream, &mut buf, &stop, IDLE) {

@@ -5,6 +5,7 @@ use crate::os::{icmp as os_icmp, timestamp};
 use socket2::Socket;
 use sonde_proto::icmp::{self, Family as IcmpFamily};
 use sonde_proto::probe::{Probe, ProbeKind, HEADER_LEN, MAX_PROBE_LEN};
+use sonde_proto::probe_tag::{ProbeKey, TAGGED_LEN};
 use sonde_stats::latency::tracker::{Reply, ServerStamps};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
@@ -54,6 +55,17 @@ pub(crate) struct UdpProbes {
     out: Vec<u8>,
     inbuf: Vec<u8>,
     kernel_rx: bool,
+    /// Tags every probe for a keyed server (`--psk-file`).
+    key: Option<ProbeKey>,
+}
+
+/// The smallest UDP probe: the header, and the tag when probes carry one.
+pub(crate) fn min_probe_len(cfg: &LatencyConfig) -> usize {
+    if cfg.psk.is_some() {
+        TAGGED_LEN
+    } else {
+        HEADER_LEN
+    }
 }
 
 /// A per-run token: time and pid mixed, so a late reply from an earlier run is not ours.
@@ -76,14 +88,23 @@ impl UdpProbes {
         sock.connect(peer)
             .map_err(|e| LatencyError::io(format!("connecting to {peer}"), e))?;
         let kernel_rx = timestamp::enable_rx(&sock);
-        let size = cfg.size.clamp(HEADER_LEN, MAX_PROBE_LEN);
+        let size = cfg.size.clamp(min_probe_len(cfg), MAX_PROBE_LEN);
         Ok(Self {
             sock,
             token: token(),
             out: vec![0u8; size],
             inbuf: vec![0u8; MAX_PROBE_LEN + 1],
             kernel_rx,
+            key: cfg.psk.as_ref().map(ProbeKey::new),
         })
+    }
+
+    /// Tags the probe in `buf` when this run has a key.
+    fn seal(key: Option<&ProbeKey>, buf: &mut [u8]) -> std::io::Result<()> {
+        match key {
+            Some(k) => k.seal(buf).map_err(std::io::Error::other),
+            None => Ok(()),
+        }
     }
 }
 
@@ -91,15 +112,22 @@ impl Transport for UdpProbes {
     fn send(&mut self, seq: u64, wall_ns: u64) -> std::io::Result<()> {
         let p = Probe::request(self.token, seq, wall_ns);
         p.emit(&mut self.out).map_err(std::io::Error::other)?;
+        Self::seal(self.key.as_ref(), &mut self.out)?;
         self.sock.send(&self.out).map(|_| ())
     }
 
     fn send_count_query(&mut self) -> std::io::Result<bool> {
         let mut p = Probe::request(self.token, 0, timestamp::realtime_ns());
         p.kind = ProbeKind::CountQuery;
-        let mut b = [0u8; HEADER_LEN];
-        p.emit(&mut b).map_err(std::io::Error::other)?;
-        self.sock.send(&b).map(|_| true)
+        let mut b = [0u8; TAGGED_LEN];
+        let b = &mut b[..if self.key.is_some() {
+            TAGGED_LEN
+        } else {
+            HEADER_LEN
+        }];
+        p.emit(b).map_err(std::io::Error::other)?;
+        Self::seal(self.key.as_ref(), b)?;
+        self.sock.send(b).map(|_| true)
     }
 
     fn wait(&self, timeout: Duration) -> std::io::Result<bool> {

@@ -3,22 +3,20 @@
 
 use super::workers::{ProfileStream, Workers};
 use crate::client::{
-    connect_control, flush, open_data_stream, udp_handshake, unexpected, ClientConfig,
+    flush, open_control, open_data_stream, udp_handshake, unexpected, ClientConfig, OpenControl,
 };
 use crate::control_conn::ControlConn;
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::host::software;
-use crate::os::resolve::{resolve, Family};
+use crate::os::resolve::Family;
 use crate::os::sockopt;
 use crate::sockets::ClientSockets;
 use sonde_profile::receive::StreamReceiver;
 use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult, MAX_EXCEPTIONS};
 use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams};
-use sonde_proto::preamble::{Cookie, CONTROL_MAGIC};
+use sonde_proto::preamble::Cookie;
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_stats::model::{Direction, Protocol};
-use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -75,7 +73,13 @@ pub fn run(
     let mut cfg = cfg;
     if !cfg.request.clock_synced && cfg.request.clock_offset.is_none() {
         measured = cfg.clone();
-        match super::clock_offset::measure(&cfg.host, cfg.port, cfg.family, interrupt) {
+        match super::clock_offset::measure(
+            &cfg.host,
+            cfg.port,
+            cfg.family,
+            cfg.local.psk.as_ref(),
+            interrupt,
+        ) {
             Ok(o) => {
                 note(format!(
                     "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
@@ -138,12 +142,12 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn execute(&mut self) -> Result<ProfileReport, RunError> {
-        let addrs = resolve(&self.cfg.host, self.cfg.port, self.cfg.family)?;
-        let mut tcp = connect_control(&addrs, &self.cfg.local, self.cfg.connect_timeout)?;
-        let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
-        tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
-        let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
-        let mut session = ClientSession::new(self.ccfg.params.clone(), &software());
+        let OpenControl {
+            mut conn,
+            mut session,
+            server,
+            ..
+        } = open_control(self.ccfg)?;
         let result = self.connected(&mut conn, &mut session, server);
         if let Err(e) = &result {
             if !matches!(

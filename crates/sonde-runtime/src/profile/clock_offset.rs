@@ -26,10 +26,12 @@ pub(crate) fn measure(
     host: &str,
     port: u16,
     family: Family,
+    psk: Option<&sonde_proto::psk::Psk>,
     interrupt: &AtomicBool,
 ) -> Result<ClockOffset, String> {
     let mut cfg = LatencyConfig::udp(host, port);
     cfg.family = family;
+    cfg.psk = psk.cloned();
     cfg.count = Some(PROBES);
     cfg.duration = None;
     cfg.interval = SPACING;

@@ -404,7 +404,13 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
             let stop = || {
                 shared.shutdown.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed)
             };
-            if let Err(e) = crate::latency::tcp::serve_rr(stream, stop) {
+            let key = shared
+                .cfg
+                .auth
+                .psk
+                .as_ref()
+                .map(sonde_proto::probe_tag::ProbeKey::new);
+            if let Err(e) = crate::latency::tcp::serve_rr(stream, key.as_ref(), stop) {
                 (shared.log)(&format!("tcp-rr connection from {peer}: {e}"));
             }
         }
@@ -417,6 +423,9 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         Some(rate) => crate::latency::Responder::with_limit(SourceLimiter::new(rate)),
         None => crate::latency::Responder::new(),
     };
+    if let Some(k) = &shared.cfg.auth.psk {
+        probes = probes.keyed(sonde_proto::probe_tag::ProbeKey::new(k));
+    }
     let mut limited_logged = Instant::now();
     while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
@@ -430,6 +439,11 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
                 if let (limited @ 1.., Some(from)) = probes.take_limited() {
                     (shared.log)(&format!(
                         "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
+                    ));
+                }
+                if let (rejected @ 1.., Some(from)) = probes.take_rejected() {
+                    (shared.log)(&format!(
+                        "latency probes: {rejected} dropped since the last note for a missing, wrong or replayed --psk-file tag (the last from {from})"
                     ));
                 }
                 limited_logged = Instant::now();

@@ -1,7 +1,7 @@
 //! Turns the authentication flags into what the runtime needs: keys read from their files,
 //! and the iperf3 password from `IPERF3_PASSWORD` or a prompt (as iperf3 does).
 
-use crate::cli_auth::{ClientAuthArgs, ServerAuthArgs};
+use crate::cli_auth::{ClientAuthArgs, PskArgs, ServerAuthArgs};
 use sonde_proto::iperf3::auth::{Padding, DEFAULT_SKEW_SECS};
 use sonde_proto::psk::Psk;
 use sonde_runtime::auth::{self, RsaServer, ServerAuth};
@@ -51,12 +51,31 @@ pub fn server(a: &ServerAuthArgs) -> Result<ServerAuth, String> {
 ///
 /// # Errors
 /// A message naming the file and what is wrong with it.
-pub fn client_psk(a: &ClientAuthArgs) -> Result<Option<Psk>, String> {
+pub fn client_psk(a: &PskArgs) -> Result<Option<Psk>, String> {
     a.psk_file
         .as_deref()
         .map(auth::load_psk)
         .transpose()
         .map_err(|e| e.to_string())
+}
+
+/// The sockets of a command whose only socket flag is `--psk-file`: default ones holding
+/// the key.
+///
+/// # Errors
+/// A message naming the key file and what is wrong with it.
+pub fn keyed_sockets(a: &PskArgs) -> Result<sonde_runtime::sockets::ClientSockets, String> {
+    Ok(sonde_runtime::sockets::ClientSockets {
+        psk: client_psk(a)?,
+        ..Default::default()
+    })
+}
+
+/// Prints why the key cannot be used and gives the exit code, for commands that load it
+/// outside their configuration step.
+pub fn key_failed(e: &str) -> i32 {
+    eprintln!("sonde: error - {e}");
+    super::exit::FAILED
 }
 
 /// The iperf3 password: `IPERF3_PASSWORD`, else a prompt without echo on the terminal.

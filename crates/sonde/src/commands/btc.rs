@@ -43,6 +43,10 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     } else {
         vec![Family::Any]
     };
+    let local = match super::auth::keyed_sockets(&a.psk) {
+        Ok(l) => l,
+        Err(e) => return super::auth::key_failed(&e),
+    };
     let cfg = BtcConfig {
         client: ClientConfig {
             host: a.host.clone(),
@@ -55,7 +59,7 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
                 ..TestParams::default()
             },
             connect_timeout: a.connect_timeout,
-            local: Default::default(),
+            local,
             rcv_timeout: None,
             file: None,
         },

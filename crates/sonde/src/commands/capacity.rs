@@ -32,6 +32,10 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         eprintln!("sonde: usage error - {e}");
         return exit::USAGE;
     }
+    let local = match super::auth::keyed_sockets(&a.psk) {
+        Ok(l) => l,
+        Err(e) => return super::auth::key_failed(&e),
+    };
     let cfg = ClientConfig {
         host: a.host.clone(),
         port: a.port,
@@ -39,7 +43,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         cport: None,
         params,
         connect_timeout: a.connect_timeout,
-        local: Default::default(),
+        local,
         rcv_timeout: None,
         file: None,
     };

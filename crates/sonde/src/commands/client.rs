@@ -255,7 +255,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         }
     }
     let (psk, iperf3_auth) = match (
-        super::auth::client_psk(&a.auth),
+        super::auth::client_psk(&a.auth.psk),
         super::auth::Iperf3Credentials::from_args(&a.auth, interrupt),
     ) {
         (Ok(k), Ok(c)) => (k, c),
@@ -295,6 +295,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             control_keepalive: a.cntl_ka,
             mptcp: a.mptcp,
             flow_label: a.flowlabel,
+            psk,
         },
         rcv_timeout: Some(a.rcv_timeout),
         file: a.file.clone(),
@@ -332,7 +333,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             &mut emit,
         )
     } else {
-        client::run_with_psk(&cfg, psk.as_ref(), interrupt, &mut emit)
+        client::run(&cfg, interrupt, &mut emit)
     };
     if let (true, Some(events)) = (a.get_server_output && !a.iperf3, &outcome.server_view) {
         match &server_json {

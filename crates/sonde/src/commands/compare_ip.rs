@@ -22,8 +22,9 @@ pub const IPV4_BETTER: i32 = 3;
 pub const IPV6_BETTER: i32 = 4;
 
 /// Phase two: the run configuration of validated flags.
-fn config(a: &CompareIpArgs) -> CompareConfig {
+fn config(a: &CompareIpArgs) -> Result<CompareConfig, String> {
     let mut probe = LatencyConfig::udp(&a.host, a.port);
+    probe.psk = super::auth::client_psk(&a.psk)?;
     probe.size = a.size as usize;
     probe.count = Some(a.count.unwrap_or(DEFAULT_COUNT));
     probe.duration = None;
@@ -33,7 +34,7 @@ fn config(a: &CompareIpArgs) -> CompareConfig {
         sizes,
         every: a.every,
     });
-    CompareConfig {
+    Ok(CompareConfig {
         probe,
         ipv4: a.ipv4_addr.map(Into::into),
         ipv6: a.ipv6_addr.map(Into::into),
@@ -45,7 +46,7 @@ fn config(a: &CompareIpArgs) -> CompareConfig {
             every: a.btc_every,
         }),
         capacity: a.capacity || a.all,
-    }
+    })
 }
 
 /// Runs the compare-ip command.
@@ -54,7 +55,10 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         eprintln!("sonde: usage error - {e}");
         return exit::USAGE;
     }
-    let cfg = config(&a);
+    let cfg = match config(&a) {
+        Ok(c) => c,
+        Err(e) => return super::auth::key_failed(&e),
+    };
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {

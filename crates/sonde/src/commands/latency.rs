@@ -109,6 +109,7 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
             .then_some(a.report_interval.max(Duration::from_millis(100))),
         wait: a.wait,
         timeout: a.timeout.max(Duration::from_millis(1)),
+        psk: super::auth::client_psk(&a.psk)?,
     })
 }
 
@@ -148,10 +149,16 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
             crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
             code = exit::FAILED;
         } else if s.loss.received == 0 {
-            let hint = if cfg.mode == LatencyMode::Udp {
-                " (is `sonde server` running there, and is UDP port open?)"
-            } else {
-                ""
+            let hint = match (cfg.mode, cfg.psk.is_some()) {
+                (LatencyMode::Udp, false) => {
+                    " (is `sonde server` running there, and is UDP port open? A server started \
+                     with --psk-file answers only probes tagged with its key: give --psk-file)"
+                }
+                (LatencyMode::Udp, true) => {
+                    " (is `sonde server` running there, and is UDP port open? A server with \
+                     another --psk-file key drops the probes silently)"
+                }
+                _ => "",
             };
             crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
             code = exit::FAILED;

@@ -60,7 +60,7 @@ fn config(a: &ProfileRunArgs) -> Result<ProfileConfig, String> {
         host: a.host.clone(),
         port: a.port,
         family: super::family(a.ipv4, a.ipv6),
-        local: Default::default(),
+        local: super::auth::keyed_sockets(&a.psk)?,
         connect_timeout: Duration::from_secs_f64(a.connect_timeout),
         request: ProfileRequest {
             profile: p,

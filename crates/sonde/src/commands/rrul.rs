@@ -22,6 +22,10 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let mut probe = LatencyConfig::udp(&a.host, a.port);
     probe.size = a.size as usize;
     probe.family = super::family(a.ipv4, a.ipv6);
+    probe.psk = match super::auth::client_psk(&a.psk) {
+        Ok(k) => k,
+        Err(e) => return super::auth::key_failed(&e),
+    };
     let cfg = RrulConfig {
         probe,
         streams: a.streams,

@@ -74,6 +74,10 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
         );
         output::outln!("{}", stress_steps::header());
     }
+    let local = match super::auth::keyed_sockets(&a.psk) {
+        Ok(l) => l,
+        Err(e) => return super::auth::key_failed(&e),
+    };
     let mut steps = Vec::new();
     let mut error = None;
     for (i, &rate) in rates.iter().enumerate() {
@@ -88,7 +92,7 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
             cport: None,
             params: params(a, rate),
             connect_timeout: a.connect_timeout,
-            local: Default::default(),
+            local: local.clone(),
             rcv_timeout: None,
             file: None,
         };

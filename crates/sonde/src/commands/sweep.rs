@@ -106,7 +106,7 @@ pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
                 ..TestParams::default()
             },
             connect_timeout: a.connect_timeout,
-            local: Default::default(),
+            local: super::auth::keyed_sockets(&a.psk)?,
             rcv_timeout: Some(std::time::Duration::from_secs(
                 (a.step_time.ceil() as u64).saturating_add(10),
             )),

@@ -709,3 +709,14 @@ pub fn lab_server(lab: &sonde_lab::Lab, args: &[&str]) -> Killed {
     assert!(listening.is_ok(), "sonde server never listened");
     Killed(child)
 }
+
+/// Writes a fresh random pre-shared key (48 hex digits and a newline) to `path`, as
+/// `sonde server --psk-file` reads it.
+pub fn random_key(path: &Path) {
+    let mut bytes = [0u8; 24];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .unwrap();
+    let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(path, format!("{text}\n")).unwrap();
+}
