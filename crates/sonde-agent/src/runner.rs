@@ -155,8 +155,17 @@ pub fn run_throughput(
         rcv_timeout: Some(RCV_TIMEOUT),
         file: None,
     };
+    let psk = match peer.psk_file.as_deref().map(sonde_runtime::auth::load_psk) {
+        None => None,
+        Some(Ok(k)) => Some(k),
+        Some(Err(e)) => {
+            out.ended_unix = now_unix();
+            out.error = Some(format!("psk_file: {e}"));
+            return out;
+        }
+    };
     let mut start = None;
-    let outcome = client::run(&cfg, interrupt, &mut |ev| {
+    let outcome = client::run_with_psk(&cfg, psk.as_ref(), interrupt, &mut |ev| {
         if let Event::Start(s) = ev {
             start = Some(s);
         }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
+pub mod postgres;
 pub mod services;
 
 use serde_json::Value;
