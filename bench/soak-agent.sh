@@ -10,8 +10,9 @@
 # /metrics is scraped every 10 s (as Prometheus would); each agent's RSS, thread count and open
 # descriptors are sampled every 30 s into samples.csv. At the end: first, last and max RSS per
 # agent with a least-squares slope (KiB per hour, over the samples after the first 5 minutes
-# so start-up allocations do not count), descriptors and threads first/last/max, and the
-# store's row counts by kind and status.
+# so start-up allocations do not count), the same for anonymous memory alone (RSS also counts
+# the binary's code pages, faulted in as new code paths first run), descriptors and threads
+# first/last/max, and the store's row counts by kind and status.
 #
 # Environment: SONDE (binary, default target/release/sonde), OUT (output directory, default
 # /tmp/soak), PORT_A/PORT_B (agents' servers, default 5361/5362), METRICS_A/METRICS_B (default
@@ -89,15 +90,17 @@ echo "soak: agents a (pid $PID_A) and b (pid $PID_B) for $MINUTES min; output in
 echo "soak: binary $SONDE ($("$SONDE" --version 2>/dev/null | head -1))"
 
 sample() { # agent pid elapsed
-    local rss threads fds
+    local rss threads fds anon file
     rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$2/status" 2>/dev/null || echo "")
+    anon=$(awk '/^RssAnon:/ {print $2}' "/proc/$2/status" 2>/dev/null || echo "")
+    file=$(awk '/^RssFile:/ {print $2}' "/proc/$2/status" 2>/dev/null || echo "")
     threads=$(awk '/^Threads:/ {print $2}' "/proc/$2/status" 2>/dev/null || echo "")
     fds=$(ls "/proc/$2/fd" 2>/dev/null | wc -l)
     [ -n "$rss" ] || { echo "soak: agent $1 (pid $2) is gone; see $OUT/$1.log" >&2; return 1; }
-    echo "$3,$1,$rss,$threads,$fds" >>"$OUT/samples.csv"
+    echo "$3,$1,$rss,$threads,$fds,$anon,$file" >>"$OUT/samples.csv"
 }
 
-echo "elapsed_s,agent,rss_kib,threads,fds" >"$OUT/samples.csv"
+echo "elapsed_s,agent,rss_kib,threads,fds,rss_anon_kib,rss_file_kib" >"$OUT/samples.csv"
 START=$(date +%s)
 END=$((START + MINUTES * 60))
 SCRAPES=0
@@ -122,10 +125,10 @@ while :; do
     sleep "$SCRAPE_SECS"
 done
 
-summary() { # agent
-    awk -F, -v agent="$1" -v skip=300 '
+summary() { # agent column label
+    awk -F, -v agent="$1" -v col="$2" -v label="$3" -v skip=300 '
         $2 == agent {
-            n++; t = $1; r = $3
+            n++; t = $1; r = $col
             if (n == 1) { r0 = r; f0 = $5; th0 = $4 }
             if (r > rmax) rmax = r; if ($5 > fmax) fmax = $5; if ($4 > thmax) thmax = $4
             rl = r; fl = $5; thl = $4
@@ -135,15 +138,19 @@ summary() { # agent
             slope = "n/a"
             if (m > 2 && (m * sxx - sx * sx) > 0)
                 slope = sprintf("%+.0f", (m * sxy - sx * sy) / (m * sxx - sx * sx) * 3600)
-            printf "agent %s: %d samples; RSS KiB first %d last %d max %d, slope after 5 min %s KiB/h; fds first %d last %d max %d; threads first %d last %d max %d\n",
-                agent, n, r0, rl, rmax, slope, f0, fl, fmax, th0, thl, thmax
+            printf "agent %s: %d samples; %s KiB first %d last %d max %d, slope after 5 min %s KiB/h", agent, n, label, r0, rl, rmax, slope
+            if (col == 3) printf "; fds first %d last %d max %d; threads first %d last %d max %d", f0, fl, fmax, th0, thl, thmax
+            printf "\n"
         }' "$OUT/samples.csv"
 }
 
 echo
 echo "soak: $MINUTES min; $SCRAPES scrapes, $SCRAPE_FAIL failed"
-summary a | tee "$OUT/summary.txt"
-summary b | tee -a "$OUT/summary.txt"
+: >"$OUT/summary.txt"
+for a in a b; do
+    summary "$a" 3 RSS | tee -a "$OUT/summary.txt"
+    summary "$a" 6 "anonymous RSS" | tee -a "$OUT/summary.txt"
+done
 cleanup
 PIDS=()
 for a in a b; do
