@@ -5,14 +5,15 @@
 //! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
 //! fraction of a second; a test in progress is cut short and recorded with what it measured.
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, ConfigError};
 use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
-use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
+use crate::sync::{SyncPlan, Syncer};
+use sonde_runtime::server::{Server, SinkFactory};
 use sonde_runtime::RunError;
 use sonde_stats::model::Event;
 use sonde_store::StoreError;
@@ -33,8 +34,11 @@ pub enum AgentError {
     Server(#[from] RunError),
     #[error(transparent)]
     Metrics(#[from] HttpError),
-    #[error("the agent's server thread: {0}")]
+    #[error("the agent's thread: {0}")]
     Thread(std::io::Error),
+    /// A key file named by the configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// What to start.
@@ -103,24 +107,7 @@ fn start_server(
     interrupt: Arc<AtomicBool>,
     log: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Result<(u16, std::thread::JoinHandle<()>), AgentError> {
-    let server_cfg = ServerConfig {
-        port: cfg.listen_port,
-        bind: None,
-        max_clients: None,
-        // Above what a capacity run asks for (its 360 s deadline), below an unattended hour.
-        max_duration_secs: Some(600.0),
-        max_bitrate: None,
-        one_off: false,
-        interval_secs: None,
-        ipv6_only: false,
-        rcv_timeout: Some(Duration::from_secs(10)),
-        mptcp: false,
-        idle_timeout: None,
-        source_limits: Default::default(),
-        // The agent's configuration has no keys yet: its server is as open as `sonde server`
-        // without --psk-file or --rsa-private-key-path.
-        auth: Default::default(),
-    };
+    let server_cfg = cfg.server.server_config(cfg.listen_port)?;
     // The peers' tests are theirs to record; this end keeps no events.
     let sinks: SinkFactory = Arc::new(|_peer: &str| Box::new(|_ev: Event| {}));
     let server_log = log.clone();
@@ -140,6 +127,18 @@ fn start_server(
         })
         .map_err(AgentError::Thread)?;
     Ok((port, thread))
+}
+
+/// Reads every peer's key file once, so that a bad one stops the agent at start rather than
+/// failing each throughput run (runs read it again, so a rotated key is picked up).
+fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
+    for p in &cfg.peers {
+        if let Some(path) = &p.psk_file {
+            sonde_runtime::auth::load_psk(path)
+                .map_err(|e| ConfigError::Invalid(format!("peer {}: psk_file: {e}", p.label())))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the agent until `interrupt` is raised.
@@ -162,16 +161,31 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         .metrics
         .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
         .transpose()?;
+    check_peer_keys(cfg)?;
     let (port, server) = start_server(cfg, interrupt.clone(), log.clone())?;
     log(&format!(
-        "serving tests on port {port}; {} peers; results to {} (run {}){}",
+        "serving tests on port {port}; {} peers; results of agent {:?} to {} (run {}){}",
         cfg.peers.len(),
+        cfg.agent_name(),
         cfg.store.display(),
         recorder.run_id(),
         http.as_ref()
             .map(|h| format!("; metrics on http://{}/metrics", h.addr()))
             .unwrap_or_default()
     ));
+    let syncer = cfg
+        .store_url
+        .as_ref()
+        .map(|url| {
+            let plan = SyncPlan {
+                local: cfg.store.clone(),
+                url: url.clone(),
+                every: Duration::from_secs_f64(cfg.sync_every_secs),
+            };
+            Syncer::start(plan, metrics.clone(), log.clone())
+        })
+        .transpose()
+        .map_err(AgentError::Thread)?;
     let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
     let mut totals = AgentTotals::default();
     // The latest capacity figure of each peer: the throughput budget's reference.
@@ -196,11 +210,17 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             *slot = Some(c.bps as u64);
         }
         account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
+        if let Some(s) = &syncer {
+            s.recorded();
+        }
         totals.skipped = schedule.skipped();
         metrics.set_skipped(totals.skipped);
     }
     if let Err(e) = recorder.finish(now_unix()) {
         log(&format!("cannot mark the run finished: {e}"));
+    }
+    if let Some(s) = syncer {
+        s.stop();
     }
     let _ = server.join();
     if let Some(h) = http {

@@ -23,6 +23,7 @@
 //! link_rate = "1G"
 //! ```
 
+use crate::server_settings::ServerSettings;
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,9 +46,17 @@ pub struct AgentConfig {
     /// Port the agent's own server listens on (TCP and UDP), 0 for any.
     #[serde(default = "default_port")]
     pub listen_port: u16,
-    /// The SQLite results database.
+    /// This agent's name in the results (default: the host name), so that the runs of many
+    /// agents in one PostgreSQL database, or on one host, can be told apart.
+    pub name: Option<String>,
+    /// The SQLite results database (with `store_url`, the buffer PostgreSQL is copied from).
     #[serde(default = "default_store")]
     pub store: PathBuf,
+    /// A PostgreSQL database (`postgres://user:password@host/db`) the local store is copied to.
+    pub store_url: Option<String>,
+    /// Copy to PostgreSQL at most this often, and retry this often while it is away.
+    #[serde(default = "default_sync_every")]
+    pub sync_every_secs: f64,
     /// Each run starts up to this fraction of its period late (0..=0.5), drawn afresh per run,
     /// so agents started together drift apart.
     #[serde(default = "default_jitter")]
@@ -58,6 +67,9 @@ pub struct AgentConfig {
     pub throughput: Option<ThroughputTask>,
     pub capacity: Option<CapacityTask>,
     pub profile: Option<ProfileTask>,
+    /// Limits and key of the agent's own server.
+    #[serde(default)]
+    pub server: ServerSettings,
     /// The peers, each running `sonde agent` or `sonde server`.
     #[serde(default, rename = "peer")]
     pub peers: Vec<Peer>,
@@ -126,6 +138,9 @@ pub struct Peer {
     /// The link's rate in bits per second, with SI suffixes (`"100M"`, `"1G"`): what the
     /// throughput share is taken of.
     pub link_rate: Option<String>,
+    /// The pre-shared key the peer's server asks for (its `--psk-file` or `[server] psk_file`),
+    /// answered by throughput runs.
+    pub psk_file: Option<PathBuf>,
 }
 
 /// The address family to measure a peer over.
@@ -144,6 +159,9 @@ fn default_port() -> u16 {
 fn default_store() -> PathBuf {
     PathBuf::from("sonde-agent.db")
 }
+fn default_sync_every() -> f64 {
+    10.0
+}
 fn default_jitter() -> f64 {
     0.2
 }
@@ -158,6 +176,13 @@ fn default_tp_duration() -> f64 {
 }
 fn default_share() -> f64 {
     0.1
+}
+
+/// The kernel's host name (empty when it cannot be read).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 impl Peer {
@@ -291,6 +316,8 @@ impl AgentConfig {
         if let Some(l) = &self.latency {
             l.check()?;
         }
+        self.server.check()?;
+        self.check_store()?;
         if let Some(t) = &self.throughput {
             range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
             range("throughput.duration_secs", t.duration_secs, 1.0, 60.0)?;
@@ -298,6 +325,25 @@ impl AgentConfig {
             duty("throughput", t.duration_secs, t.every_mins)?;
         }
         self.check_peers()
+    }
+
+    fn check_store(&self) -> Result<(), ConfigError> {
+        range("sync_every_secs", self.sync_every_secs, 1.0, 86_400.0)?;
+        if let Some(n) = &self.name {
+            if n.trim().is_empty() {
+                return Err(ConfigError::Invalid("name must not be empty".into()));
+            }
+        }
+        match &self.store_url {
+            Some(url) => sonde_store::check_postgres_url(url)
+                .map_err(|e| ConfigError::Invalid(format!("store_url: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// This agent's name in the results: `name`, else the host name.
+    pub fn agent_name(&self) -> String {
+        self.name.clone().unwrap_or_else(host_name)
     }
 
     fn check_peers(&self) -> Result<(), ConfigError> {
@@ -397,6 +443,32 @@ mod example {
         let cfg = super::AgentConfig::parse(text).unwrap();
         assert_eq!(cfg.peers.len(), 2);
         assert!(cfg.throughput.is_some());
+    }
+}
+
+#[cfg(test)]
+mod store_checks {
+    use super::AgentConfig;
+
+    const BASE: &str = "[latency]\nevery_secs = 10\n[[peer]]\nhost = \"h\"\n";
+
+    #[test]
+    fn a_postgres_url_is_checked_without_connecting() {
+        let ok = format!("store_url = \"postgres://sonde@db.invalid/sonde\"\nname = \"a\"\n{BASE}");
+        let c = AgentConfig::parse(&ok).unwrap();
+        assert_eq!(c.agent_name(), "a");
+        assert_eq!(c.sync_every_secs, 10.0);
+        for (bad, key) in [
+            ("store_url = \"postgres://h:port/db\"", "store_url"),
+            ("store_url = \"db.sqlite\"", "store_url"),
+            ("sync_every_secs = 0", "sync_every_secs"),
+            ("name = \" \"", "name"),
+        ] {
+            let e = AgentConfig::parse(&format!("{bad}\n{BASE}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{bad}: {e}");
+        }
     }
 }
 

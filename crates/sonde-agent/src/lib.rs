@@ -6,7 +6,8 @@
 //! results store) and adds what only
 //! a long-running measurer needs: a [`schedule`] with per-run jitter so a fleet does not
 //! synchronise, a [`budget`] so a schedule never saturates the links it measures, and
-//! [`metrics`] for Prometheus. The schedule and budget are pure and take time as an argument;
+//! [`metrics`] for Prometheus, and a [`sync`] thread that copies the local store to
+//! PostgreSQL when `store_url` is set. The schedule and budget are pure and take time as an argument;
 //! [`agent::run`] owns the clock and the threads.
 //!
 //! ```
@@ -30,5 +31,7 @@ pub mod outcome;
 pub mod record;
 pub mod runner;
 pub mod schedule;
+pub mod server_settings;
+pub mod sync;
 
 pub use agent::{run, AgentError, AgentOptions, AgentTotals};

@@ -62,6 +62,8 @@ pub struct Metrics {
     profile_loss: Family<PeerLabels, FloatGauge>,
     tests: Family<OutcomeLabels, Counter>,
     skipped: Counter,
+    sync_failures: Counter,
+    unsynced: Gauge,
 }
 
 impl Default for Metrics {
@@ -85,6 +87,8 @@ impl Metrics {
         let profile_loss = Family::<PeerLabels, FloatGauge>::default();
         let tests = Family::<OutcomeLabels, Counter>::default();
         let skipped = Counter::default();
+        let sync_failures = Counter::default();
+        let unsynced = Gauge::default();
         registry.register_with_unit(
             "sonde_rtt",
             "Round-trip times of the scheduled UDP latency probes",
@@ -131,6 +135,16 @@ impl Metrics {
             "Scheduled runs skipped because an earlier test outlasted their planned time",
             skipped.clone(),
         );
+        registry.register(
+            "sonde_store_sync_failures",
+            "Failed copies of the local results to PostgreSQL (store_url); 0 without it",
+            sync_failures.clone(),
+        );
+        registry.register(
+            "sonde_store_unsynced_tests",
+            "Tests recorded locally since the last successful copy to PostgreSQL; 0 without it",
+            unsynced.clone(),
+        );
         Self {
             registry,
             rtt,
@@ -142,6 +156,8 @@ impl Metrics {
             profile_loss,
             tests,
             skipped,
+            sync_failures,
+            unsynced,
         }
     }
 
@@ -205,6 +221,16 @@ impl Metrics {
         }
     }
 
+    /// Counts a failed copy to PostgreSQL.
+    pub fn sync_failed(&self) {
+        self.sync_failures.inc();
+    }
+
+    /// Sets how many locally recorded tests PostgreSQL may still lack.
+    pub fn set_unsynced(&self, tests: u64) {
+        self.unsynced.set(i64::try_from(tests).unwrap_or(i64::MAX));
+    }
+
     /// The exposition text (OpenMetrics 1.0, ending in `# EOF`).
     pub fn encode(&self) -> String {
         let mut out = String::new();
@@ -257,6 +283,8 @@ mod tests {
         ));
         m.observe(&outcome(Kind::Latency, RunResult::Failed, Some("refused")));
         m.set_skipped(2);
+        m.sync_failed();
+        m.set_unsynced(7);
         let text = m.encode();
         for want in [
             "# TYPE sonde_rtt_seconds histogram",
@@ -269,6 +297,8 @@ mod tests {
             "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"latency\",result=\"failed\"} 1",
             "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"throughput\",result=\"ok\"} 1",
             "sonde_schedule_skipped_runs_total 2",
+            "sonde_store_sync_failures_total 1",
+            "sonde_store_unsynced_tests 7",
         ] {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }

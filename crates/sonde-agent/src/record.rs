@@ -1,9 +1,11 @@
 //! Writes the agent's runs to the results database: one store run per agent process (its
 //! configuration as the "scenario", one settings entry per peer) and one test row per
 //! scheduled run, failed runs included with their reason, so `sonde report` reads an agent's
-//! history like a lab run's.
+//! history like a lab run's. The run's scenario name is `agent:NAME` (the configuration's
+//! `name`, else the host name), so the runs of many agents in one PostgreSQL database, or of
+//! several agents on one host, are told apart.
 
-use crate::config::AgentConfig;
+use crate::config::{host_name, AgentConfig};
 use crate::outcome::RunOutcome;
 use crate::schedule::Kind;
 use sonde_store::{
@@ -17,12 +19,6 @@ pub struct Recorder {
     store: Store,
     run: RunId,
     ordinal: u32,
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 fn kernel() -> String {
@@ -57,13 +53,14 @@ impl Recorder {
                 backend_plan: None,
             })
             .collect();
+        let name = cfg.agent_name();
         let run = store.begin_run(&NewRun {
-            scenario_name: "agent".into(),
+            scenario_name: format!("agent:{name}"),
             scenario_toml: config_text.to_string(),
             sonde_version: sonde_version.to_string(),
             hostname: host_name(),
             kernel: kernel(),
-            host_info: serde_json::json!({ "role": "agent" }),
+            host_info: serde_json::json!({ "role": "agent", "agent": name }),
             seed,
             started_unix,
             settings,

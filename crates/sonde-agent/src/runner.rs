@@ -64,6 +64,23 @@ fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
     }
 }
 
+/// The peer's pre-shared key (`psk_file`), for every kind of run; the error ends the run.
+fn peer_key(peer: &Peer) -> Result<Option<sonde_proto::psk::Psk>, String> {
+    match peer.psk_file.as_deref().map(sonde_runtime::auth::load_psk) {
+        None => Ok(None),
+        Some(Ok(k)) => Ok(Some(k)),
+        Some(Err(e)) => Err(format!("psk_file: {e}")),
+    }
+}
+
+/// The client sockets of a run: defaults, with the peer's key.
+fn sockets_with(psk: Option<sonde_proto::psk::Psk>) -> sonde_runtime::sockets::ClientSockets {
+    sonde_runtime::sockets::ClientSockets {
+        psk,
+        ..Default::default()
+    }
+}
+
 /// Runs a latency job: `task.probes` UDP probes to the peer's server.
 pub fn run_latency(
     peer: &Peer,
@@ -84,6 +101,14 @@ pub fn run_latency(
         "probe_interval_ms": task.probe_interval_ms,
     });
     let mut out = base(peer, job, params);
+    match peer_key(peer) {
+        Ok(k) => cfg.psk = k,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    }
     let mut start = None;
     let mut end = None;
     let outcome = latency::run(&cfg, interrupt, &mut |ev| match ev {
@@ -140,6 +165,14 @@ pub fn run_throughput(
         );
         return out;
     };
+    let key = match peer_key(peer) {
+        Ok(k) => k,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    };
     let cfg = ClientConfig {
         host: peer.host.clone(),
         port: peer.port,
@@ -151,7 +184,7 @@ pub fn run_throughput(
             ..Default::default()
         },
         connect_timeout: CONNECT_TIMEOUT,
-        local: Default::default(),
+        local: sockets_with(key),
         rcv_timeout: Some(RCV_TIMEOUT),
         file: None,
     };
@@ -197,6 +230,14 @@ pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome
     let params =
         serde_json::json!({ "host": peer.host, "port": peer.port, "plan": plan, "length": length });
     let mut out = base(peer, job, params);
+    let key = match peer_key(peer) {
+        Ok(k) => k,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    };
     let cfg = ClientConfig {
         host: peer.host.clone(),
         port: peer.port,
@@ -204,7 +245,7 @@ pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome
         cport: None,
         params: sonde_runtime::capacity::params(plan, length),
         connect_timeout: CONNECT_TIMEOUT,
-        local: Default::default(),
+        local: sockets_with(key),
         rcv_timeout: None,
         file: None,
     };
@@ -282,11 +323,19 @@ pub fn run_profile(
         out.error = Some(e);
         return out;
     }
+    let key = match peer_key(peer) {
+        Ok(k) => k,
+        Err(e) => {
+            out.ended_unix = now_unix();
+            out.error = Some(e);
+            return out;
+        }
+    };
     let cfg = ProfileConfig {
         host: peer.host.clone(),
         port: peer.port,
         family: family(peer.family),
-        local: Default::default(),
+        local: sockets_with(key),
         connect_timeout: CONNECT_TIMEOUT,
         request: ProfileRequest {
             profile,

@@ -6,10 +6,9 @@
 
 mod common;
 
+use common::agent::{http_get, sample, wait_for};
 use common::{free_port, which, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -43,34 +42,6 @@ fn statuses(db: &Path) -> Vec<TestStatus> {
         .unwrap_or_default()
 }
 
-/// Polls `cond` every 100 ms for up to `secs`.
-#[track_caller]
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool, procs: &[&Proc]) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if cond() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let logs: Vec<String> = procs.iter().map(|p| p.stderr_so_far()).collect();
-    panic!(
-        "timed out after {secs} s waiting for {what}; logs:\n{}",
-        logs.join("\n---\n")
-    );
-}
-
-/// A plain HTTP/1.0 GET on loopback: (status line, body).
-fn http_get(port: u16, path: &str) -> Option<(String, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).ok()?;
-    let (head, body) = resp.split_once("\r\n\r\n")?;
-    Some((head.lines().next()?.to_string(), body.to_string()))
-}
-
 /// Checks the exposition text line by line: comments of the known kinds, samples as
 /// `name{labels} value` with a number, `# EOF` last.
 fn check_exposition(text: &str) {
@@ -90,12 +61,6 @@ fn check_exposition(text: &str) {
             "{line}"
         );
     }
-}
-
-/// The value of the sample `series` (exact name and labels).
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
 #[test]
@@ -186,7 +151,11 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
         .load_run(store.latest_run().unwrap().unwrap())
         .unwrap();
     assert_eq!(run.run.status, sonde_store::RunStatus::Completed);
-    assert_eq!(run.run.scenario_name, "agent");
+    assert!(
+        run.run.scenario_name.starts_with("agent:"),
+        "{}",
+        run.run.scenario_name
+    );
     let failure = run
         .tests
         .iter()
@@ -347,4 +316,97 @@ fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
     let out = agent.wait(Duration::from_secs(10));
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     eprintln!("capacity {measured:.0} bit/s, paced {paced:.0}, received {received:.0}");
+}
+
+/// A 64-character pre-shared key file in `dir`.
+fn key_file(dir: &TempDir) -> String {
+    let path = dir.file("fleet.psk");
+    std::fs::write(&path, format!("{}\n", "k3y".repeat(22))).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_agents_server_takes_its_limits_and_key_from_the_server_table() {
+    let dir = TempDir::new("agent-limits");
+    let key = key_file(&dir);
+    let (pa, dead) = (free_port(), free_port());
+    // The agent measures a port nobody serves: its own runs never touch its server's limits.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\n\n[server]\nmax_test_rate = 3\nmax_duration_secs = 30\npsk_file = {key:?}\n\n[latency]\nevery_secs = 5\nprobes = 1\n\n[[peer]]\nhost = \"127.0.0.1\"\nport = {dead}\n",
+        dir.file("limits.db")
+    );
+    let cfg = dir.file("limits.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let port = pa.to_string();
+    let client = |extra: &[&str]| {
+        let mut args = vec!["client", "127.0.0.1", "-p", &port];
+        args.extend_from_slice(extra);
+        common::run(&args, Duration::from_secs(20))
+    };
+    wait_for(
+        "the agent's server to listen",
+        10,
+        || std::net::TcpStream::connect(("127.0.0.1", pa)).is_ok(),
+        &[&agent],
+    );
+    // The key is required ...
+    let no_key = client(&["-t", "1"]);
+    assert_eq!(no_key.code(), Some(1), "{}", no_key.describe());
+    assert!(
+        no_key.stderr_lc().contains("--psk-file"),
+        "{}",
+        no_key.describe()
+    );
+    // ... the duration limit holds for clients with it ...
+    let long = client(&["-t", "60", "--psk-file", &key]);
+    assert_eq!(long.code(), Some(1), "{}", long.describe());
+    assert!(
+        long.stderr_lc().contains("limit of 30 s"),
+        "{}",
+        long.describe()
+    );
+    let ok = client(&["-t", "1", "--psk-file", &key]);
+    assert_eq!(ok.code(), Some(0), "{}", ok.describe());
+    // ... and the per-source test rate (3 a minute; whether the refusals above counted is
+    // the server's business): a refusal comes within four more tests.
+    let refused = (0..4)
+        .map(|_| client(&["-t", "1", "--psk-file", &key]))
+        .find(|o| o.code() != Some(0))
+        .expect("a test beyond max_test_rate is refused");
+    assert!(
+        refused
+            .stderr_lc()
+            .contains("too many tests from 127.0.0.1"),
+        "{}",
+        refused.describe()
+    );
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+}
+
+#[test]
+fn throughput_runs_answer_a_peers_key() {
+    let dir = TempDir::new("agent-psk");
+    let key = key_file(&dir);
+    let pa = free_port();
+    // The agent measures its own server, which asks for the key its peer entry holds.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"100M\"\npsk_file = {key:?}\n",
+        dir.file("psk.db")
+    );
+    let cfg = dir.file("psk.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let db = dir.file("psk.db");
+    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    wait_for(
+        "a throughput run through the key",
+        15,
+        || statuses(&db).contains(&TestStatus::Ok),
+        &[&agent],
+    );
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
 }

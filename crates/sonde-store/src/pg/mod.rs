@@ -34,6 +34,25 @@ pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
+/// Checks that `url` is a PostgreSQL URL the driver accepts, without connecting: so that a
+/// long-running process refuses a malformed URL at once, yet starts while the server is away.
+///
+/// # Errors
+/// [`StoreError::Postgres`] naming what the driver refused (the password hidden);
+/// [`StoreError::Corrupt`] when `url` is not a `postgres://` or `postgresql://` URL at all.
+pub fn check_postgres_url(url: &str) -> Result<(), StoreError> {
+    let target = redact(url);
+    if !is_postgres_url(url) {
+        return Err(StoreError::Corrupt {
+            path: target,
+            what: "not a postgres:// or postgresql:// URL".into(),
+        });
+    }
+    url.parse::<postgres::Config>()
+        .map(|_| ())
+        .map_err(pg_err(&target))
+}
+
 /// `url` without its password, for messages.
 pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -319,5 +338,8 @@ mod tests {
         );
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert!(check_postgres_url("postgres://u:pw@h:5432/db").is_ok());
+        assert!(check_postgres_url("postgres://h:notaport/db").is_err());
+        assert!(check_postgres_url("mysql://h/db").is_err());
     }
 }

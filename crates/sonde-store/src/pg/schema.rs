@@ -3,8 +3,12 @@
 //! The migrations are SQLite's (`crate::schema`, documented in `SCHEMA.md`), translated by
 //! [`dialect`]: SQLite's `INTEGER` becomes `BIGINT` (seeds and counters are 64-bit), `REAL`
 //! becomes `DOUBLE PRECISION` (PostgreSQL's `REAL` is 32-bit and would round times), and the
-//! run id is a `BIGSERIAL`. One version number therefore means one schema on both. A lock on `schema_version` makes two sondes
-//! connecting at once migrate one after the other.
+//! run id is a `BIGSERIAL`. One version number therefore means one schema on both.
+//!
+//! A transaction-level advisory lock, taken before anything else, makes sondes connecting at
+//! once migrate one after the other: a fleet of agents started together against a fresh
+//! database would otherwise race on the first `CREATE TABLE` (PostgreSQL's `IF NOT EXISTS`
+//! does not serialise concurrent creators; the loser fails on `pg_type`'s unique index).
 
 use postgres::Client;
 
@@ -22,6 +26,9 @@ pub(crate) fn dialect(sqlite: &str) -> String {
         .replace(" REAL", " DOUBLE PRECISION")
 }
 
+/// The advisory lock key of migrations ("sonde" in ASCII).
+const MIGRATION_LOCK: i64 = 0x73_6f_6e_64_65;
+
 /// Brings the PostgreSQL schema to the latest version, in one transaction.
 ///
 /// # Errors
@@ -30,6 +37,8 @@ pub(crate) fn dialect(sqlite: &str) -> String {
 pub(crate) fn migrate(client: &mut Client, target: &str) -> Result<u32, StoreError> {
     let latest = MIGRATIONS.len() as u32;
     let mut tx = client.transaction().map_err(pg_err(target))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(pg_err(target))?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL);
          LOCK TABLE schema_version IN EXCLUSIVE MODE;",

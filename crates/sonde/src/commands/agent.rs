@@ -24,8 +24,16 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
             return exit::USAGE;
         }
     };
-    if let Some(s) = a.store {
-        config.store = s;
+    match a.store {
+        Some(url) if sonde_store::is_postgres_url(&url) => {
+            if let Err(e) = sonde_store::check_postgres_url(&url) {
+                eprintln!("sonde: error - --store: {e}");
+                return exit::USAGE;
+            }
+            config.store_url = Some(url);
+        }
+        Some(path) => config.store = path.into(),
+        None => {}
     }
     // The agent's server holds a descriptor per unidentified connection, as `sonde server`.
     sonde_stress::os::raise_nofile_limit();

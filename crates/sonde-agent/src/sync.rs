@@ -1,0 +1,184 @@
+//! Copies the agent's local SQLite store to PostgreSQL (`store_url`), on a thread of its own.
+//!
+//! Why a thread: a copy may wait for PostgreSQL (up to the driver's 5 s connect time-out when
+//! the server is away), and the schedule must not: latency runs every second keep their
+//! rhythm whatever the database does. The local store stays the buffer: every run is written
+//! there first by the schedule loop; this thread opens the same file through a second SQLite
+//! connection (the store runs in WAL mode, so reading never blocks the writer) and calls
+//! [`Remote::sync`], which copies whatever PostgreSQL lacks and never writes a test twice.
+//!
+//! When: after a run is recorded, at most every `sync_every_secs`; while PostgreSQL is away,
+//! again every `sync_every_secs` until a copy succeeds; once more when the agent stops (so the
+//! run's final status arrives). An outage is logged once when it begins and once when it
+//! ends, not per attempt; the metrics count failed attempts and the tests PostgreSQL may
+//! still lack.
+
+use crate::metrics::Metrics;
+use sonde_store::{Remote, Store, StoreError};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the schedule loop tells the sync thread.
+enum Note {
+    /// A run was recorded locally.
+    Recorded,
+    /// The agent stops: copy once more, then end.
+    Stop,
+}
+
+/// The running sync thread.
+pub struct Syncer {
+    notes: mpsc::Sender<Note>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Where to copy from and to, and how often.
+pub struct SyncPlan {
+    /// The local SQLite store (already created by the recorder).
+    pub local: PathBuf,
+    /// The PostgreSQL URL.
+    pub url: String,
+    /// Least time between two copies, and between retries while PostgreSQL is away.
+    pub every: Duration,
+}
+
+type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Outage bookkeeping: what to log and what to export.
+#[derive(Debug, Default)]
+struct Health {
+    /// Failed attempts since the last success (0: PostgreSQL is reachable, or not tried yet).
+    failures: u64,
+    /// Local test count when the last successful copy began.
+    synced_mark: u64,
+    tried: bool,
+}
+
+fn local_tests(store: &Store) -> Result<u64, StoreError> {
+    Ok(store.test_counts()?.iter().map(|(_, n, _)| n).sum())
+}
+
+impl Health {
+    /// One copy attempt: logs the start and the end of outages, updates the metrics.
+    fn attempt(
+        &mut self,
+        remote: &mut Remote,
+        store: &Store,
+        plan: &SyncPlan,
+        metrics: &Metrics,
+        log: &dyn Fn(&str),
+    ) -> bool {
+        let before = local_tests(store).unwrap_or(self.synced_mark);
+        let result = remote.sync(store);
+        let first = !self.tried;
+        self.tried = true;
+        match result {
+            Ok(done) => {
+                self.synced_mark = before;
+                let now = local_tests(store).unwrap_or(before);
+                metrics.set_unsynced(now.saturating_sub(before));
+                if self.failures > 0 {
+                    log(&format!(
+                        "PostgreSQL {} is back after {} failed attempts: copied {} tests",
+                        remote.target(),
+                        self.failures,
+                        done.tests_written
+                    ));
+                } else if first {
+                    log(&format!(
+                        "copying results to PostgreSQL {} (at most every {} s; copied {} tests now)",
+                        remote.target(),
+                        plan.every.as_secs_f64(),
+                        done.tests_written
+                    ));
+                }
+                self.failures = 0;
+                true
+            }
+            Err(e) => {
+                metrics.sync_failed();
+                metrics.set_unsynced(before.saturating_sub(self.synced_mark));
+                if self.failures == 0 {
+                    log(&format!(
+                        "cannot copy results to PostgreSQL: {e}; the agent goes on measuring, results stay in {} and are copied when it is back (retrying every {} s)",
+                        plan.local.display(),
+                        plan.every.as_secs_f64()
+                    ));
+                }
+                self.failures = self.failures.saturating_add(1);
+                false
+            }
+        }
+    }
+}
+
+impl Syncer {
+    /// Starts the thread; its first copy is attempted at once (an unreachable PostgreSQL is
+    /// logged, not fatal).
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned.
+    pub fn start(plan: SyncPlan, metrics: Arc<Metrics>, log: Log) -> std::io::Result<Syncer> {
+        let (notes, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("sonde-agent-sync".into())
+            .spawn(move || run(plan, &rx, &metrics, &*log))?;
+        Ok(Syncer { notes, thread })
+    }
+
+    /// Says that a run was recorded locally (copied within `every`).
+    pub fn recorded(&self) {
+        let _ = self.notes.send(Note::Recorded);
+    }
+
+    /// Copies once more and waits for the thread to end (at most the driver's connect
+    /// time-out plus the copy itself).
+    pub fn stop(self) {
+        let _ = self.notes.send(Note::Stop);
+        let _ = self.thread.join();
+    }
+}
+
+fn run(plan: SyncPlan, rx: &mpsc::Receiver<Note>, metrics: &Metrics, log: &dyn Fn(&str)) {
+    let store = match Store::open(&plan.local) {
+        Ok(s) => s,
+        Err(e) => {
+            log(&format!("cannot copy results to PostgreSQL: {e}"));
+            return;
+        }
+    };
+    let mut remote = Remote::new(&plan.url);
+    let mut health = Health::default();
+    let mut pending = true;
+    let mut last: Option<Instant> = None;
+    loop {
+        let since = last.map_or(plan.every, |t| t.elapsed());
+        if pending && since >= plan.every {
+            last = Some(Instant::now());
+            pending = !health.attempt(&mut remote, &store, &plan, metrics, log);
+            continue;
+        }
+        // Nothing due: wait for a note, or for the next retry.
+        let wait = if pending {
+            plan.every.saturating_sub(since)
+        } else {
+            Duration::from_secs(3600)
+        };
+        match rx.recv_timeout(wait.max(Duration::from_millis(10))) {
+            Ok(Note::Recorded) => pending = true,
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(Note::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    if !health.attempt(&mut remote, &store, &plan, metrics, log) {
+        let left = local_tests(&store)
+            .unwrap_or(0)
+            .saturating_sub(health.synced_mark);
+        log(&format!(
+            "stopping with up to {left} tests not in PostgreSQL: they stay in {} and are copied by the agent's next start",
+            plan.local.display()
+        ));
+    }
+}

@@ -1,0 +1,178 @@
+//! `sonde agent --store postgres://...` against a real PostgreSQL server started by the test:
+//! two agents measure each other and copy their runs to one database; PostgreSQL is stopped
+//! while they run and started again; every run arrives once, told apart by agent name. Also:
+//! an unreachable PostgreSQL at start is not fatal, a malformed URL is.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+
+use common::agent::{http_get, sample, wait_for};
+use common::postgres::{pg_available, Postgres};
+use common::{free_port, run, Proc, TempDir};
+use sonde_store::{RunStatus, Store};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+/// An agent `name` on `port` measuring `peer_port` every second, copying to `url` every second.
+fn config(dir: &TempDir, name: &str, port: u16, peer_port: u16, url: &str) -> String {
+    let text = format!(
+        "name = \"{name}\"\nlisten_port = {port}\nstore = {:?}\nstore_url = \"{url}\"\nsync_every_secs = 1\njitter = 0.1\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"peer\"\nhost = \"127.0.0.1\"\nport = {peer_port}\n",
+        dir.file(&format!("{name}.db"))
+    );
+    let path = dir.file(&format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The matrix ids of every test of `store`'s runs named `agent:NAME`, and those runs' statuses.
+fn tests_of(store: &Store, name: &str) -> (Vec<String>, Vec<RunStatus>) {
+    let mut ids = Vec::new();
+    let mut statuses = Vec::new();
+    for r in store.runs().unwrap() {
+        if r.scenario_name != format!("agent:{name}") {
+            continue;
+        }
+        let run = store.load_run(r.id).unwrap();
+        statuses.push(run.run.status);
+        ids.extend(run.tests.into_iter().map(|t| t.matrix_id));
+    }
+    (ids, statuses)
+}
+
+fn remote_count(url: &str, name: &str) -> usize {
+    Store::open_read_only(url)
+        .map(|s| tests_of(&s, name).0.len())
+        .unwrap_or(0)
+}
+
+fn local_count(db: &Path) -> usize {
+    Store::open_read_only(db)
+        .map(|s| s.test_counts().unwrap().iter().map(|c| c.1 as usize).sum())
+        .unwrap_or(0)
+}
+
+#[test]
+fn agents_copy_to_postgresql_through_an_outage() {
+    if !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let dir = TempDir::new("agent-pg");
+    let (pa, pb, pm) = (free_port(), free_port(), free_port());
+    let a = Proc::spawn(&[
+        "agent",
+        "--config",
+        &config(&dir, "a", pa, pb, &url),
+        "--metrics",
+        &format!("127.0.0.1:{pm}"),
+    ]);
+    let b = Proc::spawn(&["agent", "--config", &config(&dir, "b", pb, pa, &url)]);
+    wait_for(
+        "both agents' runs in PostgreSQL",
+        15,
+        || remote_count(&url, "a") >= 2 && remote_count(&url, "b") >= 2,
+        &[&a, &b],
+    );
+
+    // PostgreSQL goes away: the agents go on measuring into their local stores.
+    pg.stop();
+    let db_a = dir.file("a.db");
+    let before = local_count(&db_a);
+    wait_for(
+        "runs of a recorded while PostgreSQL is down",
+        15,
+        || local_count(&db_a) >= before + 3,
+        &[&a],
+    );
+    let (_, text) = http_get(pm, "/metrics").expect("metrics endpoint answers");
+    assert!(
+        sample(&text, "sonde_store_sync_failures_total").unwrap_or(0.0) >= 2.0,
+        "{text}"
+    );
+    assert!(
+        sample(&text, "sonde_store_unsynced_tests").unwrap_or(0.0) >= 1.0,
+        "{text}"
+    );
+
+    // Back: everything buffered arrives.
+    pg.start();
+    wait_for(
+        "a's copy after PostgreSQL is back",
+        15,
+        || a.stderr_so_far().contains("is back after"),
+        &[&a],
+    );
+    for p in [a, b] {
+        p.signal(libc::SIGTERM);
+        let out = p.wait(Duration::from_secs(15));
+        assert_eq!(out.code(), Some(0), "{}", out.describe());
+        // One line for the outage, not one per failed attempt.
+        assert_eq!(
+            out.stderr
+                .matches("cannot copy results to PostgreSQL")
+                .count(),
+            1,
+            "{}",
+            out.describe()
+        );
+    }
+    let remote = Store::open_read_only(&url).unwrap();
+    for name in ["a", "b"] {
+        let local = Store::open_read_only(dir.file(&format!("{name}.db"))).unwrap();
+        let (local_ids, _) = tests_of(&local, name);
+        let (remote_ids, statuses) = tests_of(&remote, name);
+        assert_eq!(statuses, vec![RunStatus::Completed], "agent {name}");
+        assert_eq!(remote_ids.len(), local_ids.len(), "agent {name}: all, once");
+        let set: BTreeSet<_> = remote_ids.iter().collect();
+        assert_eq!(set.len(), remote_ids.len(), "agent {name}: none twice");
+        assert_eq!(
+            set,
+            local_ids.iter().collect::<BTreeSet<_>>(),
+            "agent {name}"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_postgresql_is_logged_not_fatal_and_a_bad_url_is() {
+    let dir = TempDir::new("agent-pg-away");
+    let (pa, away) = (free_port(), free_port());
+    // Nothing listens on `away`.
+    let url = format!("postgres://sonde@127.0.0.1:{away}/postgres?connect_timeout=2");
+    let cfg = config(&dir, "lonely", pa, pa, &url);
+    let agent = Proc::spawn(&["agent", "--config", &cfg]);
+    let db = dir.file("lonely.db");
+    wait_for(
+        "runs recorded locally with PostgreSQL away",
+        15,
+        || local_count(&db) >= 2,
+        &[&agent],
+    );
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(15));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(
+        out.stderr.contains("cannot copy results to PostgreSQL")
+            && out.stderr.contains(&format!("127.0.0.1:{away}"))
+            && out.stderr.contains("copied by the agent's next start"),
+        "{}",
+        out.describe()
+    );
+
+    let bad = run(
+        &["agent", "--config", &cfg, "--store", "postgres://h:port/db"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(bad.code(), Some(2), "{}", bad.describe());
+    assert!(bad.stderr.contains("--store"), "{}", bad.describe());
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace(&url, "postgres://sonde@[::1/x");
+    std::fs::write(&cfg, text).unwrap();
+    let bad = run(&["agent", "--config", &cfg], Duration::from_secs(10));
+    assert_eq!(bad.code(), Some(2), "{}", bad.describe());
+    assert!(bad.stderr.contains("store_url"), "{}", bad.describe());
+}
