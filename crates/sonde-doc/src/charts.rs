@@ -290,6 +290,7 @@ pub fn for_test(t: &TestView) -> Vec<Chart> {
     .chain(crate::stress_charts::for_test(t))
     .chain(crate::sweep_report::charts(t))
     .chain(crate::capacity_report::charts(t))
+    .chain(crate::compare_ip::charts(t))
     .flatten()
     .collect()
 }

@@ -2,14 +2,21 @@
 //! the latency per probe size with both families' rows next to each other, BTC and capacity
 //! with a column per family, and the verdict with each measure it weighed.
 //!
-//! No chart: the figures are a handful per family, which a table shows exactly.
+//! One chart: the latency against the probe's size, per family, the median of each size
+//! as a marker with its min..max as a whisker (what the table rows give). The x axis is the
+//! IP packet, so the two families' whiskers of one payload size stand 20 bytes apart (the
+//! IPv6 header's extra) instead of on top of each other. The other figures are a handful per
+//! family, which a table shows exactly.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::fmt::{self, opt};
+use crate::model::TestView;
+use crate::result::ResultDoc;
 use crate::result::{items, num, text, uint};
 use crate::sections::Section;
+use crate::svg::{Chart, Line, Style};
 use crate::tables::{count, Table, DASH};
 
 /// One family's overview: latency, loss and TCP throughput.
@@ -343,6 +350,78 @@ fn measures(c: &CompareIpRun) -> Table {
         ]);
     }
     tb.drop_empty_columns(1)
+}
+
+/// Latency against the probe's IP size, per family: median markers, min..max whiskers.
+pub fn latency_by_size(t: &TestView) -> Option<Chart> {
+    let Some(ResultDoc::CompareIp(c)) = &t.result else {
+        return None;
+    };
+    let mut families: Vec<&str> = Vec::new();
+    for r in &c.sizes {
+        if !families.contains(&r.family.as_str()) {
+            families.push(&r.family);
+        }
+    }
+    let mut lines = Vec::new();
+    for fam in families {
+        // (IP bytes, min, max, median, probes answered) of the rows with figures.
+        let rows: Vec<(f64, f64, f64, f64, u64)> = c
+            .sizes
+            .iter()
+            .filter(|r| r.family == fam)
+            .filter_map(|r| {
+                let [min, max, _, median, ..] = r.rtt;
+                Some((
+                    r.ip_bytes? as f64,
+                    min?,
+                    max?,
+                    median?,
+                    r.received.unwrap_or(0),
+                ))
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let answered: u64 = rows.iter().map(|r| r.4).sum();
+        lines.push(Line {
+            name: format!(
+                "{fam} median ({} sizes, {answered} probes answered)",
+                rows.len()
+            ),
+            points: rows.iter().map(|r| (r.0, r.3)).collect(),
+            style: Style::Markers,
+        });
+        lines.push(Line {
+            name: format!("{fam} min..max"),
+            points: rows.iter().flat_map(|r| [(r.0, r.1), (r.0, r.2)]).collect(),
+            style: Style::Joined {
+                breaks: (1..rows.len()).map(|i| 2 * i).collect(),
+            },
+        });
+    }
+    let every = c
+        .every_secs
+        .map_or_else(String::new, |s| format!(", a probe every {}", fmt::secs(s)));
+    let chart = Chart {
+        title: format!(
+            "Round-trip time against probe size, per family{every}: {}",
+            t.id
+        ),
+        x_label: "IP packet (bytes; UDP payload + 28 B over IPv4, + 48 B over IPv6)".into(),
+        y_label: "RTT, median and min..max".into(),
+        y_unit: "ms".into(),
+        si: false,
+        y_range: None,
+        lines,
+    };
+    chart.has_data().then_some(chart)
+}
+
+/// The compare-ip charts, in page order.
+pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
+    vec![latency_by_size(t)]
 }
 
 /// The compare-ip tables: families, latency per size, BTC, capacity, verdict.

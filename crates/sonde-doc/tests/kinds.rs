@@ -289,6 +289,35 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
         d["verdict"]["per_measure"].as_array().unwrap().len()
     );
     assert!(html.contains(d["verdict"]["summary"].as_str().unwrap()));
+
+    // The chart of the size rows: per family a median marker per size and a min..max
+    // whisker (one polyline each), at the IP size, with the probes the document counts.
+    let svg = chart(
+        &html,
+        "Round-trip time against probe size, per family, a probe every 0.10 s",
+    );
+    let s = series(svg);
+    for fam in ["IPv4", "IPv6"] {
+        let rows: Vec<&Value> = d["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["family"] == fam)
+            .collect();
+        let answered: u64 = rows.iter().map(|r| r["received"].as_u64().unwrap()).sum();
+        let name = format!(
+            "{fam} median ({} sizes, {answered} probes answered)",
+            rows.len()
+        );
+        let m = s
+            .iter()
+            .find(|x| x.0 == name)
+            .unwrap_or_else(|| panic!("{name}: {s:?}"));
+        assert_eq!((m.1.as_str(), m.3), ("markers", rows.len()));
+        let w = s.iter().find(|x| x.0 == format!("{fam} min..max")).unwrap();
+        assert_eq!((w.1.as_str(), w.2), ("joined", rows.len()), "{w:?}");
+    }
+    assert!(!page(name, Format::Markdown).is_empty());
 }
 
 /// A storm and an overload: their figures as tables, named as the command names them.

@@ -95,6 +95,7 @@ mod tests {
             max_cwnd: Some(1 << 20),
             mean_rtt_us: Some(1500),
             congestion: Some("cubic".into()),
+            start_unix_s: 0.0,
         }
     }
 

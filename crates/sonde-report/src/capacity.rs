@@ -3,6 +3,7 @@
 //! three significant digits: a ±3 % check needs them.
 
 use serde_json::{json, Value};
+use sonde_stats::capacity::converge::EarlyStop;
 use sonde_stats::capacity::departure::DepartureCheck;
 use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
 use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
@@ -21,6 +22,8 @@ pub struct RunInfo<'a> {
     pub kernel_stamps: bool,
     pub seconds: f64,
     pub ignored: u64,
+    /// Whether the run stopped once its long trains agreed.
+    pub early_stop: Option<&'a EarlyStop>,
     pub error: Option<&'a str>,
 }
 
@@ -146,8 +149,45 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
             }
         }
     }
+    if let Some(es) = info.early_stop {
+        out.push(early_stop_line(es));
+    }
     out.push(format!("Overhead model: {}", overhead_model(l)));
     out
+}
+
+/// Whether the run stopped early, and the rule's figures.
+pub fn early_stop_line(es: &EarlyStop) -> String {
+    let r = &es.rule;
+    let figures = es
+        .last
+        .map_or_else(String::new, |c| match (c.spread, c.ci_half) {
+            (Some(sp), Some(ci)) => format!(
+                "; last {} long trains: spread {:.2} %, 95 % CI ±{:.2} %{}",
+                r.window,
+                sp * 100.0,
+                ci * 100.0,
+                if c.same_shape { "" } else { ", shapes differ" }
+            ),
+            _ => String::new(),
+        });
+    let rule = format!(
+        "rule: at least {} long trains, the last {} within {:.0} % of each other and a 95 % CI of ±{:.0} % at most",
+        r.min_trains,
+        r.window,
+        r.max_spread * 100.0,
+        r.max_ci * 100.0
+    );
+    match (es.enabled, es.after_long_trains) {
+        (false, _) => "Early stop: off (--no-early-stop), the whole plan was sent".into(),
+        (true, Some(n)) if es.stopped => format!(
+            "Early stop: after {n} of {} long trains, they agreed ({rule}){figures}",
+            es.planned_long_trains
+        ),
+        _ => format!(
+            "Early stop: not taken, the long trains did not agree before the plan's end ({rule}){figures}"
+        ),
+    }
 }
 
 fn micros(ns: Option<u64>) -> String {
@@ -209,6 +249,7 @@ pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
         "sustained_payload_bps": sustained.map(|s| l.payload_bps(s)),
         "sustained_shaper_bps": sustained.map(|s| l.frame_bps(s)),
         "estimate": e,
+        "early_stop": info.early_stop,
         "partial": info.error.is_some(),
         "error": info.error,
     })
@@ -250,6 +291,7 @@ mod tests {
             kernel_stamps: true,
             seconds: 1.5,
             ignored: 0,
+            early_stop: None,
             error: None,
         };
         let text = lines(&info, &e).join("\n");
@@ -269,5 +311,49 @@ mod tests {
             (Some(10), Some(200))
         );
         assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
+        assert!(doc["early_stop"].is_null());
+    }
+
+    #[test]
+    fn the_early_stop_says_after_how_many_long_trains() {
+        use sonde_stats::capacity::converge::StopRule;
+        let long: Vec<Train> = (0..3).map(|i| train(i, 200, 120_000)).collect();
+        let rule = StopRule::default();
+        let mut es = EarlyStop {
+            enabled: true,
+            rule,
+            planned_long_trains: 5,
+            stopped: true,
+            after_long_trains: Some(3),
+            last: Some(rule.check(&long)),
+        };
+        let line = early_stop_line(&es);
+        assert!(
+            line.starts_with("Early stop: after 3 of 5 long trains, they agreed (rule: at least 3"),
+            "{line}"
+        );
+        assert!(line.contains("spread 0.00 %, 95 % CI ±0.00 %"), "{line}");
+        es.enabled = false;
+        assert!(early_stop_line(&es).contains("off (--no-early-stop)"));
+        es.enabled = true;
+        es.stopped = false;
+        assert!(early_stop_line(&es).contains("not taken"));
+        let e = estimate(&[], &long);
+        let info = RunInfo {
+            host: "h",
+            server: "s",
+            family: "IPv4",
+            layers: Layers::udp(1472, false),
+            short_len: 10,
+            long_len: 200,
+            kernel_stamps: true,
+            seconds: 1.0,
+            ignored: 0,
+            early_stop: Some(&es),
+            error: None,
+        };
+        let doc = document(&info, Some(&e));
+        assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
+        assert_eq!(doc["early_stop"]["last"]["converged"], true);
     }
 }

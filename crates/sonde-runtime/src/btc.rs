@@ -10,7 +10,7 @@ use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcSession;
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What a BTC run does.
 #[derive(Debug, Clone)]
@@ -44,54 +44,70 @@ pub fn run(
                 return (done, Some(RunError::Interrupted));
             }
             next_start = Instant::now() + cfg.every;
-            let session_cfg = ClientConfig {
-                family,
-                params: TestParams {
-                    protocol: Protocol::Tcp,
-                    direction: Direction::Upload,
-                    parallel: 1,
-                    duration_secs: 0.0,
-                    bytes: size,
-                    blocks: 0,
-                    interval_secs: 0.0,
-                    omit_secs: 0.0,
-                    ..cfg.client.params.clone()
-                },
-                ..cfg.client.clone()
-            };
-            // The family the session really used: its server address.
-            let mut remote = String::new();
-            let outcome = client::run(&session_cfg, interrupt, &mut |ev| {
-                if let Event::Start(s) = ev {
-                    remote = s.remote;
-                }
-            });
-            if let Some(e) = outcome.error {
-                return (done, Some(e));
-            }
             let index = done.len() as u32 + 1;
-            let family = if remote.starts_with('[') {
-                "IPv6"
-            } else {
-                "IPv4"
-            };
-            match outcome
-                .summary
-                .as_ref()
-                .and_then(|s| session(index, family, size, s))
-            {
-                Some(s) => {
+            match run_session(&cfg.client, family, size, index, interrupt) {
+                Ok(s) => {
                     on_session(&s);
                     done.push(s);
                 }
-                None => {
-                    let e = RunError::Setup(format!("session {index} ended without figures"));
-                    return (done, Some(e));
-                }
+                Err(e) => return (done, Some(e)),
             }
         }
     }
     (done, None)
+}
+
+/// One session: a TCP upload of `size` bytes with `client`'s settings over `family`,
+/// numbered `index`.
+///
+/// # Errors
+/// The session's [`RunError`], or [`RunError::Setup`] when it ended without figures.
+pub fn run_session(
+    client: &ClientConfig,
+    family: Family,
+    size: u64,
+    index: u32,
+    interrupt: &AtomicBool,
+) -> Result<BtcSession, RunError> {
+    let session_cfg = ClientConfig {
+        family,
+        params: TestParams {
+            protocol: Protocol::Tcp,
+            direction: Direction::Upload,
+            parallel: 1,
+            duration_secs: 0.0,
+            bytes: size,
+            blocks: 0,
+            interval_secs: 0.0,
+            omit_secs: 0.0,
+            ..client.params.clone()
+        },
+        ..client.clone()
+    };
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    // The family the session really used: its server address.
+    let mut remote = String::new();
+    let outcome = client::run(&session_cfg, interrupt, &mut |ev| {
+        if let Event::Start(s) = ev {
+            remote = s.remote;
+        }
+    });
+    if let Some(e) = outcome.error {
+        return Err(e);
+    }
+    let family = if remote.starts_with('[') {
+        "IPv6"
+    } else {
+        "IPv4"
+    };
+    outcome
+        .summary
+        .as_ref()
+        .and_then(|s| session(index, family, size, s))
+        .map(|s| BtcSession { start_unix_s, ..s })
+        .ok_or_else(|| RunError::Setup(format!("session {index} ended without figures")))
 }
 
 /// Sleeps until `t` unless interrupted; false when interrupted.
@@ -121,5 +137,6 @@ fn session(index: u32, family: &str, size: u64, s: &TestSummary) -> Option<BtcSe
         max_cwnd: tcp.map(|t| t.max_snd_cwnd),
         mean_rtt_us: tcp.map(|t| t.mean_rtt_us),
         congestion: s.sender_congestion.clone(),
+        start_unix_s: 0.0,
     })
 }

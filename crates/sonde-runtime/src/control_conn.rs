@@ -65,13 +65,17 @@ impl ControlConn {
     }
 
     /// Waits up to `timeout` for the next message. `Ok(None)` when the time ran out.
-    /// Unknown optional messages are skipped.
+    /// Unknown optional messages are skipped. The socket is read at least once, however
+    /// short the timeout: a poll with a timeout of a microsecond (a non-blocking socket,
+    /// [`crate::coded::endpoint::poll_control`]) would otherwise find the deadline passed
+    /// before its first read and never see a message the peer sent.
     ///
     /// # Errors
     /// [`RunError::PeerClosed`] on EOF or reset, [`RunError::Protocol`] on malformed input.
     pub fn recv(&mut self, timeout: Duration) -> Result<Option<Message>, RunError> {
         let deadline = Instant::now() + timeout;
         let mut buf = vec![0u8; READ_CHUNK];
+        let mut read_once = false;
         loop {
             while let Some(frame) = self
                 .decoder
@@ -84,9 +88,10 @@ impl ControlConn {
                     return Ok(Some(m));
                 }
             }
-            if Instant::now() >= deadline {
+            if read_once && Instant::now() >= deadline {
                 return Ok(None);
             }
+            read_once = true;
             match self.stream.read(&mut buf) {
                 Ok(0) => return Err(RunError::PeerClosed),
                 Ok(n) => self.decoder.push(&buf[..n]),

@@ -1,15 +1,19 @@
 //! The scenario modes of `sonde compare-ip`: latency over a cycle of probe sizes, BTC sessions
-//! and path capacity, each run to one family's address and then the other's, so the figures
-//! stand side by side. The measuring is the existing prober, `btc::run` and
-//! `capacity::client::run`; this module only schedules them per family and collects the
-//! figures (`sonde_stats::dual_stack` judges them).
+//! and path capacity, run to each family's address so the figures stand side by side. The
+//! measuring is the existing prober, `btc::run_session` and `capacity::client::run`; this
+//! module only schedules them per family and collects the figures (`sonde_stats::dual_stack`
+//! judges them).
+//!
+//! BTC: the families' sessions alternate (IPv4, IPv6, IPv4, ...), so a change of the path
+//! during the run falls on both; each family's running statistics are kept apart. Capacity
+//! runs one family and then the other.
 //!
 //! Sizes: one prober per family and size, all started together and offset so the probes of a
 //! family go out one every `every`, cycling over the sizes (size i at i x every, repeating
 //! every sizes x every); IPv6 runs half a step after IPv4, so the two families never probe at
 //! the same instant yet see the same conditions over the run.
 
-use crate::btc::{self, BtcConfig};
+use crate::btc;
 use crate::client::ClientConfig;
 use crate::latency::{run as run_latency, LatencyConfig};
 use crate::os::resolve::Family;
@@ -177,38 +181,59 @@ fn client_to(
     }
 }
 
-/// The BTC sessions of one family to `addr` (None: the family has no address, `why`).
+/// The BTC sessions of both families, alternating (IPv4, IPv6, IPv4, ... for each size in
+/// turn, one session started every `plan.every`), so both see the same path conditions over
+/// the run. `addrs` holds each family's address (an error: the family has no address, and
+/// why). A failed session ends its family's sessions; the other family goes on.
 pub fn run_btc(
     plan: &BtcPlan,
-    v6: bool,
-    addr: Result<IpAddr, String>,
+    addrs: [Result<IpAddr, String>; 2],
     port: u16,
     connect_timeout: Duration,
     local: &ClientSockets,
     interrupt: &AtomicBool,
-) -> BtcFamily {
-    let mut fam = BtcFamily {
+) -> [BtcFamily; 2] {
+    let mut fams = [false, true].map(|v6| BtcFamily {
         family: family_name(v6).into(),
-        address: addr.as_ref().ok().map(ToString::to_string),
+        address: addrs[usize::from(v6)]
+            .as_ref()
+            .ok()
+            .map(ToString::to_string),
         sessions: Vec::new(),
         summary: None,
-        error: None,
-    };
-    let addr = match addr {
-        Ok(a) => a,
-        Err(e) => return failed(fam, e),
-    };
-    let cfg = BtcConfig {
-        client: client_to(addr, port, TestParams::default(), connect_timeout, local),
-        sizes: plan.sizes.clone(),
-        families: vec![Family::Any],
-        every: plan.every,
-    };
-    let (sessions, error) = btc::run(&cfg, interrupt, &mut |_s| {});
-    fam.summary = BtcStats::of(&sessions);
-    fam.sessions = sessions;
-    fam.error = error.map(|e| e.to_string());
-    fam
+        error: addrs[usize::from(v6)].as_ref().err().cloned(),
+    });
+    let mut next_start = Instant::now();
+    let mut index = 0u32;
+    'sizes: for &size in &plan.sizes {
+        for (fi, addr) in addrs.iter().enumerate() {
+            let (Ok(addr), Some(fam)) = (addr, fams.get_mut(fi)) else {
+                continue;
+            };
+            if fam.error.is_some() {
+                continue;
+            }
+            if !sleep_until(next_start, interrupt) || interrupt.load(Ordering::Relaxed) {
+                break 'sizes;
+            }
+            next_start = Instant::now() + plan.every;
+            index += 1;
+            let client = client_to(*addr, port, TestParams::default(), connect_timeout, local);
+            match btc::run_session(&client, Family::Any, size, index, interrupt) {
+                Ok(s) => fam.sessions.push(s),
+                Err(e) => fam.error = Some(e.to_string()),
+            }
+        }
+    }
+    if interrupt.load(Ordering::Relaxed) {
+        for f in fams.iter_mut().filter(|f| f.error.is_none()) {
+            f.error = Some(crate::error::RunError::Interrupted.to_string());
+        }
+    }
+    for f in &mut fams {
+        f.summary = BtcStats::of(&f.sessions);
+    }
+    fams
 }
 
 /// The path capacity of one family to `addr`, with the default train plan and datagrams

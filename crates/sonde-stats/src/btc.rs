@@ -25,6 +25,10 @@ pub struct BtcSession {
     pub mean_rtt_us: Option<u32>,
     /// The sender's congestion control.
     pub congestion: Option<String>,
+    /// When the session started, seconds since the Unix epoch (0 in documents from before
+    /// it was recorded).
+    #[serde(default)]
+    pub start_unix_s: f64,
 }
 
 /// Running statistics of the sessions' goodput (bits/s).
@@ -90,6 +94,7 @@ mod tests {
             max_cwnd: None,
             mean_rtt_us: None,
             congestion: None,
+            start_unix_s: 0.0,
         }
     }
 

@@ -248,6 +248,7 @@ mod tests {
                     max_cwnd: None,
                     mean_rtt_us: None,
                     congestion: None,
+                    start_unix_s: 0.0,
                 })
                 .collect();
             BtcFamily {

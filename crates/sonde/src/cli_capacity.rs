@@ -5,7 +5,7 @@ use clap::Args;
 
 /// `sonde capacity HOST`: path capacity by packet dispersion against a sonde server.
 #[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help("One JSON document: host, server, family, layer (\"ip\"), overhead_model, payload_bytes, ip_bytes, short_train_len / long_train_len (datagrams per train), kernel_timestamps, seconds, verdict (host-limited, shaped, link, unmeasured), sustained_ip_bps / sustained_payload_bps / sustained_shaper_bps, \"estimate\" (train counts, short-train rates, histogram with bin width and modes, cov, peak mode, adr_bps, sustained range, bucket_bytes, knees, departure_bps, per-long-train fits), with --tx-timestamps \"departures\" (trains reported, median and largest gap in ns, not_back_to_back train ids, per-train gaps), partial, error")))]
+#[command(mut_arg("json", |a| a.help("One JSON document: host, server, family, layer (\"ip\"), overhead_model, payload_bytes, ip_bytes, short_train_len / long_train_len (datagrams per train), kernel_timestamps, seconds, verdict (host-limited, shaped, link, unmeasured), sustained_ip_bps / sustained_payload_bps / sustained_shaper_bps, \"estimate\" (train counts, short-train rates, histogram with bin width and modes, cov, peak mode, adr_bps, sustained range, bucket_bytes, knees, departure_bps, per-long-train fits), early_stop (enabled, rule, planned_long_trains, stopped, after_long_trains, last: the rule's long_trains, mean_bps, spread, ci_half, same_shape, converged), with --tx-timestamps \"departures\" (trains reported, median and largest gap in ns, not_back_to_back train ids, per-train gaps), partial, error")))]
 pub struct CapacityArgs {
     /// sonde server host
     pub host: String,
@@ -37,6 +37,11 @@ pub struct CapacityArgs {
     /// Least idle time between trains, ms (the server also waits as long as the last train took)
     #[arg(long, value_name = "MS", default_value_t = 10)]
     pub spacing: u32,
+    /// Send the whole plan: by default the run stops once at least 3 long trains arrived and
+    /// the last 3 agree (sustained rates within 2 % of each other, 95 % confidence interval
+    /// of their mean within ±1 %, all with a knee or none)
+    #[arg(long = "no-early-stop")]
+    pub no_early_stop: bool,
     /// Ask the server for its kernel's software transmit stamps (SO_TIMESTAMPING) and show
     /// the spread of each train's departure gaps, flagging trains that did not leave back
     /// to back

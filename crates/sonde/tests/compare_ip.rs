@@ -190,6 +190,40 @@ fn btc_and_capacity_side_by_side() {
     }
     assert_eq!(uint(&doc, "capacity.0.payload_bytes"), 1472);
     assert_eq!(uint(&doc, "capacity.1.payload_bytes"), 1452);
+    // The BTC sessions alternate: by start time IPv4, IPv6, IPv4, IPv6, numbered 1..4 in
+    // that order, each family's sessions in its own list with 2M before 4M.
+    let mut starts: Vec<(f64, u64, String, u64)> = (0..2)
+        .flat_map(|i| arr(at(&doc, &format!("btc.{i}")), "sessions").clone())
+        .map(|s| {
+            (
+                num(&s, "start_unix_s"),
+                uint(&s, "index"),
+                text(&s, "family").to_string(),
+                uint(&s, "size"),
+            )
+        })
+        .collect();
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let order: Vec<(u64, &str, u64)> = starts
+        .iter()
+        .map(|(_, i, f, s)| (*i, f.as_str(), *s))
+        .collect();
+    let (m2, m4) = (2 << 20, 4 << 20);
+    assert_eq!(
+        order,
+        [
+            (1, "IPv4", m2),
+            (2, "IPv6", m2),
+            (3, "IPv4", m4),
+            (4, "IPv6", m4)
+        ],
+        "{}",
+        out.describe()
+    );
+    assert!(
+        starts[0].0 > 1.7e9,
+        "start times are wall-clock seconds: {starts:?}"
+    );
     let v = verdict_agrees_with_exit(&out);
     let measures: Vec<String> = v
         .per_measure

@@ -4,7 +4,9 @@
 //! reverse UDP test request of one stream carrying the plan; the stream's hello; start).
 //! Then this end reads datagrams with their kernel receive stamps, builds trains
 //! ([`Collector`]), acknowledges each one on the stream (twice: a lost acknowledgement costs
-//! the server a bounded wait), and stops when the last train is in, at the deadline, or on
+//! the server a bounded wait), and stops when the last train is in, when the long trains so
+//! far agree (the pure [`StopRule`], unless turned off: the client then stops the test as
+//! it would at its end, and the server sends no more trains), at the deadline, or on
 //! Ctrl-C, keeping what arrived. Both ends exchange results (their CPU) as for any test.
 
 use super::collect::Collector;
@@ -13,6 +15,7 @@ use crate::error::RunError;
 use crate::os::{cpu, sockopt, timestamp};
 use crate::own_loop::{self, Needs};
 use sonde_proto::capacity::{emit_ack, parse_departure, CapacityPlan, Departure, Probe};
+use sonde_stats::capacity::converge::{EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{check, DepartureCheck};
 use sonde_stats::capacity::{estimate, Estimate, Layers};
 use sonde_stats::cpu::cpu_usage;
@@ -51,11 +54,22 @@ pub struct CapacityOutcome {
     /// With `tx_timestamps` in the plan: the server's departure reports checked against the
     /// trains received (None when not asked for).
     pub departures: Option<DepartureCheck>,
+    /// Whether the long trains agreed before the end of the plan and the run stopped.
+    pub early_stop: EarlyStop,
 }
 
-/// Runs a capacity test (`cfg.params` from [`super::params`]); on failure what was measured
-/// so far comes with the error.
+/// Runs a capacity test (`cfg.params` from [`super::params`]) that stops early by the
+/// default [`StopRule`]; on failure what was measured so far comes with the error.
 pub fn run(cfg: &ClientConfig, interrupt: &AtomicBool) -> (CapacityOutcome, Option<RunError>) {
+    run_with(cfg, Some(StopRule::default()), interrupt)
+}
+
+/// [`run`] with the early-stop rule given, or none to receive the whole plan.
+pub fn run_with(
+    cfg: &ClientConfig,
+    rule: Option<StopRule>,
+    interrupt: &AtomicBool,
+) -> (CapacityOutcome, Option<RunError>) {
     let plan = cfg.params.capacity.unwrap_or_default();
     let mut out = CapacityOutcome {
         server: String::new(),
@@ -71,6 +85,14 @@ pub fn run(cfg: &ClientConfig, interrupt: &AtomicBool) -> (CapacityOutcome, Opti
         cpu_local: None,
         cpu_remote: None,
         departures: None,
+        early_stop: EarlyStop {
+            enabled: rule.is_some(),
+            rule: rule.unwrap_or_default(),
+            planned_long_trains: plan.long_trains,
+            stopped: false,
+            after_long_trains: None,
+            last: None,
+        },
     };
     let err = execute(cfg, interrupt, &mut out).err();
     (out, err)
@@ -119,8 +141,8 @@ fn execute(
     r
 }
 
-/// Receives trains until the plan's last one is in (true), the deadline or Ctrl-C (false);
-/// the estimate of what arrived goes into `out` in every case.
+/// Receives trains until the plan's last one is in or the long trains agree (true), the
+/// deadline or Ctrl-C (false); the estimate of what arrived goes into `out` in every case.
 fn receive(
     sock: &UdpSocket,
     out: &mut CapacityOutcome,
@@ -139,14 +161,15 @@ fn receive(
     let mut last_rx = Instant::now();
     let mut departures: Vec<Departure> = Vec::new();
     let mut complete_at: Option<Instant> = None;
-    let last_train = out.plan.trains().saturating_sub(1);
+    let mut late_ack: Option<u32> = None;
     let result = loop {
         if interrupt.load(Ordering::Relaxed) {
             out.interrupted = true;
             break Ok(false);
         }
-        if col.complete() {
+        if col.complete() || out.early_stop.stopped {
             let since = *complete_at.get_or_insert_with(Instant::now);
+            let last_train = col.done.last().map_or(0, |t| t.id);
             let reported = departures.iter().any(|d| d.train == last_train);
             if !out.plan.tx_timestamps || reported || since.elapsed() >= REPORT_WAIT {
                 break Ok(true);
@@ -185,6 +208,15 @@ fn receive(
                     col.ignored += 1;
                     continue;
                 };
+                if out.early_stop.stopped {
+                    // A train the server started before it saw the stop: not kept, but
+                    // acknowledged, so a server that waits for it does not wait long.
+                    if late_ack.is_none_or(|t| t < p.train) {
+                        late_ack = Some(p.train);
+                        let _ = sock.send(&emit_ack(p.train));
+                    }
+                    continue;
+                }
                 ack = col.push(p, r.best_ns()).or(ack);
             }
         } else if last_rx.elapsed() >= QUIET {
@@ -194,6 +226,9 @@ fn receive(
             let a = emit_ack(train);
             let _ = sock.send(&a);
             let _ = sock.send(&a);
+            if train >= out.plan.short_trains && !col.complete() {
+                consider_stop(&mut out.early_stop, col.long());
+            }
         }
     };
     out.ignored = col.ignored;
@@ -203,6 +238,22 @@ fn receive(
         let all: Vec<_> = short.iter().chain(long.iter()).collect();
         out.departures = Some(check(departures, &all));
     }
+    if out.early_stop.enabled && !long.is_empty() {
+        out.early_stop.last = Some(out.early_stop.rule.check(&long));
+    }
     out.estimate = Some(estimate(&short, &long));
     result
+}
+
+/// After a long train of `long` closed before the plan's end: whether to stop now.
+fn consider_stop(es: &mut EarlyStop, long: &[sonde_stats::capacity::train::Train]) {
+    if !es.enabled || es.stopped {
+        return;
+    }
+    let c = es.rule.check(long);
+    es.last = Some(c);
+    if c.converged {
+        es.stopped = true;
+        es.after_long_trains = Some(c.long_trains);
+    }
 }

@@ -88,6 +88,13 @@ impl Collector {
             .is_some_and(|t| t.id + 1 >= self.plan.trains())
     }
 
+    /// The long trains closed so far, in order (trains close in the order of their ids).
+    pub fn long(&self) -> &[Train] {
+        let short = self.plan.short_trains;
+        let at = self.done.partition_point(|t| t.id < short);
+        self.done.get(at..).unwrap_or_default()
+    }
+
     /// Closes what is open and splits the trains into the short and the long ones.
     pub fn finish(mut self) -> (Vec<Train>, Vec<Train>) {
         self.close();
@@ -137,8 +144,10 @@ mod tests {
         assert_eq!(c.push(probe(2, 0, 16), 60), None);
         assert_eq!(c.push(probe(7, 0, 3), 60), None);
         assert_eq!(c.ignored, 4);
+        assert!(c.long().is_empty());
         assert_eq!(c.quiet(), Some(2));
         assert!(c.complete());
+        assert_eq!(c.long().len(), 1);
         let (short, long) = c.finish();
         assert_eq!(short.len(), 2);
         assert_eq!(long.len(), 1);

@@ -432,10 +432,8 @@ pub fn run_compare(cfg: &CompareConfig, interrupt: &Arc<AtomicBool>) -> CompareI
     let port = cfg.probe.port;
     let local = keyed(&cfg.probe);
     let btc = cfg.btc.as_ref().map(|plan| {
-        [false, true].map(|v6f| {
-            let a = addr(if v6f { &v6 } else { &v4 });
-            run_btc(plan, v6f, a, port, cfg.connect_timeout, &local, interrupt)
-        })
+        let addrs = [addr(&v4), addr(&v6)];
+        run_btc(plan, addrs, port, cfg.connect_timeout, &local, interrupt)
     });
     let capacity = cfg.capacity.then(|| {
         [false, true].map(|v6f| {

@@ -10,6 +10,9 @@
 //!   and the bucket depth. Their whole-train rate is the asymptotic dispersion rate (ADR),
 //!   a lower bound of the capacity used to discard sub-capacity modes.
 //!
+//! Long trains are the slow part of a run; [`converge`] says when the ones received so far
+//! agree well enough that more would not change the sustained rate, so a run can stop early.
+//!
 //! And one guard: when a long train arrives about as fast as the sender handed it to its
 //! kernel, nothing on the path slowed it down; the figure is the sending host's speed (on
 //! plain veth, for one), and the estimate says the host is the limit instead of a number.
@@ -17,6 +20,7 @@
 //! Every rate here is at the IP layer (IP header + UDP header + payload, as RFC 5136 counts);
 //! [`Layers`] converts to the UDP payload and to Ethernet frames as Linux shapers count them.
 
+pub mod converge;
 pub mod departure;
 pub mod histogram;
 pub mod shaper;
@@ -34,6 +38,11 @@ pub const HOST_LIMIT_SHARE: f64 = 0.8;
 /// A sustained rate below this share of the peak, with a knee in most long trains, is a
 /// shaper's.
 pub const SHAPED_SHARE: f64 = 0.9;
+/// A knee counts as a token bucket only when the bucket it shows holds at least this many
+/// of the train's datagrams: a smaller one is what any shaper's minimum burst (Linux tbf
+/// takes two frames) and back-to-back arrival make anyway, and on such paths one train
+/// shows it and the next does not, which would make the verdict a coin toss.
+pub const MIN_BUCKET_DATAGRAMS: f64 = 4.0;
 /// Bytes Linux tbf/htb add to the IP packet when charging it: the Ethernet header (no FCS,
 /// preamble or inter-frame gap unless `overhead`/`linklayer` is configured).
 pub const ETHERNET_HEADER: u32 = 14;
@@ -115,7 +124,7 @@ pub struct Estimate {
     pub sustained_max_bps: Option<f64>,
     /// Median bucket depth of the long trains that showed a knee, IP bytes.
     pub bucket_bytes: Option<f64>,
-    /// Long trains with a knee.
+    /// Long trains with a knee holding a bucket of at least [`MIN_BUCKET_DATAGRAMS`].
     pub knees: u32,
     /// Median departure rate of the long trains at the sender.
     pub departure_bps: Option<f64>,
@@ -138,6 +147,23 @@ fn count(figs: &[TrainFigures]) -> TrainCounts {
     }
 }
 
+/// `f`, the fit of `t`, without its knee when the bucket holds fewer than
+/// [`MIN_BUCKET_DATAGRAMS`] of the train's datagrams: one line, the tail rate as fitted.
+pub fn bucket_knee(t: &Train, f: ShapeFit) -> ShapeFit {
+    let datagram = t.arrivals.first().map_or(0.0, |a| f64::from(a.ip_bytes));
+    if f.bucket_bytes
+        .is_some_and(|b| b >= MIN_BUCKET_DATAGRAMS * datagram)
+    {
+        return f;
+    }
+    ShapeFit {
+        head_bps: None,
+        knee_bytes: None,
+        bucket_bytes: None,
+        ..f
+    }
+}
+
 /// The estimate from the short and the long trains.
 pub fn estimate(short: &[Train], long: &[Train]) -> Estimate {
     let sf: Vec<TrainFigures> = short.iter().map(Train::figures).collect();
@@ -152,7 +178,7 @@ pub fn estimate(short: &[Train], long: &[Train]) -> Estimate {
     let mut lc = count(&lf);
     let fits: Vec<ShapeFit> = long
         .iter()
-        .filter_map(|t| shaper::fit(&t.arrivals))
+        .filter_map(|t| shaper::fit(&t.arrivals).map(|f| bucket_knee(t, f)))
         .collect();
     lc.used = fits.len() as u32;
     let adr_bps = median(&mut fits.iter().map(|f| f.whole_bps).collect::<Vec<_>>());
@@ -301,5 +327,15 @@ mod tests {
         assert_eq!(e.bucket_bytes, None);
         assert!((e.sustained_bps.unwrap() / 100e6 - 1.0).abs() < 1e-6);
         assert_eq!(estimate(&short, &[]).verdict, Verdict::Unmeasured);
+        // A knee of three datagrams (a tbf's minimum burst) is no token bucket.
+        let long: Vec<Train> = (0..5)
+            .map(|i| train(i, 500, 3, 12_000, 120_000, 2_400))
+            .collect();
+        let e = estimate(&short, &long);
+        assert_eq!(
+            (e.verdict, e.knees, e.bucket_bytes),
+            (Verdict::Link, 0, None)
+        );
+        assert!((e.sustained_bps.unwrap() / 100e6 - 1.0).abs() < 1e-3);
     }
 }

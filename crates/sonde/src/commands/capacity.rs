@@ -7,6 +7,7 @@ use sonde_proto::capacity::CapacityPlan;
 use sonde_report::capacity::{departure_lines, document, lines, RunInfo};
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::RunError;
+use sonde_stats::capacity::converge::StopRule;
 use std::sync::atomic::AtomicBool;
 
 /// Runs the capacity command.
@@ -47,7 +48,8 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         rcv_timeout: None,
         file: None,
     };
-    let (out, error) = sonde_runtime::capacity::client::run(&cfg, interrupt);
+    let rule = (!a.no_early_stop).then(StopRule::default);
+    let (out, error) = sonde_runtime::capacity::client::run_with(&cfg, rule, interrupt);
     let error_text = error.as_ref().map(ToString::to_string);
     let info = RunInfo {
         host: &a.host,
@@ -59,6 +61,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         kernel_stamps: out.kernel_stamps,
         seconds: out.seconds,
         ignored: out.ignored,
+        early_stop: Some(&out.early_stop),
         error: error_text.as_deref(),
     };
     if a.output.json {
@@ -75,7 +78,12 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
             outln!("{line}");
         }
         if let Some(d) = &out.departures {
-            for line in departure_lines(d, plan.trains()) {
+            // Trains asked for: the plan's, or up to the early stop.
+            let asked = match out.early_stop.after_long_trains {
+                Some(n) if out.early_stop.stopped => plan.short_trains + n,
+                _ => plan.trains(),
+            };
+            for line in departure_lines(d, asked) {
                 outln!("{line}");
             }
         }

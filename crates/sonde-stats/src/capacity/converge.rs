@@ -1,0 +1,320 @@
+//! When the long trains agree, more of them add time, not knowledge: the rule that lets a
+//! capacity run stop before the end of its plan. Pure: the long trains received so far in,
+//! a decision out; the runtime asks after every long train and stops sending when it says so.
+//!
+//! The rule looks at the last [`StopRule::window`] long trains, each fitted on its own
+//! ([`super::shaper::fit`]), and says *converged* when all of these hold:
+//! - at least [`StopRule::min_trains`] long trains have arrived;
+//! - every train of the window gave a fit (a train that lost too much to fit breaks it);
+//! - they agree on the shape: all show a knee with a bucket of at least
+//!   [`super::MIN_BUCKET_DATAGRAMS`] (a token bucket) or none does, and all arrived
+//!   at the sender's pace (the host is the limit, [`super::HOST_LIMIT_SHARE`]) or none did,
+//!   so the verdict and the bucket estimate rest on trains that saw the same path;
+//! - their sustained (tail) rates lie within [`StopRule::max_spread`] of their mean
+//!   ((largest − least) / mean);
+//! - the 95 % confidence interval of that mean (Student's t with window − 1 degrees of
+//!   freedom) has a half-width of at most [`StopRule::max_ci`] of the mean: by default
+//!   1 %, a third of the ±3 % a capacity figure is accepted at.
+//!
+//! A path whose rate drifts from train to train (cross traffic, a changing shaper) or
+//! whose trains are noisy never meets the spread and the interval, and runs its plan to
+//! the end as before.
+
+use super::shaper::{fit, ShapeFit};
+use super::train::Train;
+use super::{bucket_knee, HOST_LIMIT_SHARE};
+use crate::latency::compare::student_t_two_sided;
+use serde::{Deserialize, Serialize};
+
+/// The stopping rule's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Fewest long trains before any stop.
+    pub min_trains: u32,
+    /// Long trains the rule looks at (the last ones), at least 2.
+    pub window: u32,
+    /// Largest (max − min) / mean of the window's sustained rates.
+    pub max_spread: f64,
+    /// Largest half-width of the 95 % confidence interval of their mean, over the mean.
+    pub max_ci: f64,
+}
+
+impl Default for StopRule {
+    fn default() -> Self {
+        Self {
+            min_trains: 3,
+            window: 3,
+            max_spread: 0.02,
+            max_ci: 0.01,
+        }
+    }
+}
+
+/// What the rule saw after the latest long train.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Convergence {
+    /// Long trains received so far.
+    pub long_trains: u32,
+    /// Mean sustained rate of the window, IP bits/s (None until the window is full of fits).
+    pub mean_bps: Option<f64>,
+    /// (max − min) / mean of the window's sustained rates.
+    pub spread: Option<f64>,
+    /// Half-width of the 95 % confidence interval of the mean, over the mean.
+    pub ci_half: Option<f64>,
+    /// The window agrees on knee and host limit.
+    pub same_shape: bool,
+    pub converged: bool,
+}
+
+/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (bisection on the
+/// tail probability; 12.706 at 1, 4.303 at 2, 1.96 as `df` grows).
+pub fn t_95(df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 1000.0_f64);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if student_t_two_sided(mid, df) > 0.05 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// Arrived at no less than [`HOST_LIMIT_SHARE`] of its departure rate.
+fn host_paced(t: &Train) -> bool {
+    let f = t.figures();
+    match (f.rx_bps, f.tx_bps) {
+        (Some(rx), Some(tx)) if tx > 0.0 => rx / tx >= HOST_LIMIT_SHARE,
+        _ => false,
+    }
+}
+
+impl StopRule {
+    /// Whether the estimate from the long trains `long` (in the order they arrived) has
+    /// converged.
+    pub fn check(&self, long: &[Train]) -> Convergence {
+        let n = long.len();
+        let k = (self.window.max(2) as usize).min(n);
+        let mut out = Convergence {
+            long_trains: n as u32,
+            mean_bps: None,
+            spread: None,
+            ci_half: None,
+            same_shape: false,
+            converged: false,
+        };
+        let Some(last) = long.get(n - k..) else {
+            return out;
+        };
+        if k < self.window.max(2) as usize {
+            return out;
+        }
+        let fits: Option<Vec<ShapeFit>> = last
+            .iter()
+            .map(|t| fit(&t.arrivals).map(|f| bucket_knee(t, f)))
+            .collect();
+        let Some(fits) = fits else {
+            return out;
+        };
+        let knees = fits.iter().filter(|f| f.head_bps.is_some()).count();
+        let paced = last.iter().filter(|t| host_paced(t)).count();
+        out.same_shape = (knees == 0 || knees == k) && (paced == 0 || paced == k);
+        let rates: Vec<f64> = fits.iter().map(|f| f.tail_bps).collect();
+        let kf = k as f64;
+        let mean = rates.iter().sum::<f64>() / kf;
+        if !(mean.is_finite() && mean > 0.0) {
+            return out;
+        }
+        let (lo, hi) = rates
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(l, h), &r| (l.min(r), h.max(r)));
+        let var = rates.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (kf - 1.0);
+        let spread = (hi - lo) / mean;
+        let ci_half = t_95(kf - 1.0) * (var / kf).sqrt() / mean;
+        out.mean_bps = Some(mean);
+        out.spread = Some(spread);
+        out.ci_half = Some(ci_half);
+        out.converged = n as u32 >= self.min_trains
+            && out.same_shape
+            && spread <= self.max_spread
+            && ci_half <= self.max_ci;
+        out
+    }
+}
+
+/// Whether and when a run stopped early, for the reporters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EarlyStop {
+    /// The rule was applied (`--no-early-stop` turns it off).
+    pub enabled: bool,
+    pub rule: StopRule,
+    /// Long trains in the plan.
+    pub planned_long_trains: u32,
+    /// The run stopped before the end of its plan, after `after_long_trains`.
+    pub stopped: bool,
+    pub after_long_trains: Option<u32>,
+    /// The rule's figures after the last long train received.
+    pub last: Option<Convergence>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::train::Arrival;
+    use super::*;
+
+    /// A long train of 300 1500-byte datagrams arriving every `gap_ns`, sent in batches of
+    /// 64 every 2.4 µs per datagram (far faster than it arrives).
+    fn long(id: u32, gap_ns: f64) -> Train {
+        Train {
+            id,
+            sent: 300,
+            arrivals: (0..300u32)
+                .map(|i| Arrival {
+                    seq: i,
+                    ip_bytes: 1500,
+                    rx_ns: 1_000_000 + (f64::from(i) * gap_ns) as u64,
+                    tx_ns: u64::from(i / 64 * 64) * 2_400,
+                })
+                .collect(),
+        }
+    }
+
+    /// 1500 bytes every 120 µs is 100 Mbit/s; `rates` in Mbit/s.
+    fn trains(rates: &[f64]) -> Vec<Train> {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(i, r)| long(i as u32, 1500.0 * 8e3 / r))
+            .collect()
+    }
+
+    /// Long trains after which the rule first says converged, feeding them one at a time.
+    fn stops_after(rule: &StopRule, rates: &[f64]) -> Option<usize> {
+        let all = trains(rates);
+        (1..=all.len()).find(|&n| rule.check(&all[..n]).converged)
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        for (df, want) in [(1.0, 12.706), (2.0, 4.303), (4.0, 2.776), (1e6, 1.960)] {
+            assert!((t_95(df) - want).abs() < 1e-3, "{df}: {}", t_95(df));
+        }
+    }
+
+    #[test]
+    fn a_stable_path_stops_at_the_minimum() {
+        let rule = StopRule::default();
+        let rates = [99.1, 99.0, 99.2, 99.1, 99.0];
+        assert_eq!(stops_after(&rule, &rates), Some(3));
+        let c = rule.check(&trains(&rates[..3]));
+        assert!((c.mean_bps.unwrap() / 99.1e6 - 1.0).abs() < 1e-3, "{c:?}");
+        assert!(
+            c.spread.unwrap() < 0.003 && c.ci_half.unwrap() < 0.003,
+            "{c:?}"
+        );
+        assert!(c.same_shape);
+    }
+
+    #[test]
+    fn the_minimum_is_respected() {
+        let rule = StopRule {
+            min_trains: 5,
+            window: 2,
+            ..StopRule::default()
+        };
+        let rates = [100.0; 8];
+        assert_eq!(stops_after(&rule, &rates), Some(5));
+        // Window of 2 full after two trains, but not converged before five.
+        let c = rule.check(&trains(&rates[..4]));
+        assert!(c.spread.is_some() && !c.converged, "{c:?}");
+        // Nothing to say with fewer trains than the window.
+        assert_eq!(
+            StopRule::default().check(&trains(&[100.0, 100.0])).spread,
+            None
+        );
+        assert!(!StopRule::default().check(&[]).converged);
+    }
+
+    #[test]
+    fn noisy_or_drifting_paths_do_not_stop() {
+        let rule = StopRule::default();
+        // ±5 % from train to train.
+        assert_eq!(stops_after(&rule, &[95.0, 105.0, 98.0, 103.0, 96.0]), None);
+        // A steady 1.5 % drift a train: the spread of three is 3 %.
+        assert_eq!(
+            stops_after(&rule, &[100.0, 101.5, 103.0, 104.5, 106.0]),
+            None
+        );
+        // Within 2 % spread, but the interval of three is wider than 1 %.
+        let c = rule.check(&trains(&[100.0, 101.9, 100.0]));
+        assert!(
+            c.spread.unwrap() <= 0.02 && c.ci_half.unwrap() > 0.01,
+            "{c:?}"
+        );
+        assert!(!c.converged);
+        // Noisy first, then settled: the window moves on and it stops once it is clean.
+        assert_eq!(
+            stops_after(&rule, &[80.0, 120.0, 100.0, 100.1, 99.9]),
+            Some(5)
+        );
+    }
+
+    /// `long(id, gap_ns)` with its first `head` datagrams arriving every 12 µs (1 Gbit/s).
+    fn with_head(id: u32, gap_ns: f64, head: u32) -> Train {
+        let mut t = long(id, gap_ns);
+        let mut at = t.arrivals[0].rx_ns;
+        for (i, a) in t.arrivals.iter_mut().enumerate() {
+            if i > 0 {
+                at += if (i as u32) < head {
+                    12_000
+                } else {
+                    gap_ns as u64
+                };
+            }
+            a.rx_ns = at;
+        }
+        t
+    }
+
+    #[test]
+    fn a_bucket_of_a_few_datagrams_is_not_a_shape_to_agree_on() {
+        let rule = StopRule::default();
+        // A 3-datagram knee on one train of three (as a tbf's two-frame minimum burst
+        // shows now and then): the same path.
+        let t = vec![
+            with_head(0, 120_000.0, 4),
+            long(1, 120_000.0),
+            long(2, 120_000.0),
+        ];
+        let c = rule.check(&t);
+        assert!(c.same_shape && c.converged, "{c:?}");
+        // A 60-datagram bucket on one train only: not the same path.
+        let t = vec![
+            with_head(0, 120_000.0, 60),
+            long(1, 120_000.0),
+            long(2, 120_000.0),
+        ];
+        let c = rule.check(&t);
+        assert!(!c.same_shape && !c.converged, "{c:?}");
+        // ... on all three: a shaped path that agrees.
+        let t: Vec<Train> = (0..3).map(|i| with_head(i, 120_000.0, 60)).collect();
+        assert!(rule.check(&t).converged);
+    }
+
+    #[test]
+    fn trains_that_disagree_on_shape_or_did_not_fit_do_not_stop() {
+        let rule = StopRule::default();
+        let mut t = trains(&[100.0, 100.0, 100.0]);
+        // The middle train lost all but five datagrams: no fit.
+        t[1].arrivals.truncate(5);
+        assert!(!rule.check(&t).converged);
+        // One train arrived at the sender's pace: not the same path as the others.
+        let mut t = trains(&[100.0, 100.0, 100.0]);
+        for a in &mut t[2].arrivals {
+            a.tx_ns = a.rx_ns;
+        }
+        let c = rule.check(&t);
+        assert!(!c.same_shape && !c.converged, "{c:?}");
+    }
+}
