@@ -32,6 +32,7 @@ pub mod mptcp;
 pub mod policy;
 mod ready;
 pub mod session;
+mod stash;
 pub mod stats;
 pub mod wire;
 
