@@ -33,6 +33,9 @@ use thiserror::Error;
 /// The least time between two REWINDs a receiver sends because it dropped DATA.
 const REWIND_SPACING: Duration = Duration::from_millis(5);
 
+/// The largest DATA payload of a path's first frame (three segments of a 1500-byte MTU).
+const FIRST_FRAME: usize = 4096;
+
 /// Sizes and times of a session.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -148,6 +151,8 @@ struct Path {
     ctrl: Vec<u8>,
     /// The next stream offset to send on this path.
     send_next: u64,
+    /// DATA payload bytes sent on this path so far (its frames grow with it).
+    sent: u64,
     fin_sent: bool,
     moved_recv: bool,
     draining_since: Option<Instant>,
@@ -299,6 +304,7 @@ impl Session {
             state,
             ctrl: Vec::new(),
             send_next: self.acked,
+            sent: 0,
             fin_sent: false,
             moved_recv: false,
             draining_since: None,
@@ -698,13 +704,23 @@ impl Session {
     ) {
         let written = self.written();
         // Bytes confirmed meanwhile (through the old path) need no resending.
-        let Some(mut next) = self.path(id).map(|p| p.send_next.max(self.acked)) else {
+        let Some((mut next, mut sent)) =
+            self.path(id).map(|p| (p.send_next.max(self.acked), p.sent))
+        else {
             return;
         };
         let before = next;
         while next < written && out.len() < limit {
             let from = (next - self.acked) as usize;
-            let n = ((written - next) as usize).min(self.cfg.max_data);
+            // A new connection sends about ten segments per round trip at first, and the
+            // receiver can use a frame only once all of it is in: so a path's frames start
+            // small and grow with what it has sent, and the first bytes of a switch arrive
+            // within one trip instead of after several.
+            let size = usize::try_from(sent)
+                .unwrap_or(usize::MAX)
+                .clamp(FIRST_FRAME, self.cfg.max_data.max(FIRST_FRAME))
+                .min(self.cfg.max_data);
+            let n = ((written - next) as usize).min(size);
             emit_data_header(next, n, out);
             let (a, b) = self.replay.as_slices();
             let to = from + n;
@@ -716,6 +732,7 @@ impl Session {
                 out.extend_from_slice(b.get(s..to - a.len()).unwrap_or(&[]));
             }
             next += n as u64;
+            sent += n as u64;
         }
         self.stats.sent_by_family[family.index()] += next - before;
         let again = next.min(self.sent_high).saturating_sub(before);
@@ -739,6 +756,7 @@ impl Session {
         let fin = self.fin_local && next == written;
         if let Some(p) = self.path_mut(id) {
             p.send_next = next;
+            p.sent = sent;
             if fin && !p.fin_sent {
                 p.fin_sent = true;
                 Frame::Fin { offset: written }.emit(out);

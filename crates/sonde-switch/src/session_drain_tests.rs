@@ -243,3 +243,35 @@ fn a_rewind_racing_with_data_and_further_switches_loses_nothing() {
         assert!(p.c_got == down, "seed {seed}: downstream differs");
     }
 }
+
+#[test]
+fn a_new_path_starts_with_small_frames_and_grows_them() {
+    let mut c = Session::client(SessionId([3; 16]), Config::default(), Instant::now());
+    let now = Instant::now();
+    let id = c.open_path(Family::V4, now);
+    c.handle(
+        id,
+        Frame::HelloOk {
+            version: VERSION,
+            session: SessionId([3; 16]),
+        },
+        now,
+    )
+    .unwrap();
+    c.write(&pattern(1 << 20, 11));
+    let mut out = Vec::new();
+    c.poll_transmit(id, now, &mut out, 1 << 20);
+    let mut sizes = Vec::new();
+    let mut q: VecDeque<u8> = out.into_iter().collect();
+    drain_frames(&mut q, usize::MAX, |f| {
+        if let Frame::Data { bytes, .. } = f {
+            sizes.push(bytes.len());
+        }
+        true
+    });
+    // 4 KB, 4 KB, 8 KB, ... up to the configured 64 KB.
+    assert_eq!(&sizes[..6], &[4096, 4096, 8192, 16384, 32768, 65536]);
+    assert!(sizes[6..]
+        .iter()
+        .all(|n| *n == 65536 || sizes.last() == Some(n)));
+}

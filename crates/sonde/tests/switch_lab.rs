@@ -5,12 +5,13 @@
 //!   reordered (the SHA-256 of the stream and its length match at both ends).
 //! - Planned-switch stall: the receiving end's longest wait between two deliveries of new
 //!   bytes from the switch's JOIN until the new path delivered (the server's `stall_ms`), the
-//!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms;
-//!   the library does not meet it today (measured median 45-53 ms, p90 57-83 ms at 10 ms RTT):
-//!   a planned switch resends every unconfirmed byte (about 130 KB here) on the new
-//!   connection, still in slow start, and the receiver sees no new byte until that backlog
-//!   (which the old connection delivers anyway) is through: about four RTTs. So this test guards against it getting worse
-//!   (p90 within 10 RTT) and prints the figures; it does not claim the target.
+//!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms.
+//!   A planned switch now resends nothing (the new path starts at the old path's MOVED
+//!   offset, in small frames at first) and measures a median of 12-15 ms, p90 17-29 ms at
+//!   10 ms RTT on this busy 2-core host (before: median 43-46 ms, p90 56-60 ms): about one
+//!   RTT plus the switch-test client's own pause (it calls `switch` from its sending thread,
+//!   so the old path runs dry while the JOIN goes back and forth). So this test asserts the
+//!   best run's median within 2 RTT and p90 within 4 RTT, not the target itself.
 //! - A path cut mid-transfer: the router refuses IPv4 TCP of the test's port with a reset
 //!   (an nft rule, so both ends see their IPv4 connection fail at once), then lets it pass
 //!   again. The stream continues on IPv6 with nothing lost; the recovery time is the
@@ -195,21 +196,23 @@ fn a_planned_switch_stalls_the_receiver_about_one_rtt() {
         if best.is_none_or(|b| run.1 < b.1) {
             best = Some(run);
         }
-        if run.1 <= STALL_P90_LIMIT_RTT * rtt_ms && std::env::var("SONDE_SWITCH_LAB_RUNS").is_err()
-        {
+        let within =
+            run.0 <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && run.1 <= STALL_P90_LIMIT_RTT * rtt_ms;
+        if within && std::env::var("SONDE_SWITCH_LAB_RUNS").is_err() {
             break;
         }
     }
     let (median, p90, _) = best.unwrap();
     assert!(
-        p90 <= STALL_P90_LIMIT_RTT * rtt_ms,
+        median <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && p90 <= STALL_P90_LIMIT_RTT * rtt_ms,
         "planned-switch stall median {median:.2} ms, p90 {p90:.2} ms: over \
-         {STALL_P90_LIMIT_RTT} RTT ({rtt_ms} ms)"
+         {STALL_MEDIAN_LIMIT_RTT} / {STALL_P90_LIMIT_RTT} RTT ({rtt_ms} ms)"
     );
 }
 
-/// The bound on the best run's p90 stall, in RTTs (see the module docs).
-const STALL_P90_LIMIT_RTT: f64 = 10.0;
+/// The bounds on the best run's median and p90 stall, in RTTs (see the module docs).
+const STALL_MEDIAN_LIMIT_RTT: f64 = 2.0;
+const STALL_P90_LIMIT_RTT: f64 = 4.0;
 
 /// Refuses (`on`) or lets pass again IPv4 TCP to and from `port` in the router.
 fn cut_ipv4(lab: &Lab, port: &str, on: bool) {
