@@ -5,11 +5,15 @@
 //! what it has taken (ACK), and the sender keeps everything unconfirmed in a bounded replay
 //! buffer. Moving the stream (make-before-break) is: the client dials the other family and
 //! sends JOIN {next offset it expects}; the server answers JOIN_OK {next offset it expects};
-//! each end then writes MOVED (the end-of-path marker) on the old path and resends, on the new
-//! one, everything from the offset the other end expects. A receiver keeps only bytes beyond
-//! its next offset, so bytes that arrive on both paths are counted and dropped, never
-//! delivered twice. Both paths start at or below the receiver's next offset, so no gap can
-//! open. The same JOIN repairs a path that failed (break-before-make).
+//! each end then writes MOVED {X, the offset it stops at} on the old path and goes on from X
+//! on the new one, so nothing is sent twice while the old path drains. The receiver holds
+//! bytes the new path brings before the old path's last ones in a reorder stash (see
+//! `session_recv.rs`) and delivers them once the old path's bytes reach them; a receiver
+//! keeps only bytes beyond its next offset, so bytes that arrive twice are counted and
+//! dropped, never delivered twice. When the old path fails before its MOVED is read, the
+//! bytes below X are resent (see `session_drain.rs`). When the path carrying the stream
+//! failed, the same JOIN repairs it (break-before-make): the new path then starts at the
+//! offset the other end expects.
 //!
 //! Sans-IO (in the manner of quinn-proto): the session owns no socket and reads no clock.
 //! Calling order for a driver:
