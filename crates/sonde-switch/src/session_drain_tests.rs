@@ -275,3 +275,32 @@ fn a_new_path_starts_with_small_frames_and_grows_them() {
         .iter()
         .all(|n| *n == 65536 || sizes.last() == Some(n)));
 }
+
+#[test]
+fn a_version_1_peer_is_refused_with_a_reason_not_fed_rewinds() {
+    let now = Instant::now();
+    let mut s = Session::server(SessionId([4; 16]), Config::default(), now);
+    assert_eq!(
+        s.accept_hello(Family::V4, 1, now),
+        Err(SessionError::Version(1))
+    );
+    let mut out = Vec::new();
+    s.poll_transmit(PathId(0), now, &mut out, 1 << 16);
+    let mut q: VecDeque<u8> = out.into_iter().collect();
+    let mut c = Session::client(SessionId([4; 16]), Config::default(), now);
+    let id = c.open_path(Family::V4, now);
+    let mut err = None;
+    drain_frames(&mut q, usize::MAX, |f| {
+        err = c.handle(id, f, now).err();
+        true
+    });
+    let err = err.expect("the REJECT ends the session");
+    assert_eq!(
+        err,
+        SessionError::Rejected(crate::wire::RejectReason::Version)
+    );
+    assert_eq!(
+        err.to_string(),
+        "the peer refused the session: it speaks another protocol version"
+    );
+}
