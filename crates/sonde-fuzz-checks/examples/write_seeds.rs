@@ -213,6 +213,7 @@ fn switch_seeds(s: &mut Seeds) {
         Frame::Fin { offset: 13 },
         Frame::Ping { token: 1 },
         Frame::Pong { token: 1 },
+        Frame::Rewind { offset: 5 },
     ];
     let mut stream = Vec::new();
     let mut session = Vec::new();

@@ -408,21 +408,38 @@ fn await_join(shared: &Shared, since: Instant, why: String) {
 
 fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: FrameReader) {
     loop {
-        // Read a DATA frame only when the receive buffer can take it (backpressure).
+        // Read a DATA frame only when the receive window can take it (backpressure).
         let header = fr.peek_header(&mut sock);
+        let offset = match header {
+            Ok(Some(_)) => fr.peek_data_offset(&mut sock),
+            _ => Ok(None),
+        };
         let mut st = shared.lock();
         if st.closed || !st.session.path_readable(id) {
             break;
         }
-        match header {
-            Ok(Some(h)) if st.session.recv_room() < h.len => {
-                // The peer's bytes are here; only this end's application is slow.
+        match (header, offset) {
+            (Ok(Some(h)), Ok(Some(o)))
+                if st.session.recv_room_at(id, o) < h.len.saturating_sub(8) =>
+            {
+                // The peer's bytes are here; only this end's application (or, for bytes
+                // ahead of the stream, the path still filling the gap) is slow.
                 st.session.path_alive(id, Instant::now());
                 drop(shared.wait(st, TICK));
                 continue;
             }
-            Ok(_) => {}
-            Err(e) => {
+            (Ok(Some(h)), Ok(None))
+                if h.kind == crate::framer::DATA && h.len >= 8 && !fr.at_eof() =>
+            {
+                // The offset is not in yet: the next peek waits for it.
+                continue;
+            }
+            (_, Err(e)) => {
+                drop(st);
+                return path_done(shared, id, Some(e.to_string()));
+            }
+            (Ok(_), Ok(_)) => {}
+            (Err(e), _) => {
                 drop(st);
                 return path_done(shared, id, Some(e.to_string()));
             }

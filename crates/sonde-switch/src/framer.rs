@@ -2,6 +2,9 @@
 //! timeouts (so a reader thread can wake up, look at the session, and go on reading).
 
 use crate::wire::{Frame, Header, ParseError, HEADER_LEN, MAX_PAYLOAD};
+
+/// The DATA frame type.
+pub const DATA: u8 = 3;
 use std::io::{self, Read};
 
 /// What one [`FrameReader::poll`] call found.
@@ -51,6 +54,11 @@ impl FrameReader {
         }
     }
 
+    /// Whether the last read found the end of the stream.
+    pub fn at_eof(&self) -> bool {
+        self.eof
+    }
+
     /// Bytes read from the socket so far.
     pub fn received(&self) -> u64 {
         self.received
@@ -68,6 +76,26 @@ impl FrameReader {
         let mut hb = [0u8; HEADER_LEN];
         hb.copy_from_slice(self.buf.get(..HEADER_LEN).unwrap_or(&[0; HEADER_LEN]));
         Ok(Some(Header::parse(&hb)?))
+    }
+
+    /// The stream offset of the next frame when it is DATA, once its first 13 bytes are in
+    /// (reads no further); `None` for other frames or while they are not all in.
+    ///
+    /// # Errors
+    /// A socket error or an invalid header.
+    pub fn peek_data_offset(&mut self, r: &mut impl Read) -> Result<Option<u64>, ReadError> {
+        match self.peek_header(r)? {
+            Some(h) if h.kind == DATA && h.len >= 8 => {}
+            _ => return Ok(None),
+        }
+        if !self.fill(r, HEADER_LEN + 8)? {
+            return Ok(None);
+        }
+        let mut b = [0u8; 8];
+        if let Some(s) = self.buf.get(HEADER_LEN..HEADER_LEN + 8) {
+            b.copy_from_slice(s);
+        }
+        Ok(Some(u64::from_be_bytes(b)))
     }
 
     /// Reads until a whole frame is in, the read times out, or the peer closes.

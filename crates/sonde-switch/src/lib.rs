@@ -3,8 +3,9 @@
 //!
 //! A TCP connection cannot change address family, and its acknowledgements only prove that
 //! the peer's kernel holds the bytes; so this crate frames the stream with its own offsets,
-//! has the receiving application's side confirm what it took, and replays from the confirmed
-//! offset on the new connection. [`session`] is the pure state machine (bytes and times in,
+//! has the receiving application's side confirm what it took, and keeps what is unconfirmed:
+//! a planned move continues on the new connection where the old one stops, and what a failed
+//! connection may have lost is resent from the confirmed offset. [`session`] is the pure state machine (bytes and times in,
 //! bytes and events out), [`wire`] the frame format, [`stats`] what a session measured, and
 //! [`conn`] drives it over TCP sockets with threads; [`policy`] decides when to switch from
 //! `sonde compare-ip`'s verdict.
@@ -32,6 +33,7 @@ pub mod mptcp;
 pub mod policy;
 mod ready;
 pub mod session;
+mod stash;
 pub mod stats;
 pub mod wire;
 

@@ -5,11 +5,15 @@
 //! what it has taken (ACK), and the sender keeps everything unconfirmed in a bounded replay
 //! buffer. Moving the stream (make-before-break) is: the client dials the other family and
 //! sends JOIN {next offset it expects}; the server answers JOIN_OK {next offset it expects};
-//! each end then writes MOVED (the end-of-path marker) on the old path and resends, on the new
-//! one, everything from the offset the other end expects. A receiver keeps only bytes beyond
-//! its next offset, so bytes that arrive on both paths are counted and dropped, never
-//! delivered twice. Both paths start at or below the receiver's next offset, so no gap can
-//! open. The same JOIN repairs a path that failed (break-before-make).
+//! each end then writes MOVED {X, the offset it stops at} on the old path and goes on from X
+//! on the new one, so nothing is sent twice while the old path drains. The receiver holds
+//! bytes the new path brings before the old path's last ones in a reorder stash (see
+//! `session_recv.rs`) and delivers them once the old path's bytes reach them; a receiver
+//! keeps only bytes beyond its next offset, so bytes that arrive twice are counted and
+//! dropped, never delivered twice. When the old path fails before its MOVED is read, the
+//! bytes below X are resent (see `session_drain.rs`). When the path carrying the stream
+//! failed, the same JOIN repairs it (break-before-make): the new path then starts at the
+//! offset the other end expects.
 //!
 //! Sans-IO (in the manner of quinn-proto): the session owns no socket and reads no clock.
 //! Calling order for a driver:
@@ -23,11 +27,18 @@
 //!
 //! The application side is [`Session::write`], [`Session::read`] and [`Session::finish`].
 
+use crate::stash::Stash;
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
 use crate::wire::{emit_data_header, Frame, SessionId, VERSION};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use thiserror::Error;
+
+/// The least time between two REWINDs a receiver sends because it dropped DATA.
+const REWIND_SPACING: Duration = Duration::from_millis(5);
+
+/// The largest DATA payload of a path's first frame (three segments of a 1500-byte MTU).
+const FIRST_FRAME: usize = 4096;
 
 /// Sizes and times of a session.
 #[derive(Debug, Clone)]
@@ -99,7 +110,7 @@ pub enum SessionError {
     Overrun(usize),
     #[error("the peer sent data beyond the end of its stream at {0}")]
     BeyondFin(u64),
-    #[error("the peer refused the session: {0:?}")]
+    #[error("the peer refused the session: {0}")]
     Rejected(crate::wire::RejectReason),
     #[error("the peer speaks protocol version {0}, this end {VERSION}")]
     Version(u8),
@@ -144,6 +155,8 @@ struct Path {
     ctrl: Vec<u8>,
     /// The next stream offset to send on this path.
     send_next: u64,
+    /// DATA payload bytes sent on this path so far (its frames grow with it).
+    sent: u64,
     fin_sent: bool,
     moved_recv: bool,
     draining_since: Option<Instant>,
@@ -151,6 +164,14 @@ struct Path {
     last_recv: Instant,
     /// When the last PING went out on this path, if one did since `last_recv`.
     last_ping: Option<Instant>,
+}
+
+impl Path {
+    /// Whether stream bytes may still arrive on this path (it is past its handshake and its
+    /// peer's MOVED has not been read).
+    fn may_deliver(&self) -> bool {
+        self.state != PathState::Opening && !self.moved_recv
+    }
 }
 
 /// A switch in progress: the receive-gap window and the sender's first write.
@@ -190,6 +211,14 @@ pub struct Session {
     peer_fin: Option<u64>,
     fin_ack_sent: bool,
     last_delivery: Option<Instant>,
+    /// Bytes that arrived ahead of `recv_next` while another path may still fill the gap.
+    stash: Stash,
+    /// A path was lost before its MOVED: bytes below what the others carry may be missing,
+    /// so DATA ahead of `recv_next` is taken (held or dropped) until the resent bytes come.
+    rewind_wait: bool,
+    /// A REWIND must go out on the active path (a path was lost, or DATA was dropped).
+    rewind_owed: bool,
+    last_rewind: Option<Instant>,
     // Switching.
     requested: Option<Instant>,
     window: Option<Window>,
@@ -232,6 +261,10 @@ impl Session {
             ack_deadline: None,
             peer_fin: None,
             last_delivery: None,
+            stash: Stash::default(),
+            rewind_wait: false,
+            rewind_owed: false,
+            last_rewind: None,
             requested: None,
             window: None,
             first_sent_pending: None,
@@ -275,6 +308,7 @@ impl Session {
             state,
             ctrl: Vec::new(),
             send_next: self.acked,
+            sent: 0,
             fin_sent: false,
             moved_recv: false,
             draining_since: None,
@@ -318,6 +352,10 @@ impl Session {
         };
         if let Some(p) = self.path_mut(id) {
             frame.emit(&mut p.ctrl);
+        }
+        if self.established {
+            // Right behind the JOIN: the peer may still think its old path healthy.
+            self.emit_owed_rewind(id, now);
         }
         id
     }
@@ -402,6 +440,7 @@ impl Session {
         let next = next.max(self.acked);
         let old = self.active.filter(|o| *o != id);
         let mut from = None;
+        let mut start = next;
         if let Some(o) = old.and_then(|o| self.path_mut(o)) {
             Frame::Moved {
                 offset: o.send_next,
@@ -410,14 +449,19 @@ impl Session {
             o.state = PathState::Draining;
             o.draining_since = Some(now);
             from = Some(o.family);
+            // A planned switch: the old path carries everything below its MOVED offset, so
+            // the new one continues from there and resends nothing. If the old path fails
+            // before delivering it, a rewind resends it (see `lose_path`).
+            start = start.max(o.send_next);
         }
         let Some(p) = self.path_mut(id) else {
             return Ok(());
         };
         p.state = PathState::Open;
-        p.send_next = next;
+        p.send_next = start;
         let to = p.family;
         self.active = Some(id);
+        self.emit_owed_rewind(id, now);
         self.events.push_back(Event::Switched(id));
         self.stats.family = Some(to);
         if is_switch {
@@ -515,7 +559,10 @@ impl Session {
                 Ok(())
             }
             Frame::Fin { offset } => {
-                if offset < self.recv_next || self.peer_fin.is_some_and(|f| f != offset) {
+                if offset < self.recv_next
+                    || self.peer_fin.is_some_and(|f| f != offset)
+                    || self.held_high().is_some_and(|h| h > offset)
+                {
                     return Err(SessionError::Unexpected("an inconsistent FIN"));
                 }
                 self.peer_fin = Some(offset);
@@ -529,6 +576,7 @@ impl Session {
             }
             Frame::Pong { .. } => Ok(()),
             Frame::Reject { reason } => Err(SessionError::Rejected(reason)),
+            Frame::Rewind { offset } => self.on_rewind(offset),
             Frame::Hello { .. } => Err(SessionError::Unexpected("HELLO")),
             Frame::Join { .. } => Err(SessionError::Unexpected("JOIN")),
         }
@@ -540,79 +588,6 @@ impl Session {
         if let Some(p) = self.path_mut(id) {
             p.last_recv = p.last_recv.max(now);
             p.last_ping = None;
-        }
-    }
-
-    /// Free room in the receive buffer: read no DATA frame longer than this.
-    pub fn recv_room(&self) -> usize {
-        self.cfg.recv_capacity.saturating_sub(self.recv.len())
-    }
-
-    fn on_data(
-        &mut self,
-        id: PathId,
-        offset: u64,
-        bytes: &[u8],
-        now: Instant,
-    ) -> Result<(), SessionError> {
-        if offset > self.recv_next {
-            return Err(SessionError::Gap {
-                offset,
-                next: self.recv_next,
-            });
-        }
-        let end = offset + bytes.len() as u64;
-        if self.peer_fin.is_some_and(|f| end > f) {
-            return Err(SessionError::BeyondFin(end));
-        }
-        let dup = (self.recv_next - offset).min(bytes.len() as u64);
-        let fresh = bytes.get(dup as usize..).unwrap_or(&[]);
-        if fresh.len() > self.recv_room() {
-            return Err(SessionError::Overrun(fresh.len() - self.recv_room()));
-        }
-        self.stats.duplicates += dup;
-        let family = self.path(id).map(|p| p.family);
-        if let Some(w) = self.window.as_ref() {
-            if let Some(r) = self.stats.switches.get_mut(w.record) {
-                r.duplicates += dup;
-            }
-        }
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        self.recv.extend(fresh);
-        self.recv_next += fresh.len() as u64;
-        self.stats.received = self.recv_next;
-        if let Some(f) = family {
-            self.stats.received_by_family[f.index()] += fresh.len() as u64;
-        }
-        self.note_delivery(id, now);
-        if self.ack_deadline.is_none() {
-            self.ack_deadline = Some(now + self.cfg.ack_delay);
-        }
-        Ok(())
-    }
-
-    fn note_delivery(&mut self, id: PathId, now: Instant) {
-        let gap = self.last_delivery.map(|t| now.saturating_duration_since(t));
-        self.last_delivery = Some(now);
-        let Some(w) = self.window.as_mut() else {
-            return;
-        };
-        w.max_gap = match (w.max_gap, gap) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        if id == w.new {
-            let (record, requested, old_done) = (w.record, w.requested, w.old_done);
-            if let Some(r) = self.stats.switches.get_mut(record) {
-                if r.first_received.is_none() {
-                    r.first_received = Some(now.saturating_duration_since(requested));
-                }
-            }
-            if old_done {
-                self.close_window();
-            }
         }
     }
 
@@ -661,9 +636,7 @@ impl Session {
     /// The socket of path `id` failed (error, reset, timeout): forget it. When it carried the
     /// stream, nothing moves until a new path joins; no byte is lost meanwhile.
     pub fn path_failed(&mut self, id: PathId) {
-        if self.path(id).is_some() {
-            self.remove_path(id);
-        }
+        self.lose_path(id);
     }
 
     /// Whether the stream has no path to run on and none is being opened: the path carrying
@@ -691,6 +664,9 @@ impl Session {
         max: usize,
     ) -> Transmit {
         let start = out.len();
+        if self.active == Some(id) && self.rewind_due(now) {
+            self.emit_owed_rewind(id, now);
+        }
         let ack = self.ack_due(now) && self.active == Some(id);
         let Some(p) = self.path_mut(id) else {
             return Transmit::Done;
@@ -732,13 +708,23 @@ impl Session {
     ) {
         let written = self.written();
         // Bytes confirmed meanwhile (through the old path) need no resending.
-        let Some(mut next) = self.path(id).map(|p| p.send_next.max(self.acked)) else {
+        let Some((mut next, mut sent)) =
+            self.path(id).map(|p| (p.send_next.max(self.acked), p.sent))
+        else {
             return;
         };
         let before = next;
         while next < written && out.len() < limit {
             let from = (next - self.acked) as usize;
-            let n = ((written - next) as usize).min(self.cfg.max_data);
+            // A new connection sends about ten segments per round trip at first, and the
+            // receiver can use a frame only once all of it is in: so a path's frames start
+            // small and grow with what it has sent, and the first bytes of a switch arrive
+            // within one trip instead of after several.
+            let size = usize::try_from(sent)
+                .unwrap_or(usize::MAX)
+                .clamp(FIRST_FRAME, self.cfg.max_data.max(FIRST_FRAME))
+                .min(self.cfg.max_data);
+            let n = ((written - next) as usize).min(size);
             emit_data_header(next, n, out);
             let (a, b) = self.replay.as_slices();
             let to = from + n;
@@ -750,6 +736,7 @@ impl Session {
                 out.extend_from_slice(b.get(s..to - a.len()).unwrap_or(&[]));
             }
             next += n as u64;
+            sent += n as u64;
         }
         self.stats.sent_by_family[family.index()] += next - before;
         let again = next.min(self.sent_high).saturating_sub(before);
@@ -773,6 +760,7 @@ impl Session {
         let fin = self.fin_local && next == written;
         if let Some(p) = self.path_mut(id) {
             p.send_next = next;
+            p.sent = sent;
             if fin && !p.fin_sent {
                 p.fin_sent = true;
                 Frame::Fin { offset: written }.emit(out);
@@ -795,10 +783,28 @@ impl Session {
             .filter_map(|p| p.draining_since)
             .min()
             .map(|t| t + self.cfg.moved_timeout);
-        [self.ack_deadline, drain, self.heartbeat_deadline()]
-            .into_iter()
-            .flatten()
+        let silent = self
+            .paths
+            .iter()
+            .filter(|p| !p.moved_recv)
+            .filter_map(|p| p.draining_since.map(|t| p.last_recv.max(t)))
             .min()
+            .map(|t| t + self.cfg.dead_after);
+        let rewind = self
+            .rewind_owed
+            .then_some(self.active)
+            .flatten()
+            .map(|_| self.last_rewind.map_or(self.start, |t| t + REWIND_SPACING));
+        [
+            self.ack_deadline,
+            drain,
+            silent,
+            rewind,
+            self.heartbeat_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The active path, when heartbeats watch it (open, and the stream not complete).
@@ -827,7 +833,7 @@ impl Session {
         {
             if now >= last_recv + dead_after {
                 self.stats.heartbeat_failures += 1;
-                self.remove_path(id);
+                self.lose_path(id);
                 dead.push(id);
             } else if now >= last_ping.unwrap_or(last_recv) + idle {
                 self.ping_token += 1;
@@ -838,18 +844,24 @@ impl Session {
                 }
             }
         }
-        let expired: Vec<PathId> = self
+        // An old path whose MOVED did not come: given up after the drain timeout, or once
+        // nothing arrived on it for the heartbeat deadline (its sender would still be sending
+        // what it wrote before MOVED).
+        let expired: Vec<(PathId, bool)> = self
             .paths
             .iter()
-            .filter(|p| {
-                p.ctrl.is_empty()
-                    && p.draining_since
-                        .is_some_and(|t| now >= t + self.cfg.moved_timeout)
+            .filter_map(|p| {
+                let since = p.draining_since?;
+                let timed_out = p.ctrl.is_empty() && now >= since + self.cfg.moved_timeout;
+                let silent = !p.moved_recv && now >= p.last_recv.max(since) + dead_after;
+                (timed_out || silent).then_some((p.id, silent))
             })
-            .map(|p| p.id)
             .collect();
-        for id in expired {
-            self.remove_path(id);
+        for (id, silent) in expired {
+            self.lose_path(id);
+            if silent {
+                dead.push(id);
+            }
         }
         dead
     }
@@ -957,6 +969,11 @@ impl Session {
         self.paths.iter().map(|p| p.id)
     }
 }
+
+#[path = "session_drain.rs"]
+mod drain;
+#[path = "session_recv.rs"]
+mod recv;
 
 #[cfg(test)]
 #[path = "session_tests.rs"]

@@ -96,6 +96,9 @@ pub struct Stats {
     pub replayed: u64,
     /// Bytes received twice and dropped, all switches.
     pub duplicates: u64,
+    /// Bytes that arrived on a new path ahead of the old path's last ones and were held
+    /// until those came (a planned switch: both paths deliver for a moment).
+    pub held_ahead: u64,
     /// Paths declared failed because nothing arrived on them for the heartbeat deadline.
     pub heartbeat_failures: u64,
     pub switches: Vec<SwitchRecord>,

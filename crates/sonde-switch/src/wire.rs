@@ -23,6 +23,12 @@
 //! | 9    | PING     | token (8)                                           |
 //! | 10   | PONG     | token (8)                                           |
 //! | 11   | REJECT   | reason code (1)                                     |
+//! | 12   | REWIND   | resend from this offset on the active path (8)      |
+//!
+//! REWIND (version 2) is the receiver's request after it lost a path whose last bytes may not
+//! have arrived: a planned switch no longer resends unconfirmed bytes on the new path, so the
+//! receiver asks for them when the old path could not deliver them. A version 1 peer is
+//! refused at HELLO (REJECT with the version reason), never fed a frame it does not know.
 //!
 //! A parser never allocates more than [`MAX_PAYLOAD`] for one frame, whatever the peer claims.
 
@@ -33,7 +39,7 @@ pub const HEADER_LEN: usize = 5;
 /// The largest payload a peer may announce (DATA carries at most this minus 8 bytes).
 pub const MAX_PAYLOAD: usize = 256 * 1024;
 /// The protocol version this crate speaks.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// The first bytes of a HELLO payload.
 pub const MAGIC: [u8; 4] = *b"SNSW";
 
@@ -57,6 +63,16 @@ pub enum RejectReason {
     Version,
     /// A code this version does not know.
     Other(u8),
+}
+
+impl std::fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownSession => f.write_str("it does not know the session"),
+            Self::Version => f.write_str("it speaks another protocol version"),
+            Self::Other(c) => write!(f, "reason code {c}"),
+        }
+    }
 }
 
 impl RejectReason {
@@ -90,6 +106,7 @@ pub enum Frame<'a> {
     Ping { token: u64 },
     Pong { token: u64 },
     Reject { reason: RejectReason },
+    Rewind { offset: u64 },
 }
 
 /// A frame that cannot be decoded; the path that carried it is ended.
@@ -125,7 +142,7 @@ impl Header {
     /// An unknown type, or a length above [`MAX_PAYLOAD`].
     pub fn parse(b: &[u8; HEADER_LEN]) -> Result<Self, ParseError> {
         let kind = b[field::TYPE];
-        if !(1..=11).contains(&kind) {
+        if !(1..=12).contains(&kind) {
             return Err(ParseError::UnknownType(kind));
         }
         let mut len = [0u8; 4];
@@ -230,6 +247,7 @@ impl<'a> Frame<'a> {
                     8 => Frame::Fin { offset: v },
                     9 => Frame::Ping { token: v },
                     10 => Frame::Pong { token: v },
+                    12 => Frame::Rewind { offset: v },
                     other => return Err(ParseError::UnknownType(other)),
                 }
             }
@@ -249,6 +267,7 @@ impl<'a> Frame<'a> {
             Frame::Ping { .. } => 9,
             Frame::Pong { .. } => 10,
             Frame::Reject { .. } => 11,
+            Frame::Rewind { .. } => 12,
         }
     }
 
@@ -302,7 +321,8 @@ impl<'a> Frame<'a> {
             | Frame::Moved { offset: v }
             | Frame::Fin { offset: v }
             | Frame::Ping { token: v }
-            | Frame::Pong { token: v } => out.extend_from_slice(&v.to_be_bytes()),
+            | Frame::Pong { token: v }
+            | Frame::Rewind { offset: v } => out.extend_from_slice(&v.to_be_bytes()),
         }
     }
 }
@@ -361,6 +381,7 @@ mod tests {
         roundtrip(Frame::Reject {
             reason: RejectReason::UnknownSession,
         });
+        roundtrip(Frame::Rewind { offset: 1 << 33 });
     }
 
     #[test]
@@ -379,6 +400,15 @@ mod tests {
         out.clear();
         Frame::Moved { offset: 0xff }.emit(&mut out);
         assert_eq!(out, [7, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0xff]);
+        out.clear();
+        Frame::Rewind { offset: 0x0102 }.emit(&mut out);
+        assert_eq!(out, [12, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]);
+        let h = Header::parse(&[12, 0, 0, 0, 8]).unwrap();
+        assert_eq!(
+            Frame::parse(h, &[0, 0, 0, 0, 0, 0, 0, 9]),
+            Ok(Frame::Rewind { offset: 9 })
+        );
+        assert!(Frame::parse(Header { kind: 12, len: 9 }, &[0; 9]).is_err());
     }
 
     #[test]
@@ -388,8 +418,8 @@ mod tests {
             Err(ParseError::UnknownType(0))
         );
         assert_eq!(
-            Header::parse(&[12, 0, 0, 0, 0]),
-            Err(ParseError::UnknownType(12))
+            Header::parse(&[13, 0, 0, 0, 0]),
+            Err(ParseError::UnknownType(13))
         );
         assert_eq!(
             Header::parse(&[3, 0xff, 0xff, 0xff, 0xff]),

@@ -5,12 +5,13 @@
 //!   reordered (the SHA-256 of the stream and its length match at both ends).
 //! - Planned-switch stall: the receiving end's longest wait between two deliveries of new
 //!   bytes from the switch's JOIN until the new path delivered (the server's `stall_ms`), the
-//!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms;
-//!   the library does not meet it today (measured median 45-53 ms, p90 57-83 ms at 10 ms RTT):
-//!   a planned switch resends every unconfirmed byte (about 130 KB here) on the new
-//!   connection, still in slow start, and the receiver sees no new byte until that backlog
-//!   (which the old connection delivers anyway) is through: about four RTTs. So this test guards against it getting worse
-//!   (p90 within 10 RTT) and prints the figures; it does not claim the target.
+//!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms.
+//!   A planned switch now resends nothing (the new path starts at the old path's MOVED
+//!   offset, in small frames at first) and measures a median of 12-15 ms, p90 17-29 ms at
+//!   10 ms RTT on this busy 2-core host (before: median 43-46 ms, p90 56-60 ms): about one
+//!   RTT plus the switch-test client's own pause (it calls `switch` from its sending thread,
+//!   so the old path runs dry while the JOIN goes back and forth). So this test asserts the
+//!   best run's median within 2 RTT and p90 within 4 RTT, not the target itself.
 //! - A path cut mid-transfer: the router refuses IPv4 TCP of the test's port with a reset
 //!   (an nft rule, so both ends see their IPv4 connection fail at once), then lets it pass
 //!   again. The stream continues on IPv6 with nothing lost; the recovery time is the
@@ -49,6 +50,12 @@ fn available(test: &str, tools: &[&str]) -> bool {
     true
 }
 
+/// The binary under test; `SONDE_SWITCH_LAB_BIN` names another build (an older one, to
+/// compare stalls side by side on the same host).
+fn bin() -> String {
+    std::env::var("SONDE_SWITCH_LAB_BIN").unwrap_or_else(|_| sonde_bin().to_string())
+}
+
 /// A dual-stack chain whose router-server link delays `one_way_ms` each way.
 fn lab(tag: &str, one_way_ms: u32) -> Lab {
     common::chain3_lab(
@@ -66,7 +73,7 @@ fn server_addrs(lab: &Lab) -> (String, String) {
 /// `sonde switch-test --listen -1` in the server node, once it listens.
 fn serve(lab: &Lab, port: &str) -> Proc {
     let args = ["switch-test", "--listen", "-1", "-p", port, "-i", "0.01"];
-    let cmd = lab.command("server", sonde_bin(), &args).expect("server");
+    let cmd = lab.command("server", &bin(), &args).expect("server");
     let p = Proc::spawn_command(cmd, args.iter().map(|s| s.to_string()).collect());
     let t0 = Instant::now();
     while !p.stderr_so_far().contains("listening") {
@@ -85,7 +92,7 @@ fn client(lab: &Lab, port: &str, extra: &[&str]) -> Proc {
         .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let cmd = lab.command("client", sonde_bin(), &refs).expect("client");
+    let cmd = lab.command("client", &bin(), &refs).expect("client");
     Proc::spawn_command(cmd, args)
 }
 
@@ -124,11 +131,9 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// 1000 planned switches in one transfer over a 2 ms RTT (1 ms each way: each switch dials
-/// and joins, so the count sets the test's length), then the stall of planned switches on a
-/// 10 ms RTT (5 ms each way), best of up to three runs of 20 switches 0.2 s apart (a loaded
-/// host can only lengthen stalls).
+/// and joins, so the count sets the test's length).
 #[test]
-fn a_thousand_planned_switches_lose_nothing_and_stalls_are_measured() {
+fn a_thousand_planned_switches_lose_nothing() {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !available("planned switches", &["ip"]) {
         return;
@@ -148,12 +153,24 @@ fn a_thousand_planned_switches_lose_nothing_and_stalls_are_measured() {
         doc["end"]["seconds"].as_f64().unwrap(),
         doc["end"]["replayed"]
     );
-    drop(lab1);
+}
 
+/// The stall of planned switches on a 10 ms RTT (5 ms each way): best of up to `RUNS` runs
+/// of 20 switches 0.2 s apart (a loaded host can only lengthen stalls).
+#[test]
+fn a_planned_switch_stalls_the_receiver_about_one_rtt() {
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !available("planned-switch stall", &["ip"]) {
+        return;
+    }
+    let runs: usize = std::env::var("SONDE_SWITCH_LAB_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     let rtt_ms = 10.0;
     let lab5 = lab("p5", 5);
     let mut best: Option<(f64, f64, f64)> = None;
-    for _ in 0..3 {
+    for _ in 0..runs {
         let doc = planned(&lab5, &["-t", "30", "--every", "0.2", "--switches", "20"]);
         let s = stalls(&doc);
         assert!(
@@ -172,20 +189,30 @@ fn a_thousand_planned_switches_lose_nothing_and_stalls_are_measured() {
             doc["end"]["bits_per_second"].as_f64().unwrap() / 1e6,
             doc["end"]["replayed"].as_u64().unwrap() / 20
         );
+        eprintln!(
+            "  median switch, server: {}\n  client: {}",
+            doc["server"]["switches"][10], doc["client"]["switches"][10]
+        );
         if best.is_none_or(|b| run.1 < b.1) {
             best = Some(run);
         }
-        if run.1 <= 10.0 * rtt_ms {
+        let within =
+            run.0 <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && run.1 <= STALL_P90_LIMIT_RTT * rtt_ms;
+        if within && std::env::var("SONDE_SWITCH_LAB_RUNS").is_err() {
             break;
         }
     }
     let (median, p90, _) = best.unwrap();
-    // Not the issue's one RTT + 1 ms (see the module docs): a guard against regressions.
     assert!(
-        p90 <= 10.0 * rtt_ms,
-        "planned-switch stall median {median:.2} ms, p90 {p90:.2} ms: over 10 RTT ({rtt_ms} ms)"
+        median <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && p90 <= STALL_P90_LIMIT_RTT * rtt_ms,
+        "planned-switch stall median {median:.2} ms, p90 {p90:.2} ms: over \
+         {STALL_MEDIAN_LIMIT_RTT} / {STALL_P90_LIMIT_RTT} RTT ({rtt_ms} ms)"
     );
 }
+
+/// The bounds on the best run's median and p90 stall, in RTTs (see the module docs).
+const STALL_MEDIAN_LIMIT_RTT: f64 = 2.0;
+const STALL_P90_LIMIT_RTT: f64 = 4.0;
 
 /// Refuses (`on`) or lets pass again IPv4 TCP to and from `port` in the router.
 fn cut_ipv4(lab: &Lab, port: &str, on: bool) {
