@@ -217,7 +217,7 @@ fn coded_seeds(s: &mut Seeds) {
     let mut rest = &feedback[..];
     while let Some(&n) = rest.first() {
         let rec = &rest[..(1 + usize::from(n)).min(rest.len())];
-        if to_tx.len() - 3 + rec.len() > 128 {
+        if to_tx.len() - 3 + rec.len() > 96 {
             break;
         }
         to_tx.extend_from_slice(rec);
