@@ -138,7 +138,9 @@ impl OpenBlock {
     }
 }
 
-/// Send times of recent sequence numbers, for RTT samples.
+/// Send times of recent sequence numbers, for RTT samples. The ring grows as datagrams go
+/// out and wraps once it holds this many, so a short transfer (or a sender that never
+/// sends) does not pay for the whole ring up front.
 const SEQ_RING: usize = 1 << 14;
 
 /// The sending state machine.
@@ -191,7 +193,7 @@ impl Sender {
             source_done: false,
             finishing: false,
             seq: 0,
-            sent_at: vec![Duration::ZERO; SEQ_RING],
+            sent_at: Vec::new(),
             rr: 0,
             loss: LossEstimator::default(),
             rtt: RttEstimator::default(),
@@ -267,9 +269,13 @@ impl Sender {
 
     fn on_feedback(&mut self, now: Duration, f: &Feedback) {
         if f.highest_seq < self.seq {
-            let sent = self.sent_at[(f.highest_seq as usize) % SEQ_RING];
+            let sent = self
+                .sent_at
+                .get((f.highest_seq as usize) % SEQ_RING)
+                .copied();
             let held = Duration::from_micros(u64::from(f.ack_delay_us));
-            if let Some(rtt) = now.checked_sub(sent).and_then(|d| d.checked_sub(held)) {
+            let rtt = sent.and_then(|s| now.checked_sub(s)?.checked_sub(held));
+            if let Some(rtt) = rtt {
                 if self.seq - f.highest_seq < SEQ_RING as u64 {
                     self.rtt.on_sample(rtt.max(Duration::from_micros(1)));
                 }
@@ -477,7 +483,11 @@ impl Sender {
         }
         self.stats.datagrams += 1;
         self.stats.wire_bytes += n as u64;
-        self.sent_at[(seq as usize) % SEQ_RING] = now;
+        let slot = (seq as usize) % SEQ_RING;
+        if self.sent_at.len() <= slot {
+            self.sent_at.resize(slot + 1, Duration::ZERO);
+        }
+        self.sent_at[slot] = now;
         self.seq += 1;
         self.pacer.on_send(now, n);
         self.last_send = now;

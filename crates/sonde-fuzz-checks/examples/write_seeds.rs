@@ -151,15 +151,13 @@ fn iperf3_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn coded_seeds(s: &mut Seeds) {
-    let cfg = SenderConfig {
-        k: 4,
-        symbol_size: 64,
-        ..SenderConfig::default()
-    };
-    let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(600) }));
+/// One coded transfer between a real sender and receiver, every fifth round's symbols lost so
+/// feedback and repair show up: the symbols (records for the receiver target), the feedback
+/// and reports (records for the sender target) and each datagram alone (`coded_wire`).
+fn coded_transfer(cfg: SenderConfig, len: u64) -> (Vec<u8>, Vec<u8>, Vec<Vec<u8>>) {
+    let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(len) }));
     let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
-    let (mut to_rx, mut to_tx) = (Vec::new(), Vec::new());
+    let (mut to_rx, mut to_tx, mut wire) = (Vec::new(), Vec::new(), Vec::new());
     let mut buf = [0u8; 1500];
     let mut now = Duration::ZERO;
     for round in 0..400 {
@@ -167,23 +165,64 @@ fn coded_seeds(s: &mut Seeds) {
             break;
         }
         while let Ok(Some(n)) = tx.poll_transmit(now, &mut buf) {
-            // Lose every fifth symbol so feedback and repair show up in the seeds.
             if round % 5 != 4 {
                 let _ = rx.handle(now, &buf[..n]);
             }
             to_rx.extend(record(4, &buf[..n]));
             if to_rx.len() < 1500 {
-                s.push(("coded_wire", buf[..n].to_vec()));
+                wire.push(buf[..n].to_vec());
             }
         }
         while let Some(n) = rx.poll_transmit(now, &mut buf) {
             let _ = tx.handle(now, &buf[..n]);
             to_tx.extend(record(4, &buf[..n]));
-            s.push(("coded_wire", buf[..n].to_vec()));
+            wire.push(buf[..n].to_vec());
         }
         now += Duration::from_millis(1);
     }
+    (to_rx, to_tx, wire)
+}
+
+fn coded_seeds(s: &mut Seeds) {
+    let small = SenderConfig {
+        k: 4,
+        symbol_size: 64,
+        ..SenderConfig::default()
+    };
+    let (to_rx, _, wire) = coded_transfer(small.clone(), 600);
+    s.extend(wire.into_iter().map(|w| ("coded_wire", w)));
     s.push(("coded_receiver", to_rx));
+    // The sender target reads its settings from the first three bytes (see
+    // `sonde_fuzz_checks::coded_sender`): k = 4, 64-byte symbols, interleave 4, 8 open
+    // blocks, z = 0.5, adaptive; 2 blocks and 3/8 of one (608 bytes).
+    let cfg = SenderConfig {
+        max_open_blocks: 8,
+        max_rate_bps: 1_000_000_000,
+        ..small
+    };
+    let (_, feedback, _) = coded_transfer(cfg, 608);
+    let mut to_tx = vec![0xfb, 0x7f, (2 << 3) | 3];
+    to_tx.extend(feedback);
+    s.push(("coded_sender", to_tx));
+    // First byte 0 and a short input: the default settings, one full block of 128 symbols
+    // of 1420 bytes.
+    let cfg = SenderConfig {
+        max_rate_bps: 1_000_000_000,
+        ..SenderConfig::default()
+    };
+    let block = cfg.symbol_size as u64 * u64::from(cfg.k);
+    let (_, feedback, _) = coded_transfer(cfg, block);
+    let mut to_tx = vec![0, 0, 0];
+    // Whole records only, and no more than the target takes on this path.
+    let mut rest = &feedback[..];
+    while let Some(&n) = rest.first() {
+        let rec = &rest[..(1 + usize::from(n)).min(rest.len())];
+        if to_tx.len() - 3 + rec.len() > 96 {
+            break;
+        }
+        to_tx.extend_from_slice(rec);
+        rest = &rest[rec.len()..];
+    }
     s.push(("coded_sender", to_tx));
 }
 

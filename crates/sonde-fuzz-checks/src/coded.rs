@@ -7,6 +7,7 @@
 //! *contents* (absurd `k`, block lengths, feedback entries, counters) then reach the logic
 //! behind the checksum.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
@@ -130,50 +131,111 @@ fn datagram<'a>(rec: &'a [u8], buf: &'a mut [u8]) -> &'a [u8] {
     }
 }
 
+/// Largest datagram [`datagram`] builds: a record is at most 255 bytes (one length byte), so
+/// a sealed symbol or feedback made from it stays far below this.
+const MAX_BUILT: usize = 1024;
+
+thread_local! {
+    /// The datagram being built and the one a state machine writes, reused across inputs:
+    /// zeroing two fresh 64 KiB buffers per input cost the receiver target a quarter of its
+    /// time. What is read from them is always what was just written.
+    static BUFS: RefCell<(Vec<u8>, Vec<u8>)> =
+        RefCell::new((vec![0u8; MAX_BUILT], vec![0u8; MAX_DATAGRAM]));
+}
+
 /// Hostile datagrams into a receiver, with its feedback and decoded blocks drained after
 /// each, time moving on by the record's length in milliseconds.
 pub fn coded_receiver(data: &[u8]) {
-    let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let mut out = vec![0u8; MAX_DATAGRAM];
-    let mut now = Duration::ZERO;
-    for rec in Records::new(data) {
-        now += Duration::from_millis(rec.len() as u64);
-        let d = datagram(rec, &mut buf);
-        let _ = rx.handle(now, d);
-        while rx.poll_transmit(now, &mut out).is_some() {}
-        while rx.poll_block().is_some() {}
-        let _ = rx.poll_timeout(now);
-    }
-    let _ = rx.report();
+    BUFS.with_borrow_mut(|(buf, out)| {
+        let mut rx = Receiver::new(ReceiverConfig::for_mode(FeedbackMode::Unrestricted));
+        let mut now = Duration::ZERO;
+        for rec in Records::new(data) {
+            now += Duration::from_millis(rec.len() as u64);
+            let d = datagram(rec, buf);
+            let _ = rx.handle(now, d);
+            while rx.poll_transmit(now, out).is_some() {}
+            while rx.poll_block().is_some() {}
+            let _ = rx.poll_timeout(now);
+        }
+        let _ = rx.report();
+    });
 }
 
-/// Hostile datagrams (feedback, done reports, raw bytes) into a sender of a short transfer,
-/// with what it sends drained between them.
-pub fn coded_sender(data: &[u8]) {
-    let cfg = SenderConfig {
-        k: 4,
-        symbol_size: 64,
-        max_rate_bps: 1_000_000_000,
-        ..SenderConfig::default()
-    };
-    let mut tx = Sender::new(cfg, Box::new(PatternSource { len: Some(4096) }));
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let mut out = vec![0u8; 2048];
-    let mut now = Duration::ZERO;
-    for rec in Records::new(data) {
-        now += Duration::from_millis(rec.len() as u64);
-        for _ in 0..64 {
-            match tx.poll_transmit(now, &mut out) {
-                Ok(Some(_)) => {}
-                _ => break,
-            }
-        }
-        let d = datagram(rec, &mut buf);
-        let _ = tx.handle(now, d);
-        let _ = tx.poll_timeout(now);
-        let _ = (tx.is_done(), tx.path(), tx.report());
+/// Most record bytes an input on the default block size may carry: one feedback or done
+/// report. Each such input encodes and hashes a 180 KB block; kept this short, they stay a
+/// small share of the corpus and of the executions.
+const DEFAULT_BLOCK_RECORDS: usize = 96;
+
+/// The sender's settings and the length of its transfer (`None`: a timed transfer, ended by
+/// `finish` after that many records), from the input's first three bytes.
+///
+/// Blocks are kept small (1..=8 symbols of 2..=64 bytes, at most 16 blocks): what is under
+/// test is the state machine's handling of feedback, reports and its own window, not the
+/// Reed-Solomon codec's throughput, and a full-size block costs a few hundred times more
+/// per input. A first byte of 0 with at most [`DEFAULT_BLOCK_RECORDS`] bytes after the
+/// settings instead takes the real default settings (`SenderConfig::default()`: 128
+/// symbols of 1420 bytes) for one full block, so the path with the block size sonde
+/// actually uses stays reachable. Such an input costs about a millisecond (encoding and
+/// hashing 180 KB) against tens of microseconds for a small-block one; the length bound
+/// keeps long hostile sequences on small blocks, where they are cheap.
+fn sender_setup(cfg: &[u8], rest: usize) -> (SenderConfig, Option<u64>, Option<usize>) {
+    let mut f = Fields::new(cfg);
+    let (a, b, c) = (f.u8(), f.u8(), f.u8());
+    if a == 0 && rest <= DEFAULT_BLOCK_RECORDS {
+        let cfg = SenderConfig {
+            max_rate_bps: 1_000_000_000,
+            ..SenderConfig::default()
+        };
+        let block = cfg.symbol_size as u64 * u64::from(cfg.k);
+        return (cfg, Some(block), None);
     }
+    let base = SenderConfig {
+        k: 1 + u16::from(a & 7),
+        symbol_size: 2 * (1 + usize::from((a >> 3) & 31)),
+        max_rate_bps: 1_000_000_000,
+        interleave: 1 + usize::from(b & 3),
+        max_open_blocks: 1 + usize::from((b >> 2) & 7),
+        z: if b & 0x20 != 0 { 0.5 } else { 0.0 },
+        adaptive: b & 0x40 != 0,
+        arq: false,
+    };
+    let cfg = if b & 0x80 != 0 { base.arq() } else { base };
+    let block = cfg.symbol_size as u64 * u64::from(cfg.k);
+    if c & 0x80 != 0 {
+        // Timed: an endless source, finished after (c & 0x7f) records.
+        return (cfg, None, Some(usize::from(c & 0x7f)));
+    }
+    // 0..=16 blocks and up to a block's worth of bytes more, so the last one is short.
+    let len = u64::from(c >> 3) * block + u64::from(c & 7) * block / 8;
+    (cfg, Some(len.min(16 * block)), None)
+}
+
+/// Hostile datagrams (feedback, done reports, raw bytes) into a sender whose settings the
+/// input's first three bytes choose (see [`sender_setup`]), with what it sends drained
+/// between them.
+pub fn coded_sender(data: &[u8]) {
+    let (cfg, rest) = data.split_at(data.len().min(3));
+    let (cfg, len, finish_after) = sender_setup(cfg, rest.len());
+    BUFS.with_borrow_mut(|(buf, out)| {
+        let mut tx = Sender::new(cfg, Box::new(PatternSource { len }));
+        let mut now = Duration::ZERO;
+        for (i, rec) in Records::new(rest).enumerate() {
+            if finish_after == Some(i) {
+                tx.finish();
+            }
+            now += Duration::from_millis(rec.len() as u64);
+            for _ in 0..64 {
+                match tx.poll_transmit(now, out) {
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+            }
+            let d = datagram(rec, buf);
+            let _ = tx.handle(now, d);
+            let _ = tx.poll_timeout(now);
+            let _ = (tx.is_done(), tx.path(), tx.report());
+        }
+    });
 }
 
 #[cfg(test)]
