@@ -65,53 +65,84 @@ impl ControlConn {
     }
 
     /// Waits up to `timeout` for the next message. `Ok(None)` when the time ran out.
-    /// Unknown optional messages are skipped. The socket is read at least once, however
-    /// short the timeout: a poll with a timeout of a microsecond (a non-blocking socket,
-    /// [`crate::coded::endpoint::poll_control`]) would otherwise find the deadline passed
-    /// before its first read and never see a message the peer sent.
+    /// Unknown optional messages are skipped. A timeout already over reads nothing (each
+    /// read may wait a poll slice); to look without waiting, see [`Self::try_recv`].
     ///
     /// # Errors
     /// [`RunError::PeerClosed`] on EOF or reset, [`RunError::Protocol`] on malformed input.
     pub fn recv(&mut self, timeout: Duration) -> Result<Option<Message>, RunError> {
         let deadline = Instant::now() + timeout;
         let mut buf = vec![0u8; READ_CHUNK];
-        let mut read_once = false;
         loop {
-            while let Some(frame) = self
-                .decoder
-                .next_frame()
-                .map_err(|e| RunError::Protocol(e.to_string()))?
-            {
-                if let Some(m) =
-                    Message::decode(&frame).map_err(|e| RunError::Protocol(e.to_string()))?
-                {
-                    return Ok(Some(m));
-                }
+            if let Some(m) = self.next_buffered()? {
+                return Ok(Some(m));
             }
-            if read_once && Instant::now() >= deadline {
+            if Instant::now() >= deadline {
                 return Ok(None);
             }
-            read_once = true;
-            match self.stream.read(&mut buf) {
-                Ok(0) => return Err(RunError::PeerClosed),
-                Ok(n) => self.decoder.push(&buf[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::ConnectionReset
-                            | ErrorKind::ConnectionAborted
-                            | ErrorKind::BrokenPipe
-                    ) =>
-                {
-                    return Err(RunError::PeerClosed)
-                }
-                Err(e) => return Err(RunError::ControlIo(e)),
+            self.read_some(&mut buf)?;
+        }
+    }
+
+    /// One look at the connection on a non-blocking socket: a message already buffered or
+    /// readable now, else `Ok(None)`. The socket is read once whatever the clock says, so a
+    /// sender that polls between datagrams ([`crate::coded::endpoint::poll_control`]) sees
+    /// what its peer sent.
+    ///
+    /// # Errors
+    /// As [`Self::recv`].
+    pub fn try_recv(&mut self) -> Result<Option<Message>, RunError> {
+        if let Some(m) = self.next_buffered()? {
+            return Ok(Some(m));
+        }
+        let mut buf = vec![0u8; READ_CHUNK];
+        self.read_some(&mut buf)?;
+        self.next_buffered()
+    }
+
+    /// The next whole message already read, skipping unknown optional ones.
+    fn next_buffered(&mut self) -> Result<Option<Message>, RunError> {
+        while let Some(frame) = self
+            .decoder
+            .next_frame()
+            .map_err(|e| RunError::Protocol(e.to_string()))?
+        {
+            if let Some(m) =
+                Message::decode(&frame).map_err(|e| RunError::Protocol(e.to_string()))?
+            {
+                return Ok(Some(m));
             }
+        }
+        Ok(None)
+    }
+
+    /// One read into the decoder; nothing read (timeout, would block) is not an error.
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<(), RunError> {
+        match self.stream.read(buf) {
+            Ok(0) => Err(RunError::PeerClosed),
+            Ok(n) => {
+                self.decoder.push(buf.get(..n).unwrap_or_default());
+                Ok(())
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::ConnectionReset
+                        | ErrorKind::ConnectionAborted
+                        | ErrorKind::BrokenPipe
+                ) =>
+            {
+                Err(RunError::PeerClosed)
+            }
+            Err(e) => Err(RunError::ControlIo(e)),
         }
     }
 }

@@ -25,6 +25,10 @@
 //! elapsed), so the average rate is exact. When the sender was held up (preempted, a full
 //! socket buffer) it catches up, but never with a burst: consecutive departures stay at least
 //! [`CATCH_UP_SPACING`] of their normal gap apart, i.e. it catches up at most twice the rate.
+//! It owes at most [`MAX_OWED`] of schedule: a sender held up longer (a link cut, a stalled
+//! path) forgives the rest instead of sending seconds of traffic at twice the rate once the
+//! path is back, which would measure the tool's catch-up rather than the path's recovery. The
+//! lateness itself is still recorded (the schedule slips in the results).
 
 use std::time::Duration;
 
@@ -42,6 +46,11 @@ pub const CATCH_UP_AFTER_GAPS: u64 = 4;
 /// a saturated device drops, since the same deficit must pass it either way; a faster catch-up
 /// keeps the asked rate on a busy machine, where a sender is held up often.)
 pub const CATCH_UP_SPACING: f64 = 0.5;
+
+/// The most schedule a late sender makes up (at up to twice the rate); lateness beyond it is
+/// forgiven. Long enough for the preemptions of a busy host, so the asked average holds there;
+/// short enough that an outage of seconds is not followed by seconds of double rate.
+pub const MAX_OWED: Duration = Duration::from_millis(200);
 
 /// Most datagrams in one intended burst (`--burst`), as iperf3 allows.
 pub const MAX_BURST: u32 = sonde_proto::message::limits::MAX_BURST;
@@ -120,6 +129,8 @@ pub struct DepartureSchedule {
     ns_per_byte: f64,
     scheduled_bytes: u64,
     last: Option<(u64, u64)>,
+    /// Lateness beyond [`MAX_OWED`] that the schedule gave up on, in nanoseconds.
+    forgiven_ns: u64,
 }
 
 impl DepartureSchedule {
@@ -129,14 +140,25 @@ impl DepartureSchedule {
             ns_per_byte: 8e9 / bits_per_sec as f64,
             scheduled_bytes: 0,
             last: None,
+            forgiven_ns: 0,
         })
+    }
+
+    /// When the bytes scheduled so far are due, less what was forgiven.
+    fn due_ns(&self) -> u64 {
+        ((self.scheduled_bytes as f64 * self.ns_per_byte) as u64).saturating_add(self.forgiven_ns)
+    }
+
+    /// Lateness the schedule gave up on so far (beyond [`MAX_OWED`] at a time).
+    pub fn forgiven(&self) -> Duration {
+        Duration::from_nanos(self.forgiven_ns)
     }
 
     /// Nanoseconds after the start at which the next departure may leave: when the bytes
     /// before it are due at the asked rate, but no sooner than [`CATCH_UP_SPACING`] of the
     /// previous departure's own gap after it left.
     pub fn next_departure_ns(&self) -> u64 {
-        let due = (self.scheduled_bytes as f64 * self.ns_per_byte) as u64;
+        let due = self.due_ns();
         match self.last {
             Some((at, bytes)) => {
                 let spacing = (bytes as f64 * self.ns_per_byte * CATCH_UP_SPACING) as u64;
@@ -148,6 +170,11 @@ impl DepartureSchedule {
 
     /// Records a departure of `bytes` that left at `at_ns` after the start.
     pub fn on_departure(&mut self, at_ns: u64, bytes: u64) {
+        let owed = at_ns.saturating_sub(self.due_ns());
+        let max_owed = MAX_OWED.as_nanos() as u64;
+        if owed > max_owed {
+            self.forgiven_ns = self.forgiven_ns.saturating_add(owed - max_owed);
+        }
         self.scheduled_bytes = self.scheduled_bytes.saturating_add(bytes);
         self.last = Some((at_ns, bytes));
     }
@@ -283,6 +310,34 @@ mod tests {
             at = s.next_departure_ns();
         }
         assert_eq!(at, 33_000_000);
+    }
+
+    #[test]
+    fn a_sender_held_up_for_seconds_makes_up_at_most_the_owed_limit() {
+        let mut s = DepartureSchedule::new(8_000_000).unwrap(); // 1000 B = 1 ms
+        s.on_departure(0, 1000);
+        // A 2 s outage: the next datagram leaves 2 s late.
+        s.on_departure(2_001_000_000, 1000);
+        assert_eq!(s.forgiven(), Duration::from_millis(1800));
+        // In the second after it, departures as early as allowed: the normal 1000 plus the
+        // 200 ms owed (at twice the rate), not the 2000 a cumulative schedule would catch up.
+        let mut at = s.next_departure_ns();
+        let end = at + 1_000_000_000;
+        let mut sent = 0;
+        while at < end {
+            s.on_departure(at, 1000);
+            sent += 1;
+            at = s.next_departure_ns();
+        }
+        assert!(
+            (1195..=1205).contains(&sent),
+            "{sent} departures in the second after"
+        );
+        // Short hold-ups are made up in full, so the average stays exact on a busy host.
+        let mut t = DepartureSchedule::new(8_000_000).unwrap();
+        t.on_departure(0, 1000);
+        t.on_departure(150_000_000, 1000);
+        assert_eq!(t.forgiven(), Duration::ZERO);
     }
 
     #[test]

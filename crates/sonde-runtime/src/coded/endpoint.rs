@@ -344,7 +344,7 @@ pub fn poll_control(
         c.stream().set_nonblocking(on).map_err(RunError::ControlIo)
     };
     set(conn, true)?;
-    let r = conn.recv(Duration::from_micros(1));
+    let r = conn.try_recv();
     set(conn, false)?;
     r
 }
