@@ -26,6 +26,8 @@ pub struct SweepStepView {
     pub achieved_bps: Option<f64>,
     pub loss_percent: Option<f64>,
     pub passed: Option<bool>,
+    /// The step's sender fell short with too little loss to fail it: the rate ran again.
+    pub rerun: bool,
     pub seconds: Option<f64>,
 }
 
@@ -84,6 +86,7 @@ pub fn read(doc: &Value) -> SweepRun {
                 achieved_bps: num(v, &["achieved_bps"]),
                 loss_percent: num(v, &["loss_percent"]),
                 passed: v.get("passed").and_then(Value::as_bool),
+                rerun: v.get("rerun").and_then(Value::as_bool).unwrap_or(false),
                 seconds: num(v, &["seconds"]),
             })
         })

@@ -210,6 +210,7 @@ fn steps(s: &SweepRun) -> Table {
             opt(x.achieved_bps, fmt::rate),
             loss(x.loss_percent),
             match x.passed {
+                _ if x.rerun => "again (sender short)".into(),
                 Some(true) => "pass".into(),
                 Some(false) => "FAIL".into(),
                 None => DASH.into(),

@@ -39,7 +39,7 @@ fn loss_text(loss: Option<f64>) -> String {
 /// The step table's header.
 pub fn step_header() -> String {
     format!(
-        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<4}  {:>6}",
+        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<5}  {:>6}",
         "Step", "Length", "Dir", "Kind", "Offered", "Achieved", "Loss", "", "Time"
     )
 }
@@ -52,12 +52,13 @@ pub fn step_row(s: &SweepStep) -> String {
         StepRole::Listed => "rate",
     };
     let verdict = match s.passed {
+        _ if s.rerun => "again",
         Some(true) => "pass",
         Some(false) => "FAIL",
         None => "",
     };
     format!(
-        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<4}  {:>5.1}s",
+        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<5}  {:>5.1}s",
         s.index,
         s.length,
         s.direction.name(),
@@ -233,10 +234,12 @@ mod tests {
             kind: StepRole::Listed,
             offered_bps: asked,
             achieved_bps: achieved,
+            sent_bps: Some(asked as f64),
             loss_percent: Some(0.0),
             packets: Some(100),
             lost: Some(0),
             passed: None,
+            rerun: false,
             seconds: 2.1,
         }
     }

@@ -99,9 +99,11 @@ pub fn run(
                         let o = StepOutcome {
                             achieved_bps: step.achieved_bps,
                             loss_percent: step.loss_percent.unwrap_or(f64::INFINITY),
+                            sent_bps: step.sent_bps,
                         };
                         let mut step = step;
                         step.passed = Some(b.passes(probe.rate_bps, &o));
+                        step.rerun = b.reruns(probe.rate_bps, &o);
                         b.record(o);
                         let eta = eta(&rec, started, done, total, b.steps());
                         on_step(&step, eta);
@@ -234,17 +236,19 @@ fn run_step(
             ))),
         );
     };
-    let step = step_figures(&summary).map(|(achieved, loss, packets, lost)| SweepStep {
+    let step = step_figures(&summary).map(|(achieved, sent, loss, packets, lost)| SweepStep {
         index,
         length,
         direction: dir,
         kind: probe.kind.into(),
         offered_bps: probe.rate_bps,
         achieved_bps: achieved,
+        sent_bps: sent,
         loss_percent: loss,
         packets,
         lost,
         passed: None,
+        rerun: false,
         seconds: t0.elapsed().as_secs_f64(),
     });
     match step {
@@ -258,19 +262,25 @@ fn run_step(
     }
 }
 
-type Figures = (f64, Option<f64>, Option<u64>, Option<u64>);
+type Figures = (f64, Option<f64>, Option<f64>, Option<u64>, Option<u64>);
 
-/// Achieved rate (the lowest over directions), loss (the worst), datagrams and lost (summed).
+/// Achieved rate (the lowest over directions), the sender's rate (the lowest, when every
+/// direction has one), loss (the worst), datagrams and lost (summed).
 ///
 /// Loss is the larger of the receiver's (gaps in the sequence) and the sender's view (sent but
 /// never received, which also counts a lost tail): a step where nothing arrived has lost all.
 fn step_figures(s: &TestSummary) -> Option<Figures> {
     let mut achieved = f64::INFINITY;
+    let mut sent_bps = Some(f64::INFINITY);
     let mut worst: Option<f64> = None;
     let (mut packets, mut lost) = (0u64, 0u64);
     for d in &s.directions {
         let r = d.received.as_ref()?;
         achieved = achieved.min(r.bits_per_second);
+        sent_bps = match (sent_bps, d.sent.as_ref()) {
+            (Some(lowest), Some(v)) => Some(lowest.min(v.bits_per_second)),
+            _ => None,
+        };
         if let Some(u) = &r.udp_received {
             let arrived = u.packets.saturating_sub(u.lost);
             let sent = d.sent.as_ref().and_then(|v| v.udp_sent_packets);
@@ -292,6 +302,7 @@ fn step_figures(s: &TestSummary) -> Option<Figures> {
     let udp = s.protocol == Protocol::Udp;
     Some((
         achieved,
+        sent_bps.filter(|s| s.is_finite()),
         worst.filter(|_| udp),
         udp.then_some(packets),
         udp.then_some(lost),

@@ -10,6 +10,13 @@
 //! five steps instead of a dozen; where loss has other causes the plain bisection goes on.
 //! The rate found is confirmed by repeat runs that must all pass; a failed confirmation lowers
 //! the upper bound to that rate and the search resumes below it.
+//!
+//! A step whose loss was within the limit but whose **sender** fell short of the offered rate
+//! says nothing about the path: the host could not offer the rate (another process held the
+//! CPU). It is run again, up to [`SENDER_SHORT_RERUNS`] times, before it counts as a failure.
+//! Without the rerun a busy host walks the search down to what its sender managed, and the
+//! sweep reports the host's stalls as the path's ceiling (seen in the lab: 64 B datagrams found
+//! at 12 % of a device's frame rate while the sender was starved).
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +57,10 @@ pub struct Probe {
     pub kind: StepKind,
 }
 
+/// Reruns of one step whose loss was within the limit but whose sender fell short of the
+/// offered rate (see the module docs).
+pub const SENDER_SHORT_RERUNS: u32 = 2;
+
 /// What a step measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepOutcome {
@@ -57,6 +68,8 @@ pub struct StepOutcome {
     pub achieved_bps: f64,
     /// Datagrams lost, percent of those sent.
     pub loss_percent: f64,
+    /// Bits per second the sender put out (UDP payload), when known.
+    pub sent_bps: Option<f64>,
 }
 
 /// How a search ended.
@@ -92,6 +105,8 @@ pub struct Bisection {
     /// The last search step passed at a hinted rate: try one resolution above next.
     nudge_up: bool,
     confirms_left: u32,
+    /// Reruns of the pending probe so far (its sender fell short).
+    reruns: u32,
     steps: u32,
     pending: Option<Probe>,
     verdict: Option<Verdict>,
@@ -117,6 +132,7 @@ impl Bisection {
             last_hinted: false,
             nudge_up: false,
             confirms_left: 0,
+            reruns: 0,
             steps: 0,
             pending: None,
             verdict: None,
@@ -149,12 +165,32 @@ impl Bisection {
             && o.achieved_bps >= expected * (1.0 - self.cfg.shortfall)
     }
 
+    /// Whether a step at `offered_bps` that measured `o` says nothing about the path and is
+    /// run again: its loss was within the limit, its sender put out less than the offered
+    /// rate less the shortfall allowed, and it has not been rerun [`SENDER_SHORT_RERUNS`]
+    /// times yet.
+    pub fn reruns(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+        let short = o
+            .sent_bps
+            .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall));
+        short
+            && o.loss_percent.is_finite()
+            && o.loss_percent <= self.cfg.max_loss_percent
+            && self.reruns < SENDER_SHORT_RERUNS
+    }
+
     /// Takes the outcome of the step [`Bisection::next`] gave; ignored when none was pending.
     pub fn record(&mut self, o: StepOutcome) {
         let Some(p) = self.pending.take() else {
             return;
         };
         self.steps += 1;
+        if self.reruns(p.rate_bps, &o) && self.steps < self.cfg.max_steps {
+            self.reruns += 1;
+            self.pending = Some(p);
+            return;
+        }
+        self.reruns = 0;
         let pass = self.passes(p.rate_bps, &o);
         match (p.kind, pass) {
             (StepKind::Search, true) => {
@@ -323,6 +359,7 @@ mod tests {
             StepOutcome {
                 achieved_bps: achieved,
                 loss_percent: 100.0 * (r - achieved) / r,
+                sent_bps: None,
             }
         }
     }
@@ -367,6 +404,7 @@ mod tests {
         let (v, probes) = drive(cfg(64_000_000), |r| StepOutcome {
             achieved_bps: if r > 1_000_000 { 0.0 } else { r as f64 },
             loss_percent: if r > 1_000_000 { 5.0 } else { 0.0 },
+            sent_bps: None,
         });
         let Verdict::Found { rate_bps } = v else {
             panic!("{v:?}");
@@ -380,6 +418,7 @@ mod tests {
         let (v, probes) = drive(cfg(100_000_000), |r| StepOutcome {
             achieved_bps: r as f64 * 0.99,
             loss_percent: 1.0,
+            sent_bps: None,
         });
         assert_eq!(v, Verdict::BelowFloor);
         assert_eq!(probes.last().map(|p| p.rate_bps), Some(100_000));
@@ -401,6 +440,7 @@ mod tests {
             StepOutcome {
                 achieved_bps: r as f64 * if ok { 1.0 } else { 0.99 },
                 loss_percent: if ok { 0.0 } else { 1.0 },
+                sent_bps: None,
             }
         });
         let Verdict::Found { rate_bps } = v else {
@@ -424,6 +464,7 @@ mod tests {
         let (v, probes) = drive(c, |r| StepOutcome {
             achieved_bps: 0.0,
             loss_percent: if r > 1_000_000 { 5.0 } else { 0.0 },
+            sent_bps: None,
         });
         assert_eq!(probes.len(), 3);
         assert_eq!(v, Verdict::StepLimit { best_bps: None });
@@ -435,12 +476,86 @@ mod tests {
         let (v, _) = drive(cfg(100_000_000), |r| StepOutcome {
             achieved_bps: (r as f64).min(30e6),
             loss_percent: 0.0,
+            sent_bps: None,
         });
         let Verdict::Found { rate_bps } = v else {
             panic!("{v:?}");
         };
         assert!(rate_bps as f64 <= 30e6 / 0.98, "{rate_bps}");
         assert!(rate_bps as f64 >= 29.5e6, "{rate_bps}");
+    }
+
+    #[test]
+    fn a_sender_short_step_is_run_again_and_its_rerun_decides() {
+        // A bottleneck at 30 Mbit/s, and a sender that is starved once at every rate: its
+        // first run at any rate puts out only half, losing nothing. Without reruns each of
+        // those steps fails, and the search ends at the floor.
+        let mut seen = std::collections::HashMap::new();
+        let mut link = bottleneck(30e6);
+        let (v, probes) = drive(cfg(100_000_000), |r| {
+            let n = seen.entry(r).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                return StepOutcome {
+                    achieved_bps: r as f64 / 2.0,
+                    loss_percent: 0.0,
+                    sent_bps: Some(r as f64 / 2.0),
+                };
+            }
+            StepOutcome {
+                sent_bps: Some(r as f64),
+                ..link(r)
+            }
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!((29.7e6..=30e6).contains(&(rate_bps as f64)), "{rate_bps}");
+        // Every rate tried ran at least twice: the starved run, then the one that counted.
+        for p in &probes {
+            assert!(seen[&p.rate_bps] >= 2, "{probes:?}");
+        }
+    }
+
+    #[test]
+    fn a_sender_always_short_still_fails_after_its_reruns() {
+        // The sender never puts out more than 30 Mbit/s and nothing is lost: the host is the
+        // limit. Each step above it is run 1 + SENDER_SHORT_RERUNS times, then fails as
+        // before, and the search still ends near what the sender managed.
+        let mut runs = std::collections::HashMap::new();
+        let (v, _) = drive(cfg(100_000_000), |r| {
+            *runs.entry(r).or_insert(0u32) += 1;
+            let sent = (r as f64).min(30e6);
+            StepOutcome {
+                achieved_bps: sent,
+                loss_percent: 0.0,
+                sent_bps: Some(sent),
+            }
+        });
+        let Verdict::Found { rate_bps } = v else {
+            panic!("{v:?}");
+        };
+        assert!(
+            (29.5e6..=30e6 / 0.98).contains(&(rate_bps as f64)),
+            "{rate_bps}"
+        );
+        assert_eq!(runs[&100_000_000], 1 + SENDER_SHORT_RERUNS);
+    }
+
+    #[test]
+    fn a_lossy_step_is_not_rerun_even_when_its_sender_was_short() {
+        let b = Bisection::new(cfg(100_000_000));
+        let lossy = StepOutcome {
+            achieved_bps: 40e6,
+            loss_percent: 5.0,
+            sent_bps: Some(42e6),
+        };
+        assert!(!b.reruns(100_000_000, &lossy));
+        let starved = StepOutcome {
+            loss_percent: 0.0,
+            ..lossy
+        };
+        assert!(b.reruns(100_000_000, &starved));
     }
 
     #[test]

@@ -46,8 +46,16 @@ pub struct SweepStep {
     /// UDP: datagrams expected and lost at the receiver (summed over directions).
     pub packets: Option<u64>,
     pub lost: Option<u64>,
+    /// Bits per second the sender put out, payload (the lower direction's with bidir), when
+    /// the summary has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_bps: Option<f64>,
     /// Searches: whether the loss stayed within the limit.
     pub passed: Option<bool>,
+    /// Searches: the step lost too little to fail but its sender fell short of the offered
+    /// rate, so the same rate runs again (`sonde_stats::sweep::SENDER_SHORT_RERUNS`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rerun: bool,
     /// Wall-clock seconds of the step, set-up included.
     pub seconds: f64,
 }

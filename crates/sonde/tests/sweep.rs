@@ -135,6 +135,15 @@ fn a_search_terminates_with_its_steps_listed() {
             "{s}"
         );
         assert!(s["passed"].is_boolean(), "{s}");
+        // What the sender put out is there, and nothing arrives that was not sent.
+        let sent = s["sent_bps"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no sent_bps: {s}"));
+        assert!(sent >= s["achieved_bps"].as_f64().unwrap() * 0.99, "{s}");
+        // A step whose sender fell short (a busy host) runs again at the same rate.
+        if s["rerun"] == true {
+            assert_eq!(steps[i + 1]["offered_bps"], s["offered_bps"], "{s}");
+        }
     }
     if r["verdict"] == "found" {
         let rate = r["rate_bps"].as_u64().unwrap();

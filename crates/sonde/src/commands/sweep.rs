@@ -125,8 +125,15 @@ fn progress_line(s: &SweepStep, p: Progress, search: bool) -> String {
         .loss_percent
         .map_or_else(String::new, |l| format!(", loss {l:.3}%"));
     let eta = p.eta_secs.round() as u64;
+    let again = match (s.rerun, s.sent_bps) {
+        (true, Some(sent)) => format!(
+            " (the sender put out only {}: the host was busy, running it again)",
+            format_bitrate(sent)
+        ),
+        _ => String::new(),
+    };
     format!(
-        "sonde sweep: step {} ({} B {}, {} {}): achieved {}{loss}; {what} {}/{} done, about {}m{:02}s left",
+        "sonde sweep: step {} ({} B {}, {} {}): achieved {}{loss}{again}; {what} {}/{} done, about {}m{:02}s left",
         s.index,
         s.length,
         s.direction.name(),
