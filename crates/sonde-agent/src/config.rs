@@ -218,19 +218,13 @@ impl LatencyTask {
     }
 }
 
-/// Parses a rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`).
+/// A link or server rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`):
+/// the CLI's own [`sonde_stats::units::parse_rate`], with zero refused (to a client or server
+/// it means "unlimited", never a rate to take a share of).
 pub fn parse_rate(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1e3),
-        (i, 'm' | 'M') => (&s[..i], 1e6),
-        (i, 'g' | 'G') => (&s[..i], 1e9),
-        (i, 't' | 'T') => (&s[..i], 1e12),
-        _ => (s, 1.0),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    let bits = v * mult;
-    (1.0..1e15).contains(&bits).then_some(bits as u64)
+    sonde_stats::units::parse_rate(s.trim())
+        .ok()
+        .filter(|&bits| bits > 0)
 }
 
 /// Refuses `v` outside `lo..=hi` (and NaN), naming the field.
@@ -431,6 +425,7 @@ link_rate = "100M"
         assert_eq!(parse_rate("800"), Some(800));
         assert_eq!(parse_rate("x"), None);
         assert_eq!(parse_rate("-1M"), None);
+        assert_eq!(parse_rate("0"), None);
     }
 }
 
