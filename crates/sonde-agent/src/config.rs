@@ -257,12 +257,47 @@ fn duty(what: &str, duration_secs: f64, every_mins: f64) -> Result<(), ConfigErr
     )))
 }
 
+/// The checks the two budgeted tasks (`throughput`, `profile`) share: period from
+/// `min_every_mins` up to a week, tests of 1..=60 s, a share of the link, and the duty cycle.
+fn budgeted(
+    task: &str,
+    every_mins: f64,
+    min_every_mins: f64,
+    duration_secs: f64,
+    v: f64,
+) -> Result<(), ConfigError> {
+    range(
+        &format!("{task}.every_mins"),
+        every_mins,
+        min_every_mins,
+        10_080.0,
+    )?;
+    range(&format!("{task}.duration_secs"), duration_secs, 1.0, 60.0)?;
+    share(&format!("{task}.share"), v)?;
+    duty(task, duration_secs, every_mins)
+}
+
+impl ThroughputTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        budgeted(
+            "throughput",
+            self.every_mins,
+            0.05,
+            self.duration_secs,
+            self.share,
+        )
+    }
+}
+
 impl ProfileTask {
     fn check(&self) -> Result<(), ConfigError> {
-        range("profile.every_mins", self.every_mins, 1.0, 10_080.0)?;
-        range("profile.duration_secs", self.duration_secs, 1.0, 60.0)?;
-        share("profile.share", self.share)?;
-        duty("profile", self.duration_secs, self.every_mins)?;
+        budgeted(
+            "profile",
+            self.every_mins,
+            1.0,
+            self.duration_secs,
+            self.share,
+        )?;
         let invalid = |m: String| Err(ConfigError::Invalid(m));
         match (&self.name, &self.file) {
             (Some(n), None) if sonde_profile::builtin::text(n).is_none() => invalid(format!(
@@ -313,10 +348,7 @@ impl AgentConfig {
         self.server.check()?;
         self.check_store()?;
         if let Some(t) = &self.throughput {
-            range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
-            range("throughput.duration_secs", t.duration_secs, 1.0, 60.0)?;
-            share("throughput.share", t.share)?;
-            duty("throughput", t.duration_secs, t.every_mins)?;
+            t.check()?;
         }
         self.check_peers()
     }
