@@ -7,7 +7,7 @@
 mod common;
 
 use common::agent::{http_get, sample, wait_for};
-use common::{free_port, which, Proc, TempDir};
+use common::{free_port, which, Output, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,6 +26,21 @@ fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String
     let path = dir.file(&format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
+}
+
+/// Starts `sonde agent` on the configuration `text`, written to `NAME.toml` in `dir`.
+fn spawn_agent(dir: &TempDir, name: &str, text: &str) -> Proc {
+    let cfg = dir.file(&format!("{name}.toml"));
+    std::fs::write(&cfg, text).unwrap();
+    Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()])
+}
+
+/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit.
+fn stop(agent: Proc) -> Output {
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(10));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    out
 }
 
 /// The statuses of the latest run's tests, in order (empty until the agent wrote its run).
@@ -92,9 +107,7 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
     assert!(status.contains("404"), "{status}");
 
     // The peer stops cleanly on SIGTERM; a's runs fail meanwhile and the schedule goes on.
-    b.signal(libc::SIGTERM);
-    let out_b = b.wait(Duration::from_secs(10));
-    assert_eq!(out_b.code(), Some(0), "{}", out_b.describe());
+    let out_b = stop(b);
     assert!(
         ok(&dir.file("b.db")) >= 1,
         "b measured a: {}",
@@ -238,9 +251,7 @@ fn a_real_prometheus_scrapes_the_agent() {
     let (_, body) = http_get(pp, "/api/v1/query?query=sonde_rtt_seconds_count").unwrap();
     assert!(body.contains("\"peer\":\"self\""), "{body}");
     drop(prom);
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
 }
 
 #[test]
@@ -253,10 +264,8 @@ fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
         "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
         dir.file("self.db")
     );
-    let cfg = dir.file("self.toml");
-    std::fs::write(&cfg, text).unwrap();
     let db = dir.file("self.db");
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "self", &text);
     // Within 10 s the capacity and the first throughput run start; a throughput run after
     // the capacity one uses its figure.
     let paced_after_capacity = |db: &Path| -> Option<(f64, f64, f64)> {
@@ -312,9 +321,7 @@ fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
         received >= paced * 0.5,
         "received {received} << paced {paced}"
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
     eprintln!("capacity {measured:.0} bit/s, paced {paced:.0}, received {received:.0}");
 }
 
@@ -335,9 +342,7 @@ fn the_agents_server_takes_its_limits_and_key_from_the_server_table() {
         "listen_port = {pa}\nstore = {:?}\n\n[server]\nmax_test_rate = 3\nmax_duration_secs = 30\npsk_file = {key:?}\n\n[latency]\nevery_secs = 5\nprobes = 1\n\n[[peer]]\nhost = \"127.0.0.1\"\nport = {dead}\n",
         dir.file("limits.db")
     );
-    let cfg = dir.file("limits.toml");
-    std::fs::write(&cfg, text).unwrap();
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "limits", &text);
     let port = pa.to_string();
     let client = |extra: &[&str]| {
         let mut args = vec!["client", "127.0.0.1", "-p", &port];
@@ -381,9 +386,7 @@ fn the_agents_server_takes_its_limits_and_key_from_the_server_table() {
         "{}",
         refused.describe()
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
 }
 
 #[test]
@@ -396,17 +399,13 @@ fn throughput_runs_answer_a_peers_key() {
         "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"100M\"\npsk_file = {key:?}\n",
         dir.file("psk.db")
     );
-    let cfg = dir.file("psk.toml");
-    std::fs::write(&cfg, text).unwrap();
     let db = dir.file("psk.db");
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "psk", &text);
     wait_for(
         "a throughput run through the key",
         15,
         || statuses(&db).contains(&TestStatus::Ok),
         &[&agent],
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
 }
