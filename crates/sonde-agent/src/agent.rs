@@ -130,7 +130,7 @@ fn start_server(
 }
 
 /// Reads every peer's key file once, so that a bad one stops the agent at start rather than
-/// failing each throughput run (runs read it again, so a rotated key is picked up).
+/// failing each run to that peer (runs read it again, so a rotated key is picked up).
 fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     for p in &cfg.peers {
         if let Some(path) = &p.psk_file {

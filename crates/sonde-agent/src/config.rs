@@ -139,7 +139,7 @@ pub struct Peer {
     /// throughput share is taken of.
     pub link_rate: Option<String>,
     /// The pre-shared key the peer's server asks for (its `--psk-file` or `[server] psk_file`),
-    /// answered by throughput runs.
+    /// used by every kind of run to that peer.
     pub psk_file: Option<PathBuf>,
 }
 

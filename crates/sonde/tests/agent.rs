@@ -45,6 +45,11 @@ fn stop(agent: Proc) -> Output {
 
 /// The statuses of the latest run's tests, in order (empty until the agent wrote its run).
 fn statuses(db: &Path) -> Vec<TestStatus> {
+    peer_results(db).into_iter().map(|(_, s, _)| s).collect()
+}
+
+/// The (peer, status, failure reason) of each test of the latest run in `db`, in order.
+fn peer_results(db: &Path) -> Vec<(String, TestStatus, Option<String>)> {
     let Ok(store) = Store::open_read_only(db) else {
         return Vec::new();
     };
@@ -53,7 +58,12 @@ fn statuses(db: &Path) -> Vec<TestStatus> {
     };
     store
         .load_run(run)
-        .map(|r| r.tests.iter().map(|t| t.status).collect())
+        .map(|r| {
+            r.tests
+                .into_iter()
+                .map(|t| (t.settings, t.status, t.failure_reason))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -408,4 +418,36 @@ fn throughput_runs_answer_a_peers_key() {
         &[&agent],
     );
     stop(agent);
+}
+
+#[test]
+fn latency_runs_tag_their_probes_with_a_peers_key() {
+    let dir = TempDir::new("agent-psk-latency");
+    let key = key_file(&dir);
+    let pa = free_port();
+    // The agent probes its own keyed server twice over: once as a peer entry holding the key,
+    // once as one without it, whose untagged probes the server must drop.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"keyed\"\nhost = \"127.0.0.1\"\nport = {pa}\npsk_file = {key:?}\n\n[[peer]]\nname = \"bare\"\nhost = \"127.0.0.1\"\nport = {pa}\n",
+        dir.file("psk-latency.db")
+    );
+    let db = dir.file("psk-latency.db");
+    let agent = spawn_agent(&dir, "psk-latency", &text);
+    let done = |peer: &str| peer_results(&db).iter().any(|(p, _, _)| p == peer);
+    wait_for(
+        "a latency run to each peer entry",
+        15,
+        || done("keyed") && done("bare"),
+        &[&agent],
+    );
+    stop(agent);
+    // The first run of each (a later one may be cut short by the SIGTERM).
+    let results = peer_results(&db);
+    let first = |peer: &str| results.iter().find(|(p, _, _)| p == peer).cloned().unwrap();
+    let (_, status, why) = first("keyed");
+    assert_eq!(status, TestStatus::Ok, "keyed: {why:?}");
+    let (_, status, why) = first("bare");
+    assert_eq!(status, TestStatus::Failed, "untagged probes were answered");
+    let why = why.unwrap_or_default();
+    assert!(why.contains("was answered"), "bare: {why}");
 }
