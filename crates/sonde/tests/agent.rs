@@ -451,3 +451,36 @@ fn latency_runs_tag_their_probes_with_a_peers_key() {
     let why = why.unwrap_or_default();
     assert!(why.contains("was answered"), "bare: {why}");
 }
+
+#[test]
+fn a_key_file_that_cannot_be_used_stops_the_agent_before_it_writes_anything() {
+    let dir = TempDir::new("agent-bad-key");
+    let missing = dir.file("missing.psk");
+    let db = dir.file("bad-key.db");
+    let peer = format!(
+        "[[peer]]\nhost = \"127.0.0.1\"\nport = {}\npsk_file = {missing:?}\n",
+        free_port()
+    );
+    let server = format!("[server]\npsk_file = {missing:?}\n\n[[peer]]\nhost = \"127.0.0.1\"\n");
+    for (what, tail) in [("peer", peer), ("server", server)] {
+        let text = format!(
+            "listen_port = {}\nstore = {db:?}\n\n[latency]\nevery_secs = 10\n\n{tail}",
+            free_port()
+        );
+        let cfg = dir.file("bad-key.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let out = common::run(
+            &["agent", "--config", cfg.to_str().unwrap()],
+            Duration::from_secs(10),
+        );
+        // A bad value of the configuration, like any other: a usage error naming the file.
+        assert_eq!(out.code(), Some(2), "{what}: {}", out.describe());
+        let err = out.stderr_lc();
+        assert!(
+            err.contains("psk_file") && err.contains("missing.psk"),
+            "{what}: {}",
+            out.describe()
+        );
+        assert!(!db.exists(), "{what}: a run was opened in the store");
+    }
+}
