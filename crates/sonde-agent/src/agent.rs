@@ -223,7 +223,13 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         log(&format!("cannot mark the run finished: {e}"));
     }
     if let Some(s) = syncer {
-        s.stop();
+        if !s.stop() {
+            log(&format!(
+                "stopping without the last copy to PostgreSQL: it did not end within {} s (a server that accepted and did not answer?); the results stay in {} and are copied by the agent's next start",
+                crate::sync::STOP_GRACE.as_secs(),
+                cfg.store.display()
+            ));
+        }
     }
     let _ = server.join();
     if let Some(h) = http {

@@ -35,10 +35,11 @@ fn spawn_agent(dir: &TempDir, name: &str, text: &str) -> Proc {
     Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()])
 }
 
-/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit.
+/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit (within the
+/// agent's 10 s grace for its last copy to PostgreSQL, and some).
 fn stop(agent: Proc) -> Output {
     agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
+    let out = agent.wait(Duration::from_secs(20));
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     out
 }
@@ -483,4 +484,39 @@ fn a_key_file_that_cannot_be_used_stops_the_agent_before_it_writes_anything() {
         );
         assert!(!db.exists(), "{what}: a run was opened in the store");
     }
+}
+
+#[test]
+fn a_postgresql_that_accepts_and_never_answers_does_not_hold_up_the_stop() {
+    let dir = TempDir::new("agent-silent-pg");
+    // Accepts connections (the kernel's backlog) and never answers the driver's start-up.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "postgres://sonde@127.0.0.1:{}/sonde",
+        silent.local_addr().unwrap().port()
+    );
+    let text = format!(
+        "listen_port = {}\nstore = {:?}\nstore_url = {url:?}\n\n[latency]\nevery_secs = 10\n\n[[peer]]\nhost = \"127.0.0.1\"\nport = {}\n",
+        free_port(),
+        dir.file("silent.db"),
+        free_port()
+    );
+    let agent = spawn_agent(&dir, "silent", &text);
+    wait_for(
+        "the agent to start",
+        10,
+        || agent.stderr_so_far().contains("serving tests"),
+        &[&agent],
+    );
+    let t0 = Instant::now();
+    let out = stop(agent);
+    // The 10 s grace for the last copy, and no more.
+    assert!(t0.elapsed() < Duration::from_secs(14), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("stopping without the last copy to PostgreSQL"),
+        "{}",
+        out.describe()
+    );
+    drop(silent);
 }
