@@ -46,11 +46,12 @@ fn stop(agent: Proc) -> Output {
 
 /// The statuses of the latest run's tests, in order (empty until the agent wrote its run).
 fn statuses(db: &Path) -> Vec<TestStatus> {
-    peer_results(db).into_iter().map(|(_, s, _)| s).collect()
+    peer_results(db).into_iter().map(|(_, _, s, _)| s).collect()
 }
 
-/// The (peer, status, failure reason) of each test of the latest run in `db`, in order.
-fn peer_results(db: &Path) -> Vec<(String, TestStatus, Option<String>)> {
+/// The (peer, kind of run, status, failure reason) of each test of the latest run in `db`,
+/// in order.
+fn peer_results(db: &Path) -> Vec<(String, String, TestStatus, Option<String>)> {
     let Ok(store) = Store::open_read_only(db) else {
         return Vec::new();
     };
@@ -62,7 +63,7 @@ fn peer_results(db: &Path) -> Vec<(String, TestStatus, Option<String>)> {
         .map(|r| {
             r.tests
                 .into_iter()
-                .map(|t| (t.settings, t.status, t.failure_reason))
+                .map(|t| (t.settings, t.test_name, t.status, t.failure_reason))
                 .collect()
         })
         .unwrap_or_default()
@@ -434,7 +435,7 @@ fn latency_runs_tag_their_probes_with_a_peers_key() {
     );
     let db = dir.file("psk-latency.db");
     let agent = spawn_agent(&dir, "psk-latency", &text);
-    let done = |peer: &str| peer_results(&db).iter().any(|(p, _, _)| p == peer);
+    let done = |peer: &str| peer_results(&db).iter().any(|(p, _, _, _)| p == peer);
     wait_for(
         "a latency run to each peer entry",
         15,
@@ -444,13 +445,51 @@ fn latency_runs_tag_their_probes_with_a_peers_key() {
     stop(agent);
     // The first run of each (a later one may be cut short by the SIGTERM).
     let results = peer_results(&db);
-    let first = |peer: &str| results.iter().find(|(p, _, _)| p == peer).cloned().unwrap();
-    let (_, status, why) = first("keyed");
+    let first = |peer: &str| {
+        results
+            .iter()
+            .find(|(p, _, _, _)| p == peer)
+            .cloned()
+            .unwrap()
+    };
+    let (_, _, status, why) = first("keyed");
     assert_eq!(status, TestStatus::Ok, "keyed: {why:?}");
-    let (_, status, why) = first("bare");
+    let (_, _, status, why) = first("bare");
     assert_eq!(status, TestStatus::Failed, "untagged probes were answered");
     let why = why.unwrap_or_default();
     assert!(why.contains("was answered"), "bare: {why}");
+}
+
+#[test]
+fn capacity_and_profile_runs_answer_a_peers_key() {
+    let dir = TempDir::new("agent-psk-capacity");
+    let key = key_file(&dir);
+    let pa = free_port();
+    // The agent measures its own keyed server: a capacity run and a profile run, each of
+    // which the server refuses without the key.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[capacity]\nevery_mins = 60\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\npsk_file = {key:?}\n",
+        dir.file("psk-capacity.db")
+    );
+    let db = dir.file("psk-capacity.db");
+    let agent = spawn_agent(&dir, "psk-capacity", &text);
+    let first = |kind: &str| {
+        peer_results(&db)
+            .into_iter()
+            .find(|(_, k, _, _)| k == kind)
+            .map(|(_, _, status, why)| (status, why))
+    };
+    wait_for(
+        "a capacity and a profile run",
+        40,
+        || first("capacity").is_some() && first("profile").is_some(),
+        &[&agent],
+    );
+    stop(agent);
+    for kind in ["capacity", "profile"] {
+        let (status, why) = first(kind).unwrap();
+        assert_eq!(status, TestStatus::Ok, "{kind}: {why:?}");
+    }
 }
 
 #[test]
