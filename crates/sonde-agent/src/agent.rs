@@ -13,7 +13,7 @@ use crate::record::Recorder;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
 use crate::sync::{SyncPlan, Syncer};
-use sonde_runtime::server::{Server, SinkFactory};
+use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_runtime::RunError;
 use sonde_stats::model::Event;
 use sonde_store::StoreError;
@@ -103,11 +103,11 @@ fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
 }
 
 fn start_server(
-    cfg: &AgentConfig,
+    server_cfg: ServerConfig,
     interrupt: Arc<AtomicBool>,
     log: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Result<(u16, std::thread::JoinHandle<()>), AgentError> {
-    let server_cfg = cfg.server.server_config(cfg.listen_port)?;
+    let listen_port = server_cfg.port;
     // The peers' tests are theirs to record; this end keeps no events.
     let sinks: SinkFactory = Arc::new(|_peer: &str| Box::new(|_ev: Event| {}));
     let server_log = log.clone();
@@ -117,7 +117,7 @@ fn start_server(
         sinks,
         Arc::new(move |m: &str| server_log(&format!("server: {m}"))),
     )?;
-    let port = server.local_addr().map_or(cfg.listen_port, |a| a.port());
+    let port = server.local_addr().map_or(listen_port, |a| a.port());
     let thread = std::thread::Builder::new()
         .name("sonde-agent-server".into())
         .spawn(move || {
@@ -130,7 +130,7 @@ fn start_server(
 }
 
 /// Reads every peer's key file once, so that a bad one stops the agent at start rather than
-/// failing each throughput run (runs read it again, so a rotated key is picked up).
+/// failing each run to that peer (runs read it again, so a rotated key is picked up).
 fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     for p in &cfg.peers {
         if let Some(path) = &p.psk_file {
@@ -144,10 +144,14 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
 /// Runs the agent until `interrupt` is raised.
 ///
 /// # Errors
-/// [`AgentError`] when the store, the server or the metrics endpoint cannot start.
+/// [`AgentError::Config`] when a key file the configuration names cannot be used (checked
+/// before anything is written); [`AgentError`] when the store, the server or the metrics
+/// endpoint cannot start.
 pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals, AgentError> {
     let cfg = &opts.config;
     let log = opts.log.clone();
+    check_peer_keys(cfg)?;
+    let server_cfg = cfg.server.server_config(cfg.listen_port)?;
     let seed = cfg.seed.unwrap_or_else(default_seed);
     let mut recorder = Recorder::open(
         cfg,
@@ -161,8 +165,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         .metrics
         .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
         .transpose()?;
-    check_peer_keys(cfg)?;
-    let (port, server) = start_server(cfg, interrupt.clone(), log.clone())?;
+    let (port, server) = start_server(server_cfg, interrupt.clone(), log.clone())?;
     log(&format!(
         "serving tests on port {port}; {} peers; results of agent {:?} to {} (run {}){}",
         cfg.peers.len(),
@@ -220,7 +223,13 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         log(&format!("cannot mark the run finished: {e}"));
     }
     if let Some(s) = syncer {
-        s.stop();
+        if !s.stop() {
+            log(&format!(
+                "stopping without the last copy to PostgreSQL: it did not end within {} s (a server that accepted and did not answer?); the results stay in {} and are copied by the agent's next start",
+                crate::sync::STOP_GRACE.as_secs(),
+                cfg.store.display()
+            ));
+        }
     }
     let _ = server.join();
     if let Some(h) = http {

@@ -139,7 +139,7 @@ pub struct Peer {
     /// throughput share is taken of.
     pub link_rate: Option<String>,
     /// The pre-shared key the peer's server asks for (its `--psk-file` or `[server] psk_file`),
-    /// answered by throughput runs.
+    /// used by every kind of run to that peer.
     pub psk_file: Option<PathBuf>,
 }
 
@@ -218,19 +218,13 @@ impl LatencyTask {
     }
 }
 
-/// Parses a rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`).
+/// A link or server rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`):
+/// the CLI's own [`sonde_stats::units::parse_rate`], with zero refused (to a client or server
+/// it means "unlimited", never a rate to take a share of).
 pub fn parse_rate(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1e3),
-        (i, 'm' | 'M') => (&s[..i], 1e6),
-        (i, 'g' | 'G') => (&s[..i], 1e9),
-        (i, 't' | 'T') => (&s[..i], 1e12),
-        _ => (s, 1.0),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    let bits = v * mult;
-    (1.0..1e15).contains(&bits).then_some(bits as u64)
+    sonde_stats::units::parse_rate(s.trim())
+        .ok()
+        .filter(|&bits| bits > 0)
 }
 
 /// Refuses `v` outside `lo..=hi` (and NaN), naming the field.
@@ -263,12 +257,47 @@ fn duty(what: &str, duration_secs: f64, every_mins: f64) -> Result<(), ConfigErr
     )))
 }
 
+/// The checks the two budgeted tasks (`throughput`, `profile`) share: period from
+/// `min_every_mins` up to a week, tests of 1..=60 s, a share of the link, and the duty cycle.
+fn budgeted(
+    task: &str,
+    every_mins: f64,
+    min_every_mins: f64,
+    duration_secs: f64,
+    v: f64,
+) -> Result<(), ConfigError> {
+    range(
+        &format!("{task}.every_mins"),
+        every_mins,
+        min_every_mins,
+        10_080.0,
+    )?;
+    range(&format!("{task}.duration_secs"), duration_secs, 1.0, 60.0)?;
+    share(&format!("{task}.share"), v)?;
+    duty(task, duration_secs, every_mins)
+}
+
+impl ThroughputTask {
+    fn check(&self) -> Result<(), ConfigError> {
+        budgeted(
+            "throughput",
+            self.every_mins,
+            0.05,
+            self.duration_secs,
+            self.share,
+        )
+    }
+}
+
 impl ProfileTask {
     fn check(&self) -> Result<(), ConfigError> {
-        range("profile.every_mins", self.every_mins, 1.0, 10_080.0)?;
-        range("profile.duration_secs", self.duration_secs, 1.0, 60.0)?;
-        share("profile.share", self.share)?;
-        duty("profile", self.duration_secs, self.every_mins)?;
+        budgeted(
+            "profile",
+            self.every_mins,
+            1.0,
+            self.duration_secs,
+            self.share,
+        )?;
         let invalid = |m: String| Err(ConfigError::Invalid(m));
         match (&self.name, &self.file) {
             (Some(n), None) if sonde_profile::builtin::text(n).is_none() => invalid(format!(
@@ -319,10 +348,7 @@ impl AgentConfig {
         self.server.check()?;
         self.check_store()?;
         if let Some(t) = &self.throughput {
-            range("throughput.every_mins", t.every_mins, 0.05, 10_080.0)?;
-            range("throughput.duration_secs", t.duration_secs, 1.0, 60.0)?;
-            share("throughput.share", t.share)?;
-            duty("throughput", t.duration_secs, t.every_mins)?;
+            t.check()?;
         }
         self.check_peers()
     }
@@ -431,6 +457,7 @@ link_rate = "100M"
         assert_eq!(parse_rate("800"), Some(800));
         assert_eq!(parse_rate("x"), None);
         assert_eq!(parse_rate("-1M"), None);
+        assert_eq!(parse_rate("0"), None);
     }
 }
 

@@ -64,6 +64,13 @@ fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
     }
 }
 
+/// Ends `out` as failed before anything was measured, with `error` as its reason.
+fn failed(mut out: RunOutcome, error: String) -> RunOutcome {
+    out.ended_unix = now_unix();
+    out.error = Some(error);
+    out
+}
+
 /// The peer's pre-shared key (`psk_file`), for every kind of run; the error ends the run.
 fn peer_key(peer: &Peer) -> Result<Option<sonde_proto::psk::Psk>, String> {
     match peer.psk_file.as_deref().map(sonde_runtime::auth::load_psk) {
@@ -103,11 +110,7 @@ pub fn run_latency(
     let mut out = base(peer, job, params);
     match peer_key(peer) {
         Ok(k) => cfg.psk = k,
-        Err(e) => {
-            out.ended_unix = now_unix();
-            out.error = Some(e);
-            return out;
-        }
+        Err(e) => return failed(out, e),
     }
     let mut start = None;
     let mut end = None;
@@ -158,20 +161,15 @@ pub fn run_throughput(
     });
     let mut out = base(peer, job, params);
     let Some(paced) = paced else {
-        out.ended_unix = now_unix();
-        out.error = Some(
+        return failed(
+            out,
             "no link rate configured and no capacity measured yet to take the throughput share of"
                 .into(),
         );
-        return out;
     };
     let key = match peer_key(peer) {
         Ok(k) => k,
-        Err(e) => {
-            out.ended_unix = now_unix();
-            out.error = Some(e);
-            return out;
-        }
+        Err(e) => return failed(out, e),
     };
     let cfg = ClientConfig {
         host: peer.host.clone(),
@@ -232,11 +230,7 @@ pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome
     let mut out = base(peer, job, params);
     let key = match peer_key(peer) {
         Ok(k) => k,
-        Err(e) => {
-            out.ended_unix = now_unix();
-            out.error = Some(e);
-            return out;
-        }
+        Err(e) => return failed(out, e),
     };
     let cfg = ClientConfig {
         host: peer.host.clone(),
@@ -306,11 +300,7 @@ pub fn run_profile(
     let mut out = base(peer, job, serde_json::Value::Null);
     let profile = match load_profile(task) {
         Ok(p) => p,
-        Err(e) => {
-            out.ended_unix = now_unix();
-            out.error = Some(e);
-            return out;
-        }
+        Err(e) => return failed(out, e),
     };
     let load = profile_load(&profile);
     out.parameters = serde_json::json!({
@@ -319,17 +309,11 @@ pub fn run_profile(
         "link_rate_bps": link, "measured_capacity_bps": measured,
     });
     if let Err(e) = profile_fits(load, link, measured, task.share) {
-        out.ended_unix = now_unix();
-        out.error = Some(e);
-        return out;
+        return failed(out, e);
     }
     let key = match peer_key(peer) {
         Ok(k) => k,
-        Err(e) => {
-            out.ended_unix = now_unix();
-            out.error = Some(e);
-            return out;
-        }
+        Err(e) => return failed(out, e),
     };
     let cfg = ProfileConfig {
         host: peer.host.clone(),
@@ -399,8 +383,8 @@ pub fn run_job(
 }
 
 fn unknown(peer: &Peer, job: Job) -> RunOutcome {
-    let mut o = base(peer, job, serde_json::Value::Null);
-    o.ended_unix = o.started_unix;
-    o.error = Some(format!("no [{}] task configured", job.kind.as_str()));
-    o
+    failed(
+        base(peer, job, serde_json::Value::Null),
+        format!("no [{}] task configured", job.kind.as_str()),
+    )
 }

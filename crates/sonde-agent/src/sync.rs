@@ -46,6 +46,12 @@ pub struct SyncPlan {
 
 type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Longest the agent waits at stop for its last copy. The driver's connect time-out (5 s)
+/// covers a server that is away, but nothing bounds one that accepts the connection and
+/// then never answers; past this the agent stops without the copy, which its next start
+/// makes (nothing is lost: the local store keeps every run).
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// Outage bookkeeping: what to log and what to export.
 #[derive(Debug, Default)]
 struct Health {
@@ -133,11 +139,19 @@ impl Syncer {
         let _ = self.notes.send(Note::Recorded);
     }
 
-    /// Copies once more and waits for the thread to end (at most the driver's connect
-    /// time-out plus the copy itself).
-    pub fn stop(self) {
+    /// Asks for one more copy and waits for the thread to end, at most [`STOP_GRACE`];
+    /// false when it has not ended by then (the thread is left to the process's exit).
+    pub fn stop(self) -> bool {
         let _ = self.notes.send(Note::Stop);
+        let deadline = Instant::now() + STOP_GRACE;
+        while !self.thread.is_finished() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.thread.join();
+        true
     }
 }
 

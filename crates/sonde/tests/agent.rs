@@ -7,7 +7,7 @@
 mod common;
 
 use common::agent::{http_get, sample, wait_for};
-use common::{free_port, which, Proc, TempDir};
+use common::{free_port, which, Output, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -28,8 +28,30 @@ fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String
     path.display().to_string()
 }
 
+/// Starts `sonde agent` on the configuration `text`, written to `NAME.toml` in `dir`.
+fn spawn_agent(dir: &TempDir, name: &str, text: &str) -> Proc {
+    let cfg = dir.file(&format!("{name}.toml"));
+    std::fs::write(&cfg, text).unwrap();
+    Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()])
+}
+
+/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit (within the
+/// agent's 10 s grace for its last copy to PostgreSQL, and some).
+fn stop(agent: Proc) -> Output {
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(20));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    out
+}
+
 /// The statuses of the latest run's tests, in order (empty until the agent wrote its run).
 fn statuses(db: &Path) -> Vec<TestStatus> {
+    peer_results(db).into_iter().map(|(_, _, s, _)| s).collect()
+}
+
+/// The (peer, kind of run, status, failure reason) of each test of the latest run in `db`,
+/// in order.
+fn peer_results(db: &Path) -> Vec<(String, String, TestStatus, Option<String>)> {
     let Ok(store) = Store::open_read_only(db) else {
         return Vec::new();
     };
@@ -38,7 +60,12 @@ fn statuses(db: &Path) -> Vec<TestStatus> {
     };
     store
         .load_run(run)
-        .map(|r| r.tests.iter().map(|t| t.status).collect())
+        .map(|r| {
+            r.tests
+                .into_iter()
+                .map(|t| (t.settings, t.test_name, t.status, t.failure_reason))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -92,9 +119,7 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
     assert!(status.contains("404"), "{status}");
 
     // The peer stops cleanly on SIGTERM; a's runs fail meanwhile and the schedule goes on.
-    b.signal(libc::SIGTERM);
-    let out_b = b.wait(Duration::from_secs(10));
-    assert_eq!(out_b.code(), Some(0), "{}", out_b.describe());
+    let out_b = stop(b);
     assert!(
         ok(&dir.file("b.db")) >= 1,
         "b measured a: {}",
@@ -238,9 +263,7 @@ fn a_real_prometheus_scrapes_the_agent() {
     let (_, body) = http_get(pp, "/api/v1/query?query=sonde_rtt_seconds_count").unwrap();
     assert!(body.contains("\"peer\":\"self\""), "{body}");
     drop(prom);
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
 }
 
 #[test]
@@ -253,10 +276,8 @@ fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
         "listen_port = {pa}\nstore = {:?}\njitter = 0.1\n\n[capacity]\nevery_mins = 60\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.01\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\n",
         dir.file("self.db")
     );
-    let cfg = dir.file("self.toml");
-    std::fs::write(&cfg, text).unwrap();
     let db = dir.file("self.db");
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "self", &text);
     // Within 10 s the capacity and the first throughput run start; a throughput run after
     // the capacity one uses its figure.
     let paced_after_capacity = |db: &Path| -> Option<(f64, f64, f64)> {
@@ -312,9 +333,7 @@ fn throughput_and_profiles_keep_to_their_share_of_the_measured_capacity() {
         received >= paced * 0.5,
         "received {received} << paced {paced}"
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
     eprintln!("capacity {measured:.0} bit/s, paced {paced:.0}, received {received:.0}");
 }
 
@@ -335,9 +354,7 @@ fn the_agents_server_takes_its_limits_and_key_from_the_server_table() {
         "listen_port = {pa}\nstore = {:?}\n\n[server]\nmax_test_rate = 3\nmax_duration_secs = 30\npsk_file = {key:?}\n\n[latency]\nevery_secs = 5\nprobes = 1\n\n[[peer]]\nhost = \"127.0.0.1\"\nport = {dead}\n",
         dir.file("limits.db")
     );
-    let cfg = dir.file("limits.toml");
-    std::fs::write(&cfg, text).unwrap();
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "limits", &text);
     let port = pa.to_string();
     let client = |extra: &[&str]| {
         let mut args = vec!["client", "127.0.0.1", "-p", &port];
@@ -381,9 +398,7 @@ fn the_agents_server_takes_its_limits_and_key_from_the_server_table() {
         "{}",
         refused.describe()
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
 }
 
 #[test]
@@ -396,17 +411,151 @@ fn throughput_runs_answer_a_peers_key() {
         "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[throughput]\nevery_mins = 0.1\nduration_secs = 1\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"100M\"\npsk_file = {key:?}\n",
         dir.file("psk.db")
     );
-    let cfg = dir.file("psk.toml");
-    std::fs::write(&cfg, text).unwrap();
     let db = dir.file("psk.db");
-    let agent = Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()]);
+    let agent = spawn_agent(&dir, "psk", &text);
     wait_for(
         "a throughput run through the key",
         15,
         || statuses(&db).contains(&TestStatus::Ok),
         &[&agent],
     );
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(10));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    stop(agent);
+}
+
+#[test]
+fn latency_runs_tag_their_probes_with_a_peers_key() {
+    let dir = TempDir::new("agent-psk-latency");
+    let key = key_file(&dir);
+    let pa = free_port();
+    // The agent probes its own keyed server twice over: once as a peer entry holding the key,
+    // once as one without it, whose untagged probes the server must drop.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"keyed\"\nhost = \"127.0.0.1\"\nport = {pa}\npsk_file = {key:?}\n\n[[peer]]\nname = \"bare\"\nhost = \"127.0.0.1\"\nport = {pa}\n",
+        dir.file("psk-latency.db")
+    );
+    let db = dir.file("psk-latency.db");
+    let agent = spawn_agent(&dir, "psk-latency", &text);
+    let done = |peer: &str| peer_results(&db).iter().any(|(p, _, _, _)| p == peer);
+    wait_for(
+        "a latency run to each peer entry",
+        15,
+        || done("keyed") && done("bare"),
+        &[&agent],
+    );
+    stop(agent);
+    // The first run of each (a later one may be cut short by the SIGTERM).
+    let results = peer_results(&db);
+    let first = |peer: &str| {
+        results
+            .iter()
+            .find(|(p, _, _, _)| p == peer)
+            .cloned()
+            .unwrap()
+    };
+    let (_, _, status, why) = first("keyed");
+    assert_eq!(status, TestStatus::Ok, "keyed: {why:?}");
+    let (_, _, status, why) = first("bare");
+    assert_eq!(status, TestStatus::Failed, "untagged probes were answered");
+    let why = why.unwrap_or_default();
+    assert!(why.contains("was answered"), "bare: {why}");
+}
+
+#[test]
+fn capacity_and_profile_runs_answer_a_peers_key() {
+    let dir = TempDir::new("agent-psk-capacity");
+    let key = key_file(&dir);
+    let pa = free_port();
+    // The agent measures its own keyed server: a capacity run and a profile run, each of
+    // which the server refuses without the key.
+    let text = format!(
+        "listen_port = {pa}\nstore = {:?}\njitter = 0.05\n\n[server]\npsk_file = {key:?}\n\n[capacity]\nevery_mins = 60\n\n[profile]\nevery_mins = 1\nname = \"monitoring\"\nduration_secs = 2\nshare = 0.1\n\n[[peer]]\nname = \"self\"\nhost = \"127.0.0.1\"\nport = {pa}\nlink_rate = \"10G\"\npsk_file = {key:?}\n",
+        dir.file("psk-capacity.db")
+    );
+    let db = dir.file("psk-capacity.db");
+    let agent = spawn_agent(&dir, "psk-capacity", &text);
+    let first = |kind: &str| {
+        peer_results(&db)
+            .into_iter()
+            .find(|(_, k, _, _)| k == kind)
+            .map(|(_, _, status, why)| (status, why))
+    };
+    wait_for(
+        "a capacity and a profile run",
+        40,
+        || first("capacity").is_some() && first("profile").is_some(),
+        &[&agent],
+    );
+    stop(agent);
+    for kind in ["capacity", "profile"] {
+        let (status, why) = first(kind).unwrap();
+        assert_eq!(status, TestStatus::Ok, "{kind}: {why:?}");
+    }
+}
+
+#[test]
+fn a_key_file_that_cannot_be_used_stops_the_agent_before_it_writes_anything() {
+    let dir = TempDir::new("agent-bad-key");
+    let missing = dir.file("missing.psk");
+    let db = dir.file("bad-key.db");
+    let peer = format!(
+        "[[peer]]\nhost = \"127.0.0.1\"\nport = {}\npsk_file = {missing:?}\n",
+        free_port()
+    );
+    let server = format!("[server]\npsk_file = {missing:?}\n\n[[peer]]\nhost = \"127.0.0.1\"\n");
+    for (what, tail) in [("peer", peer), ("server", server)] {
+        let text = format!(
+            "listen_port = {}\nstore = {db:?}\n\n[latency]\nevery_secs = 10\n\n{tail}",
+            free_port()
+        );
+        let cfg = dir.file("bad-key.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let out = common::run(
+            &["agent", "--config", cfg.to_str().unwrap()],
+            Duration::from_secs(10),
+        );
+        // A bad value of the configuration, like any other: a usage error naming the file.
+        assert_eq!(out.code(), Some(2), "{what}: {}", out.describe());
+        let err = out.stderr_lc();
+        assert!(
+            err.contains("psk_file") && err.contains("missing.psk"),
+            "{what}: {}",
+            out.describe()
+        );
+        assert!(!db.exists(), "{what}: a run was opened in the store");
+    }
+}
+
+#[test]
+fn a_postgresql_that_accepts_and_never_answers_does_not_hold_up_the_stop() {
+    let dir = TempDir::new("agent-silent-pg");
+    // Accepts connections (the kernel's backlog) and never answers the driver's start-up.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "postgres://sonde@127.0.0.1:{}/sonde",
+        silent.local_addr().unwrap().port()
+    );
+    let text = format!(
+        "listen_port = {}\nstore = {:?}\nstore_url = {url:?}\n\n[latency]\nevery_secs = 10\n\n[[peer]]\nhost = \"127.0.0.1\"\nport = {}\n",
+        free_port(),
+        dir.file("silent.db"),
+        free_port()
+    );
+    let agent = spawn_agent(&dir, "silent", &text);
+    wait_for(
+        "the agent to start",
+        10,
+        || agent.stderr_so_far().contains("serving tests"),
+        &[&agent],
+    );
+    let t0 = Instant::now();
+    let out = stop(agent);
+    // The 10 s grace for the last copy, and no more.
+    assert!(t0.elapsed() < Duration::from_secs(14), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("stopping without the last copy to PostgreSQL"),
+        "{}",
+        out.describe()
+    );
+    drop(silent);
 }

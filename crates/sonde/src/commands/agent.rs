@@ -4,7 +4,7 @@
 use super::exit;
 use crate::cli_agent::AgentArgs;
 use sonde_agent::config::AgentConfig;
-use sonde_agent::AgentOptions;
+use sonde_agent::{AgentError, AgentOptions};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -13,21 +13,21 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
     let text = match std::fs::read_to_string(&a.config) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("sonde: error - cannot read {}: {e}", a.config.display());
+            eprintln!(
+                "sonde: usage error - cannot read {}: {e}",
+                a.config.display()
+            );
             return exit::USAGE;
         }
     };
     let mut config = match AgentConfig::parse(&text) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("sonde: error - {}: {e}", a.config.display());
-            return exit::USAGE;
-        }
+        Err(e) => return config_error(&a.config, &e),
     };
     match a.store {
         Some(url) if sonde_store::is_postgres_url(&url) => {
             if let Err(e) = sonde_store::check_postgres_url(&url) {
-                eprintln!("sonde: error - --store: {e}");
+                eprintln!("sonde: usage error - --store: {e}");
                 return exit::USAGE;
             }
             config.store_url = Some(url);
@@ -54,9 +54,18 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
             );
             exit::OK
         }
+        // A key file the configuration names that cannot be used: a bad value of the
+        // configuration like any other, found before anything was written.
+        Err(AgentError::Config(e)) => config_error(&a.config, &e),
         Err(e) => {
             eprintln!("sonde: error - {e}");
             exit::FAILED
         }
     }
+}
+
+/// A configuration that cannot be used: a usage error naming the file.
+fn config_error(file: &std::path::Path, e: &dyn std::fmt::Display) -> i32 {
+    eprintln!("sonde: usage error - {}: {e}", file.display());
+    exit::USAGE
 }
