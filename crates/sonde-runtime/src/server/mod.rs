@@ -386,15 +386,15 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
             // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
             let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
             let source = shared.sessions.take(peer.ip());
-            let refusal = if let Some(message) = source.refusal() {
-                Some(policy::Refusal::SourceBusy { message })
-            } else if slot.over_limit() {
-                Some(policy::Refusal::Busy {
-                    max: shared.cfg.max_clients.unwrap_or(0),
-                })
-            } else {
-                shared.test_rate_refusal(peer)
-            };
+            let refusal = source.refusal().or_else(|| {
+                if slot.over_limit() {
+                    Some(policy::Refusal::Busy {
+                        max: shared.cfg.max_clients.unwrap_or(0),
+                    })
+                } else {
+                    shared.test_rate_refusal(peer)
+                }
+            });
             if let Some(r) = refusal {
                 let msg = r.message();
                 (shared.log)(&format!("refused tcp-rr from {peer}: {msg}"));
