@@ -228,7 +228,6 @@ impl Server {
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
         let mut sessions: Vec<std::thread::JoinHandle<()>> = Vec::new();
         let mut idle = IdleWatch::new();
-        let mut thread_cap = ThreadCapLog::default();
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
@@ -242,8 +241,8 @@ impl Server {
             };
             sessions.retain(|h| !h.is_finished());
             for a in arrivals {
-                if sessions.len() >= MAX_CONNECTION_THREADS {
-                    thread_cap.refused(a.peer, &*shared.log);
+                if sessions.len() >= gate::MAX_SERVED {
+                    gate.turn_away(a);
                     continue;
                 }
                 let s = shared.clone();
@@ -256,7 +255,6 @@ impl Server {
                     Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
                 }
             }
-            sessions.retain(|h| !h.is_finished());
         };
         gate.close_all();
         shared.shutdown.store(true, Ordering::Relaxed);
@@ -265,35 +263,6 @@ impl Server {
         }
         let _ = udp_thread.join();
         result
-    }
-}
-
-/// Identified connections served at once, each on a thread of its own; beyond it a new one
-/// is closed as it arrives. The per-source limit normally refuses a flood long before this;
-/// it bounds the threads when the flood comes from many addresses.
-const MAX_CONNECTION_THREADS: usize = 4096;
-
-/// Logs connections closed at [`MAX_CONNECTION_THREADS`]: the first at once, then a count at
-/// most every [`LIMIT_LOG_EVERY`].
-#[derive(Default)]
-struct ThreadCapLog {
-    unlogged: u64,
-    last: Option<Instant>,
-}
-
-impl ThreadCapLog {
-    fn refused(&mut self, peer: SocketAddr, log: &(dyn Fn(&str) + Send + Sync)) {
-        self.unlogged += 1;
-        if self.last.is_some_and(|t| t.elapsed() < LIMIT_LOG_EVERY) {
-            return;
-        }
-        log(&format!(
-            "closed {} connection(s), the latest from {peer}: {MAX_CONNECTION_THREADS} \
-             connections are being served already",
-            self.unlogged
-        ));
-        self.unlogged = 0;
-        self.last = Some(Instant::now());
     }
 }
 
