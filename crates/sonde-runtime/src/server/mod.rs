@@ -70,7 +70,8 @@ impl ServerConfig {
 /// Creates the event sink for one test, given a label for the client.
 pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 
-/// At most one log line per this long about probes left unanswered by the per-source limit.
+/// At most one log line per this long about probes left unanswered by the per-source limit
+/// or dropped for their key tag.
 const LIMIT_LOG_EVERY: Duration = Duration::from_secs(5);
 /// Unidentified connections held at once; beyond it the oldest is closed to hear the newest.
 const MAX_PENDING: usize = 20_000;
@@ -386,6 +387,21 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
     }
 }
 
+/// Logs the probes the responder left unanswered (`--max-probe-rate`) or dropped (`--psk-file`)
+/// since the last call, a line for each reason that has any.
+fn log_dropped_probes(probes: &mut crate::latency::Responder, log: &(dyn Fn(&str) + Send + Sync)) {
+    if let (limited @ 1.., Some(from)) = probes.take_limited() {
+        log(&format!(
+            "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
+        ));
+    }
+    if let (rejected @ 1.., Some(from)) = probes.take_rejected() {
+        log(&format!(
+            "latency probes: {rejected} dropped since the last note for a missing, wrong or replayed --psk-file tag (the last from {from})"
+        ));
+    }
+}
+
 fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     let mut buf = vec![0u8; 65536];
     let mut probes = match shared.cfg.source_limits.probes {
@@ -397,6 +413,12 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     }
     let mut limited_logged = Instant::now();
     while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
+        // Checked on every turn, not only when a probe comes: the last of a flood is
+        // reported within a poll slice of the period, however quiet it is afterwards.
+        if limited_logged.elapsed() >= LIMIT_LOG_EVERY {
+            log_dropped_probes(&mut probes, &*shared.log);
+            limited_logged = Instant::now();
+        }
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
         }
@@ -404,19 +426,6 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
             continue;
         };
         if probes.handle(&sock, &mut buf[..n], peer) {
-            if limited_logged.elapsed() >= LIMIT_LOG_EVERY {
-                if let (limited @ 1.., Some(from)) = probes.take_limited() {
-                    (shared.log)(&format!(
-                        "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
-                    ));
-                }
-                if let (rejected @ 1.., Some(from)) = probes.take_rejected() {
-                    (shared.log)(&format!(
-                        "latency probes: {rejected} dropped since the last note for a missing, wrong or replayed --psk-file tag (the last from {from})"
-                    ));
-                }
-                limited_logged = Instant::now();
-            }
             continue;
         }
         if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {
