@@ -161,6 +161,16 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             }
             v
         };
+        // A key file that cannot be read is a usage error on every command, before any
+        // connection.
+        let missing = dir.file("missing");
+        let out = run(&with(Some(&missing)), T);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains(missing.to_str().unwrap()),
+            "{name} with a missing key file: {}",
+            out.describe()
+        );
         // rrul and compare-ip probe first: a keyed server drops untagged or badly tagged
         // probes silently, and they say that this may be why.
         let probes_first = matches!(*name, "rrul" | "compare-ip");

@@ -254,12 +254,13 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     }
-    let (psk, iperf3_auth) = match (
-        super::auth::client_psk(&a.auth.psk),
-        super::auth::Iperf3Credentials::from_args(&a.auth, interrupt),
-    ) {
-        (Ok(k), Ok(c)) => (k, c),
-        (Err(e), _) | (_, Err(e)) => {
+    let psk = match super::auth::client_psk(&a.auth.psk) {
+        Ok(k) => k,
+        Err(e) => return super::auth::unusable_file(&e),
+    };
+    let iperf3_auth = match super::auth::Iperf3Credentials::from_args(&a.auth, interrupt) {
+        Ok(c) => c,
+        Err(e) => {
             eprintln!("sonde: error - {e}");
             return exit::FAILED;
         }
