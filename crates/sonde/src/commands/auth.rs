@@ -72,7 +72,7 @@ pub fn keyed_sockets(a: &PskArgs) -> Result<sonde_runtime::sockets::ClientSocket
 }
 
 /// Prints why a key or credentials file named on the command line cannot be used, and gives
-/// the exit code. The one rule for every command's `--psk-file` and the server's RSA files:
+/// the exit code. The one rule for every command's `--psk-file` and the iperf3 RSA files:
 /// a file that cannot be read or holds no valid key is a flag with a bad value, a usage
 /// error (exit 2), as clap's own. Commands that load the key in their configuration step
 /// report it the same way with their other usage errors.

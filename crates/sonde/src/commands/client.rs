@@ -319,12 +319,11 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             get_server_output: a.get_server_output,
             repeating_payload: a.repeating_payload,
         };
+        // Made before connecting: an unreadable or invalid --rsa-public-key-path is a
+        // usage error, as every other key file.
         let token = match iperf3_auth.as_ref().map(|c| c.token()).transpose() {
             Ok(t) => t,
-            Err(e) => {
-                eprintln!("sonde: error - {e}");
-                return exit::FAILED;
-            }
+            Err(e) => return super::auth::unusable_file(&e),
         };
         sonde_runtime::iperf3::client::run_with_token(
             &cfg,
