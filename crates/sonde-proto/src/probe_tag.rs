@@ -9,7 +9,8 @@
 //! constant time and drops untagged or badly tagged probes silently; the reply is the request's
 //! own bytes (tag included) with the server fields filled in, so it is never larger than the
 //! request. Checking costs one HMAC over 46 bytes with the key's inner and outer states
-//! prepared once ([`ProbeKey`]), about a microsecond: no per-probe public-key work, no state
+//! prepared once ([`ProbeKey`]), 288 ns on the bench host (bench/RESULTS.md, the
+//! `cost_of_a_tag` test below): no per-probe public-key work, no state
 //! per client beyond the responder's session table, where a [`ReplayWindow`] drops a sequence
 //! number already answered in that session (a captured probe replayed to the same address).
 //! A probe replayed from another address is answered once per address, with a reply of its own

@@ -18,6 +18,9 @@ pub struct ControlConn {
     stream: TcpStream,
     decoder: FrameDecoder,
     peer: String,
+    /// Where each read lands before the decoder takes it; allocated once, as the non-blocking
+    /// [`Self::try_recv`] runs between a sender's datagrams.
+    buf: Box<[u8]>,
 }
 
 impl ControlConn {
@@ -37,6 +40,7 @@ impl ControlConn {
             stream,
             decoder: FrameDecoder::new(),
             peer,
+            buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
         })
     }
 
@@ -72,7 +76,6 @@ impl ControlConn {
     /// [`RunError::PeerClosed`] on EOF or reset, [`RunError::Protocol`] on malformed input.
     pub fn recv(&mut self, timeout: Duration) -> Result<Option<Message>, RunError> {
         let deadline = Instant::now() + timeout;
-        let mut buf = vec![0u8; READ_CHUNK];
         loop {
             if let Some(m) = self.next_buffered()? {
                 return Ok(Some(m));
@@ -80,7 +83,7 @@ impl ControlConn {
             if Instant::now() >= deadline {
                 return Ok(None);
             }
-            self.read_some(&mut buf)?;
+            self.read_some()?;
         }
     }
 
@@ -95,8 +98,7 @@ impl ControlConn {
         if let Some(m) = self.next_buffered()? {
             return Ok(Some(m));
         }
-        let mut buf = vec![0u8; READ_CHUNK];
-        self.read_some(&mut buf)?;
+        self.read_some()?;
         self.next_buffered()
     }
 
@@ -117,11 +119,11 @@ impl ControlConn {
     }
 
     /// One read into the decoder; nothing read (timeout, would block) is not an error.
-    fn read_some(&mut self, buf: &mut [u8]) -> Result<(), RunError> {
-        match self.stream.read(buf) {
+    fn read_some(&mut self) -> Result<(), RunError> {
+        match self.stream.read(&mut self.buf) {
             Ok(0) => Err(RunError::PeerClosed),
             Ok(n) => {
-                self.decoder.push(buf.get(..n).unwrap_or_default());
+                self.decoder.push(self.buf.get(..n).unwrap_or_default());
                 Ok(())
             }
             Err(e)

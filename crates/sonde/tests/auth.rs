@@ -136,14 +136,15 @@ fn psk_is_ignored_by_a_server_without_one_and_a_short_key_is_refused_at_start() 
     let short = dir.file("short");
     std::fs::write(&short, "tooshort\n").unwrap();
     let port = free_port().to_string();
+    // A key file that holds no valid key is a usage error, on every command.
     let out = run(&["server", "-p", &port, "--psk-file", s(&short)], T);
-    out.expect_code(1);
+    out.expect_code(2);
     assert!(out.stderr.contains("at least 32"), "{}", out.describe());
     let out = run(
         &["client", "127.0.0.1", "-p", &port, "--psk-file", s(&short)],
         T,
     );
-    out.expect_code(1);
+    out.expect_code(2);
     assert!(out.stderr.contains("8 bytes"), "{}", out.describe());
 }
 
@@ -365,6 +366,25 @@ fn iperf3_flags_without_their_partners_are_usage_errors() {
     );
     out.expect_code(1);
     assert!(out.stderr.contains("IPERF3_PASSWORD"), "{}", out.describe());
+    // With the password, a public key file that cannot be read is a usage error, as every
+    // other key file, before any connection.
+    let out = Proc::spawn_env(
+        &[
+            "client",
+            "127.0.0.1",
+            "-p",
+            &free_port().to_string(),
+            "--iperf3",
+            "--username",
+            "mario",
+            "--rsa-public-key-path",
+            "/nonexistent",
+        ],
+        &[("IPERF3_PASSWORD", "rossi")],
+    )
+    .wait(T);
+    out.expect_code(2);
+    assert!(out.stderr.contains("/nonexistent"), "{}", out.describe());
 }
 
 /// No iperf3 3.17+ built with OpenSSL runs here (the vendored build has no OpenSSL), so OAEP,

@@ -15,22 +15,8 @@ use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(40);
 
-/// A profile of one short stream (`profile run`).
-const PROFILE: &str = r#"
-name = "psk"
-duration_s = 0.5
-
-[[stream]]
-name = "up"
-direction = "to-server"
-size = 200
-burst = 1
-period_ms = 20
-late_ms = 100
-"#;
-
 /// Every command kind that opens a sonde control connection, as (name, arguments before the
-/// key); `{P}` is the server's port, `{F}` the profile file.
+/// key); `{P}` is the server's port.
 const KINDS: &[(&str, &[&str])] = &[
     ("client", &["client", "127.0.0.1", "-p", "{P}", "-t", "0.3"]),
     (
@@ -87,7 +73,9 @@ const KINDS: &[(&str, &[&str])] = &[
             "127.0.0.1",
             "-p",
             "{P}",
-            "{F}",
+            "monitoring",
+            "-t",
+            "0.5",
             "--clock-synced",
         ],
     ),
@@ -139,10 +127,9 @@ fn accepted(server: &Server) -> usize {
 fn every_command_is_refused_without_the_key_and_runs_with_it() {
     let t0 = Instant::now();
     let dir = TempDir::new("psk-commands");
-    let (key, other, profile) = (dir.file("key"), dir.file("other"), dir.file("p.toml"));
+    let (key, other) = (dir.file("key"), dir.file("other"));
     common::random_key(&key);
     common::random_key(&other);
-    std::fs::write(&profile, PROFILE).unwrap();
     let server = Server::start(&["--psk-file", key.to_str().unwrap()]);
     let port = server.port.to_string();
     for (name, args) in KINDS {
@@ -150,7 +137,6 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             .iter()
             .map(|a| match *a {
                 "{P}" => port.clone(),
-                "{F}" => profile.to_str().unwrap().to_string(),
                 a => a.to_string(),
             })
             .collect();
@@ -161,6 +147,16 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
             }
             v
         };
+        // A key file that cannot be read is a usage error on every command, before any
+        // connection.
+        let missing = dir.file("missing");
+        let out = run(&with(Some(&missing)), T);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains(missing.to_str().unwrap()),
+            "{name} with a missing key file: {}",
+            out.describe()
+        );
         // rrul and compare-ip probe first: a keyed server drops untagged or badly tagged
         // probes silently, and they say that this may be why.
         let probes_first = matches!(*name, "rrul" | "compare-ip");

@@ -299,3 +299,53 @@ fn issue16_tcp_rr_takes_a_max_clients_slot_and_is_refused_beyond_it() {
         .stderr_so_far()
         .contains("refused tcp-rr from"));
 }
+
+/// The server serves at most 4096 identified connections at once, a thread each; when many
+/// addresses (here one, with the per-source limit off) hold that many, a further one is
+/// closed as it identifies itself and the log says why, while the held ones stay open; once
+/// they end, clients are served again.
+#[test]
+fn issue16_identified_connections_beyond_the_thread_cap_are_closed_and_logged() {
+    const CAP: usize = 4096;
+    const EXTRA: usize = 8;
+    let limit = raise_nofile();
+    assert!(
+        limit as usize > CAP + 512,
+        "descriptor limit {limit} too low for this test"
+    );
+    let mut server = Server::start(&["--max-sessions-per-source", "0"]);
+    let pid = server.proc().pid();
+    let addr: SocketAddr = ([127, 0, 0, 1], server.port).into();
+    // Each sends a tcp-rr preamble and no transaction size: its thread waits up to 60 s.
+    let (mut conns, _) = open_idle(addr, CAP + EXTRA);
+    for s in &mut conns {
+        s.write_all(sonde_proto::preamble::RR_MAGIC).unwrap();
+    }
+    let closed = |conns: &[TcpStream]| conns.iter().filter(|s| !still_open(s)).count();
+    wait_for(
+        "the connections beyond the cap to be closed",
+        Duration::from_secs(30),
+        || closed(&conns) >= EXTRA,
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(closed(&conns), EXTRA, "only those beyond {CAP} are closed");
+    let threads = status(pid, "Threads") as usize;
+    assert!(
+        (CAP..CAP + 16).contains(&threads),
+        "{threads} server threads for {CAP} served connections"
+    );
+    wait_for("the log line", Duration::from_secs(5), || {
+        server
+            .output_so_far()
+            .contains("because 4096 connections were being served already")
+    });
+    drop(conns);
+    wait_for(
+        "the served connections to end",
+        Duration::from_secs(20),
+        || status(pid, "Threads") < 16,
+    );
+    server
+        .client(&["-t", "1"], Duration::from_secs(20))
+        .expect_code(0);
+}

@@ -129,7 +129,7 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
     let source = ctx.sessions.take(peer.ip());
     let over_limit = slot.over_limit();
     let refusal = if let Some(busy) = source.refusal() {
-        Some(busy)
+        Some(busy.message())
     } else if over_limit {
         let max = ctx.cfg.max_clients.unwrap_or(0);
         Some(format!("busy (--max-clients {max})"))

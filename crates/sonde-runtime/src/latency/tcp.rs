@@ -24,6 +24,7 @@ use sonde_proto::probe_tag::{
     emit_rr_challenge, parse_rr_challenge, ProbeKey, RR_ANSWER_LEN, RR_CHALLENGE_LEN,
     RR_CHALLENGE_MAGIC, RR_KEYED_BIT,
 };
+use sonde_proto::psk::AuthError;
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
 use std::io::{Read, Write};
@@ -333,15 +334,10 @@ pub fn serve_rr(
         let mut answer = [0u8; RR_ANSWER_LEN];
         read_full(&mut stream, &mut answer, &stop, ANSWER)?;
         if key.is_some_and(|k| !k.rr_verify(&nonce, size_field, &answer)) {
-            let why = "auth: the client's key does not match the server's (HMAC check failed)";
-            refuse_rr(stream, why);
-            return Err(format!("refused: {why}"));
+            return Err(refuse_rr_auth(stream, AuthError::Mismatch));
         }
     } else if key.is_some() {
-        let why = "auth: this server requires a pre-shared key and the client sent none \
-                   (give the client `--psk-file FILE` with the server's key)";
-        refuse_rr(stream, why);
-        return Err(format!("refused: {why}"));
+        return Err(refuse_rr_auth(stream, AuthError::Missing));
     }
     let mut buf = vec![0u8; size];
     loop {
@@ -352,6 +348,14 @@ pub fn serve_rr(
         }
         stream.write_all(&buf).map_err(|e| format!("tcp-rr: {e}"))?;
     }
+}
+
+/// Refuses a tcp-rr client for its key, with the control protocol's words for `why`; the
+/// error for the server's log.
+fn refuse_rr_auth(stream: TcpStream, why: AuthError) -> String {
+    let why = format!("auth: {why}");
+    refuse_rr(stream, &why);
+    format!("refused: {why}")
 }
 
 /// Refuses a tcp-rr connection with `msg` (see `sonde_proto::probe::RR_REFUSAL_MAGIC`): the

@@ -61,7 +61,11 @@ pub(crate) struct UdpProbes {
 
 /// The smallest UDP probe: the header, and the tag when probes carry one.
 pub(crate) fn min_probe_len(cfg: &LatencyConfig) -> usize {
-    if cfg.psk.is_some() {
+    probe_len(cfg.psk.is_some())
+}
+
+fn probe_len(keyed: bool) -> usize {
+    if keyed {
         TAGGED_LEN
     } else {
         HEADER_LEN
@@ -120,11 +124,7 @@ impl Transport for UdpProbes {
         let mut p = Probe::request(self.token, 0, timestamp::realtime_ns());
         p.kind = ProbeKind::CountQuery;
         let mut b = [0u8; TAGGED_LEN];
-        let b = &mut b[..if self.key.is_some() {
-            TAGGED_LEN
-        } else {
-            HEADER_LEN
-        }];
+        let b = &mut b[..probe_len(self.key.is_some())];
         p.emit(b).map_err(std::io::Error::other)?;
         Self::seal(self.key.as_ref(), b)?;
         self.sock.send(b).map(|_| true)

@@ -27,6 +27,10 @@ const ACCEPTS_PER_TURN: usize = 4096;
 const LOG_EVERY: Duration = Duration::from_secs(1);
 /// Shortest gap between two "out of descriptors" warnings.
 const FD_WARN_EVERY: Duration = Duration::from_secs(10);
+/// Identified connections served at once, each on a thread of its own; beyond it a new one
+/// is closed as it arrives ([`Gate::turn_away`]). The per-source limit normally refuses a
+/// flood long before this; it bounds the threads when the flood comes from many addresses.
+pub const MAX_SERVED: usize = 4096;
 
 /// A connection that said what it is, ready for its handler.
 pub struct Identified {
@@ -51,6 +55,8 @@ struct Tally {
     out_of_fds: usize,
     /// Closed at once: their address opened more than `--max-conn-rate` allows.
     rate_limited: usize,
+    /// Closed after identifying themselves: [`MAX_SERVED`] were being served.
+    over_served: usize,
     last_peer: Option<SocketAddr>,
     logged: Option<Instant>,
 }
@@ -63,6 +69,7 @@ impl Tally {
             + self.evicted
             + self.out_of_fds
             + self.rate_limited
+            + self.over_served
             == 0
     }
 
@@ -109,6 +116,12 @@ impl Tally {
             parts.push(format!(
                 "{} closed at once because their address opened connections faster than --max-conn-rate",
                 self.rate_limited
+            ));
+        }
+        if self.over_served > 0 {
+            parts.push(format!(
+                "{} closed after identifying themselves because {MAX_SERVED} connections were being served already",
+                self.over_served
             ));
         }
         log(&format!("connections closed: {}{from}", parts.join("; ")));
@@ -219,6 +232,13 @@ impl Gate {
         }
         self.tally.flush(now, self.pending.cap(), self.timeout, log);
         Ok(out)
+    }
+
+    /// Closes `a`, which identified itself when [`MAX_SERVED`] connections were being served
+    /// already; the next summary line counts it.
+    pub fn turn_away(&mut self, a: Identified) {
+        self.tally.over_served += 1;
+        self.tally.last_peer = Some(a.peer);
     }
 
     /// Closes every waiting connection (at shutdown).

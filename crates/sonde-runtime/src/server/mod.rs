@@ -70,7 +70,8 @@ impl ServerConfig {
 /// Creates the event sink for one test, given a label for the client.
 pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 
-/// At most one log line per this long about probes left unanswered by the per-source limit.
+/// At most one log line per this long about probes left unanswered by the per-source limit
+/// or dropped for their key tag.
 const LIMIT_LOG_EVERY: Duration = Duration::from_secs(5);
 /// Unidentified connections held at once; beyond it the oldest is closed to hear the newest.
 const MAX_PENDING: usize = 20_000;
@@ -228,7 +229,6 @@ impl Server {
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
         let mut sessions: Vec<std::thread::JoinHandle<()>> = Vec::new();
         let mut idle = IdleWatch::new();
-        let mut thread_cap = ThreadCapLog::default();
         let result = loop {
             if shared.interrupt.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
@@ -242,8 +242,8 @@ impl Server {
             };
             sessions.retain(|h| !h.is_finished());
             for a in arrivals {
-                if sessions.len() >= MAX_CONNECTION_THREADS {
-                    thread_cap.refused(a.peer, &*shared.log);
+                if sessions.len() >= gate::MAX_SERVED {
+                    gate.turn_away(a);
                     continue;
                 }
                 let s = shared.clone();
@@ -256,7 +256,6 @@ impl Server {
                     Err(e) => (shared.log)(&format!("cannot spawn a thread for {peer}: {e}")),
                 }
             }
-            sessions.retain(|h| !h.is_finished());
         };
         gate.close_all();
         shared.shutdown.store(true, Ordering::Relaxed);
@@ -265,35 +264,6 @@ impl Server {
         }
         let _ = udp_thread.join();
         result
-    }
-}
-
-/// Identified connections served at once, each on a thread of its own; beyond it a new one
-/// is closed as it arrives. The per-source limit normally refuses a flood long before this;
-/// it bounds the threads when the flood comes from many addresses.
-const MAX_CONNECTION_THREADS: usize = 4096;
-
-/// Logs connections closed at [`MAX_CONNECTION_THREADS`]: the first at once, then a count at
-/// most every [`LIMIT_LOG_EVERY`].
-#[derive(Default)]
-struct ThreadCapLog {
-    unlogged: u64,
-    last: Option<Instant>,
-}
-
-impl ThreadCapLog {
-    fn refused(&mut self, peer: SocketAddr, log: &(dyn Fn(&str) + Send + Sync)) {
-        self.unlogged += 1;
-        if self.last.is_some_and(|t| t.elapsed() < LIMIT_LOG_EVERY) {
-            return;
-        }
-        log(&format!(
-            "closed {} connection(s), the latest from {peer}: {MAX_CONNECTION_THREADS} \
-             connections are being served already",
-            self.unlogged
-        ));
-        self.unlogged = 0;
-        self.last = Some(Instant::now());
     }
 }
 
@@ -386,15 +356,15 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
             // A tcp-rr run is a client like any other: it takes a `--max-clients` slot.
             let slot = policy::ClientSlot::take(&shared.active, shared.cfg.max_clients);
             let source = shared.sessions.take(peer.ip());
-            let refusal = if let Some(message) = source.refusal() {
-                Some(policy::Refusal::SourceBusy { message })
-            } else if slot.over_limit() {
-                Some(policy::Refusal::Busy {
-                    max: shared.cfg.max_clients.unwrap_or(0),
-                })
-            } else {
-                shared.test_rate_refusal(peer)
-            };
+            let refusal = source.refusal().or_else(|| {
+                if slot.over_limit() {
+                    Some(policy::Refusal::Busy {
+                        max: shared.cfg.max_clients.unwrap_or(0),
+                    })
+                } else {
+                    shared.test_rate_refusal(peer)
+                }
+            });
             if let Some(r) = refusal {
                 let msg = r.message();
                 (shared.log)(&format!("refused tcp-rr from {peer}: {msg}"));
@@ -417,6 +387,21 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
     }
 }
 
+/// Logs the probes the responder left unanswered (`--max-probe-rate`) or dropped (`--psk-file`)
+/// since the last call, a line for each reason that has any.
+fn log_dropped_probes(probes: &mut crate::latency::Responder, log: &(dyn Fn(&str) + Send + Sync)) {
+    if let (limited @ 1.., Some(from)) = probes.take_limited() {
+        log(&format!(
+            "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
+        ));
+    }
+    if let (rejected @ 1.., Some(from)) = probes.take_rejected() {
+        log(&format!(
+            "latency probes: {rejected} dropped since the last note for a missing, wrong or replayed --psk-file tag (the last from {from})"
+        ));
+    }
+}
+
 fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     let mut buf = vec![0u8; 65536];
     let mut probes = match shared.cfg.source_limits.probes {
@@ -428,6 +413,12 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     }
     let mut limited_logged = Instant::now();
     while !shared.shutdown.load(Ordering::Relaxed) && !shared.interrupt.load(Ordering::Relaxed) {
+        // Checked on every turn, not only when a probe comes: the last of a flood is
+        // reported within a poll slice of the period, however quiet it is afterwards.
+        if limited_logged.elapsed() >= LIMIT_LOG_EVERY {
+            log_dropped_probes(&mut probes, &*shared.log);
+            limited_logged = Instant::now();
+        }
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
         }
@@ -435,19 +426,6 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
             continue;
         };
         if probes.handle(&sock, &mut buf[..n], peer) {
-            if limited_logged.elapsed() >= LIMIT_LOG_EVERY {
-                if let (limited @ 1.., Some(from)) = probes.take_limited() {
-                    (shared.log)(&format!(
-                        "latency probes: {limited} left unanswered since the last note, from addresses beyond --max-probe-rate (the last from {from})"
-                    ));
-                }
-                if let (rejected @ 1.., Some(from)) = probes.take_rejected() {
-                    (shared.log)(&format!(
-                        "latency probes: {rejected} dropped since the last note for a missing, wrong or replayed --psk-file tag (the last from {from})"
-                    ));
-                }
-                limited_logged = Instant::now();
-            }
             continue;
         }
         if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {

@@ -173,7 +173,7 @@ impl SessionRun<'_> {
         self.flush()
     }
 
-    fn execute(&mut self, over_limit: bool, source_busy: Option<String>) -> Result<(), RunError> {
+    fn execute(&mut self, over_limit: bool, source_busy: Option<Refusal>) -> Result<(), RunError> {
         match self.next_event(STEP, "the client's hello")? {
             ServerEvent::Greeted { caps, .. } => {
                 self.cpu_load = caps.iter().any(|c| c == "cpu-load");
@@ -193,8 +193,7 @@ impl SessionRun<'_> {
                     .into(),
             );
         }
-        if let Some(message) = source_busy {
-            let busy = Refusal::SourceBusy { message };
+        if let Some(busy) = source_busy {
             return self.refuse(busy.code(), busy.message());
         }
         if over_limit {

@@ -8,6 +8,7 @@
 //! so a session that ends on any path gives its slot back; the table holds only addresses with
 //! a connection open, so it is bounded by the open connections.
 
+use super::policy::Refusal;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -47,16 +48,12 @@ impl SourceSlots {
     }
 
     /// Control connections open from `source` now.
-    pub fn open(&self, source: IpAddr) -> usize {
+    #[cfg(test)]
+    fn open(&self, source: IpAddr) -> usize {
         self.lock()
             .get(&source.to_canonical())
             .copied()
             .unwrap_or(0)
-    }
-
-    /// The limit, if there is one.
-    pub fn max(&self) -> Option<usize> {
-        self.max
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
@@ -75,15 +72,17 @@ pub struct SourceSlot<'a> {
 }
 
 impl SourceSlot<'_> {
-    /// The refusal's message when this connection is beyond the limit (refuse it, then drop
-    /// the slot).
-    pub fn refusal(&self) -> Option<String> {
+    /// The refusal when this connection is beyond the limit (refuse it, then drop the slot).
+    pub fn refusal(&self) -> Option<Refusal> {
         let max = self.slots.max.filter(|_| self.over)?;
-        Some(format!(
-            "too many connections from {}: the server holds at most {max} control connections \
-             from one address at once (--max-sessions-per-source); try again when some have ended",
-            self.source
-        ))
+        Some(Refusal::SourceBusy {
+            message: format!(
+                "too many connections from {}: the server holds at most {max} control \
+                 connections from one address at once (--max-sessions-per-source); try again \
+                 when some have ended",
+                self.source
+            ),
+        })
     }
 }
 
@@ -115,7 +114,7 @@ mod tests {
         let a3 = slots.take(A);
         let b1 = slots.take(B);
         assert!(a1.refusal().is_none() && a2.refusal().is_none());
-        let why = a3.refusal().unwrap_or_default();
+        let why = a3.refusal().map(|r| r.message()).unwrap_or_default();
         assert!(
             why.contains("192.0.2.1") && why.contains("at most 2"),
             "{why}"

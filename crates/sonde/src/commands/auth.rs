@@ -71,11 +71,14 @@ pub fn keyed_sockets(a: &PskArgs) -> Result<sonde_runtime::sockets::ClientSocket
     })
 }
 
-/// Prints why the key cannot be used and gives the exit code, for commands that load it
-/// outside their configuration step.
-pub fn key_failed(e: &str) -> i32 {
-    eprintln!("sonde: error - {e}");
-    super::exit::FAILED
+/// Prints why a key or credentials file named on the command line cannot be used, and gives
+/// the exit code. The one rule for every command's `--psk-file` and the iperf3 RSA files:
+/// a file that cannot be read or holds no valid key is a flag with a bad value, a usage
+/// error (exit 2), as clap's own. Commands that load the key in their configuration step
+/// report it the same way with their other usage errors.
+pub fn unusable_file(e: &str) -> i32 {
+    eprintln!("sonde: usage error - {e}");
+    super::exit::USAGE
 }
 
 /// The iperf3 password: `IPERF3_PASSWORD`, else a prompt without echo on the terminal.

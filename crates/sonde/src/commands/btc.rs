@@ -45,7 +45,7 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     };
     let local = match super::auth::keyed_sockets(&a.psk) {
         Ok(l) => l,
-        Err(e) => return super::auth::key_failed(&e),
+        Err(e) => return super::auth::unusable_file(&e),
     };
     let cfg = BtcConfig {
         client: ClientConfig {

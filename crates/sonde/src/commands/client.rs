@@ -254,12 +254,13 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     }
-    let (psk, iperf3_auth) = match (
-        super::auth::client_psk(&a.auth.psk),
-        super::auth::Iperf3Credentials::from_args(&a.auth, interrupt),
-    ) {
-        (Ok(k), Ok(c)) => (k, c),
-        (Err(e), _) | (_, Err(e)) => {
+    let psk = match super::auth::client_psk(&a.auth.psk) {
+        Ok(k) => k,
+        Err(e) => return super::auth::unusable_file(&e),
+    };
+    let iperf3_auth = match super::auth::Iperf3Credentials::from_args(&a.auth, interrupt) {
+        Ok(c) => c,
+        Err(e) => {
             eprintln!("sonde: error - {e}");
             return exit::FAILED;
         }
@@ -318,12 +319,11 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             get_server_output: a.get_server_output,
             repeating_payload: a.repeating_payload,
         };
+        // Made before connecting: an unreadable or invalid --rsa-public-key-path is a
+        // usage error, as every other key file.
         let token = match iperf3_auth.as_ref().map(|c| c.token()).transpose() {
             Ok(t) => t,
-            Err(e) => {
-                eprintln!("sonde: error - {e}");
-                return exit::FAILED;
-            }
+            Err(e) => return super::auth::unusable_file(&e),
         };
         sonde_runtime::iperf3::client::run_with_token(
             &cfg,

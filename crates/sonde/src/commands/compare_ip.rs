@@ -57,7 +57,7 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     }
     let cfg = match config(&a) {
         Ok(c) => c,
-        Err(e) => return super::auth::key_failed(&e),
+        Err(e) => return super::auth::unusable_file(&e),
     };
     let out = match output::destination(&a.output) {
         Ok(o) => o,

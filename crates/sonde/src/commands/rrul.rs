@@ -24,7 +24,7 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     probe.family = super::family(a.ipv4, a.ipv6);
     probe.psk = match super::auth::client_psk(&a.psk) {
         Ok(k) => k,
-        Err(e) => return super::auth::key_failed(&e),
+        Err(e) => return super::auth::unusable_file(&e),
     };
     let cfg = RrulConfig {
         probe,

@@ -36,10 +36,7 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
     };
     let auth = match super::auth::server(&a.auth) {
         Ok(x) => x,
-        Err(e) => {
-            eprintln!("sonde: error - {e}");
-            return exit::FAILED;
-        }
+        Err(e) => return super::auth::unusable_file(&e),
     };
     let bind = match (a.bind, a.ipv4, a.ipv6) {
         (Some(IpAddr::V6(b)), true, _) => {

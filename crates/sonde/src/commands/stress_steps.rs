@@ -76,7 +76,7 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     }
     let local = match super::auth::keyed_sockets(&a.psk) {
         Ok(l) => l,
-        Err(e) => return super::auth::key_failed(&e),
+        Err(e) => return super::auth::unusable_file(&e),
     };
     let mut steps = Vec::new();
     let mut error = None;
