@@ -14,7 +14,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{chart, series};
+use common::page::{chart, html_rows, markers, series, value};
 use serde_json::Value;
 use sonde_doc::{render, Format, Inputs};
 
@@ -32,45 +32,6 @@ fn page(name: &str, f: Format) -> String {
 
 fn doc(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path(name)).unwrap()).unwrap()
-}
-
-/// The rows of the HTML table that follows the heading `h4`.
-fn html_rows(page: &str, h4: &str) -> Vec<Vec<String>> {
-    let at = page
-        .find(&format!("<h4>{h4}</h4>"))
-        .unwrap_or_else(|| panic!("no table {h4:?}"));
-    let rest = &page[at..];
-    let body = &rest[rest.find("<tbody>").unwrap()..rest.find("</tbody>").unwrap()];
-    body.split("<tr>")
-        .skip(1)
-        .map(|r| {
-            r.split("<td>")
-                .skip(1)
-                .map(|c| c[..c.find("</td>").unwrap()].to_owned())
-                .collect()
-        })
-        .collect()
-}
-
-/// The `(x, y)` plot coordinates of each marker of the series named `name`.
-fn markers(svg: &str, name: &str) -> Vec<(f64, f64)> {
-    let g = svg
-        .split("<g class=\"series\" ")
-        .find(|g| g.starts_with(&format!("data-name=\"{name}\"")))
-        .unwrap_or_else(|| panic!("no series {name:?}"));
-    let g = &g[..g.find("</g>").unwrap()];
-    g.split("<circle ")
-        .skip(1)
-        .map(|c| {
-            let attr = |k: &str| -> f64 {
-                let from = c.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
-                c[from..from + c[from..].find('"').unwrap()]
-                    .parse()
-                    .unwrap()
-            };
-            (attr("cx"), attr("cy"))
-        })
-        .collect()
 }
 
 /// A search: one series of markers per length and direction holding each of its steps, the
@@ -325,25 +286,19 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
 fn storm_and_overload_are_tables() {
     let html = page("stress-storm-loopback.json", Format::Html);
     let rows = html_rows(&html, "Storm");
-    let get = |rows: &[Vec<String>], k: &str| {
-        rows.iter()
-            .find(|r| r[0] == k)
-            .unwrap_or_else(|| panic!("no {k}: {rows:?}"))[1]
-            .clone()
-    };
     let s = &doc("stress-storm-loopback.json")["storm"];
-    assert_eq!(get(&rows, "Attempts"), s["attempts"].to_string());
-    assert_eq!(get(&rows, "Accepted"), s["accepted"].to_string());
-    assert_eq!(get(&rows, "Refused (reset)"), s["refused"].to_string());
-    assert_eq!(get(&rows, "Accepted per second"), "1391");
+    assert_eq!(value(&rows, "Attempts"), s["attempts"].to_string());
+    assert_eq!(value(&rows, "Accepted"), s["accepted"].to_string());
+    assert_eq!(value(&rows, "Refused (reset)"), s["refused"].to_string());
+    assert_eq!(value(&rows, "Accepted per second"), "1391");
 
     let html = page("stress-overload-loopback.json", Format::Html);
     let rows = html_rows(&html, "Overload");
-    assert_eq!(get(&rows, "Held"), "50 of 256 attempted");
-    assert_eq!(get(&rows, "Refused the next"), "with a reset (RST)");
-    assert_eq!(get(&rows, "Closed cleanly"), "50");
-    assert_eq!(get(&rows, "Came through cleanly"), "yes");
-    assert!(get(&rows, "Recovery time").ends_with(" ms"));
+    assert_eq!(value(&rows, "Held"), "50 of 256 attempted");
+    assert_eq!(value(&rows, "Refused the next"), "with a reset (RST)");
+    assert_eq!(value(&rows, "Closed cleanly"), "50");
+    assert_eq!(value(&rows, "Came through cleanly"), "yes");
+    assert!(value(&rows, "Recovery time").ends_with(" ms"));
 }
 
 /// A stress run: the summary per connection and overall, besides its charts.
