@@ -110,10 +110,7 @@ fn btc(v: &Value) -> (String, Vec<(String, String)>) {
     (
         text(v, &["family"]).unwrap_or_default(),
         vec![
-            (
-                "Sessions".into(),
-                uint(v, &["summary", "sessions"]).map_or_else(|| DASH.into(), |n| n.to_string()),
-            ),
+            ("Sessions".into(), count(uint(v, &["summary", "sessions"]))),
             ("Minimum".into(), s("min_bps")),
             ("Maximum".into(), s("max_bps")),
             ("Mean".into(), s("mean_bps")),
@@ -146,7 +143,7 @@ fn capacity(v: &Value) -> (String, Vec<(String, String)>) {
             ("Peak mode".into(), range("peak_low_bps", "peak_high_bps")),
             (
                 "Long trains used".into(),
-                uint(v, &["long_trains_used"]).map_or_else(|| DASH.into(), |n| n.to_string()),
+                count(uint(v, &["long_trains_used"])),
             ),
             (
                 "UDP payload".into(),
