@@ -354,3 +354,18 @@ fn a_shaped_capacity_run_draws_the_rate_before_the_knee_and_the_bucket() {
     );
     assert!(html.contains("Shaped: a token bucket"));
 }
+
+/// An overload section the report cannot read as the command's report (here a refusal it
+/// does not know) marks the test failed with the reason, rather than showing an empty test.
+#[test]
+fn an_unreadable_overload_section_is_a_failure_with_its_reason() {
+    let mut d = doc("stress-overload-loopback.json");
+    d["overload"]["refusal"] = "sideways".into();
+    let inputs = Inputs::Documents(vec![Inputs::parse_document(
+        "overload.json",
+        &d.to_string(),
+    )
+    .unwrap()]);
+    let md = String::from_utf8(render(&inputs, Format::Markdown).unwrap()).unwrap();
+    assert!(md.contains("its overload section does not read"), "{md}");
+}
