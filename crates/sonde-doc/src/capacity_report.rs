@@ -62,10 +62,11 @@ pub fn histogram(t: &TestView) -> Option<Chart> {
     }
     if let Some(p) = peak {
         lines.push(Line {
+            // Both edges in the axis's unit: fmt::rate would pick the upper edge's own prefix.
             name: format!(
-                "peak mode {}-{}",
+                "peak mode {}-{} {prefix}bit/s",
                 fmt::num(p.low_bps / div, 2),
-                fmt::rate(p.high_bps)
+                fmt::num(p.high_bps / div, 2)
             ),
             points: vec![((p.low_bps + p.high_bps) / 2.0 / div, p.count as f64)],
             style: Style::Markers,
