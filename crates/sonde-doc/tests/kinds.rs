@@ -369,3 +369,24 @@ fn an_unreadable_overload_section_is_a_failure_with_its_reason() {
     let md = String::from_utf8(render(&inputs, Format::Markdown).unwrap()).unwrap();
     assert!(md.contains("its overload section does not read"), "{md}");
 }
+
+/// The peak mode's legend gives both edges in the histogram axis's unit, also when the upper
+/// edge alone would take a smaller prefix (a peak just under 1 Gbit/s on an axis in Gbit/s).
+#[test]
+fn the_peak_mode_is_named_in_the_axis_unit() {
+    let mut d = doc("capacity-loopback.json");
+    let peak = serde_json::json!({"low_bps": 0.9e9, "high_bps": 0.99e9, "count": 11});
+    d["estimate"]["peak"] = peak.clone();
+    d["estimate"]["histogram"]["modes"][0] = peak;
+    let inputs = Inputs::Documents(vec![Inputs::parse_document(
+        "capacity.json",
+        &d.to_string(),
+    )
+    .unwrap()]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let s = series(chart(&html, "Dispersion rates of the short trains"));
+    assert!(
+        s.iter().any(|x| x.0 == "peak mode 0.90-0.99 Gbit/s"),
+        "{s:?}"
+    );
+}
