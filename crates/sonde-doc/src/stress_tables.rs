@@ -10,7 +10,7 @@ use crate::sections::Section;
 use crate::stress::{StressKind, StressRun};
 use crate::stress_end::RunEnd;
 use crate::tables::{count, Table, DASH};
-use sonde_stats::stress::overload::{OverloadReport, Refusal};
+use sonde_stats::stress::overload::OverloadReport;
 use sonde_stats::stress::storm::StormReport;
 
 /// Most connections listed one per row.
@@ -150,22 +150,13 @@ fn yes_no(b: bool) -> String {
 }
 
 fn overload(o: &OverloadReport) -> Table {
-    let refusal = match o.refusal {
-        Refusal::Reset => "with a reset (RST)".into(),
-        Refusal::Timeout => "by not answering (no SYN-ACK)".into(),
-        Refusal::Other => format!(
-            "with an error: {}",
-            o.first_error.as_deref().unwrap_or("unknown")
-        ),
-        Refusal::None => "never (the -P limit came first)".into(),
-    };
     figures(vec![
         ("Held", format!("{} of {} attempted", o.held, o.attempted)),
         (
             "Accepted, then dropped by the device",
             o.dropped_after_accept.to_string(),
         ),
-        ("Refused the next", refusal),
+        ("Refused the next", o.refused_how()),
         ("Held for", fmt::secs(o.held_seconds)),
         ("Closed cleanly", o.closed_clean.to_string()),
         ("Closed with a reset", o.closed_reset.to_string()),
