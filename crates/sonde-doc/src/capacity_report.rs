@@ -158,10 +158,6 @@ pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
     vec![histogram(t), rate_vs_length(t)]
 }
 
-fn range(lo: f64, hi: f64) -> String {
-    format!("{} - {}", fmt::rate(lo), fmt::rate(hi))
-}
-
 /// The figures the command prints, each with its layer.
 fn figures(c: &CapacityRun) -> Table {
     let ip = c.layer_name();
@@ -199,7 +195,11 @@ fn figures(c: &CapacityRun) -> Table {
             let chosen = if Some(*m) == c.peak { " (peak)" } else { "" };
             row(
                 &format!("Mode {}{chosen}", i + 1),
-                format!("{} ({} trains)", range(m.low_bps, m.high_bps), m.count),
+                format!(
+                    "{} ({} trains)",
+                    fmt::rate_range(m.low_bps, m.high_bps),
+                    m.count
+                ),
                 &ip,
             );
         }
@@ -207,7 +207,7 @@ fn figures(c: &CapacityRun) -> Table {
     row(
         "Peak capacity",
         c.peak
-            .map_or_else(|| DASH.into(), |p| range(p.low_bps, p.high_bps)),
+            .map_or_else(|| DASH.into(), |p| fmt::rate_range(p.low_bps, p.high_bps)),
         &ip,
     );
     row("ADR (long trains)", opt(c.adr_bps, fmt::rate), &ip);
@@ -233,7 +233,7 @@ fn figures(c: &CapacityRun) -> Table {
         "as a Linux shaper counts",
     );
     if let (Some(lo), Some(hi)) = (c.sustained_min_bps, c.sustained_max_bps) {
-        row("Sustained range", range(lo, hi), &ip);
+        row("Sustained range", fmt::rate_range(lo, hi), &ip);
     }
     row("Long trains with a knee", count(c.knees), "");
     row(

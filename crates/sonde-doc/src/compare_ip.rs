@@ -125,7 +125,7 @@ fn btc(v: &Value) -> (String, Vec<(String, String)>) {
 
 fn capacity(v: &Value) -> (String, Vec<(String, String)>) {
     let range = |lo: &str, hi: &str| match (num(v, &[lo]), num(v, &[hi])) {
-        (Some(l), Some(h)) => format!("{} - {}", fmt::rate(l), fmt::rate(h)),
+        (Some(l), Some(h)) => fmt::rate_range(l, h),
         _ => DASH.into(),
     };
     (
