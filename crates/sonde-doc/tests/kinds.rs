@@ -65,7 +65,7 @@ fn a_rate_search_draws_loss_per_step_and_tabulates_the_rates_found() {
         assert_eq!(row[1], r["direction"].as_str().unwrap());
         let rate = r["rate_bps"].as_f64().unwrap();
         assert_eq!(row[2], sonde_doc::fmt::rate(rate), "{row:?}");
-        assert_eq!(row[7], "found, confirmed");
+        assert_eq!(row[7], "found, confirmed by 2 repeat runs");
     }
     assert_eq!(html_rows(&html, "Steps").len(), steps.len());
     let md = page(name, Format::Markdown);
@@ -389,4 +389,23 @@ fn the_peak_mode_is_named_in_the_axis_unit() {
         s.iter().any(|x| x.0 == "peak mode 0.90-0.99 Gbit/s"),
         "{s:?}"
     );
+}
+
+/// A search run with `--confirm 0` found its rates without repeat runs, and the report says
+/// so instead of calling them confirmed.
+#[test]
+fn a_search_without_confirmation_runs_is_not_called_confirmed() {
+    let mut d = doc("sweep-search-loopback.json");
+    d["sweep"]["confirm"] = 0.into();
+    let inputs = Inputs::Documents(vec![
+        Inputs::parse_document("search.json", &d.to_string()).unwrap()
+    ]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let rows = html_rows(&html, "Rates found");
+    assert!(
+        rows.iter()
+            .all(|r| r[7] == "found (not confirmed: --confirm 0)"),
+        "{rows:?}"
+    );
+    assert!(html.contains("(no confirmation runs asked)"));
 }
