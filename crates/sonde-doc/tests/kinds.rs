@@ -409,3 +409,19 @@ fn a_search_without_confirmation_runs_is_not_called_confirmed() {
     );
     assert!(html.contains("(no confirmation runs asked)"));
 }
+
+/// A storm stopped by Ctrl-C (`partial`, no error) is a run that did not complete, with the
+/// reason, like any other kind cut short.
+#[test]
+fn an_interrupted_storm_is_reported_as_cut_short() {
+    let md = |partial: bool| {
+        let mut d = doc("stress-storm-loopback.json");
+        d["storm"]["partial"] = partial.into();
+        let inputs = Inputs::Documents(vec![
+            Inputs::parse_document("storm.json", &d.to_string()).unwrap()
+        ]);
+        String::from_utf8(render(&inputs, Format::Markdown).unwrap()).unwrap()
+    };
+    assert!(md(true).contains("the run was cut short"), "{}", md(true));
+    assert!(!md(false).contains("the run was cut short"));
+}
