@@ -1,8 +1,8 @@
 //! `sonde report` on the documents of `sonde sweep`, `capacity`, `compare-ip` and `stress
 //! --storm` / `--overload` / a run, each written by the real binary on 127.0.0.1 just before
 //! (against `sonde server` and `sonde services`): the HTML report holds each kind's charts
-//! and tables with the document's own figures. Runs are kept short; the file takes about
-//! 15 s.
+//! and tables with the document's own figures. Runs are kept short: the file took 3.9 s
+//! (7.7 s one test at a time) on a loaded 2-core host.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
