@@ -258,6 +258,13 @@ fn figures(c: &CapacityRun) -> Table {
         },
         "",
     );
+    row(
+        "Early stop",
+        c.early_stop
+            .as_ref()
+            .map_or_else(|| DASH.into(), |es| es.describe()),
+        "",
+    );
     row("Run time", opt(c.seconds, fmt::secs), "");
     tb.rows.retain(|r| r.get(1).is_some_and(|v| v != DASH));
     tb

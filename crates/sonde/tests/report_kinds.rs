@@ -116,6 +116,15 @@ fn a_capacity_document_is_charted_and_tabulated() {
     assert!(t
         .iter()
         .any(|r| r[0] == "Sustained rate" && r[2] == "UDP payload"));
+    // The early stop as the command recorded it: after how many of the 3 long trains, or not.
+    let es = &d["early_stop"];
+    let early = value(&t, "Early stop");
+    if es["stopped"] == true {
+        let after = format!("after {} of 3 long trains", es["after_long_trains"]);
+        assert!(early.starts_with(&after), "{early} / {es}");
+    } else {
+        assert!(early.starts_with("not taken"), "{early} / {es}");
+    }
 }
 
 /// compare-ip with sizes, BTC and capacity: tables per family and the verdict.
