@@ -244,6 +244,12 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
         cap.iter().find(|r| r[0] == "Verdict").unwrap()[1..],
         ["host-limited", "host-limited"]
     );
+    // Host-limited: the hosts' speed, not the path's, so no rate is shown as the path's.
+    assert!(
+        !cap.iter()
+            .any(|r| r[0] == "Sustained rate" || r[0] == "Peak mode"),
+        "{cap:?}"
+    );
     let v = html_rows(&html, "Verdict");
     assert_eq!(
         v.len(),
@@ -424,4 +430,20 @@ fn an_interrupted_storm_is_reported_as_cut_short() {
     };
     assert!(md(true).contains("the run was cut short"), "{}", md(true));
     assert!(!md(false).contains("the run was cut short"));
+}
+
+/// compare-ip's capacity columns give a family's rates when its verdict is a path figure
+/// (here IPv4 made "link") and none for a host-limited family, as the command's table does.
+#[test]
+fn compare_ip_capacity_shows_rates_only_for_a_path_figure() {
+    let mut d = doc("compare-ip-loopback.json");
+    d["capacity"][0]["verdict"] = "link".into();
+    let inputs = Inputs::Documents(vec![
+        Inputs::parse_document("compare.json", &d.to_string()).unwrap()
+    ]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let cap = html_rows(&html, "Path capacity");
+    let sustained = cap.iter().find(|r| r[0] == "Sustained rate").unwrap();
+    let v4 = d["capacity"][0]["sustained_bps"].as_f64().unwrap();
+    assert_eq!(sustained[1..], [sonde_doc::fmt::rate(v4), "–".to_owned()]);
 }
