@@ -8,8 +8,9 @@
 //! document from the version that draws rate against train length; an older document gets
 //! no such chart, rather than one with guessed lengths.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sonde_stats::capacity::converge::EarlyStop;
 
 use crate::result::{at, items, num, text, uint};
 
@@ -84,6 +85,9 @@ pub struct CapacityRun {
     pub departure_bps: Option<f64>,
     pub arrival_share: Option<f64>,
     pub fits: Vec<FitView>,
+    /// Whether the run stopped once its long trains agreed (the command's own record; None
+    /// in documents from before it, or when it does not read as one).
+    pub early_stop: Option<EarlyStop>,
     pub partial: bool,
     pub error: Option<String>,
 }
@@ -167,6 +171,9 @@ pub fn read(doc: &Value) -> CapacityRun {
                 knee_bytes: uint(f, &["knee_bytes"]),
             })
             .collect(),
+        early_stop: doc
+            .get("early_stop")
+            .and_then(|v| EarlyStop::deserialize(v).ok()),
         partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
         error: text(doc, &["error"]),
     }

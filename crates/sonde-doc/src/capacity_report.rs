@@ -62,10 +62,11 @@ pub fn histogram(t: &TestView) -> Option<Chart> {
     }
     if let Some(p) = peak {
         lines.push(Line {
+            // Both edges in the axis's unit: fmt::rate would pick the upper edge's own prefix.
             name: format!(
-                "peak mode {}-{}",
+                "peak mode {}-{} {prefix}bit/s",
                 fmt::num(p.low_bps / div, 2),
-                fmt::rate(p.high_bps)
+                fmt::num(p.high_bps / div, 2)
             ),
             points: vec![((p.low_bps + p.high_bps) / 2.0 / div, p.count as f64)],
             style: Style::Markers,
@@ -157,10 +158,6 @@ pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
     vec![histogram(t), rate_vs_length(t)]
 }
 
-fn range(lo: f64, hi: f64) -> String {
-    format!("{} - {}", fmt::rate(lo), fmt::rate(hi))
-}
-
 /// The figures the command prints, each with its layer.
 fn figures(c: &CapacityRun) -> Table {
     let ip = c.layer_name();
@@ -198,7 +195,11 @@ fn figures(c: &CapacityRun) -> Table {
             let chosen = if Some(*m) == c.peak { " (peak)" } else { "" };
             row(
                 &format!("Mode {}{chosen}", i + 1),
-                format!("{} ({} trains)", range(m.low_bps, m.high_bps), m.count),
+                format!(
+                    "{} ({} trains)",
+                    fmt::rate_range(m.low_bps, m.high_bps),
+                    m.count
+                ),
                 &ip,
             );
         }
@@ -206,7 +207,7 @@ fn figures(c: &CapacityRun) -> Table {
     row(
         "Peak capacity",
         c.peak
-            .map_or_else(|| DASH.into(), |p| range(p.low_bps, p.high_bps)),
+            .map_or_else(|| DASH.into(), |p| fmt::rate_range(p.low_bps, p.high_bps)),
         &ip,
     );
     row("ADR (long trains)", opt(c.adr_bps, fmt::rate), &ip);
@@ -232,7 +233,7 @@ fn figures(c: &CapacityRun) -> Table {
         "as a Linux shaper counts",
     );
     if let (Some(lo), Some(hi)) = (c.sustained_min_bps, c.sustained_max_bps) {
-        row("Sustained range", range(lo, hi), &ip);
+        row("Sustained range", fmt::rate_range(lo, hi), &ip);
     }
     row("Long trains with a knee", count(c.knees), "");
     row(
@@ -255,6 +256,13 @@ fn figures(c: &CapacityRun) -> Table {
             Some(false) => "the wall clock after each read".into(),
             None => DASH.into(),
         },
+        "",
+    );
+    row(
+        "Early stop",
+        c.early_stop
+            .as_ref()
+            .map_or_else(|| DASH.into(), |es| es.describe()),
         "",
     );
     row("Run time", opt(c.seconds, fmt::secs), "");

@@ -110,10 +110,7 @@ fn btc(v: &Value) -> (String, Vec<(String, String)>) {
     (
         text(v, &["family"]).unwrap_or_default(),
         vec![
-            (
-                "Sessions".into(),
-                uint(v, &["summary", "sessions"]).map_or_else(|| DASH.into(), |n| n.to_string()),
-            ),
+            ("Sessions".into(), count(uint(v, &["summary", "sessions"]))),
             ("Minimum".into(), s("min_bps")),
             ("Maximum".into(), s("max_bps")),
             ("Mean".into(), s("mean_bps")),
@@ -126,19 +123,25 @@ fn btc(v: &Value) -> (String, Vec<(String, String)>) {
     )
 }
 
+/// Whether a capacity verdict comes with a figure of the path: a host-limited run measured
+/// the hosts (the command's table and its verdict show no path figure for it either).
+fn path_figure(verdict: Option<&str>) -> bool {
+    !matches!(verdict, Some("host-limited" | "unmeasured"))
+}
+
 fn capacity(v: &Value) -> (String, Vec<(String, String)>) {
+    let verdict = text(v, &["verdict"]);
+    let shown = path_figure(verdict.as_deref());
+    let rate = |k: &str| if shown { rate(v, &[k]) } else { DASH.into() };
     let range = |lo: &str, hi: &str| match (num(v, &[lo]), num(v, &[hi])) {
-        (Some(l), Some(h)) => format!("{} - {}", fmt::rate(l), fmt::rate(h)),
+        (Some(l), Some(h)) if shown => fmt::rate_range(l, h),
         _ => DASH.into(),
     };
     (
         text(v, &["family"]).unwrap_or_default(),
         vec![
-            (
-                "Verdict".into(),
-                text(v, &["verdict"]).unwrap_or_else(|| DASH.into()),
-            ),
-            ("Sustained rate".into(), rate(v, &["sustained_bps"])),
+            ("Verdict".into(), verdict.unwrap_or_else(|| DASH.into())),
+            ("Sustained rate".into(), rate("sustained_bps")),
             (
                 "Sustained range".into(),
                 range("sustained_min_bps", "sustained_max_bps"),
@@ -146,7 +149,7 @@ fn capacity(v: &Value) -> (String, Vec<(String, String)>) {
             ("Peak mode".into(), range("peak_low_bps", "peak_high_bps")),
             (
                 "Long trains used".into(),
-                uint(v, &["long_trains_used"]).map_or_else(|| DASH.into(), |n| n.to_string()),
+                count(uint(v, &["long_trains_used"])),
             ),
             (
                 "UDP payload".into(),
@@ -445,9 +448,21 @@ pub fn sections(c: &CompareIpRun) -> Vec<Section> {
         ));
     }
     if !c.capacity.is_empty() {
+        let hosts = c.capacity.iter().any(|(_, rows)| {
+            rows.iter()
+                .any(|(k, v)| k == "Verdict" && !path_figure(Some(v)))
+        });
         out.push(Section::new(
             "Path capacity",
-            Some("Packet-train dispersion; rates at the IP layer.".into()),
+            Some(format!(
+                "Packet-train dispersion; rates at the IP layer.{}",
+                if hosts {
+                    " A host-limited or unmeasured family has no path figure: the hosts, \
+                     not the path, set its rate, or too few trains were usable."
+                } else {
+                    ""
+                }
+            )),
             side_by_side(&c.capacity),
         ));
     }

@@ -9,6 +9,11 @@ pub fn rate(bps: f64) -> String {
     format!("{v:.2} {unit}")
 }
 
+/// A range of rates, `"90.00 Mbit/s - 95.00 Mbit/s"` (each edge with its own prefix).
+pub fn rate_range(lo: f64, hi: f64) -> String {
+    format!("{} - {}", rate(lo), rate(hi))
+}
+
 /// A packet rate: `"8.33 kpkt/s"`.
 pub fn pkt_rate(pps: f64) -> String {
     let (v, unit) = scale(pps, "pkt/s");

@@ -31,7 +31,12 @@ pub fn outcome(r: &ResultDoc) -> (Option<f64>, Option<String>) {
             .or_else(|| partial.then(|| "the run was cut short".to_owned()))
     };
     match r {
-        ResultDoc::Stress(s) => (s.seconds, s.error.clone()),
+        ResultDoc::Stress(s) => {
+            // A storm or an overload stopped by Ctrl-C says so only in its `partial`.
+            let partial = s.storm.as_ref().is_some_and(|x| x.partial)
+                || s.overload.as_ref().is_some_and(|x| x.partial);
+            (s.seconds, cut(partial, &s.error))
+        }
         ResultDoc::Sweep(s) => (
             Some(s.steps.iter().filter_map(|x| x.seconds).sum::<f64>()).filter(|t| *t > 0.0),
             cut(s.partial, &s.error),

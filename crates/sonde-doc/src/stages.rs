@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::fmt;
 use crate::result::{text, uint};
-use crate::tables::{Table, DASH};
+use crate::tables::{count, Table, DASH};
 
 /// The counters of one stage of a link direction's chain.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,10 +168,6 @@ impl StagesView {
             unknown: (!unknown.is_empty()).then(|| Value::Object(unknown).to_string()),
         }
     }
-}
-
-fn count(v: Option<u64>) -> String {
-    v.map_or_else(|| DASH.into(), |n| n.to_string())
 }
 
 /// One direction's stages, in chain order.

@@ -73,8 +73,8 @@ pub struct StressRun {
     pub error: Option<String>,
     /// A run's end figures (runs only).
     pub end: Option<crate::stress_end::RunEnd>,
-    pub storm: Option<crate::stress_end::StormEnd>,
-    pub overload: Option<crate::stress_end::OverloadEnd>,
+    pub storm: Option<sonde_stats::stress::storm::StormReport>,
+    pub overload: Option<sonde_stats::stress::overload::OverloadReport>,
 }
 
 /// True for any of the five shapes.
@@ -117,15 +117,25 @@ pub fn read(doc: &Value) -> StressRun {
     if let Some(st) = crate::stress_end::storm(doc) {
         run.kind = StressKind::Storm;
         run.transport = "tcp".into();
-        run.seconds = st.seconds;
-        run.storm = Some(st);
+        match st {
+            Ok(st) => {
+                run.seconds = Some(st.seconds);
+                run.storm = Some(st);
+            }
+            Err(e) => run.error = run.error.or(Some(e)),
+        }
         return run;
     }
     if let Some(o) = crate::stress_end::overload(doc) {
         run.kind = StressKind::Overload;
         run.transport = "tcp".into();
-        run.seconds = o.held_seconds;
-        run.overload = Some(o);
+        match o {
+            Ok(o) => {
+                run.seconds = Some(o.held_seconds);
+                run.overload = Some(o);
+            }
+            Err(e) => run.error = run.error.or(Some(e)),
+        }
         return run;
     }
     if let Some(rows) = doc.get("ramp").and_then(Value::as_array) {

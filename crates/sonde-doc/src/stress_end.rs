@@ -4,8 +4,11 @@
 //! (how many connections the device held, how it refused the next, how they closed, how
 //! long until it accepted again).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use sonde_stats::stress::overload::OverloadReport;
+use sonde_stats::stress::storm::StormReport;
 
 use crate::result::{items, num, text, uint};
 
@@ -54,43 +57,6 @@ pub struct UdpEnd {
     pub echo_lost: Option<u64>,
     pub echo_duplicates: Option<u64>,
     pub echo_reordered: Option<u64>,
-}
-
-/// A `--storm`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StormEnd {
-    pub seconds: Option<f64>,
-    pub concurrency: Option<u64>,
-    pub attempts: Option<u64>,
-    pub accepted: Option<u64>,
-    pub refused: Option<u64>,
-    pub timed_out: Option<u64>,
-    pub failed: Option<u64>,
-    pub accepted_per_second: Option<f64>,
-    pub connect_ms: [Option<f64>; 3],
-    pub partial: bool,
-}
-
-/// An `--overload`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OverloadEnd {
-    pub attempted: Option<u64>,
-    pub held: Option<u64>,
-    pub dropped_after_accept: Option<u64>,
-    /// reset, timeout, other or none.
-    pub refusal: Option<String>,
-    pub first_error: Option<String>,
-    pub held_seconds: Option<f64>,
-    pub closed_clean: Option<u64>,
-    pub closed_reset: Option<u64>,
-    pub closed_timeout: Option<u64>,
-    /// None: no connection was accepted again within the wait.
-    pub recovery_seconds: Option<f64>,
-    pub partial: bool,
-}
-
-fn partial(v: &Value) -> bool {
-    v.get("partial").and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// A run's `end` section, when there is one.
@@ -143,53 +109,19 @@ pub fn run_end(doc: &Value) -> Option<RunEnd> {
     })
 }
 
-/// A storm document's `storm` section.
-pub fn storm(doc: &Value) -> Option<StormEnd> {
-    let s = doc.get("storm").filter(|s| s.is_object())?;
-    let u = |k: &str| uint(s, &[k]);
-    Some(StormEnd {
-        seconds: num(s, &["seconds"]),
-        concurrency: u("concurrency"),
-        attempts: u("attempts"),
-        accepted: u("accepted"),
-        refused: u("refused"),
-        timed_out: u("timed_out"),
-        failed: u("failed"),
-        accepted_per_second: num(s, &["accepted_per_second"]),
-        connect_ms: [
-            num(s, &["connect_ms_median"]),
-            num(s, &["connect_ms_p99"]),
-            num(s, &["connect_ms_max"]),
-        ],
-        partial: partial(s),
-    })
+/// A storm document's `storm` section: the command writes a [`StormReport`] as it is, so it is
+/// read back as one (None without the section; an error when it is not one).
+pub fn storm(doc: &Value) -> Option<Result<StormReport, String>> {
+    section(doc, "storm")
 }
 
-/// An overload document's `overload` section.
-pub fn overload(doc: &Value) -> Option<OverloadEnd> {
-    let o = doc.get("overload").filter(|o| o.is_object())?;
-    let u = |k: &str| uint(o, &[k]);
-    Some(OverloadEnd {
-        attempted: u("attempted"),
-        held: u("held"),
-        dropped_after_accept: u("dropped_after_accept"),
-        refusal: text(o, &["refusal"]),
-        first_error: text(o, &["first_error"]),
-        held_seconds: num(o, &["held_seconds"]),
-        closed_clean: u("closed_clean"),
-        closed_reset: u("closed_reset"),
-        closed_timeout: u("closed_timeout"),
-        recovery_seconds: num(o, &["recovery_seconds"]),
-        partial: partial(o),
-    })
+/// An overload document's `overload` section, an [`OverloadReport`] (as for [`storm`]); its
+/// [`OverloadReport::healthy`] is the command's own rule for "came through cleanly".
+pub fn overload(doc: &Value) -> Option<Result<OverloadReport, String>> {
+    section(doc, "overload")
 }
 
-impl OverloadEnd {
-    /// Every held connection closed cleanly and the device accepted again.
-    pub fn healthy(&self) -> bool {
-        !self.partial
-            && self.closed_reset.unwrap_or(0) == 0
-            && self.closed_timeout.unwrap_or(0) == 0
-            && self.recovery_seconds.is_some()
-    }
+fn section<'a, T: Deserialize<'a>>(doc: &'a Value, key: &str) -> Option<Result<T, String>> {
+    let v = doc.get(key).filter(|v| v.is_object())?;
+    Some(T::deserialize(v).map_err(|e| format!("its {key} section does not read: {e}")))
 }

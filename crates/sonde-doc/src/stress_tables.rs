@@ -8,8 +8,10 @@
 use crate::fmt::{self, opt};
 use crate::sections::Section;
 use crate::stress::{StressKind, StressRun};
-use crate::stress_end::{OverloadEnd, RunEnd, StormEnd};
+use crate::stress_end::RunEnd;
 use crate::tables::{count, Table, DASH};
+use sonde_stats::stress::overload::OverloadReport;
+use sonde_stats::stress::storm::StormReport;
 
 /// Most connections listed one per row.
 pub const MAX_ROWS: usize = 64;
@@ -125,56 +127,40 @@ fn overall(s: &StressRun, e: &RunEnd) -> Table {
     figures(rows)
 }
 
-fn storm(s: &StormEnd) -> Table {
+fn storm(s: &StormReport) -> Table {
     let ms = |v: Option<f64>| opt(v, fmt::ms);
     figures(vec![
-        ("Attempts", count(s.attempts)),
-        ("Accepted", count(s.accepted)),
-        (
-            "Accepted per second",
-            opt(s.accepted_per_second, |v| fmt::num(v, 0)),
-        ),
-        ("Refused (reset)", count(s.refused)),
-        ("Timed out", count(s.timed_out)),
-        ("Failed otherwise", count(s.failed)),
-        ("In flight at once", count(s.concurrency)),
-        ("Run time", opt(s.seconds, fmt::secs)),
-        ("Connect time, median", ms(s.connect_ms[0])),
-        ("Connect time, p99", ms(s.connect_ms[1])),
-        ("Connect time, max", ms(s.connect_ms[2])),
-        (
-            "Cut short",
-            if s.partial { "yes".into() } else { "no".into() },
-        ),
+        ("Attempts", s.attempts.to_string()),
+        ("Accepted", s.accepted.to_string()),
+        ("Accepted per second", fmt::num(s.accepted_per_second, 0)),
+        ("Refused (reset)", s.refused.to_string()),
+        ("Timed out", s.timed_out.to_string()),
+        ("Failed otherwise", s.failed.to_string()),
+        ("In flight at once", s.concurrency.to_string()),
+        ("Run time", fmt::secs(s.seconds)),
+        ("Connect time, median", ms(s.connect_ms_median)),
+        ("Connect time, p99", ms(s.connect_ms_p99)),
+        ("Connect time, max", ms(s.connect_ms_max)),
+        ("Cut short", yes_no(s.partial)),
     ])
 }
 
-fn overload(o: &OverloadEnd) -> Table {
-    let refusal = match o.refusal.as_deref() {
-        Some("reset") => "with a reset (RST)".into(),
-        Some("timeout") => "by not answering (no SYN-ACK)".into(),
-        Some("other") => format!(
-            "with an error: {}",
-            o.first_error.as_deref().unwrap_or("unknown")
-        ),
-        Some("none") => "never (the -P limit came first)".into(),
-        Some(other) => other.to_owned(),
-        None => DASH.into(),
-    };
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+fn overload(o: &OverloadReport) -> Table {
     figures(vec![
-        (
-            "Held",
-            format!("{} of {} attempted", count(o.held), count(o.attempted)),
-        ),
+        ("Held", format!("{} of {} attempted", o.held, o.attempted)),
         (
             "Accepted, then dropped by the device",
-            count(o.dropped_after_accept),
+            o.dropped_after_accept.to_string(),
         ),
-        ("Refused the next", refusal),
-        ("Held for", opt(o.held_seconds, fmt::secs)),
-        ("Closed cleanly", count(o.closed_clean)),
-        ("Closed with a reset", count(o.closed_reset)),
-        ("Close timed out", count(o.closed_timeout)),
+        ("Refused the next", o.refused_how()),
+        ("Held for", fmt::secs(o.held_seconds)),
+        ("Closed cleanly", o.closed_clean.to_string()),
+        ("Closed with a reset", o.closed_reset.to_string()),
+        ("Close timed out", o.closed_timeout.to_string()),
         (
             "Recovery time",
             match o.recovery_seconds {
@@ -182,14 +168,8 @@ fn overload(o: &OverloadEnd) -> Table {
                 None => "no new connection accepted within the wait".into(),
             },
         ),
-        (
-            "Came through cleanly",
-            if o.healthy() {
-                "yes".into()
-            } else {
-                "no".into()
-            },
-        ),
+        // The command's own rule (it picks the exit code by it).
+        ("Came through cleanly", yes_no(o.healthy())),
     ])
 }
 

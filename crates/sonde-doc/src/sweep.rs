@@ -57,6 +57,8 @@ pub struct SweepRun {
     pub layer: Option<String>,
     pub step_secs: Option<f64>,
     pub max_loss_percent: Option<f64>,
+    /// Repeat runs a found rate had to pass (`--confirm`; 0: none).
+    pub confirm: Option<u64>,
     pub tolerance_percent: Option<f64>,
     pub steps: Vec<SweepStepView>,
     pub results: Vec<SweepResultView>,
@@ -124,6 +126,7 @@ pub fn read(doc: &Value) -> SweepRun {
         layer: s("layer").and_then(Value::as_str).map(str::to_owned),
         step_secs: s("step_secs").and_then(Value::as_f64),
         max_loss_percent: s("max_loss_percent").and_then(Value::as_f64),
+        confirm: s("confirm").and_then(Value::as_u64),
         tolerance_percent: s("tolerance_percent").and_then(Value::as_f64),
         steps,
         results,

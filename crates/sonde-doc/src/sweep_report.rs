@@ -158,7 +158,11 @@ fn found(s: &SweepRun) -> Table {
             opt(r.steps.map(|v| v as f64), |v| fmt::num(v, 0)),
             opt(r.seconds, fmt::secs),
             match r.verdict.as_str() {
-                "found" => "found, confirmed".into(),
+                "found" => match s.confirm {
+                    Some(0) => "found (not confirmed: --confirm 0)".into(),
+                    Some(n) => format!("found, confirmed by {n} repeat runs"),
+                    None => "found".into(),
+                },
                 "below_floor" => "lost too much even at the lowest rate".into(),
                 "step_limit" => "step limit reached: not confirmed".into(),
                 other => other.to_owned(),
@@ -248,11 +252,16 @@ pub fn sections(s: &SweepRun) -> Vec<Section> {
             rates(s),
         ));
     } else {
+        let confirmed = match s.confirm {
+            Some(0) => " (no confirmation runs asked)",
+            Some(_) => " and in every confirmation run at it",
+            None => "",
+        };
         out.push(Section::new(
             "Rates found",
             Some(format!(
-                "Per length and direction, the highest rate whose loss stayed at or below {} \
-                 in every confirmation run; rates are {layer}.",
+                "Per length and direction, the highest rate whose loss stayed at or below \
+                 {}{confirmed}; rates are {layer}.",
                 loss(s.max_loss_percent)
             )),
             found(s),

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{chart, series};
+use common::page::{chart, series};
 
 use std::path::PathBuf;
 

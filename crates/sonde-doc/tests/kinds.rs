@@ -14,7 +14,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{chart, series};
+use common::page::{chart, html_rows, markers, series, value};
 use serde_json::Value;
 use sonde_doc::{render, Format, Inputs};
 
@@ -32,45 +32,6 @@ fn page(name: &str, f: Format) -> String {
 
 fn doc(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path(name)).unwrap()).unwrap()
-}
-
-/// The rows of the HTML table that follows the heading `h4`.
-fn html_rows(page: &str, h4: &str) -> Vec<Vec<String>> {
-    let at = page
-        .find(&format!("<h4>{h4}</h4>"))
-        .unwrap_or_else(|| panic!("no table {h4:?}"));
-    let rest = &page[at..];
-    let body = &rest[rest.find("<tbody>").unwrap()..rest.find("</tbody>").unwrap()];
-    body.split("<tr>")
-        .skip(1)
-        .map(|r| {
-            r.split("<td>")
-                .skip(1)
-                .map(|c| c[..c.find("</td>").unwrap()].to_owned())
-                .collect()
-        })
-        .collect()
-}
-
-/// The `(x, y)` plot coordinates of each marker of the series named `name`.
-fn markers(svg: &str, name: &str) -> Vec<(f64, f64)> {
-    let g = svg
-        .split("<g class=\"series\" ")
-        .find(|g| g.starts_with(&format!("data-name=\"{name}\"")))
-        .unwrap_or_else(|| panic!("no series {name:?}"));
-    let g = &g[..g.find("</g>").unwrap()];
-    g.split("<circle ")
-        .skip(1)
-        .map(|c| {
-            let attr = |k: &str| -> f64 {
-                let from = c.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
-                c[from..from + c[from..].find('"').unwrap()]
-                    .parse()
-                    .unwrap()
-            };
-            (attr("cx"), attr("cy"))
-        })
-        .collect()
 }
 
 /// A search: one series of markers per length and direction holding each of its steps, the
@@ -104,7 +65,7 @@ fn a_rate_search_draws_loss_per_step_and_tabulates_the_rates_found() {
         assert_eq!(row[1], r["direction"].as_str().unwrap());
         let rate = r["rate_bps"].as_f64().unwrap();
         assert_eq!(row[2], sonde_doc::fmt::rate(rate), "{row:?}");
-        assert_eq!(row[7], "found, confirmed");
+        assert_eq!(row[7], "found, confirmed by 2 repeat runs");
     }
     assert_eq!(html_rows(&html, "Steps").len(), steps.len());
     let md = page(name, Format::Markdown);
@@ -283,6 +244,12 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
         cap.iter().find(|r| r[0] == "Verdict").unwrap()[1..],
         ["host-limited", "host-limited"]
     );
+    // Host-limited: the hosts' speed, not the path's, so no rate is shown as the path's.
+    assert!(
+        !cap.iter()
+            .any(|r| r[0] == "Sustained rate" || r[0] == "Peak mode"),
+        "{cap:?}"
+    );
     let v = html_rows(&html, "Verdict");
     assert_eq!(
         v.len(),
@@ -325,25 +292,19 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
 fn storm_and_overload_are_tables() {
     let html = page("stress-storm-loopback.json", Format::Html);
     let rows = html_rows(&html, "Storm");
-    let get = |rows: &[Vec<String>], k: &str| {
-        rows.iter()
-            .find(|r| r[0] == k)
-            .unwrap_or_else(|| panic!("no {k}: {rows:?}"))[1]
-            .clone()
-    };
     let s = &doc("stress-storm-loopback.json")["storm"];
-    assert_eq!(get(&rows, "Attempts"), s["attempts"].to_string());
-    assert_eq!(get(&rows, "Accepted"), s["accepted"].to_string());
-    assert_eq!(get(&rows, "Refused (reset)"), s["refused"].to_string());
-    assert_eq!(get(&rows, "Accepted per second"), "1391");
+    assert_eq!(value(&rows, "Attempts"), s["attempts"].to_string());
+    assert_eq!(value(&rows, "Accepted"), s["accepted"].to_string());
+    assert_eq!(value(&rows, "Refused (reset)"), s["refused"].to_string());
+    assert_eq!(value(&rows, "Accepted per second"), "1391");
 
     let html = page("stress-overload-loopback.json", Format::Html);
     let rows = html_rows(&html, "Overload");
-    assert_eq!(get(&rows, "Held"), "50 of 256 attempted");
-    assert_eq!(get(&rows, "Refused the next"), "with a reset (RST)");
-    assert_eq!(get(&rows, "Closed cleanly"), "50");
-    assert_eq!(get(&rows, "Came through cleanly"), "yes");
-    assert!(get(&rows, "Recovery time").ends_with(" ms"));
+    assert_eq!(value(&rows, "Held"), "50 of 256 attempted");
+    assert_eq!(value(&rows, "Refused the next"), "with a reset (RST)");
+    assert_eq!(value(&rows, "Closed cleanly"), "50");
+    assert_eq!(value(&rows, "Came through cleanly"), "yes");
+    assert!(value(&rows, "Recovery time").ends_with(" ms"));
 }
 
 /// A stress run: the summary per connection and overall, besides its charts.
@@ -398,4 +359,91 @@ fn a_shaped_capacity_run_draws_the_rate_before_the_knee_and_the_bucket() {
         ("302.61 kB", "IP bytes")
     );
     assert!(html.contains("Shaped: a token bucket"));
+}
+
+/// An overload section the report cannot read as the command's report (here a refusal it
+/// does not know) marks the test failed with the reason, rather than showing an empty test.
+#[test]
+fn an_unreadable_overload_section_is_a_failure_with_its_reason() {
+    let mut d = doc("stress-overload-loopback.json");
+    d["overload"]["refusal"] = "sideways".into();
+    let inputs = Inputs::Documents(vec![Inputs::parse_document(
+        "overload.json",
+        &d.to_string(),
+    )
+    .unwrap()]);
+    let md = String::from_utf8(render(&inputs, Format::Markdown).unwrap()).unwrap();
+    assert!(md.contains("its overload section does not read"), "{md}");
+}
+
+/// The peak mode's legend gives both edges in the histogram axis's unit, also when the upper
+/// edge alone would take a smaller prefix (a peak just under 1 Gbit/s on an axis in Gbit/s).
+#[test]
+fn the_peak_mode_is_named_in_the_axis_unit() {
+    let mut d = doc("capacity-loopback.json");
+    let peak = serde_json::json!({"low_bps": 0.9e9, "high_bps": 0.99e9, "count": 11});
+    d["estimate"]["peak"] = peak.clone();
+    d["estimate"]["histogram"]["modes"][0] = peak;
+    let inputs = Inputs::Documents(vec![Inputs::parse_document(
+        "capacity.json",
+        &d.to_string(),
+    )
+    .unwrap()]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let s = series(chart(&html, "Dispersion rates of the short trains"));
+    assert!(
+        s.iter().any(|x| x.0 == "peak mode 0.90-0.99 Gbit/s"),
+        "{s:?}"
+    );
+}
+
+/// A search run with `--confirm 0` found its rates without repeat runs, and the report says
+/// so instead of calling them confirmed.
+#[test]
+fn a_search_without_confirmation_runs_is_not_called_confirmed() {
+    let mut d = doc("sweep-search-loopback.json");
+    d["sweep"]["confirm"] = 0.into();
+    let inputs = Inputs::Documents(vec![
+        Inputs::parse_document("search.json", &d.to_string()).unwrap()
+    ]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let rows = html_rows(&html, "Rates found");
+    assert!(
+        rows.iter()
+            .all(|r| r[7] == "found (not confirmed: --confirm 0)"),
+        "{rows:?}"
+    );
+    assert!(html.contains("(no confirmation runs asked)"));
+}
+
+/// A storm stopped by Ctrl-C (`partial`, no error) is a run that did not complete, with the
+/// reason, like any other kind cut short.
+#[test]
+fn an_interrupted_storm_is_reported_as_cut_short() {
+    let md = |partial: bool| {
+        let mut d = doc("stress-storm-loopback.json");
+        d["storm"]["partial"] = partial.into();
+        let inputs = Inputs::Documents(vec![
+            Inputs::parse_document("storm.json", &d.to_string()).unwrap()
+        ]);
+        String::from_utf8(render(&inputs, Format::Markdown).unwrap()).unwrap()
+    };
+    assert!(md(true).contains("the run was cut short"), "{}", md(true));
+    assert!(!md(false).contains("the run was cut short"));
+}
+
+/// compare-ip's capacity columns give a family's rates when its verdict is a path figure
+/// (here IPv4 made "link") and none for a host-limited family, as the command's table does.
+#[test]
+fn compare_ip_capacity_shows_rates_only_for_a_path_figure() {
+    let mut d = doc("compare-ip-loopback.json");
+    d["capacity"][0]["verdict"] = "link".into();
+    let inputs = Inputs::Documents(vec![
+        Inputs::parse_document("compare.json", &d.to_string()).unwrap()
+    ]);
+    let html = String::from_utf8(render(&inputs, Format::Html).unwrap()).unwrap();
+    let cap = html_rows(&html, "Path capacity");
+    let sustained = cap.iter().find(|r| r[0] == "Sustained rate").unwrap();
+    let v4 = d["capacity"][0]["sustained_bps"].as_f64().unwrap();
+    assert_eq!(sustained[1..], [sonde_doc::fmt::rate(v4), "–".to_owned()]);
 }

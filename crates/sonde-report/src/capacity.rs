@@ -158,36 +158,7 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
 
 /// Whether the run stopped early, and the rule's figures.
 pub fn early_stop_line(es: &EarlyStop) -> String {
-    let r = &es.rule;
-    let figures = es
-        .last
-        .map_or_else(String::new, |c| match (c.spread, c.ci_half) {
-            (Some(sp), Some(ci)) => format!(
-                "; last {} long trains: spread {:.2} %, 95 % CI ±{:.2} %{}",
-                r.window,
-                sp * 100.0,
-                ci * 100.0,
-                if c.same_shape { "" } else { ", shapes differ" }
-            ),
-            _ => String::new(),
-        });
-    let rule = format!(
-        "rule: at least {} long trains, the last {} within {:.0} % of each other and a 95 % CI of ±{:.0} % at most",
-        r.min_trains,
-        r.window,
-        r.max_spread * 100.0,
-        r.max_ci * 100.0
-    );
-    match (es.enabled, es.after_long_trains) {
-        (false, _) => "Early stop: off (--no-early-stop), the whole plan was sent".into(),
-        (true, Some(n)) if es.stopped => format!(
-            "Early stop: after {n} of {} long trains, they agreed ({rule}){figures}",
-            es.planned_long_trains
-        ),
-        _ => format!(
-            "Early stop: not taken, the long trains did not agree before the plan's end ({rule}){figures}"
-        ),
-    }
+    format!("Early stop: {}", es.describe())
 }
 
 fn micros(ns: Option<u64>) -> String {

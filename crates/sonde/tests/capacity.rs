@@ -33,14 +33,10 @@ fn small_run(host: &str, port: &str, extra: &[&str]) -> common::Output {
 #[test]
 fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
     let server = Server::start(&[]);
-    let port = server.port.to_string();
     let t0 = Instant::now();
-    let out = run(
+    let out = server.command(
+        "capacity",
         &[
-            "capacity",
-            "127.0.0.1",
-            "-p",
-            &port,
             "--short-trains",
             "20",
             "--long-trains",
@@ -81,7 +77,7 @@ fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
     // be slowed on the way by the receiver losing the CPU to a busy machine's builds (noise
     // that only hides the host limit), so the best of three runs counts.
     let table = (0..3)
-        .map(|_| small_run("127.0.0.1", &port, &[]))
+        .map(|_| small_run("127.0.0.1", &server.port.to_string(), &[]))
         .find(|t| t.stdout.contains("Verdict: host-limited"));
     let table = table.expect("three table runs, none saying the host is the limit");
     table.expect_code(0);
@@ -92,8 +88,7 @@ fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
 
 #[test]
 fn over_ipv6_the_default_datagram_still_makes_1500_byte_packets() {
-    if !common::ipv6_loopback_available() {
-        eprintln!("skipping: no IPv6 loopback");
+    if !common::ipv6_loopback_or_skip("capacity over ::1") {
         return;
     }
     let server = Server::start(&[]);
@@ -127,19 +122,11 @@ fn usage_errors_come_before_any_traffic() {
 #[test]
 fn ctrl_c_keeps_the_estimate_of_the_trains_that_arrived() {
     let server = Server::start(&[]);
-    let port = server.port.to_string();
     // Two seconds between trains: 20 short trains would take 40 s.
-    let proc = Proc::spawn(&[
+    let proc = Proc::spawn(&server.command_args(
         "capacity",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--short-trains",
-        "20",
-        "--spacing",
-        "2000",
-        "-J",
-    ]);
+        &["--short-trains", "20", "--spacing", "2000", "-J"],
+    ));
     std::thread::sleep(Duration::from_millis(2500));
     proc.signal(libc::SIGINT);
     let out = proc.wait(Duration::from_secs(20));

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{
-    arr, at, ipv6_loopback_available, num, require_all, run, switch_test_loopback, text, uint,
+    arr, at, ipv6_loopback_or_skip, num, require_all, run, switch_test_loopback, text, uint,
     Output, Proc, Server, TempDir,
 };
 use sonde_stats::verdict::{FamilyChoice, Measure, Verdict};
@@ -17,41 +17,9 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(40);
 
-fn ipv6_or_skip(what: &str) -> bool {
-    if ipv6_loopback_available() {
-        return true;
-    }
-    assert!(!require_all(), "{what} needs IPv6 loopback (::1)");
-    eprintln!("skipping {what}: no IPv6 loopback");
-    false
-}
-
-/// The arguments of `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra`.
-fn compare_args(srv: &Server, extra: &[&str]) -> Vec<String> {
-    let port = srv.port.to_string();
-    let mut a: Vec<String> = [
-        "compare-ip",
-        "localhost",
-        "-p",
-        &port,
-        "--ipv4-addr",
-        "127.0.0.1",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(
-        ["--ipv6-addr", "::1"]
-            .iter()
-            .chain(extra)
-            .map(|s| s.to_string()),
-    );
-    a
-}
-
 /// Runs `sonde compare-ip` to the server over 127.0.0.1 and ::1 with `extra` flags.
 fn compare(srv: &Server, extra: &[&str]) -> Output {
-    run(&compare_args(srv, extra), DEADLINE)
+    run(&srv.compare_ip_args(extra), DEADLINE)
 }
 
 /// The verdict in the document parses with `Verdict::parse` and its `better` gives the exit
@@ -69,7 +37,7 @@ fn verdict_agrees_with_exit(out: &Output) -> Verdict {
 
 #[test]
 fn sizes_give_a_row_per_family_and_size_with_the_probes_asked() {
-    if !ipv6_or_skip("compare-ip --sizes") {
+    if !ipv6_loopback_or_skip("compare-ip --sizes") {
         return;
     }
     let srv = Server::start(&[]);
@@ -152,7 +120,7 @@ fn sizes_give_a_row_per_family_and_size_with_the_probes_asked() {
 
 #[test]
 fn btc_and_capacity_side_by_side() {
-    if !ipv6_or_skip("compare-ip --btc --capacity") {
+    if !ipv6_loopback_or_skip("compare-ip --btc --capacity") {
         return;
     }
     let srv = Server::start(&[]);
@@ -256,7 +224,7 @@ const V6_BETTER_BY_30: &str = r#"{"schema":1,"better":"ipv6","measure":"latency_
 
 #[test]
 fn the_policy_switches_over_its_margin_and_not_under_it() {
-    if !ipv6_or_skip("switch-test --policy") {
+    if !ipv6_loopback_or_skip("switch-test --policy") {
         return;
     }
     let dir = TempDir::new("policy");
@@ -297,7 +265,7 @@ fn the_policy_switches_over_its_margin_and_not_under_it() {
 
 #[test]
 fn a_compare_ip_document_drives_switch_test() {
-    if !ipv6_or_skip("compare-ip into switch-test") {
+    if !ipv6_loopback_or_skip("compare-ip into switch-test") {
         return;
     }
     let srv = Server::start(&[]);
@@ -328,24 +296,21 @@ fn a_compare_ip_document_drives_switch_test() {
 
 #[test]
 fn ctrl_c_keeps_the_rows_so_far() {
-    if !ipv6_or_skip("compare-ip interrupted") {
+    if !ipv6_loopback_or_skip("compare-ip interrupted") {
         return;
     }
     let srv = Server::start(&[]);
-    let p = Proc::spawn(&compare_args(
-        &srv,
-        &[
-            "--sizes",
-            "56,1500",
-            "--every",
-            "300ms",
-            "-c",
-            "20",
-            "--throughput-time",
-            "0",
-            "-J",
-        ],
-    ));
+    let p = Proc::spawn(&srv.compare_ip_args(&[
+        "--sizes",
+        "56,1500",
+        "--every",
+        "300ms",
+        "-c",
+        "20",
+        "--throughput-time",
+        "0",
+        "-J",
+    ]));
     std::thread::sleep(Duration::from_millis(1500));
     p.signal(libc::SIGINT);
     let out = p.wait(DEADLINE);

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use sonde_doc::Inputs;
 use sonde_store::{LoadedRun, NewRun, Store};
 
+pub mod page;
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
@@ -67,34 +69,4 @@ pub fn lab_inputs(dir: &Path) -> Inputs {
         *path = "results.db".into();
     }
     inputs
-}
-
-/// The `<svg>` whose title is `title`.
-pub fn chart<'a>(page: &'a str, title: &str) -> &'a str {
-    let at = page
-        .find(&format!("<title>{title}"))
-        .unwrap_or_else(|| panic!("no chart titled {title:?}"));
-    let start = page[..at].rfind("<svg").unwrap();
-    let end = at + page[at..].find("</svg>").unwrap();
-    &page[start..end]
-}
-
-/// A chart's series: (name, style, polylines, markers).
-pub fn series(svg: &str) -> Vec<(String, String, usize, usize)> {
-    svg.split("<g class=\"series\" ")
-        .skip(1)
-        .map(|g| {
-            let g = &g[..g.find("</g>").unwrap()];
-            let attr = |k: &str| {
-                let from = g.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
-                g[from..from + g[from..].find('"').unwrap()].to_owned()
-            };
-            (
-                attr("data-name"),
-                attr("data-style"),
-                g.matches("<polyline").count(),
-                g.matches("<circle").count(),
-            )
-        })
-        .collect()
 }

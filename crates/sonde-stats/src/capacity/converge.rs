@@ -158,6 +158,44 @@ pub struct EarlyStop {
     pub last: Option<Convergence>,
 }
 
+impl EarlyStop {
+    /// Whether and after how many long trains the run stopped, with the rule and its last
+    /// figures, in words (the command's table and the report both say it so): "after 3 of 5
+    /// long trains, they agreed (rule: ...); last 3 long trains: spread ...".
+    pub fn describe(&self) -> String {
+        let r = &self.rule;
+        let figures = self
+            .last
+            .map_or_else(String::new, |c| match (c.spread, c.ci_half) {
+                (Some(sp), Some(ci)) => format!(
+                    "; last {} long trains: spread {:.2} %, 95 % CI ±{:.2} %{}",
+                    r.window,
+                    sp * 100.0,
+                    ci * 100.0,
+                    if c.same_shape { "" } else { ", shapes differ" }
+                ),
+                _ => String::new(),
+            });
+        let rule = format!(
+            "rule: at least {} long trains, the last {} within {:.0} % of each other and a 95 % CI of ±{:.0} % at most",
+            r.min_trains,
+            r.window,
+            r.max_spread * 100.0,
+            r.max_ci * 100.0
+        );
+        match (self.enabled, self.after_long_trains) {
+            (false, _) => "off (--no-early-stop), the whole plan was sent".into(),
+            (true, Some(n)) if self.stopped => format!(
+                "after {n} of {} long trains, they agreed ({rule}){figures}",
+                self.planned_long_trains
+            ),
+            _ => format!(
+                "not taken, the long trains did not agree before the plan's end ({rule}){figures}"
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::train::Arrival;

@@ -50,9 +50,10 @@ impl OverloadReport {
             && self.recovery_seconds.is_some()
     }
 
-    /// The report as lines.
-    pub fn lines(&self) -> Vec<String> {
-        let refusal = match self.refusal {
+    /// How the device refused, in words: "with a reset (RST)", ... (the command's lines and
+    /// the report's table say it alike).
+    pub fn refused_how(&self) -> String {
+        match self.refusal {
             Refusal::Reset => "with a reset (RST)".to_string(),
             Refusal::Timeout => "by not answering (no SYN-ACK)".to_string(),
             Refusal::Other => format!(
@@ -60,7 +61,12 @@ impl OverloadReport {
                 self.first_error.as_deref().unwrap_or("unknown")
             ),
             Refusal::None => "never (the -P limit came first)".to_string(),
-        };
+        }
+    }
+
+    /// The report as lines.
+    pub fn lines(&self) -> Vec<String> {
+        let refusal = self.refused_how();
         vec![
             format!(
                 "held {} of {} connections ({} more accepted, then dropped by the device); it refused {refusal}",

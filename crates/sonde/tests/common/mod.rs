@@ -46,6 +46,17 @@ pub fn ipv6_loopback_available() -> bool {
     TcpListener::bind((Ipv6Addr::LOCALHOST, 0)).is_ok()
 }
 
+/// Whether `what` (a test that needs ::1) can run here; when not, says it skips (and fails
+/// under `SONDE_REQUIRE_ALL=1`).
+pub fn ipv6_loopback_or_skip(what: &str) -> bool {
+    if ipv6_loopback_available() {
+        return true;
+    }
+    assert!(!require_all(), "{what} needs IPv6 loopback (::1)");
+    eprintln!("skipping {what}: no IPv6 loopback");
+    false
+}
+
 // ---------------------------------------------------------------------------------------------
 // ports
 // ---------------------------------------------------------------------------------------------
@@ -431,8 +442,40 @@ impl Server {
     }
 
     pub fn client_args(&self, args: &[&str]) -> Vec<String> {
+        self.command_args("client", args)
+    }
+
+    /// Runs `sonde SUB 127.0.0.1 -p PORT ARGS...` (`sweep`, `capacity`, ... against this
+    /// server) to completion within `timeout`.
+    #[track_caller]
+    pub fn command(&self, sub: &str, args: &[&str], timeout: Duration) -> Output {
+        run(&self.command_args(sub, args), timeout)
+    }
+
+    /// `compare-ip localhost -p PORT --ipv4-addr 127.0.0.1 --ipv6-addr ::1 ARGS...`: both
+    /// families to this server.
+    pub fn compare_ip_args(&self, args: &[&str]) -> Vec<String> {
+        let port = self.port.to_string();
+        [
+            "compare-ip",
+            "localhost",
+            "-p",
+            &port,
+            "--ipv4-addr",
+            "127.0.0.1",
+            "--ipv6-addr",
+            "::1",
+        ]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect()
+    }
+
+    /// `SUB 127.0.0.1 -p PORT ARGS...`
+    pub fn command_args(&self, sub: &str, args: &[&str]) -> Vec<String> {
         let mut v = vec![
-            "client".to_string(),
+            sub.to_string(),
             "127.0.0.1".to_string(),
             "-p".to_string(),
             self.port.to_string(),
