@@ -424,6 +424,13 @@ impl MptcpListener {
         if r == 0 {
             return Err(Error::TimedOut("accept"));
         }
+        if r < 0 {
+            // Going on to accept() would block without the timeout asked for.
+            return Err(Error::Io {
+                what: "waiting for a connection",
+                source: std::io::Error::last_os_error(),
+            });
+        }
         let (sock, peer) = self.sock.accept().map_err(io("accepting"))?;
         let family = match peer.as_socket() {
             Some(SocketAddr::V6(a)) if a.ip().to_ipv4_mapped().is_none() => Family::V6,
