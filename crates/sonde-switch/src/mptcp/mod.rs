@@ -19,7 +19,7 @@ pub mod subflows;
 use crate::conn::{Error, Options, Targets};
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
 pub use probe::Unavailable;
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::Socket;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -79,9 +79,7 @@ fn dual_stack(addr: SocketAddr) -> SocketAddrV6 {
 }
 
 fn mptcp_socket() -> Result<Socket, Error> {
-    probe::check().map_err(Error::MptcpUnavailable)?;
-    let s = Socket::new(Domain::IPV6, Type::STREAM, Some(Protocol::MPTCP))
-        .map_err(io("creating an MPTCP socket"))?;
+    let s = probe::socket().map_err(Error::MptcpUnavailable)?;
     s.set_only_v6(false)
         .map_err(io("making the socket dual-stack"))?;
     Ok(s)
