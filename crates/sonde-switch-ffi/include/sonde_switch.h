@@ -84,6 +84,9 @@ typedef struct {
   // Paths declared failed because nothing arrived on them for the heartbeat deadline
   // (packets dropped silently); each is followed by a recovery.
   uint64_t heartbeat_failures;
+  // Bytes that arrived on a new path ahead of the old path's last ones and were held until
+  // those came (a planned switch: both paths deliver for a moment).
+  uint64_t held_ahead;
 } SondeSwitchStats;
 
 #ifdef __cplusplus

@@ -147,6 +147,9 @@ pub struct SondeSwitchStats {
     /// Paths declared failed because nothing arrived on them for the heartbeat deadline
     /// (packets dropped silently); each is followed by a recovery.
     pub heartbeat_failures: u64,
+    /// Bytes that arrived on a new path ahead of the old path's last ones and were held until
+    /// those came (a planned switch: both paths deliver for a moment).
+    pub held_ahead: u64,
 }
 
 fn us(d: Option<Duration>) -> i64 {
@@ -183,6 +186,7 @@ impl SondeSwitchStats {
             last_stall_us: us(last.and_then(|r| r.stall)),
             max_stall_us: us(s.switches.iter().filter_map(|r| r.stall).max()),
             heartbeat_failures: s.heartbeat_failures,
+            held_ahead: s.held_ahead,
         }
     }
 

@@ -8,12 +8,8 @@ use sonde_switch_ffi::*;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{null, null_mut};
 
-fn last_error() -> String {
-    unsafe { CStr::from_ptr(sonde_switch_last_error()) }
-        .to_str()
-        .unwrap()
-        .to_string()
-}
+mod common;
+use common::{close_both, last_error};
 
 #[test]
 fn bad_arguments_are_errors_with_a_message() {
@@ -168,10 +164,6 @@ fn a_stream_through_the_c_functions_with_a_switch_and_nonblocking_calls() {
         );
         assert!(small[16..].iter().all(|b| *b == 0xff), "nothing past size");
 
-        let sp = s as usize; // both ends close at once, as two processes would
-        let closer = std::thread::spawn(move || sonde_switch_close(sp as *mut _));
-        assert_eq!(sonde_switch_close(c), 0, "{}", last_error());
-        assert_eq!(closer.join().unwrap(), 0);
-        sonde_switch_listener_close(l);
+        close_both(c, s, l);
     }
 }

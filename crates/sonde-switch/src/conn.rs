@@ -58,7 +58,7 @@ pub enum Error {
     #[error("the MPTCP backend cannot run here: {0}")]
     MptcpUnavailable(crate::mptcp::Unavailable),
     #[error("the MPTCP path manager: {0}")]
-    PathManager(String),
+    PathManager(#[from] crate::mptcp::pm::PmError),
 }
 
 /// Hands all of `data` to `send`, which takes some bytes per call.

@@ -21,7 +21,7 @@
 //! 2. for each connected socket, [`Session::open_path`] (client) or
 //!    [`Session::accept_hello`] / [`Session::accept_join`] (server, after the first frame);
 //! 3. feed each frame read from path P to [`Session::handle`];
-//! 4. send what [`Session::poll_transmit`] gives for P on P's socket;
+//! 4. send what [`Session::poll_transmit`] gives for P on P's socket (`session_send.rs`);
 //! 5. call [`Session::handle_timeout`] at [`Session::poll_timeout`];
 //! 6. drain [`Session::poll_event`]: a closed path's socket can go.
 //!
@@ -29,16 +29,13 @@
 
 use crate::stash::Stash;
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
-use crate::wire::{emit_data_header, Frame, SessionId, VERSION};
+use crate::wire::{Frame, SessionId, VERSION};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// The least time between two REWINDs a receiver sends because it dropped DATA.
 const REWIND_SPACING: Duration = Duration::from_millis(5);
-
-/// The largest DATA payload of a path's first frame (three segments of a 1500-byte MTU).
-const FIRST_FRAME: usize = 4096;
 
 /// Sizes and times of a session.
 #[derive(Debug, Clone)]
@@ -655,126 +652,6 @@ impl Session {
         self.path(id).is_some_and(|p| !p.moved_recv)
     }
 
-    /// Appends to `out` what path `id` should send now, up to about `max` bytes.
-    pub fn poll_transmit(
-        &mut self,
-        id: PathId,
-        now: Instant,
-        out: &mut Vec<u8>,
-        max: usize,
-    ) -> Transmit {
-        let start = out.len();
-        if self.active == Some(id) && self.rewind_due(now) {
-            self.emit_owed_rewind(id, now);
-        }
-        let ack = self.ack_due(now) && self.active == Some(id);
-        let Some(p) = self.path_mut(id) else {
-            return Transmit::Done;
-        };
-        out.append(&mut p.ctrl);
-        let (state, family) = (p.state, p.family);
-        if ack {
-            let fin = self.peer_fin == Some(self.recv_next);
-            self.fin_ack_sent |= fin;
-            Frame::Ack {
-                offset: self.recv_next + u64::from(fin),
-            }
-            .emit(out);
-            self.ack_sent = self.recv_next;
-            self.ack_deadline = None;
-        }
-        if state == PathState::Open && self.active == Some(id) {
-            self.emit_data(id, family, now, out, start + max);
-        }
-        if state == PathState::Draining {
-            self.maybe_close(id);
-        }
-        if out.len() > start {
-            Transmit::Some
-        } else if state == PathState::Draining {
-            Transmit::Done
-        } else {
-            Transmit::Idle
-        }
-    }
-
-    fn emit_data(
-        &mut self,
-        id: PathId,
-        family: Family,
-        now: Instant,
-        out: &mut Vec<u8>,
-        limit: usize,
-    ) {
-        let written = self.written();
-        // Bytes confirmed meanwhile (through the old path) need no resending.
-        let Some((mut next, mut sent)) =
-            self.path(id).map(|p| (p.send_next.max(self.acked), p.sent))
-        else {
-            return;
-        };
-        let before = next;
-        while next < written && out.len() < limit {
-            let from = (next - self.acked) as usize;
-            // A new connection sends about ten segments per round trip at first, and the
-            // receiver can use a frame only once all of it is in: so a path's frames start
-            // small and grow with what it has sent, and the first bytes of a switch arrive
-            // within one trip instead of after several.
-            let size = usize::try_from(sent)
-                .unwrap_or(usize::MAX)
-                .clamp(FIRST_FRAME, self.cfg.max_data.max(FIRST_FRAME))
-                .min(self.cfg.max_data);
-            let n = ((written - next) as usize).min(size);
-            emit_data_header(next, n, out);
-            let (a, b) = self.replay.as_slices();
-            let to = from + n;
-            if from < a.len() {
-                out.extend_from_slice(a.get(from..to.min(a.len())).unwrap_or(&[]));
-            }
-            if to > a.len() {
-                let s = from.saturating_sub(a.len());
-                out.extend_from_slice(b.get(s..to - a.len()).unwrap_or(&[]));
-            }
-            next += n as u64;
-            sent += n as u64;
-        }
-        self.stats.sent_by_family[family.index()] += next - before;
-        let again = next.min(self.sent_high).saturating_sub(before);
-        self.sent_high = self.sent_high.max(next);
-        if again > 0 {
-            self.stats.replayed += again;
-            if let Some(r) = self.stats.switches.last_mut() {
-                r.replayed += again;
-            }
-        }
-        if next > before {
-            if let Some((record, path, requested)) = self.first_sent_pending {
-                if path == id {
-                    if let Some(r) = self.stats.switches.get_mut(record) {
-                        r.first_sent = Some(now.saturating_duration_since(requested));
-                    }
-                    self.first_sent_pending = None;
-                }
-            }
-        }
-        let fin = self.fin_local && next == written;
-        if let Some(p) = self.path_mut(id) {
-            p.send_next = next;
-            p.sent = sent;
-            if fin && !p.fin_sent {
-                p.fin_sent = true;
-                Frame::Fin { offset: written }.emit(out);
-            }
-        }
-    }
-
-    fn ack_due(&self, now: Instant) -> bool {
-        let unacked = self.recv_next - self.ack_sent;
-        let fin = self.peer_fin == Some(self.recv_next) && !self.fin_ack_sent;
-        fin || (unacked > 0
-            && (unacked >= self.cfg.ack_every || self.ack_deadline.is_some_and(|d| now >= d)))
-    }
-
     /// When [`Session::handle_timeout`] should next run.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let drain = self
@@ -974,6 +851,8 @@ impl Session {
 mod drain;
 #[path = "session_recv.rs"]
 mod recv;
+#[path = "session_send.rs"]
+mod send;
 
 #[cfg(test)]
 #[path = "session_tests.rs"]

@@ -19,7 +19,7 @@ pub mod subflows;
 use crate::conn::{Error, Options, Targets};
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
 pub use probe::Unavailable;
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::Socket;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -70,10 +70,6 @@ fn call_error(flags: libc::c_int, call: &'static str, doing: &'static str) -> Er
     }
 }
 
-fn pm_err(e: String) -> Error {
-    Error::PathManager(e)
-}
-
 /// `addr` as an address of a dual-stack IPv6 socket (IPv4 as IPv4-mapped).
 fn dual_stack(addr: SocketAddr) -> SocketAddrV6 {
     match addr {
@@ -83,9 +79,7 @@ fn dual_stack(addr: SocketAddr) -> SocketAddrV6 {
 }
 
 fn mptcp_socket() -> Result<Socket, Error> {
-    probe::check().map_err(Error::MptcpUnavailable)?;
-    let s = Socket::new(Domain::IPV6, Type::STREAM, Some(Protocol::MPTCP))
-        .map_err(io("creating an MPTCP socket"))?;
+    let s = probe::socket().map_err(Error::MptcpUnavailable)?;
     s.set_only_v6(false)
         .map_err(io("making the socket dual-stack"))?;
     Ok(s)
@@ -274,18 +268,12 @@ impl MptcpConn {
                 break flows;
             }
             if Instant::now() >= deadline {
-                return Err(Error::PathManager(format!(
-                    "no {} subflow joined within {} ms: the server must announce an {} \
-                     address (ip mptcp endpoint add ADDR signal) and this host accept it \
-                     (ip mptcp limits set subflows 2 add_addr_accepted 2); subflows now: {:?}",
-                    family.name(),
-                    self.opts.connect_timeout.as_millis(),
-                    family.name(),
-                    flows
-                        .iter()
-                        .map(|f| (f.local, f.remote))
-                        .collect::<Vec<_>>()
-                )));
+                return Err(pm::PmError::NoSubflow {
+                    family: family.name(),
+                    waited: self.opts.connect_timeout,
+                    subflows: flows.iter().map(|f| (f.local, f.remote)).collect(),
+                }
+                .into());
             }
             std::thread::sleep(SUBFLOW_POLL);
         };
@@ -298,8 +286,8 @@ impl MptcpConn {
         // Prefer first, then demote: the stream never has only backup subflows.
         locals.sort_by_key(|(_, backup)| *backup);
         for (addr, backup) in locals {
-            let id = pm::ensure(addr, &[]).map_err(pm_err)?;
-            pm::set_backup(id, backup).map_err(pm_err)?;
+            let id = pm::ensure(addr, &[])?;
+            pm::set_backup(id, backup)?;
         }
         let now = Instant::now();
         let mut c = self.counters();
@@ -402,9 +390,9 @@ impl MptcpListener {
             .ok()
             .and_then(|a| a.as_socket())
             .map_or(port, |a| a.port());
-        pm::ensure_limits(2).map_err(pm_err)?;
+        pm::ensure_limits(2)?;
         for a in addrs.iter().filter(|a| !a.ip().is_unspecified()) {
-            pm::ensure(a.ip(), &["signal"]).map_err(pm_err)?;
+            pm::ensure(a.ip(), &["signal"])?;
         }
         let addrs = addrs
             .iter()
@@ -433,6 +421,13 @@ impl MptcpListener {
         let r = retry_eintr(|| unsafe { libc::poll(&mut p, 1, ms) } as isize);
         if r == 0 {
             return Err(Error::TimedOut("accept"));
+        }
+        if r < 0 {
+            // Going on to accept() would block without the timeout asked for.
+            return Err(Error::Io {
+                what: "waiting for a connection",
+                source: std::io::Error::last_os_error(),
+            });
         }
         let (sock, peer) = self.sock.accept().map_err(io("accepting"))?;
         let family = match peer.as_socket() {

@@ -12,8 +12,47 @@
 //! userspace path manager (`net.mptcp.pm_type=1`) would make the flags per connection, at
 //! the price of managing every subflow by hand.
 
+use std::io::Read;
 use std::net::IpAddr;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use thiserror::Error;
+
+/// How long one `ip mptcp` command may run. Each is one netlink request the kernel answers at
+/// once (a few milliseconds with the process start); one still running after this is stuck,
+/// and a switch or bind waiting on it would hang the caller.
+pub const IP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What went wrong with the path manager.
+#[derive(Debug, Error)]
+pub enum PmError {
+    #[error("cannot run `{command}` (is iproute2 installed?): {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("`{command}` did not finish within {} s and was killed", .after.as_secs())]
+    TimedOut { command: String, after: Duration },
+    #[error("the endpoint {0} was added but `ip mptcp endpoint show` does not list it")]
+    NotListed(IpAddr),
+    #[error(
+        "no {family} subflow joined within {} ms: the server must announce an {family} \
+         address (ip mptcp endpoint add ADDR signal) and this host accept it (ip mptcp limits \
+         set subflows 2 add_addr_accepted 2); subflows now (local, remote): {subflows:?}",
+        .waited.as_millis()
+    )]
+    NoSubflow {
+        family: &'static str,
+        waited: Duration,
+        subflows: Vec<(IpAddr, IpAddr)>,
+    },
+}
 
 /// One endpoint as `ip mptcp endpoint show` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,20 +62,60 @@ pub struct Endpoint {
     pub flags: Vec<String>,
 }
 
-/// Runs `ip ARGS`; its stdout, or what went wrong.
-fn ip(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("ip")
+/// Runs `ip ARGS` and returns its stdout; kills it after [`IP_TIMEOUT`].
+fn ip(args: &[&str]) -> Result<String, PmError> {
+    ip_within(args, IP_TIMEOUT)
+}
+
+/// Runs `ip ARGS`, killed at `timeout`. The pipes are read on a helper thread, whose end
+/// (both pipes closed: the command exited) is what this waits for, so a command that
+/// finishes is seen at once rather than at the next poll.
+fn ip_within(args: &[&str], timeout: Duration) -> Result<String, PmError> {
+    let command = format!("ip {}", args.join(" "));
+    let mut child = Command::new("ip")
         .args(args)
-        .output()
-        .map_err(|e| format!("cannot run `ip` (iproute2): {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| PmError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        // `ip` writes a few lines at most, far below a pipe's buffer, so reading one pipe
+        // to its end before the other cannot block the command.
+        if let Some(mut p) = out {
+            let _ = p.read_to_end(&mut o);
+        }
+        if let Some(mut p) = err {
+            let _ = p.read_to_end(&mut e);
+        }
+        let _ = tx.send((o, e));
+    });
+    let Ok((stdout, stderr)) = rx.recv_timeout(timeout) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(PmError::TimedOut {
+            command,
+            after: timeout,
+        });
+    };
+    let status = child.wait().map_err(|source| PmError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    if status.success() {
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
     } else {
-        Err(format!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(PmError::Failed {
+            command,
+            status: status.to_string(),
+            stderr: String::from_utf8_lossy(&stderr).trim().to_owned(),
+        })
     }
 }
 
@@ -70,16 +149,16 @@ pub fn parse_endpoints(text: &str) -> Vec<Endpoint> {
 /// The endpoints of this network namespace.
 ///
 /// # Errors
-/// `ip` is missing or cannot show them.
-pub fn endpoints() -> Result<Vec<Endpoint>, String> {
+/// `ip` is missing, fails or hangs.
+pub fn endpoints() -> Result<Vec<Endpoint>, PmError> {
     ip(&["mptcp", "endpoint", "show"]).map(|t| parse_endpoints(&t))
 }
 
 /// The id of the endpoint for `addr`, adding it (with `flags`) when there is none.
 ///
 /// # Errors
-/// Adding failed (not root, say).
-pub fn ensure(addr: IpAddr, flags: &[&str]) -> Result<u32, String> {
+/// Adding failed (not root, say), or `ip` is missing or hangs.
+pub fn ensure(addr: IpAddr, flags: &[&str]) -> Result<u32, PmError> {
     if let Some(e) = endpoints()?.into_iter().find(|e| e.addr == addr) {
         return Ok(e.id);
     }
@@ -91,14 +170,14 @@ pub fn ensure(addr: IpAddr, flags: &[&str]) -> Result<u32, String> {
         .into_iter()
         .find(|e| e.addr == addr)
         .map(|e| e.id)
-        .ok_or_else(|| format!("the endpoint {addr} was added but is not listed"))
+        .ok_or(PmError::NotListed(addr))
 }
 
 /// Marks endpoint `id` (and the subflows using its address) backup or not.
 ///
 /// # Errors
-/// The change failed.
-pub fn set_backup(id: u32, backup: bool) -> Result<(), String> {
+/// The change failed (not root, say), or `ip` is missing or hangs.
+pub fn set_backup(id: u32, backup: bool) -> Result<(), PmError> {
     let id = id.to_string();
     let flag = if backup { "backup" } else { "nobackup" };
     ip(&["mptcp", "endpoint", "change", "id", &id, flag]).map(drop)
@@ -108,8 +187,8 @@ pub fn set_backup(id: u32, backup: bool) -> Result<(), String> {
 /// announced addresses (never lowers them).
 ///
 /// # Errors
-/// Reading or setting the limits failed.
-pub fn ensure_limits(n: u32) -> Result<(), String> {
+/// Reading or setting the limits failed, or `ip` is missing or hangs.
+pub fn ensure_limits(n: u32) -> Result<(), PmError> {
     let text = ip(&["mptcp", "limits", "show"])?;
     let get = |key: &str| -> u32 {
         let mut w = text.split_whitespace();
@@ -155,5 +234,22 @@ mod tests {
             (e[2].id, e[2].flags.clone()),
             (3, vec!["signal".to_string()])
         );
+    }
+
+    /// `ip monitor` runs until killed: the timeout must end it and say so. `ip -batch -`
+    /// reads its commands from stdin, here /dev/null, so it ends at once and succeeds.
+    #[test]
+    fn a_command_that_hangs_is_killed_at_the_timeout() {
+        if Command::new("ip").arg("-V").output().is_err() {
+            return eprintln!("skipped: no `ip`");
+        }
+        let t0 = std::time::Instant::now();
+        let r = ip_within(&["monitor", "link"], Duration::from_millis(200));
+        assert!(matches!(r, Err(PmError::TimedOut { .. })), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        let r = ip_within(&["-batch", "-"], Duration::from_secs(5));
+        assert!(r.is_ok(), "{r:?}");
+        let r = ip_within(&["no-such-object"], Duration::from_secs(5));
+        assert!(matches!(r, Err(PmError::Failed { .. })), "{r:?}");
     }
 }

@@ -38,6 +38,14 @@ impl fmt::Display for Unavailable {
 /// # Errors
 /// What stands in the way.
 pub fn check() -> Result<(), Unavailable> {
+    socket().map(drop)
+}
+
+/// Reads the sysctl and creates an MPTCP socket (AF_INET6, not yet dual-stack).
+///
+/// # Errors
+/// What stands in the way.
+pub(crate) fn socket() -> Result<socket2::Socket, Unavailable> {
     match std::fs::read_to_string("/proc/sys/net/mptcp/enabled") {
         Err(_) => return Err(Unavailable::NotInKernel),
         Ok(v) if v.trim() == "0" => return Err(Unavailable::Disabled),
@@ -48,7 +56,6 @@ pub fn check() -> Result<(), Unavailable> {
         socket2::Type::STREAM,
         Some(socket2::Protocol::MPTCP),
     )
-    .map(drop)
     .map_err(|e| Unavailable::Socket(e.to_string()))
 }
 

@@ -270,6 +270,8 @@ fn switches_json(s: &Stats) -> Value {
         "received": s.received,
         "received_by_family": { "ipv4": s.received_by_family[0], "ipv6": s.received_by_family[1] },
         "duplicates": s.duplicates,
+        "held_ahead": s.held_ahead,
+        "heartbeat_failures": s.heartbeat_failures,
     })
 }
 

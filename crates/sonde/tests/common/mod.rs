@@ -359,8 +359,22 @@ pub fn run_program<S: AsRef<str>>(program: &str, args: &[S], timeout: Duration) 
 /// A one-off `sonde switch-test --listen` on a free port, and a client run against it over
 /// 127.0.0.1 and ::1 with `extra` flags (the server is killed when the client is done).
 pub fn switch_test_loopback(extra: &[&str], timeout: Duration) -> Output {
+    switch_test_loopback_with(&[], extra, timeout)
+}
+
+/// [`switch_test_loopback`] with `server_extra` flags for the server.
+pub fn switch_test_loopback_with(
+    server_extra: &[&str],
+    extra: &[&str],
+    timeout: Duration,
+) -> Output {
     let port = free_port().to_string();
-    let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
+    let server = [
+        &["switch-test", "--listen", "-1", "-p", &port][..],
+        server_extra,
+    ]
+    .concat();
+    let _server = Proc::spawn(&server);
     thread::sleep(Duration::from_millis(300));
     let mut a = vec![
         "switch-test",
