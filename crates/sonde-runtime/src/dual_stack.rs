@@ -138,28 +138,6 @@ fn size_row(
     }
 }
 
-/// A family's figures that say why it was not measured.
-trait Failed {
-    fn error_mut(&mut self) -> &mut Option<String>;
-}
-
-impl Failed for BtcFamily {
-    fn error_mut(&mut self) -> &mut Option<String> {
-        &mut self.error
-    }
-}
-
-impl Failed for CapacityFamily {
-    fn error_mut(&mut self) -> &mut Option<String> {
-        &mut self.error
-    }
-}
-
-fn failed<T: Failed>(mut fam: T, error: String) -> T {
-    *fam.error_mut() = Some(error);
-    fam
-}
-
 /// A client configuration to `addr` with `params`, its sockets (and key) as `local`.
 fn client_to(
     addr: IpAddr,
@@ -263,7 +241,10 @@ pub fn run_capacity(
     };
     let addr = match addr {
         Ok(a) => a,
-        Err(e) => return failed(fam, e),
+        Err(e) => {
+            fam.error = Some(e);
+            return fam;
+        }
     };
     let params = crate::capacity::params(CapacityPlan::default(), payload);
     let cfg = client_to(addr, port, params, connect_timeout, local);
