@@ -15,6 +15,7 @@
 
 use crate::btc;
 use crate::client::ClientConfig;
+use crate::clock::sleep_unless_interrupted;
 use crate::latency::{run as run_latency, LatencyConfig};
 use crate::os::resolve::Family;
 use crate::sockets::ClientSockets;
@@ -52,17 +53,6 @@ fn family_name(v6: bool) -> &'static str {
     }
 }
 
-/// Sleeps until `t`, false when interrupted first.
-fn sleep_until(t: Instant, interrupt: &AtomicBool) -> bool {
-    while Instant::now() < t {
-        if interrupt.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((t - Instant::now()).min(Duration::from_millis(50)));
-    }
-    true
-}
-
 /// The per-size rows of each family (IPv4's first, sizes in the plan's order) and each
 /// family's RTT samples over all sizes. `addrs` holds the address of each family measured.
 pub fn run_sizes(
@@ -90,7 +80,7 @@ pub fn run_sizes(
             let offset = plan.every * si as u32 + if v6 { plan.every / 2 } else { Duration::ZERO };
             let stop = interrupt.clone();
             let h = std::thread::spawn(move || {
-                if !sleep_until(start + offset, &stop) {
+                if !sleep_unless_interrupted(start + offset, &stop) {
                     return (
                         size_row(v6, size, None, Some("interrupted".into())),
                         Vec::new(),
@@ -191,7 +181,7 @@ pub fn run_btc(
             if fam.error.is_some() {
                 continue;
             }
-            if !sleep_until(next_start, interrupt) || interrupt.load(Ordering::Relaxed) {
+            if !sleep_unless_interrupted(next_start, interrupt) {
                 break 'sizes;
             }
             next_start = Instant::now() + plan.every;
