@@ -5,6 +5,7 @@ use sonde_proto::frame::FrameDecoder;
 use sonde_proto::message::Message;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// How long one blocking read may take before the caller gets control back.
@@ -12,6 +13,9 @@ pub(crate) const POLL_SLICE: Duration = Duration::from_millis(20);
 /// Upper bound on bytes read per call, so a flood of junk cannot grow memory unboundedly
 /// (the frame decoder also rejects oversized frames).
 const READ_CHUNK: usize = 64 * 1024;
+/// Bytes [`ControlConn::try_recv`] reads at most per look, on the stack: control messages
+/// during a transfer are small, and what does not fit is read at the next look.
+const TRY_CHUNK: usize = 4096;
 
 /// A framed control connection.
 pub struct ControlConn {
@@ -84,10 +88,11 @@ impl ControlConn {
         }
     }
 
-    /// One look at the connection on a non-blocking socket: a message already buffered or
-    /// readable now, else `Ok(None)`. The socket is read once whatever the clock says, so a
-    /// sender that polls between datagrams ([`crate::coded::endpoint::poll_control`]) sees
-    /// what its peer sent.
+    /// One look at the connection without waiting: a message already buffered or readable
+    /// now, else `Ok(None)`. The socket is read once with `MSG_DONTWAIT`, its mode and
+    /// timeout untouched, so a sender that polls between datagrams
+    /// ([`crate::coded::endpoint::poll_control`]) sees what its peer sent at the cost of one
+    /// system call.
     ///
     /// # Errors
     /// As [`Self::recv`].
@@ -95,8 +100,18 @@ impl ControlConn {
         if let Some(m) = self.next_buffered()? {
             return Ok(Some(m));
         }
-        let mut buf = vec![0u8; READ_CHUNK];
-        self.read_some(&mut buf)?;
+        let mut buf = [0u8; TRY_CHUNK];
+        // SAFETY: buf is a valid writable buffer of buf.len() bytes for the call.
+        let n = unsafe {
+            libc::recv(
+                self.stream.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        let read = usize::try_from(n).map_err(|_| std::io::Error::last_os_error());
+        self.take_read(read, &buf)?;
         self.next_buffered()
     }
 
@@ -118,7 +133,13 @@ impl ControlConn {
 
     /// One read into the decoder; nothing read (timeout, would block) is not an error.
     fn read_some(&mut self, buf: &mut [u8]) -> Result<(), RunError> {
-        match self.stream.read(buf) {
+        let read = self.stream.read(buf);
+        self.take_read(read, buf)
+    }
+
+    /// What one read of `buf` gave: its bytes into the decoder, or its error sorted.
+    fn take_read(&mut self, read: std::io::Result<usize>, buf: &[u8]) -> Result<(), RunError> {
+        match read {
             Ok(0) => Err(RunError::PeerClosed),
             Ok(n) => {
                 self.decoder.push(buf.get(..n).unwrap_or_default());
@@ -144,5 +165,50 @@ impl ControlConn {
             }
             Err(e) => Err(RunError::ControlIo(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A look finds nothing without waiting out the read timeout, then the message the peer
+    /// sent, then the peer's close; the socket stays blocking for `recv`.
+    #[test]
+    fn try_recv_looks_without_waiting() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let mut c = ControlConn::new(l.accept().unwrap().0).unwrap();
+        let t0 = Instant::now();
+        for _ in 0..10 {
+            assert!(c.try_recv().unwrap().is_none());
+        }
+        assert!(t0.elapsed() < POLL_SLICE, "{:?}", t0.elapsed());
+        peer.write_all(&Message::Done.encode().unwrap()).unwrap();
+        let t0 = Instant::now();
+        let got = loop {
+            if let Some(m) = c.try_recv().unwrap() {
+                break m;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(5), "nothing arrived");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(matches!(got, Message::Done), "{got:?}");
+        assert!(c.recv(Duration::from_millis(30)).unwrap().is_none());
+        drop(peer);
+        let t0 = Instant::now();
+        let end = loop {
+            match c.try_recv() {
+                Ok(None) => {}
+                other => break other,
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "the close was not seen"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(matches!(end, Err(RunError::PeerClosed)), "{end:?}");
     }
 }
