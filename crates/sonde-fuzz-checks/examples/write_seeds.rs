@@ -4,8 +4,9 @@
 //! `cargo run --release -p sonde-fuzz-checks --example write_seeds`. Reproducers of past
 //! crashes live next to the seeds (named `crash-*`) and are never overwritten.
 
+use std::collections::HashMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
@@ -14,6 +15,8 @@ use sonde_proto::message::{Hello, Message};
 use sonde_proto::{capacity, datagram, datagram_format, icmp, preamble, probe, udp_hello};
 
 type Seeds = Vec<(&'static str, Vec<u8>)>;
+/// Seed files by their path under `fuzz/seeds/`.
+pub type SeedFiles = Vec<(PathBuf, Vec<u8>)>;
 
 /// One record of a state-machine target's input: length byte, selector byte, bytes.
 fn record(pick: u8, bytes: &[u8]) -> Vec<u8> {
@@ -294,7 +297,9 @@ fn serial_seeds(s: &mut Seeds) {
     s.push(("serial_receiver", rec));
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Every seed file: its path under `fuzz/seeds/` (`<target>/seed-NNN`, numbered per target
+/// in the order made) and its bytes. `tests/replay.rs` checks the committed files against it.
+pub fn seed_files() -> Result<SeedFiles, Box<dyn std::error::Error>> {
     let mut s = Seeds::new();
     proto_seeds(&mut s)?;
     latency_seeds(&mut s)?;
@@ -302,22 +307,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     coded_seeds(&mut s);
     switch_seeds(&mut s);
     serial_seeds(&mut s);
+    let mut count = HashMap::<&str, usize>::new();
+    Ok(s.into_iter()
+        .map(|(t, bytes)| {
+            let n = count.entry(t).or_default();
+            *n += 1;
+            (Path::new(t).join(format!("seed-{n:03}")), bytes)
+        })
+        .collect())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
-    let mut count = std::collections::HashMap::<&str, usize>::new();
-    for (t, bytes) in s {
-        let n = count.entry(t).or_default();
-        *n += 1;
-        let dir = root.join(t);
-        fs::create_dir_all(&dir)?;
-        fs::write(dir.join(format!("seed-{n:03}")), bytes)?;
+    let files = seed_files()?;
+    for (path, bytes) in &files {
+        let path = root.join(path);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::write(path, bytes)?;
     }
     for (t, _) in sonde_fuzz_checks::TARGETS {
         fs::create_dir_all(root.join(t))?;
     }
-    println!(
-        "wrote seeds for {} targets under {}",
-        count.len(),
-        root.display()
-    );
+    println!("wrote {} seed files under {}", files.len(), root.display());
     Ok(())
 }

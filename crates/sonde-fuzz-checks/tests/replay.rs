@@ -6,6 +6,11 @@
 use std::fs;
 use std::path::PathBuf;
 
+// The generator of the committed seeds; its `main` (which writes them) is not called here.
+#[allow(dead_code)]
+#[path = "../examples/write_seeds.rs"]
+mod write_seeds;
+
 fn seeds_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds")
 }
@@ -53,5 +58,33 @@ fn every_fuzz_binary_has_a_check_and_the_reverse() {
         bins,
         sonde_fuzz_checks::TARGETS.len(),
         "a fuzz binary has no check"
+    );
+}
+
+/// The committed `seed-*` files are exactly what `examples/write_seeds.rs` makes from today's
+/// encoders: a wire format that changed without the seeds being written again (or a seed
+/// edited by hand, or left behind) fails here, not silently in a weaker fuzz campaign.
+#[test]
+fn the_committed_seeds_are_what_write_seeds_makes() {
+    let stale = "run `cargo run --release -p sonde-fuzz-checks --example write_seeds`";
+    let files = write_seeds::seed_files().unwrap();
+    for (path, bytes) in &files {
+        let on_disk = fs::read(seeds_dir().join(path))
+            .unwrap_or_else(|e| panic!("{}: {e}; {stale}", path.display()));
+        assert!(on_disk == *bytes, "{} differs; {stale}", path.display());
+    }
+    let mut committed = 0;
+    for (name, _) in sonde_fuzz_checks::TARGETS {
+        for e in fs::read_dir(seeds_dir().join(name)).unwrap() {
+            let file = e.unwrap().file_name();
+            if file.to_string_lossy().starts_with("seed-") {
+                committed += 1;
+            }
+        }
+    }
+    assert_eq!(
+        committed,
+        files.len(),
+        "a seed-* file nothing makes; {stale}"
     );
 }

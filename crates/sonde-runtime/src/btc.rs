@@ -4,12 +4,13 @@
 //! each summary into a [`BtcSession`].
 
 use crate::client::{self, ClientConfig};
+use crate::clock::sleep_unless_interrupted;
 use crate::error::RunError;
 use crate::os::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcSession;
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What a BTC run does.
@@ -40,7 +41,7 @@ pub fn run(
     let mut next_start = Instant::now();
     for &size in &cfg.sizes {
         for &family in &cfg.families {
-            if !wait_until(next_start, interrupt) {
+            if !sleep_unless_interrupted(next_start, interrupt) {
                 return (done, Some(RunError::Interrupted));
             }
             next_start = Instant::now() + cfg.every;
@@ -108,17 +109,6 @@ pub fn run_session(
         .and_then(|s| session(index, family, size, s))
         .map(|s| BtcSession { start_unix_s, ..s })
         .ok_or_else(|| RunError::Setup(format!("session {index} ended without figures")))
-}
-
-/// Sleeps until `t` unless interrupted; false when interrupted.
-fn wait_until(t: Instant, interrupt: &AtomicBool) -> bool {
-    while Instant::now() < t {
-        if interrupt.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((t - Instant::now()).min(Duration::from_millis(50)));
-    }
-    !interrupt.load(Ordering::Relaxed)
 }
 
 /// A session's figures from its test summary: what the receiver counted, the sender's TCP.

@@ -1,7 +1,8 @@
 //! The runtime's monotonic clock in nanoseconds, the timebase of datagram send stamps.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
@@ -27,6 +28,18 @@ pub fn sleep_until(deadline: Instant) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Sleeps until `deadline` in slices of at most 50 ms, looking at `interrupt` between them;
+/// true when the deadline passed with `interrupt` still clear, false once it is set.
+pub fn sleep_unless_interrupted(deadline: Instant, interrupt: &AtomicBool) -> bool {
+    while Instant::now() < deadline {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+    }
+    !interrupt.load(Ordering::Relaxed)
 }
 
 /// Sleeps until `deadline` with the OS sleep only (may overshoot by tens of microseconds).
@@ -87,5 +100,26 @@ impl PreciseSleeper {
 impl Default for PreciseSleeper {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupt_ends_the_sleep_and_says_so() {
+        let t0 = Instant::now();
+        assert!(sleep_unless_interrupted(
+            t0 + Duration::from_millis(30),
+            &AtomicBool::new(false)
+        ));
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        let t1 = Instant::now();
+        assert!(!sleep_unless_interrupted(
+            t1 + Duration::from_secs(10),
+            &AtomicBool::new(true)
+        ));
+        assert!(t1.elapsed() < Duration::from_secs(1));
     }
 }

@@ -5,6 +5,7 @@ use sonde_proto::frame::FrameDecoder;
 use sonde_proto::message::Message;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// How long one blocking read may take before the caller gets control back.
@@ -98,7 +99,19 @@ impl ControlConn {
         if let Some(m) = self.next_buffered()? {
             return Ok(Some(m));
         }
-        self.read_some()?;
+        // One read that never waits (MSG_DONTWAIT), so the socket keeps its read timeout for
+        // the blocking loops and nothing is switched back and forth per look.
+        // SAFETY: self.buf is a valid writable buffer of self.buf.len() bytes for the call.
+        let n = unsafe {
+            libc::recv(
+                self.stream.as_raw_fd(),
+                self.buf.as_mut_ptr().cast(),
+                self.buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        let read = usize::try_from(n).map_err(|_| std::io::Error::last_os_error());
+        self.take_read(read)?;
         self.next_buffered()
     }
 
@@ -120,7 +133,13 @@ impl ControlConn {
 
     /// One read into the decoder; nothing read (timeout, would block) is not an error.
     fn read_some(&mut self) -> Result<(), RunError> {
-        match self.stream.read(&mut self.buf) {
+        let read = self.stream.read(&mut self.buf);
+        self.take_read(read)
+    }
+
+    /// What one read into the buffer gave: its bytes into the decoder, or its error sorted.
+    fn take_read(&mut self, read: std::io::Result<usize>) -> Result<(), RunError> {
+        match read {
             Ok(0) => Err(RunError::PeerClosed),
             Ok(n) => {
                 self.decoder.push(self.buf.get(..n).unwrap_or_default());
@@ -146,5 +165,50 @@ impl ControlConn {
             }
             Err(e) => Err(RunError::ControlIo(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A look finds nothing without waiting out the read timeout, then the message the peer
+    /// sent, then the peer's close; the socket stays blocking for `recv`.
+    #[test]
+    fn try_recv_looks_without_waiting() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let mut c = ControlConn::new(l.accept().unwrap().0).unwrap();
+        let t0 = Instant::now();
+        for _ in 0..10 {
+            assert!(c.try_recv().unwrap().is_none());
+        }
+        assert!(t0.elapsed() < POLL_SLICE, "{:?}", t0.elapsed());
+        peer.write_all(&Message::Done.encode().unwrap()).unwrap();
+        let t0 = Instant::now();
+        let got = loop {
+            if let Some(m) = c.try_recv().unwrap() {
+                break m;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(5), "nothing arrived");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(matches!(got, Message::Done), "{got:?}");
+        assert!(c.recv(Duration::from_millis(30)).unwrap().is_none());
+        drop(peer);
+        let t0 = Instant::now();
+        let end = loop {
+            match c.try_recv() {
+                Ok(None) => {}
+                other => break other,
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "the close was not seen"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(matches!(end, Err(RunError::PeerClosed)), "{end:?}");
     }
 }

@@ -15,6 +15,7 @@
 
 use crate::btc;
 use crate::client::ClientConfig;
+use crate::clock::sleep_unless_interrupted;
 use crate::latency::{run as run_latency, LatencyConfig};
 use crate::os::resolve::Family;
 use crate::sockets::ClientSockets;
@@ -52,17 +53,6 @@ fn family_name(v6: bool) -> &'static str {
     }
 }
 
-/// Sleeps until `t`, false when interrupted first.
-fn sleep_until(t: Instant, interrupt: &AtomicBool) -> bool {
-    while Instant::now() < t {
-        if interrupt.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((t - Instant::now()).min(Duration::from_millis(50)));
-    }
-    true
-}
-
 /// The per-size rows of each family (IPv4's first, sizes in the plan's order) and each
 /// family's RTT samples over all sizes. `addrs` holds the address of each family measured.
 pub fn run_sizes(
@@ -90,7 +80,7 @@ pub fn run_sizes(
             let offset = plan.every * si as u32 + if v6 { plan.every / 2 } else { Duration::ZERO };
             let stop = interrupt.clone();
             let h = std::thread::spawn(move || {
-                if !sleep_until(start + offset, &stop) {
+                if !sleep_unless_interrupted(start + offset, &stop) {
                     return (
                         size_row(v6, size, None, Some("interrupted".into())),
                         Vec::new(),
@@ -136,28 +126,6 @@ fn size_row(
         rtt: summary.as_ref().and_then(|s| s.rtt),
         error: error.or_else(|| summary.and_then(|s| s.error)),
     }
-}
-
-/// A family's figures that say why it was not measured.
-trait Failed {
-    fn error_mut(&mut self) -> &mut Option<String>;
-}
-
-impl Failed for BtcFamily {
-    fn error_mut(&mut self) -> &mut Option<String> {
-        &mut self.error
-    }
-}
-
-impl Failed for CapacityFamily {
-    fn error_mut(&mut self) -> &mut Option<String> {
-        &mut self.error
-    }
-}
-
-fn failed<T: Failed>(mut fam: T, error: String) -> T {
-    *fam.error_mut() = Some(error);
-    fam
 }
 
 /// A client configuration to `addr` with `params`, its sockets (and key) as `local`.
@@ -213,7 +181,7 @@ pub fn run_btc(
             if fam.error.is_some() {
                 continue;
             }
-            if !sleep_until(next_start, interrupt) || interrupt.load(Ordering::Relaxed) {
+            if !sleep_unless_interrupted(next_start, interrupt) {
                 break 'sizes;
             }
             next_start = Instant::now() + plan.every;
@@ -263,7 +231,10 @@ pub fn run_capacity(
     };
     let addr = match addr {
         Ok(a) => a,
-        Err(e) => return failed(fam, e),
+        Err(e) => {
+            fam.error = Some(e);
+            return fam;
+        }
     };
     let params = crate::capacity::params(CapacityPlan::default(), payload);
     let cfg = client_to(addr, port, params, connect_timeout, local);

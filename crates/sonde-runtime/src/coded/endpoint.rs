@@ -336,15 +336,9 @@ fn data_err(e: std::io::Error) -> RunError {
 /// connection's own reads wait up to a poll slice, far too long between datagrams).
 ///
 /// # Errors
-/// What [`ControlConn::recv`] returns, or a failure to switch the socket's mode.
+/// What [`ControlConn::try_recv`](crate::control_conn::ControlConn::try_recv) returns.
 pub fn poll_control(
     conn: &mut crate::control_conn::ControlConn,
 ) -> Result<Option<sonde_proto::message::Message>, RunError> {
-    let set = |c: &crate::control_conn::ControlConn, on: bool| {
-        c.stream().set_nonblocking(on).map_err(RunError::ControlIo)
-    };
-    set(conn, true)?;
-    let r = conn.try_recv();
-    set(conn, false)?;
-    r
+    conn.try_recv()
 }
