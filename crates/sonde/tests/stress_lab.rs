@@ -5,13 +5,19 @@
 //! RFC 864 pattern file repeated for chargen). Each must serve discard, chargen and echo over
 //! 8 connections with data on every connection in every interval and a fairness index, close
 //! every connection cleanly, and give consistent counts under `--storm` and `--overload`.
+//! xinetd and `sonde services` are driven over UDP too (`-u`, a second of 1 Mbit/s per
+//! service): echo comes back whole and unchanged, discard answers nothing, and chargen's reply
+//! size is what each decides: `sonde services` never answers with more than the request,
+//! xinetd always with 1024 bytes, which the client reports as amplification (exit 1). The
+//! frames and bytes the server node's interface counted, and its kernel's UDP datagrams in
+//! and out, agree with the client's figures.
 //!
 //! A fourth test puts the server behind a device link of 8000 packets/s with a 20-frame ring
 //! and checks what the device must cause: the chargen goodput and the frames reaching the
 //! discard server stay within the device's packet rate.
 //!
 //! Without root, iproute2 or the server program, a test prints why it skips;
-//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 40 s in all.
+//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 45 s in all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -330,12 +336,198 @@ fn storm_and_overload(lab: &Lab, who: &str, discard: u16) {
     assert!(o["recovery_seconds"].as_f64().is_some(), "{who}: {o}");
 }
 
+/// What an implementation's UDP services decide, as the tests expect it.
+#[derive(Clone, Copy, Debug)]
+struct UdpServices {
+    /// Bytes a chargen reply to a 512-byte request carries: `sonde services` as many as it
+    /// was sent; xinetd always 1024 (its buffer), twice the request and more than RFC 864's
+    /// 512 characters.
+    chargen_reply: u64,
+    /// Whether every request the server's kernel delivered is answered. xinetd leaves some
+    /// echo and chargen requests unanswered that its kernel did deliver (none dropped for a
+    /// full buffer): a few in a thousand on an idle host, more on a busy one.
+    answers_all: bool,
+}
+
+/// UDP bytes each frame adds to its payload on the lab's veths: Ethernet 14, IPv4 20, UDP 8.
+const UDP_FRAME_OVERHEAD: u64 = 42;
+/// Frames a lab interface may count besides the run's own in a couple of seconds (ARP,
+/// IPv6 neighbour and router solicitations).
+const STRAY_FRAMES: u64 = 8;
+
+/// What the server node counted: its lab interface's frames and bytes each way, and its
+/// kernel's UDP datagrams (`/proc/net/snmp`: delivered to a socket, sent, to no socket,
+/// dropped for a full receive buffer).
+#[derive(Debug, Clone, Copy)]
+struct ServerCounts {
+    rx: (u64, u64),
+    tx: (u64, u64),
+    udp_in: u64,
+    udp_out: u64,
+    udp_no_port: u64,
+    udp_rcvbuf_errors: u64,
+}
+
+fn server_counts(lab: &Lab) -> ServerCounts {
+    let c = lab
+        .counters("server")
+        .expect("counters")
+        .into_iter()
+        .find(|c| c.name == "s-wan")
+        .expect("the server's lab interface");
+    let snmp = lab
+        .command("server", "cat", &["/proc/net/snmp"])
+        .expect("server node")
+        .output()
+        .expect("cat /proc/net/snmp");
+    let text = String::from_utf8_lossy(&snmp.stdout);
+    let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (
+        udp.next().expect("Udp names"),
+        udp.next().expect("Udp values"),
+    );
+    let field = |name: &str| -> u64 {
+        let i = names
+            .split_whitespace()
+            .position(|n| n == name)
+            .expect(name);
+        values
+            .split_whitespace()
+            .nth(i)
+            .and_then(|v| v.parse().ok())
+            .expect(name)
+    };
+    ServerCounts {
+        rx: (c.rx_packets, c.rx_bytes),
+        tx: (c.tx_packets, c.tx_bytes),
+        udp_in: field("InDatagrams"),
+        udp_out: field("OutDatagrams"),
+        udp_no_port: field("NoPorts"),
+        udp_rcvbuf_errors: field("RcvbufErrors"),
+    }
+}
+
+impl ServerCounts {
+    fn since(&self, b: &ServerCounts) -> ServerCounts {
+        ServerCounts {
+            rx: (self.rx.0 - b.rx.0, self.rx.1 - b.rx.1),
+            tx: (self.tx.0 - b.tx.0, self.tx.1 - b.tx.1),
+            udp_in: self.udp_in - b.udp_in,
+            udp_out: self.udp_out - b.udp_out,
+            udp_no_port: self.udp_no_port - b.udp_no_port,
+            udp_rcvbuf_errors: self.udp_rcvbuf_errors - b.udp_rcvbuf_errors,
+        }
+    }
+}
+
+/// `frames` frames of `payload`-byte UDP datagrams, and at most [`STRAY_FRAMES`] others of up
+/// to 100 bytes, make up `(got_frames, got_bytes)`.
+fn counted(what: &str, got: (u64, u64), frames: u64, payload: u64) -> Result<(), String> {
+    let bytes = frames * (payload + UDP_FRAME_OVERHEAD);
+    let ok = (frames..=frames + STRAY_FRAMES).contains(&got.0)
+        && (bytes..=bytes + STRAY_FRAMES * 100).contains(&got.1);
+    ok.then_some(()).ok_or_else(|| {
+        format!(
+            "{what}: the lab counted {} frames, {} bytes; the client's figures make {frames} \
+             frames of {payload}-byte datagrams, {bytes} bytes",
+            got.0, got.1
+        )
+    })
+}
+
+/// `sonde stress -u` against the UDP echo, discard and chargen on the TCP services' ports: 4
+/// flows, 1 Mbit/s of 512-byte requests (about 244/s) for 1 s. The client's figures must
+/// agree with the server node's: every request reached the server's interface and kernel,
+/// the replies the client counted are the datagrams the server sent (same number, same size),
+/// discard sent none. Echo replies come back unchanged and matched; the chargen reply size is
+/// the implementation's, and the exit status follows it: 1, amplification named, when replies
+/// outgrow the requests; otherwise 0 (loss alone does not fail a UDP run).
+fn udp_modes(lab: &Lab, who: &str, ports: Ports, expect: UdpServices) {
+    const LEN: u64 = 512;
+    for (mode, port) in [
+        ("echo", ports.echo),
+        ("discard", ports.discard),
+        ("chargen", ports.chargen),
+    ] {
+        let before = server_counts(lab);
+        let out = stress_in_client(
+            lab,
+            port,
+            &format!("-u --{mode} -P 4 -b 1m -l {LEN} -t 1 -i 0.5 --drain 0.3 -J"),
+        );
+        let k = server_counts(lab).since(&before);
+        let d = out.json();
+        let (end, udp) = (&d["end"], &d["end"]["udp"]);
+        let (sent, replies) = (u(&udp["datagrams_sent"]), u(&udp["datagrams_received"]));
+        eprintln!(
+            "{who} udp {mode}: {sent} requests, {replies} replies, largest {} bytes, exit {:?}; \
+             server {k:?}",
+            udp["largest_reply_bytes"],
+            out.code()
+        );
+        let why = || format!("{who} udp {mode}: {}", out.describe());
+        // Paced at 244/s; a busy host's stalls are forgiven, not made up, so fewer may go.
+        assert!((100..=260).contains(&sent), "{}", why());
+        assert_eq!(u(&udp["send_errors"]), 0, "{}", why());
+        assert_eq!(u(&d["connect"]["connected"]), 4, "{}", why());
+        assert_eq!(d["intervals"].as_array().unwrap().len(), 2, "{}", why());
+        assert_eq!(u(&end["sent_bytes"]), sent * LEN, "{}", why());
+        // Every request reached the server, one frame each, and its services' sockets.
+        counted("requests", k.rx, sent, LEN).unwrap_or_else(|e| panic!("{e}\n{}", why()));
+        assert_eq!(
+            (k.udp_in, k.udp_no_port, k.udp_rcvbuf_errors),
+            (sent, 0, 0),
+            "{}",
+            why()
+        );
+        // What the server sent is what the client counted.
+        assert_eq!(k.udp_out, replies, "{}", why());
+        let reply_len = match mode {
+            "discard" => 0,
+            "chargen" => expect.chargen_reply,
+            _ => LEN,
+        };
+        if mode == "discard" {
+            assert_eq!(replies, 0, "{}", why());
+            assert!(k.tx.0 <= STRAY_FRAMES, "discard sent {:?}: {}", k.tx, why());
+        } else {
+            assert!(replies > 0 && replies <= sent, "{}", why());
+            if expect.answers_all {
+                assert_eq!(replies, sent, "{}", why());
+            }
+            assert_eq!(u(&end["received_bytes"]), replies * reply_len, "{}", why());
+            assert_eq!(u(&udp["largest_reply_bytes"]), reply_len, "{}", why());
+            counted("replies", k.tx, replies, reply_len)
+                .unwrap_or_else(|e| panic!("{e}\n{}", why()));
+        }
+        if mode == "echo" {
+            let e = &udp["echo"];
+            assert_eq!(u(&e["received"]), replies, "{}", why());
+            assert_eq!(u(&e["lost"]), sent - replies, "{e}");
+            assert_eq!(u(&e["duplicates"]) + u(&e["unknown"]), 0, "{e}");
+            assert_eq!(u(&end["echo_mismatched_bytes"]), 0, "{}", why());
+            assert_eq!(u(&e["rtt"]["samples"]), replies, "{e}");
+        }
+        let oversized = u(&udp["oversized_replies"]);
+        if reply_len > LEN {
+            assert_eq!(oversized, replies, "{}", why());
+            out.expect_code(1);
+            assert!(out.stderr.contains("amplification"), "{}", why());
+        } else {
+            assert_eq!(oversized, 0, "{}", why());
+            out.expect_code(0);
+        }
+    }
+}
+
 /// In a fresh lab: the servers `start` launches in the server node, then the three modes, the
-/// storm and the overload from the client node.
+/// storm and the overload from the client node, and the UDP services when `udp` says what
+/// their chargen does.
 fn under_stress(
     who: &str,
     programs: &[&str],
     ports: Ports,
+    udp: Option<UdpServices>,
     start: impl FnOnce(&Lab, &TempDir) -> Vec<Daemon>,
 ) {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -347,6 +539,9 @@ fn under_stress(
     let lab = build(tag, "");
     let daemons = start(&lab, &dir);
     three_modes(&lab, who, ports);
+    if let Some(expect) = udp {
+        udp_modes(&lab, who, ports, expect);
+    }
     storm_and_overload(&lab, who, ports.discard);
     drop(daemons);
     let _ = lab.finish();
@@ -359,7 +554,11 @@ fn xinetd_builtin_services_under_stress() {
         discard: 9,
         chargen: 19,
     };
-    under_stress("xinetd", &["xinetd"], ports, |lab, dir| {
+    let udp = Some(UdpServices {
+        chargen_reply: 1024,
+        answers_all: false,
+    });
+    under_stress("xinetd", &["xinetd"], ports, udp, |lab, dir| {
         vec![xinetd(lab, dir)]
     });
 }
@@ -371,7 +570,11 @@ fn sonde_services_in_a_lab_under_stress() {
         discard: 10_009,
         chargen: 10_019,
     };
-    under_stress("sonde services", &[], ports, |lab, _| {
+    let udp = Some(UdpServices {
+        chargen_reply: 512,
+        answers_all: true,
+    });
+    under_stress("sonde services", &[], ports, udp, |lab, _| {
         vec![sonde_services(lab, 10_000)]
     });
 }
@@ -383,7 +586,7 @@ fn socat_services_under_stress() {
         discard: 20_009,
         chargen: 20_019,
     };
-    under_stress("socat", &["socat"], ports, socat);
+    under_stress("socat", &["socat"], ports, None, socat);
 }
 
 /// The device of issue 11's lab scenario: 8000 frames/s each way, a ring of 20 frames.
