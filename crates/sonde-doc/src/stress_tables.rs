@@ -194,6 +194,18 @@ fn overload(o: &OverloadEnd) -> Table {
 }
 
 fn ramp(s: &StressRun) -> Table {
+    if s.transport == "udp" {
+        let mut tb = Table::new(&["Flows", "To the device", "From the device", "Loss"]);
+        for r in &s.ramp {
+            tb.rows.push(vec![
+                fmt::num(r.connections, 0),
+                fmt::rate(r.sent_bps),
+                fmt::rate(r.received_bps),
+                opt(r.loss_percent, fmt::percent),
+            ]);
+        }
+        return tb;
+    }
     let mut tb = Table::new(&["Connections", "To the device", "From the device"]);
     for r in &s.ramp {
         tb.rows.push(vec![
@@ -267,6 +279,15 @@ pub fn sections(s: &StressRun) -> Vec<Section> {
                 )]
             })
             .unwrap_or_default(),
+        StressKind::Ramp if s.transport == "udp" => vec![Section::new(
+            "Total speed per flow count",
+            Some(
+                "UDP flows sharing the same offered rate; loss is requests without a reply \
+                 (none to see for discard)."
+                    .into(),
+            ),
+            ramp(s),
+        )],
         StressKind::Ramp => vec![Section::new(
             "Total speed per connection count",
             None,

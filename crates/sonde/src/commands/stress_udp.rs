@@ -44,7 +44,12 @@ pub fn run(
     stop: &AtomicBool,
     emit: &mut dyn FnMut(StressEvent),
 ) -> Result<StressSummary, String> {
-    let cfg = UdpStressConfig {
+    udp::run(&config(a, tcp), stop, emit).map_err(|e| e.to_string())
+}
+
+/// The flows' run as the flags ask (-P flows; the ramp sets its own count).
+pub fn config(a: &StressArgs, tcp: &StressConfig) -> UdpStressConfig {
+    UdpStressConfig {
         addr: tcp.addr,
         remote: tcp.remote.clone(),
         mode: tcp.mode,
@@ -54,8 +59,7 @@ pub fn run(
         datagram: usize::try_from(a.length.unwrap_or(DEFAULT_DATAGRAM)).unwrap_or(512),
         rate_bps: a.bitrate.unwrap_or(DEFAULT_RATE),
         drain: a.drain,
-    };
-    udp::run(&cfg, stop, emit).map_err(|e| e.to_string())
+    }
 }
 
 /// Why a finished UDP run counts as a failure, if it does.
