@@ -14,10 +14,11 @@
 //!
 //! A fourth test puts the server behind a device link of 8000 packets/s with a 20-frame ring
 //! and checks what the device must cause: the chargen goodput and the frames reaching the
-//! discard server stay within the device's packet rate.
+//! discard server stay within the device's packet rate, and a UDP echo offered above it
+//! reaches the server at no more than that rate, the rest counted lost.
 //!
 //! Without root, iproute2 or the server program, a test prints why it skips;
-//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 45 s in all.
+//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 50 s in all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -216,13 +217,15 @@ fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
     ]
 }
 
-/// `sonde services` in the server node on BASE+7, BASE+9, BASE+19.
-fn sonde_services(lab: &Lab, base: u16) -> Daemon {
+/// `sonde services` in the server node on BASE+7, BASE+9, BASE+19, `extra` flags added.
+fn sonde_services(lab: &Lab, base: u16, extra: &[&str]) -> Daemon {
     let base_s = base.to_string();
+    let mut args = vec!["services", "--port-base", &base_s];
+    args.extend_from_slice(extra);
     daemon(
         lab,
         common::sonde_bin(),
-        &["services", "--port-base", &base_s],
+        &args,
         &[base + 7, base + 9, base + 19],
     )
 }
@@ -575,7 +578,7 @@ fn sonde_services_in_a_lab_under_stress() {
         answers_all: true,
     });
     under_stress("sonde services", &[], ports, udp, |lab, _| {
-        vec![sonde_services(lab, 10_000)]
+        vec![sonde_services(lab, 10_000, &[])]
     });
 }
 
@@ -622,7 +625,8 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
         "dv",
         &format!("device = {{ pps = {DEVICE_PPS}, ring = {DEVICE_RING} }}"),
     );
-    let _d = sonde_services(&lab, 10_000);
+    // No per-source reply cap: the device is what limits the UDP echo below.
+    let _d = sonde_services(&lab, 10_000, &["--udp-rate", "1000000"]);
     let cap_bps = (DEVICE_PPS * MSS * 8) as f64;
     for (mode, port, node, iface) in [
         ("chargen", 10_019, "client", "s-lan"),
@@ -672,6 +676,7 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
             assert!(got >= cap_bps * 0.3, "{got} bit/s: the device idled");
         }
     }
+    udp_echo_through_the_device(&lab);
     let out = stress_in_client(
         &lab,
         10_009,
@@ -693,4 +698,58 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
     );
     drop(_d);
     let _ = lab.finish();
+}
+
+/// UDP echo offered above the device's packet rate: about 11 700 requests/s of 512 bytes
+/// (48 Mbit/s over 4 flows) for 2 s. The device passes at most its 8000 frames/s, so the
+/// server's kernel gets at most that many requests, the client counts the rest as lost (loss
+/// alone does not fail a UDP run: exit 0) and every reply it counts is one the server sent.
+/// (The client usually also says the replies look capped, at the rate the device passed.)
+fn udp_echo_through_the_device(lab: &Lab) {
+    let before = server_counts(lab);
+    let out = stress_in_client(
+        lab,
+        10_007,
+        "-u --echo -P 4 -b 48m -l 512 -t 2 -i 0.5 --drain 0.3 -J",
+    );
+    let k = server_counts(lab).since(&before);
+    let wall = out.elapsed.as_secs_f64();
+    let d = out.json();
+    let udp = &d["end"]["udp"];
+    let (sent, replies) = (u(&udp["datagrams_sent"]), u(&udp["datagrams_received"]));
+    let e = &udp["echo"];
+    eprintln!(
+        "device udp echo: {sent} requests in {wall:.2} s, {} reached the server ({:.0}/s), \
+         {replies} replies, {} lost, reply cap seen {}, server {k:?}",
+        k.udp_in,
+        k.udp_in as f64 / wall,
+        e["lost"],
+        udp["reply_cap_per_sec"]
+    );
+    let why = || out.describe();
+    out.expect_code(0);
+    // The device passed no more than its rate, and the client offered well above it.
+    let most = DEVICE_PPS as f64 * wall + DEVICE_RING as f64;
+    assert!(
+        (k.udp_in as f64) <= most,
+        "{} requests through: {}",
+        k.udp_in,
+        why()
+    );
+    assert!(
+        sent as f64 >= 1.2 * most.min(DEVICE_PPS as f64 * 2.0),
+        "offered {sent}: {}",
+        why()
+    );
+    assert!(k.udp_in >= DEVICE_PPS / 2, "the device idled: {k:?}");
+    // The client counts no reply the server did not send; the replies cross the device too
+    // (in bursts, as the requests left it), so its ring may drop some of them as well.
+    assert!(
+        replies <= k.udp_out && replies >= k.udp_out / 2,
+        "{k:?}: {}",
+        why()
+    );
+    assert_eq!(u(&e["received"]), replies, "{}", why());
+    assert_eq!(u(&e["lost"]), sent - replies, "{}", why());
+    assert_eq!(u(&d["end"]["echo_mismatched_bytes"]), 0, "{}", why());
 }
