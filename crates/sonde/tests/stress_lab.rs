@@ -5,12 +5,12 @@
 //! RFC 864 pattern file repeated for chargen). Each must serve discard, chargen and echo over
 //! 8 connections with data on every connection in every interval and a fairness index, close
 //! every connection cleanly, and give consistent counts under `--storm` and `--overload`.
-//! xinetd and `sonde services` are driven over UDP too (`-u`, a second of 1 Mbit/s per
-//! service): echo comes back whole and unchanged, discard answers nothing, and chargen's reply
-//! size is what each decides: `sonde services` never answers with more than the request,
-//! xinetd always with 1024 bytes, which the client reports as amplification (exit 1). The
-//! frames and bytes the server node's interface counted, and its kernel's UDP datagrams in
-//! and out, agree with the client's figures.
+//! xinetd, `sonde services` and socat (echo and discard) are driven over UDP too (`-u`, a
+//! second of 1 Mbit/s per service): echo comes back whole and unchanged, discard answers
+//! nothing, and chargen's reply size is what each decides: `sonde services` never answers
+//! with more than the request, xinetd always with 1024 bytes, which the client reports as
+//! amplification (exit 1). The frames and bytes the server node's interface counted, and its
+//! kernel's UDP datagrams in and out, agree with the client's figures.
 //!
 //! A fourth test puts the server behind a device link of 8000 packets/s with a 20-frame ring
 //! and checks what the device must cause: the chargen goodput and the frames reaching the
@@ -96,6 +96,26 @@ impl Drop for Daemon {
     }
 }
 
+impl Daemon {
+    /// Waits (10 s at most since `t0`) until `ready` says yes, failing when the program exits
+    /// first.
+    fn wait_until(&mut self, t0: Instant, what: &str, mut ready: impl FnMut() -> bool) {
+        while !ready() {
+            assert!(
+                !matches!(self.child.try_wait(), Ok(Some(_))),
+                "{} exited before {what}",
+                self.name
+            );
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{}: no {what} within 10 s",
+                self.name
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// Starts `program args...` in the server node and waits (10 s at most) until the client node
 /// can connect to every one of `ports`.
 fn daemon(lab: &Lab, program: &str, args: &[&str], ports: &[u16]) -> Daemon {
@@ -115,30 +135,18 @@ fn daemon(lab: &Lab, program: &str, args: &[&str], ports: &[u16]) -> Daemon {
     let t0 = Instant::now();
     for &port in ports {
         let addr = SocketAddr::new(ip, port);
-        loop {
-            let up = lab
-                .in_node("client", || {
-                    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
-                })
-                .expect("client node");
-            if up {
-                break;
-            }
-            assert!(
-                !matches!(d.child.try_wait(), Ok(Some(_))),
-                "{program} exited before serving {addr}"
-            );
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "{program} does not serve {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        d.wait_until(t0, &format!("serving {addr}"), || {
+            lab.in_node("client", || {
+                TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+            })
+            .expect("client node")
+        });
     }
     d
 }
 
-/// Where one implementation's TCP echo, discard and chargen listen.
+/// Where one implementation's echo, discard and chargen listen (TCP, and UDP on the same
+/// numbers).
 #[derive(Clone, Copy)]
 struct Ports {
     echo: u16,
@@ -195,8 +203,29 @@ fn chargen_pattern() -> String {
     text
 }
 
+/// Starts `program args...` in the server node and waits (10 s at most) until a UDP socket
+/// there is bound to `port`.
+fn udp_daemon(lab: &Lab, program: &str, args: &[&str], port: u16) -> Daemon {
+    let mut d = daemon(lab, program, args, &[]);
+    let bound = format!(":{port:04X}");
+    d.wait_until(Instant::now(), &format!("binding UDP port {port}"), || {
+        let table = lab
+            .command("server", "cat", &["/proc/net/udp"])
+            .expect("server node")
+            .output()
+            .expect("cat /proc/net/udp");
+        // Each row: "sl local_address rem_address ...", the local address as HEXIP:HEXPORT.
+        let table = String::from_utf8_lossy(&table.stdout);
+        let mut locals = table.lines().filter_map(|l| l.split_whitespace().nth(1));
+        locals.any(|a| a.ends_with(&bound))
+    });
+    d
+}
+
 /// socat services on 20007 (echo: a pipe back), 20009 (discard: into /dev/null) and 20019
-/// (chargen: the RFC 864 pattern, over and over), one forked socat per connection.
+/// (chargen: the RFC 864 pattern, over and over), one forked socat per connection; and UDP
+/// echo (a socat forked per datagram, its pipe closed after 0.5 s idle) and discard on 20007
+/// and 20009. (No UDP chargen: a shell per datagram behind socat answered unreliably.)
 fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
     let pattern = dir.file("chargen.txt");
     std::fs::write(&pattern, chargen_pattern()).expect("write the pattern");
@@ -214,6 +243,18 @@ fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
             &[20009],
         ),
         daemon(lab, "socat", &["-U", &listen(20019), &chargen], &[20019]),
+        udp_daemon(
+            lab,
+            "socat",
+            &["-T", "0.5", "UDP4-RECVFROM:20007,fork", "PIPE"],
+            20007,
+        ),
+        udp_daemon(
+            lab,
+            "socat",
+            &["-u", "UDP4-RECV:20009", "OPEN:/dev/null"],
+            20009,
+        ),
     ]
 }
 
@@ -344,8 +385,8 @@ fn storm_and_overload(lab: &Lab, who: &str, discard: u16) {
 struct UdpServices {
     /// Bytes a chargen reply to a 512-byte request carries: `sonde services` as many as it
     /// was sent; xinetd always 1024 (its buffer), twice the request and more than RFC 864's
-    /// 512 characters.
-    chargen_reply: u64,
+    /// 512 characters. `None`: no UDP chargen to drive.
+    chargen_reply: Option<u64>,
     /// Whether every request the server's kernel delivered is answered. xinetd leaves some
     /// echo and chargen requests unanswered that its kernel did deliver (none dropped for a
     /// full buffer): a few in a thousand on an idle host, more on a busy one.
@@ -447,11 +488,11 @@ fn counted(what: &str, got: (u64, u64), frames: u64, payload: u64) -> Result<(),
 /// outgrow the requests; otherwise 0 (loss alone does not fail a UDP run).
 fn udp_modes(lab: &Lab, who: &str, ports: Ports, expect: UdpServices) {
     const LEN: u64 = 512;
-    for (mode, port) in [
-        ("echo", ports.echo),
-        ("discard", ports.discard),
-        ("chargen", ports.chargen),
-    ] {
+    let chargen = expect.chargen_reply.map(|_| ("chargen", ports.chargen));
+    for (mode, port) in [("echo", ports.echo), ("discard", ports.discard)]
+        .into_iter()
+        .chain(chargen)
+    {
         let before = server_counts(lab);
         let out = stress_in_client(
             lab,
@@ -487,7 +528,7 @@ fn udp_modes(lab: &Lab, who: &str, ports: Ports, expect: UdpServices) {
         assert_eq!(k.udp_out, replies, "{}", why());
         let reply_len = match mode {
             "discard" => 0,
-            "chargen" => expect.chargen_reply,
+            "chargen" => expect.chargen_reply.unwrap_or(0),
             _ => LEN,
         };
         if mode == "discard" {
@@ -558,7 +599,7 @@ fn xinetd_builtin_services_under_stress() {
         chargen: 19,
     };
     let udp = Some(UdpServices {
-        chargen_reply: 1024,
+        chargen_reply: Some(1024),
         answers_all: false,
     });
     under_stress("xinetd", &["xinetd"], ports, udp, |lab, dir| {
@@ -574,7 +615,7 @@ fn sonde_services_in_a_lab_under_stress() {
         chargen: 10_019,
     };
     let udp = Some(UdpServices {
-        chargen_reply: 512,
+        chargen_reply: Some(512),
         answers_all: true,
     });
     under_stress("sonde services", &[], ports, udp, |lab, _| {
@@ -589,7 +630,11 @@ fn socat_services_under_stress() {
         discard: 20_009,
         chargen: 20_019,
     };
-    under_stress("socat", &["socat"], ports, None, socat);
+    let udp = Some(UdpServices {
+        chargen_reply: None,
+        answers_all: true,
+    });
+    under_stress("socat", &["socat"], ports, udp, socat);
 }
 
 /// The device of issue 11's lab scenario: 8000 frames/s each way, a ring of 20 frames.
