@@ -36,12 +36,14 @@ pub struct FairnessPoint {
     pub received: Option<f64>,
 }
 
-/// One ramp row.
+/// One ramp row (a UDP ramp's `connections` are flows).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RampPoint {
     pub connections: f64,
     pub sent_bps: f64,
     pub received_bps: f64,
+    /// UDP echo and chargen: requests that got no reply, percent.
+    pub loss_percent: Option<f64>,
 }
 
 /// One load step.
@@ -102,7 +104,9 @@ pub fn read(doc: &Value) -> StressRun {
             .or_else(|| text(doc, &["mode"]))
             .or_else(|| text(doc, &["protocol"]))
             .unwrap_or_default(),
-        transport: text(doc, &["start", "transport"]).unwrap_or_else(|| "tcp".into()),
+        transport: text(doc, &["start", "transport"])
+            .or_else(|| text(doc, &["transport"]))
+            .unwrap_or_else(|| "tcp".into()),
         connections: num(doc, &["start", "connections"]).map_or(0, |n| n as u64),
         speeds: Vec::new(),
         fairness: Vec::new(),
@@ -147,6 +151,7 @@ pub fn read(doc: &Value) -> StressRun {
                     connections: opt_num(r, "connections")?,
                     sent_bps: opt_num(r, "sent_bps").unwrap_or(0.0),
                     received_bps: opt_num(r, "received_bps").unwrap_or(0.0),
+                    loss_percent: r.get("udp").and_then(|u| opt_num(u, "loss_percent")),
                 })
             })
             .collect();
@@ -260,6 +265,12 @@ mod tests {
         );
         let ramp = json!({"mode": "discard", "ramp": [{"connections": 4, "sent_bps": 8e6, "received_bps": 0.0}]});
         assert_eq!(read(&ramp).ramp[0].sent_bps, 8e6);
+        assert_eq!(read(&ramp).label(), "stress ramp, tcp discard");
+        let udp_ramp = json!({"mode": "echo", "transport": "udp", "ramp": [{"connections": 2,
+            "sent_bps": 1e6, "received_bps": 9e5, "udp": {"loss_percent": 10.0}}]});
+        let r = read(&udp_ramp);
+        assert_eq!(r.label(), "stress ramp, udp echo");
+        assert_eq!(r.ramp[0].loss_percent, Some(10.0));
         let steps = json!({"protocol": "tcp", "steps": [{"offered_bps": 1e7, "achieved_bps": 9e6,
             "server_cpu_percent": null, "client_cpu_percent": 1.5}]});
         assert!(is_stress(&steps));

@@ -99,9 +99,14 @@ pub fn ramp(t: &TestView) -> Option<Chart> {
         ],
         Style::Markers,
     );
+    let (counted, what) = if s.transport == "udp" {
+        ("flows", format!("udp {}", s.mode))
+    } else {
+        ("connections", s.mode.clone())
+    };
     let c = Chart {
-        title: format!("Total speed against connections ({}): {}", s.mode, t.id),
-        x_label: "connections".into(),
+        title: format!("Total speed against {counted} ({what}): {}", t.id),
+        x_label: counted.into(),
         y_label: "Total speed".into(),
         y_unit: "bit/s".into(),
         si: true,

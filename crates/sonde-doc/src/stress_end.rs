@@ -57,6 +57,9 @@ pub struct UdpEnd {
     pub echo_lost: Option<u64>,
     pub echo_duplicates: Option<u64>,
     pub echo_reordered: Option<u64>,
+    /// The longest reply, and the replies longer than their request (amplification).
+    pub largest_reply_bytes: Option<u64>,
+    pub oversized_replies: Option<u64>,
 }
 
 /// A run's `end` section, when there is one.
@@ -71,6 +74,8 @@ pub fn run_end(doc: &Value) -> Option<RunEnd> {
         echo_lost: uint(u, &["echo", "lost"]),
         echo_duplicates: uint(u, &["echo", "duplicates"]),
         echo_reordered: uint(u, &["echo", "reordered"]),
+        largest_reply_bytes: uint(u, &["largest_reply_bytes"]),
+        oversized_replies: uint(u, &["oversized_replies"]),
     });
     Some(RunEnd {
         connections: items(e, "connections")

@@ -122,6 +122,16 @@ fn overall(s: &StressRun, e: &RunEnd) -> Table {
             ("Echo lost", count(u.echo_lost)),
             ("Echo duplicates", count(u.echo_duplicates)),
             ("Echo reordered", count(u.echo_reordered)),
+            (
+                "Largest reply",
+                u.largest_reply_bytes
+                    .filter(|&b| b > 0)
+                    .map_or_else(|| DASH.into(), |b| format!("{b} B")),
+            ),
+            (
+                "Replies larger than the request (amplification)",
+                count(u.oversized_replies),
+            ),
         ]);
     }
     figures(rows)
@@ -174,6 +184,18 @@ fn overload(o: &OverloadReport) -> Table {
 }
 
 fn ramp(s: &StressRun) -> Table {
+    if s.transport == "udp" {
+        let mut tb = Table::new(&["Flows", "To the device", "From the device", "Loss"]);
+        for r in &s.ramp {
+            tb.rows.push(vec![
+                fmt::num(r.connections, 0),
+                fmt::rate(r.sent_bps),
+                fmt::rate(r.received_bps),
+                opt(r.loss_percent, fmt::percent),
+            ]);
+        }
+        return tb;
+    }
     let mut tb = Table::new(&["Connections", "To the device", "From the device"]);
     for r in &s.ramp {
         tb.rows.push(vec![
@@ -247,6 +269,15 @@ pub fn sections(s: &StressRun) -> Vec<Section> {
                 )]
             })
             .unwrap_or_default(),
+        StressKind::Ramp if s.transport == "udp" => vec![Section::new(
+            "Total speed per flow count",
+            Some(
+                "UDP flows sharing the same offered rate; loss is requests without a reply \
+                 (none to see for discard)."
+                    .into(),
+            ),
+            ramp(s),
+        )],
         StressKind::Ramp => vec![Section::new(
             "Total speed per connection count",
             None,
@@ -257,5 +288,38 @@ pub fn sections(s: &StressRun) -> Vec<Section> {
             Some("CPU is user + system, percent of one core.".into()),
             steps(s),
         )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A UDP chargen run against a server that amplifies: the report's summary names it.
+    #[test]
+    fn a_udp_run_shows_its_largest_reply_and_the_amplification() {
+        let doc = json!({
+            "start": {"mode": "chargen", "transport": "udp", "connections": 1,
+                "connect_timeout_secs": 0.0},
+            "intervals": [],
+            "end": {"seconds": 1.0, "connect": {"asked": 1, "connected": 1},
+                "connections": [], "udp": {"datagram_bytes": 512, "datagrams_sent": 244,
+                "datagrams_received": 244, "largest_reply_bytes": 1024,
+                "oversized_replies": 244}},
+            "error": null
+        });
+        let run = crate::stress::read(&doc);
+        let rows = sections(&run)
+            .into_iter()
+            .flat_map(|s| s.table.rows)
+            .collect::<Vec<_>>();
+        let row = |k: &str| rows.iter().find(|r| r[0] == k).map(|r| r[1].clone());
+        assert_eq!(row("Largest reply").as_deref(), Some("1024 B"), "{rows:?}");
+        assert_eq!(
+            row("Replies larger than the request (amplification)").as_deref(),
+            Some("244"),
+            "{rows:?}"
+        );
     }
 }

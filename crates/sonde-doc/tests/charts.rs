@@ -278,8 +278,8 @@ fn a_profile_run_draws_loss_per_burst_and_delay_per_stream() {
 
 /// Real `sonde stress -J` runs on loopback against `sonde services` and `sonde server`: an echo
 /// run with three connections draws a joined speed line per connection and the fairness per
-/// interval each way; a discard ramp draws the total against the connection count as markers;
-/// a load-step run draws both ends' CPU against the offered rate.
+/// interval each way; a discard ramp draws the total against the connection count as markers
+/// (a UDP echo ramp against the flow count, its loss in a table); a load-step run draws both ends' CPU against the offered rate.
 #[test]
 fn stress_runs_draw_speed_fairness_ramp_and_cpu() {
     let run = "stress-echo-loopback.json";
@@ -309,6 +309,27 @@ fn stress_runs_draw_speed_fairness_ramp_and_cpu() {
     );
     // connection counts 1, 2, 4, 8: one marker each, never joined
     assert_eq!((r[0].2, r[0].3), (0, 4), "{r:?}");
+
+    // A UDP echo ramp (`-u --ramp 1..4` against services capping replies at 200/s): the total
+    // each way against the flow count, and a table with the loss per count.
+    let udp = "stress-ramp-udp-loopback.json";
+    let page = html(&docs(&[udp]));
+    let svg = chart(&page, "Total speed against flows (udp echo)");
+    assert!(svg.contains(">flows<"), "x axis: {svg}");
+    let r = series(svg);
+    let names: Vec<&str> = r.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(names, ["to the device", "from the device"], "{r:?}");
+    assert!(r.iter().all(|x| (x.2, x.3) == (0, 3)), "{r:?}");
+    let md = markdown(&docs(&[udp]));
+    for want in [
+        "stress ramp, udp echo",
+        "Total speed per flow count",
+        "| Flows",
+        "| Loss",
+        "46.63 %",
+    ] {
+        assert!(md.contains(want), "no {want:?} in\n{md}");
+    }
 
     let steps = "stress-steps-loopback.json";
     let page = html(&docs(&[steps]));

@@ -1,15 +1,21 @@
 //! `sonde stress --ramp` output: a row per connection count as each step ends, the best step
-//! each way, or one JSON document (`ramp`: the steps, `best_sent`, `best_received`).
+//! each way, or one JSON document (`ramp`: the steps, `best_sent`, `best_received`). A UDP
+//! ramp (`-u`) counts flows, and its last column is the loss instead of the clean closes.
 
 use serde_json::{json, Value};
+use sonde_stats::stress::model::Transport;
 use sonde_stats::stress::ramp::{best, RampStep};
 use sonde_stats::units::format_bitrate;
 
 /// The table's header.
-pub fn header() -> String {
+pub fn header(transport: Transport) -> String {
+    let (count, last) = match transport {
+        Transport::Tcp => ("Conns", "Clean"),
+        Transport::Udp => ("Flows", "Loss"),
+    };
     format!(
-        "{:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {:>6}",
-        "Conns", "Open", "To device", "From device", "Fair to", "Fair fr", "Clean"
+        "{count:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {last:>7}",
+        "Open", "To device", "From device", "Fair to", "Fair fr"
     )
 }
 
@@ -25,26 +31,36 @@ fn rate(bps: f64) -> String {
     }
 }
 
-/// One step's row.
+/// One step's row: the clean closes of a TCP step, the loss of a UDP one ("-": discard).
 pub fn row(s: &RampStep) -> String {
+    let last = match (&s.udp, s.closed_clean) {
+        (Some(u), _) => u
+            .loss_percent
+            .map_or_else(|| "-".into(), |l| format!("{l:.2} %")),
+        (None, clean) => clean.map_or_else(|| "-".into(), |c| c.to_string()),
+    };
     format!(
-        "{:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {:>6}",
+        "{:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {last:>7}",
         s.connections,
         s.opened,
         rate(s.sent_bps),
         rate(s.received_bps),
         fairness(s.fairness_sent),
         fairness(s.fairness_received),
-        s.closed_clean
     )
 }
 
-fn connections(n: u32) -> String {
-    format!("{n} connection{}", if n == 1 { "" } else { "s" })
+fn connections(n: u32, transport: Transport) -> String {
+    let what = match transport {
+        Transport::Tcp => "connection",
+        Transport::Udp => "flow",
+    };
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The best step each way, as lines.
-pub fn best_lines(steps: &[RampStep]) -> Vec<String> {
+pub fn best_lines(steps: &[RampStep], transport: Transport) -> Vec<String> {
+    let connections = |n| connections(n, transport);
     let (up, down) = best(steps);
     let mut out = Vec::new();
     if let Some(s) = up {
@@ -65,11 +81,20 @@ pub fn best_lines(steps: &[RampStep]) -> Vec<String> {
 }
 
 /// The ramp as one document.
-pub fn document(mode: &str, steps: &[RampStep], error: Option<&str>) -> Value {
+pub fn document(
+    mode: &str,
+    transport: Transport,
+    steps: &[RampStep],
+    error: Option<&str>,
+) -> Value {
     let (up, down) = best(steps);
     json!({
         "mode": mode,
-        "layer": "TCP payload",
+        "transport": transport,
+        "layer": match transport {
+            Transport::Tcp => "TCP payload",
+            Transport::Udp => "UDP payload",
+        },
         "ramp": steps,
         "best_sent": up,
         "best_received": down,
@@ -91,17 +116,57 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(0.99),
             fairness_received: None,
-            closed_clean: 8,
+            closed_clean: Some(8),
+            udp: None,
         };
-        let (h, r) = (header(), row(&s));
+        let (h, r) = (header(Transport::Tcp), row(&s));
         assert_eq!(h.len(), r.len(), "{h}\n{r}");
         assert!(r.contains("94.0 Mbits/sec") && r.contains("0.990"), "{r}");
+        assert!(h.ends_with("Clean") && r.ends_with(" 8"), "{h}\n{r}");
         assert_eq!(
-            best_lines(&[s]),
+            best_lines(&[s], Transport::Tcp),
             vec!["most to the device: 94.0 Mbits/sec with 8 connections"]
         );
-        let d = document("discard", &[s], None);
+        let d = document("discard", Transport::Tcp, &[s], None);
         assert_eq!(d["best_sent"]["connections"], 8);
         assert!(d["best_received"].is_null());
+        assert_eq!(
+            (d["transport"].as_str(), d["layer"].as_str()),
+            (Some("tcp"), Some("TCP payload"))
+        );
+    }
+
+    #[test]
+    fn a_udp_ramp_shows_loss_and_counts_flows() {
+        use sonde_stats::stress::ramp::RampUdp;
+        let s = RampStep {
+            connections: 4,
+            opened: 4,
+            sent_bps: 1e6,
+            received_bps: 0.9e6,
+            fairness_sent: Some(1.0),
+            fairness_received: Some(1.0),
+            closed_clean: None,
+            udp: Some(RampUdp {
+                requests: 244,
+                replies: 220,
+                loss_percent: Some(9.836),
+                send_errors: 0,
+            }),
+        };
+        let (h, r) = (header(Transport::Udp), row(&s));
+        assert_eq!(h.len(), r.len(), "{h}\n{r}");
+        assert!(h.starts_with("  Flows") && h.ends_with("Loss"), "{h}");
+        assert!(r.ends_with("9.84 %"), "{r}");
+        assert_eq!(
+            best_lines(&[s], Transport::Udp)[1],
+            "most from the device: 900 Kbits/sec with 4 flows"
+        );
+        let d = document("echo", Transport::Udp, &[s], None);
+        assert_eq!(
+            (d["transport"].as_str(), d["layer"].as_str()),
+            (Some("udp"), Some("UDP payload"))
+        );
+        assert_eq!(d["ramp"][0]["udp"]["replies"], 220);
     }
 }

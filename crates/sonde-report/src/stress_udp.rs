@@ -37,6 +37,12 @@ pub fn lines(mode: StressMode, u: &UdpSummary) -> Vec<String> {
             None => out.push("Round trip: no reply came back".into()),
         }
     }
+    if u.oversized_replies > 0 {
+        out.push(format!(
+            "Amplification: {} of {} replies were larger than their request (largest {} bytes for {}-byte requests)",
+            u.oversized_replies, u.datagrams_received, u.largest_reply_bytes, u.datagram_bytes
+        ));
+    }
     if mode.receives() {
         if let Some(cap) = u.reply_cap_per_sec {
             out.push(format!(
@@ -78,5 +84,23 @@ mod tests {
         assert!(l.contains("no reply came back"), "{l}");
         assert!(l.contains("about 1000/s"), "{l}");
         assert!(l.contains("8.00 Mbits/sec") || l.contains("8 Mbits"), "{l}");
+        assert!(!l.contains("Amplification"), "{l}");
+    }
+
+    #[test]
+    fn oversized_replies_are_named_amplification() {
+        let u = UdpSummary {
+            datagram_bytes: 512,
+            datagrams_sent: 10,
+            datagrams_received: 10,
+            largest_reply_bytes: 1024,
+            oversized_replies: 10,
+            ..UdpSummary::default()
+        };
+        let l = lines(StressMode::Chargen, &u).join("\n");
+        assert!(
+            l.contains("Amplification: 10 of 10 replies were larger than their request (largest 1024 bytes for 512-byte requests)"),
+            "{l}"
+        );
     }
 }

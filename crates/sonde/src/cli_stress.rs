@@ -6,7 +6,7 @@ use crate::cli_latency::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde stress`: sonde's own document.
-const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at), notes, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, ramp (connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors)), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
@@ -50,8 +50,10 @@ pub struct StressArgs {
     pub length: Option<u64>,
     /// UDP flows instead of TCP connections: -P sockets, requests paced at -b over all of them
     /// (discard: counts what was sent; chargen: one request per reply; echo: numbered requests,
-    /// loss, duplicates, reordering and round trips). Loss is reported, not a failure
-    #[arg(short = 'u', long = "udp", conflicts_with_all = ["ramp", "storm", "overload"])]
+    /// loss, duplicates, reordering and round trips). Loss is reported, not a failure. With
+    /// --ramp the counts are flows sharing the same -b. Not with --storm or --overload, which
+    /// measure TCP connection set-up
+    #[arg(short = 'u', long = "udp")]
     pub udp: bool,
     /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
     /// unpaced
@@ -79,15 +81,16 @@ pub struct StressArgs {
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]
     pub window: u64,
     /// Maximum total speed against the number of connections: a run of -t per count, LO,
-    /// 2·LO, ... up to HI (e.g. 1..64), one row each
+    /// 2·LO, ... up to HI (e.g. 1..64), one row each (-u: flows, the same -b shared by all,
+    /// and the loss)
     #[arg(long, value_name = "LO..HI", value_parser = parse_ramp, conflicts_with = "parallel")]
     pub ramp: Option<(u32, u32)>,
     /// Open and close connections as fast as the device takes them for -t, -P at a time:
-    /// accepted per second, failures by kind, connect times
+    /// accepted per second, failures by kind, connect times (TCP only)
     #[arg(long, conflicts_with = "ramp")]
     pub storm: bool,
     /// Open connections (256 at a time, up to -P) until the device refuses one, hold them for
-    /// -t, close them all and time the recovery
+    /// -t, close them all and time the recovery (TCP only)
     #[arg(long, conflicts_with_all = ["ramp", "storm"])]
     pub overload: bool,
     /// A row per connection per interval at any count (by default above 64 connections an

@@ -1,7 +1,7 @@
 //! Integration tests of `sonde services` and `sonde stress`: the real binary over 127.0.0.1,
 //! the client driving the services' echo, discard and chargen with many connections at once,
 //! the services' connection limit and UDP rules (no reply larger than the request, a per-source
-//! reply cap). The whole file takes about 15 s.
+//! reply cap), and the UDP ramp. The whole file takes about 20 s.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -273,11 +273,7 @@ fn overload_finds_the_limit_closes_cleanly_and_recovers() {
 
 /// `sonde stress -u` against the services' UDP side, `-J` parsed.
 fn udp_stress(s: &Services, service: &str, extra: &[&str]) -> (common::Output, Value) {
-    let port = s.port(service, "UDP");
-    let mode = format!("--{service}");
-    let mut args = vec!["stress", "127.0.0.1", "-u", "-p", &port, &mode, "-J"];
-    args.extend_from_slice(extra);
-    let out = run(&args, DEADLINE);
+    let out = udp_to(&s.port(service, "UDP"), service, &[&["-J"], extra].concat());
     let doc: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
     (out, doc)
@@ -370,25 +366,152 @@ fn udp_chargen_and_discard_count_both_ways() {
     assert_eq!(u(&doc["end"]["udp"]["datagrams_received"]), 0);
 }
 
+/// `-u --ramp`: a row per flow count, the same offered rate shared by all, each direction's
+/// rate and the loss; below the services' reply cap nothing is lost, above it the loss shows
+/// in every row and (loss alone) the exit status stays 0. The rows keep the TCP ramp's keys
+/// where they mean the same; a UDP row has `udp` (datagrams, loss) instead of `closed_clean`.
+#[test]
+fn udp_ramp_gives_a_row_per_flow_count_with_the_loss() {
+    let s = Services::start(&[]);
+    // 2 Mbit/s of 512-byte requests: 488/s over all flows, under the 1000/s cap.
+    let (out, doc) = udp_stress(
+        &s,
+        "echo",
+        &["--ramp", "1..4", "-b", "2m", "-t", "0.5", "--drain", "0.2"],
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(doc["transport"], "udp");
+    assert_eq!(doc["layer"], "UDP payload");
+    assert_eq!(doc["mode"], "echo");
+    let steps = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 4]);
+    for st in steps {
+        assert_eq!(st["opened"], st["connections"], "{st}");
+        assert!(
+            st.get("closed_clean").is_none(),
+            "UDP flows do not close: {st}"
+        );
+        let udp = &st["udp"];
+        let requests = u(&udp["requests"]);
+        // 0.5 s at 488/s, less what a stalled host forgives.
+        assert!((100..=260).contains(&requests), "{st}");
+        assert_eq!(u(&udp["replies"]), requests, "{st}");
+        assert_eq!(udp["loss_percent"].as_f64(), Some(0.0), "{st}");
+        assert_eq!(u(&udp["send_errors"]), 0, "{st}");
+        let (sent, received) = (
+            st["sent_bps"].as_f64().unwrap(),
+            st["received_bps"].as_f64().unwrap(),
+        );
+        assert!(sent > 0.8e6 && sent <= 2.1e6, "{st}");
+        assert_eq!(sent, received, "echo returns what it got: {st}");
+    }
+    assert!(counts.contains(&u(&doc["best_received"]["connections"])));
+
+    // Above a cap of 200 replies/s: about 976 requests/s, most of them unanswered.
+    let capped = Services::start(&["--udp-rate", "200"]);
+    let (out, doc) = udp_stress(
+        &capped,
+        "echo",
+        &["--ramp", "1..2", "-b", "4m", "-t", "1", "--drain", "0.2"],
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    for st in doc["ramp"].as_array().unwrap() {
+        let loss = st["udp"]["loss_percent"].as_f64().unwrap();
+        assert!(loss > 40.0 && loss < 100.0, "{st}");
+        assert!(st["received_bps"].as_f64().unwrap() < st["sent_bps"].as_f64().unwrap() * 0.6);
+    }
+
+    // The table: flows, a loss column, the best line; discard has no loss to show.
+    let port = s.port("chargen", "UDP");
+    let table = udp_to(&port, "chargen", &["--ramp", "1..2", "-t", "0.5"]);
+    table.expect_code(0);
+    let header = table.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("Flows") && header.ends_with("Loss"),
+        "{}",
+        table.describe()
+    );
+    assert!(table.stdout.contains(" 0.00 %"), "{}", table.describe());
+    assert!(
+        table.stdout.contains("most from the device: ") && table.stdout.contains(" flows"),
+        "{}",
+        table.describe()
+    );
+    drop(s.proc);
+}
+
+/// `sonde stress 127.0.0.1 -u -p PORT --SERVICE EXTRA...`.
+fn udp_to(port: &str, service: &str, extra: &[&str]) -> common::Output {
+    let mode = format!("--{service}");
+    let mut args = vec!["stress", "127.0.0.1", "-u", "-p", port, &mode];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
+/// A loopback UDP port nothing listens on (the OS just gave it out and it was closed again).
+fn closed_udp_port() -> String {
+    let free = UdpSocket::bind("127.0.0.1:0").unwrap();
+    free.local_addr().unwrap().port().to_string()
+}
+
+/// A UDP ramp step that fails the -u checks fails the ramp: nothing answers on a closed port.
+#[test]
+fn udp_ramp_to_a_closed_port_fails_after_every_step() {
+    let port = closed_udp_port();
+    let out = udp_to(&port, "echo", &["--ramp", "1..2", "-t", "0.3", "-J"]);
+    out.expect_code(1);
+    let doc = out.json();
+    assert_eq!(
+        doc["ramp"].as_array().unwrap().len(),
+        2,
+        "{}",
+        out.describe()
+    );
+    assert_eq!(doc["ramp"][0]["udp"]["loss_percent"].as_f64(), Some(100.0));
+    assert!(
+        out.stderr.contains("1 flow: ") && out.stderr.contains("2 flows: "),
+        "{}",
+        out.describe()
+    );
+}
+
+/// `--storm` and `--overload` are about TCP connection set-up: with -u they are refused
+/// before any socket, and the message says why.
+#[test]
+fn storm_and_overload_refuse_udp_and_say_why() {
+    for flag in ["--storm", "--overload"] {
+        let out = run(
+            &[
+                "stress",
+                "127.0.0.1",
+                "-u",
+                "--discard",
+                flag,
+                "-P",
+                "10",
+                "-t",
+                "1",
+            ],
+            DEADLINE,
+        );
+        out.expect_code(2);
+        assert!(
+            out.stderr
+                .contains(&format!("{flag} measures TCP connection set-up"))
+                && out.stderr.contains("UDP has none"),
+            "{}",
+            out.describe()
+        );
+        assert!(out.stdout.is_empty(), "{}", out.describe());
+    }
+}
+
 #[test]
 fn udp_to_a_closed_port_fails() {
     // A port nothing listens on: the ICMP port unreachable comes back as a receive error.
-    let free = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = free.local_addr().unwrap().port().to_string();
-    drop(free);
-    let out = run(
-        &[
-            "stress",
-            "127.0.0.1",
-            "-u",
-            "--echo",
-            "-p",
-            &port,
-            "-t",
-            "1",
-        ],
-        DEADLINE,
-    );
+    let port = closed_udp_port();
+    let out = udp_to(&port, "echo", &["-t", "1"]);
     assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("no reply came back"), "{}", out.stderr);
 }

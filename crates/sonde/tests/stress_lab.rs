@@ -5,13 +5,20 @@
 //! RFC 864 pattern file repeated for chargen). Each must serve discard, chargen and echo over
 //! 8 connections with data on every connection in every interval and a fairness index, close
 //! every connection cleanly, and give consistent counts under `--storm` and `--overload`.
+//! xinetd, `sonde services` and socat (echo and discard) are driven over UDP too (`-u`, a
+//! second of 1 Mbit/s per service): echo comes back whole and unchanged, discard answers
+//! nothing, and chargen's reply size is what each decides: `sonde services` never answers
+//! with more than the request, xinetd always with 1024 bytes, which the client reports as
+//! amplification (exit 1). The frames and bytes the server node's interface counted, and its
+//! kernel's UDP datagrams in and out, agree with the client's figures.
 //!
 //! A fourth test puts the server behind a device link of 8000 packets/s with a 20-frame ring
 //! and checks what the device must cause: the chargen goodput and the frames reaching the
-//! discard server stay within the device's packet rate.
+//! discard server stay within the device's packet rate, and a UDP echo offered above it
+//! reaches the server at no more than that rate, the rest counted lost.
 //!
 //! Without root, iproute2 or the server program, a test prints why it skips;
-//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 40 s in all.
+//! `SONDE_REQUIRE_ALL=1` (CI) makes that a failure. About 50 s in all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -89,6 +96,26 @@ impl Drop for Daemon {
     }
 }
 
+impl Daemon {
+    /// Waits (10 s at most since `t0`) until `ready` says yes, failing when the program exits
+    /// first.
+    fn wait_until(&mut self, t0: Instant, what: &str, mut ready: impl FnMut() -> bool) {
+        while !ready() {
+            assert!(
+                !matches!(self.child.try_wait(), Ok(Some(_))),
+                "{} exited before {what}",
+                self.name
+            );
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{}: no {what} within 10 s",
+                self.name
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// Starts `program args...` in the server node and waits (10 s at most) until the client node
 /// can connect to every one of `ports`.
 fn daemon(lab: &Lab, program: &str, args: &[&str], ports: &[u16]) -> Daemon {
@@ -108,30 +135,18 @@ fn daemon(lab: &Lab, program: &str, args: &[&str], ports: &[u16]) -> Daemon {
     let t0 = Instant::now();
     for &port in ports {
         let addr = SocketAddr::new(ip, port);
-        loop {
-            let up = lab
-                .in_node("client", || {
-                    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
-                })
-                .expect("client node");
-            if up {
-                break;
-            }
-            assert!(
-                !matches!(d.child.try_wait(), Ok(Some(_))),
-                "{program} exited before serving {addr}"
-            );
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "{program} does not serve {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        d.wait_until(t0, &format!("serving {addr}"), || {
+            lab.in_node("client", || {
+                TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+            })
+            .expect("client node")
+        });
     }
     d
 }
 
-/// Where one implementation's TCP echo, discard and chargen listen.
+/// Where one implementation's echo, discard and chargen listen (TCP, and UDP on the same
+/// numbers).
 #[derive(Clone, Copy)]
 struct Ports {
     echo: u16,
@@ -188,8 +203,29 @@ fn chargen_pattern() -> String {
     text
 }
 
+/// Starts `program args...` in the server node and waits (10 s at most) until a UDP socket
+/// there is bound to `port`.
+fn udp_daemon(lab: &Lab, program: &str, args: &[&str], port: u16) -> Daemon {
+    let mut d = daemon(lab, program, args, &[]);
+    let bound = format!(":{port:04X}");
+    d.wait_until(Instant::now(), &format!("binding UDP port {port}"), || {
+        let table = lab
+            .command("server", "cat", &["/proc/net/udp"])
+            .expect("server node")
+            .output()
+            .expect("cat /proc/net/udp");
+        // Each row: "sl local_address rem_address ...", the local address as HEXIP:HEXPORT.
+        let table = String::from_utf8_lossy(&table.stdout);
+        let mut locals = table.lines().filter_map(|l| l.split_whitespace().nth(1));
+        locals.any(|a| a.ends_with(&bound))
+    });
+    d
+}
+
 /// socat services on 20007 (echo: a pipe back), 20009 (discard: into /dev/null) and 20019
-/// (chargen: the RFC 864 pattern, over and over), one forked socat per connection.
+/// (chargen: the RFC 864 pattern, over and over), one forked socat per connection; and UDP
+/// echo (a socat forked per datagram, its pipe closed after 0.5 s idle) and discard on 20007
+/// and 20009. (No UDP chargen: a shell per datagram behind socat answered unreliably.)
 fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
     let pattern = dir.file("chargen.txt");
     std::fs::write(&pattern, chargen_pattern()).expect("write the pattern");
@@ -207,16 +243,30 @@ fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
             &[20009],
         ),
         daemon(lab, "socat", &["-U", &listen(20019), &chargen], &[20019]),
+        udp_daemon(
+            lab,
+            "socat",
+            &["-T", "0.5", "UDP4-RECVFROM:20007,fork", "PIPE"],
+            20007,
+        ),
+        udp_daemon(
+            lab,
+            "socat",
+            &["-u", "UDP4-RECV:20009", "OPEN:/dev/null"],
+            20009,
+        ),
     ]
 }
 
-/// `sonde services` in the server node on BASE+7, BASE+9, BASE+19.
-fn sonde_services(lab: &Lab, base: u16) -> Daemon {
+/// `sonde services` in the server node on BASE+7, BASE+9, BASE+19, `extra` flags added.
+fn sonde_services(lab: &Lab, base: u16, extra: &[&str]) -> Daemon {
     let base_s = base.to_string();
+    let mut args = vec!["services", "--port-base", &base_s];
+    args.extend_from_slice(extra);
     daemon(
         lab,
         common::sonde_bin(),
-        &["services", "--port-base", &base_s],
+        &args,
         &[base + 7, base + 9, base + 19],
     )
 }
@@ -330,12 +380,198 @@ fn storm_and_overload(lab: &Lab, who: &str, discard: u16) {
     assert!(o["recovery_seconds"].as_f64().is_some(), "{who}: {o}");
 }
 
+/// What an implementation's UDP services decide, as the tests expect it.
+#[derive(Clone, Copy, Debug)]
+struct UdpServices {
+    /// Bytes a chargen reply to a 512-byte request carries: `sonde services` as many as it
+    /// was sent; xinetd always 1024 (its buffer), twice the request and more than RFC 864's
+    /// 512 characters. `None`: no UDP chargen to drive.
+    chargen_reply: Option<u64>,
+    /// Whether every request the server's kernel delivered is answered. xinetd leaves some
+    /// echo and chargen requests unanswered that its kernel did deliver (none dropped for a
+    /// full buffer): a few in a thousand on an idle host, more on a busy one.
+    answers_all: bool,
+}
+
+/// UDP bytes each frame adds to its payload on the lab's veths: Ethernet 14, IPv4 20, UDP 8.
+const UDP_FRAME_OVERHEAD: u64 = 42;
+/// Frames a lab interface may count besides the run's own in a couple of seconds (ARP,
+/// IPv6 neighbour and router solicitations).
+const STRAY_FRAMES: u64 = 8;
+
+/// What the server node counted: its lab interface's frames and bytes each way, and its
+/// kernel's UDP datagrams (`/proc/net/snmp`: delivered to a socket, sent, to no socket,
+/// dropped for a full receive buffer).
+#[derive(Debug, Clone, Copy)]
+struct ServerCounts {
+    rx: (u64, u64),
+    tx: (u64, u64),
+    udp_in: u64,
+    udp_out: u64,
+    udp_no_port: u64,
+    udp_rcvbuf_errors: u64,
+}
+
+fn server_counts(lab: &Lab) -> ServerCounts {
+    let c = lab
+        .counters("server")
+        .expect("counters")
+        .into_iter()
+        .find(|c| c.name == "s-wan")
+        .expect("the server's lab interface");
+    let snmp = lab
+        .command("server", "cat", &["/proc/net/snmp"])
+        .expect("server node")
+        .output()
+        .expect("cat /proc/net/snmp");
+    let text = String::from_utf8_lossy(&snmp.stdout);
+    let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (
+        udp.next().expect("Udp names"),
+        udp.next().expect("Udp values"),
+    );
+    let field = |name: &str| -> u64 {
+        let i = names
+            .split_whitespace()
+            .position(|n| n == name)
+            .expect(name);
+        values
+            .split_whitespace()
+            .nth(i)
+            .and_then(|v| v.parse().ok())
+            .expect(name)
+    };
+    ServerCounts {
+        rx: (c.rx_packets, c.rx_bytes),
+        tx: (c.tx_packets, c.tx_bytes),
+        udp_in: field("InDatagrams"),
+        udp_out: field("OutDatagrams"),
+        udp_no_port: field("NoPorts"),
+        udp_rcvbuf_errors: field("RcvbufErrors"),
+    }
+}
+
+impl ServerCounts {
+    fn since(&self, b: &ServerCounts) -> ServerCounts {
+        ServerCounts {
+            rx: (self.rx.0 - b.rx.0, self.rx.1 - b.rx.1),
+            tx: (self.tx.0 - b.tx.0, self.tx.1 - b.tx.1),
+            udp_in: self.udp_in - b.udp_in,
+            udp_out: self.udp_out - b.udp_out,
+            udp_no_port: self.udp_no_port - b.udp_no_port,
+            udp_rcvbuf_errors: self.udp_rcvbuf_errors - b.udp_rcvbuf_errors,
+        }
+    }
+}
+
+/// `frames` frames of `payload`-byte UDP datagrams, and at most [`STRAY_FRAMES`] others of up
+/// to 100 bytes, make up `(got_frames, got_bytes)`.
+fn counted(what: &str, got: (u64, u64), frames: u64, payload: u64) -> Result<(), String> {
+    let bytes = frames * (payload + UDP_FRAME_OVERHEAD);
+    let ok = (frames..=frames + STRAY_FRAMES).contains(&got.0)
+        && (bytes..=bytes + STRAY_FRAMES * 100).contains(&got.1);
+    ok.then_some(()).ok_or_else(|| {
+        format!(
+            "{what}: the lab counted {} frames, {} bytes; the client's figures make {frames} \
+             frames of {payload}-byte datagrams, {bytes} bytes",
+            got.0, got.1
+        )
+    })
+}
+
+/// `sonde stress -u` against the UDP echo, discard and chargen on the TCP services' ports: 4
+/// flows, 1 Mbit/s of 512-byte requests (about 244/s) for 1 s. The client's figures must
+/// agree with the server node's: every request reached the server's interface and kernel,
+/// the replies the client counted are the datagrams the server sent (same number, same size),
+/// discard sent none. Echo replies come back unchanged and matched; the chargen reply size is
+/// the implementation's, and the exit status follows it: 1, amplification named, when replies
+/// outgrow the requests; otherwise 0 (loss alone does not fail a UDP run).
+fn udp_modes(lab: &Lab, who: &str, ports: Ports, expect: UdpServices) {
+    const LEN: u64 = 512;
+    let chargen = expect.chargen_reply.map(|_| ("chargen", ports.chargen));
+    for (mode, port) in [("echo", ports.echo), ("discard", ports.discard)]
+        .into_iter()
+        .chain(chargen)
+    {
+        let before = server_counts(lab);
+        let out = stress_in_client(
+            lab,
+            port,
+            &format!("-u --{mode} -P 4 -b 1m -l {LEN} -t 1 -i 0.5 --drain 0.3 -J"),
+        );
+        let k = server_counts(lab).since(&before);
+        let d = out.json();
+        let (end, udp) = (&d["end"], &d["end"]["udp"]);
+        let (sent, replies) = (u(&udp["datagrams_sent"]), u(&udp["datagrams_received"]));
+        eprintln!(
+            "{who} udp {mode}: {sent} requests, {replies} replies, largest {} bytes, exit {:?}; \
+             server {k:?}",
+            udp["largest_reply_bytes"],
+            out.code()
+        );
+        let why = || format!("{who} udp {mode}: {}", out.describe());
+        // Paced at 244/s; a busy host's stalls are forgiven, not made up, so fewer may go.
+        assert!((100..=260).contains(&sent), "{}", why());
+        assert_eq!(u(&udp["send_errors"]), 0, "{}", why());
+        assert_eq!(u(&d["connect"]["connected"]), 4, "{}", why());
+        assert_eq!(d["intervals"].as_array().unwrap().len(), 2, "{}", why());
+        assert_eq!(u(&end["sent_bytes"]), sent * LEN, "{}", why());
+        // Every request reached the server, one frame each, and its services' sockets.
+        counted("requests", k.rx, sent, LEN).unwrap_or_else(|e| panic!("{e}\n{}", why()));
+        assert_eq!(
+            (k.udp_in, k.udp_no_port, k.udp_rcvbuf_errors),
+            (sent, 0, 0),
+            "{}",
+            why()
+        );
+        // What the server sent is what the client counted.
+        assert_eq!(k.udp_out, replies, "{}", why());
+        let reply_len = match mode {
+            "discard" => 0,
+            "chargen" => expect.chargen_reply.unwrap_or(0),
+            _ => LEN,
+        };
+        if mode == "discard" {
+            assert_eq!(replies, 0, "{}", why());
+            assert!(k.tx.0 <= STRAY_FRAMES, "discard sent {:?}: {}", k.tx, why());
+        } else {
+            assert!(replies > 0 && replies <= sent, "{}", why());
+            if expect.answers_all {
+                assert_eq!(replies, sent, "{}", why());
+            }
+            assert_eq!(u(&end["received_bytes"]), replies * reply_len, "{}", why());
+            assert_eq!(u(&udp["largest_reply_bytes"]), reply_len, "{}", why());
+            counted("replies", k.tx, replies, reply_len)
+                .unwrap_or_else(|e| panic!("{e}\n{}", why()));
+        }
+        if mode == "echo" {
+            let e = &udp["echo"];
+            assert_eq!(u(&e["received"]), replies, "{}", why());
+            assert_eq!(u(&e["lost"]), sent - replies, "{e}");
+            assert_eq!(u(&e["duplicates"]) + u(&e["unknown"]), 0, "{e}");
+            assert_eq!(u(&end["echo_mismatched_bytes"]), 0, "{}", why());
+            assert_eq!(u(&e["rtt"]["samples"]), replies, "{e}");
+        }
+        let oversized = u(&udp["oversized_replies"]);
+        if reply_len > LEN {
+            assert_eq!(oversized, replies, "{}", why());
+            out.expect_code(1);
+            assert!(out.stderr.contains("amplification"), "{}", why());
+        } else {
+            assert_eq!(oversized, 0, "{}", why());
+            out.expect_code(0);
+        }
+    }
+}
+
 /// In a fresh lab: the servers `start` launches in the server node, then the three modes, the
-/// storm and the overload from the client node.
+/// storm and the overload from the client node, and the UDP services when `udp` says what
+/// their chargen does.
 fn under_stress(
     who: &str,
     programs: &[&str],
     ports: Ports,
+    udp: Option<UdpServices>,
     start: impl FnOnce(&Lab, &TempDir) -> Vec<Daemon>,
 ) {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -347,6 +583,9 @@ fn under_stress(
     let lab = build(tag, "");
     let daemons = start(&lab, &dir);
     three_modes(&lab, who, ports);
+    if let Some(expect) = udp {
+        udp_modes(&lab, who, ports, expect);
+    }
     storm_and_overload(&lab, who, ports.discard);
     drop(daemons);
     let _ = lab.finish();
@@ -359,7 +598,11 @@ fn xinetd_builtin_services_under_stress() {
         discard: 9,
         chargen: 19,
     };
-    under_stress("xinetd", &["xinetd"], ports, |lab, dir| {
+    let udp = Some(UdpServices {
+        chargen_reply: Some(1024),
+        answers_all: false,
+    });
+    under_stress("xinetd", &["xinetd"], ports, udp, |lab, dir| {
         vec![xinetd(lab, dir)]
     });
 }
@@ -371,8 +614,12 @@ fn sonde_services_in_a_lab_under_stress() {
         discard: 10_009,
         chargen: 10_019,
     };
-    under_stress("sonde services", &[], ports, |lab, _| {
-        vec![sonde_services(lab, 10_000)]
+    let udp = Some(UdpServices {
+        chargen_reply: Some(512),
+        answers_all: true,
+    });
+    under_stress("sonde services", &[], ports, udp, |lab, _| {
+        vec![sonde_services(lab, 10_000, &[])]
     });
 }
 
@@ -383,7 +630,11 @@ fn socat_services_under_stress() {
         discard: 20_009,
         chargen: 20_019,
     };
-    under_stress("socat", &["socat"], ports, socat);
+    let udp = Some(UdpServices {
+        chargen_reply: None,
+        answers_all: true,
+    });
+    under_stress("socat", &["socat"], ports, udp, socat);
 }
 
 /// The device of issue 11's lab scenario: 8000 frames/s each way, a ring of 20 frames.
@@ -419,7 +670,8 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
         "dv",
         &format!("device = {{ pps = {DEVICE_PPS}, ring = {DEVICE_RING} }}"),
     );
-    let _d = sonde_services(&lab, 10_000);
+    // No per-source reply cap: the device is what limits the UDP echo below.
+    let _d = sonde_services(&lab, 10_000, &["--udp-rate", "1000000"]);
     let cap_bps = (DEVICE_PPS * MSS * 8) as f64;
     for (mode, port, node, iface) in [
         ("chargen", 10_019, "client", "s-lan"),
@@ -469,6 +721,7 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
             assert!(got >= cap_bps * 0.3, "{got} bit/s: the device idled");
         }
     }
+    udp_echo_through_the_device(&lab);
     let out = stress_in_client(
         &lab,
         10_009,
@@ -490,4 +743,58 @@ fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
     );
     drop(_d);
     let _ = lab.finish();
+}
+
+/// UDP echo offered above the device's packet rate: about 11 700 requests/s of 512 bytes
+/// (48 Mbit/s over 4 flows) for 2 s. The device passes at most its 8000 frames/s, so the
+/// server's kernel gets at most that many requests, the client counts the rest as lost (loss
+/// alone does not fail a UDP run: exit 0) and every reply it counts is one the server sent.
+/// (The client usually also says the replies look capped, at the rate the device passed.)
+fn udp_echo_through_the_device(lab: &Lab) {
+    let before = server_counts(lab);
+    let out = stress_in_client(
+        lab,
+        10_007,
+        "-u --echo -P 4 -b 48m -l 512 -t 2 -i 0.5 --drain 0.3 -J",
+    );
+    let k = server_counts(lab).since(&before);
+    let wall = out.elapsed.as_secs_f64();
+    let d = out.json();
+    let udp = &d["end"]["udp"];
+    let (sent, replies) = (u(&udp["datagrams_sent"]), u(&udp["datagrams_received"]));
+    let e = &udp["echo"];
+    eprintln!(
+        "device udp echo: {sent} requests in {wall:.2} s, {} reached the server ({:.0}/s), \
+         {replies} replies, {} lost, reply cap seen {}, server {k:?}",
+        k.udp_in,
+        k.udp_in as f64 / wall,
+        e["lost"],
+        udp["reply_cap_per_sec"]
+    );
+    let why = || out.describe();
+    out.expect_code(0);
+    // The device passed no more than its rate, and the client offered well above it.
+    let most = DEVICE_PPS as f64 * wall + DEVICE_RING as f64;
+    assert!(
+        (k.udp_in as f64) <= most,
+        "{} requests through: {}",
+        k.udp_in,
+        why()
+    );
+    assert!(
+        sent as f64 >= 1.2 * most.min(DEVICE_PPS as f64 * 2.0),
+        "offered {sent}: {}",
+        why()
+    );
+    assert!(k.udp_in >= DEVICE_PPS / 2, "the device idled: {k:?}");
+    // The client counts no reply the server did not send; the replies cross the device too
+    // (in bursts, as the requests left it), so its ring may drop some of them as well.
+    assert!(
+        replies <= k.udp_out && replies >= k.udp_out / 2,
+        "{k:?}: {}",
+        why()
+    );
+    assert_eq!(u(&e["received"]), replies, "{}", why());
+    assert_eq!(u(&e["lost"]), sent - replies, "{}", why());
+    assert_eq!(u(&d["end"]["echo_mismatched_bytes"]), 0, "{}", why());
 }

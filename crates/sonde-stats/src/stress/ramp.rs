@@ -1,8 +1,12 @@
 //! `sonde stress --ramp LO..HI`: the most a device moves against how many connections share
 //! it. The counts double from LO and end at HI; each step is a whole stress run, summed up
 //! here as one row. Pure: summaries in, rows out.
+//!
+//! With `-u` the counts are UDP flows and the offered rate stays the same over all of them, so
+//! the rows show what the number of flows (source ports) alone changes; a UDP row has no
+//! close count but its datagrams and loss ([`RampUdp`]).
 
-use super::model::StressSummary;
+use super::model::{StressMode, StressSummary};
 use serde::{Deserialize, Serialize};
 
 /// The connection counts of a ramp: LO, 2·LO, 4·LO, ... and HI last (LO <= HI, both >= 1).
@@ -34,12 +38,42 @@ pub struct RampStep {
     pub received_bps: f64,
     pub fairness_sent: Option<f64>,
     pub fairness_received: Option<f64>,
-    /// Connections that closed cleanly at the end.
-    pub closed_clean: u32,
+    /// Connections that closed cleanly at the end (TCP; UDP flows have no close).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_clean: Option<u32>,
+    /// A UDP step's datagrams and loss (absent for TCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<RampUdp>,
+}
+
+/// One UDP step's datagrams each way and what was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RampUdp {
+    pub requests: u64,
+    pub replies: u64,
+    /// Requests that got no reply, percent: echo counts distinct answered requests, chargen
+    /// replies against requests; `None` for discard, which answers nothing.
+    pub loss_percent: Option<f64>,
+    pub send_errors: u64,
 }
 
 impl RampStep {
-    pub fn of(connections: u32, s: &StressSummary) -> Self {
+    pub fn of(connections: u32, s: &StressSummary, mode: StressMode) -> Self {
+        let udp = s.udp.as_deref().map(|u| {
+            let loss = |answered: u64, asked: u64| {
+                (asked > 0).then(|| 100.0 * asked.saturating_sub(answered) as f64 / asked as f64)
+            };
+            RampUdp {
+                requests: u.datagrams_sent,
+                replies: u.datagrams_received,
+                loss_percent: match (mode, &u.echo) {
+                    (StressMode::Echo, Some(e)) => loss(e.received, e.sent),
+                    (StressMode::Chargen, _) => loss(u.datagrams_received, u.datagrams_sent),
+                    _ => None,
+                },
+                send_errors: u.send_errors,
+            }
+        });
         Self {
             connections,
             opened: s.connect.connected,
@@ -47,7 +81,8 @@ impl RampStep {
             received_bps: s.sum.received_bps,
             fairness_sent: s.sum.fairness_sent,
             fairness_received: s.sum.fairness_received,
-            closed_clean: s.closed_clean,
+            closed_clean: udp.is_none().then_some(s.closed_clean),
+            udp,
         }
     }
 }
@@ -85,11 +120,69 @@ mod tests {
             received_bps: r,
             fairness_sent: None,
             fairness_received: None,
-            closed_clean: n,
+            closed_clean: Some(n),
+            udp: None,
         };
         let steps = [step(1, 10.0, 0.0), step(2, 30.0, 0.0), step(4, 20.0, 0.0)];
         let (up, down) = best(&steps);
         assert_eq!(up.map(|s| s.connections), Some(2));
         assert!(down.is_none());
+    }
+
+    #[test]
+    fn a_udp_step_has_loss_and_no_close_count() {
+        use crate::stress::model::{ConnectReport, Sum};
+        use crate::stress::udp::{EchoFigures, UdpSummary};
+        let mut s = StressSummary {
+            seconds: 1.0,
+            connect: ConnectReport {
+                asked: 4,
+                connected: 4,
+                ..ConnectReport::default()
+            },
+            connections: Vec::new(),
+            sum: Sum::default(),
+            closed_clean: 0,
+            closed_reset: 0,
+            closed_timeout: 0,
+            failed_during_run: 0,
+            echo_mismatched_bytes: 0,
+            partial: false,
+            udp: Some(Box::new(UdpSummary {
+                datagrams_sent: 200,
+                datagrams_received: 150,
+                echo: Some(EchoFigures {
+                    sent: 200,
+                    received: 140,
+                    ..EchoFigures::default()
+                }),
+                ..UdpSummary::default()
+            })),
+        };
+        // Echo: distinct requests answered (duplicates do not hide loss).
+        let step = RampStep::of(4, &s, StressMode::Echo);
+        assert_eq!(step.closed_clean, None);
+        let u = step.udp.unwrap();
+        assert_eq!((u.requests, u.replies), (200, 150));
+        assert_eq!(u.loss_percent, Some(30.0));
+        // Chargen: replies against requests; discard: no loss to see.
+        let chargen = RampStep::of(4, &s, StressMode::Chargen).udp.unwrap();
+        assert_eq!(chargen.loss_percent, Some(25.0));
+        assert_eq!(
+            RampStep::of(4, &s, StressMode::Discard)
+                .udp
+                .unwrap()
+                .loss_percent,
+            None
+        );
+        let json = serde_json::to_value(step).unwrap();
+        assert!(json.get("closed_clean").is_none(), "{json}");
+        assert_eq!(json["udp"]["loss_percent"], 30.0);
+        // TCP rows keep their shape.
+        s.udp = None;
+        s.closed_clean = 4;
+        let tcp = serde_json::to_value(RampStep::of(4, &s, StressMode::Echo)).unwrap();
+        assert_eq!(tcp["closed_clean"], 4);
+        assert!(tcp.get("udp").is_none(), "{tcp}");
     }
 }

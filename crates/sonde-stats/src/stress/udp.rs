@@ -223,6 +223,14 @@ pub struct UdpSummary {
     /// Echo and chargen: replies stopped altogether while requests went on (from this time on,
     /// seconds since the start).
     pub replies_stopped_at: Option<f64>,
+    /// The longest reply's payload bytes (0: none came back).
+    #[serde(default)]
+    pub largest_reply_bytes: u64,
+    /// Replies longer than the request that asked for them: the server amplifies (RFC 864
+    /// allows chargen replies of up to 512 characters whatever the request; sonde's services
+    /// never answer with more than they were sent).
+    #[serde(default)]
+    pub oversized_replies: u64,
 }
 
 /// One interval's request and reply datagram counts over every flow.

@@ -38,6 +38,13 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
+    if a.udp && (a.storm || a.overload) {
+        return Err(format!(
+            "--{} measures TCP connection set-up (handshakes, refusals, closes) and UDP has \
+             none; drop -u (a UDP device's limits show in -u runs and -u --ramp)",
+            if a.storm { "storm" } else { "overload" }
+        ));
+    }
     if a.udp && a.steps.is_none() {
         super::stress_udp::check(a)?;
     }
@@ -178,31 +185,46 @@ fn config(
     })
 }
 
-/// `--ramp LO..HI`: one whole run per connection count, a row each, the best each way.
+/// `--ramp LO..HI`: one whole run per connection count (`-u`: per flow count, the same
+/// offered rate over all flows), a row each, the best each way. A TCP step's failures are its
+/// row's to show; a UDP step that fails the `-u` checks (send or receive errors, changed echo
+/// bytes, amplification, no reply) makes the ramp exit 1 once every step has run.
 fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &AtomicBool) -> i32 {
     use sonde_report::stress_ramp;
+    use sonde_stats::stress::model::Transport;
     use sonde_stats::stress::ramp::{counts, RampStep};
     let json = a.output.json;
+    let transport = if a.udp {
+        Transport::Udp
+    } else {
+        Transport::Tcp
+    };
     if !json {
+        let what = if a.udp {
+            let udp = super::stress_udp::config(a, &cfg);
+            format!(
+                "rates are UDP payload, {} offered over all flows",
+                sonde_stats::units::format_bitrate(udp.rate_bps as f64)
+            )
+        } else {
+            "rates are TCP payload".to_string()
+        };
         output::outln!(
-            "{} ramp to {} ({}), {:.1} s per step; rates are TCP payload",
+            "{} ramp to {} ({}), {:.1} s per step; {what}",
             cfg.mode.name(),
             a.host,
             cfg.addr,
             a.time.as_secs_f64()
         );
-        output::outln!("{}", stress_ramp::header());
+        output::outln!("{}", stress_ramp::header(transport));
     }
     let mut steps = Vec::new();
     let mut error = None;
+    let mut problems = Vec::new();
     for n in counts(lo, hi) {
-        let step_cfg = StressConfig {
-            connections: n,
-            ..cfg.clone()
-        };
-        match client::run(&step_cfg, interrupt, &mut |_| {}) {
+        match ramp_step(a, &cfg, n, interrupt) {
             Ok(s) => {
-                let step = RampStep::of(n, &s);
+                let step = RampStep::of(n, &s, cfg.mode);
                 if !json {
                     output::outln!("{}", stress_ramp::row(&step));
                 }
@@ -211,28 +233,65 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
                     error = Some("interrupted".to_string());
                     break;
                 }
+                if let Some(why) = s
+                    .udp
+                    .as_deref()
+                    .and_then(|u| super::stress_udp::verdict(&s, u, cfg.mode))
+                {
+                    let flows = if n == 1 { "flow" } else { "flows" };
+                    problems.push(format!("{n} {flows}: {why}"));
+                }
             }
             Err(e) => {
-                error = Some(e.to_string());
+                error = Some(e);
                 break;
             }
         }
     }
     if json {
-        let doc = stress_ramp::document(cfg.mode.name(), &steps, error.as_deref());
+        let doc = stress_ramp::document(cfg.mode.name(), transport, &steps, error.as_deref());
         output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        for line in stress_ramp::best_lines(&steps) {
+        for line in stress_ramp::best_lines(&steps, transport) {
             output::outln!("{line}");
         }
     }
-    match error {
-        None => exit::OK,
-        Some(e) => {
+    match (error, problems.is_empty()) {
+        (None, true) => exit::OK,
+        (Some(e), _) => {
             output::final_error(format_args!("sonde: error - {e}"));
             exit::FAILED
         }
+        (None, false) => {
+            output::final_error(format_args!(
+                "sonde: the ramp found problems - {}",
+                problems.join("; ")
+            ));
+            exit::FAILED
+        }
     }
+}
+
+/// One step of a ramp: a whole run with `n` connections (or UDP flows), no live output.
+fn ramp_step(
+    a: &StressArgs,
+    cfg: &StressConfig,
+    n: u32,
+    interrupt: &AtomicBool,
+) -> Result<StressSummary, String> {
+    if a.udp {
+        let udp = sonde_stress::client::udp::UdpStressConfig {
+            flows: n,
+            ..super::stress_udp::config(a, cfg)
+        };
+        return sonde_stress::client::udp::run(&udp, interrupt, &mut |_| {})
+            .map_err(|e| e.to_string());
+    }
+    let step_cfg = StressConfig {
+        connections: n,
+        ..cfg.clone()
+    };
+    client::run(&step_cfg, interrupt, &mut |_| {}).map_err(|e| e.to_string())
 }
 
 /// `--storm`: connections opened and closed as fast as the device takes them.

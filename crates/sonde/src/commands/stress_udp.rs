@@ -4,7 +4,8 @@
 //! UDP promises no delivery, so loss alone does not fail the run (it is reported, and a
 //! reply cap is named when the client can tell); what does: a send refused by the local host
 //! or answered with port unreachable, echo replies that came back changed or that were not
-//! ours, and no reply at all from a service that should answer.
+//! ours, no reply at all from a service that should answer, and replies larger than their
+//! request (the device amplifies: a reflector for spoofed requests).
 
 use crate::cli_stress::StressArgs;
 use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
@@ -43,7 +44,12 @@ pub fn run(
     stop: &AtomicBool,
     emit: &mut dyn FnMut(StressEvent),
 ) -> Result<StressSummary, String> {
-    let cfg = UdpStressConfig {
+    udp::run(&config(a, tcp), stop, emit).map_err(|e| e.to_string())
+}
+
+/// The flows' run as the flags ask (-P flows; the ramp sets its own count).
+pub fn config(a: &StressArgs, tcp: &StressConfig) -> UdpStressConfig {
+    UdpStressConfig {
         addr: tcp.addr,
         remote: tcp.remote.clone(),
         mode: tcp.mode,
@@ -53,8 +59,7 @@ pub fn run(
         datagram: usize::try_from(a.length.unwrap_or(DEFAULT_DATAGRAM)).unwrap_or(512),
         rate_bps: a.bitrate.unwrap_or(DEFAULT_RATE),
         drain: a.drain,
-    };
-    udp::run(&cfg, stop, emit).map_err(|e| e.to_string())
+    }
 }
 
 /// Why a finished UDP run counts as a failure, if it does.
@@ -75,6 +80,12 @@ pub fn verdict(s: &StressSummary, u: &UdpSummary, mode: StressMode) -> Option<St
         why.push(format!(
             "{} echoed bytes differed or were not ours",
             s.echo_mismatched_bytes
+        ));
+    }
+    if u.oversized_replies > 0 {
+        why.push(format!(
+            "{} replies were larger than their request (up to {} bytes for {}: amplification)",
+            u.oversized_replies, u.largest_reply_bytes, u.datagram_bytes
         ));
     }
     if mode.receives() && u.datagrams_sent > 0 && u.datagrams_received == 0 {

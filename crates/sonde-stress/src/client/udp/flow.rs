@@ -24,13 +24,20 @@ pub(super) struct Flow {
     pub mismatched: u64,
     /// The first receive error (an ICMP port unreachable shows here).
     pub error: Option<String>,
+    /// Replies longer than the request that asked for them (amplification), and the longest
+    /// reply seen.
+    pub oversized_replies: u64,
+    pub largest_reply: u64,
+    /// Payload bytes of each request.
+    request_len: usize,
     ledger: EchoLedger,
 }
 
 impl Flow {
     /// A non-blocking socket on an ephemeral port, connected to `to` (so only its replies
-    /// arrive, and an ICMP port unreachable is reported back).
-    pub fn open(to: SocketAddr, id: u32) -> io::Result<Self> {
+    /// arrive, and an ICMP port unreachable is reported back), for requests of `request_len`
+    /// bytes.
+    pub fn open(to: SocketAddr, id: u32, request_len: usize) -> io::Result<Self> {
         let any: SocketAddr = if to.is_ipv4() {
             (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
@@ -47,6 +54,9 @@ impl Flow {
             received_datagrams: 0,
             mismatched: 0,
             error: None,
+            oversized_replies: 0,
+            largest_reply: 0,
+            request_len,
             ledger: EchoLedger::new(),
         })
     }
@@ -106,6 +116,10 @@ impl Flow {
             };
             self.received_datagrams += 1;
             self.received_bytes += n as u64;
+            self.largest_reply = self.largest_reply.max(n as u64);
+            if n > self.request_len {
+                self.oversized_replies += 1;
+            }
             if mode == StressMode::Echo {
                 self.echo_reply(buf.get(..n).unwrap_or(&[]), pattern, now_ns, rtt);
             }

@@ -111,7 +111,7 @@ fn open(cfg: &UdpStressConfig, poll: &Poll) -> (Vec<Flow>, ConnectReport) {
     };
     let mut flows = Vec::new();
     for id in 0..cfg.flows {
-        match Flow::open(cfg.addr, id) {
+        match Flow::open(cfg.addr, id, cfg.datagram.clamp(1, MAX_DATAGRAM)) {
             Ok(mut f) => {
                 let token = Token(flows.len());
                 match poll
@@ -335,6 +335,8 @@ impl<'a> Runner<'a> {
                 .receives()
                 .then(|| replies_stopped(&self.datagram_intervals))
                 .flatten(),
+            largest_reply_bytes: flows.iter().map(|f| f.largest_reply).max().unwrap_or(0),
+            oversized_replies: flows.iter().map(|f| f.oversized_replies).sum(),
         };
         StressSummary {
             seconds,
