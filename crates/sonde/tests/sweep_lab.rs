@@ -2,14 +2,15 @@
 //! router-server link is a device of 8000 frames/s behind a 20-frame ring (the lab's device
 //! model: one frame leaves every 125 µs at the earliest, whatever its size).
 //!
-//! - The four-length search (64, 100, 500, 1448 B, upload) finds for each length the device's
+//! - The four-length search (64, 100, 500, 1448 B, upload, 1 s steps) finds for each length the device's
 //!   ceiling at UDP payload, 8000 frames/s × length × 8 bit, within 2 %, and the whole sweep
 //!   takes under 2 minutes (the time the sweep itself reports, steps and set-ups included).
 //! - A rate list at 1448 B stops following asked at the first listed rate above the ceiling
 //!   (92.7 Mbit/s), and nothing gets through faster than the device moves frames.
 //!
 //! Without root each test prints why it skips; `SONDE_REQUIRE_ALL=1` (CI) makes that a failure.
-//! About 90 s in all.
+//! About 55 s in all on a quiet 2-core host. On a loaded one (load average 7-9, other builds
+//! running) the search fails: the paced sender is starved and steps fall short or burst.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -66,7 +67,6 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
 }
 
 #[test]
-#[ignore = "fails on this shared host: the found rates are 18-93 % under the device ceiling (issue 10 open)"]
 fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_minutes() {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
@@ -82,6 +82,8 @@ fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_mi
             "0.1%",
             "--max-rate",
             "100m",
+            "--step-time",
+            "1",
         ],
     );
     assert_eq!(doc["partial"], false, "{doc}");
@@ -122,7 +124,6 @@ fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_mi
 }
 
 #[test]
-#[ignore = "fails on this shared host: the found rates are 18-93 % under the device ceiling (issue 10 open)"]
 fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
