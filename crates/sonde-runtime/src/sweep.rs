@@ -103,7 +103,7 @@ pub fn run(
                         };
                         let mut step = step;
                         step.passed = Some(b.passes(probe.rate_bps, &o));
-                        step.rerun = b.reruns(probe.rate_bps, &o);
+                        step.rerun = b.runs_again(probe.rate_bps, &o);
                         b.record(o);
                         let eta = eta(&rec, started, done, total, b.steps());
                         on_step(&step, eta);

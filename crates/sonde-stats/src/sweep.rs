@@ -76,7 +76,7 @@ pub struct StepOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
-    /// The highest rate that passed, confirmed.
+    /// The highest rate that passed, and its confirmation runs when any were asked for.
     Found { rate_bps: u64 },
     /// Even the floor lost too much.
     BelowFloor,
@@ -169,7 +169,7 @@ impl Bisection {
     /// run again: its loss was within the limit, its sender put out less than the offered
     /// rate less the shortfall allowed, and it has not been rerun [`SENDER_SHORT_RERUNS`]
     /// times yet.
-    pub fn reruns(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+    pub fn runs_again(&self, offered_bps: u64, o: &StepOutcome) -> bool {
         let short = o
             .sent_bps
             .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall));
@@ -185,7 +185,7 @@ impl Bisection {
             return;
         };
         self.steps += 1;
-        if self.reruns(p.rate_bps, &o) && self.steps < self.cfg.max_steps {
+        if self.runs_again(p.rate_bps, &o) && self.steps < self.cfg.max_steps {
             self.reruns += 1;
             self.pending = Some(p);
             return;
@@ -550,12 +550,12 @@ mod tests {
             loss_percent: 5.0,
             sent_bps: Some(42e6),
         };
-        assert!(!b.reruns(100_000_000, &lossy));
+        assert!(!b.runs_again(100_000_000, &lossy));
         let starved = StepOutcome {
             loss_percent: 0.0,
             ..lossy
         };
-        assert!(b.reruns(100_000_000, &starved));
+        assert!(b.runs_again(100_000_000, &starved));
     }
 
     #[test]
