@@ -168,7 +168,8 @@ impl Bisection {
     /// Whether a step at `offered_bps` that measured `o` says nothing about the path and is
     /// run again: its loss was within the limit, its sender put out less than the offered
     /// rate less the shortfall allowed, and it has not been rerun [`SENDER_SHORT_RERUNS`]
-    /// times yet.
+    /// times yet, and the step bound leaves room for the rerun. Asked before [`Self::record`]
+    /// takes the same outcome, it says what `record` will do.
     pub fn runs_again(&self, offered_bps: u64, o: &StepOutcome) -> bool {
         let short = o
             .sent_bps
@@ -177,6 +178,7 @@ impl Bisection {
             && o.loss_percent.is_finite()
             && o.loss_percent <= self.cfg.max_loss_percent
             && self.reruns < SENDER_SHORT_RERUNS
+            && self.steps + 1 < self.cfg.max_steps
     }
 
     /// Takes the outcome of the step [`Bisection::next`] gave; ignored when none was pending.
@@ -184,8 +186,9 @@ impl Bisection {
         let Some(p) = self.pending.take() else {
             return;
         };
+        let again = self.runs_again(p.rate_bps, &o);
         self.steps += 1;
-        if self.runs_again(p.rate_bps, &o) && self.steps < self.cfg.max_steps {
+        if again {
             self.reruns += 1;
             self.pending = Some(p);
             return;
@@ -556,6 +559,14 @@ mod tests {
             ..lossy
         };
         assert!(b.runs_again(100_000_000, &starved));
+        // The last step the bound allows is not rerun: it counts.
+        let mut last = Bisection::new(SearchConfig {
+            max_steps: 1,
+            ..cfg(100_000_000)
+        });
+        assert!(!last.runs_again(100_000_000, &starved));
+        last.record(starved);
+        assert_eq!(last.next(), None);
     }
 
     #[test]
