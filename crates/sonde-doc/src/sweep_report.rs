@@ -83,7 +83,7 @@ fn layer(s: &SweepRun) -> String {
 /// Achieved against asked per direction (a rate list), with the knee marked.
 pub fn achieved_vs_asked(t: &TestView) -> Option<Chart> {
     let s = sweep(t).filter(|s| s.mode == "rates")?;
-    let listed = || s.steps.iter().filter(|x| x.kind == "listed");
+    let listed = || s.steps.iter().filter(|x| x.kind == "listed" && !x.rerun);
     let (div, unit) = rate_unit(listed().map(|x| x.offered_bps));
     let mut dirs: Vec<&str> = Vec::new();
     for x in listed() {
@@ -165,6 +165,9 @@ fn found(s: &SweepRun) -> Table {
                 },
                 "below_floor" => "lost too much even at the lowest rate".into(),
                 "step_limit" => "step limit reached: not confirmed".into(),
+                "sender_limited" => {
+                    "sender-limited: the host could not offer more (a lower bound)".into()
+                }
                 other => other.to_owned(),
             },
         ]);
@@ -182,6 +185,7 @@ fn rates(s: &SweepRun) -> Table {
             opt(x.achieved_bps, fmt::rate),
             loss(x.loss_percent),
             match s.follows(x) {
+                _ if x.rerun => "again (sender short)".into(),
                 Some(true) => "yes".into(),
                 Some(false) => "no".into(),
                 None => DASH.into(),

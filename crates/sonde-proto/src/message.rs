@@ -22,6 +22,7 @@ pub const CAPABILITIES: &[&str] = &[
     "bidir",
     "live-intervals",
     "burst",
+    "steady-pacing",
     "skip-rx-copy",
     "fq-rate",
     "dont-fragment",
@@ -133,6 +134,11 @@ pub struct TestParams {
     /// only from a server that lists the `burst` capability.
     #[serde(default, skip_serializing_if = "is_smooth")]
     pub burst: u32,
+    /// Paced UDP senders make up at most two datagrams of lost schedule, instead of up to
+    /// 200 ms of it (`--steady-pacing`; every `sonde sweep` step). Sent only to a server
+    /// listing the `steady-pacing` capability when it sends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steady_pacing: bool,
     /// TCP receivers discard data without copying it to user space (`--skip-rx-copy`, as
     /// iperf3 3.16+): measures the path and the sender, not the receiver's memory copy.
     /// Sent only to a server that lists the `skip-rx-copy` capability.
@@ -220,6 +226,7 @@ impl Default for TestParams {
             tos: 0,
             zerocopy: false,
             burst: 0,
+            steady_pacing: false,
             skip_rx_copy: false,
             fq_rate: 0,
             dont_fragment: false,

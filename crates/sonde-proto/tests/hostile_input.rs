@@ -178,6 +178,7 @@ fn params(rng: &mut Rng) -> TestParams {
         } else {
             0
         },
+        steady_pacing: rng.chance(4),
         skip_rx_copy: rng.chance(4),
         fq_rate: if rng.chance(4) {
             rng.next() % 10_000_000_000

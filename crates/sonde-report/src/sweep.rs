@@ -86,6 +86,9 @@ pub fn search_lines(results: &[SearchResult], max_loss_percent: f64) -> Vec<Stri
             Verdict::Found { .. } => "",
             Verdict::BelowFloor => "lost too much even at the floor (--min-rate)",
             Verdict::StepLimit { .. } => "step limit reached: not confirmed",
+            Verdict::SenderLimited { .. } => {
+                "SENDER-LIMITED: this host could not offer more; a lower bound, not the ceiling"
+            }
         };
         out.push(format!(
             "{:>6}  {:<5}  {:>15}  {:>12}  {:>8}  {:>5}  {:>6.1}s  {}",
@@ -127,7 +130,9 @@ pub fn rate_lines(steps: &[SweepStep], tolerance_percent: f64, protocol: &str) -
             format_bitrate(s.offered_bps as f64),
             format_bitrate(s.achieved_bps),
             loss_text(s.loss_percent),
-            if follows(s.offered_bps, s.achieved_bps, tol) {
+            if s.rerun {
+                "again (sender short)"
+            } else if follows(s.offered_bps, s.achieved_bps, tol) {
                 "yes"
             } else {
                 "no"
@@ -162,7 +167,7 @@ fn knees(steps: &[SweepStep], tol: f64) -> Vec<(SweepDirection, Option<u64>)> {
         .map(|d| {
             let pts: Vec<(u64, f64)> = steps
                 .iter()
-                .filter(|s| s.direction == d && s.kind == StepRole::Listed)
+                .filter(|s| s.direction == d && s.kind == StepRole::Listed && !s.rerun)
                 .map(|s| (s.offered_bps, s.achieved_bps))
                 .collect();
             (d, knee(&pts, tol))
@@ -253,6 +258,16 @@ mod tests {
         ];
         let lines = rate_lines(&steps, 2.0, "udp");
         assert_eq!(lines.len(), 5, "{lines:#?}");
+        // A step its sender fell short in runs again; only the rerun counts for the knee.
+        let mut short = step(2, 10_000_000, 9e6);
+        short.rerun = true;
+        let again = [steps[0].clone(), steps[1].clone(), short, steps[2].clone()];
+        let again_lines = rate_lines(&again, 2.0, "udp");
+        assert!(
+            again_lines[3].ends_with("again (sender short)"),
+            "{again_lines:#?}"
+        );
+        assert_eq!(again_lines.last(), lines.last());
         assert!(lines[2].ends_with("no"), "{}", lines[2]);
         assert!(lines[3].ends_with("yes"), "{}", lines[3]);
         assert!(
@@ -298,10 +313,27 @@ mod tests {
         assert_eq!(doc["results"][0]["datagrams_per_sec"], 8000.0);
         assert_eq!(doc["steps"][0]["kind"], "listed");
         assert_eq!(doc["sweep"]["layer"], "UDP payload");
-        let lines = search_lines(&[r], 0.1);
+        let limited = SearchResult {
+            verdict: Verdict::SenderLimited {
+                limited_at_bps: 50_000_000,
+                best_bps: Some(49_000_000),
+            },
+            ..r.clone()
+        };
+        let lines = search_lines(&[r, limited.clone()], 0.1);
         assert!(
             lines[2].contains("92.7 Mbits/sec") && lines[2].contains("8000"),
             "{lines:?}"
         );
+        // A search only the sender bounded: its best rate, marked as a lower bound, and the
+        // rate the host could not offer in the document.
+        assert!(
+            lines[3].contains("49.0 Mbits/sec") && lines[3].contains("SENDER-LIMITED"),
+            "{lines:?}"
+        );
+        let doc = document(&s, &[], &[limited], None);
+        assert_eq!(doc["results"][0]["verdict"], "sender_limited");
+        assert_eq!(doc["results"][0]["limited_at_bps"], 50_000_000);
+        assert_eq!(doc["results"][0]["rate_bps"], 49_000_000);
     }
 }

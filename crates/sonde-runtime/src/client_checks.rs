@@ -39,6 +39,14 @@ pub(crate) fn check_capabilities(
         });
     }
     let server_sends = p.direction != Direction::Upload;
+    if p.steady_pacing && server_sends && !has("steady-pacing") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "steady-pacing",
+            what: "pace its senders steadily (--steady-pacing or a sweep with -R or --bidir)",
+            instead: "run the test as an upload",
+        });
+    }
     if p.fq_rate > 0 && server_sends && !has("fq-rate") {
         return Err(RunError::PeerLacks {
             software,
@@ -97,4 +105,28 @@ pub(crate) fn check_congestion(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steady_pacing_from_the_server_needs_a_server_that_knows_it() {
+        let caps = |list: &[&str]| list.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+        let p = TestParams {
+            steady_pacing: true,
+            direction: Direction::Reverse,
+            ..TestParams::default()
+        };
+        let err = check_capabilities(&p, &caps(&["udp"]), "old".into()).unwrap_err();
+        assert!(err.to_string().contains("steady"), "{err}");
+        assert!(check_capabilities(&p, &caps(&["udp", "steady-pacing"]), "new".into()).is_ok());
+        // An upload paces on this side: any server will do.
+        let up = TestParams {
+            direction: Direction::Upload,
+            ..p
+        };
+        assert!(check_capabilities(&up, &caps(&["udp"]), "old".into()).is_ok());
+    }
 }

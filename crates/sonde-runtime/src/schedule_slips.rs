@@ -16,6 +16,8 @@ pub struct ScheduleSlips {
     pub episodes: u64,
     /// Largest lateness seen (ns).
     pub max_late_ns: u64,
+    /// The sender paces steadily ([`crate::pacing::Pacing::Steady`]): it did not catch up.
+    pub steady: bool,
     behind: bool,
 }
 
@@ -38,10 +40,15 @@ impl ScheduleSlips {
     pub fn note(&self, id: u32, who: &str) -> Option<String> {
         (self.episodes > 0).then(|| {
             format!(
-                "stream {id}: the {who} sender fell behind its schedule {} time{}, by up to {:.1} ms (the CPU was busy elsewhere); its catch-up ran above the asked rate, which a short-buffered path may drop",
+                "stream {id}: the {who} sender fell behind its schedule {} time{}, by up to {:.1} ms (the CPU was busy elsewhere); {}",
                 self.episodes,
                 if self.episodes == 1 { "" } else { "s" },
-                self.max_late_ns as f64 / 1e6
+                self.max_late_ns as f64 / 1e6,
+                if self.steady {
+                    "paced steadily, it made up two datagrams of it at most and sent that much less than asked"
+                } else {
+                    "its catch-up ran above the asked rate, which a short-buffered path may drop"
+                }
             )
         })
     }
@@ -69,6 +76,10 @@ mod tests {
         assert!(s
             .note(3, "client")
             .is_some_and(|n| n.contains("2 times") && n.contains("5.0 ms")));
+        s.steady = true;
+        assert!(s
+            .note(3, "client")
+            .is_some_and(|n| n.contains("sent that much less") && !n.contains("catch-up")));
     }
 
     #[test]

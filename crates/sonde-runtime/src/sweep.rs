@@ -6,7 +6,9 @@ use crate::client::{self, ClientConfig};
 use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
-use sonde_stats::sweep::{Bisection, Probe, SearchConfig, StepKind, StepOutcome};
+use sonde_stats::sweep::{
+    Bisection, Probe, SearchConfig, StepKind, StepOutcome, SENDER_SHORT_RERUNS,
+};
 use sonde_stats::sweep_record::{SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
 use std::sync::atomic::AtomicBool;
@@ -33,8 +35,15 @@ pub enum SweepMode {
         lengths: Vec<u32>,
         search: SearchConfig,
     },
-    /// One step per rate at one length: achieved against asked.
-    Rates { rates: Vec<u64>, length: u32 },
+    /// One step per rate at one length: achieved against asked. A UDP step whose sender put
+    /// out less than asked by more than `tolerance` (a fraction) while the receiver got what
+    /// was sent runs again, up to [`SENDER_SHORT_RERUNS`] times: its shortfall is the host's,
+    /// not the path's.
+    Rates {
+        rates: Vec<u64>,
+        length: u32,
+        tolerance: f64,
+    },
 }
 
 /// Where a sweep is, for progress lines.
@@ -127,30 +136,50 @@ pub fn run(
             }
             err
         }
-        SweepMode::Rates { rates, length } => {
+        SweepMode::Rates {
+            rates,
+            length,
+            tolerance,
+        } => {
             let total = rates.len() * cfg.directions.len();
+            let udp = cfg.client.params.protocol == Protocol::Udp;
             let mut err = None;
+            let mut done = 0;
             'rates: for &dir in &cfg.directions {
                 for &rate in rates {
                     let probe = Probe {
                         rate_bps: rate,
                         kind: StepKind::Search,
                     };
-                    let (step, error) = run_step(cfg, interrupt, &mut rec, *length, dir, probe);
-                    let Some(mut step) = step else {
-                        err = error;
-                        break 'rates;
-                    };
-                    step.kind = StepRole::Listed;
-                    let done = rec.steps.len() + 1;
-                    let per = started.elapsed().as_secs_f64() / done as f64;
-                    let progress = Progress {
-                        done,
-                        total,
-                        eta_secs: per * total.saturating_sub(done) as f64,
-                    };
-                    on_step(&step, progress);
-                    rec.steps.push(step);
+                    for attempt in 0..=SENDER_SHORT_RERUNS {
+                        let (step, error) = run_step(cfg, interrupt, &mut rec, *length, dir, probe);
+                        let Some(mut step) = step else {
+                            err = error;
+                            break 'rates;
+                        };
+                        step.kind = StepRole::Listed;
+                        // Short, yet the path carried what was sent: the host's shortfall.
+                        let short = step.sent_bps.is_some_and(|s| {
+                            s < rate as f64 * (1.0 - tolerance)
+                                && step.achieved_bps >= s * (1.0 - tolerance)
+                        });
+                        step.rerun = udp && short && attempt < SENDER_SHORT_RERUNS;
+                        let rerun = step.rerun;
+                        if !rerun {
+                            done += 1;
+                        }
+                        let per = started.elapsed().as_secs_f64() / (rec.steps.len() + 1) as f64;
+                        let progress = Progress {
+                            done,
+                            total,
+                            eta_secs: per * total.saturating_sub(done) as f64,
+                        };
+                        on_step(&step, progress);
+                        rec.steps.push(step);
+                        if !rerun {
+                            break;
+                        }
+                    }
                 }
             }
             err

@@ -82,6 +82,14 @@ pub enum Verdict {
     BelowFloor,
     /// The step bound was reached; the best rate that passed a step, if any (unconfirmed).
     StepLimit { best_bps: Option<u64> },
+    /// The search converged under `limited_at_bps`, a rate whose steps lost nothing beyond the limit
+    /// but whose sender, on every run, put out less than offered: the host, not the path,
+    /// bounded the search. `best_bps` (the highest rate that passed) is a lower bound of the
+    /// path's ceiling, not the ceiling.
+    SenderLimited {
+        limited_at_bps: u64,
+        best_bps: Option<u64>,
+    },
 }
 
 /// The bisection, one step at a time: [`Bisection::next`] says what to run,
@@ -98,6 +106,8 @@ pub struct Bisection {
     /// Lowest rate known to fail (the ceiling, untested, at first).
     hi: u64,
     hi_tested: bool,
+    /// `hi` failed only because its sender fell short on every run (see [`Verdict`]).
+    hi_sender_limited: bool,
     /// A rate suggested by the last failing step's receiver rate.
     hint: Option<u64>,
     /// The last step ran at a hinted rate.
@@ -128,6 +138,7 @@ impl Bisection {
             lo_history: Vec::new(),
             hi: cfg.ceiling_bps,
             hi_tested: false,
+            hi_sender_limited: false,
             hint: None,
             last_hinted: false,
             nudge_up: false,
@@ -171,14 +182,20 @@ impl Bisection {
     /// times yet, and the step bound leaves room for the rerun. Asked before [`Self::record`]
     /// takes the same outcome, it says what `record` will do.
     pub fn runs_again(&self, offered_bps: u64, o: &StepOutcome) -> bool {
-        let short = o
-            .sent_bps
-            .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall));
-        short
-            && o.loss_percent.is_finite()
-            && o.loss_percent <= self.cfg.max_loss_percent
+        self.sender_short(offered_bps, o)
+            && self.loss_within_limit(o)
             && self.reruns < SENDER_SHORT_RERUNS
             && self.steps + 1 < self.cfg.max_steps
+    }
+
+    /// The sender put out less than the offered rate less the shortfall allowed.
+    fn sender_short(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+        o.sent_bps
+            .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall))
+    }
+
+    fn loss_within_limit(&self, o: &StepOutcome) -> bool {
+        o.loss_percent.is_finite() && o.loss_percent <= self.cfg.max_loss_percent
     }
 
     /// Takes the outcome of the step [`Bisection::next`] gave; ignored when none was pending.
@@ -187,6 +204,7 @@ impl Bisection {
             return;
         };
         let again = self.runs_again(p.rate_bps, &o);
+        let starved = self.sender_short(p.rate_bps, &o) && self.loss_within_limit(&o);
         self.steps += 1;
         if again {
             self.reruns += 1;
@@ -205,6 +223,7 @@ impl Bisection {
                 if p.rate_bps >= self.hi {
                     self.hi = p.rate_bps;
                     self.hi_tested = true;
+                    self.hi_sender_limited = false;
                 }
                 self.nudge_up = self.last_hinted;
                 self.hint = None;
@@ -215,11 +234,12 @@ impl Bisection {
                     return;
                 }
                 self.fail_at(p.rate_bps, &o);
+                self.hi_sender_limited = starved;
             }
             (StepKind::Confirm, true) => {
                 self.confirms_left = self.confirms_left.saturating_sub(1);
                 if self.confirms_left == 0 {
-                    self.finish(Verdict::Found { rate_bps: self.lo });
+                    self.found();
                     return;
                 }
             }
@@ -235,11 +255,20 @@ impl Bisection {
                     }
                 }
                 self.fail_at(failed, &o);
+                self.hi_sender_limited = starved;
             }
         }
         if self.steps >= self.cfg.max_steps {
             let best = self.lo_tested.then_some(self.lo);
-            self.finish(Verdict::StepLimit { best_bps: best });
+            // Out of steps with the sender, not the path, failing the rate above: say so.
+            self.finish(if self.hi_sender_limited && self.hi > self.lo {
+                Verdict::SenderLimited {
+                    limited_at_bps: self.hi,
+                    best_bps: best,
+                }
+            } else {
+                Verdict::StepLimit { best_bps: best }
+            });
             return;
         }
         self.plan();
@@ -248,11 +277,28 @@ impl Bisection {
     fn fail_at(&mut self, rate: u64, o: &StepOutcome) {
         self.hi = rate;
         self.hi_tested = true;
-        self.nudge_up = false;
         // A receiver rate inside the interval suggests where the bottleneck is; used once per
         // run of failures so noisy figures cannot walk the search down step by step.
         let guess = (o.achieved_bps * (1.0 - self.cfg.resolution / 2.0)) as u64;
         self.hint = (!self.last_hinted && guess > self.lo && guess < self.hi).then_some(guess);
+        // A receiver rate no higher than a rate that passed says the bottleneck is right there:
+        // try one resolution above that rate next, not the middle of the interval (which,
+        // from a far ceiling, would halve its way down in a dozen failing steps).
+        let at_lo = o.achieved_bps <= self.lo as f64 * (1.0 + self.cfg.resolution);
+        self.nudge_up = self.hint.is_none() && self.lo_tested && at_lo;
+    }
+
+    /// The search converged on `lo`: found, unless only the sender bounded it from above.
+    fn found(&mut self) {
+        let v = if self.hi_sender_limited && self.hi > self.lo {
+            Verdict::SenderLimited {
+                limited_at_bps: self.hi,
+                best_bps: self.lo_tested.then_some(self.lo),
+            }
+        } else {
+            Verdict::Found { rate_bps: self.lo }
+        };
+        self.finish(v);
     }
 
     fn finish(&mut self, v: Verdict) {
@@ -278,7 +324,7 @@ impl Bisection {
             if !self.lo_tested {
                 self.search(self.lo)
             } else if self.cfg.confirm == 0 {
-                self.finish(Verdict::Found { rate_bps: self.lo });
+                self.found();
                 return;
             } else {
                 self.confirms_left = self.cfg.confirm;
@@ -386,6 +432,36 @@ mod tests {
             );
             let confirms = probes.iter().filter(|p| p.kind == StepKind::Confirm);
             assert_eq!(confirms.count(), 2);
+        }
+    }
+
+    #[test]
+    fn a_device_that_passes_a_little_above_its_ceiling_takes_no_halving_steps() {
+        // A short ring lets a little more than the frame rate through within the loss limit,
+        // and overloaded it delivers a little less: after the hinted rate passes and the
+        // middle of the interval fails, the next step is just above the rate that passed.
+        for cap in [4_096_000.0, 6_400_000.0, 32_000_000.0, 92_672_000.0] {
+            let (v, probes) = drive(cfg(100_000_000), |r| {
+                let r = r as f64;
+                StepOutcome {
+                    achieved_bps: r.min(cap * 0.998),
+                    loss_percent: (100.0 * (r - cap * 1.005) / r).max(0.0),
+                    sent_bps: None,
+                }
+            });
+            let Verdict::Found { rate_bps } = v else {
+                panic!("{cap}: {v:?}");
+            };
+            let found = rate_bps as f64;
+            assert!(
+                found >= cap * 0.99 && found <= cap * 1.006,
+                "{cap}: {rate_bps}"
+            );
+            assert!(
+                probes.len() <= 8,
+                "{cap}: {} steps: {probes:?}",
+                probes.len()
+            );
         }
     }
 
@@ -521,10 +597,11 @@ mod tests {
     }
 
     #[test]
-    fn a_sender_always_short_still_fails_after_its_reruns() {
+    fn a_sender_always_short_ends_sender_limited_not_found() {
         // The sender never puts out more than 30 Mbit/s and nothing is lost: the host is the
-        // limit. Each step above it is run 1 + SENDER_SHORT_RERUNS times, then fails as
-        // before, and the search still ends near what the sender managed.
+        // limit. Each step above it is run 1 + SENDER_SHORT_RERUNS times, then fails, and the
+        // search ends near what the sender managed, saying that the sender, not the path,
+        // bounded it: that rate is a lower bound, not a ceiling.
         let mut runs = std::collections::HashMap::new();
         let (v, _) = drive(cfg(100_000_000), |r| {
             *runs.entry(r).or_insert(0u32) += 1;
@@ -535,14 +612,23 @@ mod tests {
                 sent_bps: Some(sent),
             }
         });
-        let Verdict::Found { rate_bps } = v else {
+        let Verdict::SenderLimited {
+            limited_at_bps: at,
+            best_bps: Some(best),
+        } = v
+        else {
             panic!("{v:?}");
         };
-        assert!(
-            (29.5e6..=30e6 / 0.98).contains(&(rate_bps as f64)),
-            "{rate_bps}"
-        );
+        assert!((29.5e6..=30e6 / 0.98).contains(&(best as f64)), "{best}");
+        assert!(at > best && at as f64 <= best as f64 * 1.011, "{v:?}");
         assert_eq!(runs[&100_000_000], 1 + SENDER_SHORT_RERUNS);
+        // A lossy failure above the rate found clears the mark: the path bounded the search.
+        let (v, _) = drive(cfg(100_000_000), |r| StepOutcome {
+            achieved_bps: (r as f64).min(30e6),
+            loss_percent: if r > 30_000_000 { 5.0 } else { 0.0 },
+            sent_bps: Some(r as f64),
+        });
+        assert!(matches!(v, Verdict::Found { .. }), "{v:?}");
     }
 
     #[test]
@@ -567,6 +653,14 @@ mod tests {
         assert!(!last.runs_again(100_000_000, &starved));
         last.record(starved);
         assert_eq!(last.next(), None);
+        // Out of steps with only the sender failing: sender-limited, not a plain step limit.
+        assert_eq!(
+            last.verdict(),
+            Some(Verdict::SenderLimited {
+                limited_at_bps: 100_000_000,
+                best_bps: None
+            })
+        );
     }
 
     #[test]

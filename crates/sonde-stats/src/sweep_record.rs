@@ -99,7 +99,7 @@ impl SearchResult {
     pub fn rate_bps(&self) -> Option<u64> {
         match self.verdict {
             Verdict::Found { rate_bps } => Some(rate_bps),
-            Verdict::StepLimit { best_bps } => best_bps,
+            Verdict::StepLimit { best_bps } | Verdict::SenderLimited { best_bps, .. } => best_bps,
             Verdict::BelowFloor => None,
         }
     }

@@ -281,6 +281,11 @@ pub struct ClientArgs {
     /// default 1: every datagram at its own time)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub burst: Option<u32>,
+    /// UDP: a sender held up makes up at most two datagrams of lost schedule (the rest shows
+    /// as sent below -b) instead of up to 200 ms of it at twice -b. For devices with short
+    /// buffers near their ceiling; `sonde sweep` always paces this way
+    #[arg(long)]
+    pub steady_pacing: bool,
     /// Reverse: the server sends
     #[arg(short = 'R', long, conflicts_with = "bidir")]
     pub reverse: bool,

@@ -6,11 +6,13 @@ use clap::Args;
 use sonde_stats::sweep_record::SweepDirection;
 
 /// `sonde sweep HOST`: the highest rate within a loss limit per datagram length (bisection),
-/// or achieved against asked for a list of rates.
+/// or achieved against asked for a list of rates. UDP steps pace steadily (a held-up sender
+/// makes up at most two datagrams); a search that only the host's sender bounded ends
+/// "sender-limited" with exit status 1.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  sonde sweep board -u -l 64,100,500,1448 --max-loss 0.1% --max-rate 100m\n  sonde sweep board -b 1000m,140m,130m,100m,50m,10m",
-    mut_arg("json", |a| a.help("One JSON document: \"sweep\" (settings, layer), \"results\" per length and direction (verdict, rate_bps, datagrams_per_sec, loss_percent, steps, seconds), \"knees\" of a rate list, every step in \"steps\" (offered_bps, achieved_bps, loss_percent, passed), \"partial\", \"error\""))
+    mut_arg("json", |a| a.help("One JSON document: \"sweep\" (settings, layer), \"results\" per length and direction (verdict: found, below_floor, step_limit or sender_limited with limited_at_bps; rate_bps, datagrams_per_sec, loss_percent, steps, seconds), \"knees\" of a rate list, every step in \"steps\" (offered_bps, sent_bps, achieved_bps, loss_percent, passed, rerun), \"partial\", \"error\""))
 )]
 pub struct SweepArgs {
     /// sonde server host

@@ -523,6 +523,7 @@ fn bad_flag_values_exit_2_with_a_helpful_message() {
         (&["-u", "-b", "1m/4", "--burst", "8"][..], "disagree"),
         (&["-b", "1m", "--burst", "8"][..], "UDP"),
         (&["-u", "-b", "0", "--burst", "8"][..], "paced rate"),
+        (&["-b", "1m", "--steady-pacing"][..], "applies to UDP"),
         (&["-u", "--skip-rx-copy"][..], "TCP only"),
         // Issue 17: each of these used to run a different test than asked, or fail late.
         (&["-n", "0"][..], "-n 0"),

@@ -2,7 +2,9 @@
 //! process for 80 ms (SIGSTOP, then SIGCONT) and the output must carry a note naming the
 //! stream and a lateness of at least that much, for a client sender and for the server's
 //! sender in reverse. (An undisturbed run may carry one too: on a busy machine the sender
-//! really is held up; that is what the note is for.)
+//! really is held up; that is what the note is for.) And what the sender does after such a
+//! stop: by default it makes up the schedule it missed (up to 200 ms of it); paced steadily
+//! (`--steady-pacing`) it makes up two datagrams and the rest is missing from what it sent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -72,5 +74,67 @@ fn a_sender_kept_off_the_cpu_says_so() {
         text.contains("server sender fell behind"),
         "{}",
         out.describe()
+    );
+}
+
+/// Datagrams the client's `-J` document says the sender sent, and its notes.
+fn sent_and_notes(doc: &serde_json::Value) -> (u64, Vec<String>) {
+    let sent = doc["end"]["sum_sent"]["packets"].as_u64().unwrap_or(0);
+    let notes = doc["sonde"]["notes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (sent, notes)
+}
+
+#[test]
+fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
+    let mut server = Server::start(&[]);
+    // 1000 datagrams/s for 3 s, stopped for 150 ms one second in.
+    let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
+    let client: Proc = server.spawn_client(&args);
+    pause(client.pid(), 150);
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    let (average, _) = sent_and_notes(&out.json());
+    let mut steady_args = args.to_vec();
+    steady_args.push("--steady-pacing");
+    let client: Proc = server.spawn_client(&steady_args);
+    pause(client.pid(), 150);
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    let (steady, notes) = sent_and_notes(&out.json());
+    eprintln!("sent after a 150 ms stop: {average} made up, {steady} paced steadily");
+    // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer.
+    assert!(average >= 2950, "made up: {average}");
+    assert!((2700..=2880).contains(&steady), "paced steadily: {steady}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("client sender") && n.contains("paced steadily")),
+        "{notes:?}"
+    );
+    // The server's sender in reverse paces steadily too when asked, and says so.
+    let mut rev = steady_args.clone();
+    rev.push("-R");
+    let server_pid = server.proc().pid();
+    let client = server.spawn_client(&rev);
+    pause(server_pid, 150);
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    let (sent, notes) = sent_and_notes(&out.json());
+    assert!(
+        (2700..=2880).contains(&sent),
+        "server paced steadily: {sent}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("server sender") && n.contains("paced steadily")),
+        "{notes:?}"
     );
 }

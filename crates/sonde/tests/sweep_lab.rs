@@ -9,15 +9,17 @@
 //!   (92.7 Mbit/s), and nothing gets through faster than the device moves frames.
 //!
 //! Without root each test prints why it skips; `SONDE_REQUIRE_ALL=1` (CI) makes that a failure.
-//! About 55 s in all on a quiet 2-core host (the search runs a second time when the first
-//! found a rate too low, see the test). On a loaded one (load average 7-9, other builds
-//! running) the search fails: the paced sender is starved and steps fall short or burst.
+//! About 70 s in all on a 2-core host (the search runs a second time when the first did not
+//! find every ceiling, see the test). On a host loaded beyond its cores (a busy loop beside
+//! it and a fuzzer) the sender is starved: its steps fall short and run again, and the search
+//! ends "sender_limited" (exit 1) rather than reporting the host's stalls as the device's
+//! ceiling.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 mod common;
 
-use common::{arr, lab_available, lab_result, num, run_lab, text, uint, TempDir};
+use common::{arr, lab_available, lab_result, num, run, text, uint, TempDir};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -63,21 +65,28 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
     let mut argv = vec!["\"sweep\"".to_owned(), "\"{server}\"".into()];
     argv.extend(args.iter().map(|a| format!("{a:?}")));
     let scenario = TOPOLOGY.replace("{sonde}", &argv.join(", "));
-    let out_dir = run_lab(&dir, &scenario, Duration::from_secs(260));
+    let file = dir.file("scenario.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let out_dir = dir.file("out");
+    let (f, o) = (file.to_string_lossy(), out_dir.to_string_lossy());
+    let out = run(&["lab", "run", &f, "--out", &o], Duration::from_secs(260));
+    // A sweep that ends sender-limited exits 1, and the lab run with it; its document is
+    // still written, and the caller judges it.
+    assert!(matches!(out.code(), Some(0 | 1)), "{}", out.describe());
     lab_result(&out_dir, "device", "sweep", 1)
 }
 
 #[test]
-#[ignore = "flaky on a shared 2-core host: passed in 1 of 3 CI runs (1448 B -4.98 % once, 100 B -2.65 % twice in a row once); the paced sender's catch-up near the ceiling overflows the ring (issue 10 open)"]
 fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_minutes() {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
-    // Near the ceiling a sender held up on this shared host catches up faster than the device
-    // drains, and the 20-frame ring drops what it cannot hold; that can only lower a found rate
-    // (CI once saw 1448 B at -5 % while the other lengths were within 0.5 %). So the second
-    // of up to two sweeps runs only when the first found a rate too low; one too high fails.
+    // Sweep steps pace steadily (a sender held up makes up two datagrams at most), so a busy
+    // host shows as steps whose sender fell short, which run again, and at worst as a
+    // "sender_limited" search, never as the device's loss. On this shared host that can still
+    // happen, so a second sweep runs when the first did not find every ceiling or found one
+    // too low; a rate found too high fails at once.
     let mut doc = Value::Null;
     for attempt in 1..=2 {
         doc = run_sweep(
@@ -96,12 +105,12 @@ fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_mi
         );
         let low = arr(&doc, "results").iter().any(|r| {
             let ceiling = PPS * uint(r, "length") as f64 * 8.0;
-            r["rate_bps"].as_f64().is_none_or(|f| f < ceiling * 0.98)
+            r["verdict"] != "found" || r["rate_bps"].as_f64().is_none_or(|f| f < ceiling * 0.98)
         });
         if !low {
             break;
         }
-        eprintln!("sweep {attempt} found a rate more than 2 % under the ceiling:\n{doc}");
+        eprintln!("sweep {attempt} did not find every ceiling within 2 %:\n{doc}");
     }
     assert_eq!(doc["partial"], false, "{doc}");
     assert_eq!(text(&doc, "sweep.layer"), "UDP payload");
@@ -130,6 +139,18 @@ fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_mi
         );
     }
     eprintln!("the four-length sweep took {total:.1} s");
+    for s in arr(&doc, "steps") {
+        eprintln!(
+            "  {:>5} B {:>9.3} offered {:>9.3} sent {:>9.3} achieved (Mbit/s) {:>7.3} % lost {} {}",
+            s["length"],
+            s["offered_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["sent_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["achieved_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["loss_percent"].as_f64().unwrap_or(f64::NAN),
+            s["passed"],
+            if s["rerun"] == true { "rerun" } else { "" },
+        );
+    }
     assert!(total < 120.0, "the sweep took {total:.1} s");
     // Every step is in the document, each with its offered rate, achieved rate and loss.
     let steps = arr(&doc, "steps");
@@ -160,18 +181,26 @@ fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
         ],
     );
     assert_eq!(doc["partial"], false, "{doc}");
-    let steps = arr(&doc, "steps");
-    assert_eq!(steps.len(), 5, "{doc}");
-    for s in steps {
+    let all = arr(&doc, "steps");
+    for s in all {
         eprintln!(
-            "asked {:.1} Mbit/s achieved {:.2} Mbit/s loss {:.3} %",
+            "asked {:.1} Mbit/s sent {:.2} achieved {:.2} Mbit/s loss {:.3} %{}",
             num(s, "offered_bps") / 1e6,
+            num(s, "sent_bps") / 1e6,
             num(s, "achieved_bps") / 1e6,
-            num(s, "loss_percent")
+            num(s, "loss_percent"),
+            if s["rerun"] == true {
+                " (sender short: runs again)"
+            } else {
+                ""
+            }
         );
     }
+    // One step per rate, besides the reruns of steps whose sender fell short on this host.
+    let steps: Vec<&Value> = all.iter().filter(|s| s["rerun"] != true).collect();
+    assert_eq!(steps.len(), 5, "{doc}");
     assert_eq!(uint(&doc["knees"][0], "knee_bps"), 100_000_000, "{doc}");
     // Nothing gets through faster than the device moves frames.
-    let top = num(&steps[0], "achieved_bps");
+    let top = num(steps[0], "achieved_bps");
     assert!(top <= PPS * 1448.0 * 8.0 * 1.01, "{top}");
 }

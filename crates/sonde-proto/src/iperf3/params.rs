@@ -279,6 +279,7 @@ impl Iperf3Params {
             tos: self.tos.unwrap_or(0) as u8,
             zerocopy: false,
             burst: self.burst.unwrap_or(0) as u32,
+            steady_pacing: false,
             skip_rx_copy: self.skip_rx_copy,
             fq_rate: self.fqrate,
             dont_fragment: self.dont_fragment,

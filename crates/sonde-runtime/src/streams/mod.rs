@@ -119,6 +119,8 @@ pub struct StreamConfig {
     pub bitrate: u64,
     /// UDP: datagrams sent back to back at each departure (`--burst`, 1 = smooth pacing).
     pub burst: u32,
+    /// UDP: how a paced sender treats lost schedule (`--steady-pacing`).
+    pub pacing: crate::pacing::Pacing,
     pub zerocopy: bool,
     /// UDP: the header every datagram carries.
     pub format: DatagramFormat,
@@ -141,6 +143,7 @@ impl StreamConfig {
             length,
             bitrate,
             burst: 1,
+            pacing: crate::pacing::Pacing::Average,
             zerocopy: false,
             format: DatagramFormat::Sonde,
             repeating_payload: false,
@@ -154,6 +157,11 @@ impl StreamConfig {
     pub fn for_test(p: &TestParams) -> Self {
         Self {
             burst: p.burst.max(1),
+            pacing: if p.steady_pacing {
+                crate::pacing::Pacing::Steady
+            } else {
+                crate::pacing::Pacing::Average
+            },
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
             fq_rate_set: p.fq_rate > 0,

@@ -12,7 +12,9 @@
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
-use crate::pacing::{catch_up_batch, datagram_gap_ns, datagrams_per_departure, DepartureSchedule};
+use crate::pacing::{
+    catch_up_batch, datagram_gap_ns, datagrams_per_departure, DepartureSchedule, Pacing,
+};
 use crate::schedule_slips::ScheduleSlips;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
@@ -90,6 +92,7 @@ struct Sender<'a> {
     gso: bool,
     buf: Vec<u8>,
     bitrate: u64,
+    pacing: Pacing,
     seq: u64,
     dest: std::net::SocketAddr,
 }
@@ -129,6 +132,7 @@ impl<'a> Sender<'a> {
             gso,
             buf,
             bitrate: cfg.bitrate,
+            pacing: cfg.pacing,
             seq: 0,
             dest: sock.peer_addr()?,
         })
@@ -140,9 +144,10 @@ impl<'a> Sender<'a> {
 
     /// Sends departures on schedule until stopped or the budget is used up.
     fn run(&mut self, budget: Option<&Budget>, ctl: &Control) -> std::io::Result<()> {
-        let mut schedule = DepartureSchedule::new(self.bitrate);
+        let mut schedule = DepartureSchedule::with_pacing(self.bitrate, self.pacing);
         let mut sleeper = schedule.as_ref().map(|_| PreciseSleeper::new());
         let mut slips = ScheduleSlips::default();
+        slips.steady = self.pacing == Pacing::Steady;
         let start = Instant::now();
         while !Self::stopped(ctl) {
             if let (Some(s), Some(sl)) = (&schedule, &mut sleeper) {
@@ -162,7 +167,11 @@ impl<'a> Sender<'a> {
                             *shared = slips;
                         }
                     }
-                    catch_up_batch(late, self.gap_ns, self.per_departure, self.max_batch)
+                    if self.pacing.batches_to_catch_up() {
+                        catch_up_batch(late, self.gap_ns, self.per_departure, self.max_batch)
+                    } else {
+                        self.per_departure
+                    }
                 }
                 None => self.per_departure,
             };

@@ -97,6 +97,9 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             "--burst (or -b RATE/N) applies to UDP; TCP with -b is paced by the kernel".into(),
         );
     }
+    if a.steady_pacing && !a.udp {
+        return Err("--steady-pacing applies to UDP; TCP with -b is paced by the kernel".into());
+    }
     if burst > 1 && rate == Some(0) {
         return Err("--burst needs a paced rate: -b 0 sends as fast as possible already".into());
     }
@@ -124,6 +127,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         tos: a.tos.or(a.dscp.map(|d| d << 2)).unwrap_or(0),
         zerocopy: a.zerocopy,
         burst,
+        steady_pacing: a.steady_pacing,
         skip_rx_copy: a.skip_rx_copy,
         fq_rate: a.fq_rate.unwrap_or(0),
         dont_fragment: a.dont_fragment,

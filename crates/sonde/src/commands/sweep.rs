@@ -9,7 +9,7 @@ use sonde_report::sweep::{self as report, SweepSettings};
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode};
 use sonde_stats::model::Protocol;
-use sonde_stats::sweep::SearchConfig;
+use sonde_stats::sweep::{SearchConfig, Verdict};
 use sonde_stats::sweep_record::SweepStep;
 use sonde_stats::units::format_bitrate;
 use std::sync::atomic::AtomicBool;
@@ -93,6 +93,7 @@ pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
         SweepMode::Rates {
             rates: a.rates.clone(),
             length: checked.first().copied().unwrap_or(1448),
+            tolerance: a.tolerance / 100.0,
         }
     };
     Ok(SweepConfig {
@@ -103,6 +104,8 @@ pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
             cport: None,
             params: TestParams {
                 protocol,
+                // A UDP step measures the device, not the sender's catch-up after a hold-up.
+                steady_pacing: protocol == Protocol::Udp,
                 ..TestParams::default()
             },
             connect_timeout: a.connect_timeout,
@@ -221,11 +224,32 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
             outln!("{line}");
         }
     }
-    match error {
-        None => exit::OK,
-        Some(e) => {
-            output::final_error(format_args!("sonde: error - {e}"));
-            exit::FAILED
-        }
+    if let Some(e) = error {
+        output::final_error(format_args!("sonde: error - {e}"));
+        return exit::FAILED;
     }
+    let limited: Vec<String> = rec
+        .searches
+        .iter()
+        .filter_map(|r| match r.verdict {
+            Verdict::SenderLimited { limited_at_bps, .. } => Some(format!(
+                "{} B {} at {}",
+                r.length,
+                r.direction.name(),
+                format_bitrate(limited_at_bps as f64)
+            )),
+            _ => None,
+        })
+        .collect();
+    if !limited.is_empty() {
+        output::final_error(format_args!(
+            "sonde: error - the sender could not offer the rate on this host ({}): every run \
+             put out less than offered with no loss to explain it (the CPU was busy \
+             elsewhere), so the rate shown is a lower bound, not the path's ceiling; run again \
+             on a quieter host",
+            limited.join("; ")
+        ));
+        return exit::FAILED;
+    }
+    exit::OK
 }
