@@ -6,12 +6,11 @@
 //! - Planned-switch stall: the receiving end's longest wait between two deliveries of new
 //!   bytes from the switch's JOIN until the new path delivered (the server's `stall_ms`), the
 //!   RTT being twice the link's configured one-way delay. The issue asks for one RTT + 1 ms.
-//!   A planned switch now resends nothing (the new path starts at the old path's MOVED
-//!   offset, in small frames at first) and measures a median of 12-15 ms, p90 14-29 ms at
-//!   10 ms RTT on this busy 2-core host (before: median 43-54 ms, p90 56-60 ms): about one
-//!   RTT plus the switch-test client's own pause (it calls `switch` from its sending thread,
-//!   so the old path runs dry while the JOIN goes back and forth). So this test asserts the
-//!   best run's median within 2 RTT and p90 within 4 RTT, not the target itself.
+//!   A planned switch resends nothing (the new path starts at the old path's MOVED offset, in
+//!   small frames at first), and `switch-test` switches from a thread of its own, so the old
+//!   path keeps carrying new bytes while the JOIN goes back and forth. At 10 ms RTT: median
+//!   5.5-7.7 ms, p90 9.8-10 ms (three runs). The test asserts the target, one RTT + 1 ms, on
+//!   the best run's median and p90 (a loaded host can only lengthen stalls).
 //! - A path cut mid-transfer: the router refuses IPv4 TCP of the test's port with a reset
 //!   (an nft rule, so both ends see their IPv4 connection fail at once), then lets it pass
 //!   again. The stream continues on IPv6 with nothing lost; the recovery time is the
@@ -158,7 +157,7 @@ fn a_thousand_planned_switches_lose_nothing() {
 /// The stall of planned switches on a 10 ms RTT (5 ms each way): best of up to `RUNS` runs
 /// of 20 switches 0.2 s apart (a loaded host can only lengthen stalls).
 #[test]
-fn a_planned_switch_stalls_the_receiver_about_one_rtt() {
+fn a_planned_switch_stalls_the_receiver_at_most_one_rtt_plus_1ms() {
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !available("planned-switch stall", &["ip"]) {
         return;
@@ -196,23 +195,23 @@ fn a_planned_switch_stalls_the_receiver_about_one_rtt() {
         if best.is_none_or(|b| run.1 < b.1) {
             best = Some(run);
         }
-        let within =
-            run.0 <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && run.1 <= STALL_P90_LIMIT_RTT * rtt_ms;
+        let limit = rtt_ms + STALL_LIMIT_EXTRA_MS;
+        let within = run.0 <= limit && run.1 <= limit;
         if within && std::env::var("SONDE_SWITCH_LAB_RUNS").is_err() {
             break;
         }
     }
     let (median, p90, _) = best.unwrap();
+    let limit = rtt_ms + STALL_LIMIT_EXTRA_MS;
     assert!(
-        median <= STALL_MEDIAN_LIMIT_RTT * rtt_ms && p90 <= STALL_P90_LIMIT_RTT * rtt_ms,
-        "planned-switch stall median {median:.2} ms, p90 {p90:.2} ms: over \
-         {STALL_MEDIAN_LIMIT_RTT} / {STALL_P90_LIMIT_RTT} RTT ({rtt_ms} ms)"
+        median <= limit && p90 <= limit,
+        "planned-switch stall median {median:.2} ms, p90 {p90:.2} ms: over one RTT + 1 ms \
+         ({limit} ms)"
     );
 }
 
-/// The bounds on the best run's median and p90 stall, in RTTs (see the module docs).
-const STALL_MEDIAN_LIMIT_RTT: f64 = 2.0;
-const STALL_P90_LIMIT_RTT: f64 = 4.0;
+/// The bounds on the best run's median and p90 stall: one RTT + 1 ms (see the module docs).
+const STALL_LIMIT_EXTRA_MS: f64 = 1.0;
 
 /// Refuses (`on`) or lets pass again IPv4 TCP to and from `port` in the router.
 fn cut_ipv4(lab: &Lab, port: &str, on: bool) {

@@ -32,6 +32,7 @@ pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
         _ => Family::Any,
     }
 }
+pub mod switch_driver;
 pub mod switch_policy;
 pub mod switch_samples;
 pub mod switch_schedule;

@@ -7,6 +7,7 @@
 //! count (8), and its switch records as JSON (length 4, then the bytes; at most 16 MiB).
 
 use super::exit;
+use super::switch_driver::SwitchDriver;
 use super::switch_policy::Chooser;
 use super::switch_samples::Samples;
 use super::switch_schedule::Schedule;
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -153,7 +154,7 @@ struct Outcome {
 
 fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let t = targets(a)?;
-    let mut fam = if a.start == "6" {
+    let fam = if a.start == "6" {
         Family::V6
     } else {
         Family::V4
@@ -166,38 +167,47 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.time);
     // The schedule says when (every `--every` s, or at `--at` times); the chooser where to
-    // (the other family, or what a `--policy` verdict says). A policy reads its verdict at
-    // once, then at each scheduled time.
-    let mut schedule = Schedule::new(a.every, &a.more.at);
-    let mut read_policy_now = matches!(chooser, Chooser::Policy { .. });
+    // (the other family, or what a `--policy` verdict says). A thread of its own switches
+    // (see `switch_driver`) while this one sends.
+    let schedule = Schedule::new(a.every, &a.more.at);
+    let stop = AtomicBool::new(false);
+    let switched = AtomicU64::new(0);
+    let driver = SwitchDriver {
+        conn: &c,
+        start,
+        family: fam,
+        limit: a.more.switches,
+        stop: &stop,
+        switched: &switched,
+    };
     let mut bytes = 0u64;
     let mut pending = 0..0;
-    let mut switched = 0u64;
-    while Instant::now() < end && !interrupt.load(Ordering::SeqCst) {
-        if pending.is_empty() {
-            fill(&mut buf, &mut seed);
-            h.update(&buf);
-            pending = 0..buf.len();
-        }
-        let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
-        pending.start += k;
-        bytes += k as u64;
-        if std::mem::take(&mut read_policy_now) || schedule.due(start.elapsed()) {
-            // After a recovery the stream may already be on the other family.
-            let current = c.family().unwrap_or(fam);
-            if let Some(to) = chooser
-                .next(start.elapsed(), current)
-                .filter(|&f| f != current)
+    let (sent, switching) = std::thread::scope(|s| {
+        let switcher = s.spawn(|| driver.run(&mut chooser, schedule));
+        let sent = (|| -> anyhow::Result<()> {
+            while Instant::now() < end
+                && !interrupt.load(Ordering::SeqCst)
+                && !stop.load(Ordering::SeqCst)
             {
-                fam = to;
-                c.switch(fam)?;
-                switched += 1;
-                if a.more.switches.is_some_and(|n| switched >= n) {
-                    break;
+                if pending.is_empty() {
+                    fill(&mut buf, &mut seed);
+                    h.update(&buf);
+                    pending = 0..buf.len();
                 }
+                let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
+                pending.start += k;
+                bytes += k as u64;
             }
-        }
-    }
+            Ok(())
+        })();
+        stop.store(true, Ordering::SeqCst);
+        let switching = switcher
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the switching thread panicked")));
+        (sent, switching)
+    });
+    switching?;
+    sent?;
     // The hash covers whole chunks: send the rest of the current one.
     c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
     bytes += pending.len() as u64;
