@@ -10,6 +10,11 @@
 #   SONDE_FUZZ_RSS_MB   resident memory limit per target, default 1024
 #   SONDE_FUZZ_MALLOC_MB  largest single allocation allowed, default 256
 #
+# Each target runs at the idle scheduling policy (chrt --idle, where chrt exists): it then
+# yields a core at once to any other task. A merely niced fuzzer (nice 19) still delayed paced
+# senders on the same host by 3-5 ms (the scheduler lets a running task finish its slice) and
+# so failed timing-sensitive tests running beside it.
+#
 # Exits 1 on any crash, leak, timeout or out-of-memory (the reproducer is left in
 # fuzz/artifacts/<target>/ and named in the output), 2 when nightly or cargo-fuzz is missing.
 # New corpus entries go to fuzz/corpus/<target>/ (git-ignored); fuzz/seeds/ is never written.
@@ -51,6 +56,10 @@ declare -A max_len=([serial_frames]=1024 [serial_receiver]=1024 [switch_session]
 
 mkdir -p logs
 failed=()
+idle=()
+if command -v chrt >/dev/null 2>&1 && chrt --idle 0 true 2>/dev/null; then
+    idle=(chrt --idle 0)
+fi
 printf '%-18s %12s %9s %7s %7s %8s  %s\n' target execs exec/s cov ft seconds result
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t" "seeds/$t"
@@ -62,7 +71,7 @@ for t in "${targets[@]}"; do
         limit+=("-max_len=${max_len[$t]}")
     fi
     start=$(date +%s.%N)
-    "$bin_dir/$t" -runs="$execs" "${limit[@]}" -rss_limit_mb="$rss" -malloc_limit_mb="$malloc" \
+    "${idle[@]}" "$bin_dir/$t" -runs="$execs" "${limit[@]}" -rss_limit_mb="$rss" -malloc_limit_mb="$malloc" \
         -timeout=10 -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
         "corpus/$t" "seeds/$t" >"logs/$t.log" 2>&1
     rc=$?
