@@ -11,9 +11,9 @@
 #   SONDE_FUZZ_MALLOC_MB  largest single allocation allowed, default 256
 #
 # Each target runs at the idle scheduling policy (chrt --idle, where chrt exists): it then
-# yields a core at once to any other task. A merely niced fuzzer (nice 19) still delayed paced
-# senders on the same host by 3-5 ms (the scheduler lets a running task finish its slice) and
-# so failed timing-sensitive tests running beside it.
+# yields a core at once to any other task. A CI run with a merely niced fuzzer (nice 19)
+# beside it failed a pacing test whose senders fell behind by up to 4-5 ms
+# (bench/RESULTS.md, third fuzz pass).
 #
 # Exits 1 on any crash, leak, timeout or out-of-memory (the reproducer is left in
 # fuzz/artifacts/<target>/ and named in the output), 2 when nightly or cargo-fuzz is missing.

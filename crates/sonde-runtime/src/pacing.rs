@@ -41,11 +41,14 @@
 //! that many frames to a device's queue. What a longer hold-up cost is lost and shows as a
 //! sender below the offered rate (which the sweep reruns), not as the device's loss.
 //!
-//! Why not a slower catch-up instead: with the lab's forwarder ticking beside the sender on a
-//! 2-core host, departures are late by 10-20 µs each on average just above a device's frame
-//! rate; a sender allowed only 2 % over the rate could not make that up and offered 8 % less
-//! than asked (4.06 instead of 4.5 Mbit/s at 64 B), and the sweep then took every step above
-//! the ceiling for a sender shortfall.
+//! Why not a slower catch-up instead: a sender allowed only 2 % over the rate, measured in the
+//! lab just above a device's frame rate, offered 10 % less than asked (4.06 instead of 4.5
+//! Mbit/s at 64 B, with the lab's forwarder beside it on a 2-core host), so its departures
+//! were late by about 11 µs each on average (10 % of a 114 µs gap; inferred from that
+//! shortfall, not timed one by one), more than 2 % of a gap can make up; the sweep then took
+//! every step above the ceiling for a sender shortfall. The two bounds (two departures, 1 ms)
+//! are chosen, not tuned: two departures absorb that jitter, and the 1 ms keeps a slow sender
+//! from making up a long gap in one go.
 
 use std::time::Duration;
 
@@ -94,11 +97,6 @@ impl Pacing {
                 .saturating_mul(STEADY_OWED_DEPARTURES)
                 .min(STEADY_MAX_OWED.as_nanos() as u64),
         }
-    }
-
-    /// Whether a late high-rate sender may send what it owes in one batch.
-    pub fn batches_to_catch_up(self) -> bool {
-        self == Pacing::Average
     }
 }
 
@@ -180,7 +178,7 @@ pub struct DepartureSchedule {
     pacing: Pacing,
     scheduled_bytes: u64,
     last: Option<(u64, u64)>,
-    /// Lateness beyond [`MAX_OWED`] that the schedule gave up on, in nanoseconds.
+    /// Lateness beyond what `pacing` makes up that the schedule gave up on, in nanoseconds.
     forgiven_ns: u64,
 }
 
@@ -223,6 +221,15 @@ impl DepartureSchedule {
                 due.max(at.saturating_add(spacing))
             }
             None => due,
+        }
+    }
+
+    /// Datagrams for a departure that leaves `late_ns` after its due time: what
+    /// [`catch_up_batch`] gives, except that a steady schedule never batches what it owes.
+    pub fn batch(&self, late_ns: u64, gap_ns: u64, base: usize, max_batch: usize) -> usize {
+        match self.pacing {
+            Pacing::Average => catch_up_batch(late_ns, gap_ns, base, max_batch),
+            Pacing::Steady => base,
         }
     }
 
@@ -446,7 +453,10 @@ mod tests {
             (999_000_000..=1_001_000_000).contains(&at),
             "1000 departures end at {at}"
         );
-        assert!(!Pacing::Steady.batches_to_catch_up() && Pacing::Average.batches_to_catch_up());
+        // Late at a high rate (10 µs gaps, 95 µs late), only the average schedule batches.
+        let average = DepartureSchedule::new(100_000_000).unwrap();
+        assert_eq!(average.batch(95_000, 10_000, 1, 64), 9);
+        assert_eq!(t.batch(95_000, 10_000, 1, 64), 1);
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl ScheduleSlips {
                 if self.episodes == 1 { "" } else { "s" },
                 self.max_late_ns as f64 / 1e6,
                 if self.steady {
-                    "paced steadily, it made up two datagrams of it at most and sent that much less than asked"
+                    "paced steadily, it made up two departures of it at most and sent that much less than asked"
                 } else {
                     "its catch-up ran above the asked rate, which a short-buffered path may drop"
                 }

@@ -7,7 +7,8 @@ use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
 use sonde_stats::sweep::{
-    Bisection, Probe, SearchConfig, StepKind, StepOutcome, SENDER_SHORT_RERUNS,
+    listed_step_runs_again, Bisection, Probe, SearchConfig, StepKind, StepOutcome,
+    SENDER_SHORT_RERUNS,
 };
 use sonde_stats::sweep_record::{SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
@@ -35,10 +36,8 @@ pub enum SweepMode {
         lengths: Vec<u32>,
         search: SearchConfig,
     },
-    /// One step per rate at one length: achieved against asked. A UDP step whose sender put
-    /// out less than asked by more than `tolerance` (a fraction) while the receiver got what
-    /// was sent runs again, up to [`SENDER_SHORT_RERUNS`] times: its shortfall is the host's,
-    /// not the path's.
+    /// One step per rate at one length: achieved against asked. A step the host fell short
+    /// in runs again (`sonde_stats::sweep::listed_step_runs_again`; `tolerance` a fraction).
     Rates {
         rates: Vec<u64>,
         length: u32,
@@ -158,12 +157,14 @@ pub fn run(
                             break 'rates;
                         };
                         step.kind = StepRole::Listed;
-                        // Short, yet the path carried what was sent: the host's shortfall.
-                        let short = step.sent_bps.is_some_and(|s| {
-                            s < rate as f64 * (1.0 - tolerance)
-                                && step.achieved_bps >= s * (1.0 - tolerance)
-                        });
-                        step.rerun = udp && short && attempt < SENDER_SHORT_RERUNS;
+                        step.rerun = listed_step_runs_again(
+                            udp,
+                            rate,
+                            step.sent_bps,
+                            step.achieved_bps,
+                            *tolerance,
+                            attempt,
+                        );
                         let rerun = step.rerun;
                         if !rerun {
                             done += 1;

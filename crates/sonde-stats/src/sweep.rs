@@ -259,16 +259,11 @@ impl Bisection {
             }
         }
         if self.steps >= self.cfg.max_steps {
-            let best = self.lo_tested.then_some(self.lo);
             // Out of steps with the sender, not the path, failing the rate above: say so.
-            self.finish(if self.hi_sender_limited && self.hi > self.lo {
-                Verdict::SenderLimited {
-                    limited_at_bps: self.hi,
-                    best_bps: best,
-                }
-            } else {
-                Verdict::StepLimit { best_bps: best }
+            let v = self.sender_limited().unwrap_or(Verdict::StepLimit {
+                best_bps: self.lo_tested.then_some(self.lo),
             });
+            self.finish(v);
             return;
         }
         self.plan();
@@ -290,15 +285,18 @@ impl Bisection {
 
     /// The search converged on `lo`: found, unless only the sender bounded it from above.
     fn found(&mut self) {
-        let v = if self.hi_sender_limited && self.hi > self.lo {
-            Verdict::SenderLimited {
-                limited_at_bps: self.hi,
-                best_bps: self.lo_tested.then_some(self.lo),
-            }
-        } else {
-            Verdict::Found { rate_bps: self.lo }
-        };
+        let v = self
+            .sender_limited()
+            .unwrap_or(Verdict::Found { rate_bps: self.lo });
         self.finish(v);
+    }
+
+    /// [`Verdict::SenderLimited`] when only a starved sender failed the rate above `lo`.
+    fn sender_limited(&self) -> Option<Verdict> {
+        (self.hi_sender_limited && self.hi > self.lo).then(|| Verdict::SenderLimited {
+            limited_at_bps: self.hi,
+            best_bps: self.lo_tested.then_some(self.lo),
+        })
     }
 
     fn finish(&mut self, v: Verdict) {
@@ -352,6 +350,24 @@ impl Bisection {
             kind: StepKind::Search,
         }
     }
+}
+
+/// Whether a step of a rate list (`attempt` reruns so far) runs again: a UDP step whose sender
+/// put out less than `asked` by more than `tolerance` (a fraction) while the receiver got what
+/// was sent, so the shortfall is the host's, not the path's; at most [`SENDER_SHORT_RERUNS`]
+/// times. (A TCP sender writes what the path takes: its shortfall is the path's.)
+pub fn listed_step_runs_again(
+    udp: bool,
+    asked: u64,
+    sent_bps: Option<f64>,
+    achieved_bps: f64,
+    tolerance: f64,
+    attempt: u32,
+) -> bool {
+    let host_short = sent_bps.is_some_and(|s| {
+        s < asked as f64 * (1.0 - tolerance) && achieved_bps >= s * (1.0 - tolerance)
+    });
+    udp && host_short && attempt < SENDER_SHORT_RERUNS
 }
 
 /// In a list of (asked, achieved) rates, the lowest asked rate whose achieved rate falls short
@@ -463,6 +479,22 @@ mod tests {
                 probes.len()
             );
         }
+    }
+
+    #[test]
+    fn a_listed_step_runs_again_only_when_the_host_fell_short() {
+        let again = |udp, sent, achieved, attempt| {
+            listed_step_runs_again(udp, 50_000_000, sent, achieved, 0.02, attempt)
+        };
+        // Sent 48.8 of 50 (2.4 % short) and all of it arrived: the host's shortfall.
+        assert!(again(true, Some(48.8e6), 48.7e6, 0));
+        assert!(again(true, Some(48.8e6), 48.7e6, SENDER_SHORT_RERUNS - 1));
+        assert!(!again(true, Some(48.8e6), 48.7e6, SENDER_SHORT_RERUNS));
+        // Within the tolerance, lost on the path, unknown, or TCP: it counts as it is.
+        assert!(!again(true, Some(49.5e6), 49.4e6, 0));
+        assert!(!again(true, Some(48.8e6), 40e6, 0));
+        assert!(!again(true, None, 40e6, 0));
+        assert!(!again(false, Some(48.8e6), 48.7e6, 0));
     }
 
     #[test]
@@ -622,7 +654,7 @@ mod tests {
         assert!((29.5e6..=30e6 / 0.98).contains(&(best as f64)), "{best}");
         assert!(at > best && at as f64 <= best as f64 * 1.011, "{v:?}");
         assert_eq!(runs[&100_000_000], 1 + SENDER_SHORT_RERUNS);
-        // A lossy failure above the rate found clears the mark: the path bounded the search.
+        // The same host limit shown by loss instead (the path drops what is above it): found.
         let (v, _) = drive(cfg(100_000_000), |r| StepOutcome {
             achieved_bps: (r as f64).min(30e6),
             loss_percent: if r > 30_000_000 { 5.0 } else { 0.0 },

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Proc, Server};
+use common::{Output, Proc, Server};
 use std::time::Duration;
 
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
@@ -23,6 +23,24 @@ fn pause(pid: i32, ms: u64) {
     std::thread::sleep(Duration::from_millis(ms));
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGCONT) };
+}
+
+/// Runs a client with `args`, stops the sender (the server when `server_sends`, else the
+/// client) for `ms` one second in, and returns its output, which must be exit 0.
+fn stopped_run(server: &mut Server, args: &[&str], server_sends: bool, ms: u64) -> Output {
+    let server_pid = server.proc().pid();
+    let client: Proc = server.spawn_client(args);
+    pause(
+        if server_sends {
+            server_pid
+        } else {
+            client.pid()
+        },
+        ms,
+    );
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    out
 }
 
 /// The largest "by up to X ms" in `notes`.
@@ -45,11 +63,7 @@ fn a_sender_kept_off_the_cpu_says_so() {
     let mut server = Server::start(&[]);
     let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
     // The client's sender.
-    let client: Proc = server.spawn_client(&args);
-    pause(client.pid(), 80);
-    let out = client.wait(CLIENT_DEADLINE);
-    out.expect_code(0);
-    let doc = out.json();
+    let doc = stopped_run(&mut server, &args, false, 80).json();
     let notes: Vec<&str> = doc["sonde"]["notes"]
         .as_array()
         .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
@@ -62,16 +76,11 @@ fn a_sender_kept_off_the_cpu_says_so() {
     assert!(!ours.is_empty(), "{notes:?}");
     assert!(worst_ms(&ours) >= 70.0, "{ours:?}");
     // The server's sender, in reverse: its note reaches the client.
-    let server_pid = server.proc().pid();
     let mut rev = args.to_vec();
     rev.push("-R");
-    let client = server.spawn_client(&rev);
-    pause(server_pid, 80);
-    let out = client.wait(CLIENT_DEADLINE);
-    out.expect_code(0);
-    let text = out.stdout.clone();
+    let out = stopped_run(&mut server, &rev, true, 80);
     assert!(
-        text.contains("server sender fell behind"),
+        out.stdout.contains("server sender fell behind"),
         "{}",
         out.describe()
     );
@@ -96,18 +105,11 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     let mut server = Server::start(&[]);
     // 1000 datagrams/s for 3 s, stopped for 150 ms one second in.
     let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
-    let client: Proc = server.spawn_client(&args);
-    pause(client.pid(), 150);
-    let out = client.wait(CLIENT_DEADLINE);
-    out.expect_code(0);
-    let (average, _) = sent_and_notes(&out.json());
+    let (average, _) = sent_and_notes(&stopped_run(&mut server, &args, false, 150).json());
     let mut steady_args = args.to_vec();
     steady_args.push("--steady-pacing");
-    let client: Proc = server.spawn_client(&steady_args);
-    pause(client.pid(), 150);
-    let out = client.wait(CLIENT_DEADLINE);
-    out.expect_code(0);
-    let (steady, notes) = sent_and_notes(&out.json());
+    let (steady, notes) =
+        sent_and_notes(&stopped_run(&mut server, &steady_args, false, 150).json());
     eprintln!("sent after a 150 ms stop: {average} made up, {steady} paced steadily");
     // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer.
     assert!(average >= 2950, "made up: {average}");
@@ -121,12 +123,7 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     // The server's sender in reverse paces steadily too when asked, and says so.
     let mut rev = steady_args.clone();
     rev.push("-R");
-    let server_pid = server.proc().pid();
-    let client = server.spawn_client(&rev);
-    pause(server_pid, 150);
-    let out = client.wait(CLIENT_DEADLINE);
-    out.expect_code(0);
-    let (sent, notes) = sent_and_notes(&out.json());
+    let (sent, notes) = sent_and_notes(&stopped_run(&mut server, &rev, true, 150).json());
     assert!(
         (2700..=2880).contains(&sent),
         "server paced steadily: {sent}"

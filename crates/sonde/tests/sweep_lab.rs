@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{arr, lab_available, lab_result, num, run, text, uint, TempDir};
+use common::{arr, lab_available, lab_result, num, run_lab_exiting, text, uint, TempDir};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -65,14 +65,9 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
     let mut argv = vec!["\"sweep\"".to_owned(), "\"{server}\"".into()];
     argv.extend(args.iter().map(|a| format!("{a:?}")));
     let scenario = TOPOLOGY.replace("{sonde}", &argv.join(", "));
-    let file = dir.file("scenario.toml");
-    std::fs::write(&file, scenario).unwrap();
-    let out_dir = dir.file("out");
-    let (f, o) = (file.to_string_lossy(), out_dir.to_string_lossy());
-    let out = run(&["lab", "run", &f, "--out", &o], Duration::from_secs(260));
     // A sweep that ends sender-limited exits 1, and the lab run with it; its document is
     // still written, and the caller judges it.
-    assert!(matches!(out.code(), Some(0 | 1)), "{}", out.describe());
+    let out_dir = run_lab_exiting(&dir, &scenario, Duration::from_secs(260), &[0, 1]);
     lab_result(&out_dir, "device", "sweep", 1)
 }
 

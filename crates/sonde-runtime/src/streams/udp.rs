@@ -12,9 +12,7 @@
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
 use crate::os::{cpu, poll};
-use crate::pacing::{
-    catch_up_batch, datagram_gap_ns, datagrams_per_departure, DepartureSchedule, Pacing,
-};
+use crate::pacing::{datagram_gap_ns, datagrams_per_departure, DepartureSchedule, Pacing};
 use crate::schedule_slips::ScheduleSlips;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
@@ -167,11 +165,7 @@ impl<'a> Sender<'a> {
                             *shared = slips;
                         }
                     }
-                    if self.pacing.batches_to_catch_up() {
-                        catch_up_batch(late, self.gap_ns, self.per_departure, self.max_batch)
-                    } else {
-                        self.per_departure
-                    }
+                    s.batch(late, self.gap_ns, self.per_departure, self.max_batch)
                 }
                 None => self.per_departure,
             };

@@ -655,6 +655,12 @@ pub fn chain3_lab_with(impair: &str, opts: sonde_lab::LabOptions) -> sonde_lab::
 /// Runs `sonde lab run` on the scenario text (written into `dir`), requires exit 0, and
 /// returns the run's output directory (inside `dir`).
 pub fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> PathBuf {
+    run_lab_exiting(dir, scenario, timeout, &[0])
+}
+
+/// As [`run_lab`], for a scenario whose run may end with any of `codes` (a test that exits 1
+/// by design still has its result document written).
+pub fn run_lab_exiting(dir: &TempDir, scenario: &str, timeout: Duration, codes: &[i32]) -> PathBuf {
     let file = dir.file("scenario.toml");
     std::fs::write(&file, scenario).expect("write scenario");
     let out_dir = dir.file("out");
@@ -672,7 +678,12 @@ pub fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> PathBuf {
         let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap_or_default();
         eprintln!("{report}");
     }
-    out.expect_code(0);
+    assert!(
+        out.code().is_some_and(|c| codes.contains(&c)),
+        "lab run exited {:?}, expected one of {codes:?}\n{}",
+        out.code(),
+        out.describe()
+    );
     out_dir
 }
 
