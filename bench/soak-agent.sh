@@ -14,6 +14,10 @@
 # the binary's code pages, faulted in as new code paths first run), descriptors and threads
 # first/last/max, and the store's row counts by kind and status.
 #
+# To age the agents faster than the clock, THROUGHPUT_MINS, CAPACITY_MINS and PROFILE_MINS
+# shorten those periods (defaults 1, 10 and 15; the agent's own lower bounds apply): an hour at
+# 0.2 / 1 / 1 runs as many of those tests as 5 / 10 / 15 hours of the default schedule.
+#
 # Environment: SONDE (binary, default target/release/sonde), OUT (output directory, default
 # /tmp/soak), PORT_A/PORT_B (agents' servers, default 5361/5362), METRICS_A/METRICS_B (default
 # 9461/9462). Needs curl, sqlite3 and awk. A script for people, not a test: CI does not run it.
@@ -27,6 +31,9 @@ PORT_A=${PORT_A:-5361}
 PORT_B=${PORT_B:-5362}
 METRICS_A=${METRICS_A:-9461}
 METRICS_B=${METRICS_B:-9462}
+THROUGHPUT_MINS=${THROUGHPUT_MINS:-1}
+CAPACITY_MINS=${CAPACITY_MINS:-10}
+PROFILE_MINS=${PROFILE_MINS:-15}
 SCRAPE_SECS=10
 SAMPLE_SECS=30
 
@@ -49,15 +56,15 @@ probes = 5
 probe_interval_ms = 50
 
 [throughput]
-every_mins = 1
+every_mins = $THROUGHPUT_MINS
 duration_secs = 2
 share = 0.1
 
 [capacity]
-every_mins = 10
+every_mins = $CAPACITY_MINS
 
 [profile]
-every_mins = 15
+every_mins = $PROFILE_MINS
 name = "monitoring"
 duration_secs = 5
 share = 0.1
@@ -88,6 +95,7 @@ PID_B=$!
 PIDS+=("$PID_B")
 echo "soak: agents a (pid $PID_A) and b (pid $PID_B) for $MINUTES min; output in $OUT"
 echo "soak: binary $SONDE ($("$SONDE" --version 2>/dev/null | head -1))"
+echo "soak: throughput every $THROUGHPUT_MINS min, capacity every $CAPACITY_MINS min, profile every $PROFILE_MINS min"
 
 sample() { # agent pid elapsed
     local rss threads fds anon file

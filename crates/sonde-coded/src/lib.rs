@@ -6,7 +6,8 @@
 //! code ([`block`], reed-solomon-simd) with a little proactive repair sized from the measured
 //! loss, repair on feedback until every block decodes, and blocks interleaved against bursts
 //! ([`sender`], [`receiver`]); and a rate controller that paces without cutting on random loss
-//! but backs off on the queue growth or rate-dependent loss of real congestion ([`rate`]).
+//! but backs off on the queue growth or rate-dependent loss of real congestion ([`rate`]),
+//! and that holds its share of a queue another flow keeps full ([`compete`]).
 //!
 //! Everything here is sans-IO: the [`sender::Sender`] and [`receiver::Receiver`] take
 //! datagrams and a time, and give datagrams and the next time they need; the runtime only
@@ -35,6 +36,7 @@
 //! ```
 
 pub mod block;
+pub mod compete;
 pub mod loss;
 pub mod pattern;
 pub mod rate;

@@ -10,6 +10,10 @@
 //! loss (a single window's rate is too noisy: a stall on the path would set the rate to a
 //! fraction of the path). Otherwise it grows (×1.25 per round trip until the first back-off,
 //! then 3 % per round trip). It never exceeds the cap (`-b`).
+//!
+//! A queue that its back-offs do not drain belongs to another flow; the controller then
+//! competes for its share on loss instead of yielding on delay ([`crate::compete`]).
+use crate::compete::{self, Competition, Step};
 use crate::loss::{LossEstimator, RttEstimator};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -19,6 +23,9 @@ use std::time::Duration;
 pub const BACKOFF: f64 = 0.95;
 /// How far back the delivery-rate maximum looks.
 pub const DELIVERY_WINDOW: Duration = Duration::from_millis(250);
+
+/// The datagram size assumed until [`RateController::set_packet_bytes`] says otherwise.
+pub const DEFAULT_PACKET_BYTES: usize = 1400;
 
 /// Lowest rate the controller goes to.
 pub const MIN_RATE_BPS: f64 = 100_000.0;
@@ -92,6 +99,14 @@ pub struct RateController {
     passed: VecDeque<(Duration, f64)>,
     /// Back-offs taken (each one a congestion signal acted on).
     pub backoffs: u64,
+    /// Delay back-offs in a row with the queue never drained between them.
+    undrained: u32,
+    /// Set while another flow holds the queue.
+    competing: Option<Competition>,
+    /// Times the controller found another flow holding the queue.
+    pub competitions: u64,
+    /// Bytes of one datagram (competing follows a window law counted in packets).
+    packet_bytes: usize,
 }
 
 impl RateController {
@@ -106,6 +121,10 @@ impl RateController {
             round_min_rtt: None,
             passed: VecDeque::new(),
             backoffs: 0,
+            undrained: 0,
+            competing: None,
+            competitions: 0,
+            packet_bytes: DEFAULT_PACKET_BYTES,
         }
     }
 
@@ -120,21 +139,28 @@ impl RateController {
         self.rate
     }
 
-    /// Whether the round's samples show a queue this sender built.
-    fn congested(&self, rtt: &RttEstimator, loss: &LossEstimator) -> bool {
-        if let (Some(round), Some(min)) = (self.round_min_rtt, rtt.min) {
-            if round > min + (min / 4).max(Duration::from_millis(5)) {
-                return true;
-            }
+    /// The size of this sender's datagrams.
+    pub fn set_packet_bytes(&mut self, bytes: usize) {
+        self.packet_bytes = bytes.max(1);
+    }
+
+    /// Whether another flow holds the queue (the controller competes on loss meanwhile).
+    pub fn competing(&self) -> bool {
+        self.competing.is_some()
+    }
+
+    /// Whether every RTT sample of the round sat above the minimum: a standing queue.
+    fn queued(&self, rtt: &RttEstimator) -> bool {
+        match (self.round_min_rtt, rtt.min) {
+            (Some(round), Some(min)) => round > min + (min / 4).max(Duration::from_millis(5)),
+            _ => false,
         }
-        match loss.last_sample {
-            Some(s) => {
-                let p = loss.loss.clamp(0.0, 1.0);
-                let chance = 4.0 * (p * (1.0 - p) / loss.last_span.max(1) as f64).sqrt();
-                s > p + (3.0 * loss.deviation).max(chance).max(0.1) && s > 0.25
-            }
-            None => false,
-        }
+    }
+
+    /// Whether the latest loss sample is far above the usual loss: loss the rate caused.
+    fn loss_jumped(loss: &LossEstimator) -> bool {
+        let floor = (3.0 * loss.deviation).max(0.1);
+        compete::loss_above(loss, loss.loss, floor) && loss.last_sample.is_some_and(|s| s > 0.25)
     }
 
     /// The highest rate the bottleneck passed within [`DELIVERY_WINDOW`] of `now`.
@@ -174,9 +200,43 @@ impl RateController {
             .smoothed
             .unwrap_or(Duration::from_millis(10))
             .max(Duration::from_millis(5));
-        let congested = self.congested(rtt, loss);
+        let queued = self.queued(rtt);
         self.round_min_rtt = None;
-        if congested {
+        if let Some(c) = self.competing.as_mut() {
+            match c.step(queued, loss, self.rate, round, now) {
+                Step::Leave => {
+                    self.competing = None;
+                    self.undrained = 0;
+                }
+                Step::BackOff(rate) => {
+                    self.rate = rate.max(MIN_RATE_BPS);
+                    self.backoffs += 1;
+                    self.next_step = now + round * 2;
+                    return;
+                }
+                Step::Grow(rate) => {
+                    self.rate = rate.clamp(MIN_RATE_BPS, self.cap);
+                    self.next_step = now + round;
+                    return;
+                }
+            }
+        }
+        if !queued {
+            self.undrained = 0;
+        } else if self.undrained >= compete::UNDRAINED_BACKOFFS {
+            // Three back-offs left the queue standing: it is another flow's.
+            self.competing = Some(Competition::new(
+                loss.loss,
+                self.packet_bytes,
+                self.rate,
+                now,
+            ));
+            self.competitions += 1;
+            self.next_step = now + round;
+            return;
+        }
+        if queued || Self::loss_jumped(loss) {
+            self.undrained += u32::from(queued);
             let took = passed.unwrap_or(self.rate).min(self.rate);
             self.rate = (took * BACKOFF).max(MIN_RATE_BPS);
             self.startup = false;
@@ -310,5 +370,75 @@ mod tests {
         let passed = 10e6 / (1.0 - loss.loss);
         assert!((c.rate() - passed * BACKOFF).abs() < 1.0, "{}", c.rate());
         assert!(c.rate() < 11e6);
+    }
+
+    /// Feeds `rounds` steps of 10 ms each with every RTT sample at `rtt_ms` and no loss,
+    /// starting at `t`; returns the time after.
+    fn rounds(c: &mut RateController, t: Duration, rtt_ms: u32, rounds: u32) -> Duration {
+        let mut rtt = steady_rtt();
+        let loss = loss_at(0.0);
+        let mut t = t;
+        for _ in 0..rounds {
+            rtt.on_sample(MS * rtt_ms);
+            c.on_feedback(t, &rtt, &loss, Some(50e6));
+            t += MS * 10;
+        }
+        t
+    }
+
+    #[test]
+    fn a_queue_its_back_offs_do_not_drain_is_competed_for() {
+        let loss = loss_at(0.0);
+        let (mut c, _) = warmed(&loss, Some(100e6));
+        // Another flow keeps the queue at 40 ms over the 10 ms minimum.
+        let t = rounds(&mut c, MS * 200, 50, 200);
+        assert!(c.competing());
+        assert_eq!(c.competitions, 1);
+        // Three delay back-offs, then no more: the rate grows again.
+        assert_eq!(c.backoffs, 3);
+        let before = c.rate();
+        rounds(&mut c, t, 50, 100);
+        assert!(c.rate() > before, "{} then {}", before, c.rate());
+    }
+
+    #[test]
+    fn a_queue_that_drains_after_a_back_off_is_not_competed_for() {
+        let loss = loss_at(0.0);
+        let (mut c, _) = warmed(&loss, Some(100e6));
+        let mut t = MS * 200;
+        for _ in 0..10 {
+            t = rounds(&mut c, t, 50, 3);
+            t = rounds(&mut c, t, 10, 3);
+        }
+        assert!(!c.competing());
+        assert_eq!(c.competitions, 0);
+    }
+
+    #[test]
+    fn competing_backs_off_on_overflow_loss_and_ends_when_the_queue_drains() {
+        let loss = loss_at(0.0);
+        let (mut c, mut rtt) = warmed(&loss, Some(100e6));
+        let t = rounds(&mut c, MS * 200, 50, 20);
+        assert!(c.competing());
+        let (rate, backoffs) = (c.rate(), c.backoffs);
+        // The shared queue overflows: 5 of the next 100 datagrams are lost.
+        let mut lossy = loss.clone();
+        lossy.on_feedback(2000 + 100, 2000 + 95);
+        rtt.on_sample(MS * 50);
+        // (A round is the smoothed RTT, 50 ms by now: step after it.)
+        let t = t + MS * 100;
+        c.on_feedback(t, &rtt, &lossy, Some(50e6));
+        assert_eq!(c.backoffs, backoffs + 1);
+        assert!(
+            (c.rate() - rate * compete::BETA).abs() < 1.0,
+            "{}",
+            c.rate()
+        );
+        // The other flow leaves: the RTT falls to the minimum and delay counts again.
+        let t = rounds(&mut c, t + MS * 200, 10, 3);
+        assert!(!c.competing());
+        rounds(&mut c, t, 50, 3);
+        assert!(!c.competing());
+        assert_eq!(c.backoffs, backoffs + 2);
     }
 }

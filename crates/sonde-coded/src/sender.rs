@@ -177,11 +177,12 @@ impl Sender {
     /// A sender of the bytes `source` gives.
     pub fn new(cfg: SenderConfig, source: Box<dyn Source + Send>) -> Self {
         let burst = (SYMBOL_HEADER_LEN + cfg.symbol_size) * 4;
-        let rate = if cfg.adaptive {
+        let mut rate = if cfg.adaptive {
             RateController::new(cfg.max_rate_bps)
         } else {
             RateController::fixed(cfg.max_rate_bps)
         };
+        rate.set_packet_bytes(SYMBOL_HEADER_LEN + cfg.symbol_size);
         Self {
             pacer: Pacer::new(rate.rate(), burst),
             rate,
@@ -244,6 +245,12 @@ impl Sender {
     /// How many times the rate controller backed off on a congestion signal.
     pub fn backoffs(&self) -> u64 {
         self.rate.backoffs
+    }
+
+    /// How many times the rate controller found another flow holding the queue and
+    /// competed for its share on loss (see [`crate::compete`]).
+    pub fn competitions(&self) -> u64 {
+        self.rate.competitions
     }
 
     /// Takes one datagram from the receiver.

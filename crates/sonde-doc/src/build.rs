@@ -15,7 +15,7 @@ use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestStatus};
 use crate::input::{Document, Inputs};
 use crate::link::{backend_lines, LinkView};
 use crate::model::*;
-use crate::result::{self, CpuView, ResultDoc};
+use crate::result::{self, CpuView, FeedbackView, ResultDoc};
 use crate::stages::StagesView;
 
 /// Builds the report of `inputs`.
@@ -454,6 +454,21 @@ fn lat<'a>(t: &&'a TestView) -> Option<&'a crate::result::Latency> {
     }
 }
 
+/// The feedback cell of a row: the first test's mode, with the mean counts where the tests
+/// have them ("unrestricted: 4843 messages, 132 repair rounds").
+fn feedback_cell<'a>(views: impl Iterator<Item = &'a FeedbackView>) -> Option<String> {
+    let views: Vec<&FeedbackView> = views.collect();
+    let mode = &views.first()?.mode;
+    let messages = mean(views.iter().map(|v| v.messages.map(|m| m as f64)));
+    let rounds = mean(views.iter().map(|v| v.rounds.map(|r| r as f64)));
+    Some(match (messages, rounds) {
+        (Some(m), Some(r)) => format!("{mode}: {m:.0} messages, {r:.0} repair rounds"),
+        (Some(m), None) => format!("{mode}: {m:.0} messages"),
+        (None, Some(r)) => format!("{mode}: {r:.0} repair rounds"),
+        (None, None) => mode.clone(),
+    })
+}
+
 fn row(settings: &str, tests: &[&TestView]) -> Row {
     let ok: Vec<&TestView> = tests.iter().copied().filter(|t| t.ok).collect();
     let params = tests
@@ -512,6 +527,7 @@ fn row(settings: &str, tests: &[&TestView]) -> Row {
             ok.iter()
                 .map(|t| th(t).and_then(|x| x.retransmits()).map(|r| r as f64)),
         ),
+        feedback: feedback_cell(ok.iter().filter_map(|t| th(t)?.feedback.as_ref())),
         cpu_client: mean(ok.iter().map(|t| t.cpu_client.map(|c| c.total))),
         cpu_server: mean(ok.iter().map(|t| t.cpu_server.map(|c| c.total))),
         rtt_p99_ms: mean(ok.iter().map(|t| lat(t).and_then(|l| l.rtt.map(|r| r.p99)))),

@@ -7,7 +7,7 @@
 //! goodput, whose sent figures are the bytes the sender had to deliver and its wire rate.
 //! Reliability then reads as delivered / sent bytes, as for TCP.
 
-use crate::result::{num, text, uint, CpuView, DirView, Throughput};
+use crate::result::{num, text, uint, CpuView, DirView, FeedbackView, Throughput};
 use serde_json::Value;
 
 /// Whether `doc` is a coded transfer's document.
@@ -46,6 +46,11 @@ pub fn throughput(doc: &Value) -> Throughput {
         cpu_server: cpu(doc.get("cpu_remote")),
         partial: doc.get("complete").and_then(Value::as_bool) != Some(true),
         error: text(doc, &["error"]),
+        feedback: Some(FeedbackView {
+            mode: text(doc, &["feedback"]).unwrap_or_else(|| "unrestricted".into()),
+            messages: uint(doc, &["receiver", "feedback_sent"]),
+            rounds: uint(doc, &["sender", "feedback_rounds"]),
+        }),
         ..Throughput::one_direction(&label(doc), dir)
     }
 }
@@ -91,6 +96,24 @@ mod tests {
         assert!(t.cpu_server.is_none());
         assert_eq!(t.target_bitrate, Some(100_000_000));
         assert!(!t.partial);
+        // No feedback mode named: older documents were unrestricted; no counts, none shown.
+        assert_eq!(t.feedback, Some(FeedbackView::mode("unrestricted")));
+    }
+
+    #[test]
+    fn feedback_mode_and_counts_are_read() {
+        let doc = serde_json::json!({"protocol": "coded", "complete": true,
+            "feedback": "restricted", "receiver": {"feedback_sent": 480},
+            "sender": {"feedback_rounds": 31}});
+        let f = throughput(&doc).feedback;
+        assert_eq!(
+            f,
+            Some(FeedbackView {
+                mode: "restricted".into(),
+                messages: Some(480),
+                rounds: Some(31)
+            })
+        );
     }
 
     #[test]

@@ -167,6 +167,9 @@ pub struct Row {
     pub jitter_ms: Option<f64>,
     pub delivered_percent: Option<f64>,
     pub retransmits: Option<f64>,
+    /// The return path's feedback: its mode, and for coded transfers the mean messages and
+    /// repair rounds per test.
+    pub feedback: Option<String>,
     pub cpu_client: Option<f64>,
     pub cpu_server: Option<f64>,
     /// Latency tests: RTT p99, ms.

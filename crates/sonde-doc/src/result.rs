@@ -166,6 +166,28 @@ pub fn tool(doc: &Value) -> Option<String> {
     }
 }
 
+/// What the receiver tells the sender while data flows: the scenario's "feedback" column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FeedbackView {
+    /// "ACKs" (TCP), "none" (UDP), or a coded transfer's mode ("unrestricted", "restricted").
+    pub mode: String,
+    /// Feedback messages the receiver sent (coded transfers).
+    pub messages: Option<u64>,
+    /// Rounds of repair the sender answered feedback with (coded transfers).
+    pub rounds: Option<u64>,
+}
+
+impl FeedbackView {
+    /// A feedback of `mode` with no counts.
+    pub fn mode(mode: &str) -> Self {
+        Self {
+            mode: mode.into(),
+            messages: None,
+            rounds: None,
+        }
+    }
+}
+
 /// A throughput test's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
@@ -202,6 +224,8 @@ pub struct Throughput {
     /// Moves between address families (switch tests): (seconds, what), marked on the chart.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<(f64, String)>,
+    /// The return path's feedback.
+    pub feedback: Option<FeedbackView>,
 }
 
 impl Throughput {
@@ -231,6 +255,7 @@ impl Throughput {
             partial: false,
             error: None,
             switches: Vec::new(),
+            feedback: None,
         }
     }
 
@@ -585,6 +610,8 @@ fn throughput(doc: &Value) -> Throughput {
     let (peer_sums, peer_loss) = intervals(peer, &direction, peer_role);
     throughput.extend(peer_sums);
     stream_loss.extend(peer_loss);
+    let protocol_name = protocol.clone();
+    let protocol_name = protocol_name.as_str();
     Throughput {
         protocol,
         direction,
@@ -612,6 +639,11 @@ fn throughput(doc: &Value) -> Throughput {
             .unwrap_or(end.is_null()),
         error: text(doc, &["error"]),
         switches: Vec::new(),
+        feedback: match protocol_name {
+            "TCP" => Some(FeedbackView::mode("ACKs")),
+            "UDP" => Some(FeedbackView::mode("none")),
+            _ => None,
+        },
     }
 }
 

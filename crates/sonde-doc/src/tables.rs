@@ -191,6 +191,7 @@ pub fn summary(g: &Group) -> Table {
             "Jitter",
             "Delivered/sent",
             "Retransmits",
+            "Feedback",
             "CPU client",
             "CPU server",
             "OK",
@@ -227,6 +228,7 @@ pub fn summary(g: &Group) -> Table {
                 opt(row.retransmits, |v| {
                     fmt::num(v, if v.fract() == 0.0 { 0 } else { 1 })
                 }),
+                row.feedback.clone().unwrap_or_else(|| DASH.into()),
                 cpu(row.cpu_client),
                 cpu(row.cpu_server),
             ]),

@@ -3,7 +3,14 @@
 //! reading into 256 KiB and counting, both in this process. No hashing and no filling, so the
 //! figures are the transport's alone (the library's framing, copies and acknowledgements).
 //!
-//! `switch_bench plain|library SECS [ADDR]` prints one line: `MODE BYTES SECONDS BITS_PER_S`.
+//! A third mode, `replay-floor`, is the plain stream plus the one thing any design that
+//! survives a path change must add: the sender keeps a copy of every byte until the peer has
+//! it, here a copy of each buffer into an 8 MiB ring (the library's replay capacity) before
+//! the write. Nothing else (no framing, no acknowledgements, no threads). It bounds from above
+//! what any replaying library can reach on this path.
+//!
+//! `switch_bench plain|library|replay-floor SECS [ADDR]` prints one line:
+//! `MODE BYTES SECONDS BITS_PER_S`.
 //! ADDR is an IPv4 loopback address (127.0.0.1 by default); the library also listens on ::1
 //! but never switches. `bench/switch.sh` alternates the modes and takes medians.
 
@@ -17,7 +24,34 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 const SEND: usize = 128 * 1024;
 const RECV: usize = 256 * 1024;
 
-fn plain(addr: IpAddr, secs: f64) -> Res<(u64, f64)> {
+/// The replay copy of `replay-floor`: an 8 MiB ring the sender copies every buffer into.
+struct ReplayRing {
+    ring: Vec<u8>,
+    at: usize,
+}
+
+impl ReplayRing {
+    fn new() -> Self {
+        Self {
+            ring: vec![0u8; 8 << 20],
+            at: 0,
+        }
+    }
+
+    fn keep(&mut self, data: &[u8]) {
+        let mut data = data;
+        while !data.is_empty() {
+            let room = self.ring.len() - self.at;
+            let n = room.min(data.len());
+            self.ring[self.at..self.at + n].copy_from_slice(&data[..n]);
+            self.at = (self.at + n) % self.ring.len();
+            data = &data[n..];
+        }
+        std::hint::black_box(&mut self.ring);
+    }
+}
+
+fn plain(addr: IpAddr, secs: f64, replay: bool) -> Res<(u64, f64)> {
     let l = TcpListener::bind(SocketAddr::new(addr, 0))?;
     let to = l.local_addr()?;
     let rx = std::thread::spawn(move || -> std::io::Result<(u64, f64)> {
@@ -35,8 +69,12 @@ fn plain(addr: IpAddr, secs: f64) -> Res<(u64, f64)> {
     let mut s = TcpStream::connect(to)?;
     s.set_nodelay(true)?;
     let buf = vec![0x5au8; SEND];
+    let mut ring = replay.then(ReplayRing::new);
     let end = Instant::now() + Duration::from_secs_f64(secs);
     while Instant::now() < end {
+        if let Some(r) = ring.as_mut() {
+            r.keep(&buf);
+        }
         s.write_all(&buf)?;
     }
     s.shutdown(std::net::Shutdown::Write)?;
@@ -74,12 +112,13 @@ fn library(addr: IpAddr, secs: f64) -> Res<(u64, f64)> {
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: switch_bench plain|library SECS [IPV4_ADDR]";
+    let usage = "usage: switch_bench plain|library|replay-floor SECS [IPV4_ADDR]";
     let mode = args.get(1).ok_or(usage)?;
     let secs: f64 = args.get(2).ok_or(usage)?.parse()?;
     let addr: IpAddr = args.get(3).map_or("127.0.0.1", String::as_str).parse()?;
     let (bytes, took) = match mode.as_str() {
-        "plain" => plain(addr, secs)?,
+        "plain" => plain(addr, secs, false)?,
+        "replay-floor" => plain(addr, secs, true)?,
         "library" => library(addr, secs)?,
         _ => return Err(usage.into()),
     };

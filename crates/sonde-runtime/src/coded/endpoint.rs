@@ -103,6 +103,9 @@ pub struct CodedFigures {
     pub path: Option<(f64, f64, Option<f64>)>,
     /// Times the sender's rate controller backed off on a congestion signal (sending end).
     pub backoffs: Option<u64>,
+    /// Times the controller found another flow holding the bottleneck's queue and competed
+    /// for its share on loss instead of yielding on delay (sending end).
+    pub competitions: Option<u64>,
     /// This end's comparison of the sender's and the receiver's SHA-256 of the data (None
     /// when the other end's digest did not arrive).
     pub digest_ok: Option<bool>,
@@ -307,6 +310,7 @@ fn figures(side: &Side, out: &mut CodedFigures) {
             let (rate, loss, rtt) = tx.path();
             out.path = Some((rate, loss, rtt.map(|d| d.as_secs_f64() * 1e3)));
             out.backoffs = Some(tx.backoffs());
+            out.competitions = Some(tx.competitions());
             out.digest_ok = tx.digest_check();
         }
         Side::Receive {

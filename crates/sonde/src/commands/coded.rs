@@ -177,10 +177,20 @@ fn document(o: &CodedOutcome) -> serde_json::Value {
             "loss_fraction": loss,
             "rtt_ms": rtt,
             "rate_backoffs": f.backoffs,
+            "queue_competitions": f.competitions,
         })),
         "cpu_local": o.cpu_local,
         "cpu_remote": o.cpu_remote,
     })
+}
+
+/// "never", "once", "3 times".
+fn competed(times: u64) -> String {
+    match times {
+        0 => "never".into(),
+        1 => "once".into(),
+        n => format!("{n} times"),
+    }
 }
 
 fn mbit(bps: f64) -> String {
@@ -301,10 +311,11 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
         rows.push((
             "path (sender's view)",
             format!(
-                "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs",
+                "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs, {} competed for a shared queue",
                 mbit(rate),
                 loss * 100.0,
-                f.backoffs.unwrap_or(0)
+                f.backoffs.unwrap_or(0),
+                competed(f.competitions.unwrap_or(0))
             ),
         ));
     }
