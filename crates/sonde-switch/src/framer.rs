@@ -134,7 +134,9 @@ impl FrameReader {
     fn fill(&mut self, r: &mut impl Read, want: usize) -> Result<bool, ReadError> {
         self.eof = false;
         while self.have < want {
-            let Some(space) = self.buf.get_mut(self.have..) else {
+            // Never past the frame: bytes of the next one would have to be moved to the
+            // front of the buffer afterwards, a copy of up to a whole frame each time.
+            let Some(space) = self.buf.get_mut(self.have..want) else {
                 return Ok(false);
             };
             match r.read(space) {
@@ -205,5 +207,29 @@ mod tests {
         }
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[1].contains("Data"));
+    }
+
+    #[test]
+    fn reads_stop_at_the_frame_end_so_nothing_is_moved_afterwards() {
+        let mut bytes = Vec::new();
+        let payload = vec![7u8; 100_000];
+        for offset in [0u64, 100_000] {
+            Frame::Data {
+                offset,
+                bytes: &payload,
+            }
+            .emit(&mut bytes);
+        }
+        let first_len = bytes.len() / 2;
+        let mut r = io::Cursor::new(bytes);
+        let mut fr = FrameReader::new();
+        assert!(matches!(fr.poll(&mut r).unwrap(), Polled::Frame(_)));
+        // The first frame came out, and not one byte of the second was taken from the socket.
+        assert_eq!(r.position(), first_len as u64);
+        assert_eq!(fr.received(), first_len as u64);
+        match fr.poll(&mut r).unwrap() {
+            Polled::Frame(f) => assert!(format!("{f:?}").contains("100000")),
+            _ => panic!("the second frame"),
+        }
     }
 }
