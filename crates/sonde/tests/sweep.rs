@@ -127,11 +127,20 @@ fn a_search_terminates_with_its_steps_listed() {
         DEADLINE,
     );
     // A search only the host bounded (every run at the rate above the one found put out too
-    // little, with no loss) says so and exits 1; one the path bounded exits 0.
+    // little, with no loss) says so and exits 1, as does one that ran out of steps (no ceiling
+    // found); one the path bounded exits 0.
     let limited = out.stdout.contains("\"sender_limited\"");
-    out.expect_code(if limited { 1 } else { 0 });
-    if limited {
+    let out_of_steps = out.stdout.contains("\"step_limit\"");
+    out.expect_code(if limited || out_of_steps { 1 } else { 0 });
+    if limited || out_of_steps {
         assert!(out.stderr.contains("lower bound"), "{}", out.describe());
+    }
+    if out_of_steps {
+        assert!(
+            out.stderr.contains("ran out of steps"),
+            "{}",
+            out.describe()
+        );
     }
     let doc = out.json();
     let steps = doc["steps"].as_array().unwrap();
@@ -183,6 +192,49 @@ fn a_search_terminates_with_its_steps_listed() {
         );
     }
     assert!(t0.elapsed() < Duration::from_secs(50));
+}
+
+#[test]
+fn a_search_out_of_steps_exits_1_and_says_so() {
+    let server = Server::start(&[]);
+    // One step cannot confirm anything: the search ends at its step limit.
+    let out = run(
+        &sweep_args(
+            &server,
+            &[
+                "-u",
+                "-l",
+                "1400",
+                "--max-rate",
+                "20m",
+                "--step-time",
+                "0.2",
+                "--max-steps",
+                "1",
+                "-J",
+            ],
+        ),
+        DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("ran out of steps"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        out.stderr.contains("--max-steps (now 1)"),
+        "{}",
+        out.describe()
+    );
+    let doc = out.json();
+    assert_eq!(
+        doc["results"][0]["verdict"],
+        "step_limit",
+        "{}",
+        out.describe()
+    );
+    assert_eq!(doc["steps"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]

@@ -65,7 +65,7 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
     let mut argv = vec!["\"sweep\"".to_owned(), "\"{server}\"".into()];
     argv.extend(args.iter().map(|a| format!("{a:?}")));
     let scenario = TOPOLOGY.replace("{sonde}", &argv.join(", "));
-    // A sweep that ends sender-limited exits 1, and the lab run with it; its document is
+    // A sweep that ends sender-limited or out of steps exits 1, and the lab run with it; its document is
     // still written, and the caller judges it.
     let out_dir = run_lab_exiting(&dir, &scenario, Duration::from_secs(260), &[0, 1]);
     lab_result(&out_dir, "device", "sweep", 1)

@@ -241,6 +241,31 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
             _ => None,
         })
         .collect();
+    let out_of_steps: Vec<String> = rec
+        .searches
+        .iter()
+        .filter_map(|r| match r.verdict {
+            Verdict::StepLimit { best_bps } => Some(format!(
+                "{} B {} (best passing rate {})",
+                r.length,
+                r.direction.name(),
+                best_bps.map_or("none".into(), |b| format_bitrate(b as f64))
+            )),
+            _ => None,
+        })
+        .collect();
+    if !out_of_steps.is_empty() {
+        // A search that ran out of steps found no ceiling: say so and exit non-zero, the
+        // rows above still show every step.
+        output::final_error(format_args!(
+            "sonde: error - the search ran out of steps before it converged ({}): that rate \
+             is unconfirmed and only a lower bound; raise --max-steps (now {}), coarsen \
+             --resolution or narrow --min-rate/--max-rate",
+            out_of_steps.join("; "),
+            a.max_steps
+        ));
+        return exit::FAILED;
+    }
     if !limited.is_empty() {
         output::final_error(format_args!(
             "sonde: error - the sender could not offer the rate on this host ({}): every run \
