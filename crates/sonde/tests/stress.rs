@@ -455,22 +455,40 @@ fn closed_udp_port() -> String {
     free.local_addr().unwrap().port().to_string()
 }
 
+/// A ramp that exited 1 after all its `steps` ran; its document.
+fn failed_ramp(out: &common::Output, steps: usize) -> serde_json::Value {
+    out.expect_code(1);
+    let doc = out.json();
+    let rows = doc["ramp"].as_array().map_or(0, Vec::len);
+    assert_eq!(rows, steps, "{}", out.describe());
+    doc
+}
+
 /// A UDP ramp step that fails the -u checks fails the ramp: nothing answers on a closed port.
 #[test]
 fn udp_ramp_to_a_closed_port_fails_after_every_step() {
     let port = closed_udp_port();
     let out = udp_to(&port, "echo", &["--ramp", "1..2", "-t", "0.3", "-J"]);
-    out.expect_code(1);
-    let doc = out.json();
-    assert_eq!(
-        doc["ramp"].as_array().unwrap().len(),
-        2,
-        "{}",
-        out.describe()
-    );
+    let doc = failed_ramp(&out, 2);
     assert_eq!(doc["ramp"][0]["udp"]["loss_percent"].as_f64(), Some(100.0));
     assert!(
         out.stderr.contains("1 flow: ") && out.stderr.contains("2 flows: "),
+        "{}",
+        out.describe()
+    );
+}
+
+/// A TCP ramp step with connections the server refused fails the ramp, as a single run with
+/// them does: every step runs, then the ramp exits 1 naming the failed step (a server that
+/// takes 2 connections: the 1- and 2-connection steps pass, the 3-connection step does not).
+#[test]
+fn a_tcp_ramp_step_over_the_connection_limit_fails_the_ramp_after_every_step() {
+    let s = Services::start(&["--max-connections", "2"]);
+    let out = s.stress("discard", &["--ramp", "1..3", "-t", "0.3", "-J"]);
+    failed_ramp(&out, 3);
+    assert!(out.stderr.contains("3 connections: "), "{}", out.describe());
+    assert!(
+        !out.stderr.contains("1 connection: ") && !out.stderr.contains("2 connections: "),
         "{}",
         out.describe()
     );

@@ -186,9 +186,10 @@ fn config(
 }
 
 /// `--ramp LO..HI`: one whole run per connection count (`-u`: per flow count, the same
-/// offered rate over all flows), a row each, the best each way. A TCP step's failures are its
-/// row's to show; a UDP step that fails the `-u` checks (send or receive errors, changed echo
-/// bytes, amplification, no reply) makes the ramp exit 1 once every step has run.
+/// offered rate over all flows), a row each, the best each way. A step that fails the checks
+/// of a single run (TCP: connections that did not open, failed or did not close cleanly,
+/// changed echo bytes; `-u`: send or receive errors, changed echo bytes, amplification, no
+/// reply) makes the ramp exit 1 once every step has run, naming each failed step.
 fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &AtomicBool) -> i32 {
     use sonde_report::stress_ramp;
     use sonde_stats::stress::model::Transport;
@@ -233,13 +234,14 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
                     error = Some("interrupted".to_string());
                     break;
                 }
-                if let Some(why) = s
-                    .udp
-                    .as_deref()
-                    .and_then(|u| super::stress_udp::verdict(&s, u, cfg.mode))
-                {
-                    let flows = if n == 1 { "flow" } else { "flows" };
-                    problems.push(format!("{n} {flows}: {why}"));
+                if let Some(why) = verdict(&s, cfg.mode) {
+                    let unit = match (a.udp, n) {
+                        (true, 1) => "flow",
+                        (true, _) => "flows",
+                        (false, 1) => "connection",
+                        (false, _) => "connections",
+                    };
+                    problems.push(format!("{n} {unit}: {why}"));
                 }
             }
             Err(e) => {
