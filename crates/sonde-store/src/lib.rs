@@ -85,6 +85,9 @@ pub enum StoreError {
         #[source]
         source: postgres::Error,
     },
+    /// PostgreSQL (or whatever holds its port) took the connection but did not answer in time.
+    #[error("results database {target}: {what}")]
+    PostgresSilent { target: String, what: String },
 }
 
 /// An open results database.

@@ -16,6 +16,7 @@
 //! SQLite database ([`crate::Store::open_read_only`] with a `postgres://` URL) and reading that
 //! with the same code as a file.
 
+mod answer;
 mod rows;
 pub(crate) mod schema;
 
@@ -85,10 +86,16 @@ pub(crate) fn pg_err(target: &str) -> impl Fn(postgres::Error) -> StoreError + '
     }
 }
 
-/// Connects to `url` (with a 5 s connect time-out unless the URL sets one) and migrates.
+/// Time the server has to answer once the socket is connected (the start-up exchange and
+/// the migration), on top of the connect time-out.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects to `url` (with a 5 s connect time-out unless the URL sets one) and migrates,
+/// waiting at most the connect time-out plus [`ANSWER_TIMEOUT`] in all (see [`answer`]).
 ///
 /// # Errors
 /// [`StoreError::Postgres`] when the URL is invalid or the server refuses or is away;
+/// [`StoreError::PostgresSilent`] when it does not answer in time;
 /// [`StoreError::TooNew`] when a newer sonde wrote the schema.
 pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     let target = redact(url);
@@ -96,16 +103,27 @@ pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT)
+        + ANSWER_TIMEOUT;
+    let for_helper = target.clone();
+    answer::within(&target, limit, move || connect_now(config, &for_helper))
+}
+
+/// The connect and migration themselves, unbounded (run by [`connect`] on a helper thread).
+fn connect_now(mut config: postgres::Config, target: &str) -> Result<Client, StoreError> {
     // A dead server must not hang a write: keepalives notice a vanished peer.
     config.keepalives(true);
     config.keepalives_idle(Duration::from_secs(10));
-    let mut client = config.connect(NoTls).map_err(pg_err(&target))?;
+    let mut client = config.connect(NoTls).map_err(pg_err(target))?;
     // Floating-point values out of PostgreSQL must read back bit for bit (times, CPU shares):
     // ask for the exact shortest form whatever the server's default.
     client
         .batch_execute("SET extra_float_digits = 3")
-        .map_err(pg_err(&target))?;
-    schema::migrate(&mut client, &target)?;
+        .map_err(pg_err(target))?;
+    schema::migrate(&mut client, target)?;
     Ok(client)
 }
 

@@ -1,0 +1,125 @@
+//! Connecting with a bound on the whole exchange, not only on the socket's connect.
+//!
+//! The driver's connect time-out covers the TCP connect alone. A server that accepts the
+//! connection and then says nothing (a stuck PostgreSQL, or another program on its port)
+//! would hold the connect, and with it `sonde report` or an agent's sync, forever, deaf even
+//! to Ctrl-C. So the connect and the migration run on a helper thread and the caller waits
+//! at most a bounded time. A helper still blocked when the wait ends stays blocked until
+//! the server closes the connection (the driver cannot be cancelled from outside); at most
+//! [`MAX_PENDING`] helpers run at once, so a server that never answers cannot pile up
+//! threads in a long-running agent: further attempts fail at once until one ends.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use crate::StoreError;
+
+/// Helpers connecting at most at once.
+pub(crate) const MAX_PENDING: usize = 4;
+
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+fn silent(target: &str, what: String) -> StoreError {
+    StoreError::PostgresSilent {
+        target: target.to_owned(),
+        what,
+    }
+}
+
+/// Runs `work` (a connect) on a helper thread; its result, or an error once `limit` passed
+/// without one.
+///
+/// # Errors
+/// What `work` returns; [`StoreError::PostgresSilent`] when it took longer than `limit`, when
+/// [`MAX_PENDING`] earlier attempts are still waiting, or when no thread could start.
+pub(crate) fn within<T: Send + 'static>(
+    target: &str,
+    limit: Duration,
+    work: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let taken = PENDING.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+        (n < MAX_PENDING).then_some(n + 1)
+    });
+    if taken.is_err() {
+        return Err(silent(
+            target,
+            format!(
+                "{MAX_PENDING} earlier connection attempts still wait for the server's answer; \
+                 not trying again until one ends"
+            ),
+        ));
+    }
+    let (tx, rx) = mpsc::channel();
+    let spawned = thread::Builder::new()
+        .name("sonde-pg-connect".into())
+        .spawn(move || {
+            let result = work();
+            PENDING.fetch_sub(1, Ordering::SeqCst);
+            // The caller may have given up already; then nobody needs the result.
+            let _ = tx.send(result);
+        });
+    if let Err(e) = spawned {
+        PENDING.fetch_sub(1, Ordering::SeqCst);
+        return Err(silent(
+            target,
+            format!("cannot start a thread to connect: {e}"),
+        ));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => Err(silent(
+            target,
+            format!(
+                "the server took the connection but did not answer within {} s (is PostgreSQL \
+                 on that port, and not stuck?)",
+                limit.as_secs_f64().round()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Barrier};
+    use std::time::Instant;
+
+    #[test]
+    fn an_answer_in_time_comes_back() {
+        let r = within("t", Duration::from_secs(5), || Ok(7));
+        assert_eq!(r.ok(), Some(7));
+    }
+
+    #[test]
+    fn no_answer_is_an_error_after_the_limit_and_pending_helpers_are_bounded() {
+        let release = Arc::new(Barrier::new(MAX_PENDING + 1));
+        let start = Instant::now();
+        for _ in 0..MAX_PENDING {
+            let b = Arc::clone(&release);
+            let r = within("t", Duration::from_millis(50), move || {
+                b.wait();
+                Ok(())
+            });
+            assert!(
+                matches!(r, Err(StoreError::PostgresSilent { ref what, .. }) if what.contains("did not answer")),
+                "{r:?}"
+            );
+        }
+        assert!(start.elapsed() < Duration::from_secs(5));
+        // All helpers are still blocked: the next attempt fails at once.
+        let r = within("t", Duration::from_secs(5), || Ok(()));
+        assert!(
+            matches!(r, Err(StoreError::PostgresSilent { ref what, .. }) if what.contains("still wait")),
+            "{r:?}"
+        );
+        release.wait();
+        // Once they end, attempts run again.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while PENDING.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert!(within("t", Duration::from_secs(5), || Ok(())).is_ok());
+    }
+}
