@@ -1,7 +1,8 @@
 //! The MPTCP backend in a network namespace of the test's own (root): one connection with an
 //! IPv4 and an IPv6 subflow over loopback, switched between families while a stream runs;
 //! the bytes hash equal and after each switch the new data goes over the chosen family.
-//! Also: a namespace with MPTCP disabled gets a clear error, not plain TCP. The namespace
+//! Also: a namespace with MPTCP disabled gets a clear error, not plain TCP, and a peer that
+//! keeps sending cannot hold `close` past the I/O timeout. The namespace
 //! belongs to the test's thread only and vanishes with it, endpoints and all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
@@ -135,4 +136,41 @@ fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
     if ran.is_none() {
         eprintln!("(not run)");
     }
+}
+
+/// A peer that never stops sending cannot hold `close` past the I/O timeout: the close drains
+/// what arrives, then gives up with a time-out.
+#[test]
+fn close_gives_up_on_a_peer_that_keeps_sending() {
+    in_own_netns(|| {
+        if let Err(e) = probe::check() {
+            return skip(&format!("{e}"));
+        }
+        let opts = Options {
+            io_timeout: Duration::from_secs(1),
+            ..Options::default()
+        };
+        let l = MptcpListener::bind(&["127.0.0.1:0".parse().unwrap()], opts.clone()).unwrap();
+        let targets = Targets::from_addrs(&l.local_addrs());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_sender = std::sync::Arc::clone(&stop);
+        let chatter = std::thread::spawn(move || {
+            let s = l.accept(Some(Duration::from_secs(5))).unwrap();
+            let chunk = vec![7u8; 16 * 1024];
+            while !stop_sender.load(std::sync::atomic::Ordering::SeqCst) {
+                if s.send_all(&chunk).is_err() {
+                    break;
+                }
+            }
+        });
+        let c = MptcpConn::connect(&targets, Family::V4, opts).unwrap();
+        let t0 = std::time::Instant::now();
+        let r = c.close();
+        let took = t0.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        drop(c);
+        let _ = chatter.join();
+        assert!(matches!(r, Err(Error::TimedOut(_))), "{r:?}");
+        assert!(took < Duration::from_secs(4), "close took {took:?}");
+    });
 }

@@ -324,15 +324,21 @@ impl MptcpConn {
         Ok(())
     }
 
-    /// Finishes, then waits (up to the I/O timeout) for the peer's end of stream, which it
-    /// sends once it has read everything; bytes of the peer's stream not yet read are dropped.
+    /// Finishes, then waits (up to the I/O timeout in all) for the peer's end of stream, which
+    /// it sends once it has read everything; bytes of the peer's stream not yet read are
+    /// dropped. A peer that keeps sending does not hold the close beyond that timeout.
     ///
     /// # Errors
     /// The peer did not finish in time, or the connection failed.
     pub fn close(&self) -> Result<(), Error> {
         self.finish()?;
+        let deadline = Instant::now() + self.opts.io_timeout;
         let mut buf = vec![0u8; 64 * 1024];
-        while self.recv(&mut buf)? > 0 {}
+        while self.recv(&mut buf)? > 0 {
+            if Instant::now() >= deadline {
+                return Err(Error::TimedOut("close (the peer kept sending)"));
+            }
+        }
         Ok(())
     }
 
