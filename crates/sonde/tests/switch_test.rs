@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{ipv6_loopback_available, require_all, run, switch_test_loopback_with, TempDir};
+use common::{
+    free_port, ipv6_loopback_available, require_all, run, switch_test_loopback_with, Proc, TempDir,
+};
 use std::time::Duration;
 
 /// `sonde switch-test` over 127.0.0.1 and ::1 against a one-off server with `server_extra`
@@ -56,6 +58,60 @@ fn switching_every_50ms_keeps_the_stream_intact() {
         end["bits_per_second"].as_f64().unwrap() / 1e6,
         stalls.iter().cloned().fold(0.0, f64::max)
     );
+}
+
+/// A transfer whose server dies mid-way still prints what it measured: a partial document
+/// with the switches made so far and the error, no hash (bytes never sent would be in it),
+/// and exit status 1.
+#[test]
+fn a_server_that_dies_mid_transfer_leaves_a_partial_document() {
+    if !ipv6_loopback_available() {
+        assert!(!require_all(), "::1 is needed for switch-test");
+        return eprintln!("skipped: no IPv6 loopback");
+    }
+    let port = free_port().to_string();
+    let server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
+    std::thread::sleep(Duration::from_millis(300));
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1200));
+        drop(server);
+    });
+    let out = run(
+        &[
+            "switch-test",
+            "--v4",
+            "127.0.0.1",
+            "--v6",
+            "::1",
+            "-p",
+            &port,
+            "-t",
+            "6",
+            "--every",
+            "0.4",
+            "-J",
+        ],
+        Duration::from_secs(40),
+    );
+    let _ = killer.join();
+    out.expect_code(1);
+    let d = out.json();
+    assert_eq!(d["partial"], true, "{}", out.describe());
+    assert!(
+        d["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{}",
+        out.describe()
+    );
+    let switches = d["client"]["switches"].as_array().map_or(0, Vec::len);
+    assert!(switches >= 1, "{}", out.describe());
+    assert!(
+        d["end"]["bytes"].as_u64().is_some_and(|b| b > 0),
+        "{}",
+        out.describe()
+    );
+    assert!(d["end"]["sha256"].is_null(), "{}", out.describe());
+    assert_eq!(d["end"]["hash_equal"], false);
+    assert!(out.stderr.contains("sonde: error - "), "{}", out.describe());
 }
 
 #[test]

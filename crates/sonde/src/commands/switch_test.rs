@@ -150,6 +150,9 @@ struct Outcome {
     server: Value,
     interrupted: bool,
     policy: Chooser,
+    /// What ended the transfer early (a failed switch, send or close); the document is then
+    /// partial: the client's side as far as it got, no server figures.
+    error: Option<String>,
 }
 
 fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
@@ -206,15 +209,25 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the switching thread panicked")));
         (sent, switching)
     });
-    switching?;
-    sent?;
-    // The hash covers whole chunks: send the rest of the current one.
-    c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
-    bytes += pending.len() as u64;
-    let secs = start.elapsed().as_secs_f64();
-    c.finish()?;
-    let (server_sha, server_bytes, server) = read_reply(&c)?;
-    c.close()?;
+    let mut secs = start.elapsed().as_secs_f64();
+    let ended = (|| -> anyhow::Result<(Vec<u8>, u64, Value)> {
+        switching?;
+        sent?;
+        // The hash covers whole chunks: send the rest of the current one.
+        c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
+        bytes += pending.len() as u64;
+        secs = start.elapsed().as_secs_f64();
+        c.finish()?;
+        let reply = read_reply(&c)?;
+        c.close()?;
+        Ok(reply)
+    })();
+    // A failure after the connection keeps what was measured: the document (or table) is
+    // printed, partial, with the error, and the exit status says it failed.
+    let (server_sha, server_bytes, server, error) = match ended {
+        Ok((sha, n, server)) => (sha, n, server, None),
+        Err(e) => (Vec::new(), 0, Value::Null, Some(e.to_string())),
+    };
     let o = Outcome {
         bytes,
         secs,
@@ -225,12 +238,18 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         server,
         interrupted: interrupt.load(Ordering::SeqCst),
         policy: chooser,
+        error,
     };
-    let equal = o.sha.as_slice() == o.server_sha.as_slice() && o.bytes == o.server_bytes;
+    let equal = o.error.is_none()
+        && o.sha.as_slice() == o.server_sha.as_slice()
+        && o.bytes == o.server_bytes;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&document(a, &o, equal))?);
     } else {
         print_table(&o, equal);
+    }
+    if let Some(e) = &o.error {
+        eprintln!("sonde: error - {e}");
     }
     Ok(if equal { exit::OK } else { exit::FAILED })
 }
@@ -302,14 +321,17 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
             "seconds": o.secs,
             "bits_per_second": o.bytes as f64 * 8.0 / o.secs.max(1e-9),
             "switches": c.switches.len(),
-            "sha256": hex(&o.sha),
+            // A partial transfer's hash covers bytes that never went: none is given.
+            "sha256": if o.error.is_some() { Value::Null } else { json!(hex(&o.sha)) },
             "server_sha256": hex(&o.server_sha),
             "server_bytes": o.server_bytes,
             "hash_equal": equal,
             "replayed": c.replayed,
             "sent_by_family": { "ipv4": c.sent_by_family[0], "ipv6": c.sent_by_family[1] },
             "interrupted": o.interrupted,
-        }
+        },
+        "partial": o.error.is_some(),
+        "error": o.error,
     })
 }
 
@@ -353,6 +375,10 @@ fn print_table(o: &Outcome, equal: bool) {
         c.sent_by_family[1],
         c.replayed
     );
+    if let Some(e) = &o.error {
+        println!("partial: the transfer ended early ({e}); no server figures, no hash check");
+        return;
+    }
     println!(
         "SHA-256 sent {} / received {} ({} bytes): {}",
         hex(&o.sha),
