@@ -6,7 +6,8 @@
 mod common;
 
 use common::{
-    free_port, ipv6_loopback_available, require_all, run, switch_test_loopback_with, Proc, TempDir,
+    free_port, ipv6_loopback_available, require_all, run, switch_test_client,
+    switch_test_loopback_with, Proc, TempDir,
 };
 use std::time::Duration;
 
@@ -76,21 +77,9 @@ fn a_server_that_dies_mid_transfer_leaves_a_partial_document() {
         std::thread::sleep(Duration::from_millis(1200));
         drop(server);
     });
-    let out = run(
-        &[
-            "switch-test",
-            "--v4",
-            "127.0.0.1",
-            "--v6",
-            "::1",
-            "-p",
-            &port,
-            "-t",
-            "6",
-            "--every",
-            "0.4",
-            "-J",
-        ],
+    let out = switch_test_client(
+        &port,
+        &["-t", "6", "--every", "0.4", "-J"],
         Duration::from_secs(40),
     );
     let _ = killer.join();

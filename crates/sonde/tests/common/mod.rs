@@ -376,6 +376,11 @@ pub fn switch_test_loopback_with(
     .concat();
     let _server = Proc::spawn(&server);
     thread::sleep(Duration::from_millis(300));
+    switch_test_client(&port, extra, timeout)
+}
+
+/// `sonde switch-test --v4 127.0.0.1 --v6 ::1 -p PORT EXTRA...` (a server must be there).
+pub fn switch_test_client(port: &str, extra: &[&str], timeout: Duration) -> Output {
     let mut a = vec![
         "switch-test",
         "--v4",
@@ -383,7 +388,7 @@ pub fn switch_test_loopback_with(
         "--v6",
         "::1",
         "-p",
-        &port,
+        port,
     ];
     a.extend_from_slice(extra);
     run(&a, timeout)
