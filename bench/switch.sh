@@ -3,7 +3,7 @@
 # loopback, in the same run: the same in-process sender and receiver (128 KiB writes, 256 KiB
 # reads, no hashing) over one std TcpStream, then over the library's Conn (no switches), then
 # over a plain stream whose sender also copies every buffer into an 8 MiB replay ring (the
-# one copy any design that replays after a path change must make: the ceiling for such designs).
+# one copy any design that replays after a path change must make: what that copy alone costs).
 #
 #   bench/switch.sh             # 5 repetitions of 3 s per mode, alternating
 #   REPS=9 SECS=5 bench/switch.sh

@@ -12,8 +12,10 @@
 //! grow and yield alike and share the queue:
 //! - the usual loss, measured before the competition began, stays the baseline (random loss
 //!   is still not congestion);
-//! - a loss sample above that baseline by more than chance gives (at least
-//!   [`LOSS_FLOOR`]) is the shared queue overflowing: the rate drops to [`BETA`] of itself;
+//! - the round's loss (every loss sample that completed in it, [`RoundLoss`]) above that
+//!   baseline by more than chance gives, and by at least [`LOSS_FLOOR_DATAGRAMS`], is the
+//!   shared queue overflowing: the rate drops to [`BETA`] of itself, and the losses reported
+//!   in the round trip after it (datagrams sent before it) do not count again;
 //! - in between, the window `W(t) = C·(t − K)³ + W_max` (packets of this sender's datagram
 //!   size, `t` since the back-off, `K` the time back to `W_max`), or Reno's estimate where that
 //!   is larger, divided by the smoothed RTT gives the rate;
@@ -30,8 +32,37 @@ pub const UNDRAINED_BACKOFFS: u32 = 3;
 pub const BETA: f64 = 0.7;
 /// CUBIC's growth constant, packets per second cubed.
 pub const C: f64 = 0.4;
-/// The least rise of loss over the baseline read as the shared queue overflowing.
-pub const LOSS_FLOOR: f64 = 0.005;
+/// The least rise of a round's lost datagrams over the baseline's share read as the shared
+/// queue overflowing: on a path without random loss, one lost datagram.
+pub const LOSS_FLOOR_DATAGRAMS: f64 = 0.5;
+
+/// The loss of one round: the datagrams its completed loss samples span, and how many of
+/// them were lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RoundLoss {
+    pub sent: u64,
+    pub lost: f64,
+}
+
+impl RoundLoss {
+    /// Adds a loss sample (`fraction` lost of `span` datagrams).
+    pub fn add(&mut self, fraction: f64, span: u64) {
+        self.sent += span;
+        self.lost += fraction.clamp(0.0, 1.0) * span as f64;
+    }
+
+    /// Whether more was lost than `base` gives by chance (four standard deviations of the
+    /// binomial) and by at least `floor` datagrams.
+    pub fn above(&self, base: f64, floor: f64) -> bool {
+        if self.sent == 0 {
+            return false;
+        }
+        let p = base.clamp(0.0, 1.0);
+        let n = self.sent as f64;
+        let chance = 4.0 * (n * p * (1.0 - p)).sqrt();
+        self.lost > n * p + chance.max(floor)
+    }
+}
 
 /// What one controller step does while competing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,11 +107,11 @@ impl Competition {
     }
 
     /// The step for a round: `queued` is whether all its RTT samples sat above the minimum,
-    /// `rate` the current rate, `rtt` the smoothed RTT.
+    /// `loss` what the round lost, `rate` the current rate, `rtt` the smoothed RTT.
     pub fn step(
         &mut self,
         queued: bool,
-        loss: &LossEstimator,
+        loss: &RoundLoss,
         rate: f64,
         rtt: Duration,
         now: Duration,
@@ -89,7 +120,7 @@ impl Competition {
             return Step::Leave;
         }
         let rtt = rtt.as_secs_f64().max(1e-3);
-        if loss_above(loss, self.baseline_loss, LOSS_FLOOR) {
+        if loss.above(self.baseline_loss, LOSS_FLOOR_DATAGRAMS) {
             let window_max = rate * rtt / self.packet_bits;
             self.rate_max = rate;
             self.rate_start = rate * BETA;
@@ -124,10 +155,9 @@ pub fn loss_above(loss: &LossEstimator, base: f64, floor: f64) -> bool {
 mod tests {
     use super::*;
 
-    fn sampled(sent: u64, lost: u64) -> LossEstimator {
-        let mut l = LossEstimator::default();
-        l.on_feedback(0, 0);
-        l.on_feedback(sent, sent - lost);
+    fn sampled(sent: u64, lost: u64) -> RoundLoss {
+        let mut l = RoundLoss::default();
+        l.add(lost as f64 / sent as f64, sent);
         l
     }
 
@@ -146,21 +176,45 @@ mod tests {
     #[test]
     fn loss_over_the_baseline_backs_off_and_the_usual_loss_does_not() {
         let mut clean = Competition::new(0.0, 1250, 50e6, SEC);
-        // One drop in 100 on a clean path: the shared queue overflowed.
+        // One drop in 1000 on a clean path: the shared queue overflowed.
         assert_eq!(
-            clean.step(true, &sampled(100, 1), 50e6, RTT, SEC * 2),
+            clean.step(true, &sampled(1000, 1), 50e6, RTT, SEC * 2),
             Step::BackOff(50e6 * BETA)
         );
-        // 10 % random loss: 30 of 200 is chance (4 deviations reach 18.5 %), 50 of 200 is not.
+        assert!(matches!(
+            clean.step(true, &sampled(1000, 0), 50e6, RTT, SEC * 3),
+            Step::Grow(_)
+        ));
+        // No samples in the round: nothing to judge, no back-off.
+        assert!(matches!(
+            clean.step(true, &RoundLoss::default(), 50e6, RTT, SEC * 4),
+            Step::Grow(_)
+        ));
+        // 10 % random loss over 1000 datagrams: 4 deviations are 38, so 130 is chance and
+        // 150 is not.
         let mut lossy = Competition::new(0.1, 1250, 50e6, SEC);
         assert!(matches!(
-            lossy.step(true, &sampled(200, 30), 50e6, RTT, SEC * 2),
+            lossy.step(true, &sampled(1000, 130), 50e6, RTT, SEC * 2),
             Step::Grow(_)
         ));
         assert_eq!(
-            lossy.step(true, &sampled(200, 50), 50e6, RTT, SEC * 2),
+            lossy.step(true, &sampled(1000, 150), 50e6, RTT, SEC * 2),
             Step::BackOff(50e6 * BETA)
         );
+    }
+
+    #[test]
+    fn a_round_adds_up_its_samples() {
+        let mut r = RoundLoss::default();
+        r.add(0.0, 100);
+        r.add(0.5, 4);
+        assert_eq!(r.sent, 104);
+        assert!((r.lost - 2.0).abs() < 1e-9);
+        // A path losing 0.1 %: one loss in 1000 is what it always loses.
+        let mut one = RoundLoss::default();
+        one.add(0.001, 1000);
+        assert!(!one.above(0.001, LOSS_FLOOR_DATAGRAMS));
+        assert!(one.above(0.0, LOSS_FLOOR_DATAGRAMS));
     }
 
     #[test]

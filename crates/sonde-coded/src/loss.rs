@@ -29,6 +29,11 @@ pub struct LossEstimator {
 }
 
 impl LossEstimator {
+    /// Samples completed so far (a caller tells a new sample from the last one by it).
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
     /// Folds in a feedback's counters; returns the new sample, if one completed.
     pub fn on_feedback(&mut self, highest_seq: u64, received: u64) -> Option<f64> {
         let Some(base) = self.base_seq else {

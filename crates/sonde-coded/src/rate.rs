@@ -13,7 +13,7 @@
 //!
 //! A queue that its back-offs do not drain belongs to another flow; the controller then
 //! competes for its share on loss instead of yielding on delay ([`crate::compete`]).
-use crate::compete::{self, Competition, Step};
+use crate::compete::{self, Competition, RoundLoss, Step};
 use crate::loss::{LossEstimator, RttEstimator};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -107,6 +107,13 @@ pub struct RateController {
     pub competitions: u64,
     /// Bytes of one datagram (competing follows a window law counted in packets).
     packet_bytes: usize,
+    /// The loss samples that completed since the last step.
+    round_loss: RoundLoss,
+    /// Loss samples seen so far (to add each one to the round once).
+    samples_seen: u64,
+    /// Until when loss samples are not counted: the round trip after a competing back-off,
+    /// whose losses are of datagrams sent before it.
+    loss_ignored_until: Duration,
 }
 
 impl RateController {
@@ -125,6 +132,9 @@ impl RateController {
             competing: None,
             competitions: 0,
             packet_bytes: DEFAULT_PACKET_BYTES,
+            round_loss: RoundLoss::default(),
+            samples_seen: 0,
+            loss_ignored_until: Duration::ZERO,
         }
     }
 
@@ -193,9 +203,16 @@ impl RateController {
         if let Some(latest) = rtt.latest {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(latest, |m| m.min(latest)));
         }
+        if loss.samples() > self.samples_seen {
+            self.samples_seen = loss.samples();
+            if let (Some(s), true) = (loss.last_sample, now >= self.loss_ignored_until) {
+                self.round_loss.add(s, loss.last_span);
+            }
+        }
         if now < self.next_step {
             return;
         }
+        let round_loss = std::mem::take(&mut self.round_loss);
         let round = rtt
             .smoothed
             .unwrap_or(Duration::from_millis(10))
@@ -203,7 +220,7 @@ impl RateController {
         let queued = self.queued(rtt);
         self.round_min_rtt = None;
         if let Some(c) = self.competing.as_mut() {
-            match c.step(queued, loss, self.rate, round, now) {
+            match c.step(queued, &round_loss, self.rate, round, now) {
                 Step::Leave => {
                     self.competing = None;
                     self.undrained = 0;
@@ -212,6 +229,7 @@ impl RateController {
                     self.rate = rate.max(MIN_RATE_BPS);
                     self.backoffs += 1;
                     self.next_step = now + round * 2;
+                    self.loss_ignored_until = now + round;
                     return;
                 }
                 Step::Grow(rate) => {
@@ -412,6 +430,8 @@ mod tests {
         }
         assert!(!c.competing());
         assert_eq!(c.competitions, 0);
+        // The queue was seen: it was backed off from each time it came.
+        assert!(c.backoffs >= 10, "{}", c.backoffs);
     }
 
     #[test]

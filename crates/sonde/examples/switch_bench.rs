@@ -6,8 +6,8 @@
 //! A third mode, `replay-floor`, is the plain stream plus the one thing any design that
 //! survives a path change must add: the sender keeps a copy of every byte until the peer has
 //! it, here a copy of each buffer into an 8 MiB ring (the library's replay capacity) before
-//! the write. Nothing else (no framing, no acknowledgements, no threads). It bounds from above
-//! what any replaying library can reach on this path.
+//! the write. Nothing else (no framing, no acknowledgements, no threads): what the replay
+//! copy alone costs a plain stream writing the same buffers.
 //!
 //! `switch_bench plain|library|replay-floor SECS [ADDR]` prints one line:
 //! `MODE BYTES SECONDS BITS_PER_S`.

@@ -21,6 +21,15 @@ pub(crate) const MAX_PENDING: usize = 4;
 
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 
+/// Gives a helper's slot back when the helper ends, however it ends (a panic included).
+struct Slot;
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        PENDING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn silent(target: &str, what: String) -> StoreError {
     StoreError::PostgresSilent {
         target: target.to_owned(),
@@ -51,17 +60,18 @@ pub(crate) fn within<T: Send + 'static>(
             ),
         ));
     }
+    let slot = Slot;
     let (tx, rx) = mpsc::channel();
     let spawned = thread::Builder::new()
         .name("sonde-pg-connect".into())
         .spawn(move || {
+            let _slot = slot;
             let result = work();
-            PENDING.fetch_sub(1, Ordering::SeqCst);
             // The caller may have given up already; then nobody needs the result.
             let _ = tx.send(result);
         });
     if let Err(e) = spawned {
-        PENDING.fetch_sub(1, Ordering::SeqCst);
+        // The closure, and the slot in it, went with the error.
         return Err(silent(
             target,
             format!("cannot start a thread to connect: {e}"),
@@ -69,13 +79,18 @@ pub(crate) fn within<T: Send + 'static>(
     }
     match rx.recv_timeout(limit) {
         Ok(result) => result,
-        Err(_) => Err(silent(
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(silent(
             target,
             format!(
-                "the server took the connection but did not answer within {} s (is PostgreSQL \
-                 on that port, and not stuck?)",
+                "no answer within {} s: a server that takes the connection and says nothing \
+                 (is PostgreSQL on that port, and not stuck?), or every address of the host \
+                 timing out",
                 limit.as_secs_f64().round()
             ),
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(silent(
+            target,
+            "the connecting thread ended without a result".into(),
         )),
     }
 }
@@ -83,17 +98,22 @@ pub(crate) fn within<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Barrier};
+    use std::sync::{Arc, Barrier, Mutex};
     use std::time::Instant;
+
+    /// The helpers' count is global: these tests take turns.
+    static TURN: Mutex<()> = Mutex::new(());
 
     #[test]
     fn an_answer_in_time_comes_back() {
+        let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         let r = within("t", Duration::from_secs(5), || Ok(7));
         assert_eq!(r.ok(), Some(7));
     }
 
     #[test]
     fn no_answer_is_an_error_after_the_limit_and_pending_helpers_are_bounded() {
+        let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         let release = Arc::new(Barrier::new(MAX_PENDING + 1));
         let start = Instant::now();
         for _ in 0..MAX_PENDING {
@@ -103,7 +123,7 @@ mod tests {
                 Ok(())
             });
             assert!(
-                matches!(r, Err(StoreError::PostgresSilent { ref what, .. }) if what.contains("did not answer")),
+                matches!(r, Err(StoreError::PostgresSilent { ref what, .. }) if what.contains("no answer within")),
                 "{r:?}"
             );
         }
@@ -119,6 +139,20 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(5);
         while PENDING.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(5));
+        }
+        assert!(within("t", Duration::from_secs(5), || Ok(())).is_ok());
+    }
+
+    #[test]
+    fn a_helper_that_panics_gives_its_slot_back_and_says_so() {
+        let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        for _ in 0..MAX_PENDING + 1 {
+            let r: Result<(), StoreError> =
+                within("t", Duration::from_secs(5), || panic!("a driver bug"));
+            assert!(
+                matches!(r, Err(StoreError::PostgresSilent { ref what, .. }) if what.contains("without a result")),
+                "{r:?}"
+            );
         }
         assert!(within("t", Duration::from_secs(5), || Ok(())).is_ok());
     }

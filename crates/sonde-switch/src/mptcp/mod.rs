@@ -324,9 +324,10 @@ impl MptcpConn {
         Ok(())
     }
 
-    /// Finishes, then waits (up to the I/O timeout in all) for the peer's end of stream, which
-    /// it sends once it has read everything; bytes of the peer's stream not yet read are
-    /// dropped. A peer that keeps sending does not hold the close beyond that timeout.
+    /// Finishes, then waits for the peer's end of stream, which it sends once it has read
+    /// everything; bytes of the peer's stream not yet read are dropped. The wait ends after
+    /// the I/O timeout, plus at most one read's own timeout: a peer that keeps sending does
+    /// not hold the close longer.
     ///
     /// # Errors
     /// The peer did not finish in time, or the connection failed.

@@ -258,19 +258,20 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
             output::outln!("{line}");
         }
     }
-    match (error, problems.is_empty()) {
-        (None, true) => exit::OK,
-        (Some(e), _) => {
+    // Steps that failed before an error ended the ramp are named too.
+    if !problems.is_empty() {
+        output::final_error(format_args!(
+            "sonde: the ramp found problems - {}",
+            problems.join("; ")
+        ));
+    }
+    match error {
+        Some(e) => {
             output::final_error(format_args!("sonde: error - {e}"));
             exit::FAILED
         }
-        (None, false) => {
-            output::final_error(format_args!(
-                "sonde: the ramp found problems - {}",
-                problems.join("; ")
-            ));
-            exit::FAILED
-        }
+        None if problems.is_empty() => exit::OK,
+        None => exit::FAILED,
     }
 }
 

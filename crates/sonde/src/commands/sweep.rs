@@ -264,7 +264,6 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
             out_of_steps.join("; "),
             a.max_steps
         ));
-        return exit::FAILED;
     }
     if !limited.is_empty() {
         output::final_error(format_args!(
@@ -274,6 +273,8 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
              on a quieter host",
             limited.join("; ")
         ));
+    }
+    if !out_of_steps.is_empty() || !limited.is_empty() {
         return exit::FAILED;
     }
     exit::OK
