@@ -22,7 +22,6 @@
 //! - once a round's RTT comes back near the minimum the queue drained, the other flow left or
 //!   backed off, and the controller reads delay again.
 
-use crate::loss::LossEstimator;
 use std::time::Duration;
 
 /// Delay back-offs in a row, with the queue never drained between them, that show another
@@ -135,19 +134,6 @@ impl Competition {
         let reno_per_rtt = 3.0 * (1.0 - BETA) / (1.0 + BETA);
         let reno = self.rate_start + reno_per_rtt * (t / rtt) * self.packet_bits / rtt;
         Step::Grow(cubic.max(reno))
-    }
-}
-
-/// Whether the latest loss sample sits above `base` by more than chance gives a sample of
-/// its size (four standard deviations), and by at least `floor`.
-pub fn loss_above(loss: &LossEstimator, base: f64, floor: f64) -> bool {
-    match loss.last_sample {
-        Some(s) => {
-            let p = base.clamp(0.0, 1.0);
-            let chance = 4.0 * (p * (1.0 - p) / loss.last_span.max(1) as f64).sqrt();
-            s > p + chance.max(floor)
-        }
-        None => false,
     }
 }
 

@@ -29,6 +29,19 @@ pub struct LossEstimator {
 }
 
 impl LossEstimator {
+    /// Whether the latest sample sits above `base` by more than chance gives a sample of its
+    /// size (four standard deviations), and by at least `floor`.
+    pub fn latest_above(&self, base: f64, floor: f64) -> bool {
+        match self.last_sample {
+            Some(s) => {
+                let p = base.clamp(0.0, 1.0);
+                let chance = 4.0 * (p * (1.0 - p) / self.last_span.max(1) as f64).sqrt();
+                s > p + chance.max(floor)
+            }
+            None => false,
+        }
+    }
+
     /// Samples completed so far (a caller tells a new sample from the last one by it).
     pub fn samples(&self) -> u64 {
         self.samples

@@ -170,7 +170,7 @@ impl RateController {
     /// Whether the latest loss sample is far above the usual loss: loss the rate caused.
     fn loss_jumped(loss: &LossEstimator) -> bool {
         let floor = (3.0 * loss.deviation).max(0.1);
-        compete::loss_above(loss, loss.loss, floor) && loss.last_sample.is_some_and(|s| s > 0.25)
+        loss.latest_above(loss.loss, floor) && loss.last_sample.is_some_and(|s| s > 0.25)
     }
 
     /// The highest rate the bottleneck passed within [`DELIVERY_WINDOW`] of `now`.
