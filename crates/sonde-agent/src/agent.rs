@@ -153,14 +153,15 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     check_peer_keys(cfg)?;
     let server_cfg = cfg.server.server_config(cfg.listen_port)?;
     let seed = cfg.seed.unwrap_or_else(default_seed);
+    let started_unix = now_unix();
     let mut recorder = Recorder::open(
         cfg,
         &opts.config_text,
         &opts.sonde_version,
         seed,
-        now_unix(),
+        started_unix,
     )?;
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Metrics::with_process(started_unix));
     let http = opts
         .metrics
         .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
@@ -261,4 +262,7 @@ fn account(
     if let Err(e) = recorder.record(o) {
         log(&format!("cannot record a {} run: {e}", o.kind.as_str()));
     }
+    // A test's buffers are freed by now; without this the allocator keeps them and the
+    // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
+    sonde_runtime::os::memory::release_free_memory();
 }

@@ -28,6 +28,7 @@ pub mod config;
 pub mod http;
 pub mod metrics;
 pub mod outcome;
+pub mod process;
 pub mod record;
 pub mod runner;
 pub mod schedule;

@@ -4,9 +4,11 @@
 //! (seconds, bits per second, a ratio), `_total` on counters; labels `peer` (the configured
 //! name) and `family` (`ipv4`/`ipv6` of the address the run used, `any` when it failed before
 //! one was chosen). The registry is `prometheus-client`'s; this module only turns a finished
-//! run ([`crate::outcome::RunOutcome`]) into observations.
+//! run ([`crate::outcome::RunOutcome`]) into observations. The agent's own process adds the
+//! usual `process_*` series ([`crate::process`]).
 
 use crate::outcome::{RunOutcome, RunResult};
+use crate::process::ProcessCollector;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -159,6 +161,15 @@ impl Metrics {
             sync_failures,
             unsynced,
         }
+    }
+
+    /// [`Metrics::new`] with the `process_*` series of this process, which started at
+    /// `started_unix` ([`crate::process`]).
+    pub fn with_process(started_unix: f64) -> Self {
+        let mut m = Self::new();
+        m.registry
+            .register_collector(Box::new(ProcessCollector::new(started_unix)));
+        m
     }
 
     /// Records one finished run.

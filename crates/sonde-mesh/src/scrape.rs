@@ -67,10 +67,10 @@ fn get(addr: SocketAddr) -> std::io::Result<(u16, String)> {
     let mut s = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)?;
     s.set_read_timeout(Some(STEP_TIMEOUT))?;
     s.set_write_timeout(Some(STEP_TIMEOUT))?;
-    write!(
-        s,
-        "GET /metrics HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )?;
+    // One write: `write!` on an unbuffered stream sends each formatted piece on its own, and a
+    // server that answers on the first piece and closes then fails the rest with EPIPE.
+    let request = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes())?;
     let mut raw = Vec::new();
     s.take(MAX_BODY).read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw);
@@ -117,8 +117,15 @@ mod tests {
         let addr = l.local_addr().unwrap();
         let t = std::thread::spawn(move || {
             let (mut c, _) = l.accept().unwrap();
+            // The whole request, as any HTTP server reads it, before answering.
+            let mut request = Vec::new();
             let mut buf = [0u8; 512];
-            let _ = c.read(&mut buf).unwrap();
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = c.read(&mut buf).unwrap();
+                assert!(n > 0, "the request ended early: {request:?}");
+                request.extend_from_slice(&buf[..n]);
+            }
+            assert!(request.starts_with(b"GET /metrics HTTP/1.0\r\n"));
             c.write_all(b"HTTP/1.0 200 OK\r\n\r\nm{peer=\"a\"} 1\n")
                 .unwrap();
         });

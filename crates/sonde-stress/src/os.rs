@@ -1,5 +1,6 @@
-//! The few OS calls the stress suite needs beyond mio: the descriptor limit, a reset instead
-//! of a FIN when a connection is refused, and handing unused heap back after a burst.
+//! The few OS calls the stress suite needs beyond mio: the descriptor limit and a reset
+//! instead of a FIN when a connection is refused. Handing unused heap back after a burst is
+//! `sonde_runtime::os::memory`, shared with the agent.
 
 /// Raises this process's soft limit on open descriptors to its hard limit (thousands of
 /// connections need thousands of descriptors) and returns the soft limit now in force.
@@ -51,20 +52,3 @@ pub fn unacked_bytes(stream: &mio::net::TcpStream) -> Option<u32> {
 pub fn unacked_bytes(_stream: &mio::net::TcpStream) -> Option<u32> {
     None
 }
-
-/// Hands heap memory the allocator keeps but no longer uses back to the OS (glibc's
-/// `malloc_trim`). After a burst of a thousand echo connections (16 KiB of buffer each) the
-/// services otherwise stay at the burst's high-water mark (measured: 5 MiB idle, 13 MiB after
-/// every later burst of 1000) although nothing is in use. Nothing where the C library has no
-/// such call.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn release_free_memory() {
-    // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// Nothing to do where the C library has no `malloc_trim`.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn release_free_memory() {}

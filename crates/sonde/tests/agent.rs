@@ -82,12 +82,53 @@ fn check_exposition(text: &str) {
         let (series, value) = line.rsplit_once(' ').expect(line);
         assert!(value.parse::<f64>().is_ok() || value == "+Inf", "{line}");
         let name = series.split('{').next().unwrap();
-        assert!(name.starts_with("sonde_"), "{line}");
+        assert!(
+            name.starts_with("sonde_") || name.starts_with("process_"),
+            "{line}"
+        );
         assert!(
             name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
             "{line}"
         );
     }
+}
+
+/// The agent's `process_*` series in `text` against what `/proc` says of `pid` just after
+/// the scrape: resident memory within 25 %, descriptors within 4 (a test may open or close
+/// some between the two reads), the thread count and the start within the last minute.
+fn check_process_series(text: &str, pid: i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| -> f64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap()
+    };
+    let rss = sample(text, "process_resident_memory_bytes").unwrap_or(0.0);
+    let truth = field("VmRSS:") * 1024.0;
+    assert!(
+        (rss / truth - 1.0).abs() <= 0.25,
+        "{rss} vs {truth}:\n{text}"
+    );
+    let fds = sample(text, "process_open_fds").unwrap_or(-100.0);
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as f64;
+    assert!((fds - open).abs() <= 4.0, "{fds} vs {open}:\n{text}");
+    let threads = sample(text, "process_threads").unwrap_or(0.0);
+    assert!(threads >= 2.0, "{text}");
+    assert!(
+        sample(text, "process_max_fds").unwrap_or(0.0) >= fds,
+        "{text}"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let start = sample(text, "process_start_time_seconds").unwrap_or(0.0);
+    assert!(now - start >= 0.0 && now - start < 60.0, "{start} vs {now}");
+    assert!(sample(text, "process_cpu_seconds_total").unwrap_or(-1.0) >= 0.0);
 }
 
 #[test]
@@ -117,6 +158,7 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
     assert!(sample(&text, count).unwrap_or(0.0) >= 6.0, "{text}");
     let (status, _) = http_get(pm, "/other").unwrap();
     assert!(status.contains("404"), "{status}");
+    check_process_series(&text, a.pid());
 
     // The peer stops cleanly on SIGTERM; a's runs fail meanwhile and the schedule goes on.
     let out_b = stop(b);

@@ -10,6 +10,7 @@ pub mod discard;
 pub mod flowlabel;
 pub mod host;
 pub mod icmp;
+pub mod memory;
 pub mod mmsg;
 pub mod nofile;
 pub mod packet_socket;
