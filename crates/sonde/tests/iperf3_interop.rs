@@ -57,15 +57,18 @@ const SUMS: [&str; 4] = [
     "sum_received_bidir_reverse",
 ];
 
-/// The bytes a TCP sender may leave uncounted when `doc` was written by an iperf3 of 3.16 or
-/// later (its senders are threads): one block per stream, else 0.
+/// The bytes a sender may leave uncounted when `doc` was written by an iperf3 of 3.16 or
+/// later (its senders are threads): one block per stream (a datagram per stream over UDP),
+/// else 0.
 ///
 /// Such an iperf3 stops its sender threads when the test ends; a block being written then is
 /// queued but may not be counted, or counted only after iperf3 wrote its `-J` figures. So a
 /// sonde server, which reads its streams to their end, may receive up to a block per stream
 /// more than such an iperf3 client says it sent (an iperf3 server stops reading at the end
 /// and never sees it), and an iperf3 server's `-J` may count a block less than the results it
-/// sends its client a moment later.
+/// sends its client a moment later. The same holds for a UDP sender thread's last datagram:
+/// one CI run saw an iperf3 server's `-J` (UDP, `-R`, 3 streams) count 1448 bytes, one
+/// datagram, less than the results it sent.
 fn threaded_iperf3_slack(doc: &Value) -> u64 {
     let version = doc["start"]["version"].as_str().unwrap_or("");
     let minor = version.strip_prefix("iperf 3.").map(|v| {
@@ -77,7 +80,7 @@ fn threaded_iperf3_slack(doc: &Value) -> u64 {
         .and_then(|m| m.parse::<u32>().ok())
         .is_some_and(|m| m >= 16);
     let test = &doc["start"]["test_start"];
-    if !threaded || test["protocol"] != "TCP" {
+    if !threaded {
         return 0;
     }
     let streams = test["num_streams"].as_u64().unwrap_or(1).max(1);
