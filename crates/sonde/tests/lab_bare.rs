@@ -727,7 +727,11 @@ fn capacity_at_1000_mbit_and_behind_a_packet_ceiling_in_both_families() {
             // least the verdict's 0.8 (a 5 % margin for the measured departure rate).
             let ip = doc["ip_bytes"].as_f64().unwrap_or(1.0);
             let per_ip = (ip + f64::from(sonde_stats::capacity::ETHERNET_HEADER)) / ip;
-            let long = doc["long_train_len"].as_f64().unwrap_or(0.0) * ip * per_ip;
+            let long = doc["long_train_len"]
+                .as_f64()
+                .expect("the document gives the long trains' length")
+                * ip
+                * per_ip;
             let bucket = sonde_lab::qdisc::default_burst(1_000_000_000, 1500) as f64;
             let departure = doc["estimate"]["departure_bps"].as_f64().unwrap_or(0.0) * per_ip;
             let expected = tbf_arrival_share(departure, 1e9, bucket, long);
