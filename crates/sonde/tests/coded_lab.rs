@@ -132,13 +132,37 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
 /// each writing its -J document into the test's directory. The coded flow must also say it
 /// found the queue held by another flow (its controller competed for it): a fair share won
 /// some other way would be luck, not the mechanism.
+///
+/// Over 8 s each flow backs off on overflow only once or twice (a CUBIC epoch at this rate
+/// and queue lasts about 7 s), so where those few back-offs fall decides the split: ten
+/// runs on one machine gave cubic 1.15 to 1.92 times the coded goodput, and one CI run 2.2
+/// (coded 29.9, cubic 65.8 Mbit/s). A run outside 2:1 therefore gets a second, in a fresh
+/// lab; the test fails when both are outside. A controller that yields to cubic's queue (the
+/// 1:10 this test was written against) fails both.
 #[test]
 fn a_coded_flow_and_a_cubic_flow_share_a_clean_link_within_two_to_one() {
     if !lab_available() {
         return;
     }
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = TempDir::new("coded-fair");
+    let (c, t) = coded_and_cubic_together("coded-fair");
+    let within = |c: f64, t: f64| c * 2.0 >= t && t * 2.0 >= c;
+    if within(c, t) {
+        return;
+    }
+    eprintln!("outside 2:1 once: a second run");
+    let (c2, t2) = coded_and_cubic_together("coded-fair-2");
+    assert!(
+        within(c2, t2),
+        "coded {c:.1} and cubic {t:.1} Mbit/s, then coded {c2:.1} and cubic {t2:.1}: both \
+         further apart than 2:1"
+    );
+}
+
+/// One run of a coded and a cubic flow started together over the clean link: their goodputs
+/// in Mbit/s, after checking the coded flow delivered everything and competed for the queue.
+fn coded_and_cubic_together(tag: &str) -> (f64, f64) {
+    let dir = TempDir::new(tag);
     let out = run(&["lab", "show", "lossy-link"], Duration::from_secs(10));
     out.expect_code(0);
     let links = &out.stdout[..out.stdout.find("[[test]]").expect("lossy-link has tests")];
@@ -184,8 +208,5 @@ command = ["sh", "-c", "{script}"]
          competed for the queue {competitions} time(s)"
     );
     assert!(competitions >= 1, "the coded flow never competed: {coded}");
-    assert!(
-        c * 2.0 >= t && t * 2.0 >= c,
-        "coded {c:.1} and cubic {t:.1} Mbit/s are further apart than 2:1"
-    );
+    (c, t)
 }
