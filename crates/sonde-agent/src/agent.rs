@@ -148,6 +148,11 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
 /// before anything is written); [`AgentError`] when the store, the server or the metrics
 /// endpoint cannot start.
 pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals, AgentError> {
+    // Before the agent's threads start: each further malloc arena would stay resident for
+    // the life of the process (sonde_runtime::os::memory).
+    sonde_runtime::os::memory::limit_allocator_arenas(
+        sonde_runtime::os::memory::LONG_RUNNING_ARENAS,
+    );
     let cfg = &opts.config;
     let log = opts.log.clone();
     check_peer_keys(cfg)?;
