@@ -4,7 +4,10 @@
 //! A reply is the request's own bytes with the kind and the server fields changed, so it is
 //! never larger than the request (no amplification). The only state is a bounded table of
 //! request counts per (client address, session token), which splits the client's loss into
-//! upstream and downstream; idle entries expire and the oldest is evicted when it is full.
+//! upstream and downstream; idle entries expire (swept at most once a minute, the table
+//! shrinking with them) and the oldest is evicted when it is full. Sweeping only when full
+//! let a long-running server (`sonde agent`, a latency run every second) keep 4096 finished
+//! sessions and a 650 KiB table for good after about an hour.
 //! With a per-source limit (`sonde server --max-probe-rate`), probes from an address beyond it
 //! go unanswered and are counted, so one source cannot make the server answer without bound.
 //! With a key (`sonde server --psk-file`) only probes tagged with it are answered (see
@@ -23,11 +26,15 @@ use std::time::{Duration, Instant};
 pub const MAX_SESSIONS: usize = 4096;
 /// A session with no probe for this long is forgotten.
 pub const SESSION_IDLE: Duration = Duration::from_secs(300);
+/// Least time between two sweeps of idle sessions.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub struct Responder {
     sessions: HashMap<(SocketAddr, u64), Session>,
+    /// When idle sessions were last swept out.
+    swept: Option<Instant>,
     limiter: Option<SourceLimiter>,
     /// Only probes tagged with this key are answered.
     key: Option<ProbeKey>,
@@ -94,18 +101,23 @@ impl Responder {
     /// The session of `key`, made (evicting the idle or the oldest when the table is full)
     /// when new.
     fn session(&mut self, key: (SocketAddr, u64), now: Instant) -> &mut Session {
-        if !self.sessions.contains_key(&key) && self.sessions.len() >= MAX_SESSIONS {
-            self.sessions
-                .retain(|_, s| now.duration_since(s.seen) < SESSION_IDLE);
-            if self.sessions.len() >= MAX_SESSIONS {
-                if let Some(oldest) = self
-                    .sessions
-                    .iter()
-                    .min_by_key(|(_, s)| s.seen)
-                    .map(|(k, _)| *k)
-                {
-                    self.sessions.remove(&oldest);
-                }
+        let new = !self.sessions.contains_key(&key);
+        if new
+            && (self.sessions.len() >= MAX_SESSIONS
+                || self
+                    .swept
+                    .is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_EVERY))
+        {
+            self.sweep(now);
+        }
+        if new && self.sessions.len() >= MAX_SESSIONS {
+            if let Some(oldest) = self
+                .sessions
+                .iter()
+                .min_by_key(|(_, s)| s.seen)
+                .map(|(k, _)| *k)
+            {
+                self.sessions.remove(&oldest);
             }
         }
         self.sessions.entry(key).or_insert(Session {
@@ -113,6 +125,17 @@ impl Responder {
             seen: now,
             replay: ReplayWindow::default(),
         })
+    }
+
+    /// Forgets the sessions idle for [`SESSION_IDLE`] and gives back the table's room
+    /// beyond what is left.
+    fn sweep(&mut self, now: Instant) {
+        self.swept = Some(now);
+        self.sessions
+            .retain(|_, s| now.saturating_duration_since(s.seen) < SESSION_IDLE);
+        if self.sessions.capacity() > 4 * self.sessions.len() + 64 {
+            self.sessions.shrink_to(2 * self.sessions.len());
+        }
     }
 
     fn count(&mut self, key: (SocketAddr, u64), bump: bool, now: Instant) -> u64 {
@@ -296,5 +319,38 @@ mod tests {
         }
         assert_eq!(r.sessions(), MAX_SESSIONS);
         assert_eq!(r.count((peer, MAX_SESSIONS as u64 + 49), true, now), 2);
+    }
+
+    #[test]
+    fn finished_sessions_are_forgotten_before_the_table_fills() {
+        let mut r = Responder::new();
+        let t0 = Instant::now();
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        // A latency run a second, as an agent's schedule makes them: five probes each.
+        for run in 0..3000u64 {
+            let at = t0 + Duration::from_secs(run);
+            for _ in 0..5 {
+                r.count((peer, run), true, at);
+            }
+        }
+        // Only the runs of the last SESSION_IDLE, and those since the last sweep, remain.
+        let idle = SESSION_IDLE.as_secs() as usize;
+        let sweep = SWEEP_EVERY.as_secs() as usize;
+        assert!(
+            (idle..=idle + sweep).contains(&r.sessions()),
+            "{} sessions",
+            r.sessions()
+        );
+        assert!(r.sessions.capacity() <= 4 * r.sessions() + 64);
+        // A session still running keeps its count across a sweep.
+        assert_eq!(
+            r.count((peer, 2999), true, t0 + Duration::from_secs(3100)),
+            6
+        );
+        // Ten minutes later a new run finds the table swept to itself.
+        let later = t0 + Duration::from_secs(3000) + SESSION_IDLE * 2;
+        assert_eq!(r.count((peer, 5000), true, later), 1);
+        assert_eq!(r.sessions(), 1);
+        assert!(r.sessions.capacity() <= 64 + 4, "{}", r.sessions.capacity());
     }
 }
