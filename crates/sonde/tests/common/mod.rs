@@ -532,7 +532,12 @@ fn wait_listening(proc: &mut Proc, port: u16, timeout: Duration) -> Result<(), S
         if proc.has_exited() {
             return Err("server exited before accepting connections".into());
         }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        // Something accepts on the port: it must be this server, not another process that
+        // took the port between `free_port`'s check and the server's bind (CI once saw a
+        // server fail with "address already in use" while the port accepted connections).
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+            && listens_on(proc.pid(), port)
+        {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -540,6 +545,29 @@ fn wait_listening(proc: &mut Proc, port: u16, timeout: Duration) -> Result<(), S
         }
         thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether process `pid` holds a TCP socket listening on `port` (Linux: the listening
+/// sockets of `/proc/net/tcp{,6}` against the socket descriptors of `/proc/PID/fd`).
+fn listens_on(pid: i32, port: u16) -> bool {
+    let want = format!(":{port:04X}");
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address rem_address st ... inode (10th column)
+            if f.len() > 9 && f[1].ends_with(&want) && f[3] == "0A" {
+                inodes.push(format!("socket:[{}]", f[9]));
+            }
+        }
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .any(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str()))
 }
 
 // ---------------------------------------------------------------------------------------------
