@@ -134,7 +134,7 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
 /// some other way would be luck, not the mechanism.
 ///
 /// Over 8 s each flow backs off on overflow only once or twice (a CUBIC epoch at this rate
-/// and queue lasts about 7 s), so where those few back-offs fall decides the split: ten
+/// and queue lasts about 7 s), so where those few back-offs fall decides the split: nine
 /// runs on one machine gave cubic 1.15 to 1.92 times the coded goodput, and one CI run 2.2
 /// (coded 29.9, cubic 65.8 Mbit/s). A run outside 2:1 therefore gets a second, in a fresh
 /// lab; the test fails when both are outside. A controller that yields to cubic's queue (the
