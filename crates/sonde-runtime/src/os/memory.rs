@@ -7,11 +7,11 @@
 //! a leak.
 //!
 //! glibc also gives a thread that finds the other arenas busy an arena of its own (up to
-//! eight per core), and an arena, once made, keeps 130-240 KiB resident for the life of the
-//! process. A process whose threads come and go keeps meeting new coincidences of busy
-//! threads, so its memory steps up by an arena every so often for hours (two agents on
-//! loopback: five or six arenas at minute 40, bench/RESULTS.md). Capping the arenas bounds
-//! that.
+//! eight per core), and an arena, once made, keeps memory resident for the life of the
+//! process (up to 240 KiB each, measured). A process whose threads come and go keeps meeting
+//! new coincidences of busy threads, so its memory steps up by an arena every so often (two
+//! agents on loopback: 14 arenas holding 1.25-1.29 MB each agent after 75 minutes,
+//! bench/RESULTS.md). Capping the arenas bounds that.
 
 /// Hands heap memory the allocator keeps but no longer uses back to the OS (glibc's
 /// `malloc_trim`). After a burst of a thousand echo connections (16 KiB of buffer each)
