@@ -271,8 +271,8 @@ impl ClientRun<'_> {
             ClientEvent::StreamsReady => {}
             other => return Err(unexpected(other)),
         }
-        // The clock starts before the Start leaves, so the server's (started by it) never
-        // runs ahead: its live row of an interval comes after this end's.
+        // The clock starts before the Start leaves, and moves to the first data once there is
+        // some (`Engine::settle_clock`); the server's starts at the Start or at the data.
         let congestion = self.start_engine(streams)?;
         flush(conn, session)?;
         let start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
@@ -454,6 +454,7 @@ impl ClientRun<'_> {
         loop {
             self.check_interrupt()?;
             let engine = running(&mut self.engine)?;
+            engine.settle_clock();
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
                 self.show_interval(r);

@@ -12,6 +12,14 @@ pub fn now_ns() -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// The [`Instant`] of a [`now_ns`] reading (now, for a reading from the future).
+pub fn instant_of(ns: u64) -> Instant {
+    let now_ns = now_ns();
+    let now = Instant::now();
+    now.checked_sub(Duration::from_nanos(now_ns.saturating_sub(ns)))
+        .unwrap_or(now)
+}
+
 /// Sleeps until `deadline`: the OS sleep for all but the last ~200 µs, then a spin, so that
 /// pacing at sub-millisecond periods keeps its schedule.
 pub fn sleep_until(deadline: Instant) {

@@ -115,10 +115,19 @@ impl Engine {
         })
     }
 
-    /// Starts the test clock again now (see [`Meter::restart_clock`]), if no interval was cut.
+    /// Starts the test clock again now (see [`Meter::restart_clock`]), if no interval was cut
+    /// and it does not count from the first data yet.
     pub fn restart_clock(&mut self) {
-        if self.meter.restart_clock() {
-            self.start = Instant::now();
+        if let Some(ns) = self.meter.restart_clock() {
+            self.start = crate::clock::instant_of(ns);
+        }
+    }
+
+    /// Starts the test clock at this end's first data, once there was some (see
+    /// [`Meter::settle_clock`]). The control loops call it on every turn.
+    pub fn settle_clock(&mut self) {
+        if let Some(ns) = self.meter.settle_clock() {
+            self.start = crate::clock::instant_of(ns);
         }
     }
 
@@ -240,12 +249,15 @@ impl Engine {
         self.shared().find_map(|s| s.error().map(|e| (s.id, e)))
     }
 
-    /// Tells senders to stop and waits (bounded) until they have.
+    /// Tells senders to stop and waits (bounded) until they have. Looks every 100 µs: the
+    /// Stop that follows marks the end of the receiver's span at the other end, so time spent
+    /// here after the senders stopped lengthens it (2 ms looks made 0.3 s tests receive 0.7 %
+    /// slower than they sent).
     pub fn stop_senders(&self, wait: Duration) {
         self.ctl.stop_send.store(true, Ordering::Relaxed);
         let deadline = Instant::now() + wait;
         while !self.senders_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_micros(100));
         }
     }
 

@@ -1,6 +1,7 @@
 //! Interval rows that say what they mean, through the real binary on loopback: a timed test
 //! ends at the time asked (`0.00-2.00`), both ends cut their intervals on one clock so the
-//! server's live rows agree with the client's, the server's last interval is shown too (also
+//! server's live rows agree with the client's, a short run is not received faster than it
+//! was sent, the server's last interval is shown too (also
 //! with `-P`), and iperf3's output options `-f`, `-V` and `--json-stream-full-output` do what
 //! they do there.
 
@@ -95,6 +96,34 @@ fn a_timed_test_ends_at_the_time_asked_and_both_ends_report_every_interval() {
         summary.iter().all(|l| l.contains(" 0.00-2.00 ")),
         "the senders' summary ends at 2.00\n{text}"
     );
+}
+
+#[test]
+fn a_short_run_is_not_received_faster_than_it_was_sent() {
+    let server = Server::start(&[]);
+    // Both ends' clocks start at their first data: a server clock started only when it read
+    // the client's Start credited what arrived before to a shorter span, and 0.3 s runs on a
+    // busy host were received up to 1.5 % faster than they were sent. Unpaced, so that every
+    // millisecond of skew shows. (Under load the receiver's span can be a little longer: the
+    // client's Stop that ends it waits for a thread too.)
+    for run in 0..4 {
+        let out = server.client(
+            &["-u", "-b", "1000g", "-l", "1400", "-t", "0.3", "-J"],
+            CLIENT_DEADLINE,
+        );
+        out.expect_code(0);
+        let doc = out.json();
+        let (sent, received) = (&doc["end"]["sum_sent"], &doc["end"]["sum_received"]);
+        if num(received, "lost_packets") > 0.0 {
+            continue; // a full socket buffer: the rates differ for that reason
+        }
+        assert_eq!(num(sent, "bytes"), num(received, "bytes"), "run {run}");
+        let ratio = num(received, "bits_per_second") / num(sent, "bits_per_second");
+        assert!(
+            ratio <= 1.01,
+            "run {run}: received {ratio:.4} times the rate sent\nsent {sent}\nreceived {received}"
+        );
+    }
 }
 
 #[test]

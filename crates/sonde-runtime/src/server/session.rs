@@ -510,6 +510,7 @@ impl SessionRun<'_> {
                 let _ = self.flush();
                 return Err(RunError::Interrupted);
             }
+            engine.settle_clock();
             let elapsed = engine.elapsed();
             if elapsed > limit {
                 let msg = format!("test exceeded the server's time limit of {limit:.0} s");
@@ -536,7 +537,8 @@ impl SessionRun<'_> {
                 r.map_err(|e| RunError::Protocol(e.to_string()))?;
                 match self.session.poll_event() {
                     Some(ServerEvent::Started) => {
-                        // The client's clock starts with its Start: count from it too, so
+                        // The client's clock starts with its Start: count from it too (or
+                        // from the first data, when that came first or comes later), so
                         // that both ends' intervals cover the same spans.
                         engine.restart_clock();
                         engine.release_senders();

@@ -78,6 +78,11 @@ pub struct StreamShared {
     /// Receivers: `clock::now_ns()` of the last data read (0 = none yet). A receiver's span
     /// ends there, not at the stop: bytes drained after the stop arrived after it.
     pub last_rx_ns: AtomicU64,
+    /// `clock::now_ns()` when this stream's data began (0 = not yet): a sender's first write,
+    /// a receiver's first arrival (when it was read, less how long it waited in the socket
+    /// when the kernel stamped it). An end's test clock starts at its streams' first data
+    /// (see `Meter::settle_clock`).
+    pub first_data_ns: AtomicU64,
     pub error: Mutex<Option<String>>,
     /// Paced UDP senders: when they fell behind their schedule.
     pub slips: Mutex<crate::schedule_slips::ScheduleSlips>,
@@ -94,8 +99,33 @@ impl StreamShared {
             udp_rx: Mutex::new(UdpReceiveTracker::new()),
             finished: AtomicBool::new(false),
             last_rx_ns: AtomicU64::new(0),
+            first_data_ns: AtomicU64::new(0),
             error: Mutex::new(None),
             slips: Mutex::new(Default::default()),
+        }
+    }
+
+    /// A receiver read data at `ns` (`clock::now_ns()`): the last read, and the first if none
+    /// was noted before.
+    pub(crate) fn data_read_at(&self, ns: u64) {
+        self.data_read(0, ns);
+    }
+
+    /// A receiver read data at `ns` (`clock::now_ns()`) that had been waiting `waited_ns` in
+    /// the socket (0 when unknown): the last read, and the first arrival if none was noted.
+    pub(crate) fn data_read(&self, waited_ns: u64, ns: u64) {
+        self.last_rx_ns.store(ns, Ordering::Relaxed);
+        let arrived = ns.saturating_sub(waited_ns).max(1);
+        let _ =
+            self.first_data_ns
+                .compare_exchange(0, arrived, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// A sender's write went out: notes the first.
+    pub(crate) fn data_sent(&self) {
+        if self.first_data_ns.load(Ordering::Relaxed) == 0 {
+            self.first_data_ns
+                .store(crate::clock::now_ns().max(1), Ordering::Relaxed);
         }
     }
 

@@ -106,6 +106,7 @@ pub fn send(
                 Ok(n) => {
                     off += n;
                     sent += n as u64;
+                    shared.data_sent();
                     shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
                 }
                 Err(e) if is_timeout(&e) => {}
@@ -205,9 +206,7 @@ pub fn receive(
                     }
                 }
                 shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                shared
-                    .last_rx_ns
-                    .store(crate::clock::now_ns(), Ordering::Relaxed);
+                shared.data_read_at(crate::clock::now_ns());
             }
             Err(e) if is_timeout(&e) => {}
             Err(e) => {

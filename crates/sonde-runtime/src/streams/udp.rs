@@ -11,7 +11,7 @@
 
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
-use crate::os::{cpu, poll};
+use crate::os::{cpu, poll, timestamp};
 use crate::pacing::{datagram_gap_ns, datagrams_per_departure, DepartureSchedule, Pacing};
 use crate::schedule_slips::ScheduleSlips;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
@@ -231,6 +231,7 @@ impl<'a> Sender<'a> {
             send_mmsg(self.sock, &self.buf[..total], self.len, k, ctl)?;
         }
         self.seq += k as u64;
+        self.shared.data_sent();
         self.shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
         self.shared.packets.store(self.seq, Ordering::Relaxed);
         Ok(total as u64)
@@ -366,6 +367,17 @@ pub fn receive(
     cpu::thread_times().saturating_sub(cpu0)
 }
 
+/// How long (ns) the datagram the kernel stamped at `kernel_wall` waited before being read at
+/// `read_wall` (both wall clock): a receiver thread the scheduler kept off the CPU reads a
+/// socket's first data late. Waits over 100 ms are taken for a wall clock step, not a wait.
+fn arrived_before_read(kernel_wall: Option<u64>, read_wall: u64) -> u64 {
+    const MAX_WAIT_NS: u64 = 100_000_000;
+    kernel_wall
+        .map(|k| read_wall.saturating_sub(k))
+        .filter(|&w| w <= MAX_WAIT_NS)
+        .unwrap_or(0)
+}
+
 /// True when every datagram the sender reported sending has arrived.
 fn all_arrived(shared: &StreamShared) -> bool {
     let expected = shared.expected_packets.load(Ordering::Relaxed);
@@ -407,6 +419,9 @@ fn receive_loop(
             }
         };
         let user_arrival = now_ns();
+        let read_wall = timestamp::realtime_ns();
+        // The kernel time of the batch's first data datagram, for the stream's first arrival.
+        let mut first_data_wall: Option<u64> = None;
         let Ok(mut tracker) = shared.udp_rx.lock() else {
             return Ok(());
         };
@@ -433,15 +448,39 @@ fn receive_loop(
                         }
                     }
                     Received::Data { seq, send_ns } => {
+                        if kernel && first_data_wall.is_none() {
+                            first_data_wall = Some(arrival);
+                        }
                         tracker.on_datagram(seq, send_ns, arrival, d.len() as u64)
                     }
                     Received::Malformed => tracker.on_datagram(0, 0, arrival, d.len() as u64),
                 }
             }
         }
-        shared
-            .bytes
-            .store(tracker.counters().bytes, Ordering::Relaxed);
-        shared.last_rx_ns.store(user_arrival, Ordering::Relaxed);
+        let bytes = tracker.counters().bytes;
+        shared.bytes.store(bytes, Ordering::Relaxed);
+        if bytes > 0 {
+            shared.data_read(
+                arrived_before_read(first_data_wall, read_wall),
+                user_arrival,
+            );
+        } else {
+            // Only hellos so far: not data, so not the stream's first arrival.
+            shared.last_rx_ns.store(user_arrival, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arrived_before_read;
+
+    #[test]
+    fn a_first_datagram_read_late_is_dated_by_its_kernel_stamp() {
+        assert_eq!(arrived_before_read(Some(1_000_000), 5_000_000), 4_000_000);
+        // No stamp, a stamp after the read (clocks), or one too old to be a wait: no correction.
+        assert_eq!(arrived_before_read(None, 5_000_000), 0);
+        assert_eq!(arrived_before_read(Some(6_000_000), 5_000_000), 0);
+        assert_eq!(arrived_before_read(Some(1), 2_000_000_000), 0);
     }
 }
