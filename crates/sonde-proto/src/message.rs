@@ -391,6 +391,12 @@ pub struct SentCount {
 pub struct Stop {
     #[serde(default)]
     pub sent: Vec<SentCount>,
+    /// When the client told its senders to stop: nanoseconds of its test clock, which starts
+    /// at its first data. The server's receivers end their span there (or at their last
+    /// arrival, if later) rather than when the server read this message, which on a busy
+    /// host comes milliseconds late. Absent from older clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at_ns: Option<u64>,
 }
 
 /// One stream as one end saw it.
@@ -649,6 +655,11 @@ mod tests {
                     bytes: 10,
                     packets: 1,
                 }],
+                stopped_at_ns: Some(10_000_123_456),
+            }),
+            Message::Stop(Stop {
+                sent: Vec::new(),
+                stopped_at_ns: None,
             }),
             Message::Abort(Abort {
                 reason: "ctrl-c".into(),

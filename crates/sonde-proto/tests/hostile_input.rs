@@ -384,6 +384,7 @@ fn message(rng: &mut Rng) -> Message {
                 bytes: rng.next() >> 16,
                 packets: rng.below(1000) as u64,
             }],
+            stopped_at_ns: (rng.below(2) == 1).then(|| rng.next()),
         }),
         8 => Message::Results(Box::new(results(rng))),
         9 => Message::Abort(Abort {
@@ -821,7 +822,10 @@ fn client_session_never_panics_on_random_messages_and_calls() {
                         assert!(c.is_finished());
                     }
                 }
-                6 => c.stop(Stop { sent: vec![] }),
+                6 => c.stop(Stop {
+                    sent: vec![],
+                    stopped_at_ns: None,
+                }),
                 7 => c.send_results(results(&mut rng)),
                 8 => c.request(),
                 _ => {
@@ -886,7 +890,10 @@ fn session_pair_with_injected_messages_never_panics_and_clean_runs_finish() {
                 }
             }
             if c.is_running() && rng.chance(3) {
-                c.stop(Stop { sent: vec![] });
+                c.stop(Stop {
+                    sent: vec![],
+                    stopped_at_ns: None,
+                });
             }
         }
         if !inject {

@@ -369,6 +369,7 @@ impl ClientRun<'_> {
         engine.stop_senders(Duration::from_secs(3));
         session.stop(Stop {
             sent: engine.sent_counts(),
+            stopped_at_ns: Some((stop_at * 1e9) as u64),
         });
         flush(conn, session)?;
         let peer = loop {
@@ -711,7 +712,7 @@ fn final_views(
     }
     engine
         .meter
-        .end_views(stop_at, sent_by_peer)
+        .end_views(stop_at, sent_by_peer, None)
         .into_iter()
         .map(|(id, role, view)| PeerStream { id, role, view })
         .collect()

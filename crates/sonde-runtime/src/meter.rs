@@ -236,11 +236,13 @@ impl Meter {
     }
 
     /// Each stream's view of the whole test, from the omit baseline to `end` seconds.
-    /// `sent_by_peer` gives, for UDP streams this end receives, how many datagrams the peer sent.
+    /// `sent_by_peer` gives, for UDP streams this end receives, how many datagrams the peer sent;
+    /// `peer_stopped_at`, when the peer's senders were told to stop (seconds of its clock).
     pub fn end_views(
         &mut self,
         end: f64,
         sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+        peer_stopped_at: Option<f64>,
     ) -> Vec<(u32, StreamRole, EndView)> {
         let start = if self.baseline_taken {
             self.schedule.omit()
@@ -260,13 +262,13 @@ impl Meter {
                     t.retransmits = now.retrans.saturating_sub(base.retrans);
                     t
                 });
-                // A receiver's span runs to its last arrival when that came after the stop
-                // (the drain), so that drained bytes are not credited to a shorter time.
                 let last_rx = shared.last_rx_ns.load(Ordering::Relaxed);
-                let end = if sender || last_rx <= self.start_ns {
+                let last_arrival =
+                    (last_rx > self.start_ns).then(|| (last_rx - self.start_ns) as f64 / 1e9);
+                let end = if sender {
                     end
                 } else {
-                    end.max((last_rx - self.start_ns) as f64 / 1e9)
+                    receiver_end(end, last_arrival, peer_stopped_at).max(start)
                 };
                 let view = EndView {
                     start,
@@ -283,6 +285,18 @@ impl Meter {
             })
             .collect()
     }
+}
+
+/// Where a receiver's span ends (test seconds): at its last arrival when that came after the
+/// stop (the drain), so that drained bytes are not credited to a shorter time; else at the
+/// stop, which is when the peer's senders stopped when the peer said so (both ends' clocks
+/// start at the first data) and not later than this end's own `stop`. The peer's figure can
+/// move the end back to the last arrival at most.
+fn receiver_end(stop: f64, last_arrival: Option<f64>, peer_stopped_at: Option<f64>) -> f64 {
+    let stopped = peer_stopped_at
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .map_or(stop, |p| p.min(stop));
+    last_arrival.map_or(stopped, |a| stopped.max(a))
 }
 
 #[cfg(test)]
@@ -303,12 +317,28 @@ mod tests {
     }
 
     #[test]
+    fn a_receivers_span_ends_where_the_peer_stopped_or_at_its_last_arrival() {
+        // The Stop read 4 ms after the peer's senders stopped, the last datagram before it.
+        assert_eq!(receiver_end(0.304, Some(0.3001), Some(0.3)), 0.3001);
+        // A drain after the stop extends the span, whatever the peer says.
+        assert_eq!(receiver_end(0.304, Some(0.35), Some(0.3)), 0.35);
+        // Nothing arrived lately (an outage): the span still runs to the peer's stop.
+        assert_eq!(receiver_end(0.304, Some(0.1), Some(0.3)), 0.3);
+        // No figure (an older client), or a nonsense one: this end's own stop.
+        assert_eq!(receiver_end(0.304, Some(0.3001), None), 0.304);
+        assert_eq!(receiver_end(0.304, None, Some(f64::NAN)), 0.304);
+        // A peer cannot stretch the span past this end's stop, nor cut it before the data.
+        assert_eq!(receiver_end(0.304, Some(0.3), Some(9.0)), 0.304);
+        assert_eq!(receiver_end(0.304, Some(0.3), Some(0.0)), 0.3);
+    }
+
+    #[test]
     fn the_clock_settles_on_the_first_data_sent_or_received_once() {
         let mut m = meter(&[StreamRole::Sender, StreamRole::Receiver]);
         assert_eq!(m.settle_clock(), None, "no data yet");
         let t = crate::clock::now_ns();
-        m.streams()[1].shared.data_read(0, t + 5_000);
-        m.streams()[0].shared.data_read(0, t + 9_000);
+        m.streams()[1].shared.data_read(0, 0, t + 5_000);
+        m.streams()[0].shared.data_read(0, 0, t + 9_000);
         assert_eq!(m.settle_clock(), Some(t + 5_000));
         assert_eq!(m.start_ns(), t + 5_000);
         // Settled: later data and the server's restart at the Start leave it.
@@ -333,12 +363,16 @@ mod tests {
     }
 
     #[test]
-    fn a_late_read_of_the_first_datagram_is_dated_back_by_its_wait() {
+    fn late_reads_are_dated_back_by_how_long_the_data_waited() {
         let m = meter(&[StreamRole::Receiver]);
         let s = &m.streams()[0].shared;
-        s.data_read(3_000_000, 10_000_000);
+        s.data_read(3_000_000, 1_000_000, 10_000_000);
         assert_eq!(s.first_data_ns.load(Ordering::Relaxed), 7_000_000);
-        assert_eq!(s.last_rx_ns.load(Ordering::Relaxed), 10_000_000);
+        assert_eq!(s.last_rx_ns.load(Ordering::Relaxed), 9_000_000);
+        // A later read moves the last arrival, not the first.
+        s.data_read(0, 500_000, 12_000_000);
+        assert_eq!(s.first_data_ns.load(Ordering::Relaxed), 7_000_000);
+        assert_eq!(s.last_rx_ns.load(Ordering::Relaxed), 11_500_000);
     }
 
     #[test]

@@ -115,7 +115,10 @@ pub(crate) fn close(
     cpu_local: CpuUsage,
     interrupted: bool,
 ) -> Result<CpuUsage, RunError> {
-    s.stop(Stop { sent: Vec::new() });
+    s.stop(Stop {
+        sent: Vec::new(),
+        stopped_at_ns: None,
+    });
     flush(conn, s)?;
     let wait = if interrupted { STEP_INTERRUPTED } else { STEP };
     let peer = loop {

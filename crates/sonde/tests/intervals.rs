@@ -1,7 +1,7 @@
 //! Interval rows that say what they mean, through the real binary on loopback: a timed test
 //! ends at the time asked (`0.00-2.00`), both ends cut their intervals on one clock so the
-//! server's live rows agree with the client's, a short run is not received faster than it
-//! was sent, the server's last interval is shown too (also
+//! server's live rows agree with the client's, a short run is received at the rate it was
+//! sent, the server's last interval is shown too (also
 //! with `-P`), and iperf3's output options `-f`, `-V` and `--json-stream-full-output` do what
 //! they do there.
 
@@ -99,13 +99,14 @@ fn a_timed_test_ends_at_the_time_asked_and_both_ends_report_every_interval() {
 }
 
 #[test]
-fn a_short_run_is_not_received_faster_than_it_was_sent() {
+fn a_short_run_is_received_at_the_rate_it_was_sent() {
     let server = Server::start(&[]);
     // Both ends' clocks start at their first data: a server clock started only when it read
     // the client's Start credited what arrived before to a shorter span, and 0.3 s runs on a
-    // busy host were received up to 1.5 % faster than they were sent. Unpaced, so that every
-    // millisecond of skew shows. (Under load the receiver's span can be a little longer: the
-    // client's Stop that ends it waits for a thread too.)
+    // busy host were received up to 1.6 % faster than they were sent. The server's receiver
+    // span ends where the client stopped its senders (or at the last arrival), not when the
+    // server read the Stop: that came milliseconds late under load, up to 3 % too slow.
+    // Unpaced, so that every millisecond of skew shows.
     for run in 0..4 {
         let out = server.client(
             &["-u", "-b", "1000g", "-l", "1400", "-t", "0.3", "-J"],
@@ -120,7 +121,7 @@ fn a_short_run_is_not_received_faster_than_it_was_sent() {
         assert_eq!(num(sent, "bytes"), num(received, "bytes"), "run {run}");
         let ratio = num(received, "bits_per_second") / num(sent, "bits_per_second");
         assert!(
-            ratio <= 1.01,
+            (0.98..=1.01).contains(&ratio),
             "run {run}: received {ratio:.4} times the rate sent\nsent {sent}\nreceived {received}"
         );
     }

@@ -93,6 +93,7 @@ fn full_session() {
             bytes: 5,
             packets: 0,
         }],
+        stopped_at_ns: Some(2_000_000_000),
     });
     pump(&mut c, &mut s);
     assert!(matches!(

@@ -60,7 +60,7 @@ pub(crate) fn local_views(
     }
     engine
         .meter
-        .end_views(stop_at, &|_| None)
+        .end_views(stop_at, &|_| None, None)
         .into_iter()
         .map(|(id, role, view)| PeerStream { id, role, view })
         .collect()

@@ -323,7 +323,10 @@ impl Run<'_> {
             self.ended_early
                 .get_or_insert(format!("a sender failed: {e}"));
         }
-        session.stop(Stop { sent: sent.clone() });
+        session.stop(Stop {
+            sent: sent.clone(),
+            stopped_at_ns: None,
+        });
         flush(conn, session)?;
         let wait = if self.ended_early.is_some() {
             STEP_INTERRUPTED

@@ -11,7 +11,7 @@ use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::StreamConfig;
 use crate::test_events::TestEvents;
-use sonde_proto::message::{PeerStream, ProcessLoad, RefuseCode, Results, SentCount, TestParams};
+use sonde_proto::message::{PeerStream, ProcessLoad, RefuseCode, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_proto::udp_hello::HelloAck;
@@ -406,15 +406,16 @@ impl SessionRun<'_> {
         &mut self,
         p: &TestParams,
         engine: &mut Engine,
-        stop: &[SentCount],
+        stop: &Stop,
         (t0, cpu0): (Instant, CpuTimes),
         congestion: Option<String>,
     ) -> Result<(Vec<PeerStream>, CpuUsage), RunError> {
         let stop_at = engine.elapsed();
         engine.stop_senders(Duration::from_secs(3));
-        engine.drain_receivers(stop, Engine::drain_grace(p.protocol));
-        let sent_by_peer = |id| stop.iter().find(|c| c.id == id).map(|c| c.packets);
-        let local = self.final_views(engine, stop_at, &sent_by_peer);
+        engine.drain_receivers(&stop.sent, Engine::drain_grace(p.protocol));
+        let sent_by_peer = |id| stop.sent.iter().find(|c| c.id == id).map(|c| c.packets);
+        let peer_stopped_at = stop.stopped_at_ns.map(|ns| ns as f64 / 1e9);
+        let local = self.final_views(engine, stop_at, &sent_by_peer, peer_stopped_at);
         let sent = engine.sent_counts();
         let notes = engine.slip_notes("server");
         for n in &notes {
@@ -476,12 +477,14 @@ impl SessionRun<'_> {
     }
 
     /// Each local stream's final figures up to `stop_at`, after emitting the last (partial)
-    /// interval. `sent_by_peer` is how many datagrams the client sent on a UDP stream.
+    /// interval. `sent_by_peer` is how many datagrams the client sent on a UDP stream;
+    /// `peer_stopped_at`, when the client stopped its senders (seconds of its clock).
     fn final_views(
         &mut self,
         engine: &mut Engine,
         stop_at: f64,
         sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+        peer_stopped_at: Option<f64>,
     ) -> Vec<PeerStream> {
         if let Some(r) = engine.meter.finish(stop_at) {
             // The client shows it too, as it showed the others live.
@@ -490,7 +493,7 @@ impl SessionRun<'_> {
         }
         engine
             .meter
-            .end_views(stop_at, sent_by_peer)
+            .end_views(stop_at, sent_by_peer, peer_stopped_at)
             .into_iter()
             .map(|(id, role, view)| PeerStream { id, role, view })
             .collect()
@@ -502,7 +505,7 @@ impl SessionRun<'_> {
         engine: &mut Engine,
         limit: f64,
         reack: &[(UdpSocket, HelloAck)],
-    ) -> Result<Vec<SentCount>, RunError> {
+    ) -> Result<Stop, RunError> {
         loop {
             reack_hellos(reack);
             if self.interrupted() {
@@ -543,7 +546,7 @@ impl SessionRun<'_> {
                         engine.restart_clock();
                         engine.release_senders();
                     }
-                    Some(ServerEvent::StopRequested(s)) => return Ok(s.sent),
+                    Some(ServerEvent::StopRequested(s)) => return Ok(s),
                     Some(ServerEvent::Aborted(r)) => return Err(RunError::PeerAborted(r)),
                     _ => {}
                 }
@@ -561,7 +564,7 @@ impl SessionRun<'_> {
     ) {
         let stop_at = engine.elapsed();
         engine.abort();
-        let local = self.final_views(engine, stop_at, &|_| None);
+        let local = self.final_views(engine, stop_at, &|_| None, None);
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
         let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         let summary = crate::summary::build(crate::summary::SummaryInput {

@@ -75,8 +75,10 @@ pub struct StreamShared {
     pub expected_packets: AtomicU64,
     pub udp_rx: Mutex<UdpReceiveTracker>,
     pub finished: AtomicBool,
-    /// Receivers: `clock::now_ns()` of the last data read (0 = none yet). A receiver's span
-    /// ends there, not at the stop: bytes drained after the stop arrived after it.
+    /// Receivers: `clock::now_ns()` of the last data's arrival (0 = none yet): when it was
+    /// read, less how long it waited in the socket when the kernel stamped it. A receiver's
+    /// span ends there when that is after the stop: bytes drained after the stop arrived
+    /// after it.
     pub last_rx_ns: AtomicU64,
     /// `clock::now_ns()` when this stream's data began (0 = not yet): a sender's first write,
     /// a receiver's first arrival (when it was read, less how long it waited in the socket
@@ -108,14 +110,16 @@ impl StreamShared {
     /// A receiver read data at `ns` (`clock::now_ns()`): the last read, and the first if none
     /// was noted before.
     pub(crate) fn data_read_at(&self, ns: u64) {
-        self.data_read(0, ns);
+        self.data_read(0, 0, ns);
     }
 
-    /// A receiver read data at `ns` (`clock::now_ns()`) that had been waiting `waited_ns` in
-    /// the socket (0 when unknown): the last read, and the first arrival if none was noted.
-    pub(crate) fn data_read(&self, waited_ns: u64, ns: u64) {
-        self.last_rx_ns.store(ns, Ordering::Relaxed);
-        let arrived = ns.saturating_sub(waited_ns).max(1);
+    /// A receiver read data at `ns` (`clock::now_ns()`) whose first and last pieces had
+    /// waited `first_waited_ns` and `last_waited_ns` in the socket (0 when unknown): the last
+    /// arrival, and the first if none was noted.
+    pub(crate) fn data_read(&self, first_waited_ns: u64, last_waited_ns: u64, ns: u64) {
+        self.last_rx_ns
+            .store(ns.saturating_sub(last_waited_ns).max(1), Ordering::Relaxed);
+        let arrived = ns.saturating_sub(first_waited_ns).max(1);
         let _ =
             self.first_data_ns
                 .compare_exchange(0, arrived, Ordering::Relaxed, Ordering::Relaxed);

@@ -420,8 +420,10 @@ fn receive_loop(
         };
         let user_arrival = now_ns();
         let read_wall = timestamp::realtime_ns();
-        // The kernel time of the batch's first data datagram, for the stream's first arrival.
+        // The kernel times of the batch's first and last data datagrams: when the stream's
+        // data began and (so far) ended.
         let mut first_data_wall: Option<u64> = None;
+        let mut last_data_wall: Option<u64> = None;
         let Ok(mut tracker) = shared.udp_rx.lock() else {
             return Ok(());
         };
@@ -448,8 +450,9 @@ fn receive_loop(
                         }
                     }
                     Received::Data { seq, send_ns } => {
-                        if kernel && first_data_wall.is_none() {
-                            first_data_wall = Some(arrival);
+                        if kernel {
+                            first_data_wall.get_or_insert(arrival);
+                            last_data_wall = Some(arrival);
                         }
                         tracker.on_datagram(seq, send_ns, arrival, d.len() as u64)
                     }
@@ -462,6 +465,7 @@ fn receive_loop(
         if bytes > 0 {
             shared.data_read(
                 arrived_before_read(first_data_wall, read_wall),
+                arrived_before_read(last_data_wall, read_wall),
                 user_arrival,
             );
         } else {
