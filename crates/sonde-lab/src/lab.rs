@@ -458,6 +458,19 @@ impl Lab {
         self.layout.links.iter().find(|l| l.name == name)
     }
 
+    /// Gives every namespace of the lab the hosts file `text`: programs started with
+    /// [`Lab::command`] resolve the names it lists through the system resolver, as they
+    /// would names from DNS. It stays until the lab is torn down (or `sonde lab clean`).
+    /// Write whole lines (`10.77.2.1 n02`); keep `localhost`, as it replaces `/etc/hosts`.
+    ///
+    /// # Errors
+    /// [`LabError::Os`] when a file cannot be written (e.g. a read-only `/etc`).
+    pub fn set_hosts(&self, text: &str) -> Result<(), LabError> {
+        self.created
+            .iter()
+            .try_for_each(|ns| netns::write_hosts(ns, text))
+    }
+
     /// `program args...` to be run inside `node`'s namespace (`ip netns exec`). The caller
     /// spawns it; whatever still runs there is killed at teardown.
     ///

@@ -7,6 +7,11 @@
 //! this changes only the calling thread, and sockets keep the namespace they were created in,
 //! so no helper process is needed. Sysctls are written the same way, through `/proc/sys` from
 //! a thread inside the namespace ([`run_in`]), so the lab does not need procps.
+//!
+//! A namespace may also get its own hosts file ([`write_hosts`]): `ip netns exec NAME`
+//! mounts `/etc/netns/NAME/hosts` over `/etc/hosts` for the program it starts, so the system
+//! resolver there finds the lab's node names. Deleting the namespace removes that directory,
+//! which `ip netns del` leaves behind.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -18,6 +23,8 @@ use crate::topology::check_prefix;
 
 /// Where `ip netns` keeps its named namespaces.
 const NETNS_DIR: &str = "/run/netns";
+/// Where `ip netns exec` looks for a namespace's own `/etc` files.
+const ETC_DIR: &str = "/etc/netns";
 
 const CAP_NET_ADMIN: u32 = 12;
 const CAP_SYS_ADMIN: u32 = 21;
@@ -74,6 +81,38 @@ fn path(name: &str) -> PathBuf {
     PathBuf::from(NETNS_DIR).join(name)
 }
 
+fn etc_path(name: &str) -> PathBuf {
+    PathBuf::from(ETC_DIR).join(name)
+}
+
+/// Gives namespace `name` the hosts file `text`, which programs started there with
+/// `ip netns exec` (and so [`crate::Lab::command`]) read instead of `/etc/hosts`.
+///
+/// # Errors
+/// [`LabError::Os`] when the directory or the file cannot be written (a read-only `/etc`).
+pub(crate) fn write_hosts(name: &str, text: &str) -> Result<(), LabError> {
+    let dir = etc_path(name);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| LabError::os(format!("creating {}", dir.display()), name, e))?;
+    let file = dir.join("hosts");
+    std::fs::write(&file, text)
+        .map_err(|e| LabError::os(format!("writing {}", file.display()), name, e))
+}
+
+/// Removes namespace `name`'s `/etc/netns` directory if it has one, and `/etc/netns` itself
+/// when that leaves it empty (as it was before the lab, on most machines).
+fn remove_etc(name: &str) -> Result<(), LabError> {
+    let dir = etc_path(name);
+    if !dir.exists() {
+        return Ok(());
+    }
+    std::fs::remove_dir_all(&dir)
+        .map_err(|e| LabError::os(format!("removing {}", dir.display()), name, e))?;
+    // Fails harmlessly while another lab (or the administrator) keeps files there.
+    let _ = std::fs::remove_dir(ETC_DIR);
+    Ok(())
+}
+
 /// Creates namespace `name` with its loopback up. When the namespace is made but its loopback
 /// cannot be brought up, it is deleted again: the caller records a namespace only once this
 /// returns `Ok`, so one left here would outlive the lab.
@@ -106,7 +145,9 @@ pub(crate) fn delete(name: &str) -> Result<(), LabError> {
             }
         }
     }
-    cmd::ip(&["netns", "del", name]).map(|_| ())
+    let deleted = cmd::ip(&["netns", "del", name]).map(|_| ());
+    let etc = remove_etc(name);
+    deleted.and(etc)
 }
 
 /// Moves the calling thread into namespace `name`. Call it on a thread of its own (one the
@@ -170,6 +211,8 @@ pub struct Cleaned {
     pub namespaces: Vec<String>,
     /// Interfaces deleted from the caller's namespace.
     pub interfaces: Vec<String>,
+    /// `/etc/netns` directories (a namespace's hosts file) whose namespace was gone already.
+    pub files: Vec<String>,
 }
 
 /// Removes every namespace (and interface of the caller's namespace) whose name starts with
@@ -192,6 +235,21 @@ pub fn clean_leftovers(prefix: &str) -> Result<Cleaned, LabError> {
     for ns in list()?.into_iter().filter(|n| n.starts_with(prefix)) {
         match delete(&ns) {
             Ok(()) => cleaned.namespaces.push(ns),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let etc_left: Vec<String> = std::fs::read_dir(ETC_DIR)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(prefix) && !exists(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    for name in etc_left {
+        match remove_etc(&name) {
+            Ok(()) => cleaned.files.push(etc_path(&name).display().to_string()),
             Err(e) => {
                 first_error.get_or_insert(e);
             }

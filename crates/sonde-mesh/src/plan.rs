@@ -7,6 +7,12 @@
 //! N links to one `hub` router give every pair of nodes a path of two links with nothing new
 //! in the lab, and each node's access link is where a later setting would impair that node.
 //!
+//! Peers are named, not numbered: each agent's configuration lists `host = "n02"` with the
+//! family to use, and the lab gives every namespace a hosts file ([`MeshPlan::hosts_file`])
+//! naming each node's IPv4 and IPv6 address, so the agents resolve their peers through the
+//! system resolver as a fleet resolves DNS names (an A and an AAAA record per name). Where
+//! that file cannot be written the plan falls back to addresses ([`MeshPlan::peers_by_name`]).
+//!
 //! Pure: the layout comes from [`sonde_lab::Layout::new`], which only computes, so the names,
 //! addresses and configurations are unit-tested without root.
 
@@ -49,6 +55,9 @@ pub struct MeshPlan {
     /// The star as a lab scenario (topology only: no tests).
     pub scenario: Scenario,
     pub nodes: Vec<MeshNode>,
+    /// True (the default) when agents name their peers (`host = "n02"`) and resolve them
+    /// from [`MeshPlan::hosts_file`]; false when they are given addresses.
+    pub peers_by_name: bool,
 }
 
 /// The name of node `i` (from 0).
@@ -120,6 +129,7 @@ impl MeshPlan {
             spec,
             scenario,
             nodes,
+            peers_by_name: true,
         };
         for i in 0..plan.nodes.len() {
             let text = plan.agent_config(i);
@@ -154,6 +164,19 @@ impl MeshPlan {
         Some(SocketAddr::from((n.ipv4, self.spec.metrics_port)))
     }
 
+    /// The hosts file every namespace of the mesh gets: `localhost`, then each node's name
+    /// on its IPv4 and its IPv6 address.
+    pub fn hosts_file(&self) -> String {
+        let mut t = format!(
+            "# the nodes of the mesh {:?}, written by sonde lab\n127.0.0.1 localhost\n::1 localhost\n",
+            self.spec.name
+        );
+        for n in &self.nodes {
+            let _ = write!(t, "{} {}\n{} {}\n", n.ipv4, n.name, n.ipv6, n.name);
+        }
+        t
+    }
+
     /// Node `me`'s agent configuration (`sonde agent --config`). Its `store` is given on the
     /// agent's command line instead (one argument, so the target can change).
     pub fn agent_config(&self, me: usize) -> String {
@@ -183,6 +206,7 @@ impl MeshPlan {
                 continue;
             };
             let host = match p.family {
+                _ if self.peers_by_name => n.name.clone(),
                 Family::Ipv4 => n.ipv4.to_string(),
                 Family::Ipv6 => n.ipv6.to_string(),
             };
@@ -238,12 +262,40 @@ mod tests {
             labels,
             ["n01-v4", "n01-v6", "n03-v4", "n03-v6", "n04-v4", "n04-v6"]
         );
-        assert_eq!(cfg.peers[0].host, "10.77.1.1");
-        assert_eq!(cfg.peers[1].host, "fd00:77:0:1::1");
+        assert_eq!(cfg.peers[0].host, "n01");
+        assert_eq!(cfg.peers[0].family, FamilyChoice::Ipv4);
+        assert_eq!(cfg.peers[1].host, "n01");
         assert_eq!(cfg.peers[1].family, FamilyChoice::Ipv6);
         assert_eq!(cfg.peers[0].link_rate.as_deref(), Some("1G"));
         assert!(cfg.throughput.is_some());
         assert_eq!(p.peers_of(1)[2].node, 2);
+    }
+
+    #[test]
+    fn every_node_is_named_on_both_addresses_and_addresses_are_the_fallback() {
+        let mut p = plan(3);
+        let hosts = p.hosts_file();
+        let lines: Vec<&str> = hosts.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            lines,
+            [
+                "127.0.0.1 localhost",
+                "::1 localhost",
+                "10.77.1.1 n01",
+                "fd00:77:0:1::1 n01",
+                "10.77.2.1 n02",
+                "fd00:77:0:2::1 n02",
+                "10.77.3.1 n03",
+                "fd00:77:0:3::1 n03",
+            ]
+        );
+        p.peers_by_name = false;
+        let cfg = AgentConfig::parse(&p.agent_config(0)).unwrap();
+        let hosts: Vec<&str> = cfg.peers.iter().map(|x| x.host.as_str()).collect();
+        assert_eq!(
+            hosts,
+            ["10.77.2.1", "fd00:77:0:2::1", "10.77.3.1", "fd00:77:0:3::1"]
+        );
     }
 
     #[test]

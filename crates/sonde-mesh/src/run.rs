@@ -249,12 +249,18 @@ fn sync_remote(url: &str, plan: &MeshPlan, out: &Path) -> String {
     }
 }
 
-/// Writes each node's configuration into `out/agents`.
-fn write_configs(plan: &MeshPlan, out: &Path) -> Result<(), MeshError> {
+/// Creates `out/agents` and `out/metrics`, before the lab, so an unwritable output directory
+/// is told before anything is built.
+fn make_dirs(out: &Path) -> Result<(), MeshError> {
     for sub in ["agents", "metrics"] {
         let d = out.join(sub);
         std::fs::create_dir_all(&d).map_err(io_err(format!("creating {}", d.display())))?;
     }
+    Ok(())
+}
+
+/// Writes each node's configuration into `out/agents`.
+fn write_configs(plan: &MeshPlan, out: &Path) -> Result<(), MeshError> {
     for (i, n) in plan.nodes.iter().enumerate() {
         let path = agent_file(out, &n.name, "toml");
         std::fs::write(&path, plan.agent_config(i))
@@ -283,8 +289,8 @@ pub fn run(
     }
     let out = &opts.out_dir;
     let prefix = sonde_lab::topology::fresh_prefix();
-    let plan = MeshPlan::new(spec, &prefix)?;
-    write_configs(&plan, out)?;
+    let mut plan = MeshPlan::new(spec, &prefix)?;
+    make_dirs(out)?;
     let lab = Lab::build(
         &plan.scenario,
         None,
@@ -293,6 +299,14 @@ pub fn run(
             ..LabOptions::default()
         },
     )?;
+    let mut early_notes = Vec::new();
+    if let Err(e) = lab.set_hosts(&plan.hosts_file()) {
+        plan.peers_by_name = false;
+        early_notes.push(format!(
+            "the nodes' hosts files could not be written ({e}): agents were given addresses, not names"
+        ));
+    }
+    write_configs(&plan, out)?;
     obs.lab_up(&prefix, &plan);
     let started_unix = unix_now();
     let mut agents = start_agents(&lab, &plan, opts)?;
@@ -310,7 +324,8 @@ pub fn run(
     drop(agents);
     let report = lab.finish();
     let ended_unix = unix_now();
-    let mut notes = report.teardown_errors;
+    let mut notes = early_notes;
+    notes.extend(report.teardown_errors);
     notes.extend(report.notes);
     // Agents started after `started_unix`; a second of slack for clock steps.
     let (matrix, per_node) = collect(&plan, out, started_unix - 1.0)?;

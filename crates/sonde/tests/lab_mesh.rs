@@ -1,5 +1,5 @@
 //! `sonde lab run mesh` in real namespaces (root): 16 agents measuring each other for 15 s,
-//! every ordered pair measured over both families, every metrics endpoint answering with its
+//! every ordered pair measured over both families (peers known by name), every metrics endpoint answering with its
 //! peers' series, nothing left behind; with `--store`, every agent's rows in one real
 //! PostgreSQL server; on Ctrl-C, the lab torn down and what was recorded kept.
 //!
@@ -56,6 +56,14 @@ fn assert_torn_down(summary: &Value) {
         .filter(|l| l.starts_with(&format!("{prefix}-")))
         .collect();
     assert!(left.is_empty(), "namespaces left: {left:?}");
+    let etc: Vec<String> = std::fs::read_dir("/etc/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&format!("{prefix}-")))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(etc.is_empty(), "hosts files left in /etc/netns: {etc:?}");
 }
 
 fn run_ip_netns() -> String {
@@ -179,6 +187,15 @@ fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
     let s = summary(&out);
     assert_torn_down(&s);
     assert_no_agent_left(&out);
+    // The agents knew their peers by name (one name per node, the family chosen per peer
+    // entry), resolved from the hosts file the lab gave each namespace.
+    assert_eq!(s["notes"], serde_json::json!([]), "{s}");
+    let config = std::fs::read_to_string(out.join("agents").join("n01.toml")).unwrap();
+    assert!(
+        config.contains("host = \"n02\"\nport = 5201\nfamily = \"ipv6\""),
+        "{config}"
+    );
+    assert!(!config.contains("10.77."), "{config}");
 
     // Every ordered pair, both families, from the combined database itself.
     let pairs = measured_pairs(&out.join("results.db"));

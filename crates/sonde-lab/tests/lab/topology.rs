@@ -108,3 +108,68 @@ fn clean_removes_leftovers_of_a_killed_lab() {
     assert_eq!(cleaned.namespaces.len(), 3);
     assert!(netns::list().is_ok_and(|l| !l.iter().any(|n| n.starts_with(&prefix))));
 }
+
+/// `/etc/netns` entries whose name starts with `prefix`.
+fn etc_leftovers(prefix: &str) -> Vec<String> {
+    std::fs::read_dir("/etc/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_hosts_file_names_the_nodes_inside_and_goes_with_the_lab() {
+    let _serial = util::serial();
+    if !util::lab_and_ping_available("a_hosts_file_names_the_nodes_inside_and_goes_with_the_lab") {
+        return;
+    }
+    let prefix = util::prefix("hosts");
+    let _cleanup = Cleanup(prefix.clone());
+    let s = util::chain3(r#"loss = "0%""#);
+    let lab = util::build(&s, None, util::opts(&prefix));
+    let server = lab.node("server").unwrap_or_else(|e| panic!("{e}")).ifaces[0].clone();
+    let hosts = format!(
+        "127.0.0.1 localhost\n{} far-end\n{} far-end\n",
+        server.ipv4, server.ipv6
+    );
+    lab.set_hosts(&hosts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(etc_leftovers(&prefix).len(), 3, "one per namespace");
+    // The system resolver inside a node finds both addresses of the name, and ping reaches
+    // the server by it over each family.
+    let out = lab
+        .command("client", "getent", &["ahosts", "far-end"])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .output()
+        .unwrap_or_else(|e| panic!("getent: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&server.ipv4.to_string()) && text.contains(&server.ipv6.to_string()),
+        "{text}"
+    );
+    for fam in ["-4", "-6"] {
+        let rtt = util::ping_avg_ms(&lab, "client", &[fam, "-c", "1", "-W", "2", "far-end"]);
+        assert!(rtt < 5.0, "ping {fam} far-end: rtt {rtt} ms");
+    }
+    let report = lab.finish();
+    assert!(
+        report.teardown_errors.is_empty(),
+        "{:?}",
+        report.teardown_errors
+    );
+    assert_eq!(etc_leftovers(&prefix), Vec::<String>::new());
+
+    // After a kill -9: `clean` removes the namespaces with their files, and a file whose
+    // namespace is gone already.
+    let lab = util::build(&s, None, util::opts(&prefix));
+    lab.set_hosts(&hosts).unwrap_or_else(|e| panic!("{e}"));
+    std::mem::forget(lab);
+    let stale = format!("{prefix}-gone");
+    std::fs::create_dir_all(format!("/etc/netns/{stale}")).unwrap_or_else(|e| panic!("{e}"));
+    let cleaned = sonde_lab::clean_leftovers(&prefix).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cleaned.namespaces.len(), 3);
+    assert_eq!(cleaned.files, [format!("/etc/netns/{stale}")]);
+    assert_eq!(etc_leftovers(&prefix), Vec::<String>::new());
+}

@@ -52,7 +52,11 @@ fn clean() -> i32 {
     match sonde_labrun::clean() {
         Ok(r) => {
             let c = &r.cleaned;
-            if r.killed.is_empty() && c.namespaces.is_empty() && c.interfaces.is_empty() {
+            if r.killed.is_empty()
+                && c.namespaces.is_empty()
+                && c.interfaces.is_empty()
+                && c.files.is_empty()
+            {
                 crate::output::outln!("nothing to clean: no sonde- namespace or interface left");
             }
             for (pid, ns) in &r.killed {
@@ -63,6 +67,9 @@ fn clean() -> i32 {
             }
             for i in &c.interfaces {
                 crate::output::outln!("removed interface {i}");
+            }
+            for f in &c.files {
+                crate::output::outln!("removed {f}");
             }
             exit::OK
         }
