@@ -35,6 +35,7 @@ mod load;
 mod pg;
 mod records;
 mod results;
+mod retain;
 mod schema;
 
 use std::collections::BTreeSet;
@@ -48,6 +49,7 @@ pub use records::{
     RunRecord, RunStatus, TestRecord, TestStatus,
 };
 pub use results::Results;
+pub use retain::WriteMark;
 pub use schema::LATEST as SCHEMA_VERSION;
 
 /// Why a store operation failed. Every variant names the database file.

@@ -196,3 +196,162 @@ fn lab_run_with_store_writes_postgresql() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(without_id(remote_run(&url)), without_id(local));
 }
+
+/// The tests of `id` in the only PostgreSQL run, as (matrix id, end, status) in order.
+fn remote_ids(url: &str) -> Vec<(String, f64, sonde_store::TestStatus)> {
+    remote_run(url)
+        .tests
+        .iter()
+        .map(|t| (t.matrix_id.clone(), t.ended_unix, t.status))
+        .collect()
+}
+
+#[test]
+fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
+    if !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let fixture = lab_run();
+    let base = fixture.tests[0].clone();
+    let test = |i: usize, end: f64, ok: bool| sonde_store::TestRecord {
+        matrix_id: format!("s/t{i}/1"),
+        ordinal: i as u32,
+        ended_unix: end,
+        status: if ok {
+            sonde_store::TestStatus::Ok
+        } else {
+            sonde_store::TestStatus::Failed
+        },
+        ..base.clone()
+    };
+    let work = TempDir::new("pg-incremental");
+    let mut results =
+        Results::open(work.file("results.db"), Some(&url)).unwrap_or_else(|e| panic!("{e}"));
+    let id = results
+        .local()
+        .begin_run(&new_run(&fixture))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..4 {
+        results
+            .local()
+            .record_test(id, &test(i, 100.0 + i as f64, true))
+            .unwrap();
+    }
+    let first = results.sync().unwrap();
+    assert_eq!(first.tests_written, 4);
+    // The newest test recorded again takes its own row's place; an older one recorded again
+    // and a new one follow. The next copy (looking only from its mark on) writes those three.
+    results
+        .local()
+        .record_test(id, &test(3, 203.0, false))
+        .unwrap();
+    results
+        .local()
+        .record_test(id, &test(1, 201.0, false))
+        .unwrap();
+    results
+        .local()
+        .record_test(id, &test(4, 104.0, true))
+        .unwrap();
+    let second = results.sync().unwrap();
+    assert_eq!(second.tests_written, 3, "{second:?}");
+    assert_eq!(results.sync().unwrap().tests_written, 0, "nothing twice");
+    let local_ids = |r: &mut Results| -> Vec<(String, f64, sonde_store::TestStatus)> {
+        r.local()
+            .load_run(id)
+            .unwrap()
+            .tests
+            .iter()
+            .map(|t| (t.matrix_id.clone(), t.ended_unix, t.status))
+            .collect()
+    };
+    let all = local_ids(&mut results);
+    assert_eq!(remote_ids(&url), all);
+
+    // Pruned locally up to what was copied: PostgreSQL keeps everything, and later copies
+    // neither miss nor repeat anything, across a restart of PostgreSQL (a full comparison).
+    let mark = results.local().write_mark().unwrap();
+    let pruned = results.local().prune_tests(1e12, Some(mark)).unwrap();
+    assert_eq!(pruned, 4, "all but the newest row");
+    results
+        .local()
+        .record_test(id, &test(5, 105.0, true))
+        .unwrap();
+    assert_eq!(results.sync().unwrap().tests_written, 1);
+    pg.stop();
+    results
+        .local()
+        .record_test(id, &test(6, 106.0, true))
+        .unwrap();
+    assert!(results.sync().is_err());
+    pg.start();
+    assert_eq!(results.sync().unwrap().tests_written, 1);
+    let mut expected = all;
+    expected.push(("s/t5/1".into(), 105.0, sonde_store::TestStatus::Ok));
+    expected.push(("s/t6/1".into(), 106.0, sonde_store::TestStatus::Ok));
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut remote = remote_ids(&url);
+    remote.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(remote, expected);
+    assert_eq!(
+        local_ids(&mut results).len(),
+        3,
+        "t4, t5 and t6 held locally"
+    );
+}
+
+/// What a copy costs as the local store grows, a full comparison (every copy before marks,
+/// and the first copy of each connection now) against an incremental one (one new test).
+/// A benchmark, run by hand: `cargo test --release -p sonde --test postgres_store --
+/// --ignored --nocapture sync_cost` (figures in bench/RESULTS.md).
+#[test]
+#[ignore = "benchmark, run by hand"]
+fn sync_cost() {
+    if !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let fixture = lab_run();
+    let base = fixture.tests[0].clone();
+    for n in [2_200usize, 20_000] {
+        let work = TempDir::new("pg-cost");
+        let mut results = Results::open(work.file("results.db"), Some(&url)).unwrap();
+        let mut run = new_run(&fixture);
+        run.started_unix += n as f64;
+        let id = results.local().begin_run(&run).unwrap();
+        let tests: Vec<_> = (0..n)
+            .map(|i| sonde_store::TestRecord {
+                matrix_id: format!("peer/latency/{i}"),
+                ordinal: i as u32,
+                ended_unix: 1e9 + i as f64,
+                ..base.clone()
+            })
+            .collect();
+        results.local().record_tests(id, &tests).unwrap();
+        let copy_all = std::time::Instant::now();
+        assert_eq!(results.sync().unwrap().tests_written, n as u64);
+        let copy_all = copy_all.elapsed();
+        // A fresh connection compares everything; the next copy only what is new.
+        let local = sonde_store::Store::open(work.file("results.db")).unwrap();
+        let mut fresh = sonde_store::Remote::new(&url);
+        fresh.connect().unwrap();
+        let full = std::time::Instant::now();
+        assert_eq!(fresh.sync(&local).unwrap().tests_written, 0);
+        let full = full.elapsed();
+        let mut more = base.clone();
+        more.matrix_id = format!("peer/latency/{n}");
+        more.ended_unix = 2e9;
+        drop(local);
+        results.local().record_test(id, &more).unwrap();
+        let local = sonde_store::Store::open(work.file("results.db")).unwrap();
+        let inc = std::time::Instant::now();
+        assert_eq!(fresh.sync(&local).unwrap().tests_written, 1);
+        let inc = inc.elapsed();
+        eprintln!(
+            "{n} tests: first copy {copy_all:?}, full comparison {full:?}, incremental (1 new) {inc:?}"
+        );
+    }
+}

@@ -10,6 +10,12 @@
 //! twice because a run is found again by its identity (host, scenario, seed, start time) and
 //! a test by its matrix id and end time.
 //!
+//! A [`Remote`] remembers, per local run, the [`WriteMark`] its copies have reached on the
+//! current connection, so later syncs look only at tests written since (a handful of rows)
+//! rather than comparing every test of the run on both sides, whose cost grew with an
+//! agent's history (9 ms per sync at 2,200 tests, linear). Every new connection, and so every
+//! sync after an outage, starts with one full comparison.
+//!
 //! Rows travel as JSON objects keyed by column name (`json_populate_record` on the way in,
 //! `row_to_json` on the way out), so one generic copy serves every table and the column list
 //! lives in the schema alone. The report reads PostgreSQL by copying it into an in-memory
@@ -20,12 +26,13 @@ mod answer;
 mod rows;
 pub(crate) mod schema;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use postgres::{Client, NoTls};
 use serde_json::{Map, Value};
 
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, WriteMark};
 
 /// How long a connection attempt may take before the sync gives up until next time.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -141,6 +148,11 @@ pub struct Remote {
     url: String,
     target: String,
     client: Option<Client>,
+    /// Per local run id, the mark up to which its tests are in PostgreSQL by this
+    /// connection's copies; empty after every (re)connect.
+    copied: HashMap<i64, WriteMark>,
+    /// The local store the marks are of.
+    copied_from: String,
 }
 
 impl std::fmt::Debug for Remote {
@@ -159,6 +171,8 @@ impl Remote {
             url: url.to_owned(),
             target: redact(url),
             client: None,
+            copied: HashMap::new(),
+            copied_from: String::new(),
         }
     }
 
@@ -173,6 +187,7 @@ impl Remote {
     /// As [`Remote::sync`].
     pub fn connect(&mut self) -> Result<(), StoreError> {
         if !self.client.as_ref().is_some_and(|c| !c.is_closed()) {
+            self.copied.clear();
             self.client = Some(connect(&self.url)?);
         }
         Ok(())
@@ -200,9 +215,16 @@ impl Remote {
         let Some(client) = self.client.as_mut() else {
             return Ok(SyncOutcome::default());
         };
+        if self.copied_from != local.path() {
+            self.copied.clear();
+            local.path().clone_into(&mut self.copied_from);
+        }
         let mut outcome = SyncOutcome::default();
         for run in rows::sqlite_rows(local, "SELECT * FROM runs ORDER BY id", [])? {
-            sync_run(client, &target, local, run, &mut outcome)?;
+            let local_id = column(&run, "id").as_i64().unwrap_or(0);
+            let known = self.copied.get(&local_id).copied();
+            let mark = sync_run(client, &target, local, run, known, &mut outcome)?;
+            self.copied.insert(local_id, mark);
         }
         Ok(outcome)
     }
@@ -215,13 +237,18 @@ fn column<'a>(row: &'a Map<String, Value>, name: &str) -> &'a Value {
 const RUN_IDENTITY: &str = "SELECT id FROM runs WHERE hostname = $1 AND scenario_name = $2 \
     AND seed = $3 AND started_unix = $4";
 
+/// Copies one run: the run row when PostgreSQL lacks it, its status and end, and its tests
+/// that PostgreSQL lacks or holds in an older version. With `known`, only tests written at or
+/// after that mark are looked at (at, not after: a test recorded again in place of the newest
+/// row takes that row's rowid). Returns the mark the run's tests are copied up to.
 fn sync_run(
     client: &mut Client,
     target: &str,
     local: &Store,
     run: Map<String, Value>,
+    known: Option<WriteMark>,
     outcome: &mut SyncOutcome,
-) -> Result<(), StoreError> {
+) -> Result<WriteMark, StoreError> {
     let err = pg_err(target);
     let local_id = column(&run, "id").as_i64().unwrap_or(0);
     let text = |c: &str| column(&run, c).as_str().unwrap_or("").to_owned();
@@ -259,20 +286,46 @@ fn sync_run(
         &[&Value::Object(run.clone()).to_string(), &remote_id],
     )
     .map_err(&err)?;
-    let remote: std::collections::HashMap<String, f64> = tx
-        .query(
+    // Incremental: by rowid from the mark (`+run_id` keeps SQLite off the run's index, which
+    // would read every test of the run); full: by the run's index.
+    let local_tests = match known {
+        Some(m) => rows::sqlite_rows(
+            local,
+            "SELECT matrix_id, ended_unix, rowid AS mark FROM tests WHERE +run_id = ?1 AND rowid >= ?2",
+            [local_id, m.0],
+        )?,
+        None => rows::sqlite_rows(
+            local,
+            "SELECT matrix_id, ended_unix, rowid AS mark FROM tests WHERE run_id = ?1",
+            [local_id],
+        )?,
+    };
+    let remote_rows = match known {
+        None => tx.query(
             "SELECT matrix_id, ended_unix FROM tests WHERE run_id = $1",
             &[&remote_id],
-        )
+        ),
+        Some(_) => {
+            let ids: Vec<&str> = local_tests
+                .iter()
+                .filter_map(|t| column(t, "matrix_id").as_str())
+                .collect();
+            tx.query(
+                "SELECT matrix_id, ended_unix FROM tests WHERE run_id = $1 AND matrix_id = ANY($2)",
+                &[&remote_id, &ids],
+            )
+        }
+    };
+    let remote: HashMap<String, f64> = remote_rows
         .map_err(&err)?
         .into_iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let local_tests = rows::sqlite_rows(
-        local,
-        "SELECT matrix_id, ended_unix FROM tests WHERE run_id = ?1",
-        [local_id],
-    )?;
+    let mark = local_tests
+        .iter()
+        .filter_map(|t| column(t, "mark").as_i64())
+        .max()
+        .map_or(known.unwrap_or(WriteMark::NONE), WriteMark);
     for t in local_tests {
         let id = column(&t, "matrix_id").as_str().unwrap_or("").to_owned();
         let ended = column(&t, "ended_unix").as_f64();
@@ -282,7 +335,8 @@ fn sync_run(
         copy_test(&mut tx, target, local, local_id, remote_id, &id)?;
         outcome.tests_written += 1;
     }
-    tx.commit().map_err(&err)
+    tx.commit().map_err(&err)?;
+    Ok(mark)
 }
 
 /// Replaces test `matrix_id` of remote run `remote_id` with the local one and its counters.
