@@ -10,6 +10,7 @@ use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
+use crate::retain::Retention;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
 use crate::sync::{SyncPlan, Syncer};
@@ -195,12 +196,19 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         })
         .transpose()
         .map_err(AgentError::Thread)?;
+    let mut retention = cfg.retain_days.map(Retention::new);
     let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
     let mut totals = AgentTotals::default();
     // The latest capacity figure of each peer: the throughput budget's reference.
     let mut measured: Vec<Option<u64>> = vec![None; cfg.peers.len()];
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
+        if let Some(r) = retention.as_mut() {
+            if r.due(Instant::now()) {
+                let copied = syncer.as_ref().map(Syncer::copied);
+                crate::retain::prune(r, now_unix(), copied, &mut recorder, &metrics, &*log);
+            }
+        }
         let now = start.elapsed();
         let Some(job) = schedule.pop_due(now) else {
             let wait = schedule

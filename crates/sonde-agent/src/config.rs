@@ -57,6 +57,9 @@ pub struct AgentConfig {
     /// Copy to PostgreSQL at most this often, and retry this often while it is away.
     #[serde(default = "default_sync_every")]
     pub sync_every_secs: f64,
+    /// Keep tests in the local store for this many days (fractions allowed), then delete
+    /// them; with `store_url`, only once they are in PostgreSQL. Unset: keep everything.
+    pub retain_days: Option<f64>,
     /// Each run starts up to this fraction of its period late (0..=0.5), drawn afresh per run,
     /// so agents started together drift apart.
     #[serde(default = "default_jitter")]
@@ -152,6 +155,10 @@ pub enum FamilyChoice {
     Ipv4,
     Ipv6,
 }
+
+/// The shortest retention: 0.0001 days (8.64 s), for tests of the agent itself; fleets keep
+/// days.
+const MIN_RETAIN_DAYS: f64 = 0.0001;
 
 fn default_port() -> u16 {
     5201
@@ -355,6 +362,9 @@ impl AgentConfig {
 
     fn check_store(&self) -> Result<(), ConfigError> {
         range("sync_every_secs", self.sync_every_secs, 1.0, 86_400.0)?;
+        if let Some(days) = self.retain_days {
+            range("retain_days", days, MIN_RETAIN_DAYS, 36_500.0)?;
+        }
         if let Some(n) = &self.name {
             if n.trim().is_empty() {
                 return Err(ConfigError::Invalid("name must not be empty".into()));
@@ -485,11 +495,17 @@ mod store_checks {
         let c = AgentConfig::parse(&ok).unwrap();
         assert_eq!(c.agent_name(), "a");
         assert_eq!(c.sync_every_secs, 10.0);
+        assert_eq!(c.retain_days, None, "keeps everything unless told");
+        let kept = AgentConfig::parse(&format!("retain_days = 30\n{BASE}")).unwrap();
+        assert_eq!(kept.retain_days, Some(30.0));
         for (bad, key) in [
             ("store_url = \"postgres://h:port/db\"", "store_url"),
             ("store_url = \"db.sqlite\"", "store_url"),
             ("sync_every_secs = 0", "sync_every_secs"),
             ("name = \" \"", "name"),
+            ("retain_days = 0", "retain_days"),
+            ("retain_days = -1", "retain_days"),
+            ("retain_days = nan", "retain_days"),
         ] {
             let e = AgentConfig::parse(&format!("{bad}\n{BASE}"))
                 .unwrap_err()

@@ -7,7 +7,8 @@
 //! a long-running measurer needs: a [`schedule`] with per-run jitter so a fleet does not
 //! synchronise, a [`budget`] so a schedule never saturates the links it measures, and
 //! [`metrics`] for Prometheus, and a [`sync`] thread that copies the local store to
-//! PostgreSQL when `store_url` is set. The schedule and budget are pure and take time as an argument;
+//! PostgreSQL when `store_url` is set, with a [`retain`]ion that keeps the local store
+//! bounded. The schedule and budget are pure and take time as an argument;
 //! [`agent::run`] owns the clock and the threads.
 //!
 //! ```
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod outcome;
 pub mod process;
 pub mod record;
+pub mod retain;
 pub mod runner;
 pub mod schedule;
 pub mod server_settings;

@@ -66,6 +66,7 @@ pub struct Metrics {
     skipped: Counter,
     sync_failures: Counter,
     unsynced: Gauge,
+    pruned: Counter,
 }
 
 impl Default for Metrics {
@@ -91,6 +92,7 @@ impl Metrics {
         let skipped = Counter::default();
         let sync_failures = Counter::default();
         let unsynced = Gauge::default();
+        let pruned = Counter::default();
         registry.register_with_unit(
             "sonde_rtt",
             "Round-trip times of the scheduled UDP latency probes",
@@ -147,6 +149,11 @@ impl Metrics {
             "Tests recorded locally since the last successful copy to PostgreSQL; 0 without it",
             unsynced.clone(),
         );
+        registry.register(
+            "sonde_store_pruned_tests",
+            "Tests deleted from the local store as older than retain_days; 0 without it",
+            pruned.clone(),
+        );
         Self {
             registry,
             rtt,
@@ -160,6 +167,7 @@ impl Metrics {
             skipped,
             sync_failures,
             unsynced,
+            pruned,
         }
     }
 
@@ -242,6 +250,11 @@ impl Metrics {
         self.unsynced.set(i64::try_from(tests).unwrap_or(i64::MAX));
     }
 
+    /// Counts tests deleted from the local store by the retention.
+    pub fn pruned(&self, tests: u64) {
+        self.pruned.inc_by(tests);
+    }
+
     /// The exposition text (OpenMetrics 1.0, ending in `# EOF`).
     pub fn encode(&self) -> String {
         let mut out = String::new();
@@ -296,6 +309,7 @@ mod tests {
         m.set_skipped(2);
         m.sync_failed();
         m.set_unsynced(7);
+        m.pruned(40);
         let text = m.encode();
         for want in [
             "# TYPE sonde_rtt_seconds histogram",
@@ -310,6 +324,7 @@ mod tests {
             "sonde_schedule_skipped_runs_total 2",
             "sonde_store_sync_failures_total 1",
             "sonde_store_unsynced_tests 7",
+            "sonde_store_pruned_tests_total 40",
         ] {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }

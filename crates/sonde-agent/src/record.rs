@@ -10,7 +10,7 @@ use crate::outcome::RunOutcome;
 use crate::schedule::Kind;
 use sonde_store::{
     EndRecord, LinkSettingsRecord, NewRun, RunId, RunStatus, Store, StoreError, TestRecord,
-    TestStatus,
+    TestStatus, WriteMark,
 };
 
 /// The agent's open store and its run.
@@ -117,6 +117,19 @@ impl Recorder {
         };
         self.ordinal = self.ordinal.saturating_add(1);
         self.store.record_test(self.run, &test)
+    }
+
+    /// Deletes the store's tests (this run's and earlier runs') that ended before
+    /// `ended_before`, only those written up to `copied` when given; how many.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the deletion fails (nothing is deleted then).
+    pub fn prune(
+        &mut self,
+        ended_before: f64,
+        copied: Option<WriteMark>,
+    ) -> Result<u64, StoreError> {
+        self.store.prune_tests(ended_before, copied)
     }
 
     /// Marks the run finished (the agent stopped cleanly).

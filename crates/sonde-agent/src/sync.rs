@@ -12,10 +12,16 @@
 //! run's final status arrives). An outage is logged once when it begins and once when it
 //! ends, not per attempt; the metrics count failed attempts and the tests PostgreSQL may
 //! still lack.
+//!
+//! Each attempt takes the store's [`WriteMark`] before it copies; once it succeeds, every
+//! test at or under that mark is in PostgreSQL. The thread publishes the mark
+//! ([`Syncer::copied`]) so that the retention deletes only such tests, and counts the tests
+//! above it as not yet copied.
 
 use crate::metrics::Metrics;
-use sonde_store::{Remote, Store, StoreError};
+use sonde_store::{Remote, Store, WriteMark};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +38,22 @@ enum Note {
 pub struct Syncer {
     notes: mpsc::Sender<Note>,
     thread: std::thread::JoinHandle<()>,
+    copied: Arc<CopiedMark>,
+}
+
+/// The mark the last successful copy reached, shared by the sync thread (which sets it) and
+/// the schedule loop (which prunes under it).
+#[derive(Debug, Default)]
+struct CopiedMark(AtomicI64);
+
+impl CopiedMark {
+    fn get(&self) -> WriteMark {
+        WriteMark(self.0.load(Ordering::Acquire))
+    }
+
+    fn raise(&self, mark: WriteMark) {
+        self.0.fetch_max(mark.0, Ordering::AcqRel);
+    }
 }
 
 /// Where to copy from and to, and how often.
@@ -57,16 +79,17 @@ pub const STOP_GRACE: Duration = Duration::from_secs(10);
 struct Health {
     /// Failed attempts since the last success (0: PostgreSQL is reachable, or not tried yet).
     failures: u64,
-    /// Local test count when the last successful copy began.
-    synced_mark: u64,
+    /// Where the last successful copy began: every test at or under it is in PostgreSQL.
+    copied: Arc<CopiedMark>,
     tried: bool,
 }
 
-fn local_tests(store: &Store) -> Result<u64, StoreError> {
-    Ok(store.test_counts()?.iter().map(|(_, n, _)| n).sum())
-}
-
 impl Health {
+    /// Tests recorded above the copied mark (what PostgreSQL may lack).
+    fn not_copied(&self, store: &Store) -> u64 {
+        store.tests_after(self.copied.get()).unwrap_or(0)
+    }
+
     /// One copy attempt: logs the start and the end of outages, updates the metrics.
     fn attempt(
         &mut self,
@@ -76,15 +99,15 @@ impl Health {
         metrics: &Metrics,
         log: &dyn Fn(&str),
     ) -> bool {
-        let before = local_tests(store).unwrap_or(self.synced_mark);
+        // A mark that cannot be read is taken as none: nothing is then counted as copied.
+        let mark = store.write_mark().unwrap_or(WriteMark::NONE);
         let result = remote.sync(store);
         let first = !self.tried;
         self.tried = true;
         match result {
             Ok(done) => {
-                self.synced_mark = before;
-                let now = local_tests(store).unwrap_or(before);
-                metrics.set_unsynced(now.saturating_sub(before));
+                self.copied.raise(mark);
+                metrics.set_unsynced(self.not_copied(store));
                 if self.failures > 0 {
                     log(&format!(
                         "PostgreSQL {} is back after {} failed attempts: copied {} tests",
@@ -105,7 +128,7 @@ impl Health {
             }
             Err(e) => {
                 metrics.sync_failed();
-                metrics.set_unsynced(before.saturating_sub(self.synced_mark));
+                metrics.set_unsynced(self.not_copied(store));
                 if self.failures == 0 {
                     log(&format!(
                         "cannot copy results to PostgreSQL: {e}; the agent goes on measuring, results stay in {} and are copied when it is back (retrying every {} s)",
@@ -128,10 +151,25 @@ impl Syncer {
     /// When the thread cannot be spawned.
     pub fn start(plan: SyncPlan, metrics: Arc<Metrics>, log: Log) -> std::io::Result<Syncer> {
         let (notes, rx) = mpsc::channel();
+        let copied = Arc::new(CopiedMark::default());
+        let health = Health {
+            copied: copied.clone(),
+            ..Health::default()
+        };
         let thread = std::thread::Builder::new()
             .name("sonde-agent-sync".into())
-            .spawn(move || run(plan, &rx, &metrics, &*log))?;
-        Ok(Syncer { notes, thread })
+            .spawn(move || run(plan, health, &rx, &metrics, &*log))?;
+        Ok(Syncer {
+            notes,
+            thread,
+            copied,
+        })
+    }
+
+    /// The mark the last successful copy reached ([`WriteMark::NONE`] before the first):
+    /// every test written at or under it is in PostgreSQL.
+    pub fn copied(&self) -> WriteMark {
+        self.copied.get()
     }
 
     /// Says that a run was recorded locally (copied within `every`).
@@ -155,7 +193,13 @@ impl Syncer {
     }
 }
 
-fn run(plan: SyncPlan, rx: &mpsc::Receiver<Note>, metrics: &Metrics, log: &dyn Fn(&str)) {
+fn run(
+    plan: SyncPlan,
+    mut health: Health,
+    rx: &mpsc::Receiver<Note>,
+    metrics: &Metrics,
+    log: &dyn Fn(&str),
+) {
     let store = match Store::open(&plan.local) {
         Ok(s) => s,
         Err(e) => {
@@ -164,7 +208,6 @@ fn run(plan: SyncPlan, rx: &mpsc::Receiver<Note>, metrics: &Metrics, log: &dyn F
         }
     };
     let mut remote = Remote::new(&plan.url);
-    let mut health = Health::default();
     let mut pending = true;
     let mut last: Option<Instant> = None;
     loop {
@@ -187,9 +230,7 @@ fn run(plan: SyncPlan, rx: &mpsc::Receiver<Note>, metrics: &Metrics, log: &dyn F
         }
     }
     if !health.attempt(&mut remote, &store, &plan, metrics, log) {
-        let left = local_tests(&store)
-            .unwrap_or(0)
-            .saturating_sub(health.synced_mark);
+        let left = health.not_copied(&store);
         log(&format!(
             "stopping with up to {left} tests not in PostgreSQL: they stay in {} and are copied by the agent's next start",
             plan.local.display()

@@ -1,7 +1,9 @@
 //! `sonde agent --store postgres://...` against a real PostgreSQL server started by the test:
 //! two agents measure each other and copy their runs to one database; PostgreSQL is stopped
 //! while they run and started again; every run arrives once, told apart by agent name. Also:
-//! an unreachable PostgreSQL at start is not fatal, a malformed URL is.
+//! an unreachable PostgreSQL at start is not fatal, a malformed URL is; and the retention
+//! (`retain_days`) deletes old tests from the local store, with PostgreSQL only those it
+//! holds, so an outage longer than the retention loses nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -175,4 +177,118 @@ fn an_unreachable_postgresql_is_logged_not_fatal_and_a_bad_url_is() {
     let bad = run(&["agent", "--config", &cfg], Duration::from_secs(10));
     assert_eq!(bad.code(), Some(2), "{}", bad.describe());
     assert!(bad.stderr.contains("store_url"), "{}", bad.describe());
+}
+
+/// The sequence numbers of `store`'s tests of agent `name` (`PEER/latency/SEQ`), sorted.
+fn seqs(store: &Store, name: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = tests_of(store, name)
+        .0
+        .iter()
+        .filter_map(|id| id.rsplit('/').next()?.parse().ok())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn retention_deletes_old_tests_and_with_postgresql_only_those_it_holds() {
+    if !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let dir = TempDir::new("agent-retain");
+    let (pk, pl, pm) = (free_port(), free_port(), free_port());
+    // 0.0001 days = 8.64 s, pruned every second. `kept` copies to PostgreSQL; `lone` has no
+    // PostgreSQL and measures `kept`'s server.
+    let retain = "retain_days = 0.0001\n";
+    let kept_cfg = config(&dir, "kept", pk, pk, &url);
+    let text = std::fs::read_to_string(&kept_cfg).unwrap();
+    std::fs::write(&kept_cfg, format!("{retain}{text}")).unwrap();
+    let lone_cfg = dir.file("lone.toml");
+    std::fs::write(
+        &lone_cfg,
+        format!(
+            "{retain}name = \"lone\"\nlisten_port = {pl}\nstore = {:?}\njitter = 0.1\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"peer\"\nhost = \"127.0.0.1\"\nport = {pk}\n",
+            dir.file("lone.db")
+        ),
+    )
+    .unwrap();
+    let kept = Proc::spawn(&[
+        "agent",
+        "--config",
+        &kept_cfg,
+        "--metrics",
+        &format!("127.0.0.1:{pm}"),
+    ]);
+    let lone = Proc::spawn(&["agent", "--config", lone_cfg.to_str().unwrap()]);
+    wait_for(
+        "kept's first runs in PostgreSQL",
+        15,
+        || remote_count(&url, "kept") >= 2,
+        &[&kept, &lone],
+    );
+
+    // An outage longer than the retention: nothing recorded meanwhile may be deleted.
+    pg.stop();
+    let db = dir.file("kept.db");
+    let down = std::time::Instant::now();
+    std::thread::sleep(Duration::from_secs(12));
+    let held = local_count(&db);
+    let (_, text) = http_get(pm, "/metrics").expect("metrics endpoint answers");
+    let unsynced = sample(&text, "sonde_store_unsynced_tests").unwrap_or(0.0);
+    assert!(
+        unsynced >= 8.0 && held as f64 >= unsynced,
+        "{held} tests held, {unsynced} not copied, after {:?} down:\n{text}",
+        down.elapsed()
+    );
+
+    // Back: everything is copied, then what is old goes.
+    pg.start();
+    wait_for(
+        "the copy after PostgreSQL is back",
+        15,
+        || kept.stderr_so_far().contains("is back after"),
+        &[&kept],
+    );
+    wait_for(
+        "old tests deleted once copied",
+        15,
+        || local_count(&db) + 4 <= held,
+        &[&kept],
+    );
+    let (_, text) = http_get(pm, "/metrics").unwrap();
+    assert!(
+        sample(&text, "sonde_store_pruned_tests_total").unwrap_or(0.0) >= 4.0,
+        "{text}"
+    );
+    let out = {
+        kept.signal(libc::SIGTERM);
+        kept.wait(Duration::from_secs(15))
+    };
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(out.stderr.contains("deleted "), "{}", out.describe());
+    lone.signal(libc::SIGTERM);
+    let lone_out = lone.wait(Duration::from_secs(15));
+    assert_eq!(lone_out.code(), Some(0), "{}", lone_out.describe());
+
+    // PostgreSQL holds every run of `kept`, none missing: 0, 1, ... N.
+    let remote = seqs(&Store::open_read_only(&url).unwrap(), "kept");
+    let n = remote.len() as u64;
+    assert!(n >= 15, "{remote:?}");
+    assert_eq!(remote, (0..n).collect::<Vec<_>>(), "a run is missing");
+    // The local store keeps only the newest of them, about a retention's worth.
+    let local = seqs(&Store::open_read_only(&db).unwrap(), "kept");
+    assert_eq!(local.last(), remote.last(), "the newest is kept");
+    assert!(local.len() <= 14 && local[0] > 0, "{local:?}");
+    // Without PostgreSQL the retention goes by age alone.
+    let lone_seqs = seqs(&Store::open_read_only(dir.file("lone.db")).unwrap(), "lone");
+    eprintln!(
+        "held {held} ({unsynced} not copied) in the outage; PostgreSQL 0..{n}; kept locally {local:?}; lone kept {lone_seqs:?}"
+    );
+    assert!(
+        lone_seqs.len() <= 14 && lone_seqs[0] > 0,
+        "{lone_seqs:?}\n{}",
+        lone_out.describe()
+    );
 }
