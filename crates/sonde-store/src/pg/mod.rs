@@ -13,7 +13,7 @@
 //! A [`Remote`] remembers, per local run, the [`WriteMark`] its copies have reached on the
 //! current connection, so later syncs look only at tests written since (a handful of rows)
 //! rather than comparing every test of the run on both sides, whose cost grew with an
-//! agent's history (9 ms per sync at 2,200 tests, linear). Every new connection, and so every
+//! agent's history (14 ms at 2,200 tests, 104 ms at 20,000). Every new connection, and so every
 //! sync after an outage, starts with one full comparison.
 //!
 //! Rows travel as JSON objects keyed by column name (`json_populate_record` on the way in,
