@@ -9,7 +9,10 @@
 //!   read. A [`WriteMark`] taken before a copy covers every test row that existed then: test
 //!   rows sit in SQLite's rowid order, and a row written later gets a higher rowid than every
 //!   row present (SQLite gives a new row the largest rowid plus one, and [`Store::prune_tests`]
-//!   never deletes the newest row, so the largest never goes back).
+//!   never deletes the newest row, so the largest never goes back). The one exception: a test
+//!   recorded again in place of the newest row takes that row's rowid, equal to a mark taken
+//!   before; its end time is new, so it is not old, and a copy that looks from its mark on
+//!   (at, not after) finds it. An agent never records a test twice.
 //!
 //! Both walks go by rowid, the table's own key, so pruning costs what it deletes, not what
 //! the store holds: no index and no schema change are needed.
@@ -58,7 +61,8 @@ impl Store {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    /// Deletes the tests (with their interface counters) that ended before `ended_before`
+    /// Deletes the tests (their interface counters go with them, by the schema's cascade)
+    /// that ended before `ended_before`
     /// (Unix seconds), taking only rows at or under `written_up_to` when given, and never
     /// the newest row. Returns how many were deleted. One transaction.
     ///
@@ -93,19 +97,13 @@ impl Store {
             )
             .optional()
             .map_err(sql)?;
-        let mut bound = first_kept.unwrap_or(newest).min(newest) - 1;
+        let mut bound = first_kept.unwrap_or(newest) - 1;
         if let Some(m) = written_up_to {
             bound = bound.min(m.0);
         }
         if bound < 1 {
             return Ok(0);
         }
-        tx.execute(
-            "DELETE FROM interface_counters WHERE (run_id, matrix_id) IN
-                (SELECT run_id, matrix_id FROM tests WHERE rowid <= ?1 AND ended_unix < ?2)",
-            params![bound, ended_before],
-        )
-        .map_err(sql)?;
         let n = tx
             .execute(
                 "DELETE FROM tests WHERE rowid <= ?1 AND ended_unix < ?2",

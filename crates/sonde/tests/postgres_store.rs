@@ -52,6 +52,21 @@ fn without_id(mut r: LoadedRun) -> LoadedRun {
     r
 }
 
+/// A local store in a new directory, copying to `url`, with the fixture's run begun in it
+/// (its start moved by `start_offset` seconds, so several such runs are told apart).
+fn local_run(url: &str, tag: &str, start_offset: f64) -> (TempDir, Results, sonde_store::RunId) {
+    let work = TempDir::new(tag);
+    let mut results =
+        Results::open(work.file("results.db"), Some(url)).unwrap_or_else(|e| panic!("{e}"));
+    let mut run = new_run(&lab_run());
+    run.started_unix += start_offset;
+    let id = results
+        .local()
+        .begin_run(&run)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (work, results, id)
+}
+
 #[test]
 fn postgres_round_trip_buffering_and_report() {
     if !pg_available() {
@@ -63,13 +78,7 @@ fn postgres_round_trip_buffering_and_report() {
     assert!(fixture.tests.len() >= 4, "the fixture has tests to split");
     let (first, later) = fixture.tests.split_at(fixture.tests.len() / 2);
 
-    let work = TempDir::new("pg-local");
-    let mut results =
-        Results::open(work.file("results.db"), Some(&url)).unwrap_or_else(|e| panic!("{e}"));
-    let id = results
-        .local()
-        .begin_run(&new_run(&fixture))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (work, mut results, id) = local_run(&url, "pg-local", 0.0);
     results
         .local()
         .record_tests(id, first)
@@ -197,10 +206,9 @@ fn lab_run_with_store_writes_postgresql() {
     assert_eq!(without_id(remote_run(&url)), without_id(local));
 }
 
-/// The tests of `id` in the only PostgreSQL run, as (matrix id, end, status) in order.
-fn remote_ids(url: &str) -> Vec<(String, f64, sonde_store::TestStatus)> {
-    remote_run(url)
-        .tests
+/// A run's tests as (matrix id, end, status), in order.
+fn ids_of(run: &LoadedRun) -> Vec<(String, f64, sonde_store::TestStatus)> {
+    run.tests
         .iter()
         .map(|t| (t.matrix_id.clone(), t.ended_unix, t.status))
         .collect()
@@ -226,13 +234,7 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
         },
         ..base.clone()
     };
-    let work = TempDir::new("pg-incremental");
-    let mut results =
-        Results::open(work.file("results.db"), Some(&url)).unwrap_or_else(|e| panic!("{e}"));
-    let id = results
-        .local()
-        .begin_run(&new_run(&fixture))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (_work, mut results, id) = local_run(&url, "pg-incremental", 0.0);
     for i in 0..4 {
         results
             .local()
@@ -258,17 +260,9 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
     let second = results.sync().unwrap();
     assert_eq!(second.tests_written, 3, "{second:?}");
     assert_eq!(results.sync().unwrap().tests_written, 0, "nothing twice");
-    let local_ids = |r: &mut Results| -> Vec<(String, f64, sonde_store::TestStatus)> {
-        r.local()
-            .load_run(id)
-            .unwrap()
-            .tests
-            .iter()
-            .map(|t| (t.matrix_id.clone(), t.ended_unix, t.status))
-            .collect()
-    };
+    let local_ids = |r: &mut Results| ids_of(&r.local().load_run(id).unwrap());
     let all = local_ids(&mut results);
-    assert_eq!(remote_ids(&url), all);
+    assert_eq!(ids_of(&remote_run(&url)), all);
 
     // Pruned locally up to what was copied: PostgreSQL keeps everything, and later copies
     // neither miss nor repeat anything, across a restart of PostgreSQL (a full comparison).
@@ -292,7 +286,7 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
     expected.push(("s/t5/1".into(), 105.0, sonde_store::TestStatus::Ok));
     expected.push(("s/t6/1".into(), 106.0, sonde_store::TestStatus::Ok));
     expected.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut remote = remote_ids(&url);
+    let mut remote = ids_of(&remote_run(&url));
     remote.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(remote, expected);
     assert_eq!(
@@ -317,11 +311,7 @@ fn sync_cost() {
     let fixture = lab_run();
     let base = fixture.tests[0].clone();
     for n in [2_200usize, 20_000] {
-        let work = TempDir::new("pg-cost");
-        let mut results = Results::open(work.file("results.db"), Some(&url)).unwrap();
-        let mut run = new_run(&fixture);
-        run.started_unix += n as f64;
-        let id = results.local().begin_run(&run).unwrap();
+        let (work, mut results, id) = local_run(&url, "pg-cost", n as f64);
         let tests: Vec<_> = (0..n)
             .map(|i| sonde_store::TestRecord {
                 matrix_id: format!("peer/latency/{i}"),
