@@ -1,0 +1,135 @@
+//! The deployment files under `deploy/` parse and say what the README says: the systemd unit
+//! passes `systemd-analyze verify` and is hardened, the Kubernetes manifest is valid YAML
+//! whose Service reaches the DaemonSet's metrics port, and the Dockerfile is multi-stage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{require_all, sonde_bin, TempDir};
+use serde_yaml::Value;
+
+fn deploy(file: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../deploy")
+        .join(file);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn systemd_unit_verifies_and_is_hardened() {
+    let _turn = crate::turns::take(module_path!());
+    let unit = deploy("systemd/sonde-agent.service");
+    for line in [
+        "DynamicUser=yes",
+        "StateDirectory=sonde-agent",
+        "CapabilityBoundingSet=",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+    ] {
+        assert!(unit.lines().any(|l| l == line), "unit lacks {line}");
+    }
+    assert!(
+        !unit.contains("AmbientCapabilities"),
+        "the agent needs no capability"
+    );
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but systemd-analyze is missing"
+        );
+        eprintln!("skipped verify: no systemd-analyze");
+        return;
+    }
+    // verify checks that ExecStart's program exists: point it at the binary under test.
+    let dir = TempDir::new("unit");
+    let path = dir.file("sonde-agent.service");
+    std::fs::write(&path, unit.replace("/usr/local/bin/sonde", sonde_bin())).unwrap();
+    let out = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "systemd-analyze verify: {stderr}");
+    let own: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("sonde-agent.service"))
+        .collect();
+    assert!(own.is_empty(), "systemd-analyze complains: {own:?}");
+}
+
+fn get<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(v, |v, k| {
+        v.get(*k).unwrap_or_else(|| panic!("no {k} in {path:?}"))
+    })
+}
+
+#[test]
+fn kubernetes_manifest_parses_and_the_service_reaches_metrics() {
+    let _turn = crate::turns::take(module_path!());
+    let text = deploy("kubernetes/sonde-agent.yaml");
+    let docs: Vec<Value> = text
+        .split("\n---\n")
+        .map(|d| serde_yaml::from_str(d).unwrap_or_else(|e| panic!("YAML: {e}")))
+        .collect();
+    let kinds: Vec<&str> = docs
+        .iter()
+        .map(|d| get(d, &["kind"]).as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["ConfigMap", "DaemonSet", "Service"]);
+    let (ds, svc) = (&docs[1], &docs[2]);
+    let pod_labels = get(ds, &["spec", "template", "metadata", "labels"]);
+    assert_eq!(get(ds, &["spec", "selector", "matchLabels"]), pod_labels);
+    assert_eq!(get(svc, &["spec", "selector"]), pod_labels);
+    let container = &get(ds, &["spec", "template", "spec", "containers"])[0];
+    let caps = get(container, &["securityContext", "capabilities"]);
+    assert_eq!(get(caps, &["drop"]), &Value::from(vec!["ALL"]));
+    assert!(
+        caps.get("add").is_none(),
+        "the agent needs no capability: {caps:?}"
+    );
+    let metrics = get(container, &["ports"])
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|p| get(p, &["name"]) == "metrics")
+        .expect("a metrics port");
+    let svc_port = &get(svc, &["spec", "ports"])[0];
+    assert_eq!(get(svc_port, &["targetPort"]), "metrics");
+    assert_eq!(get(svc_port, &["port"]), get(metrics, &["containerPort"]));
+    // The agent serves /metrics only when told where: on the port the Service targets.
+    let args: Vec<&str> = get(container, &["args"])
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = args
+        .iter()
+        .position(|a| *a == "--metrics")
+        .expect("--metrics in the args");
+    let port = get(metrics, &["containerPort"]).as_u64().unwrap();
+    assert!(args[at + 1].ends_with(&format!(":{port}")), "{args:?}");
+}
+
+#[test]
+fn dockerfile_builds_in_one_stage_and_ships_in_another() {
+    let _turn = crate::turns::take(module_path!());
+    let text = deploy("Dockerfile");
+    let froms: Vec<&str> = text.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(froms.len(), 2, "{froms:?}");
+    assert!(froms[0].ends_with(" AS build"));
+    assert!(text.contains("cargo build --release --locked -p sonde"));
+    assert!(text.contains("COPY --from=build /out/sonde /usr/local/bin/sonde"));
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("USER ") && l != "USER root"));
+}

@@ -1,0 +1,755 @@
+//! The lab on a bare machine, as root: `sonde lab run` with nothing but iproute2 on `PATH`;
+//! TCP over shaped links of 10, 100 and 1000 Mbit/s within 1 % of what the wire can carry;
+//! and interface counters that count the same packets at both ends of a link.
+//!
+//! Without root each test prints why it skips and passes; `SONDE_REQUIRE_ALL=1` (CI) turns the
+//! skip into a failure. The tests take one lock: they measure rates on a 2-core machine.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use common::{lab_server as server_with, require_all, sonde_bin, which, Killed, TempDir};
+use serde_json::Value;
+use sonde_lab::{IfCounters, Lab};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// True when the lab can run here (root, and iproute2 installed); otherwise prints why (and
+/// fails under SONDE_REQUIRE_ALL).
+fn lab_available(test: &str) -> bool {
+    if !common::lab_available() {
+        return false;
+    }
+    if which("ip").is_some() && which("tc").is_some() {
+        return true;
+    }
+    assert!(
+        !require_all(),
+        "{test}: SONDE_REQUIRE_ALL=1 but iproute2 (ip, tc) is not installed"
+    );
+    eprintln!("skipping {test}: iproute2 (ip, tc) is not installed");
+    false
+}
+
+fn build(tag: &str, impair: &str) -> Lab {
+    common::chain3_lab(
+        &format!("sonde-b{}-{tag}", std::process::id() % 1_000_000),
+        impair,
+    )
+}
+
+/// `sonde server -1` in the server node, once it says it listens.
+fn server(lab: &Lab) -> Killed {
+    server_with(lab, &["server", "-1"])
+}
+
+/// The counters of `node`'s lab interface.
+fn counters(lab: &Lab, node: &str, iface: &str) -> IfCounters {
+    let all = lab.counters(node).expect("counters");
+    all.into_iter()
+        .find(|c| c.name == iface)
+        .expect("the lab interface")
+}
+
+/// One sonde TCP upload over the lab: the client's JSON document, and the traffic counted by
+/// the client's and the server's lab interface while it ran.
+fn tcp_upload(lab: &Lab, secs: &str) -> (Value, IfCounters, IfCounters) {
+    let dst = lab.node("server").expect("server").ifaces[0]
+        .ipv4
+        .to_string();
+    let _server = server(lab);
+    let (c0, s0) = (
+        counters(lab, "client", "s-lan"),
+        counters(lab, "server", "s-wan"),
+    );
+    let out = lab
+        .command("client", sonde_bin(), &["client", &dst, "-t", secs, "-J"])
+        .expect("client node")
+        .output()
+        .expect("sonde client runs");
+    let (c1, s1) = (
+        counters(lab, "client", "s-lan"),
+        counters(lab, "server", "s-wan"),
+    );
+    assert!(
+        out.status.success(),
+        "sonde client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+    (doc, c1.since(&c0), s1.since(&s0))
+}
+
+/// Busy and softirq shares of all CPUs between two `/proc/stat` readings, in %.
+fn cpu_split(before: &[u64], after: &[u64]) -> (f64, f64) {
+    let d: Vec<u64> = after
+        .iter()
+        .zip(before)
+        .map(|(a, b)| a.saturating_sub(*b))
+        .collect();
+    let total = d.iter().sum::<u64>().max(1) as f64;
+    let idle = d.get(3).copied().unwrap_or(0) + d.get(4).copied().unwrap_or(0);
+    let softirq = d.get(6).copied().unwrap_or(0);
+    (
+        100.0 - idle as f64 * 100.0 / total,
+        softirq as f64 * 100.0 / total,
+    )
+}
+
+fn proc_stat() -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let line = text.lines().next().unwrap_or_default();
+    line.split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect()
+}
+
+/// How busy all CPUs are over `span` while nothing of this test runs, in %.
+fn background_busy(span: Duration) -> f64 {
+    let before = proc_stat();
+    std::thread::sleep(span);
+    cpu_split(&before, &proc_stat()).0
+}
+
+/// Other work may use at most this share of all CPUs before a 1000 Mbit/s run for its
+/// shortfall to count as the lab's.
+const QUIET_BUSY_PCT: f64 = 10.0;
+
+/// Issue 9: a shaped link delivers its configured rate to TCP. The ceiling is what the wire
+/// carries of the payload: a 1500-byte MTU with TCP timestamps (Linux's default) leaves
+/// 1500 - 20 (IPv4) - 20 (TCP) - 12 (timestamp option) = 1448 bytes of payload per frame,
+/// and tbf counts each frame as its 1514 bytes (IP packet + 14-byte Ethernet header, no FCS or
+/// preamble: the lab sets no `overhead`). So goodput ≤ rate × 1448 / 1514, e.g. 95.64 Mbit/s
+/// at 100 Mbit/s; every run must stay below ceiling + 1 % and one of up to three 3-second
+/// runs must come within 1 % of it.
+///
+/// At 1000 Mbit/s the packet path (83 k frames/s without segmentation offloads, client
+/// stack, router, tbf, server stack) runs in softirq on one core: measured 43-57 % of this
+/// 2-core machine, against 1-2 % with offloads on. When other work shares that core, the
+/// sender falls short (measured -1 to -10 %) through no fault of the shaper, so the lower
+/// bound at 1000 Mbit/s is asserted only when some run had the machine otherwise quiet
+/// around it (at most [`QUIET_BUSY_PCT`] % busy over the second before and the second after:
+/// a build that starts mid-run shows in the second after); otherwise the test says so. A
+/// failure prints each run's CPU use.
+#[test]
+fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("tcp_over_shaped_links") {
+        return;
+    }
+    for mbit in [10u64, 100, 1000] {
+        let ceiling = mbit as f64 * 1e6 * 1448.0 / 1514.0;
+        let lab = build(&format!("r{mbit}"), &format!(r#"rate = "{mbit}mbit""#));
+        let mut runs: Vec<(f64, f64, String)> = Vec::new();
+        for _ in 0..3 {
+            let background = background_busy(Duration::from_secs(1));
+            let before = proc_stat();
+            let (doc, _, _) = tcp_upload(&lab, "3");
+            let (busy, softirq) = cpu_split(&before, &proc_stat());
+            // Quiet on both sides of the run, or other work may have shared it.
+            let after = background_busy(Duration::from_secs(1));
+            let background = background.max(after);
+            let bps = doc["end"]["sum_received"]["bits_per_second"]
+                .as_f64()
+                .unwrap_or(0.0);
+            let off = (bps / ceiling - 1.0) * 100.0;
+            let line = format!(
+                "{mbit} Mbit/s: TCP {:.2} Mbit/s, ceiling {:.2} ({off:+.2} %); all cores \
+                 {background:.0} % busy around it, {busy:.0} % during (softirq {softirq:.0} %)",
+                bps / 1e6,
+                ceiling / 1e6
+            );
+            eprintln!("{line}");
+            assert!(off <= 1.0, "above the ceiling: {line}");
+            runs.push((off, background, line));
+            if off.abs() <= 1.0 {
+                break;
+            }
+        }
+        let _ = lab.finish();
+        if runs.iter().any(|(off, _, _)| off.abs() <= 1.0) {
+            continue;
+        }
+        let lines = runs
+            .iter()
+            .map(|(_, _, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let quiet = runs.iter().any(|(_, bg, _)| *bg <= QUIET_BUSY_PCT);
+        // Below 1000 Mbit/s the path needs a few % of one core: load is no excuse there.
+        assert!(
+            mbit == 1000 && !quiet,
+            "no run within 1 % of the ceiling:\n{lines}"
+        );
+        eprintln!(
+            "1000 Mbit/s lower bound not asserted: other work kept the CPUs over \
+             {QUIET_BUSY_PCT} % busy around every run, and this path needs one core:\n{lines}"
+        );
+    }
+}
+
+/// Issue 9: interface counters count wire packets. With segmentation offloads on, a TCP
+/// sender's interface counted 64 KiB super-packets (1.16 k packets/s at 93 Mbit/s) while the
+/// far side counted the 7.99 k frames/s that crossed the shaped link. The lab turns TSO, GSO
+/// and GRO off on every interface, so the client's `s-lan` (first hop) and the server's
+/// `s-wan` (last hop, after the router and the shaper) count the same frames, and data
+/// frames number the bytes over 1448.
+#[test]
+fn sender_and_receiver_count_the_same_packets_over_a_100_mbit_link() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("packet_counts") {
+        return;
+    }
+    let lab = build("cnt", r#"rate = "100mbit""#);
+    let (doc, client, server) = tcp_upload(&lab, "3");
+    let _ = lab.finish();
+    let bytes = doc["end"]["sum_received"]["bytes"].as_u64().unwrap_or(0);
+    let close = |a: u64, b: u64| a.abs_diff(b) as f64 <= (a.max(b) as f64 * 0.005).max(20.0);
+    eprintln!(
+        "100 Mbit/s TCP upload, {bytes} bytes: client sent {} / server received {} packets; \
+         server sent {} / client received {} (acks)",
+        client.tx_packets, server.rx_packets, server.tx_packets, client.rx_packets
+    );
+    assert!(
+        close(client.tx_packets, server.rx_packets),
+        "data: client sent {} packets, server received {}",
+        client.tx_packets,
+        server.rx_packets
+    );
+    assert!(
+        close(server.tx_packets, client.rx_packets),
+        "acks: server sent {} packets, client received {}",
+        server.tx_packets,
+        client.rx_packets
+    );
+    // Wire packets, not super-packets: at least one per 1448 bytes of payload.
+    let frames = bytes / 1448;
+    assert!(
+        client.tx_packets >= frames && client.tx_packets <= frames + frames / 20 + 100,
+        "{} packets for {bytes} bytes ({frames} full frames)",
+        client.tx_packets
+    );
+}
+
+/// Bulk transfer capacity (RFC 3148) over a 100 Mbit/s link: the mean of the sessions'
+/// goodput comes within 1 % of what TCP can carry there (1448 payload bytes per 1514-byte
+/// frame). The sessions are 6, 12 and 24 MiB: long enough that the connection's start and
+/// slow start weigh little at this rate. One session held up by other work on this shared
+/// host pulls the mean of three under the 1 % (one CI run: 94.84, 90.93, 95.70 Mbit/s), so a
+/// miss gets a second measurement in the same lab; the second must hold.
+#[test]
+fn btc_over_a_100_mbit_link_comes_within_one_percent_of_the_tcp_ceiling() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("btc") {
+        return;
+    }
+    let lab = build("btc", r#"rate = "100mbit""#);
+    let dst = lab.node("server").expect("server").ifaces[0]
+        .ipv4
+        .to_string();
+    let server = server_with(&lab, &["server"]);
+    let ceiling = 100e6 * 1448.0 / 1514.0;
+    let mut off = f64::NAN;
+    for attempt in 1..=2 {
+        let out = lab
+            .command(
+                "client",
+                sonde_bin(),
+                &[
+                    "btc",
+                    &dst,
+                    "--sizes",
+                    "6M,12M,24M",
+                    "--every",
+                    "0.2s",
+                    "-J",
+                ],
+            )
+            .expect("client node")
+            .output()
+            .expect("sonde btc runs");
+        assert!(
+            out.status.success(),
+            "sonde btc failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+        let per_session: Vec<f64> = doc["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["goodput_bps"].as_f64())
+            .map(|b| b / 1e6)
+            .collect();
+        assert_eq!(per_session.len(), 3);
+        let mean = doc["summary"]["IPv4"]["mean_bps"].as_f64().unwrap_or(0.0);
+        off = (mean / ceiling - 1.0) * 100.0;
+        eprintln!(
+            "BTC at 100 Mbit/s, run {attempt}: sessions {per_session:.2?} Mbit/s, mean {:.2} vs \
+             ceiling {:.2} ({off:+.2} %)",
+            mean / 1e6,
+            ceiling / 1e6
+        );
+        if off.abs() <= 1.0 {
+            break;
+        }
+    }
+    drop(server);
+    let _ = lab.finish();
+    assert!(off.abs() <= 1.0, "mean {off:+.2} % from the ceiling");
+}
+
+/// Runs `sonde args...` with `PATH` set to `path`, within `timeout`.
+fn sonde_with_path(args: &[&str], path: &Path, timeout: Duration) -> (Option<i32>, String) {
+    let child = Command::new(sonde_bin())
+        .args(args)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sonde starts");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(out)) => (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Ok(Err(e)) => panic!("waiting for sonde: {e}"),
+        Err(_) => {
+            // SAFETY: kill(2) on the child we spawned and have not reaped.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGINT);
+            }
+            let _ = rx.recv_timeout(Duration::from_secs(30));
+            panic!("sonde {args:?} did not finish within {timeout:?}");
+        }
+    }
+}
+
+/// One link through the userspace engine (loss) and one shaped by tbf. The node names are
+/// this test's own, to tell its namespaces from those of other labs on the machine.
+const BARE: &str = r#"
+name = "bare"
+seed = 3
+hosts = ["bclient", "bserver"]
+routers = ["brouter"]
+
+[[link]]
+name = "lan"
+a = "bclient"
+b = "brouter"
+
+[[link]]
+name = "wan"
+a = "brouter"
+b = "bserver"
+
+[[settings]]
+name = "lossy"
+[[settings.link]]
+link = "wan"
+[settings.link.impair]
+rate = "100mbit"
+loss = "2%"
+
+[[settings]]
+name = "shaped"
+[[settings.link]]
+link = "wan"
+[settings.link.impair]
+rate = "50mbit"
+
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}", "-t", "1"]
+
+[[test]]
+name = "udp"
+sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "1"]
+"#;
+
+/// Issue 9: `sonde lab` on a machine with only iproute2: `PATH` holds `ip` and `tc` and
+/// nothing else (no nft, ethtool, sysctl, not even a shell), and a scenario with a userspace
+/// box and a tbf link runs every test.
+#[test]
+fn lab_run_needs_nothing_but_iproute2() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("lab_run_bare") {
+        return;
+    }
+    let dir = TempDir::new("lab-bare");
+    let bin = dir.file("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    for tool in ["ip", "tc"] {
+        let target = which(tool).expect("checked above");
+        std::os::unix::fs::symlink(target, bin.join(tool)).expect("symlink");
+    }
+    let file = dir.file("bare.toml");
+    std::fs::write(&file, BARE).expect("scenario file");
+    let out_dir = dir.file("out");
+    let (file, out_arg) = (
+        file.to_string_lossy().into_owned(),
+        out_dir.to_string_lossy().into_owned(),
+    );
+    let (code, text) = sonde_with_path(
+        &["lab", "run", &file, "--out", &out_arg],
+        &bin,
+        Duration::from_secs(120),
+    );
+    eprintln!("{text}");
+    assert_eq!(code, Some(0), "{text}");
+    for id in ["lossy/tcp/1", "lossy/udp/1", "shaped/tcp/1", "shaped/udp/1"] {
+        assert!(
+            text.contains(&format!("ok      {id}")),
+            "{id} not ok:\n{text}"
+        );
+    }
+    assert!(out_dir.join("report.md").exists());
+    let left: Vec<String> = sonde_lab::netns::list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| {
+            ["-bclient", "-bserver", "-brouter"]
+                .iter()
+                .any(|s| n.ends_with(s))
+        })
+        .collect();
+    assert!(left.is_empty(), "namespaces left behind: {left:?}");
+}
+
+/// `sonde capacity` in the lab node `client` against `dst`: its JSON document.
+fn capacity(lab: &Lab, dst: &str, extra: &[&str]) -> Value {
+    let _server = server(lab);
+    let mut args = vec!["capacity", dst, "-J"];
+    args.extend_from_slice(extra);
+    let out = lab
+        .command("client", sonde_bin(), &args)
+        .expect("client node")
+        .output()
+        .expect("sonde capacity runs");
+    assert!(
+        out.status.success(),
+        "sonde capacity failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON document")
+}
+
+/// Issue 12: over tbf links of 10 and 100 Mbit/s `sonde capacity` finds the sustained rate
+/// within 3 % of the configured one at the layer tbf counts (IP + 14-byte Ethernet header);
+/// with a 300 KB bucket it reports the peak, the sustained rate and the bucket within 25 %;
+/// and over plain veth links (no impairment at all) it says the hosts are the limit.
+///
+/// The unshaped case has no impairment, not even a delay: on a kernel without netem a delay
+/// puts the lab's userspace box in the path, and that box, a forwarding process with its
+/// own packet-rate ceiling (2-3.5 Gbit/s of 1500-byte datagrams on one 2-core VM, 7-9 on
+/// another), is then the narrowest element of the path, which the verdict "link" rightly
+/// reports.
+#[test]
+fn capacity_finds_the_shaped_rate_and_the_bucket_and_knows_an_unshaped_link() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("capacity") {
+        return;
+    }
+    let cases: [(&str, &str, Option<f64>, Option<f64>); 4] = [
+        ("c10", r#"rate = "10mbit""#, Some(10e6), None),
+        ("c100", r#"rate = "100mbit""#, Some(100e6), None),
+        (
+            "cbkt",
+            r#"rate = "100mbit", burst = "300kb""#,
+            Some(100e6),
+            Some(300_000.0),
+        ),
+        ("cveth", "", None, None),
+    ];
+    for (tag, impair, rate, bucket) in cases {
+        let what = if impair.is_empty() {
+            "no impairment"
+        } else {
+            impair
+        };
+        // With no shaper, trains cross the veths at the hosts' speed, where the receiving
+        // host's own work can slow arrivals below departures (seen once in five quiet runs:
+        // arrivals at 0.79 of departures, read as a link). The host is the limit either way,
+        // so that case gets a second run; a shaped case gets one.
+        let attempts = if rate.is_none() { 2 } else { 1 };
+        let mut attempt = 0;
+        let (doc, secs) = loop {
+            attempt += 1;
+            let lab = build(tag, impair);
+            let dst = lab.node("server").expect("server").ifaces[0]
+                .ipv4
+                .to_string();
+            let t0 = std::time::Instant::now();
+            let doc = capacity(&lab, &dst, &[]);
+            let secs = t0.elapsed().as_secs_f64();
+            let _ = lab.finish();
+            if rate.is_some() || doc["verdict"] == "host-limited" || attempt >= attempts {
+                break (doc, secs);
+            }
+            eprintln!(
+                "{what}: verdict {} on run {attempt}, running again",
+                doc["verdict"]
+            );
+        };
+        let e = &doc["estimate"];
+        let line = format!(
+            "{what}: verdict {}, sustained {:.3} Mbit/s IP = {:.3} as tbf counts, peak mode {}, \
+             bucket {} B, ADR {:.1} Mbit/s, departure {:.1} Mbit/s, CoV {}, {secs:.1} s",
+            doc["verdict"],
+            doc["sustained_ip_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["peak"],
+            e["bucket_bytes"],
+            e["adr_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["departure_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            e["cov"],
+        );
+        eprintln!("{line}");
+        let Some(rate) = rate else {
+            assert_eq!(doc["verdict"], "host-limited", "{line}");
+            continue;
+        };
+        let shaper = doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0);
+        assert!((shaper / rate - 1.0).abs() <= 0.03, "{line}");
+        assert!(secs <= 10.0, "took {secs:.1} s: {line}");
+        if let Some(b) = bucket {
+            assert_eq!(doc["verdict"], "shaped", "{line}");
+            // tbf's bucket counts IP + 14 bytes; the estimate IP bytes.
+            let want = b * 1500.0 / 1514.0;
+            let got = e["bucket_bytes"].as_f64().unwrap_or(0.0);
+            assert!(
+                (got / want - 1.0).abs() <= 0.25,
+                "bucket {got} vs {want}: {line}"
+            );
+            assert!(
+                e["peak"]["low_bps"].as_f64().unwrap_or(0.0) > 1.5 * rate,
+                "{line}"
+            );
+        } else {
+            assert_ne!(doc["verdict"], "host-limited", "{line}");
+        }
+    }
+}
+
+/// Issue 12: once its long trains agree, `sonde capacity` stops sending them. Over tbf links
+/// of 10 and 100 Mbit/s, run by run side by side with `--no-early-stop` (the whole plan of
+/// 5 long trains): the early-stopped run still finds the shaped rate within 3 %, says in its
+/// document after how many long trains it stopped, and at 10 Mbit/s (where a long train
+/// takes 0.6 s and as long again idle) it is the shorter run.
+#[test]
+fn capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("capacity-early-stop") {
+        return;
+    }
+    for (tag, impair, rate) in [
+        ("e10", r#"rate = "10mbit""#, 10e6),
+        ("e100", r#"rate = "100mbit""#, 100e6),
+    ] {
+        let lab = build(tag, impair);
+        let dst = lab.node("server").expect("server").ifaces[0]
+            .ipv4
+            .to_string();
+        let mut secs = Vec::new();
+        for extra in [&["--no-early-stop"][..], &[]] {
+            let mut t0 = std::time::Instant::now();
+            let mut doc = capacity(&lab, &dst, extra);
+            // The rule rightly refuses to stop when a train was held up by the host (seen once
+            // in a CI run beside other work: a spread of 0.32 % and shapes that differed, where
+            // quiet runs agree within 0.01 %); such a run gets a second one in the same lab.
+            if extra.is_empty() && doc["early_stop"]["stopped"] != true {
+                eprintln!(
+                    "{impair}: no early stop ({}), running again",
+                    doc["early_stop"]["last"]
+                );
+                t0 = std::time::Instant::now();
+                doc = capacity(&lab, &dst, extra);
+            }
+            let took = t0.elapsed().as_secs_f64();
+            let es = &doc["early_stop"];
+            let shaper = doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0);
+            let line = format!(
+                "{impair} {extra:?}: sustained {:.3} Mbit/s as tbf counts, long trains {}, \
+                 stopped {} after {}, last {}, run {:.2} s (client {took:.2} s)",
+                shaper / 1e6,
+                doc["estimate"]["long"]["trains"],
+                es["stopped"],
+                es["after_long_trains"],
+                es["last"],
+                doc["seconds"].as_f64().unwrap_or(0.0),
+            );
+            eprintln!("{line}");
+            assert!((shaper / rate - 1.0).abs() <= 0.03, "{line}");
+            if extra.is_empty() {
+                assert_eq!(es["enabled"], true, "{line}");
+                assert_eq!(es["stopped"], true, "{line}");
+                let after = es["after_long_trains"].as_u64().unwrap_or(0);
+                assert!((3..5).contains(&after), "{line}");
+                assert_eq!(doc["estimate"]["long"]["trains"].as_u64(), Some(after));
+            } else {
+                assert_eq!(es["enabled"], false, "{line}");
+                assert_eq!(doc["estimate"]["long"]["trains"], 5, "{line}");
+            }
+            secs.push(doc["seconds"].as_f64().unwrap_or(0.0));
+        }
+        let _ = lab.finish();
+        if rate < 50e6 {
+            assert!(secs[1] < secs[0], "early stop {secs:?} not shorter");
+        }
+    }
+}
+
+/// One capacity run per address family against the lab's server: (family, JSON, seconds).
+fn capacity_per_family(lab: &Lab, extra: &[&str]) -> Vec<(&'static str, Value, f64)> {
+    let iface = &lab.node("server").expect("server").ifaces[0];
+    let targets = [
+        ("IPv4", iface.ipv4.to_string(), "-4"),
+        ("IPv6", iface.ipv6.to_string(), "-6"),
+    ];
+    targets
+        .into_iter()
+        .map(|(family, dst, flag)| {
+            let t0 = std::time::Instant::now();
+            let mut args = vec![flag];
+            args.extend_from_slice(extra);
+            let doc = capacity(lab, &dst, &args);
+            (family, doc, t0.elapsed().as_secs_f64())
+        })
+        .collect()
+}
+
+/// The figures of one capacity run on one line, for the test's output and its failures.
+fn capacity_line(what: &str, family: &str, doc: &Value, secs: f64) -> String {
+    let e = &doc["estimate"];
+    let ip = doc["ip_bytes"].as_f64().unwrap_or(1.0);
+    let sus = doc["sustained_ip_bps"].as_f64().unwrap_or(0.0);
+    format!(
+        "{what} {family}: verdict {}, sustained {:.2} Mbit/s IP = {:.2} as tbf counts = {:.0} pkt/s, \
+         ADR {:.1} Mbit/s, departure {:.1} Mbit/s, arrival/departure {:.2}, peak mode {}, \
+         trains short {} long {}, {secs:.1} s",
+        doc["verdict"],
+        sus / 1e6,
+        doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0) / 1e6,
+        sus / (8.0 * ip),
+        e["adr_bps"].as_f64().unwrap_or(0.0) / 1e6,
+        e["departure_bps"].as_f64().unwrap_or(0.0) / 1e6,
+        e["arrival_share"].as_f64().unwrap_or(0.0),
+        e["peak"],
+        e["short"],
+        e["long"],
+    )
+}
+
+/// The share of its departure rate at which a train of `train` bytes sent at `departure`
+/// bit/s crosses a token bucket of `bucket` bytes filling at `rate` bit/s (all bytes as the
+/// shaper counts them), the bucket full when the train starts.
+fn tbf_arrival_share(departure: f64, rate: f64, bucket: f64, train: f64) -> f64 {
+    if departure <= rate || train <= 0.0 {
+        return 1.0;
+    }
+    let drained_after = bucket / (1.0 - rate / departure);
+    if drained_after >= train {
+        return 1.0;
+    }
+    let sent = train * 8.0 / departure;
+    let arrived = drained_after * 8.0 / departure + (train - drained_after) * 8.0 / rate;
+    sent / arrived
+}
+
+/// Issue 12 at 1000 Mbit/s and behind a device with a packet ceiling, IPv4 and IPv6, each run
+/// in 10 s at most. Through the device (8000 frames/s, a 20-frame ring; its rate counts
+/// frames, whatever their size) the sustained rate is within 3 % of 8000 packets/s. At
+/// 1000 Mbit/s (tbf) the sustained rate as tbf counts it is within 3 % of 1000 Mbit/s, or,
+/// when the sending host cannot hand the kernel a train faster than the link carries it (on
+/// this 2-core machine, or not by more than tbf's bucket absorbs), the verdict says the host
+/// is the limit and the trains arrived at about the pace they left: no number is given as
+/// the path's.
+#[test]
+fn capacity_at_1000_mbit_and_behind_a_packet_ceiling_in_both_families() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available("capacity-fast") {
+        return;
+    }
+    let lab = build("cdev", "device = { pps = 8000, ring = 20 }");
+    let runs = capacity_per_family(&lab, &["--tx-timestamps"]);
+    let _ = lab.finish();
+    for (family, doc, secs) in &runs {
+        let line = capacity_line("device 8000 pkt/s, ring 20", family, doc, *secs);
+        eprintln!("{line}");
+        let pps = doc["sustained_ip_bps"].as_f64().unwrap_or(0.0)
+            / (8.0 * doc["ip_bytes"].as_f64().unwrap_or(1.0));
+        assert!((pps / 8000.0 - 1.0).abs() <= 0.03, "{line}");
+        assert_ne!(doc["verdict"], "host-limited", "{line}");
+        assert!(*secs <= 10.0, "{line}");
+        // The departure reports cross the device after each train, when its ring is empty.
+        let d = &doc["departures"];
+        eprintln!(
+            "  departures: {} reported, median gap {} ns, largest {} ns, not back to back {}",
+            d["reported"], d["median_gap_ns"], d["max_gap_ns"], d["not_back_to_back"]
+        );
+        // One report per train sent: 40 short and the long ones up to the early stop.
+        let long = doc["estimate"]["long"]["trains"].as_u64().unwrap_or(0);
+        assert_eq!(d["reported"].as_u64(), Some(40 + long), "{line}");
+    }
+    let lab = build("cgig", r#"rate = "1000mbit""#);
+    let runs = capacity_per_family(&lab, &[]);
+    let _ = lab.finish();
+    for (family, doc, secs) in &runs {
+        let line = capacity_line("tbf 1000 Mbit/s", family, doc, *secs);
+        eprintln!("{line}");
+        assert!(*secs <= 10.0, "{line}");
+        let shaper = doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0);
+        if doc["verdict"] == "host-limited" {
+            let share = doc["estimate"]["arrival_share"].as_f64().unwrap_or(0.0);
+            assert!(share >= 0.8, "{line}");
+            // That share agrees with what tbf does to such a train. A long train of L bytes
+            // (as tbf counts them) sent at D into a bucket of B bytes at rate R empties the
+            // bucket after x = B / (1 - R/D) bytes, which leave at D; the rest leave at R. So
+            // it arrives at (L/D) / (x/D + (L-x)/R) of its departure rate, all of it while
+            // D <= R L / (L - B) (1.2 Gbit/s for 500 frames of 1514 bytes and the lab's
+            // 125 kB bucket, 1 ms at the rate). Host-limited is right where that share is at
+            // least the verdict's 0.8 (a 5 % margin for the measured departure rate).
+            let ip = doc["ip_bytes"].as_f64().unwrap_or(1.0);
+            let per_ip = (ip + f64::from(sonde_stats::capacity::ETHERNET_HEADER)) / ip;
+            let long = doc["long_train_len"]
+                .as_f64()
+                .expect("the document gives the long trains' length")
+                * ip
+                * per_ip;
+            let bucket = sonde_lab::qdisc::default_burst(1_000_000_000, 1500) as f64;
+            let departure = doc["estimate"]["departure_bps"].as_f64().unwrap_or(0.0) * per_ip;
+            let expected = tbf_arrival_share(departure, 1e9, bucket, long);
+            assert!(
+                expected >= 0.8 * 0.95,
+                "departure {:.1} Mbit/s as tbf counts: tbf would pass a long train at {expected:.2} \
+                 of it: {line}",
+                departure / 1e6
+            );
+        } else {
+            assert!((shaper / 1e9 - 1.0).abs() <= 0.03, "{line}");
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! `sonde lab run mesh` in real namespaces (root): 16 agents measuring each other for 15 s,
+//! every ordered pair measured over both families (peers known by name), every metrics endpoint answering with its
+//! peers' series, nothing left behind; with `--store`, every agent's rows in one real
+//! PostgreSQL server; on Ctrl-C, the lab torn down and what was recorded kept.
+//!
+//! The mesh tests take turns (a lock): each starts up to 16 agents, and two meshes at once on
+//! a shared two-core machine would measure the machine, not the mesh.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::postgres::{pg_available, Postgres};
+use common::{lab_available, run, Proc, TempDir};
+use serde_json::Value;
+use sonde_store::{RunStatus, Store, TestStatus};
+
+static TURN: Mutex<()> = Mutex::new(());
+
+fn node(i: usize) -> String {
+    format!("n{:02}", i + 1)
+}
+
+/// The built-in mesh description without its throughput table (latency only), written to
+/// `dir`: 16 agents measuring 30 peers each with throughput too would spend the first 30 s
+/// of the run on throughput tests, one after another.
+fn latency_only(dir: &TempDir) -> String {
+    let out = run(&["lab", "show", "mesh"], Duration::from_secs(10));
+    out.expect_code(0);
+    let text = out.stdout;
+    let cut = text
+        .find("[throughput]")
+        .expect("the built-in has a throughput table");
+    let path = dir.file("mesh-latency.toml");
+    std::fs::write(&path, &text[..cut]).unwrap();
+    path.display().to_string()
+}
+
+fn summary(out: &Path) -> Value {
+    let text = std::fs::read_to_string(out.join("mesh.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// No namespace of the run's prefix is left.
+fn assert_torn_down(summary: &Value) {
+    let prefix = summary["prefix"].as_str().unwrap();
+    assert!(prefix.starts_with("sonde-"), "{prefix}");
+    let listed = run_ip_netns();
+    let left: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.starts_with(&format!("{prefix}-")))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    let etc: Vec<String> = std::fs::read_dir("/etc/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&format!("{prefix}-")))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(etc.is_empty(), "hosts files left in /etc/netns: {etc:?}");
+}
+
+fn run_ip_netns() -> String {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// No process is still running a command line naming `dir` (the agents' configurations).
+fn assert_no_agent_left(dir: &Path) {
+    let needle = dir.display().to_string();
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains("agent") && cmd.contains(&needle) {
+            left.push(cmd);
+        }
+    }
+    assert!(left.is_empty(), "agents still running: {left:?}");
+}
+
+/// (measuring node, peer label) of every successful latency run of the combined run.
+fn measured_pairs(db: &Path) -> BTreeSet<(String, String)> {
+    let store = Store::open_read_only(db).unwrap();
+    let id = store.latest_run().unwrap().unwrap();
+    let run = store.load_run(id).unwrap();
+    run.tests
+        .iter()
+        .filter(|t| t.status == TestStatus::Ok)
+        .filter_map(|t| {
+            let peer = t.test_name.strip_prefix("latency ")?;
+            Some((t.settings.clone(), peer.to_owned()))
+        })
+        .collect()
+}
+
+/// The value of `sonde_rtt_seconds_count` for `peer` in a scraped metrics text.
+fn rtt_count(text: &str, peer: &str) -> Option<f64> {
+    let key = format!("sonde_rtt_seconds_count{{peer=\"{peer}\",");
+    text.lines()
+        .find(|l| l.starts_with(&key))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn the_mesh_is_listed_shown_and_its_flags_checked() {
+    let _turn = crate::turns::take(module_path!());
+    let list = run(&["lab", "list"], Duration::from_secs(10));
+    list.expect_code(0);
+    assert!(list.stdout.contains("mesh "), "{}", list.describe());
+    let show = run(&["lab", "show", "mesh"], Duration::from_secs(10));
+    show.expect_code(0);
+    assert!(
+        show.stdout.contains("kind = \"mesh\""),
+        "{}",
+        show.describe()
+    );
+    // Mesh flags on a matrix scenario, and values out of range, are usage errors before
+    // anything is built (no root needed to see them).
+    let dir = TempDir::new("meshflags");
+    let o = dir.file("out").display().to_string();
+    let wrong = run(
+        &["lab", "run", "quick", "--nodes", "4", "-o", &o],
+        Duration::from_secs(10),
+    );
+    wrong.expect_code(2);
+    assert!(wrong.stderr.contains("--nodes"), "{}", wrong.describe());
+    let one = run(
+        &["lab", "run", "mesh", "--nodes", "1", "-o", &o],
+        Duration::from_secs(10),
+    );
+    one.expect_code(2);
+    assert!(
+        one.stderr.contains("nodes must be 2..=64"),
+        "{}",
+        one.describe()
+    );
+    let picked = run(
+        &["lab", "run", "mesh", "--settings", "clean", "-o", &o],
+        Duration::from_secs(10),
+    );
+    picked.expect_code(2);
+    let unknown = run(&["lab", "run", "mesg", "-o", &o], Duration::from_secs(10));
+    unknown.expect_code(2);
+    assert!(
+        unknown.stderr.contains("sonde lab run mesh"),
+        "{}",
+        unknown.describe()
+    );
+}
+
+#[test]
+fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("mesh16");
+    let file = latency_only(&dir);
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    let started = Instant::now();
+    let res = run(
+        &["lab", "run", &file, "--nodes", "16", "-t", "15", "-o", &o],
+        Duration::from_secs(50),
+    );
+    let took = started.elapsed();
+    eprintln!("16-node mesh of 15 s took {took:?}");
+    res.expect_code(0);
+    assert!(
+        res.stdout
+            .contains("all 480 ordered pairs x families measured"),
+        "{}",
+        res.stdout
+    );
+    let s = summary(&out);
+    assert_torn_down(&s);
+    assert_no_agent_left(&out);
+    // The agents knew their peers by name (one name per node, the family chosen per peer
+    // entry), resolved from the hosts file the lab gave each namespace.
+    assert_eq!(s["notes"], serde_json::json!([]), "{s}");
+    let config = std::fs::read_to_string(out.join("agents").join("n01.toml")).unwrap();
+    assert!(
+        config.contains("host = \"n02\"\nport = 5201\nfamily = \"ipv6\""),
+        "{config}"
+    );
+    assert!(!config.contains("10.77."), "{config}");
+
+    // Every ordered pair, both families, from the combined database itself.
+    let pairs = measured_pairs(&out.join("results.db"));
+    for a in 0..16 {
+        for b in (0..16).filter(|&b| b != a) {
+            for fam in ["v4", "v6"] {
+                let peer = format!("{}-{fam}", node(b));
+                assert!(
+                    pairs.contains(&(node(a), peer.clone())),
+                    "{} never measured {peer} successfully",
+                    node(a)
+                );
+            }
+        }
+    }
+    // Every endpoint answered at the end, with RTT series of all its 30 peers.
+    let scrapes = s["metrics"].as_array().unwrap();
+    assert_eq!(scrapes.len(), 16);
+    for (i, sc) in scrapes.iter().enumerate() {
+        assert_eq!(sc["status"], 200, "{sc}");
+        let text =
+            std::fs::read_to_string(out.join("metrics").join(format!("{}.txt", node(i)))).unwrap();
+        for b in (0..16).filter(|&b| b != i) {
+            for fam in ["v4", "v6"] {
+                let peer = format!("{}-{fam}", node(b));
+                let n = rtt_count(&text, &peer);
+                assert!(
+                    n.is_some_and(|n| n > 0.0),
+                    "{}'s metrics have no RTT samples of {peer}",
+                    node(i)
+                );
+            }
+        }
+    }
+    // Every agent stopped on SIGTERM, cleanly.
+    for a in s["agents"].as_array().unwrap() {
+        assert_eq!(a["code"], 0, "{a}");
+        assert_eq!(a["killed"], false, "{a}");
+    }
+    // The report reads the mesh's directory.
+    let report_dir = dir.file("report");
+    let r = run(
+        &["report", &o, "-o", &report_dir.display().to_string()],
+        Duration::from_secs(30),
+    );
+    r.expect_code(0);
+    let md = std::fs::read_to_string(report_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("latency n02-v6"),
+        "{}",
+        &md[..md.len().min(2000)]
+    );
+}
+
+#[test]
+fn with_store_every_agent_row_lands_in_one_postgresql() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() || !pg_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let dir = TempDir::new("meshpg");
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    // The built-in, throughput included, shrunk to 4 nodes.
+    let res = run(
+        &[
+            "lab", "run", "mesh", "--nodes", "4", "-t", "12", "--store", &url, "-o", &o,
+        ],
+        Duration::from_secs(50),
+    );
+    res.expect_code(0);
+    assert!(
+        res.stdout.contains("every agent's database copied"),
+        "{}",
+        res.stdout
+    );
+    assert_torn_down(&summary(&out));
+
+    let remote = Store::open_read_only(&url).unwrap();
+    let remote_runs = remote.runs().unwrap();
+    assert_eq!(remote_runs.len(), 4, "one run per agent: {remote_runs:?}");
+    let mut kinds = BTreeSet::new();
+    for i in 0..4 {
+        let local =
+            Store::open_read_only(out.join("agents").join(format!("{}.db", node(i)))).unwrap();
+        let local_runs = local.runs().unwrap();
+        assert_eq!(local_runs.len(), 1);
+        let l = local.load_run(local_runs[0].id).unwrap();
+        assert_eq!(l.run.status, RunStatus::Completed);
+        let twin = remote_runs
+            .iter()
+            .find(|r| r.started_unix == l.run.started_unix && r.seed == l.run.seed)
+            .unwrap_or_else(|| panic!("{}'s run is not in PostgreSQL", node(i)));
+        let r = remote.load_run(twin.id).unwrap();
+        let ids = |t: &[sonde_store::TestRecord]| -> Vec<(String, TestStatus)> {
+            t.iter().map(|t| (t.matrix_id.clone(), t.status)).collect()
+        };
+        assert!(!l.tests.is_empty());
+        assert_eq!(ids(&r.tests), ids(&l.tests), "{}'s tests", node(i));
+        kinds.extend(l.tests.iter().map(|t| t.test_name.clone()));
+    }
+    assert!(
+        kinds.contains("latency") && kinds.contains("throughput"),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn ctrl_c_tears_the_mesh_down_and_keeps_what_was_recorded() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("meshint");
+    let file = latency_only(&dir);
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    let mut p = Proc::spawn(&["lab", "run", &file, "--nodes", "3", "-t", "120", "-o", &o]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !p.stdout_so_far().contains("agents: 3 of 3") {
+        assert!(
+            Instant::now() < deadline && !p.has_exited(),
+            "the agents never came up: {}{}",
+            p.stdout_so_far(),
+            p.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Long enough for a round of latency runs (first runs fall within 5 s).
+    std::thread::sleep(Duration::from_secs(6));
+    p.signal(libc::SIGINT);
+    let res = p.wait(Duration::from_secs(30));
+    res.expect_code(1);
+    assert!(res.stdout.contains("interrupted"), "{}", res.stdout);
+    let s = summary(&out);
+    assert_eq!(s["interrupted"], true);
+    assert_torn_down(&s);
+    assert_no_agent_left(&out);
+    let store = Store::open_read_only(out.join("results.db")).unwrap();
+    let run = store
+        .load_run(store.latest_run().unwrap().unwrap())
+        .unwrap();
+    assert_eq!(run.run.status, RunStatus::Interrupted);
+    let ok = run
+        .tests
+        .iter()
+        .filter(|t| t.status == TestStatus::Ok)
+        .count();
+    assert!(
+        ok >= 6,
+        "only {ok} successful runs kept: {:?}",
+        run.tests.len()
+    );
+}

@@ -1,0 +1,65 @@
+//! The `sonde` binary's integration tests: the real CLI over loopback and, as root, real
+//! network namespaces, against real peers (iperf3, PostgreSQL, Prometheus, xinetd, ...).
+//!
+//! One test binary, one module per concern (each module's docs say what it covers): it links
+//! once, where a binary per file linked the whole program 46 times. Tests of two modules never
+//! run side by side (`turns`), as when each module was a binary of its own.
+//!
+//! Run one concern with `cargo test --release -p sonde --test it -- lab_mesh::`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+mod common;
+#[path = "../../../sonde-doc/tests/common/page.rs"]
+mod page;
+mod peers;
+#[path = "../../../sonde-switch/tests/common/mod.rs"]
+mod stream;
+mod turns;
+
+mod agent;
+mod agent_postgres;
+mod auth;
+mod btc;
+mod capacity;
+mod cli;
+mod client_options;
+mod coded;
+mod coded_corrupt;
+mod coded_lab;
+mod compare_ip;
+mod deploy_files;
+mod drills;
+mod interop_json_keys;
+mod intervals;
+mod iperf3_interop;
+mod lab;
+mod lab_bare;
+mod lab_ctrl_c;
+mod lab_link_cut;
+mod lab_mesh;
+mod latency;
+mod latency_output;
+mod lossy_setup;
+mod pacing_lab;
+mod postgres_store;
+mod profile;
+mod profile_lab;
+mod psk_commands;
+mod psk_probes;
+mod report_kinds;
+mod report_runs;
+mod sender_slips;
+mod serial;
+mod server_abuse;
+mod server_documents;
+mod server_options;
+mod source_limits;
+mod stress;
+mod stress_lab;
+mod stress_survive;
+mod sweep;
+mod sweep_lab;
+mod switch_lab;
+mod switch_test;
+mod switch_test_mptcp;

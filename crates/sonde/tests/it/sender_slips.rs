@@ -1,0 +1,139 @@
+//! A paced sender that another process kept off the CPU says so: the test stops the sending
+//! process for 80 ms (SIGSTOP, then SIGCONT) and the output must carry a note naming the
+//! stream and a lateness of at least that much, for a client sender and for the server's
+//! sender in reverse. (An undisturbed run may carry one too: on a busy machine the sender
+//! really is held up; that is what the note is for.) And what the sender does after such a
+//! stop: by default it makes up the schedule it missed (up to 200 ms of it); paced steadily
+//! (`--steady-pacing`) it makes up two datagrams and the rest is missing from what it sent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use common::{Output, Proc, Server};
+use std::time::Duration;
+
+const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Stops `pid` for `ms` milliseconds, one second into the test.
+fn pause(pid: i32, ms: u64) {
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: signals to a process this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(ms));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+}
+
+/// Runs a client with `args`, stops the sender (the server when `server_sends`, else the
+/// client) for `ms` one second in, and returns its output, which must be exit 0.
+fn stopped_run(server: &mut Server, args: &[&str], server_sends: bool, ms: u64) -> Output {
+    let server_pid = server.proc().pid();
+    let client: Proc = server.spawn_client(args);
+    pause(
+        if server_sends {
+            server_pid
+        } else {
+            client.pid()
+        },
+        ms,
+    );
+    let out = client.wait(CLIENT_DEADLINE);
+    out.expect_code(0);
+    out
+}
+
+/// The largest "by up to X ms" in `notes`.
+fn worst_ms(notes: &[&str]) -> f64 {
+    notes
+        .iter()
+        .filter_map(|n| {
+            n.split("by up to ")
+                .nth(1)?
+                .split(" ms")
+                .next()?
+                .parse()
+                .ok()
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn a_sender_kept_off_the_cpu_says_so() {
+    let _turn = crate::turns::take(module_path!());
+    let mut server = Server::start(&[]);
+    let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
+    // The client's sender.
+    let doc = stopped_run(&mut server, &args, false, 80).json();
+    let notes: Vec<&str> = doc["sonde"]["notes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    let ours: Vec<&str> = notes
+        .iter()
+        .copied()
+        .filter(|n| n.contains("client sender fell behind"))
+        .collect();
+    assert!(!ours.is_empty(), "{notes:?}");
+    assert!(worst_ms(&ours) >= 70.0, "{ours:?}");
+    // The server's sender, in reverse: its note reaches the client.
+    let mut rev = args.to_vec();
+    rev.push("-R");
+    let out = stopped_run(&mut server, &rev, true, 80);
+    assert!(
+        out.stdout.contains("server sender fell behind"),
+        "{}",
+        out.describe()
+    );
+}
+
+/// Datagrams the client's `-J` document says the sender sent, and its notes.
+fn sent_and_notes(doc: &serde_json::Value) -> (u64, Vec<String>) {
+    let sent = doc["end"]["sum_sent"]["packets"].as_u64().unwrap_or(0);
+    let notes = doc["sonde"]["notes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (sent, notes)
+}
+
+#[test]
+fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
+    let _turn = crate::turns::take(module_path!());
+    let mut server = Server::start(&[]);
+    // 1000 datagrams/s for 3 s, stopped for 150 ms one second in.
+    let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
+    let (average, _) = sent_and_notes(&stopped_run(&mut server, &args, false, 150).json());
+    let mut steady_args = args.to_vec();
+    steady_args.push("--steady-pacing");
+    let (steady, notes) =
+        sent_and_notes(&stopped_run(&mut server, &steady_args, false, 150).json());
+    eprintln!("sent after a 150 ms stop: {average} made up, {steady} paced steadily");
+    // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer.
+    assert!(average >= 2950, "made up: {average}");
+    assert!((2700..=2880).contains(&steady), "paced steadily: {steady}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("client sender") && n.contains("paced steadily")),
+        "{notes:?}"
+    );
+    // The server's sender in reverse paces steadily too when asked, and says so.
+    let mut rev = steady_args.clone();
+    rev.push("-R");
+    let (sent, notes) = sent_and_notes(&stopped_run(&mut server, &rev, true, 150).json());
+    assert!(
+        (2700..=2880).contains(&sent),
+        "server paced steadily: {sent}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("server sender") && n.contains("paced steadily")),
+        "{notes:?}"
+    );
+}

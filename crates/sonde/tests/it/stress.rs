@@ -1,0 +1,659 @@
+//! Integration tests of `sonde services` and `sonde stress`: the real binary over 127.0.0.1,
+//! the client driving the services' echo, discard and chargen with many connections at once,
+//! the services' connection limit and UDP rules (no reply larger than the request, a per-source
+//! reply cap), and the UDP ramp. The whole file takes about 20 s.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use common::run;
+use common::services::{Services, DEADLINE};
+use serde_json::Value;
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn echo_many_connections_json_every_one_closes_cleanly() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let out = s.stress("echo", &["-P", "200", "-t", "1.5", "-i", "0.5", "-J"]);
+    out.expect_code(0);
+    let d = out.json();
+    assert_eq!(d["start"]["mode"], "echo");
+    assert_eq!(u(&d["connect"]["connected"]), 200, "{}", out.describe());
+    let intervals = d["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 3, "{}", out.describe());
+    for iv in intervals {
+        assert_eq!(iv["connections"].as_array().unwrap().len(), 200);
+        let f = iv["fairness_received"].as_f64().unwrap();
+        assert!(f > 0.005 && f <= 1.0 + 1e-9, "fairness {f}");
+        assert!(u(&iv["received_bytes"]) > 0);
+    }
+    let end = &d["end"];
+    assert_eq!(u(&end["closed_clean"]), 200, "{}", out.describe());
+    assert_eq!(u(&end["echo_mismatched_bytes"]), 0);
+    // what came back is what went, less at most the window in flight per connection
+    let (sent, recv) = (u(&end["sent_bytes"]), u(&end["received_bytes"]));
+    assert!(
+        recv <= sent && sent - recv <= 200 * 256 * 1024,
+        "{sent} {recv}"
+    );
+    assert!(recv > 1_000_000, "{recv}");
+    let per: u64 = end["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| u(&c["received_bytes"]))
+        .sum();
+    assert_eq!(per, recv);
+}
+
+#[test]
+fn discard_and_chargen_tables() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["-P", "100", "-t", "1", "-i", "0.5"]);
+    out.expect_code(0);
+    let t = &out.stdout;
+    // above 64 connections an interval shows the spread, the summary every connection
+    assert_eq!(
+        t.lines().filter(|l| l.starts_with("[ALL]")).count(),
+        2,
+        "{t}"
+    );
+    assert_eq!(
+        t.lines().filter(|l| l.contains("closed cleanly")).count(),
+        100,
+        "{t}"
+    );
+    assert!(
+        t.contains("100 asked, 100 connected; closed: 100 clean"),
+        "{t}"
+    );
+    let out = s.stress("chargen", &["-P", "3", "-t", "1", "-i", "0.5"]);
+    out.expect_code(0);
+    let t = &out.stdout;
+    let rows = t.lines().filter(|l| l.starts_with("[  2]")).count();
+    assert_eq!(rows, 3, "two intervals and the summary\n{t}");
+    let sum = t.lines().find(|l| l.starts_with("[SUM]")).unwrap();
+    let fair: f64 = sum.rsplit_once("fairness ").unwrap().1.parse().unwrap();
+    assert!(fair > 0.3 && fair <= 1.0, "{sum}");
+}
+
+#[test]
+fn connection_limit_refuses_with_reset_and_stress_says_so() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&["--max-connections", "10"]);
+    let out = s.stress("discard", &["-P", "25", "-t", "1", "-i", "0.5", "-J"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("stress found problems"),
+        "{}",
+        out.describe()
+    );
+    let end = &out.json()["end"];
+    assert_eq!(u(&end["closed_clean"]), 10, "{}", out.describe());
+    // the other 15 were accepted by the kernel and reset by the services
+    let refused = u(&out.json()["connect"]["refused"]) + u(&end["failed_during_run"]);
+    assert_eq!(refused, 15, "{}", out.describe());
+}
+
+#[test]
+fn nothing_listening_is_a_refusal() {
+    let _turn = crate::turns::take(module_path!());
+    let port = common::free_port().to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--discard",
+            "-P",
+            "5",
+            "-t",
+            "1",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(out.stdout.contains("5 refused"), "{}", out.describe());
+    assert!(out.stderr.contains("no connection"), "{}", out.describe());
+}
+
+#[test]
+fn udp_replies_are_never_larger_and_rate_capped() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&["--udp-rate", "50"]);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    // chargen answers a 10-byte request with 10 characters of the pattern
+    let chargen = format!("127.0.0.1:{}", s.port("chargen", "UDP"));
+    sock.send_to(&[b'x'; 10], &chargen).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b" !\"#$%&'()");
+    // a big request gets 512 at most (RFC 864)
+    sock.send_to(&[0u8; 1400], &chargen).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(n, 512);
+    // echo sends back the same bytes; discard nothing
+    let echo = format!("127.0.0.1:{}", s.port("echo", "UDP"));
+    sock.send_to(b"hello", &echo).unwrap();
+    let (n, _) = sock.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"hello");
+    sock.send_to(b"gone", format!("127.0.0.1:{}", s.port("discard", "UDP")))
+        .unwrap();
+    assert!(sock.recv_from(&mut buf).is_err(), "discard answered");
+    // a flood from one source: about the burst (50) plus 50/s
+    for _ in 0..2000 {
+        sock.send_to(b"ping", &echo).unwrap();
+    }
+    let t0 = Instant::now();
+    let mut replies = 0;
+    while sock.recv_from(&mut buf).is_ok() {
+        replies += 1;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(replies >= 10, "{replies}");
+    assert!(
+        (replies as f64) <= 50.0 + 50.0 * (secs + 0.5),
+        "{replies} replies in {secs:.2} s"
+    );
+    drop(s.proc);
+}
+
+#[test]
+fn ramp_gives_a_step_per_connection_count() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["--ramp", "1..5", "-t", "0.5", "-J"]);
+    out.expect_code(0);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let steps = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 4, 5]);
+    for st in steps {
+        assert_eq!(st["opened"], st["connections"], "{st}");
+        assert_eq!(st["closed_clean"], st["connections"], "{st}");
+        assert!(st["sent_bps"].as_f64().unwrap() > 1e6, "{st}");
+        assert_eq!(
+            st["received_bps"].as_f64(),
+            Some(0.0),
+            "discard sends nothing back: {st}"
+        );
+    }
+    let best = u(&doc["best_sent"]["connections"]);
+    assert!(counts.contains(&best));
+    // The table: one row per count and the best line.
+    let table = s.stress("chargen", &["--ramp", "1..2", "-t", "0.5"]);
+    table.expect_code(0);
+    assert!(
+        table.stdout.contains("most from the device: "),
+        "{}",
+        table.describe()
+    );
+    let bad = s.stress("discard", &["--ramp", "4..2"]);
+    bad.expect_code(2);
+}
+
+#[test]
+fn storm_counts_accepted_connections_and_refusals() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let out = s.stress("discard", &["--storm", "-t", "1", "-P", "4", "-J"]);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let st = &doc["storm"];
+    assert!(u(&st["accepted"]) > 100, "{st}");
+    // Every attempt is counted once; the services may refuse a few at this pace (a closed
+    // connection still counts against their limit for a moment), and any refusal fails the
+    // check, as it would for a device.
+    let failures = u(&st["refused"]) + u(&st["timed_out"]) + u(&st["failed"]);
+    assert_eq!(u(&st["attempts"]), u(&st["accepted"]) + failures, "{st}");
+    assert!(
+        failures * 100 <= u(&st["attempts"]),
+        "more than 1 % failed: {st}"
+    );
+    out.expect_code(if failures == 0 { 0 } else { 1 });
+    let rate = st["accepted_per_second"].as_f64().unwrap();
+    assert!((rate - u(&st["accepted"]) as f64 / st["seconds"].as_f64().unwrap()).abs() < 1.0);
+    assert!(st["connect_ms_median"].as_f64().unwrap() > 0.0, "{st}");
+    // Nothing listening: every attempt refused, and that is a failure.
+    let closed = common::free_port().to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &closed,
+            "--discard",
+            "--storm",
+            "-t",
+            "0.5",
+        ],
+        DEADLINE,
+    );
+    out.expect_code(1);
+    assert!(
+        out.stdout.contains(" refused (reset)") && out.stdout.contains(" 0 accepted"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn overload_finds_the_limit_closes_cleanly_and_recovers() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&["--max-connections", "300"]);
+    let out = s.stress("discard", &["--overload", "-P", "1000", "-t", "0.5", "-J"]);
+    out.expect_code(0);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let o = &doc["overload"];
+    // The kernel completes a few handshakes past the limit, which the services then reset:
+    // they are counted apart, not as held.
+    assert_eq!(u(&o["held"]), 300, "the services' limit: {o}");
+    assert!(
+        u(&o["attempted"]) >= 300 + u(&o["dropped_after_accept"]),
+        "{o}"
+    );
+    assert_eq!(o["refusal"], "reset", "{o}");
+    assert_eq!(u(&o["closed_clean"]), 300, "{o}");
+    assert!(
+        o["recovery_seconds"].as_f64().is_some_and(|r| r < 5.0),
+        "{o}"
+    );
+    // Under the limit it never refuses.
+    let out = s.stress("discard", &["--overload", "-P", "50", "-t", "0.2"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("held 50 of 50") && out.stdout.contains("refused never"),
+        "{}",
+        out.describe()
+    );
+    s.stress("discard", &["--overload"]).expect_code(2);
+}
+
+/// `sonde stress -u` against the services' UDP side, `-J` parsed.
+fn udp_stress(s: &Services, service: &str, extra: &[&str]) -> (common::Output, Value) {
+    let out = udp_to(&s.port(service, "UDP"), service, &[&["-J"], extra].concat());
+    let doc: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out, doc)
+}
+
+#[test]
+fn udp_echo_matches_every_reply_below_the_cap() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    // 2 Mbit/s of 512-byte requests: 488/s, under the services' 1000 replies/s per source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "4", "-b", "2m", "-t", "2", "-i", "0.5"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(doc["start"]["transport"], "udp");
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    let echo = &udp["echo"];
+    let sent = u(&echo["sent"]);
+    // 2 s at 488/s, paced: within 5 % of the offered 976.
+    assert!((927..=1025).contains(&sent), "{udp}");
+    assert_eq!(u(&udp["datagrams_sent"]), sent);
+    // Loopback below the cap: every request answered once, in order, unchanged.
+    assert_eq!(u(&echo["received"]), sent, "{udp}");
+    assert_eq!(u(&echo["lost"]), 0);
+    assert_eq!(u(&echo["duplicates"]), 0);
+    assert_eq!(u(&end["echo_mismatched_bytes"]), 0);
+    assert_eq!(u(&echo["rtt"]["samples"]), sent);
+    assert!(echo["rtt"]["median_ms"].as_f64().unwrap() > 0.0);
+    assert!(udp["reply_cap_per_sec"].is_null(), "{udp}");
+    // Four flows, each its share, every interval.
+    let ivs = doc["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4);
+    for iv in ivs {
+        assert_eq!(iv["connections"].as_array().unwrap().len(), 4);
+        assert!(iv["fairness_sent"].as_f64().unwrap() > 0.99, "{iv}");
+    }
+    assert_eq!(end["connections"][0]["close"], "udp");
+}
+
+#[test]
+fn udp_echo_names_a_reply_cap() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&["--udp-rate", "200"]);
+    // About 1950 requests/s against a cap of 200 replies/s for this source.
+    let (out, doc) = udp_stress(&s, "echo", &["-P", "2", "-b", "8m", "-t", "3"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let udp = &doc["end"]["udp"];
+    let cap = udp["reply_cap_per_sec"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no cap seen: {udp}"));
+    assert!((160.0..=240.0).contains(&cap), "{cap}");
+    assert!(
+        u(&udp["echo"]["lost"]) > u(&udp["echo"]["received"]),
+        "{udp}"
+    );
+    let table = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-u",
+            "--echo",
+            "-p",
+            &s.port("echo", "UDP"),
+            "-b",
+            "8m",
+            "-t",
+            "2",
+        ],
+        DEADLINE,
+    );
+    assert!(
+        table.stdout.contains("caps replies per source address"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn udp_chargen_and_discard_count_both_ways() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let (out, doc) = udp_stress(&s, "chargen", &["-P", "2", "-b", "1m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let end = &doc["end"];
+    let udp = &end["udp"];
+    // One 512-byte reply per 512-byte request (the services never answer with more).
+    let replies = u(&udp["datagrams_received"]);
+    assert_eq!(replies, u(&udp["datagrams_sent"]), "{udp}");
+    assert_eq!(u(&end["received_bytes"]), replies * 512);
+    let (out, doc) = udp_stress(&s, "discard", &["-P", "2", "-b", "10m", "-t", "1"]);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let rate = doc["end"]["sent_bps"].as_f64().unwrap();
+    assert!((9.5e6..=10.5e6).contains(&rate), "paced at {rate}");
+    assert_eq!(u(&doc["end"]["udp"]["datagrams_received"]), 0);
+}
+
+/// `-u --ramp`: a row per flow count, the same offered rate shared by all, each direction's
+/// rate and the loss; below the services' reply cap nothing is lost, above it the loss shows
+/// in every row and (loss alone) the exit status stays 0. The rows keep the TCP ramp's keys
+/// where they mean the same; a UDP row has `udp` (datagrams, loss) instead of `closed_clean`.
+#[test]
+fn udp_ramp_gives_a_row_per_flow_count_with_the_loss() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    // 2 Mbit/s of 512-byte requests: 488/s over all flows, under the 1000/s cap.
+    let (out, doc) = udp_stress(
+        &s,
+        "echo",
+        &["--ramp", "1..4", "-b", "2m", "-t", "0.5", "--drain", "0.2"],
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(doc["transport"], "udp");
+    assert_eq!(doc["layer"], "UDP payload");
+    assert_eq!(doc["mode"], "echo");
+    let steps = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 4]);
+    for st in steps {
+        assert_eq!(st["opened"], st["connections"], "{st}");
+        assert!(
+            st.get("closed_clean").is_none(),
+            "UDP flows do not close: {st}"
+        );
+        let udp = &st["udp"];
+        let requests = u(&udp["requests"]);
+        // 0.5 s at 488/s, less what a stalled host forgives.
+        assert!((100..=260).contains(&requests), "{st}");
+        assert_eq!(u(&udp["replies"]), requests, "{st}");
+        assert_eq!(udp["loss_percent"].as_f64(), Some(0.0), "{st}");
+        assert_eq!(u(&udp["send_errors"]), 0, "{st}");
+        let (sent, received) = (
+            st["sent_bps"].as_f64().unwrap(),
+            st["received_bps"].as_f64().unwrap(),
+        );
+        assert!(sent > 0.8e6 && sent <= 2.1e6, "{st}");
+        assert_eq!(sent, received, "echo returns what it got: {st}");
+    }
+    assert!(counts.contains(&u(&doc["best_received"]["connections"])));
+
+    // Above a cap of 200 replies/s: about 976 requests/s, most of them unanswered.
+    let capped = Services::start(&["--udp-rate", "200"]);
+    let (out, doc) = udp_stress(
+        &capped,
+        "echo",
+        &["--ramp", "1..2", "-b", "4m", "-t", "1", "--drain", "0.2"],
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    for st in doc["ramp"].as_array().unwrap() {
+        let loss = st["udp"]["loss_percent"].as_f64().unwrap();
+        assert!(loss > 40.0 && loss < 100.0, "{st}");
+        assert!(st["received_bps"].as_f64().unwrap() < st["sent_bps"].as_f64().unwrap() * 0.6);
+    }
+
+    // The table: flows, a loss column, the best line; discard has no loss to show.
+    let port = s.port("chargen", "UDP");
+    let table = udp_to(&port, "chargen", &["--ramp", "1..2", "-t", "0.5"]);
+    table.expect_code(0);
+    let header = table.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("Flows") && header.ends_with("Loss"),
+        "{}",
+        table.describe()
+    );
+    assert!(table.stdout.contains(" 0.00 %"), "{}", table.describe());
+    assert!(
+        table.stdout.contains("most from the device: ") && table.stdout.contains(" flows"),
+        "{}",
+        table.describe()
+    );
+    drop(s.proc);
+}
+
+/// `sonde stress 127.0.0.1 -u -p PORT --SERVICE EXTRA...`.
+fn udp_to(port: &str, service: &str, extra: &[&str]) -> common::Output {
+    let mode = format!("--{service}");
+    let mut args = vec!["stress", "127.0.0.1", "-u", "-p", port, &mode];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
+/// A loopback UDP port nothing listens on (the OS just gave it out and it was closed again).
+fn closed_udp_port() -> String {
+    let free = UdpSocket::bind("127.0.0.1:0").unwrap();
+    free.local_addr().unwrap().port().to_string()
+}
+
+/// A ramp that exited 1 after all its `steps` ran; its document.
+fn failed_ramp(out: &common::Output, steps: usize) -> serde_json::Value {
+    out.expect_code(1);
+    let doc = out.json();
+    let rows = doc["ramp"].as_array().map_or(0, Vec::len);
+    assert_eq!(rows, steps, "{}", out.describe());
+    doc
+}
+
+/// A UDP ramp step that fails the -u checks fails the ramp: nothing answers on a closed port.
+#[test]
+fn udp_ramp_to_a_closed_port_fails_after_every_step() {
+    let _turn = crate::turns::take(module_path!());
+    let port = closed_udp_port();
+    let out = udp_to(&port, "echo", &["--ramp", "1..2", "-t", "0.3", "-J"]);
+    let doc = failed_ramp(&out, 2);
+    assert_eq!(doc["ramp"][0]["udp"]["loss_percent"].as_f64(), Some(100.0));
+    assert!(
+        out.stderr.contains("1 flow: ") && out.stderr.contains("2 flows: "),
+        "{}",
+        out.describe()
+    );
+}
+
+/// A TCP ramp step with connections the server refused fails the ramp, as a single run with
+/// them does: every step runs, then the ramp exits 1 naming the failed step (a server that
+/// takes 2 connections: the 1- and 2-connection steps pass, the 3-connection step does not).
+#[test]
+fn a_tcp_ramp_step_over_the_connection_limit_fails_the_ramp_after_every_step() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&["--max-connections", "2"]);
+    let out = s.stress("discard", &["--ramp", "1..3", "-t", "0.3", "-J"]);
+    failed_ramp(&out, 3);
+    assert!(out.stderr.contains("3 connections: "), "{}", out.describe());
+    assert!(
+        !out.stderr.contains("1 connection: ") && !out.stderr.contains("2 connections: "),
+        "{}",
+        out.describe()
+    );
+}
+
+/// `--storm` and `--overload` are about TCP connection set-up: with -u they are refused
+/// before any socket, and the message says why.
+#[test]
+fn storm_and_overload_refuse_udp_and_say_why() {
+    let _turn = crate::turns::take(module_path!());
+    for flag in ["--storm", "--overload"] {
+        let out = run(
+            &[
+                "stress",
+                "127.0.0.1",
+                "-u",
+                "--discard",
+                flag,
+                "-P",
+                "10",
+                "-t",
+                "1",
+            ],
+            DEADLINE,
+        );
+        out.expect_code(2);
+        assert!(
+            out.stderr
+                .contains(&format!("{flag} measures TCP connection set-up"))
+                && out.stderr.contains("UDP has none"),
+            "{}",
+            out.describe()
+        );
+        assert!(out.stdout.is_empty(), "{}", out.describe());
+    }
+}
+
+#[test]
+fn udp_to_a_closed_port_fails() {
+    let _turn = crate::turns::take(module_path!());
+    // A port nothing listens on: the ICMP port unreachable comes back as a receive error.
+    let port = closed_udp_port();
+    let out = udp_to(&port, "echo", &["-t", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no reply came back"), "{}", out.stderr);
+}
+
+/// `sonde stress --steps` against a sonde server: the server's process CPU comes back per step,
+/// and it rises with the rate. CPU time is noisy on a shared machine (other work only adds to
+/// the lower step by chance, as the server's own process time is what is measured): up to three
+/// tries, the first that rises counts.
+#[test]
+fn steps_report_the_servers_cpu_rising_with_the_rate() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = common::Server::start(&[]);
+    let port = srv.port.to_string();
+    let mut last = String::new();
+    for _ in 0..3 {
+        let out = run(
+            &[
+                "stress",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--steps",
+                "10m,4g",
+                "--step-time",
+                "1",
+                "-J",
+            ],
+            DEADLINE,
+        );
+        assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+        let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+        let steps = doc["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        let cpu = |i: usize, k: &str| {
+            steps[i][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {k} at step {i}: {doc}"))
+        };
+        // Measured figures: present at every step, positive at the top one.
+        let (low, high) = (cpu(0, "server_cpu_percent"), cpu(1, "server_cpu_percent"));
+        assert!(high > 0.0 && cpu(1, "client_cpu_percent") > 0.0, "{doc}");
+        let achieved = cpu(0, "achieved_bps");
+        assert!(
+            (8e6..=11e6).contains(&achieved),
+            "10m step moved {achieved}"
+        );
+        if high > low {
+            return;
+        }
+        last = doc.to_string();
+    }
+    panic!("the server's CPU did not rise with the rate in three tries: {last}");
+}
+
+/// An iperf3 server has no `cpu-load`: the server column stays empty, never a number.
+#[test]
+fn steps_against_iperf3_say_not_reported() {
+    let _turn = crate::turns::take(module_path!());
+    if std::process::Command::new("iperf3")
+        .arg("-v")
+        .output()
+        .is_err()
+    {
+        assert!(!common::require_all(), "iperf3 is not installed");
+        eprintln!("skipped: iperf3 is not installed");
+        return;
+    }
+    let port = common::free_port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        std::process::Command::new("iperf3")
+            .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "iperf3 -s did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // iperf3 takes the probe connection above for a client that gave up: give it a moment to
+    // be ready for the next.
+    std::thread::sleep(Duration::from_millis(500));
+    let p = port.to_string();
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "--steps",
+            "10m",
+            "--step-time",
+            "1",
+            "--iperf3",
+        ],
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("not reported"), "{}", out.stdout);
+}

@@ -1,0 +1,203 @@
+//! `sonde sweep` against lab ground truth (root): a client - router - server lab whose
+//! router-server link is a device of 8000 frames/s behind a 20-frame ring (the lab's device
+//! model: one frame leaves every 125 µs at the earliest, whatever its size).
+//!
+//! - The four-length search (64, 100, 500, 1448 B, upload, 1 s steps) finds for each length the device's
+//!   ceiling at UDP payload, 8000 frames/s × length × 8 bit, within 2 %, and the whole sweep
+//!   takes under 2 minutes (the time the sweep itself reports, steps and set-ups included).
+//! - A rate list at 1448 B stops following asked at the first listed rate above the ceiling
+//!   (92.7 Mbit/s), and nothing gets through faster than the device moves frames.
+//!
+//! Without root each test prints why it skips; `SONDE_REQUIRE_ALL=1` (CI) makes that a failure.
+//! About 70 s in all on a 2-core host (the search runs a second time when the first did not
+//! find every ceiling, see the test). On a host loaded beyond its cores (a busy loop beside
+//! it and a fuzzer) the sender is starved: its steps fall short and run again, and the search
+//! ends "sender_limited" (exit 1) rather than reporting the host's stalls as the device's
+//! ceiling.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common;
+
+use common::{arr, lab_available, lab_result, num, run_lab_exiting, text, uint, TempDir};
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Frames per second of the device link.
+const PPS: f64 = 8000.0;
+
+const TOPOLOGY: &str = r#"
+name = "sweep-lab"
+description = "a rate sweep through a device link with a packet ceiling"
+seed = 10
+hosts = ["client", "server"]
+routers = ["router"]
+
+[[link]]
+name = "lan"
+a = "client"
+b = "router"
+
+[[link]]
+name = "dev"
+a = "router"
+b = "server"
+
+[[settings]]
+name = "device"
+[[settings.link]]
+link = "dev"
+[settings.link.impair]
+device = { pps = 8000, ring = 20 }
+
+[[test]]
+name = "sweep"
+timeout = "200s"
+sonde = [{sonde}]
+"#;
+
+/// Runs `sonde sweep {server} ARGS...` once through the device link; its JSON document.
+fn run_sweep(tag: &str, args: &[&str]) -> Value {
+    let dir = TempDir::new(tag);
+    let mut argv = vec!["\"sweep\"".to_owned(), "\"{server}\"".into()];
+    argv.extend(args.iter().map(|a| format!("{a:?}")));
+    let scenario = TOPOLOGY.replace("{sonde}", &argv.join(", "));
+    // A sweep that ends sender-limited or out of steps exits 1, and the lab run with it; its document is
+    // still written, and the caller judges it.
+    let out_dir = run_lab_exiting(&dir, &scenario, Duration::from_secs(260), &[0, 1]);
+    lab_result(&out_dir, "device", "sweep", 1)
+}
+
+#[test]
+fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_minutes() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available() {
+        return;
+    }
+    // Sweep steps pace steadily (a sender held up makes up two datagrams at most), so a busy
+    // host shows as steps whose sender fell short, which run again, and at worst as a
+    // "sender_limited" search, never as the device's loss. On this shared host that can still
+    // happen, so a second sweep runs when the first did not find every ceiling or found one
+    // too low; a rate found too high fails at once.
+    let mut doc = Value::Null;
+    for attempt in 1..=2 {
+        doc = run_sweep(
+            &format!("sweep-search{attempt}"),
+            &[
+                "-u",
+                "-l",
+                "64,100,500,1448",
+                "--max-loss",
+                "0.1%",
+                "--max-rate",
+                "100m",
+                "--step-time",
+                "1",
+            ],
+        );
+        let low = arr(&doc, "results").iter().any(|r| {
+            let ceiling = PPS * uint(r, "length") as f64 * 8.0;
+            r["verdict"] != "found" || r["rate_bps"].as_f64().is_none_or(|f| f < ceiling * 0.98)
+        });
+        if !low {
+            break;
+        }
+        eprintln!("sweep {attempt} did not find every ceiling within 2 %:\n{doc}");
+    }
+    assert_eq!(doc["partial"], false, "{doc}");
+    assert_eq!(text(&doc, "sweep.layer"), "UDP payload");
+    let results = arr(&doc, "results");
+    assert_eq!(results.len(), 4, "{doc}");
+    let mut total = 0.0;
+    for r in results {
+        let length = uint(r, "length") as f64;
+        let ceiling = PPS * length * 8.0;
+        assert_eq!(text(r, "verdict"), "found", "{r}");
+        let found = num(r, "rate_bps");
+        let secs = num(r, "seconds");
+        total += secs;
+        eprintln!(
+            "{length} B: found {:.3} Mbit/s = {:.0} datagrams/s, ceiling {:.3} Mbit/s \
+             ({:+.2} %), {} steps, {secs:.1} s",
+            found / 1e6,
+            num(r, "datagrams_per_sec"),
+            ceiling / 1e6,
+            (found / ceiling - 1.0) * 100.0,
+            uint(r, "steps"),
+        );
+        assert!(
+            (found / ceiling - 1.0).abs() <= 0.02,
+            "{length} B: found {found} bit/s, the device's ceiling is {ceiling}\n{doc}"
+        );
+    }
+    eprintln!("the four-length sweep took {total:.1} s");
+    for s in arr(&doc, "steps") {
+        eprintln!(
+            "  {:>5} B {:>9.3} offered {:>9.3} sent {:>9.3} achieved (Mbit/s) {:>7.3} % lost {} {}",
+            s["length"],
+            s["offered_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["sent_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["achieved_bps"].as_f64().unwrap_or(0.0) / 1e6,
+            s["loss_percent"].as_f64().unwrap_or(f64::NAN),
+            s["passed"],
+            if s["rerun"] == true { "rerun" } else { "" },
+        );
+    }
+    assert!(total < 120.0, "the sweep took {total:.1} s");
+    // Every step is in the document, each with its offered rate, achieved rate and loss.
+    let steps = arr(&doc, "steps");
+    let counted: u64 = results.iter().map(|r| uint(r, "steps")).sum();
+    assert_eq!(steps.len() as u64, counted);
+    assert!(steps
+        .iter()
+        .all(|s| s["loss_percent"].is_f64() && s["achieved_bps"].is_f64()));
+}
+
+#[test]
+fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
+    let _turn = crate::turns::take(module_path!());
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_available() {
+        return;
+    }
+    // 1448 B: the ceiling is 92.672 Mbit/s of UDP payload.
+    let doc = run_sweep(
+        "sweep-rates",
+        &[
+            "-u",
+            "-l",
+            "1448",
+            "-b",
+            "130m,100m,90m,50m,10m",
+            "--step-time",
+            "1",
+        ],
+    );
+    assert_eq!(doc["partial"], false, "{doc}");
+    let all = arr(&doc, "steps");
+    for s in all {
+        eprintln!(
+            "asked {:.1} Mbit/s sent {:.2} achieved {:.2} Mbit/s loss {:.3} %{}",
+            num(s, "offered_bps") / 1e6,
+            num(s, "sent_bps") / 1e6,
+            num(s, "achieved_bps") / 1e6,
+            num(s, "loss_percent"),
+            if s["rerun"] == true {
+                " (sender short: runs again)"
+            } else {
+                ""
+            }
+        );
+    }
+    // One step per rate, besides the reruns of steps whose sender fell short on this host.
+    let steps: Vec<&Value> = all.iter().filter(|s| s["rerun"] != true).collect();
+    assert_eq!(steps.len(), 5, "{doc}");
+    assert_eq!(uint(&doc["knees"][0], "knee_bps"), 100_000_000, "{doc}");
+    // Nothing gets through faster than the device moves frames.
+    let top = num(steps[0], "achieved_bps");
+    assert!(top <= PPS * 1448.0 * 8.0 * 1.01, "{top}");
+}
