@@ -15,12 +15,17 @@ fn main() {
         .filter(|s| !s.is_empty())
         .map_or_else(|| "unknown commit".to_string(), |h| format!("commit {h}"));
     println!("cargo:rustc-env=SONDE_COMMIT={commit}");
-    // Rebuild when the checked-out commit changes.
+    // Rebuild when the checked-out commit changes. Only paths that exist: cargo takes a
+    // missing one as changed, and would then rebuild this crate on every command
+    // (`packed-refs` appears only once git packs references).
     for f in [
         "../../.git/HEAD",
         "../../.git/refs/heads",
         "../../.git/packed-refs",
     ] {
-        println!("cargo:rerun-if-changed={f}");
+        if std::path::Path::new(f).exists() {
+            println!("cargo:rerun-if-changed={f}");
+        }
     }
+    println!("cargo:rerun-if-changed=build.rs");
 }
