@@ -99,6 +99,23 @@ pub struct ThroughputTask {
     /// Fraction of the link rate a test may use (0 < share <= 0.5).
     #[serde(default = "default_share")]
     pub share: f64,
+    /// Which way the data flows, seen from this agent.
+    #[serde(default)]
+    pub direction: ThroughputDirection,
+}
+
+/// Which way a scheduled throughput test sends, seen from the agent that schedules it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThroughputDirection {
+    /// This agent sends (iperf3's default).
+    #[default]
+    Upload,
+    /// The peer sends (`-R`): what an asymmetric link's other side carries.
+    Download,
+    /// Both at once (`--bidir`), each direction paced to half the share, so that the two
+    /// together keep to it even on a half-duplex link (radio, a shared medium).
+    Both,
 }
 
 /// A capacity measurement (`sonde capacity`'s default plan) every `every_mins`; the latest
@@ -458,6 +475,26 @@ link_rate = "100M"
         assert!(AgentConfig::parse(&greedy).is_err());
         let busy = GOOD.replace("probes = 5", "probes = 50");
         assert!(AgentConfig::parse(&busy).is_err());
+        let sideways = GOOD.replace("share = 0.1", "share = 0.1\ndirection = \"sideways\"");
+        let e = AgentConfig::parse(&sideways).unwrap_err().to_string();
+        assert!(e.contains("direction"), "{e}");
+    }
+
+    #[test]
+    fn throughput_runs_upload_unless_told() {
+        let tp = |text: &str| AgentConfig::parse(text).unwrap().throughput.unwrap();
+        assert_eq!(tp(GOOD).direction, ThroughputDirection::Upload);
+        for (word, want) in [
+            ("upload", ThroughputDirection::Upload),
+            ("download", ThroughputDirection::Download),
+            ("both", ThroughputDirection::Both),
+        ] {
+            let text = GOOD.replace(
+                "share = 0.1",
+                &format!("share = 0.1\ndirection = \"{word}\""),
+            );
+            assert_eq!(tp(&text).direction, want, "{word}");
+        }
     }
 
     #[test]

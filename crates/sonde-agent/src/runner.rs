@@ -2,9 +2,10 @@
 //! and turns how it ended into a [`RunOutcome`]. Peers are resolved afresh for every run, so
 //! a DNS name that moves, or a peer that restarts, is found again at its next run.
 
-use crate::budget::{profile_fits, profile_load, throughput_bitrate};
+use crate::budget::{paced_write_len, profile_fits, profile_load, throughput_bitrate};
 use crate::config::{
-    parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputTask,
+    parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputDirection,
+    ThroughputTask,
 };
 use crate::outcome::{
     family_of, CapacityFigures, LatencyFigures, ProfileFigures, RunOutcome, RunResult,
@@ -18,7 +19,7 @@ use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::os::resolve::Family;
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
-use sonde_stats::model::Event;
+use sonde_stats::model::{Direction, Event};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -144,7 +145,17 @@ pub fn run_latency(
     out
 }
 
-/// Runs a throughput job: one TCP upload paced to the budget's share of the link.
+/// The runtime's direction for a task's, and the share each direction of data gets.
+fn direction_and_share(task: &ThroughputTask) -> (Direction, &'static str, f64) {
+    match task.direction {
+        ThroughputDirection::Upload => (Direction::Upload, "upload", task.share),
+        ThroughputDirection::Download => (Direction::Reverse, "download", task.share),
+        ThroughputDirection::Both => (Direction::Bidir, "both", task.share / 2.0),
+    }
+}
+
+/// Runs a throughput job: one TCP test in the task's direction, each direction of data paced
+/// to its part of the budget's share of the link.
 pub fn run_throughput(
     peer: &Peer,
     job: Job,
@@ -153,11 +164,12 @@ pub fn run_throughput(
     interrupt: &AtomicBool,
 ) -> RunOutcome {
     let link = peer.link_rate.as_deref().and_then(parse_rate);
-    let paced = throughput_bitrate(link, measured, task.share);
+    let (direction, direction_name, share) = direction_and_share(task);
+    let paced = throughput_bitrate(link, measured, share);
     let params = serde_json::json!({
         "host": peer.host, "port": peer.port, "duration_secs": task.duration_secs,
-        "share": task.share, "link_rate_bps": link, "measured_capacity_bps": measured,
-        "bitrate_bps": paced,
+        "share": task.share, "direction": direction_name, "link_rate_bps": link,
+        "measured_capacity_bps": measured, "bitrate_bps": paced,
     });
     let mut out = base(peer, job, params);
     let Some(paced) = paced else {
@@ -178,7 +190,9 @@ pub fn run_throughput(
         cport: None,
         params: sonde_proto::message::TestParams {
             duration_secs: task.duration_secs,
+            direction,
             bitrate: paced,
+            length: paced_write_len(paced),
             ..Default::default()
         },
         connect_timeout: CONNECT_TIMEOUT,
