@@ -1,9 +1,10 @@
 //! `sonde lab run mesh`: N network namespaces around one router, `sonde agent` in each with
-//! every other node as a peer, for a full mesh of schedules at once. At the end every agent's
-//! metrics endpoint is scraped, the agents are stopped (each records what it was measuring),
-//! their databases are combined into one run of the mesh's own database (and copied to
-//! PostgreSQL with `--store`), and the result is an N x N matrix of median RTT and loss per
-//! family.
+//! every other node as a peer, for a full mesh of schedules at once. With `--store`, every
+//! agent writes to one PostgreSQL as it measures, through a relay on its node's loopback. At
+//! the end every agent's metrics endpoint is scraped, the agents are stopped (each records
+//! what it was measuring), their databases are combined into one run of the mesh's own
+//! database (and checked against PostgreSQL), and the result is an N x N matrix of median RTT
+//! and loss per family.
 //!
 //! Why its own crate: a mesh is not a matrix of tests run one after another (what
 //! `sonde-labrun` does) but many long-running processes at once; it reuses the lab
@@ -13,6 +14,7 @@
 //! - [`spec`]: the mesh description (`mesh.toml`), checked.
 //! - [`plan`]: the star topology, addresses and agent configurations (pure).
 //! - [`agents`]: the agent processes; [`scrape`]: one `/metrics` scrape.
+//! - [`relay`]: the way from every node's loopback to PostgreSQL.
 //! - [`collect`]: combining the agents' databases, copying them to PostgreSQL.
 //! - [`matrix`]: the per-pair figures (pure); [`render`]: them as text.
 //! - [`run()`]: all of it in order, with teardown on every path.
@@ -42,6 +44,7 @@ pub mod collect;
 pub mod error;
 pub mod matrix;
 pub mod plan;
+pub mod relay;
 pub mod render;
 pub mod run;
 pub mod scrape;

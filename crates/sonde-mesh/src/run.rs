@@ -20,6 +20,7 @@ use crate::collect::{agent_runs, combine, sync_all, CombinedRun};
 use crate::error::{io_err, MeshError};
 use crate::matrix::MeshMatrix;
 use crate::plan::{MeshPlan, HUB};
+use crate::relay::Relay;
 use crate::scrape::{scrape, Scrape};
 use crate::spec::MeshSpec;
 
@@ -44,7 +45,8 @@ pub struct MeshOptions {
     pub sonde_version: String,
     /// The mesh description's text, kept with the combined run.
     pub spec_text: String,
-    /// A `postgres://` URL every agent database is copied to at the end.
+    /// A `postgres://` URL every agent writes to as it measures (through a relay on its
+    /// node's loopback), and that every agent database is checked against at the end.
     pub store: Option<String>,
 }
 
@@ -223,7 +225,8 @@ fn collect(
     Ok((matrix, per_node))
 }
 
-/// Copies every agent database to PostgreSQL at `url`; the line the summary prints.
+/// Copies to PostgreSQL at `url` what any agent database has that it lacks (nothing, when
+/// every agent could write as it measured); the line the summary prints.
 fn sync_remote(url: &str, plan: &MeshPlan, out: &Path) -> String {
     let dbs: Vec<PathBuf> = plan
         .nodes
@@ -235,7 +238,7 @@ fn sync_remote(url: &str, plan: &MeshPlan, out: &Path) -> String {
     let target = Remote::new(url).target().to_owned();
     if errors.is_empty() {
         format!(
-            "PostgreSQL {target}: every agent's database copied ({} runs created, {} tests written)",
+            "PostgreSQL {target}: every agent's database copied (the agents wrote as they measured; the check at the end added {} runs and {} tests)",
             done.runs_created, done.tests_written
         )
     } else {
@@ -259,14 +262,37 @@ fn make_dirs(out: &Path) -> Result<(), MeshError> {
     Ok(())
 }
 
-/// Writes each node's configuration into `out/agents`.
-fn write_configs(plan: &MeshPlan, out: &Path) -> Result<(), MeshError> {
+/// Writes each node's configuration into `out/agents`; with a relay, each agent's
+/// PostgreSQL URL is the store's, at its node's end of the relay.
+fn write_configs(
+    plan: &MeshPlan,
+    out: &Path,
+    store: Option<(&str, &Relay)>,
+) -> Result<(), MeshError> {
     for (i, n) in plan.nodes.iter().enumerate() {
         let path = agent_file(out, &n.name, "toml");
-        std::fs::write(&path, plan.agent_config(i))
+        let via = store.and_then(|(url, relay)| {
+            let addr = relay.addrs.get(i)?;
+            Some(sonde_store::postgres_url_via(url, *addr))
+        });
+        std::fs::write(&path, plan.agent_config(i, via.as_deref()))
             .map_err(io_err(format!("writing {}", path.display())))?;
     }
     Ok(())
+}
+
+/// With a store, the relay from every node to it.
+fn start_relay(
+    lab: &Lab,
+    plan: &MeshPlan,
+    store: Option<&str>,
+) -> Result<Option<Relay>, MeshError> {
+    let Some(url) = store else {
+        return Ok(None);
+    };
+    let endpoint = sonde_store::postgres_endpoint(url)?;
+    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+    Relay::start(lab, &nodes, &endpoint).map(Some)
 }
 
 /// Runs `spec`'s mesh. See the module docs.
@@ -306,7 +332,9 @@ pub fn run(
             "the nodes' hosts files could not be written ({e}): agents were given addresses, not names"
         ));
     }
-    write_configs(&plan, out)?;
+    let relay = start_relay(&lab, &plan, opts.store.as_deref())?;
+    let store = opts.store.as_deref().zip(relay.as_ref());
+    write_configs(&plan, out, store)?;
     obs.lab_up(&prefix, &plan);
     let started_unix = unix_now();
     let mut agents = start_agents(&lab, &plan, opts)?;
@@ -322,6 +350,10 @@ pub fn run(
         Duration::from_secs_f64(plan.spec.stop_grace_secs()),
     );
     drop(agents);
+    // The agents have made their last copies: nothing is left to carry.
+    if let Some(r) = relay {
+        r.stop();
+    }
     let report = lab.finish();
     let ended_unix = unix_now();
     let mut notes = early_notes;

@@ -43,7 +43,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags};
 
-pub use pg::{check_postgres_url, is_postgres_url, Remote, SyncOutcome};
+pub use pg::{
+    check_postgres_url, is_postgres_url, postgres_endpoint, postgres_url_via, PostgresEndpoint,
+    Remote, SyncOutcome,
+};
 pub use records::{
     Cpu, EndRecord, IfCounters, InterfaceTraffic, LinkSettingsRecord, LoadedRun, NewRun, RunId,
     RunRecord, RunStatus, TestRecord, TestStatus,

@@ -8,8 +8,8 @@ pub struct StoreArgs {
     /// Also write results to PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB); the
     /// local --out DIR/results.db stays the buffer, so tests recorded while PostgreSQL is away
     /// are written by the next sync (after the next setting, or the next run with --store).
-    /// `sqlite` (the default) writes the local database only. A mesh copies every agent's
-    /// database at its end
+    /// `sqlite` (the default) writes the local database only. In a mesh every agent writes
+    /// to it as it measures (relayed from its node's loopback), checked again at the end
     #[arg(long = "store", value_name = "URL", default_value = "sqlite")]
     pub store: String,
 }

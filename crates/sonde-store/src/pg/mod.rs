@@ -23,6 +23,7 @@
 //! with the same code as a file.
 
 mod answer;
+mod endpoint;
 mod rows;
 pub(crate) mod schema;
 
@@ -33,6 +34,8 @@ use postgres::{Client, NoTls};
 use serde_json::{Map, Value};
 
 use crate::{Store, StoreError, WriteMark};
+
+pub use endpoint::{postgres_endpoint, postgres_url_via, PostgresEndpoint};
 
 /// How long a connection attempt may take before the sync gives up until next time.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -1,7 +1,8 @@
 //! `sonde lab run mesh` in real namespaces (root): 16 agents measuring each other for 15 s,
 //! every ordered pair measured over both families (peers known by name), every metrics endpoint answering with its
 //! peers' series, nothing left behind; with `--store`, every agent's rows in one real
-//! PostgreSQL server; on Ctrl-C, the lab torn down and what was recorded kept.
+//! PostgreSQL server, written while the mesh runs (relayed over TCP or to a Unix socket); on
+//! Ctrl-C, the lab torn down and what was recorded kept.
 //!
 //! The mesh tests take turns (a lock): each starts up to 16 agents, and two meshes at once on
 //! a shared two-core machine would measure the machine, not the mesh.
@@ -265,13 +266,48 @@ fn with_store_every_agent_row_lands_in_one_postgresql() {
     let out = dir.file("out");
     let o = out.display().to_string();
     // The built-in, throughput included, shrunk to 4 nodes.
-    let res = run(
-        &[
-            "lab", "run", "mesh", "--nodes", "4", "-t", "12", "--store", &url, "-o", &o,
-        ],
-        Duration::from_secs(50),
-    );
+    let mut p = Proc::spawn(&[
+        "lab", "run", "mesh", "--nodes", "4", "-t", "12", "--store", &url, "-o", &o,
+    ]);
+    // The agents write as they measure (through the relay on their node's loopback): every
+    // agent's run, named after its node, has tests in PostgreSQL while the mesh still runs.
+    let agents_with_tests = || -> BTreeSet<String> {
+        let Ok(remote) = Store::open_read_only(&url) else {
+            return BTreeSet::new();
+        };
+        let runs = remote.runs().unwrap_or_default();
+        runs.iter()
+            .filter(|r| {
+                remote
+                    .load_run(r.id)
+                    .is_ok_and(|l| l.tests.iter().any(|t| t.status == TestStatus::Ok))
+            })
+            .map(|r| r.scenario_name.clone())
+            .collect()
+    };
+    let want: BTreeSet<String> = (0..4).map(|i| format!("agent:{}", node(i))).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // Whether the mesh had ended is taken before PostgreSQL is read: its final check
+        // copies everything too, and rows that came only from it must not pass.
+        let running = !p.has_exited();
+        let seen = agents_with_tests();
+        assert!(
+            running && Instant::now() < deadline,
+            "while the mesh ran (it ended: {}), PostgreSQL had tests of {seen:?}: {}{}",
+            !running,
+            p.stdout_so_far(),
+            p.stderr_so_far()
+        );
+        if seen == want {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let res = p.wait(Duration::from_secs(50));
     res.expect_code(0);
+    // Every agent's run was in PostgreSQL before the end: the final check created none.
+    assert!(res.stdout.contains("added 0 runs"), "{}", res.stdout);
     assert!(
         res.stdout.contains("every agent's database copied"),
         "{}",
@@ -306,6 +342,44 @@ fn with_store_every_agent_row_lands_in_one_postgresql() {
         kinds.contains("latency") && kinds.contains("throughput"),
         "{kinds:?}"
     );
+}
+
+#[test]
+fn a_store_on_a_unix_socket_is_relayed_to_as_well() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() || !pg_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let pg = Postgres::start_new();
+    let url = pg.socket_url();
+    let dir = TempDir::new("meshsock");
+    let file = latency_only(&dir);
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    let res = run(
+        &[
+            "lab", "run", &file, "--nodes", "2", "-t", "6", "--store", &url, "-o", &o,
+        ],
+        Duration::from_secs(40),
+    );
+    res.expect_code(0);
+    // The agents created their runs themselves, through the relay: the final check added none.
+    assert!(res.stdout.contains("added 0 runs"), "{}", res.stdout);
+    let remote = Store::open_read_only(&url).unwrap();
+    let names: BTreeSet<String> = remote
+        .runs()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            remote
+                .load_run(r.id)
+                .is_ok_and(|l| l.tests.iter().any(|t| t.status == TestStatus::Ok))
+        })
+        .map(|r| r.scenario_name.clone())
+        .collect();
+    let want: BTreeSet<String> = (0..2).map(|i| format!("agent:{}", node(i))).collect();
+    assert_eq!(names, want);
 }
 
 #[test]

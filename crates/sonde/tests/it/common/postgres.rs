@@ -123,6 +123,15 @@ impl Postgres {
             .output();
     }
 
+    /// The same database through the server's Unix-domain socket (in its data directory).
+    pub fn socket_url(&self) -> String {
+        format!(
+            "postgres://sonde@/postgres?host={}&port={}&connect_timeout=3",
+            self.data.display(),
+            self.port
+        )
+    }
+
     pub fn url(&self) -> String {
         format!(
             "postgres://sonde@127.0.0.1:{}/postgres?connect_timeout=3",
