@@ -253,6 +253,23 @@ fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
     );
 }
 
+/// The runs in the database at `url` (scenario names, `agent:n01`) with a successful test;
+/// none while it cannot be read.
+fn agents_with_ok_tests(url: &str) -> BTreeSet<String> {
+    let Ok(remote) = Store::open_read_only(url) else {
+        return BTreeSet::new();
+    };
+    let runs = remote.runs().unwrap_or_default();
+    runs.iter()
+        .filter(|r| {
+            remote
+                .load_run(r.id)
+                .is_ok_and(|l| l.tests.iter().any(|t| t.status == TestStatus::Ok))
+        })
+        .map(|r| r.scenario_name.clone())
+        .collect()
+}
+
 #[test]
 fn with_store_every_agent_row_lands_in_one_postgresql() {
     let _turn = crate::turns::take(module_path!());
@@ -271,27 +288,13 @@ fn with_store_every_agent_row_lands_in_one_postgresql() {
     ]);
     // The agents write as they measure (through the relay on their node's loopback): every
     // agent's run, named after its node, has tests in PostgreSQL while the mesh still runs.
-    let agents_with_tests = || -> BTreeSet<String> {
-        let Ok(remote) = Store::open_read_only(&url) else {
-            return BTreeSet::new();
-        };
-        let runs = remote.runs().unwrap_or_default();
-        runs.iter()
-            .filter(|r| {
-                remote
-                    .load_run(r.id)
-                    .is_ok_and(|l| l.tests.iter().any(|t| t.status == TestStatus::Ok))
-            })
-            .map(|r| r.scenario_name.clone())
-            .collect()
-    };
     let want: BTreeSet<String> = (0..4).map(|i| format!("agent:{}", node(i))).collect();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         // Whether the mesh had ended is taken before PostgreSQL is read: its final check
         // copies everything too, and rows that came only from it must not pass.
         let running = !p.has_exited();
-        let seen = agents_with_tests();
+        let seen = agents_with_ok_tests(&url);
         assert!(
             running && Instant::now() < deadline,
             "while the mesh ran (it ended: {}), PostgreSQL had tests of {seen:?}: {}{}",
@@ -366,20 +369,8 @@ fn a_store_on_a_unix_socket_is_relayed_to_as_well() {
     res.expect_code(0);
     // The agents created their runs themselves, through the relay: the final check added none.
     assert!(res.stdout.contains("added 0 runs"), "{}", res.stdout);
-    let remote = Store::open_read_only(&url).unwrap();
-    let names: BTreeSet<String> = remote
-        .runs()
-        .unwrap()
-        .iter()
-        .filter(|r| {
-            remote
-                .load_run(r.id)
-                .is_ok_and(|l| l.tests.iter().any(|t| t.status == TestStatus::Ok))
-        })
-        .map(|r| r.scenario_name.clone())
-        .collect();
     let want: BTreeSet<String> = (0..2).map(|i| format!("agent:{}", node(i))).collect();
-    assert_eq!(names, want);
+    assert_eq!(agents_with_ok_tests(&url), want);
 }
 
 #[test]
