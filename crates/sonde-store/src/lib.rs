@@ -78,6 +78,10 @@ pub enum StoreError {
     /// A stored value is not what this version writes (hand-edited or corrupt database).
     #[error("results database {path}: {what}")]
     Corrupt { path: String, what: String },
+    /// A database URL that cannot be used as written: not PostgreSQL's, no host, an unknown
+    /// `sslmode`, a trust file (`sslrootcert`) that cannot be read.
+    #[error("results database {target}: {what}")]
+    BadUrl { target: String, what: String },
     /// No run with that id.
     #[error("results database {path}: no run {run}")]
     NoSuchRun { path: String, run: RunId },

@@ -5,7 +5,8 @@ use clap::Args;
 /// The results store option of `sonde lab run`.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Also write results to PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB); the
+    /// Also write results to PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB, TLS as in
+    /// libpq: ?sslmode=verify-full&sslrootcert=CA.pem); the
     /// local --out DIR/results.db stays the buffer, so tests recorded while PostgreSQL is away
     /// are written by the next sync (after the next setting, or the next run with --store).
     /// `sqlite` (the default) writes the local database only. In a mesh every agent writes

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use postgres::config::Host;
 
-use super::{pg_err, redact};
+use super::redact;
 use crate::StoreError;
 
 /// PostgreSQL's port when a URL names none.
@@ -30,11 +30,11 @@ pub enum PostgresEndpoint {
 /// The server `url` connects to first: its first host (or `hostaddr`) and port.
 ///
 /// # Errors
-/// [`StoreError::Postgres`] when the driver refuses the URL, [`StoreError::Corrupt`] when it
+/// [`StoreError::Postgres`] when the driver refuses the URL, [`StoreError::BadUrl`] when it
 /// names no host at all.
 pub fn postgres_endpoint(url: &str) -> Result<PostgresEndpoint, StoreError> {
     let target = redact(url);
-    let config: postgres::Config = url.parse().map_err(pg_err(&target))?;
+    let (config, _) = super::tls::parse(url)?;
     let port = config.get_ports().first().copied().unwrap_or(DEFAULT_PORT);
     if let Some(ip) = config.get_hostaddrs().first() {
         return Ok(PostgresEndpoint::Tcp {
@@ -48,30 +48,50 @@ pub fn postgres_endpoint(url: &str) -> Result<PostgresEndpoint, StoreError> {
             port,
         }),
         Some(Host::Unix(dir)) => Ok(PostgresEndpoint::Unix(dir.join(format!(".s.PGSQL.{port}")))),
-        None => Err(StoreError::Corrupt {
-            path: target,
+        None => Err(StoreError::BadUrl {
+            target,
             what: "names no host".into(),
         }),
     }
 }
 
-/// `url` with its hosts and ports replaced by `addr` (and `host`, `hostaddr` and `port`
-/// parameters dropped): the same user, password, database and options, reached at `addr`.
+/// `url` leading to `addr` instead: the same user, password, database and options, its
+/// first host name kept (for TLS: `verify-full` checks the certificate against it) with
+/// `hostaddr` and the port set to `addr`, other hosts dropped. A URL whose first host is a
+/// Unix socket gets `addr` as its host.
 pub fn postgres_url_via(url: &str, addr: SocketAddr) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     let user = authority.rfind('@').map_or("", |at| &authority[..=at]);
     let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
-    let kept: Vec<&str> = query
+    let mut kept: Vec<String> = query
         .split('&')
         .filter(|p| !p.is_empty())
         .filter(|p| {
             let key = p.split_once('=').map_or(*p, |(k, _)| k);
             !matches!(key, "host" | "hostaddr" | "port")
         })
+        .map(str::to_owned)
         .collect();
-    let mut out = format!("{scheme}://{user}{addr}{path}");
+    let name = super::tls::parse(url)
+        .ok()
+        .and_then(|(c, _)| match c.get_hosts().first() {
+            Some(Host::Tcp(h)) => Some(h.clone()),
+            _ => None,
+        });
+    let host = match name {
+        Some(h) => {
+            kept.push(format!("hostaddr={}", addr.ip()));
+            if h.contains(':') {
+                format!("[{h}]:{}", addr.port())
+            } else {
+                format!("{h}:{}", addr.port())
+            }
+        }
+        None => addr.to_string(),
+    };
+    let mut out = format!("{scheme}://{user}{host}{path}");
     if !kept.is_empty() {
         out.push('?');
         out.push_str(&kept.join("&"));
@@ -113,31 +133,47 @@ mod tests {
     }
 
     #[test]
-    fn the_rewrite_keeps_everything_but_the_hosts() {
+    fn the_rewrite_keeps_everything_but_where_it_connects() {
         let via: SocketAddr = "127.0.0.1:5432".parse().unwrap();
         let cases = [
             (
-                "postgres://sonde:s3cret@db.example:6000/results",
-                "postgres://sonde:s3cret@127.0.0.1:5432/results",
+                "postgres://sonde:s3cret@db.example:6000/results?sslmode=verify-full",
+                "postgres://sonde:s3cret@db.example:5432/results?sslmode=verify-full&hostaddr=127.0.0.1",
             ),
-            ("postgresql://h/db", "postgresql://127.0.0.1:5432/db"),
+            (
+                "postgresql://h/db",
+                "postgresql://h:5432/db?hostaddr=127.0.0.1",
+            ),
+            (
+                "postgres://u@[::1]:7/db",
+                "postgres://u@[::1]:5432/db?hostaddr=127.0.0.1",
+            ),
             (
                 "postgres://u@/db?host=/run/pg&port=5433&application_name=mesh",
                 "postgres://u@127.0.0.1:5432/db?application_name=mesh",
             ),
             (
                 "postgres://u@a:1,b:2?connect_timeout=3",
-                "postgres://u@127.0.0.1:5432?connect_timeout=3",
+                "postgres://u@a:5432?connect_timeout=3&hostaddr=127.0.0.1",
+            ),
+            (
+                "postgres://u@name/db?hostaddr=10.0.0.9",
+                "postgres://u@name:5432/db?hostaddr=127.0.0.1",
             ),
         ];
         for (url, want) in cases {
             let got = postgres_url_via(url, via);
             assert_eq!(got, want, "{url}");
-            assert_eq!(
-                postgres_endpoint(&got).unwrap(),
-                tcp("127.0.0.1", 5432),
-                "{got}"
-            );
+            let (config, _) = crate::pg::tls::parse(&got).unwrap();
+            let ip: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+            let connects_to = config.get_hostaddrs().first().copied().or_else(|| {
+                match config.get_hosts().first() {
+                    Some(Host::Tcp(h)) => h.parse().ok(),
+                    _ => None,
+                }
+            });
+            assert_eq!(connects_to, Some(ip), "{got}");
+            assert_eq!(config.get_ports(), [5432], "{got}");
         }
     }
 }

@@ -26,11 +26,12 @@ mod answer;
 mod endpoint;
 mod rows;
 pub(crate) mod schema;
+mod tls;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 use serde_json::{Map, Value};
 
 use crate::{Store, StoreError, WriteMark};
@@ -50,18 +51,19 @@ pub fn is_postgres_url(s: &str) -> bool {
 ///
 /// # Errors
 /// [`StoreError::Postgres`] naming what the driver refused (the password hidden);
-/// [`StoreError::Corrupt`] when `url` is not a `postgres://` or `postgresql://` URL at all.
+/// [`StoreError::BadUrl`] when `url` is not a `postgres://` or `postgresql://` URL at all,
+/// its `sslmode` is not libpq's, or the trust file of a verifying mode cannot be read.
 pub fn check_postgres_url(url: &str) -> Result<(), StoreError> {
     let target = redact(url);
     if !is_postgres_url(url) {
-        return Err(StoreError::Corrupt {
-            path: target,
+        return Err(StoreError::BadUrl {
+            target,
             what: "not a postgres:// or postgresql:// URL".into(),
         });
     }
-    url.parse::<postgres::Config>()
-        .map(|_| ())
-        .map_err(pg_err(&target))
+    let (_, settings) = tls::parse(url)?;
+    // The trust file of a verifying mode is read now: a missing one is a bad URL too.
+    tls::connector(&settings, &target).map(|_| ())
 }
 
 /// `url` without its password, for messages.
@@ -109,7 +111,8 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// [`StoreError::TooNew`] when a newer sonde wrote the schema.
 pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     let target = redact(url);
-    let mut config: postgres::Config = url.parse().map_err(pg_err(&target))?;
+    let (mut config, settings) = tls::parse(url)?;
+    let tls = tls::connector(&settings, &target)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -119,15 +122,21 @@ pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
         .unwrap_or(CONNECT_TIMEOUT)
         + ANSWER_TIMEOUT;
     let for_helper = target.clone();
-    answer::within(&target, limit, move || connect_now(config, &for_helper))
+    answer::within(&target, limit, move || {
+        connect_now(config, tls, &for_helper)
+    })
 }
 
 /// The connect and migration themselves, unbounded (run by [`connect`] on a helper thread).
-fn connect_now(mut config: postgres::Config, target: &str) -> Result<Client, StoreError> {
+fn connect_now(
+    mut config: postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+    target: &str,
+) -> Result<Client, StoreError> {
     // A dead server must not hang a write: keepalives notice a vanished peer.
     config.keepalives(true);
     config.keepalives_idle(Duration::from_secs(10));
-    let mut client = config.connect(NoTls).map_err(pg_err(target))?;
+    let mut client = config.connect(tls).map_err(pg_err(target))?;
     // Floating-point values out of PostgreSQL must read back bit for bit (times, CPU shares):
     // ask for the exact shortest form whatever the server's default.
     client

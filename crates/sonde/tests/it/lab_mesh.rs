@@ -1,7 +1,8 @@
 //! `sonde lab run mesh` in real namespaces (root): 16 agents measuring each other for 15 s,
 //! every ordered pair measured over both families (peers known by name), every metrics endpoint answering with its
 //! peers' series, nothing left behind; with `--store`, every agent's rows in one real
-//! PostgreSQL server, written while the mesh runs (relayed over TCP or to a Unix socket); on
+//! PostgreSQL server, written while the mesh runs (relayed over TCP with TLS verified in
+//! full, or to a Unix socket); on
 //! Ctrl-C, the lab torn down and what was recorded kept.
 //!
 //! The mesh tests take turns (a lock): each starts up to 16 agents, and two meshes at once on
@@ -16,7 +17,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::postgres::{pg_available, Postgres};
+use common::postgres::{openssl_available, pg_available, Postgres};
 use common::{lab_available, run, Proc, TempDir};
 use serde_json::Value;
 use sonde_store::{RunStatus, Store, TestStatus};
@@ -273,13 +274,15 @@ fn agents_with_ok_tests(url: &str) -> BTreeSet<String> {
 #[test]
 fn with_store_every_agent_row_lands_in_one_postgresql() {
     let _turn = crate::turns::take(module_path!());
-    if !lab_available() || !pg_available() {
+    if !lab_available() || !pg_available() || !openssl_available() {
         return;
     }
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let pg = Postgres::start_new();
-    let url = pg.url();
+    // Over TLS only, verified in full: the relay carries the agents' TLS untouched, and their
+    // URLs keep the name the certificate is checked against.
     let dir = TempDir::new("meshpg");
+    let pg = Postgres::start_tls(dir.path());
+    let url = pg.tls_url(&dir.file("good-ca.pem"));
     let out = dir.file("out");
     let o = out.display().to_string();
     // The built-in, throughput included, shrunk to 4 nodes.

@@ -43,6 +43,7 @@ mod latency_output;
 mod lossy_setup;
 mod pacing_lab;
 mod postgres_store;
+mod postgres_tls;
 mod profile;
 mod profile_lab;
 mod psk_commands;

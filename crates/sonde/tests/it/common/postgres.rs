@@ -2,7 +2,7 @@
 //! loopback port, as the `postgres` user when run as root (PostgreSQL refuses root), stopped
 //! when dropped, even when the test fails.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{free_port, require_all, TempDir};
@@ -31,11 +31,16 @@ fn pg_bin() -> Option<PathBuf> {
     dirs.pop()
 }
 
+/// The only name [`Postgres::start_tls`]'s certificate is valid for.
+pub const TLS_NAME: &str = "db.sonde.test";
+
 /// A PostgreSQL server in a temporary directory; stopped when dropped (even on failure).
 pub struct Postgres {
     bin: PathBuf,
     data: PathBuf,
     port: u16,
+    /// More server options (`-c name=value ...`), e.g. TLS.
+    extra: String,
     _dir: TempDir,
 }
 
@@ -55,6 +60,11 @@ impl Postgres {
     }
 
     pub fn start_new() -> Postgres {
+        Postgres::start_new_with("")
+    }
+
+    /// A new server started with `extra` server options besides the usual ones.
+    pub fn start_new_with(extra: &str) -> Postgres {
         let bin = pg_bin().unwrap_or_else(|| panic!("no PostgreSQL binaries"));
         let dir = TempDir::new("pg");
         let data = dir.file("data");
@@ -70,6 +80,7 @@ impl Postgres {
             bin,
             data,
             port: free_port(),
+            extra: extra.to_owned(),
             _dir: dir,
         };
         let data = pg.data.display().to_string();
@@ -92,8 +103,8 @@ impl Postgres {
     pub fn start(&self) {
         let data = self.data.display().to_string();
         let opts = format!(
-            "-p {} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off",
-            self.port
+            "-p {} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off {}",
+            self.port, self.extra
         );
         let log = format!("{data}/../pg.log");
         let out = self
@@ -132,6 +143,41 @@ impl Postgres {
         )
     }
 
+    /// A server that takes TCP connections over TLS only (`hostnossl ... reject`), with a
+    /// certificate for [`TLS_NAME`] alone signed by the CA `dir/good-ca.pem`; `dir` also
+    /// holds `other-ca.pem`, a CA that signed nothing.
+    pub fn start_tls(dir: &Path) -> Postgres {
+        make_ca(dir, "good");
+        make_ca(dir, "other");
+        make_server_cert(dir, "good");
+        std::fs::write(
+            dir.join("hba.conf"),
+            "local all all trust\nhostnossl all all all reject\nhostssl all all all trust\n",
+        )
+        .unwrap();
+        let f = |name: &str| dir.join(name).display().to_string();
+        Postgres::start_new_with(&format!(
+            "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c hba_file={}",
+            f("server.crt"),
+            f("server.key"),
+            f("hba.conf")
+        ))
+    }
+
+    /// The URL of [`Postgres::start_tls`]'s server, verified in full against `ca` and reached
+    /// by its name with `hostaddr` (the name needs no resolver).
+    pub fn tls_url(&self, ca: &Path) -> String {
+        format!(
+            "postgres://sonde@{TLS_NAME}:{}/postgres?connect_timeout=3&sslmode=verify-full&sslrootcert={}&hostaddr=127.0.0.1",
+            self.port,
+            ca.display()
+        )
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn url(&self) -> String {
         format!(
             "postgres://sonde@127.0.0.1:{}/postgres?connect_timeout=3",
@@ -143,5 +189,72 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+pub fn openssl_available() -> bool {
+    if super::which("openssl").is_some() {
+        return true;
+    }
+    assert!(
+        !require_all(),
+        "SONDE_REQUIRE_ALL=1 but openssl is missing (apt-get install openssl)"
+    );
+    eprintln!("skipped: no openssl to make the test certificates");
+    false
+}
+
+/// Runs `openssl` in `dir` with the words of `words` (file names relative to `dir`), then
+/// `more` (arguments that may hold spaces).
+fn openssl(dir: &Path, words: &str, more: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(words.split_whitespace())
+        .args(more)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {words} {more:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A new P-256 key, unencrypted: quick to make, and what webpki verifies.
+const NEW_KEY: &str = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+
+/// A CA (`NAME-ca.pem`) in `dir`, with its key.
+fn make_ca(dir: &Path, name: &str) {
+    let subject = format!("/CN=sonde test CA {name}");
+    let words = format!("req -x509 {NEW_KEY} -keyout {name}-ca.key -out {name}-ca.pem -days 2");
+    openssl(dir, &words, &["-subj", &subject]);
+}
+
+/// `server.crt` and `server.key` for [`TLS_NAME`] only, signed by the CA `ca`, the key
+/// readable by the server alone.
+fn make_server_cert(dir: &Path, ca: &str) {
+    std::fs::write(
+        dir.join("ext.cnf"),
+        format!(
+            "subjectAltName=DNS:{TLS_NAME}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+        ),
+    )
+    .unwrap();
+    let request = format!("req {NEW_KEY} -keyout server.key -out server.csr -subj /CN={TLS_NAME}");
+    openssl(dir, &request, &[]);
+    let sign = format!(
+        "x509 -req -in server.csr -CA {ca}-ca.pem -CAkey {ca}-ca.key -CAcreateserial \
+         -out server.crt -days 2 -extfile ext.cnf"
+    );
+    openssl(dir, &sign, &[]);
+    let key = dir.join("server.key");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    if unsafe { libc::geteuid() } == 0 {
+        let ok = Command::new("chown")
+            .arg("postgres:postgres")
+            .arg(&key)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "chown of the server key to postgres failed");
     }
 }
