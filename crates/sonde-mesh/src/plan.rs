@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use sonde_emu::scenario::{Link, Matrix, Scenario, Settings};
+use sonde_emu::scenario::{Link, LinkSetting, Matrix, Scenario, Settings};
 use sonde_lab::Layout;
 
 use crate::error::MeshError;
@@ -68,6 +68,23 @@ pub fn node_name(i: usize) -> String {
     format!("n{:02}", i + 1)
 }
 
+/// The index of the node named `name` (`n03` is 2), whatever the mesh's size.
+pub fn node_index(name: &str) -> Option<usize> {
+    let digits = name.strip_prefix('n')?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<usize>().ok()?.checked_sub(1)
+}
+
+/// The name of the link between node `i` and the router.
+fn link_name(i: usize) -> String {
+    format!("l{:02}", i + 1)
+}
+
+/// The settings the lab applies: the spec's impaired links, or none.
+pub const SETTINGS: &str = "mesh";
+
 /// The label under which other agents know node `node` over `family`.
 pub fn peer_label(node: &str, family: Family) -> String {
     format!("{node}-{}", family.suffix())
@@ -79,7 +96,7 @@ fn star(spec: &MeshSpec) -> Scenario {
         .iter()
         .enumerate()
         .map(|(i, h)| Link {
-            name: format!("l{:02}", i + 1),
+            name: link_name(i),
             a: h.clone(),
             b: HUB.into(),
             mtu: 1500,
@@ -95,8 +112,18 @@ fn star(spec: &MeshSpec) -> Scenario {
         routers: vec![HUB.into()],
         links,
         settings: vec![Settings {
-            name: "clean".into(),
-            links: Vec::new(),
+            name: SETTINGS.into(),
+            links: spec
+                .links
+                .iter()
+                .filter_map(|l| {
+                    Some(LinkSetting {
+                        link: link_name(node_index(&l.node)?),
+                        direction: l.direction.selector(),
+                        impair: l.impair.clone(),
+                    })
+                })
+                .collect(),
         }],
         tests: Vec::new(),
         matrix: Matrix {

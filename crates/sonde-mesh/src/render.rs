@@ -6,7 +6,33 @@ use std::fmt::Write as _;
 
 use crate::matrix::MeshMatrix;
 use crate::run::MeshSummary;
-use crate::spec::Family;
+use crate::spec::{Family, LinkDirection, NodeLink};
+
+/// One impaired link as a line: `n03's link, both ways: delay 10ms, loss 5%`.
+pub fn link_line(l: &NodeLink) -> String {
+    let ways = match l.direction {
+        LinkDirection::Both => "both ways",
+        LinkDirection::ToRouter => "to the router",
+        LinkDirection::FromRouter => "from the router",
+    };
+    let values = match serde_json::to_value(&l.impair) {
+        Ok(serde_json::Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k} {s}"),
+                other => format!("{k} {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    };
+    let values = if values.is_empty() {
+        "nothing"
+    } else {
+        &values
+    };
+    format!("{}'s link, {ways}: {values}", l.node)
+}
 
 fn rtt_cell(m: &MeshMatrix, f: Family, s: usize, d: usize) -> String {
     if s == d {

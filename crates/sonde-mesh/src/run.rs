@@ -317,9 +317,12 @@ pub fn run(
     let prefix = sonde_lab::topology::fresh_prefix();
     let mut plan = MeshPlan::new(spec, &prefix)?;
     make_dirs(out)?;
+    // Impaired links, when the description has any (through the userspace engine where the
+    // kernel has no netem, as every lab run).
+    let settings = (!plan.spec.links.is_empty()).then_some(crate::plan::SETTINGS);
     let lab = Lab::build(
         &plan.scenario,
-        None,
+        settings,
         LabOptions {
             prefix: Some(prefix.clone()),
             ..LabOptions::default()

@@ -3,6 +3,7 @@
 //! refused with its field named; `--nodes` and `-t` override the file's values the same way.
 
 use serde::{Deserialize, Serialize};
+use sonde_emu::scenario::{validate_impairments, DirectionSel, Impairments};
 
 use crate::error::MeshError;
 
@@ -40,6 +41,45 @@ pub struct MeshSpec {
     pub jitter: f64,
     pub latency: Latency,
     pub throughput: Option<Throughput>,
+    /// Impaired links (none by default: a clean star).
+    #[serde(default, rename = "link")]
+    pub links: Vec<NodeLink>,
+}
+
+/// Impairments of one node's link to the router, with the lab's impairment keys (`delay`,
+/// `jitter`, `loss`, `rate`, ...): every pair through that node then shows what was set, and
+/// the matrix can be checked against it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeLink {
+    /// The node whose link it is (`n03`).
+    pub node: String,
+    /// Which way: `to-router`, `from-router`, or `both` (the default; each way draws its own
+    /// losses).
+    #[serde(default)]
+    pub direction: LinkDirection,
+    pub impair: Impairments,
+}
+
+/// The direction of an impaired link, seen from its node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkDirection {
+    ToRouter,
+    FromRouter,
+    #[default]
+    Both,
+}
+
+impl LinkDirection {
+    /// The lab's selector for a link whose `a` end is the node and `b` end the router.
+    pub fn selector(self) -> DirectionSel {
+        match self {
+            LinkDirection::ToRouter => DirectionSel::AToB,
+            LinkDirection::FromRouter => DirectionSel::BToA,
+            LinkDirection::Both => DirectionSel::Both,
+        }
+    }
 }
 
 /// An address family of the mesh.
@@ -166,6 +206,36 @@ impl MeshSpec {
         if self.agent_port == 0 || self.metrics_port == 0 || self.agent_port == self.metrics_port {
             return bad("agent_port and metrics_port must be two distinct non-zero ports".into());
         }
+        self.check_links()
+    }
+
+    /// Each impaired link names a node of the mesh (after `--nodes`), once, with
+    /// impairments the lab accepts.
+    fn check_links(&self) -> Result<(), MeshError> {
+        let mut seen = Vec::new();
+        for l in &self.links {
+            let Some(i) = crate::plan::node_index(&l.node) else {
+                return Err(MeshError::Spec(format!(
+                    "link node {:?}: nodes are named n01, n02, ...",
+                    l.node
+                )));
+            };
+            if i >= self.nodes {
+                return Err(MeshError::Spec(format!(
+                    "link node {}: the mesh has {} nodes",
+                    l.node, self.nodes
+                )));
+            }
+            if seen.contains(&i) {
+                return Err(MeshError::Spec(format!(
+                    "link node {}: listed twice (one [[link]] per node; `direction` chooses the ways)",
+                    l.node
+                )));
+            }
+            seen.push(i);
+            validate_impairments(&format!("link {}", l.node), &l.impair)
+                .map_err(|e| MeshError::Spec(e.to_string()))?;
+        }
         Ok(())
     }
 
@@ -204,5 +274,32 @@ mod tests {
         assert!(e.contains("bogus"), "{e}");
         let same = BUILTIN_TEXT.replace("metrics_port = 9464", "metrics_port = 5201");
         assert!(MeshSpec::parse(&same).is_err());
+    }
+
+    #[test]
+    fn impaired_links_name_a_node_once_with_impairments_the_lab_takes() {
+        let with = |links: &str| MeshSpec::parse(&format!("{BUILTIN_TEXT}\n{links}"));
+        let m = with("[[link]]\nnode = \"n03\"\nimpair = { delay = \"10ms\", loss = \"5%\" }\n")
+            .unwrap();
+        assert_eq!(m.links.len(), 1);
+        assert_eq!(m.links[0].direction, LinkDirection::Both);
+        assert!(m.clone().with(Some(3), None).is_ok());
+        let e = m.with(Some(2), None).unwrap_err().to_string();
+        assert!(e.contains("n03") && e.contains("2 nodes"), "{e}");
+        for (bad, want) in [
+            ("node = \"x3\"\nimpair = {}", "n01"),
+            ("node = \"n99\"\nimpair = {}", "16 nodes"),
+            ("node = \"n02\"\nimpair = { jitter = \"1ms\" }", "n02"),
+            (
+                "node = \"n02\"\ndirection = \"sideways\"\nimpair = {}",
+                "direction",
+            ),
+        ] {
+            let e = with(&format!("[[link]]\n{bad}\n")).unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        let twice =
+            "[[link]]\nnode = \"n02\"\nimpair = {}\n[[link]]\nnode = \"n02\"\nimpair = {}\n";
+        assert!(with(twice).unwrap_err().to_string().contains("twice"));
     }
 }

@@ -58,7 +58,7 @@ mod validate;
 mod values;
 
 pub use matrix::Run;
-pub use validate::ValidationError;
+pub use validate::{validate_impairments, ValidationError};
 pub use values::{Dur, Ipv4Subnet, Ipv6Subnet, Percent, Rate, Size, SubnetError};
 
 use serde::{Deserialize, Serialize};

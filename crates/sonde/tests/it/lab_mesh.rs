@@ -377,6 +377,83 @@ fn a_store_on_a_unix_socket_is_relayed_to_as_well() {
 }
 
 #[test]
+fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("meshimp");
+    // Latency only, 20 probes 10 ms apart every second; n03's link to the router delays 10 ms
+    // and loses 5 % each way: a round trip through it takes 20 ms more and loses
+    // 1 - 0.95^2 = 9.75 % of the probes.
+    let text = std::fs::read_to_string(latency_only(&dir))
+        .unwrap()
+        .replace("every_secs = 5", "every_secs = 1")
+        .replace("probes = 5", "probes = 20")
+        .replace("probe_interval_ms = 20", "probe_interval_ms = 10")
+        + "\n[[link]]\nnode = \"n03\"\nimpair = { delay = \"10ms\", loss = \"5%\" }\n";
+    let file = dir.file("impaired.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    let res = run(
+        &[
+            "lab",
+            "run",
+            file.to_str().unwrap(),
+            "--nodes",
+            "3",
+            "-t",
+            "12",
+            "-o",
+            &o,
+        ],
+        Duration::from_secs(60),
+    );
+    res.expect_code(0);
+    assert!(
+        res.stdout
+            .contains("impaired: n03's link, both ways: delay 10ms, loss 5%"),
+        "{}",
+        res.stdout
+    );
+    let s = summary(&out);
+    assert_torn_down(&s);
+    let (mut sent, mut lost) = (0.0, 0.0);
+    for family in ["ipv4", "ipv6"] {
+        for (a, b) in [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)] {
+            let cell = &s["matrix"]["cells"][family][a][b];
+            let rtt = cell["median_rtt_ms"].as_f64().unwrap_or(f64::NAN);
+            let pair = format!("{}->{} {family}", node(a), node(b));
+            if a == 2 || b == 2 {
+                assert!(
+                    (20.0..23.0).contains(&rtt),
+                    "{pair}: median RTT {rtt} ms, set 20"
+                );
+                sent += cell["probes_sent"].as_f64().unwrap();
+                lost += cell["probes_lost"].as_f64().unwrap();
+            } else {
+                assert!(rtt < 2.0, "{pair}: median RTT {rtt} ms on a clean path");
+                assert_eq!(cell["probes_lost"], 0, "{pair}: loss on a clean path");
+            }
+        }
+    }
+    // Each probe is lost or not, independently: within 4 binomial standard deviations of the
+    // set 9.75 % (a false failure once in some 15 000 runs).
+    let (set, ratio) = (1.0 - 0.95f64.powi(2), lost / sent);
+    let sd = (set * (1.0 - set) / sent).sqrt();
+    eprintln!(
+        "impaired pairs: {lost} of {sent} probes lost ({:.2} %, set {:.2} % +- {:.2})",
+        ratio * 100.0,
+        set * 100.0,
+        4.0 * sd * 100.0
+    );
+    assert!(sent >= 300.0, "only {sent} probes through n03");
+    assert!((ratio - set).abs() <= 4.0 * sd, "loss {ratio}, set {set}");
+}
+
+#[test]
 fn ctrl_c_tears_the_mesh_down_and_keeps_what_was_recorded() {
     let _turn = crate::turns::take(module_path!());
     if !lab_available() {

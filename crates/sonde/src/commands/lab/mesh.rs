@@ -40,6 +40,9 @@ impl MeshObserver for Lines {
             plan.nodes.len(),
             plan.peers_of(0).len()
         );
+        for l in &plan.spec.links {
+            crate::output::outln!("impaired: {}", sonde_mesh::render::link_line(l));
+        }
     }
     fn agents_ready(&mut self, ready: usize, of: usize) {
         crate::output::outln!("agents: {ready} of {of} metrics endpoints answer");
