@@ -102,6 +102,29 @@ pub struct ThroughputTask {
     /// Which way the data flows, seen from this agent.
     #[serde(default)]
     pub direction: ThroughputDirection,
+    /// TCP (the default) or UDP: datagrams at the paced rate, whose loss and jitter show what
+    /// the path does to traffic that is not slowed down for it.
+    #[serde(default)]
+    pub protocol: ThroughputProtocol,
+}
+
+/// The transport of a scheduled throughput test.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThroughputProtocol {
+    #[default]
+    Tcp,
+    Udp,
+}
+
+impl ThroughputProtocol {
+    /// `tcp` / `udp`, as the configuration writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThroughputProtocol::Tcp => "tcp",
+            ThroughputProtocol::Udp => "udp",
+        }
+    }
 }
 
 /// Which way a scheduled throughput test sends, seen from the agent that schedules it.
@@ -484,6 +507,13 @@ link_rate = "100M"
     fn throughput_runs_upload_unless_told() {
         let tp = |text: &str| AgentConfig::parse(text).unwrap().throughput.unwrap();
         assert_eq!(tp(GOOD).direction, ThroughputDirection::Upload);
+        assert_eq!(tp(GOOD).protocol, ThroughputProtocol::Tcp);
+        let udp = GOOD.replace("share = 0.1", "share = 0.1\nprotocol = \"udp\"");
+        assert_eq!(tp(&udp).protocol, ThroughputProtocol::Udp);
+        assert!(AgentConfig::parse(
+            &GOOD.replace("share = 0.1", "share = 0.1\nprotocol = \"sctp\"")
+        )
+        .is_err());
         for (word, want) in [
             ("upload", ThroughputDirection::Upload),
             ("download", ThroughputDirection::Download),

@@ -60,6 +60,10 @@ pub struct Metrics {
     probes_sent: Family<PeerLabels, Counter>,
     probes_lost: Family<PeerLabels, Counter>,
     throughput: Family<ThroughputLabels, FloatGauge>,
+    udp_loss_ratio: Family<ThroughputLabels, FloatGauge>,
+    udp_jitter: Family<ThroughputLabels, FloatGauge>,
+    udp_datagrams: Family<ThroughputLabels, Counter>,
+    udp_lost: Family<ThroughputLabels, Counter>,
     capacity: Family<PeerLabels, FloatGauge>,
     profile_loss: Family<PeerLabels, FloatGauge>,
     tests: Family<OutcomeLabels, Counter>,
@@ -86,6 +90,10 @@ impl Metrics {
         let probes_sent = Family::<PeerLabels, Counter>::default();
         let probes_lost = Family::<PeerLabels, Counter>::default();
         let throughput = Family::<ThroughputLabels, FloatGauge>::default();
+        let udp_loss_ratio = Family::<ThroughputLabels, FloatGauge>::default();
+        let udp_jitter = Family::<ThroughputLabels, FloatGauge>::default();
+        let udp_datagrams = Family::<ThroughputLabels, Counter>::default();
+        let udp_lost = Family::<ThroughputLabels, Counter>::default();
         let capacity = Family::<PeerLabels, FloatGauge>::default();
         let profile_loss = Family::<PeerLabels, FloatGauge>::default();
         let tests = Family::<OutcomeLabels, Counter>::default();
@@ -118,6 +126,27 @@ impl Metrics {
             "sonde_throughput_bits_per_second",
             "Received rate of the last scheduled throughput test, paced to the budget",
             throughput.clone(),
+        );
+        registry.register(
+            "sonde_udp_loss_ratio",
+            "Share of datagrams lost in the last scheduled UDP throughput test (0 to 1)",
+            udp_loss_ratio.clone(),
+        );
+        registry.register_with_unit(
+            "sonde_udp_jitter",
+            "Interarrival jitter (RFC 3550) at the end of the last scheduled UDP throughput test",
+            Unit::Seconds,
+            udp_jitter.clone(),
+        );
+        registry.register(
+            "sonde_udp_datagrams",
+            "Datagrams of scheduled UDP throughput tests, received or lost",
+            udp_datagrams.clone(),
+        );
+        registry.register(
+            "sonde_udp_datagrams_lost",
+            "Datagrams of scheduled UDP throughput tests that never arrived",
+            udp_lost.clone(),
         );
         registry.register(
             "sonde_capacity_bits_per_second",
@@ -161,6 +190,10 @@ impl Metrics {
             probes_sent,
             probes_lost,
             throughput,
+            udp_loss_ratio,
+            udp_jitter,
+            udp_datagrams,
+            udp_lost,
             capacity,
             profile_loss,
             tests,
@@ -219,6 +252,23 @@ impl Metrics {
                         })
                         .set(*bps);
                 }
+                for (direction, u) in &t.udp {
+                    let labels = ThroughputLabels {
+                        peer: o.peer.clone(),
+                        family: o.family.clone(),
+                        direction: (*direction).into(),
+                    };
+                    self.udp_datagrams.get_or_create(&labels).inc_by(u.packets);
+                    self.udp_lost.get_or_create(&labels).inc_by(u.lost);
+                    self.udp_jitter
+                        .get_or_create(&labels)
+                        .set(u.jitter_ms / 1e3);
+                    if u.packets > 0 {
+                        self.udp_loss_ratio
+                            .get_or_create(&labels)
+                            .set(u.lost as f64 / u.packets as f64);
+                    }
+                }
             }
             RunResult::Capacity(c) => {
                 self.capacity.get_or_create(&peer).set(c.bps);
@@ -267,7 +317,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{LatencyFigures, ThroughputFigures};
+    use crate::outcome::{LatencyFigures, ThroughputFigures, UdpFigures};
     use crate::schedule::Kind;
 
     fn outcome(kind: Kind, result: RunResult, error: Option<&str>) -> RunOutcome {
@@ -302,6 +352,14 @@ mod tests {
             RunResult::Throughput(ThroughputFigures {
                 paced_bps: 1_000_000,
                 received_bps: vec![("upload", 999_000.0)],
+                udp: vec![(
+                    "download",
+                    UdpFigures {
+                        packets: 200,
+                        lost: 10,
+                        jitter_ms: 0.5,
+                    },
+                )],
             }),
             None,
         ));
@@ -319,6 +377,11 @@ mod tests {
             "sonde_latency_loss_ratio{peer=\"b\",family=\"ipv4\"} 0.25",
             "sonde_latency_probes_lost_total{peer=\"b\",family=\"ipv4\"} 1",
             "sonde_throughput_bits_per_second{peer=\"b\",family=\"ipv4\",direction=\"upload\"} 999000.0",
+            "sonde_udp_loss_ratio{peer=\"b\",family=\"ipv4\",direction=\"download\"} 0.05",
+            "# UNIT sonde_udp_jitter_seconds seconds",
+            "sonde_udp_jitter_seconds{peer=\"b\",family=\"ipv4\",direction=\"download\"} 0.0005",
+            "sonde_udp_datagrams_total{peer=\"b\",family=\"ipv4\",direction=\"download\"} 200",
+            "sonde_udp_datagrams_lost_total{peer=\"b\",family=\"ipv4\",direction=\"download\"} 10",
             "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"latency\",result=\"failed\"} 1",
             "sonde_tests_total{peer=\"b\",family=\"ipv4\",test=\"throughput\",result=\"ok\"} 1",
             "sonde_schedule_skipped_runs_total 2",

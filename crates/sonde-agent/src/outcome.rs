@@ -59,6 +59,18 @@ pub struct ThroughputFigures {
     pub paced_bps: u64,
     /// Received rate per direction (`upload`: this agent sent).
     pub received_bps: Vec<(&'static str, f64)>,
+    /// A UDP test's datagrams per direction, as the receiver counted them.
+    pub udp: Vec<(&'static str, UdpFigures)>,
+}
+
+/// What the receiver of a UDP test counted.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct UdpFigures {
+    /// Datagrams expected (received and lost).
+    pub packets: u64,
+    pub lost: u64,
+    /// RFC 3550 interarrival jitter at the end, milliseconds.
+    pub jitter_ms: f64,
 }
 
 /// Figures of a capacity run.

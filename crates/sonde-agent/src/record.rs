@@ -93,7 +93,8 @@ impl Recorder {
             protocol: Some(
                 match o.kind {
                     Kind::Latency => "latency",
-                    Kind::Throughput => "tcp",
+                    // As the run's parameters say (`tcp` or `udp`).
+                    Kind::Throughput => o.parameters["protocol"].as_str().unwrap_or("tcp"),
                     Kind::Capacity => "capacity",
                     Kind::Profile => "profile",
                 }

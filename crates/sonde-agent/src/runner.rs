@@ -5,11 +5,11 @@
 use crate::budget::{paced_write_len, profile_fits, profile_load, throughput_bitrate};
 use crate::config::{
     parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputDirection,
-    ThroughputTask,
+    ThroughputProtocol, ThroughputTask,
 };
 use crate::outcome::{
     family_of, CapacityFigures, LatencyFigures, ProfileFigures, RunOutcome, RunResult,
-    ThroughputFigures,
+    ThroughputFigures, UdpFigures,
 };
 use crate::schedule::{Job, Kind};
 use sonde_proto::capacity::CapacityPlan;
@@ -19,7 +19,7 @@ use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::os::resolve::Family;
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
-use sonde_stats::model::{Direction, Event};
+use sonde_stats::model::{Direction, Event, Protocol};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -154,8 +154,11 @@ fn direction_and_share(task: &ThroughputTask) -> (Direction, &'static str, f64) 
     }
 }
 
-/// Runs a throughput job: one TCP test in the task's direction, each direction of data paced
-/// to its part of the budget's share of the link.
+/// A UDP test's datagram: fits a 1500-byte MTU under IPv6 and IPv4 headers (as `-u`).
+const UDP_LEN: u32 = 1448;
+
+/// Runs a throughput job: one TCP or UDP test in the task's direction, each direction of data
+/// paced to its part of the budget's share of the link.
 pub fn run_throughput(
     peer: &Peer,
     job: Job,
@@ -168,7 +171,9 @@ pub fn run_throughput(
     let paced = throughput_bitrate(link, measured, share);
     let params = serde_json::json!({
         "host": peer.host, "port": peer.port, "duration_secs": task.duration_secs,
-        "share": task.share, "direction": direction_name, "link_rate_bps": link,
+        "share": task.share, "direction": direction_name,
+        "protocol": task.protocol.as_str(),
+        "link_rate_bps": link,
         "measured_capacity_bps": measured, "bitrate_bps": paced,
     });
     let mut out = base(peer, job, params);
@@ -190,9 +195,16 @@ pub fn run_throughput(
         cport: None,
         params: sonde_proto::message::TestParams {
             duration_secs: task.duration_secs,
+            protocol: match task.protocol {
+                ThroughputProtocol::Tcp => Protocol::Tcp,
+                ThroughputProtocol::Udp => Protocol::Udp,
+            },
             direction,
             bitrate: paced,
-            length: paced_write_len(paced),
+            length: match task.protocol {
+                ThroughputProtocol::Tcp => paced_write_len(paced),
+                ThroughputProtocol::Udp => UDP_LEN,
+            },
             ..Default::default()
         },
         connect_timeout: CONNECT_TIMEOUT,
@@ -219,9 +231,26 @@ pub fn run_throughput(
                 Some((dir, d.received.as_ref()?.bits_per_second))
             })
             .collect();
+        let udp = s
+            .directions
+            .iter()
+            .filter_map(|d| {
+                let dir = if d.client_sends { "upload" } else { "download" };
+                let u = d.received.as_ref()?.udp_received.as_ref()?;
+                Some((
+                    dir,
+                    UdpFigures {
+                        packets: u.packets,
+                        lost: u.lost,
+                        jitter_ms: u.jitter_ms,
+                    },
+                ))
+            })
+            .collect();
         out.result = RunResult::Throughput(ThroughputFigures {
             paced_bps: paced,
             received_bps,
+            udp,
         });
     }
     if let Some(e) = outcome.error {

@@ -230,8 +230,11 @@ impl MeshPlan {
         if let Some(tp) = &s.throughput {
             let _ = write!(
                 t,
-                "\n[throughput]\nevery_mins = {}\nduration_secs = {}\nshare = {}\n",
-                tp.every_mins, tp.duration_secs, tp.share
+                "\n[throughput]\nevery_mins = {}\nduration_secs = {}\nshare = {}\nprotocol = {:?}\n",
+                tp.every_mins,
+                tp.duration_secs,
+                tp.share,
+                tp.protocol.as_str()
             );
         }
         let rate = s.throughput.as_ref().map(|tp| tp.link_rate.as_str());

@@ -3,6 +3,7 @@
 //! refused with its field named; `--nodes` and `-t` override the file's values the same way.
 
 use serde::{Deserialize, Serialize};
+use sonde_agent::config::ThroughputProtocol;
 use sonde_emu::scenario::{validate_impairments, DirectionSel, Impairments};
 
 use crate::error::MeshError;
@@ -125,6 +126,9 @@ pub struct Throughput {
     pub duration_secs: f64,
     pub share: f64,
     pub link_rate: String,
+    /// `tcp` (the default) or `udp` (datagrams at the paced rate: loss and jitter per pair).
+    #[serde(default)]
+    pub protocol: ThroughputProtocol,
 }
 
 fn default_agent_port() -> u16 {

@@ -376,6 +376,49 @@ fn a_store_on_a_unix_socket_is_relayed_to_as_well() {
     assert_eq!(agents_with_ok_tests(&url), want);
 }
 
+/// Per UDP throughput test in the agent databases under `out/agents`: whether it went
+/// through node `via` (from or to it), its receivers' datagrams and losses.
+fn udp_through(out: &Path, nodes: usize, via: &str) -> Vec<(bool, u64, u64)> {
+    let mut found = Vec::new();
+    for i in 0..nodes {
+        let db = out.join("agents").join(format!("{}.db", node(i)));
+        let store = Store::open_read_only(&db).unwrap();
+        let run = store
+            .load_run(store.latest_run().unwrap().unwrap())
+            .unwrap();
+        for t in &run.tests {
+            if t.test_name != "throughput" || t.status != TestStatus::Ok {
+                continue;
+            }
+            assert_eq!(t.protocol.as_deref(), Some("udp"), "{}", t.matrix_id);
+            let through = node(i) == via || t.settings.starts_with(via);
+            let doc: Value = serde_json::from_str(t.result_json.as_deref().unwrap()).unwrap();
+            for d in doc["end"]["directions"].as_array().unwrap() {
+                let u = &d["received"]["udp_received"];
+                found.push((
+                    through,
+                    u["packets"].as_u64().unwrap(),
+                    u["lost"].as_u64().unwrap(),
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `got` of `n` is within 4 binomial standard deviations of probability `p` (a false
+/// failure once in some 15 000 runs); says so either way.
+fn binomially_near(what: &str, got: f64, n: f64, p: f64) -> bool {
+    let sd = (p * (1.0 - p) / n).sqrt();
+    eprintln!(
+        "{what}: {got} of {n} lost ({:.2} %, set {:.2} % +- {:.2})",
+        got / n * 100.0,
+        p * 100.0,
+        4.0 * sd * 100.0
+    );
+    (got / n - p).abs() <= 4.0 * sd
+}
+
 #[test]
 fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
     let _turn = crate::turns::take(module_path!());
@@ -384,14 +427,22 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
     }
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("meshimp");
-    // Latency only, 20 probes 10 ms apart every second; n03's link to the router delays 10 ms
-    // and loses 5 % each way: a round trip through it takes 20 ms more and loses
-    // 1 - 0.95^2 = 9.75 % of the probes.
-    let text = std::fs::read_to_string(latency_only(&dir))
-        .unwrap()
+    // 20 probes 10 ms apart every second, and at the start a 1 s UDP upload to each peer at
+    // 10 Mbit/s; n03's link to the router delays 10 ms and loses 5 % each way: a round trip
+    // through it takes 20 ms more and loses 1 - 0.95^2 = 9.75 % of the probes, a datagram
+    // crosses it once and is lost 5 % of the time.
+    let builtin = run(&["lab", "show", "mesh"], Duration::from_secs(10));
+    builtin.expect_code(0);
+    let text = builtin
+        .stdout
         .replace("every_secs = 5", "every_secs = 1")
         .replace("probes = 5", "probes = 20")
         .replace("probe_interval_ms = 20", "probe_interval_ms = 10")
+        .replace("jitter = 0.2", "jitter = 0.02")
+        .replace(
+            "link_rate = \"1G\"",
+            "link_rate = \"1G\"\nprotocol = \"udp\"",
+        )
         + "\n[[link]]\nnode = \"n03\"\nimpair = { delay = \"10ms\", loss = \"5%\" }\n";
     let file = dir.file("impaired.toml");
     std::fs::write(&file, text).unwrap();
@@ -405,7 +456,7 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
             "--nodes",
             "3",
             "-t",
-            "12",
+            "20",
             "-o",
             &o,
         ],
@@ -439,18 +490,43 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
             }
         }
     }
-    // Each probe is lost or not, independently: within 4 binomial standard deviations of the
-    // set 9.75 % (a false failure once in some 15 000 runs).
-    let (set, ratio) = (1.0 - 0.95f64.powi(2), lost / sent);
-    let sd = (set * (1.0 - set) / sent).sqrt();
-    eprintln!(
-        "impaired pairs: {lost} of {sent} probes lost ({:.2} %, set {:.2} % +- {:.2})",
-        ratio * 100.0,
-        set * 100.0,
-        4.0 * sd * 100.0
+    assert!(sent >= 200.0, "only {sent} probes through n03");
+    let set = 1.0 - 0.95f64.powi(2);
+    assert!(binomially_near("probes through n03", lost, sent, set));
+
+    // The UDP tests: 5 % lost through n03, nothing on the clean pair.
+    let udp = udp_through(&out, 3, "n03");
+    let sum = |through: bool| {
+        udp.iter()
+            .filter(|u| u.0 == through)
+            .fold((0.0, 0.0), |(n, l), u| (n + u.1 as f64, l + u.2 as f64))
+    };
+    let (n, l) = sum(true);
+    // Each first run is due within 1.2 s (the jitter, 0.02 of its minute), but an agent runs
+    // one test at a time, between its latency runs: by the end most of the 8 directed pairs
+    // through n03 have had theirs (a test cut short by the stop is not counted).
+    let through = udp.iter().filter(|u| u.0).count();
+    assert!(through >= 5, "UDP tests through n03: {udp:?}");
+    assert!(binomially_near("datagrams through n03", l, n, 0.05));
+    let (n, l) = sum(false);
+    assert!(
+        n > 1000.0 && l <= n * 0.005,
+        "clean pair: {l} of {n} datagrams lost"
     );
-    assert!(sent >= 300.0, "only {sent} probes through n03");
-    assert!((ratio - set).abs() <= 4.0 * sd, "loss {ratio}, set {set}");
+    // And the agents' metrics say so: the losses towards n03 in the series of n01 and n02.
+    let scraped: String = ["n01", "n02"]
+        .iter()
+        .map(|n| std::fs::read_to_string(out.join("metrics").join(format!("{n}.txt"))).unwrap())
+        .collect();
+    let lost_to_n03: f64 = scraped
+        .lines()
+        .filter(|l| l.starts_with("sonde_udp_datagrams_lost_total{peer=\"n03-"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(
+        lost_to_n03 > 0.0,
+        "no UDP loss towards n03 in the metrics:\n{scraped}"
+    );
 }
 
 #[test]
