@@ -137,8 +137,9 @@ impl std::fmt::Debug for Relay {
 }
 
 impl Relay {
-    /// Listens on `127.0.0.1` in each of `nodes` (the endpoint's own port number) and carries
-    /// what connects there to `endpoint`.
+    /// Listens on `127.0.0.1` in each of `nodes` and carries what connects there to
+    /// `endpoint`: on the endpoint's own port number, unless the agents use it (`taken`), then
+    /// on any free one.
     ///
     /// # Errors
     /// [`MeshError::Io`] when the host cannot be resolved or a listener cannot be made;
@@ -147,12 +148,14 @@ impl Relay {
         lab: &Lab,
         nodes: &[String],
         endpoint: &PostgresEndpoint,
+        taken: &[u16],
     ) -> Result<Relay, MeshError> {
         let upstream = Upstream::of(endpoint)?;
         let port = match endpoint {
             PostgresEndpoint::Tcp { port, .. } => *port,
             PostgresEndpoint::Unix(_) => 5432,
         };
+        let port = if taken.contains(&port) { 0 } else { port };
         let mut relay = Relay {
             stop: Arc::new(AtomicBool::new(false)),
             listeners: Vec::new(),

@@ -292,7 +292,8 @@ fn start_relay(
     };
     let endpoint = sonde_store::postgres_endpoint(url)?;
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    Relay::start(lab, &nodes, &endpoint).map(Some)
+    let taken = [plan.spec.agent_port, plan.spec.metrics_port];
+    Relay::start(lab, &nodes, &endpoint, &taken).map(Some)
 }
 
 /// Runs `spec`'s mesh. See the module docs.

@@ -55,6 +55,23 @@ fn local_count(db: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// How long ago the oldest test in the local store `db` ended, seconds (None when empty).
+fn oldest_age(db: &Path) -> Option<f64> {
+    let store = Store::open_read_only(db).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    store
+        .runs()
+        .ok()?
+        .iter()
+        .filter_map(|r| store.load_run(r.id).ok())
+        .flat_map(|r| r.tests)
+        .map(|t| now - t.ended_unix)
+        .reduce(f64::max)
+}
+
 #[test]
 fn agents_copy_to_postgresql_through_an_outage() {
     let _turn = crate::turns::take(module_path!());
@@ -246,6 +263,14 @@ fn retention_deletes_old_tests_and_with_postgresql_only_those_it_holds() {
         down.elapsed()
     );
 
+    // What the outage recorded is held past the retention (0.0001 days, 8.64 s).
+    let retention = 8.64;
+    assert!(
+        oldest_age(&db).is_some_and(|a| a > retention + 2.0),
+        "the outage's tests were not held: oldest {:?} s",
+        oldest_age(&db)
+    );
+
     // Back: everything is copied, then what is old goes.
     pg.start();
     wait_for(
@@ -254,10 +279,13 @@ fn retention_deletes_old_tests_and_with_postgresql_only_those_it_holds() {
         || kept.stderr_so_far().contains("is back after"),
         &[&kept],
     );
+    // Once copied, the old tests go (pruning runs every second) and only younger ones stay.
+    // (A count would depend on how long the restart took: a test more each second, and a
+    // test fewer.)
     wait_for(
         "old tests deleted once copied",
         15,
-        || local_count(&db) + 4 <= held,
+        || oldest_age(&db).is_some_and(|a| a <= retention + 2.0),
         &[&kept],
     );
     let (_, text) = http_get(pm, "/metrics").unwrap();
