@@ -338,49 +338,100 @@ fn sync_run(
         .filter_map(|t| column(t, "mark").as_i64())
         .max()
         .map_or(known.unwrap_or(WriteMark::NONE), WriteMark);
-    for t in local_tests {
-        let id = column(&t, "matrix_id").as_str().unwrap_or("").to_owned();
-        let ended = column(&t, "ended_unix").as_f64();
-        if ended.is_some() && remote.get(&id).copied() == ended {
-            continue;
+    let stale: Vec<String> = local_tests
+        .iter()
+        .filter(|t| {
+            let ended = column(t, "ended_unix").as_f64();
+            let id = column(t, "matrix_id").as_str().unwrap_or("");
+            ended.is_none() || remote.get(id).copied() != ended
+        })
+        .map(|t| column(t, "matrix_id").as_str().unwrap_or("").to_owned())
+        .collect();
+    let mut batch = Batch::default();
+    for id in stale {
+        batch.add(local, local_id, remote_id, id)?;
+        if batch.is_full() {
+            outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
         }
-        copy_test(&mut tx, target, local, local_id, remote_id, &id)?;
-        outcome.tests_written += 1;
     }
+    outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
     tx.commit().map_err(&err)?;
     Ok(mark)
 }
 
-/// Replaces test `matrix_id` of remote run `remote_id` with the local one and its counters.
-fn copy_test(
-    tx: &mut postgres::Transaction<'_>,
-    target: &str,
-    local: &Store,
-    local_id: i64,
-    remote_id: i64,
-    matrix_id: &str,
-) -> Result<(), StoreError> {
-    tx.execute(
-        "DELETE FROM tests WHERE run_id = $1 AND matrix_id = $2",
-        &[&remote_id, &matrix_id],
-    )
-    .map_err(pg_err(target))?;
-    for (table, query) in [
-        (
-            "tests",
+/// Tests to replace in PostgreSQL, with their counters, written together: a backlog of
+/// thousands of tests (an outage's) took two round trips per statement and three statements
+/// per test, which a distant database multiplies by its round-trip time.
+#[derive(Default)]
+struct Batch {
+    ids: Vec<String>,
+    tests: Vec<Map<String, Value>>,
+    counters: Vec<Map<String, Value>>,
+    bytes: usize,
+}
+
+impl Batch {
+    /// Most tests in one batch, and about the most bytes of JSON (a throughput test's result
+    /// document may be tens of kilobytes): bounded memory and statement size on the way.
+    const MAX_TESTS: usize = 500;
+    const MAX_BYTES: usize = 4 << 20;
+
+    /// Reads local test `matrix_id` of run `local_id` and its counters into the batch.
+    fn add(
+        &mut self,
+        local: &Store,
+        local_id: i64,
+        remote_id: i64,
+        matrix_id: String,
+    ) -> Result<(), StoreError> {
+        let params = rusqlite::params![local_id, matrix_id];
+        let tests = rows::sqlite_rows(
+            local,
             "SELECT * FROM tests WHERE run_id = ?1 AND matrix_id = ?2",
-        ),
-        (
-            "interface_counters",
+            params,
+        )?;
+        let counters = rows::sqlite_rows(
+            local,
             "SELECT * FROM interface_counters WHERE run_id = ?1 AND matrix_id = ?2",
-        ),
-    ] {
-        for mut row in rows::sqlite_rows(local, query, rusqlite::params![local_id, matrix_id])? {
-            row.insert("run_id".into(), remote_id.into());
-            rows::insert(tx, target, table, &row, false)?;
+            params,
+        )?;
+        for (into, found) in [(&mut self.tests, tests), (&mut self.counters, counters)] {
+            for mut row in found {
+                row.insert("run_id".into(), remote_id.into());
+                self.bytes += rows::approximate_size(&row);
+                into.push(row);
+            }
         }
+        self.ids.push(matrix_id);
+        Ok(())
     }
-    Ok(())
+
+    fn is_full(&self) -> bool {
+        self.ids.len() >= Self::MAX_TESTS || self.bytes >= Self::MAX_BYTES
+    }
+
+    /// Replaces the batch's tests of remote run `remote_id` (their old counters go with them)
+    /// and empties the batch; returns how many tests it held.
+    fn write(
+        &mut self,
+        tx: &mut postgres::Transaction<'_>,
+        target: &str,
+        remote_id: i64,
+    ) -> Result<u64, StoreError> {
+        if self.ids.is_empty() {
+            return Ok(0);
+        }
+        tx.execute(
+            "DELETE FROM tests WHERE run_id = $1 AND matrix_id = ANY($2)",
+            &[&remote_id, &self.ids],
+        )
+        .map_err(pg_err(target))?;
+        rows::insert_all(tx, target, "tests", &self.tests)?;
+        rows::insert_all(tx, target, "interface_counters", &self.counters)?;
+        let written = self.ids.len() as u64;
+        *self = Batch::default();
+        Ok(written)
+    }
 }
 
 /// Copies every run of PostgreSQL `url` into a new in-memory SQLite store (for reading).

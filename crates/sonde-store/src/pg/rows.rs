@@ -15,7 +15,10 @@ pub(super) fn sqlite_rows(
     query: &str,
     params: impl rusqlite::Params,
 ) -> Result<Vec<Map<String, Value>>, StoreError> {
-    let mut st = store.conn().prepare(query).map_err(|e| store.sql(e))?;
+    let mut st = store
+        .conn()
+        .prepare_cached(query)
+        .map_err(|e| store.sql(e))?;
     let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();
     let mut rows = st.query(params).map_err(|e| store.sql(e))?;
     let mut out = Vec::new();
@@ -77,6 +80,45 @@ pub(super) fn insert(
         tx.execute(&query, &[&json]).map_err(pg_err(target))?;
         Ok(0)
     }
+}
+
+/// Inserts `rows` into PostgreSQL table `table`, one statement per stretch of rows with the
+/// same columns (every row of one `SELECT *` has the same): a backlog of tests costs a few
+/// round trips, not two per row.
+pub(super) fn insert_all(
+    tx: &mut postgres::Transaction<'_>,
+    target: &str,
+    table: &str,
+    rows: &[Map<String, Value>],
+) -> Result<(), StoreError> {
+    let mut rest = rows;
+    while let Some(first) = rest.first() {
+        let same = rest
+            .iter()
+            .take_while(|r| {
+                r.len() == first.len() && r.keys().zip(first.keys()).all(|(a, b)| a == b)
+            })
+            .count();
+        let (stretch, after) = rest.split_at(same);
+        let cols = column_list(target, first)?;
+        let query = format!(
+            "INSERT INTO {table} ({cols}) SELECT {cols} FROM json_populate_recordset(NULL::{table}, $1::text::json)"
+        );
+        let json = serde_json::to_string(stretch).map_err(|e| StoreError::Corrupt {
+            path: target.to_owned(),
+            what: format!("{table}: rows not writable as JSON: {e}"),
+        })?;
+        tx.execute(&query, &[&json]).map_err(pg_err(target))?;
+        rest = after;
+    }
+    Ok(())
+}
+
+/// About how many bytes `row` takes as JSON (its text and a few per value), to bound a batch.
+pub(super) fn approximate_size(row: &Map<String, Value>) -> usize {
+    row.iter()
+        .map(|(k, v)| k.len() + 8 + v.as_str().map_or(24, str::len))
+        .sum()
 }
 
 fn to_sqlite(v: &Value) -> rusqlite::types::Value {

@@ -299,6 +299,56 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
     );
 }
 
+/// A long outage's backlog (more tests than two of the copy's batches) arrives whole: every
+/// test with its counters, as recorded, none twice; a fixture test recorded again inside it
+/// replaces the copy PostgreSQL had.
+#[test]
+fn a_backlog_larger_than_a_batch_arrives_whole() {
+    let _turn = crate::turns::take(module_path!());
+    if !pg_available() {
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = pg.url();
+    let fixture = lab_run();
+    let (work, mut results, id) = local_run(&url, "pg-backlog", 0.0);
+    results.local().record_tests(id, &fixture.tests).unwrap();
+    assert_eq!(
+        results.sync().unwrap().tests_written,
+        fixture.tests.len() as u64
+    );
+    pg.stop();
+    let backlog: Vec<_> = (0..1_201usize)
+        .map(|i| {
+            let base = &fixture.tests[i % fixture.tests.len()];
+            sonde_store::TestRecord {
+                matrix_id: format!("backlog/{i}"),
+                ordinal: (1_000 + i) as u32,
+                ended_unix: base.ended_unix + i as f64,
+                ..base.clone()
+            }
+        })
+        .collect();
+    results.local().record_tests(id, &backlog).unwrap();
+    let mut again = fixture.tests[0].clone();
+    again.ended_unix += 0.5;
+    again.status = sonde_store::TestStatus::Failed;
+    results.local().record_test(id, &again).unwrap();
+    assert!(results.sync().is_err(), "PostgreSQL is stopped");
+    pg.start();
+    assert_eq!(results.sync().unwrap().tests_written, 1_202);
+    assert_eq!(results.sync().unwrap().tests_written, 0, "nothing twice");
+    let local = Store::open_read_only(work.file("results.db"))
+        .and_then(|s| s.load_run(id))
+        .unwrap();
+    assert_eq!(local.tests.len(), fixture.tests.len() + 1_201);
+    assert!(
+        local.tests.iter().any(|t| t.client.traffic.is_some()),
+        "the fixture's tests carry interface counters"
+    );
+    assert_eq!(without_id(remote_run(&url)), without_id(local));
+}
+
 /// What a copy costs as the local store grows, a full comparison (every copy before marks,
 /// and the first copy of each connection now) against an incremental one (one new test).
 /// A benchmark, run by hand: `cargo test --release -p sonde --test it --
