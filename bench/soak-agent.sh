@@ -18,6 +18,11 @@
 # shorten those periods (defaults 1, 10 and 15; the agent's own lower bounds apply): an hour at
 # 0.2 / 1 / 1 runs as many of those tests as 5 / 10 / 15 hours of the default schedule.
 #
+# With STORE_URL (a postgres:// URL) both agents copy their results there as they go, every
+# SYNC_SECS (default 10); with RETAIN_DAYS their local stores keep only that much (and only
+# what PostgreSQL has), so the soak covers the copy and the pruning too. At the end the
+# runs PostgreSQL holds are listed (`sonde report URL --list-runs`).
+#
 # Environment: SONDE (binary, default target/release/sonde), OUT (output directory, default
 # /tmp/soak), PORT_A/PORT_B (agents' servers, default 5361/5362), METRICS_A/METRICS_B (default
 # 9461/9462). Needs curl, sqlite3 and awk. A script for people, not a test: CI does not run it.
@@ -31,6 +36,9 @@ PORT_A=${PORT_A:-5361}
 PORT_B=${PORT_B:-5362}
 METRICS_A=${METRICS_A:-9461}
 METRICS_B=${METRICS_B:-9462}
+STORE_URL=${STORE_URL:-}
+SYNC_SECS=${SYNC_SECS:-10}
+RETAIN_DAYS=${RETAIN_DAYS:-}
 THROUGHPUT_MINS=${THROUGHPUT_MINS:-1}
 CAPACITY_MINS=${CAPACITY_MINS:-10}
 PROFILE_MINS=${PROFILE_MINS:-15}
@@ -46,9 +54,13 @@ rm -f "$OUT"/a.db* "$OUT"/b.db* "$OUT"/samples.csv "$OUT"/scrape-*.log
 
 config() { # name own-port peer-name peer-port
     cat <<EOF
+name = "soak-$1"
 listen_port = $2
 store = "$OUT/$1.db"
 jitter = 0.2
+${STORE_URL:+store_url = \"$STORE_URL\"}
+${STORE_URL:+sync_every_secs = $SYNC_SECS}
+${RETAIN_DAYS:+retain_days = $RETAIN_DAYS}
 
 [latency]
 every_secs = 1
@@ -95,6 +107,7 @@ PID_B=$!
 PIDS+=("$PID_B")
 echo "soak: agents a (pid $PID_A) and b (pid $PID_B) for $MINUTES min; output in $OUT"
 echo "soak: binary $SONDE ($("$SONDE" --version 2>/dev/null | head -1))"
+[ -z "$STORE_URL" ] || echo "soak: copying to PostgreSQL every $SYNC_SECS s${RETAIN_DAYS:+, keeping $RETAIN_DAYS days locally}"
 echo "soak: throughput every $THROUGHPUT_MINS min, capacity every $CAPACITY_MINS min, profile every $PROFILE_MINS min"
 
 sample() { # agent pid elapsed
@@ -166,3 +179,7 @@ for a in a b; do
     sqlite3 "$OUT/$a.db" "SELECT test_name, status, count(*) FROM tests GROUP BY test_name, status ORDER BY 1, 2;" \
         | sed 's/^/  /' | tee -a "$OUT/summary.txt"
 done
+if [ -n "$STORE_URL" ]; then
+    echo "PostgreSQL: runs held" | tee -a "$OUT/summary.txt"
+    "$SONDE" report "$STORE_URL" --list-runs 2>&1 | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+fi

@@ -133,6 +133,14 @@ pub fn run_latency(
         });
         if s.partial {
             out.error = Some(s.error.clone().unwrap_or_else(|| "cut short".into()));
+        } else if s.loss.refused > 0 {
+            // The peer's host is up but its server is not (starting, restarting, stopped):
+            // the run failed, and its lost probes are no measurement of the path.
+            out.result = RunResult::Failed;
+            out.error = Some(format!(
+                "refused: no server listening on port {} ({} of {} probes answered)",
+                peer.port, s.loss.received, s.loss.sent
+            ));
         } else if s.loss.sent > 0 && s.loss.received == 0 {
             // A measurement (loss 1 in the metrics), but the peer is down: the run failed.
             out.error = Some(format!("none of {} probes was answered", s.loss.sent));

@@ -6,7 +6,9 @@
 //! of its runs' median RTTs (each run's median already resists a stray probe; the median of
 //! those resists a stray run); its loss is lost probes over sent probes, all runs together.
 //! A run cut short when the agents are stopped counts as a failed run but adds no figures:
-//! the probes it had in flight were not lost, only not waited for.
+//! the probes it had in flight were not lost, only not waited for. So does a run whose
+//! probes the destination's host refused (its agent not serving yet, at the mesh's start):
+//! they reached the node and found no server, which is no loss of the path.
 
 use std::collections::BTreeMap;
 
@@ -140,6 +142,10 @@ impl MeshMatrix {
                 // answered, so its figures would count them as lost.
                 continue;
             }
+            if doc["end"]["loss"]["refused"].as_u64().unwrap_or(0) > 0 {
+                // Refused by the destination's host: no server there yet, not path loss.
+                continue;
+            }
             let (sent, lost, med) = latency_figures(&doc);
             cell.probes_sent += sent;
             cell.probes_lost += lost;
@@ -231,6 +237,12 @@ mod tests {
                     false,
                     json!({"end": {"partial": true, "loss": {"sent": 5, "lost": 3}}}),
                 ),
+                rec(
+                    "n03-v6",
+                    "latency",
+                    false,
+                    json!({"end": {"loss": {"sent": 5, "lost": 2, "refused": 2}, "rtt": {"median_ms": 0.5}}}),
+                ),
             ],
         );
         let c = m.cell(Family::Ipv4, 0, 1).unwrap();
@@ -243,6 +255,11 @@ mod tests {
         assert_eq!(m.throughput, RunCounts { ok: 1, failed: 0 });
         let cut = m.cell(Family::Ipv4, 0, 2).unwrap();
         assert_eq!((cut.runs, cut.ok, cut.probes_sent), (1, 0, 0));
+        let refused = m.cell(Family::Ipv6, 0, 2).unwrap();
+        assert_eq!(
+            (refused.runs, refused.probes_sent, refused.median_rtt_ms),
+            (1, 0, None)
+        );
         let failed = m.failed_pairs();
         // 3 nodes x 2 others x 2 families = 12 ordered pairs; only n01 -> n02 over IPv4 has
         // a successful run.

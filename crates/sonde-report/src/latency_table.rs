@@ -226,7 +226,15 @@ fn loss_table(o: &mut impl Write, l: &LossStats) -> io::Result<()> {
         l.duplicates,
         l.reordered,
         l.late
-    )
+    )?;
+    if l.refused > 0 {
+        writeln!(
+            o,
+            "refused: the peer's host answered \"port unreachable\" {} times: no server listened for some of the run's datagrams, so this loss is not the path's",
+            l.refused
+        )?;
+    }
+    Ok(())
 }
 
 /// The delay distributions as a table: the RTT, then the one-way delays where there are any.

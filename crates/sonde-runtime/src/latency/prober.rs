@@ -39,6 +39,7 @@ fn drain(
         {
             None => return Ok(fresh),
             Some(Incoming::Ignored) => {}
+            Some(Incoming::Refused) => st.tracker.on_refused(),
             Some(Incoming::Count(c)) => {
                 st.count_replies += 1;
                 st.tracker.on_server_count(c);
@@ -295,14 +296,16 @@ impl<'a> DatagramRun<'a> {
         // The probe is accounted before its reply can be read; the reply carries its own
         // send stamp, taken by the transport just before the send call.
         self.st.sent(seq, wall);
-        if let Err(e) = self.t.send(seq, wall) {
-            // A full socket buffer or an unreachable host loses this probe, not the run.
-            if !matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::ConnectionRefused
-            ) {
-                return Err(LatencyError::io("sending a probe", e));
+        match self.t.send(seq, wall) {
+            // A full socket buffer loses this probe, not the run.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            // An earlier probe's "port unreachable", reported by this send (which then did
+            // not go out): counted, and probing goes on.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                self.st.tracker.on_refused();
             }
+            Err(e) => return Err(LatencyError::io("sending a probe", e)),
+            Ok(()) => {}
         }
         if let Some(s) = &mut self.sched {
             let base = self.st.start;
@@ -360,8 +363,14 @@ fn query_count(
     interrupt: &AtomicBool,
 ) {
     for _ in 0..3 {
-        if !matches!(t.send_count_query(), Ok(true)) {
-            return;
+        match t.send_count_query() {
+            Ok(true) => {}
+            // An earlier datagram's "port unreachable": counted; the query is asked again.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                st.tracker.on_refused();
+                continue;
+            }
+            _ => return,
         }
         let before = st.count_replies;
         let until = Instant::now() + Duration::from_millis(300).max(st.max_rtt * 2);

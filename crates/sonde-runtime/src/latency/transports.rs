@@ -14,6 +14,9 @@ use std::time::Duration;
 pub(crate) enum Incoming {
     Reply(Reply, Option<u64>),
     Count(u64),
+    /// The peer's host answered "port unreachable": no server listens (a connected UDP
+    /// socket reports it as `ECONNREFUSED`).
+    Refused,
     Ignored,
 }
 
@@ -139,9 +142,9 @@ impl Transport for UdpProbes {
             Ok(r) => r,
             Err(e) if would_block(&e) => return Ok(None),
             // ICMP port unreachable surfaces as ECONNREFUSED on a connected socket: the
-            // request was lost upstream (no server); keep probing.
+            // request reached a host with no server; counted, and probing goes on.
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Ok(Some(Incoming::Ignored))
+                return Ok(Some(Incoming::Refused))
             }
             Err(e) => return Err(e),
         };

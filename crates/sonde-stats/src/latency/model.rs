@@ -132,6 +132,14 @@ pub struct LossStats {
     /// Replies later than `--late` (they are counted as received and in the RTT statistics).
     pub late: u64,
     pub late_percent: f64,
+    /// "Port unreachable" answers from the peer's host: no server listened for the probes
+    /// (one not yet started, restarting or stopped; or a firewall rejecting them). Probes
+    /// so refused count as lost, yet they say nothing of the path. Each answer stands for
+    /// at least one datagram: the kernel reports one per error it holds, and hosts
+    /// rate-limit them. Count queries are refused alike and counted too. Absent in documents of older
+    /// sondes (read as 0).
+    #[serde(default)]
+    pub refused: u64,
 }
 
 /// How well the sender kept its schedule: send time minus scheduled time.

@@ -109,6 +109,7 @@ pub struct ProbeTracker {
     max_seq_seen: u64,
     seen: Vec<u64>,
     server_count: Option<u64>,
+    refused: u64,
     rtt: DelayAccumulator,
     up: DelayAccumulator,
     down: DelayAccumulator,
@@ -140,6 +141,7 @@ impl ProbeTracker {
             max_seq_seen: 0,
             seen: vec![0; (SEQ_WINDOW / 64) as usize],
             server_count: None,
+            refused: 0,
             rtt: DelayAccumulator::absolute(),
             up: DelayAccumulator::relative(),
             down: DelayAccumulator::relative(),
@@ -254,6 +256,11 @@ impl ProbeTracker {
     }
 
     /// The server's count of requests it received in this session (the largest one seen wins).
+    /// The peer's host answered a probe with "port unreachable" (see [`LossStats::refused`]).
+    pub fn on_refused(&mut self) {
+        self.refused += 1;
+    }
+
     pub fn on_server_count(&mut self, count: u64) {
         self.server_count = Some(self.server_count.map_or(count, |c| c.max(count)));
     }
@@ -344,6 +351,7 @@ impl ProbeTracker {
             reordered: self.reordered,
             late: self.late,
             late_percent: pct(self.late),
+            refused: self.refused,
         }
     }
 

@@ -79,6 +79,24 @@ fn loss_split_up_and_down_from_server_count() {
 }
 
 #[test]
+fn refusals_are_counted_apart_from_the_loss_they_explain() {
+    let mut t = tracker();
+    for seq in 1..=3 {
+        t.on_sent(seq);
+    }
+    t.on_reply(&reply(3, 0, MS));
+    t.on_refused();
+    t.on_refused();
+    let l = t.loss();
+    assert_eq!((l.lost, l.refused), (2, 2));
+    assert_eq!(tracker().loss().refused, 0);
+    // Documents of older sondes have no count: read as none.
+    let old = r#"{"sent":1,"received":1,"lost":0,"loss_percent":0.0,"lost_up":null,"lost_down":null,"server_received":null,"duplicates":0,"reordered":0,"late":0,"late_percent":0.0}"#;
+    let read: LossStats = serde_json::from_str(old).unwrap();
+    assert_eq!(read.refused, 0);
+}
+
+#[test]
 fn loss_split_is_never_negative_with_a_stale_count() {
     let mut t = tracker();
     for seq in 1..=4 {

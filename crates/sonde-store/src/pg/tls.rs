@@ -66,7 +66,8 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     let mut kept = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        match (key, value) {
+        let (key, value) = (decoded(key, &target)?, decoded(value, &target)?);
+        match (key.as_str(), value.as_str()) {
             ("sslrootcert", v) => settings.root_cert = Some(v.to_owned()),
             ("sslmode", "verify-ca") => {
                 settings.verify = Verify::Chain;
@@ -101,6 +102,18 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     };
     let config = rest.parse().map_err(pg_err(&target))?;
     Ok((config, settings))
+}
+
+/// A URL parameter's key or value percent-decoded, as the driver decodes the others (a trust
+/// file's path may hold a space, written `%20`).
+fn decoded(text: &str, target: &str) -> Result<String, StoreError> {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| StoreError::BadUrl {
+            target: target.to_owned(),
+            what: format!("{text}: not UTF-8 once percent-decoded"),
+        })
 }
 
 /// The connector for `settings`; its trust file read now, so a missing one is told at once.
@@ -256,6 +269,16 @@ mod tests {
             (c.get_ssl_mode(), s.verify),
             (SslMode::Require, Verify::ChainAndName)
         );
+        let (c, s) =
+            parse("postgres://u@h/db?ssl%6Dode=verify%2Dfull&sslrootcert=/my%20certs/ca.pem")
+                .unwrap();
+        assert_eq!(
+            (c.get_ssl_mode(), s.verify),
+            (SslMode::Require, Verify::ChainAndName)
+        );
+        assert_eq!(s.root_cert.as_deref(), Some("/my certs/ca.pem"));
+        let e = parse("postgres://u@h/db?sslrootcert=%FF").unwrap_err();
+        assert!(e.to_string().contains("UTF-8"), "{e}");
         let (c, _) = parse("postgres://u@h/db?sslmode=disable").unwrap();
         assert_eq!(c.get_ssl_mode(), SslMode::Disable);
         for bad in ["sslmode=allow", "sslmode=always"] {

@@ -148,6 +148,12 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         if let Some(e) = &s.error {
             crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
             code = exit::FAILED;
+        } else if s.loss.received == 0 && s.loss.refused > 0 {
+            crate::output::final_error(format_args!(
+                "sonde: no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
+                cfg.port
+            ));
+            code = exit::FAILED;
         } else if s.loss.received == 0 {
             let hint = match (cfg.mode, cfg.psk.is_some()) {
                 (LatencyMode::Udp, false) => {

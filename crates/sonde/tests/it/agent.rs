@@ -224,12 +224,19 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
         "{}",
         run.run.scenario_name
     );
-    let failure = run
+    let failures: Vec<String> = run
         .tests
         .iter()
-        .find_map(|t| t.failure_reason.clone())
-        .unwrap();
-    assert!(!failure.is_empty());
+        .filter_map(|t| t.failure_reason.clone())
+        .collect();
+    // b's host (loopback) stayed up while b was down: it refused the probes ("port
+    // unreachable"), which fails the run rather than counting as the path's loss.
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.starts_with("refused: no server listening on port")),
+        "{failures:?}"
+    );
 }
 
 /// True when the `prometheus` binary is here; otherwise says why the test skips (and fails

@@ -189,6 +189,14 @@ fn udp_without_server_reports_total_loss_and_fails() {
         "{}",
         out.describe()
     );
+    // Loopback answers "port unreachable": the run says nothing listened, not that the
+    // path lost the probes.
+    assert!(
+        out.stderr.contains("nothing listens on UDP port"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stdout.contains("refused: "), "{}", out.describe());
 }
 
 #[test]
