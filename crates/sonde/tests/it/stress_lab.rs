@@ -235,7 +235,10 @@ fn socat(lab: &Lab, dir: &TempDir) -> Vec<Daemon> {
         pattern.to_string_lossy()
     );
     vec![
-        daemon(lab, "socat", &[&listen(20007), "PIPE"], &[20007]),
+        // Echo: after the client's end of data socat has `-t` seconds to send back what
+        // it still holds, then closes, resetting a connection whose echo was not all read
+        // (by default 0.5 s, which a loaded machine can overrun with 8 connections' backlog).
+        daemon(lab, "socat", &["-t", "5", &listen(20007), "PIPE"], &[20007]),
         daemon(
             lab,
             "socat",
@@ -305,7 +308,23 @@ fn three_modes(lab: &Lab, who: &str, ports: Ports) {
             port,
             &format!("--{mode} -P 8 -t 1.5 -i 0.5 --close-timeout 1 -J"),
         );
-        out.expect_code(0);
+        if out.code() != Some(0) {
+            // How each connection ended says whose side gave up.
+            let doc = out.json();
+            let closes: Vec<String> = doc["end"]["connections"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|c| format!("{} {}", c["close"], c["error"]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            panic!(
+                "{who} {mode}: exit {:?}, closes {closes:?}\n{}",
+                out.code(),
+                out.stderr
+            );
+        }
         let d = out.json();
         let end = &d["end"];
         let (sends, receives) = (mode != "chargen", mode != "discard");

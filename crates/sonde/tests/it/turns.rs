@@ -8,19 +8,44 @@
 //! first takes its module's turn, which waits until no test of another module runs. A module
 //! whose own tests must not overlap says so with a lock of its own (`ONE_LAB_AT_A_TIME`).
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Instant;
 
 struct Current {
     /// The module whose tests run now, if any.
     module: Option<String>,
     /// How many of its tests run now.
     running: usize,
+    /// When its turn began.
+    since: Option<Instant>,
 }
 
 static CURRENT: Mutex<Current> = Mutex::new(Current {
     module: None,
     running: 0,
+    since: None,
 });
+
+/// With `SONDE_TURNS_LOG=FILE`, each turn's module and length in seconds is appended to FILE
+/// as it ends: where the suite's time goes, module by module (a test's own time also counts
+/// its wait for the turn, and so says little about it).
+fn log_turn(module: &str, since: Instant) {
+    static FILE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let path = std::env::var_os("SONDE_TURNS_LOG")?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()?;
+        Some(Mutex::new(f))
+    });
+    if let Some(f) = file {
+        use std::io::Write;
+        let mut f = f.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = writeln!(f, "{:8.2} {module}", since.elapsed().as_secs_f64());
+    }
+}
 static ENDED: Condvar = Condvar::new();
 
 fn current() -> MutexGuard<'static, Current> {
@@ -42,6 +67,9 @@ pub fn take(module_path: &str) -> Turn {
     while now.module.as_ref().is_some_and(|m| *m != module) {
         now = ENDED.wait(now).unwrap_or_else(PoisonError::into_inner);
     }
+    if now.module.is_none() {
+        now.since = Some(Instant::now());
+    }
     now.module = Some(module);
     now.running += 1;
     Turn
@@ -52,7 +80,9 @@ impl Drop for Turn {
         let mut now = current();
         now.running -= 1;
         if now.running == 0 {
-            now.module = None;
+            if let (Some(module), Some(since)) = (now.module.take(), now.since.take()) {
+                log_turn(&module, since);
+            }
             ENDED.notify_all();
         }
     }
