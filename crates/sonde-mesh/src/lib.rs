@@ -15,6 +15,7 @@
 //! - [`plan`]: the star topology, addresses and agent configurations (pure).
 //! - [`agents`]: the agent processes; [`scrape`]: one `/metrics` scrape.
 //! - [`relay`]: the way from every node's loopback to PostgreSQL.
+//! - [`outage`]: nodes' links taken down and back during the run.
 //! - [`collect`]: combining the agents' databases, copying them to PostgreSQL.
 //! - [`matrix`]: the per-pair figures (pure); [`render`]: them as text.
 //! - [`run()`]: all of it in order, with teardown on every path.
@@ -43,6 +44,7 @@ pub mod agents;
 pub mod collect;
 pub mod error;
 pub mod matrix;
+pub mod outage;
 pub mod plan;
 pub mod relay;
 pub mod render;

@@ -78,7 +78,7 @@ pub fn node_index(name: &str) -> Option<usize> {
 }
 
 /// The name of the link between node `i` and the router.
-fn link_name(i: usize) -> String {
+pub(crate) fn link_name(i: usize) -> String {
     format!("l{:02}", i + 1)
 }
 

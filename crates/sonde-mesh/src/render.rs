@@ -34,6 +34,32 @@ pub fn link_line(l: &NodeLink) -> String {
     format!("{}'s link, {ways}: {values}", l.node)
 }
 
+/// What an outage was planned as, for the start of the run.
+pub fn planned_outage_line(o: &crate::spec::Outage) -> String {
+    format!(
+        "{}'s link down {} s after the agents answer, for {} s",
+        o.node, o.at_secs, o.for_secs
+    )
+}
+
+/// How an outage went: how long the link was down, or why it was not.
+fn outage_line(o: &crate::outage::OutageRecord) -> String {
+    match (o.down_unix, o.up_unix, &o.error) {
+        (_, _, Some(e)) => format!("outage of {}: {e}\n", o.node),
+        (Some(down), Some(up), None) => format!(
+            "outage: {}'s link was down {:.2} s (planned: {} s from {} s on)\n",
+            o.node,
+            up - down,
+            o.for_secs,
+            o.at_secs
+        ),
+        _ => format!(
+            "outage of {}: not taken (the run ended before {} s)\n",
+            o.node, o.at_secs
+        ),
+    }
+}
+
 fn rtt_cell(m: &MeshMatrix, f: Family, s: usize, d: usize) -> String {
     if s == d {
         return "-".into();
@@ -147,6 +173,9 @@ pub fn summary(s: &MeshSummary) -> String {
         "throughput runs: {} ok, {} failed",
         m.throughput.ok, m.throughput.failed
     );
+    for o in &s.outages {
+        t.push_str(&outage_line(o));
+    }
     let answered = s.scrapes.iter().filter(|x| x.answered()).count();
     let _ = writeln!(
         t,

@@ -19,6 +19,7 @@ use crate::agents::{stop_all, AgentEnd, AgentProc};
 use crate::collect::{agent_runs, combine, sync_all, CombinedRun};
 use crate::error::{io_err, MeshError};
 use crate::matrix::MeshMatrix;
+use crate::outage::{OutageRecord, Outages};
 use crate::plan::{MeshPlan, HUB};
 use crate::relay::Relay;
 use crate::scrape::{scrape, Scrape};
@@ -78,6 +79,8 @@ pub struct MeshSummary {
     pub interrupted: bool,
     /// What the copy to PostgreSQL did, when one was asked for.
     pub remote: Option<String>,
+    /// The outages, as they happened.
+    pub outages: Vec<OutageRecord>,
     /// Teardown errors and other things said along the way.
     pub notes: Vec<String>,
 }
@@ -145,10 +148,24 @@ fn wait_ready(lab: &Lab, plan: &MeshPlan, agents: &mut [AgentProc], stop: &Atomi
     }
 }
 
-/// Sleeps out the run's duration in slices; true when Ctrl-C ended it early.
+/// Sleeps out the run's duration in slices, taking links down and back as the outages say
+/// (every one is back when it returns); true when Ctrl-C ended it early.
 fn wait_duration(
     total: Duration,
     agents: &mut [AgentProc],
+    outages: &mut Outages,
+    obs: &mut dyn MeshObserver,
+    stop: &AtomicBool,
+) -> bool {
+    let interrupted = sleep_out(total, agents, outages, obs, stop);
+    outages.restore_all();
+    interrupted
+}
+
+fn sleep_out(
+    total: Duration,
+    agents: &mut [AgentProc],
+    outages: &mut Outages,
     obs: &mut dyn MeshObserver,
     stop: &AtomicBool,
 ) -> bool {
@@ -158,6 +175,7 @@ fn wait_duration(
         if stop.load(Ordering::Relaxed) {
             return true;
         }
+        outages.apply(start.elapsed());
         // Reap an agent that exits early; it is reported at the end (its results count).
         for a in agents.iter_mut() {
             a.exited();
@@ -166,7 +184,8 @@ fn wait_duration(
             last_tick = start.elapsed();
             obs.tick(last_tick, total);
         }
-        std::thread::sleep(SLICE.min(total.saturating_sub(start.elapsed())));
+        let next = outages.next_change(start.elapsed()).unwrap_or(SLICE);
+        std::thread::sleep(SLICE.min(next).min(total.saturating_sub(start.elapsed())));
     }
     false
 }
@@ -336,6 +355,7 @@ pub fn run(
             "the nodes' hosts files could not be written ({e}): agents were given addresses, not names"
         ));
     }
+    let mut outages = Outages::prepare(&lab, &plan)?;
     let relay = start_relay(&lab, &plan, opts.store.as_deref())?;
     let store = opts.store.as_deref().zip(relay.as_ref());
     write_configs(&plan, out, store)?;
@@ -345,8 +365,8 @@ pub fn run(
     let ready = wait_ready(&lab, &plan, &mut agents, interrupt);
     obs.agents_ready(ready, agents.len());
     let total = Duration::from_secs_f64(plan.spec.duration_secs);
-    let interrupted =
-        wait_duration(total, &mut agents, obs, interrupt) || interrupt.load(Ordering::Relaxed);
+    let interrupted = wait_duration(total, &mut agents, &mut outages, obs, interrupt)
+        || interrupt.load(Ordering::Relaxed);
     obs.stopping();
     let scrapes = scrape_all(&lab, &plan);
     let ends = stop_all(
@@ -361,6 +381,11 @@ pub fn run(
     let report = lab.finish();
     let ended_unix = unix_now();
     let mut notes = early_notes;
+    for o in outages.records() {
+        if let Some(e) = &o.error {
+            notes.push(format!("outage of {}: {e}", o.node));
+        }
+    }
     notes.extend(report.teardown_errors);
     notes.extend(report.notes);
     // Agents started after `started_unix`; a second of slack for clock steps.
@@ -394,6 +419,7 @@ pub fn run(
         agents: ends,
         interrupted,
         remote,
+        outages: outages.records().to_vec(),
         notes,
     };
     write_summary(out, &summary)?;
@@ -415,6 +441,7 @@ fn write_summary(out: &Path, s: &MeshSummary) -> Result<(), MeshError> {
         "metrics": s.scrapes,
         "agents": s.agents,
         "remote": s.remote,
+        "outages": s.outages,
         "notes": s.notes,
     });
     let path = out.join(SUMMARY);

@@ -45,6 +45,24 @@ pub struct MeshSpec {
     /// Impaired links (none by default: a clean star).
     #[serde(default, rename = "link")]
     pub links: Vec<NodeLink>,
+    /// Times a node's link is down during the run (none by default).
+    #[serde(default, rename = "outage")]
+    pub outages: Vec<Outage>,
+}
+
+/// A node's link to the router taken down for a while and brought back, as a pulled and
+/// replugged cable: the router's end loses its carrier and the node's with it; the
+/// addresses and routes stay, so measuring resumes once it is back. What every agent
+/// records meanwhile shows how the mesh sees a site go away.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    /// The node whose link goes down (`n03`).
+    pub node: String,
+    /// When, seconds after the agents answer.
+    pub at_secs: f64,
+    /// For how long, seconds; back before the run ends.
+    pub for_secs: f64,
 }
 
 /// Impairments of one node's link to the router, with the lab's impairment keys (`delay`,
@@ -210,7 +228,55 @@ impl MeshSpec {
         if self.agent_port == 0 || self.metrics_port == 0 || self.agent_port == self.metrics_port {
             return bad("agent_port and metrics_port must be two distinct non-zero ports".into());
         }
-        self.check_links()
+        self.check_links()?;
+        self.check_outages()
+    }
+
+    /// Each outage names a node of the mesh, lies within the run, and does not overlap
+    /// another of the same node.
+    fn check_outages(&self) -> Result<(), MeshError> {
+        let mut windows: Vec<(usize, f64, f64)> = Vec::new();
+        for o in &self.outages {
+            let i = self.node_of(&o.node, "outage")?;
+            let (from, to) = (o.at_secs, o.at_secs + o.for_secs);
+            if !(o.at_secs.is_finite() && o.for_secs.is_finite())
+                || o.at_secs < 0.0
+                || o.for_secs <= 0.0
+                || to > self.duration_secs
+            {
+                return Err(MeshError::Spec(format!(
+                    "outage of {}: at_secs {} and for_secs {} must lie within the run's {} s (at_secs >= 0, for_secs > 0, back by the end)",
+                    o.node, o.at_secs, o.for_secs, self.duration_secs
+                )));
+            }
+            if windows
+                .iter()
+                .any(|&(j, a, b)| j == i && from < b && a < to)
+            {
+                return Err(MeshError::Spec(format!(
+                    "outage of {} at {} s overlaps another of the same node",
+                    o.node, o.at_secs
+                )));
+            }
+            windows.push((i, from, to));
+        }
+        Ok(())
+    }
+
+    /// The index of node `name`, checked to be one of the mesh's (`what` names the table).
+    fn node_of(&self, name: &str, what: &str) -> Result<usize, MeshError> {
+        let Some(i) = crate::plan::node_index(name) else {
+            return Err(MeshError::Spec(format!(
+                "{what} node {name:?}: nodes are named n01, n02, ..."
+            )));
+        };
+        if i >= self.nodes {
+            return Err(MeshError::Spec(format!(
+                "{what} node {name}: the mesh has {} nodes",
+                self.nodes
+            )));
+        }
+        Ok(i)
     }
 
     /// Each impaired link names a node of the mesh (after `--nodes`), once, with
@@ -218,18 +284,7 @@ impl MeshSpec {
     fn check_links(&self) -> Result<(), MeshError> {
         let mut seen = Vec::new();
         for l in &self.links {
-            let Some(i) = crate::plan::node_index(&l.node) else {
-                return Err(MeshError::Spec(format!(
-                    "link node {:?}: nodes are named n01, n02, ...",
-                    l.node
-                )));
-            };
-            if i >= self.nodes {
-                return Err(MeshError::Spec(format!(
-                    "link node {}: the mesh has {} nodes",
-                    l.node, self.nodes
-                )));
-            }
+            let i = self.node_of(&l.node, "link")?;
             if seen.contains(&i) {
                 return Err(MeshError::Spec(format!(
                     "link node {}: listed twice (one [[link]] per node; `direction` chooses the ways)",
@@ -305,5 +360,43 @@ mod tests {
         let twice =
             "[[link]]\nnode = \"n02\"\nimpair = {}\n[[link]]\nnode = \"n02\"\nimpair = {}\n";
         assert!(with(twice).unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn outages_lie_within_the_run_on_a_node_of_the_mesh_without_overlapping() {
+        let with = |extra: &str| {
+            MeshSpec::parse(&format!("{BUILTIN_TEXT}\n{extra}"))
+                .and_then(|m| m.with(Some(3), Some(20.0)))
+        };
+        let outage = |node: &str, at: f64, len: f64| {
+            format!("[[outage]]\nnode = \"{node}\"\nat_secs = {at:?}\nfor_secs = {len:?}\n")
+        };
+        let two = format!("{}{}", outage("n03", 2.0, 3.0), outage("n03", 5.0, 15.0));
+        let m = with(&two).unwrap();
+        assert_eq!(m.outages.len(), 2);
+        assert_eq!(m.outages[1].for_secs, 15.0);
+        // Shortened by -t below an outage's end: refused too.
+        let e = m.with(None, Some(10.0)).unwrap_err().to_string();
+        assert!(e.contains("within the run"), "{e}");
+        for (bad, want) in [
+            (outage("n04", 1.0, 1.0), "3 nodes"),
+            (outage("x1", 1.0, 1.0), "n01"),
+            (outage("n01", -1.0, 1.0), "at_secs >= 0"),
+            (outage("n01", 1.0, 0.0), "for_secs > 0"),
+            (outage("n01", 15.0, 6.0), "back by the end"),
+            (
+                format!("{}{}", outage("n01", 1.0, 5.0), outage("n01", 4.0, 2.0)),
+                "overlaps",
+            ),
+        ] {
+            let e = with(&bad).unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        assert!(with(&format!(
+            "{}{}",
+            outage("n01", 1.0, 5.0),
+            outage("n02", 1.0, 5.0)
+        ))
+        .is_ok());
     }
 }

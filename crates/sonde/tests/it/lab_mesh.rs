@@ -419,6 +419,32 @@ fn binomially_near(what: &str, got: f64, n: f64, p: f64) -> bool {
     (got / n - p).abs() <= 4.0 * sd
 }
 
+/// Runs the mesh described by `text` on 3 nodes for `secs`, which must succeed; its output
+/// directory and what it printed.
+fn run_three_nodes(dir: &TempDir, text: &str, secs: u32) -> (std::path::PathBuf, common::Output) {
+    let file = dir.file("mesh.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.file("out");
+    let o = out.display().to_string();
+    let t = secs.to_string();
+    let res = run(
+        &[
+            "lab",
+            "run",
+            file.to_str().unwrap(),
+            "--nodes",
+            "3",
+            "-t",
+            &t,
+            "-o",
+            &o,
+        ],
+        Duration::from_secs(60),
+    );
+    res.expect_code(0);
+    (out, res)
+}
+
 #[test]
 fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
     let _turn = crate::turns::take(module_path!());
@@ -444,25 +470,7 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
             "link_rate = \"1G\"\nprotocol = \"udp\"",
         )
         + "\n[[link]]\nnode = \"n03\"\nimpair = { delay = \"10ms\", loss = \"5%\" }\n";
-    let file = dir.file("impaired.toml");
-    std::fs::write(&file, text).unwrap();
-    let out = dir.file("out");
-    let o = out.display().to_string();
-    let res = run(
-        &[
-            "lab",
-            "run",
-            file.to_str().unwrap(),
-            "--nodes",
-            "3",
-            "-t",
-            "20",
-            "-o",
-            &o,
-        ],
-        Duration::from_secs(60),
-    );
-    res.expect_code(0);
+    let (out, res) = run_three_nodes(&dir, &text, 20);
     assert!(
         res.stdout
             .contains("impaired: n03's link, both ways: delay 10ms, loss 5%"),
@@ -529,6 +537,84 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
     );
 }
 
+/// n03's link down 3 s after the agents answer, for 4 s, in a 3-node mesh measuring every
+/// second: set against the outage's recorded start and end, every run to or from n03 that
+/// sent its probes inside it failed, every one that began a second after it ended succeeded (in both
+/// families: the router keeps its IPv6 addresses through the outage), and the other pair
+/// never noticed.
+#[test]
+fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("meshout");
+    let builtin = run(&["lab", "show", "mesh"], Duration::from_secs(10));
+    builtin.expect_code(0);
+    let text = &builtin.stdout[..builtin.stdout.find("[throughput]").unwrap()];
+    assert!(text.contains("every_secs = 5"), "{text}");
+    let text = text.replace("every_secs = 5", "every_secs = 1")
+        + "\n[[outage]]\nnode = \"n03\"\nat_secs = 3\nfor_secs = 4\n";
+    let (out, res) = run_three_nodes(&dir, &text, 12);
+    assert!(
+        res.stdout
+            .contains("outage planned: n03's link down 3 s after the agents answer, for 4 s"),
+        "{}",
+        res.stdout
+    );
+    assert!(
+        res.stdout.contains("outage: n03's link was down"),
+        "{}",
+        res.stdout
+    );
+    let s = summary(&out);
+    assert_torn_down(&s);
+    let outage = &s["outages"][0];
+    assert_eq!(outage["error"], Value::Null, "{outage}");
+    let (down, up) = (
+        outage["down_unix"].as_f64().unwrap(),
+        outage["up_unix"].as_f64().unwrap(),
+    );
+    assert!((up - down - 4.0).abs() < 0.3, "down {down}, up {up}");
+
+    let store = Store::open_read_only(out.join("results.db")).unwrap();
+    let run = store
+        .load_run(store.latest_run().unwrap().unwrap())
+        .unwrap();
+    let (mut inside, mut after) = (BTreeSet::new(), BTreeSet::new());
+    for t in &run.tests {
+        let peer = t.test_name.strip_prefix("latency ").unwrap_or("");
+        let through = t.settings == "n03" || peer.starts_with("n03-");
+        let family = if peer.ends_with("-v6") { "v6" } else { "v4" };
+        let ok = t.status == TestStatus::Ok;
+        let why = t.failure_reason.clone().unwrap_or_default();
+        let what = format!(
+            "{} -> {peer} {:.2}-{:.2}: {why}",
+            t.settings, t.started_unix, t.ended_unix
+        );
+        // A run refused at the start (its peer's agent not yet serving), or cut short when
+        // the agents were stopped, is no outage's doing.
+        let refused = why.starts_with("refused");
+        if why.starts_with("interrupted") {
+            continue;
+        }
+        if !through || t.ended_unix < down {
+            assert!(ok || refused, "failed without an outage: {what}");
+        } else if t.started_unix >= down && t.started_unix + 0.2 <= up {
+            // Its 5 probes, 20 ms apart, all went out while the link was down.
+            assert!(!ok, "answered through a link that was down: {what}");
+            inside.insert(family);
+        } else if t.started_unix >= up + 1.0 {
+            assert!(ok, "not back a second after the outage: {what}");
+            after.insert(family);
+        }
+    }
+    let both: BTreeSet<&str> = ["v4", "v6"].into();
+    assert_eq!(inside, both, "runs that lay inside the outage, by family");
+    assert_eq!(after, both, "runs a second after it, by family");
+}
+
 #[test]
 fn ctrl_c_tears_the_mesh_down_and_keeps_what_was_recorded() {
     let _turn = crate::turns::take(module_path!());
@@ -537,7 +623,11 @@ fn ctrl_c_tears_the_mesh_down_and_keeps_what_was_recorded() {
     }
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("meshint");
+    // An outage still on at the Ctrl-C is ended before the lab goes.
     let file = latency_only(&dir);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n[[outage]]\nnode = \"n02\"\nat_secs = 3\nfor_secs = 50\n");
+    std::fs::write(&file, text).unwrap();
     let out = dir.file("out");
     let o = out.display().to_string();
     let mut p = Proc::spawn(&["lab", "run", &file, "--nodes", "3", "-t", "120", "-o", &o]);
@@ -559,6 +649,11 @@ fn ctrl_c_tears_the_mesh_down_and_keeps_what_was_recorded() {
     assert!(res.stdout.contains("interrupted"), "{}", res.stdout);
     let s = summary(&out);
     assert_eq!(s["interrupted"], true);
+    let outage = &s["outages"][0];
+    assert!(
+        outage["down_unix"].is_f64() && outage["up_unix"].is_f64(),
+        "{outage}"
+    );
     assert_torn_down(&s);
     assert_no_agent_left(&out);
     let store = Store::open_read_only(out.join("results.db")).unwrap();

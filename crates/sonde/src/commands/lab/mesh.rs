@@ -43,6 +43,12 @@ impl MeshObserver for Lines {
         for l in &plan.spec.links {
             crate::output::outln!("impaired: {}", sonde_mesh::render::link_line(l));
         }
+        for o in &plan.spec.outages {
+            crate::output::outln!(
+                "outage planned: {}",
+                sonde_mesh::render::planned_outage_line(o)
+            );
+        }
     }
     fn agents_ready(&mut self, ready: usize, of: usize) {
         crate::output::outln!("agents: {ready} of {of} metrics endpoints answer");
