@@ -179,12 +179,13 @@ impl MeshMatrix {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::spec::MeshSpec;
     use serde_json::json;
 
-    fn rec(peer: &str, kind: &str, ok: bool, doc: Value) -> TestRecord {
+    /// A test record of `kind` against `peer` (`n02-v4`), failed ("refused") unless `ok`.
+    pub(crate) fn rec(peer: &str, kind: &str, ok: bool, doc: Value) -> TestRecord {
         TestRecord {
             matrix_id: format!("{peer}/{kind}/0"),
             ordinal: 0,

@@ -34,6 +34,43 @@ pub struct OutageRecord {
     pub up_unix: Option<f64>,
     /// What failed, if setting the link down or up did.
     pub error: Option<String>,
+    /// Runs to or from the node that began while its link was down: failed, of all.
+    pub through: RunTally,
+    /// The other runs that began meanwhile: failed, of all.
+    pub elsewhere: RunTally,
+}
+
+/// Failed runs of all runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RunTally {
+    pub failed: u64,
+    pub runs: u64,
+}
+
+impl OutageRecord {
+    /// Counts the runs that began during the outage, `node`'s agent's `tests` being one
+    /// node's records (a test's `matrix_id` starts with its peer's label, `n03-v4/...`).
+    pub fn tally(&mut self, node: &str, tests: &[sonde_store::TestRecord]) {
+        let (Some(down), Some(up)) = (self.down_unix, self.up_unix) else {
+            return;
+        };
+        for t in tests {
+            if t.started_unix < down || t.started_unix >= up {
+                continue;
+            }
+            let peer = t.matrix_id.split('/').next().unwrap_or("");
+            let peer_node = peer.rsplit_once('-').map_or(peer, |(n, _)| n);
+            let tally = if node == self.node || peer_node == self.node {
+                &mut self.through
+            } else {
+                &mut self.elsewhere
+            };
+            tally.runs += 1;
+            if t.status != sonde_store::TestStatus::Ok {
+                tally.failed += 1;
+            }
+        }
+    }
 }
 
 /// The run's outages: the router-side interface of each, and what happened so far.
@@ -94,6 +131,8 @@ impl Outages {
                 down_unix: None,
                 up_unix: None,
                 error: None,
+                through: RunTally::default(),
+                elsewhere: RunTally::default(),
             })
             .collect();
         Ok(Outages {
@@ -177,5 +216,58 @@ fn set_link(netns: &str, iface: &str, state: &str) -> Result<(), String> {
             "ip link set {iface} {state}: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::tests::rec;
+    use serde_json::json;
+
+    #[test]
+    fn runs_begun_during_the_outage_are_told_apart_by_whether_they_cross_its_node() {
+        let mut o = OutageRecord {
+            node: "n03".into(),
+            at_secs: 3.0,
+            for_secs: 4.0,
+            down_unix: Some(100.0),
+            up_unix: Some(104.0),
+            error: None,
+            through: RunTally::default(),
+            elsewhere: RunTally::default(),
+        };
+        let at = |peer: &str, ok: bool, started: f64| {
+            let mut t = rec(peer, "latency", ok, json!({}));
+            t.started_unix = started;
+            t
+        };
+        // n01's agent: to n03 before, during (failed), at the end (not during), after; to n02
+        // during.
+        o.tally(
+            "n01",
+            &[
+                at("n03-v4", true, 99.9),
+                at("n03-v6", false, 100.5),
+                at("n03-v4", false, 103.9),
+                at("n03-v6", true, 104.0),
+                at("n02-v4", true, 101.0),
+            ],
+        );
+        // n03's own agent: every run of it crosses its link.
+        o.tally(
+            "n03",
+            &[at("n01-v4", false, 102.0), at("n02-v6", true, 102.5)],
+        );
+        assert_eq!(o.through, RunTally { failed: 3, runs: 4 });
+        assert_eq!(o.elsewhere, RunTally { failed: 0, runs: 1 });
+        // An outage that never happened counts nothing.
+        let mut never = OutageRecord {
+            down_unix: None,
+            ..o.clone()
+        };
+        never.through = RunTally::default();
+        never.tally("n01", &[at("n03-v4", false, 101.0)]);
+        assert_eq!(never.through, RunTally::default());
     }
 }

@@ -47,11 +47,16 @@ fn outage_line(o: &crate::outage::OutageRecord) -> String {
     match (o.down_unix, o.up_unix, &o.error) {
         (_, _, Some(e)) => format!("outage of {}: {e}\n", o.node),
         (Some(down), Some(up), None) => format!(
-            "outage: {}'s link was down {:.2} s (planned: {} s from {} s on)\n",
+            "outage: {}'s link was down {:.2} s (planned: {} s from {} s on); runs begun meanwhile: {} of {} through {} failed, {} of {} others\n",
             o.node,
             up - down,
             o.for_secs,
-            o.at_secs
+            o.at_secs,
+            o.through.failed,
+            o.through.runs,
+            o.node,
+            o.elsewhere.failed,
+            o.elsewhere.runs
         ),
         _ => format!(
             "outage of {}: not taken (the run ended before {} s)\n",

@@ -390,6 +390,14 @@ pub fn run(
     notes.extend(report.notes);
     // Agents started after `started_unix`; a second of slack for clock steps.
     let (matrix, per_node) = collect(&plan, out, started_unix - 1.0)?;
+    let mut outage_records = outages.records().to_vec();
+    for o in &mut outage_records {
+        for (n, runs) in plan.nodes.iter().zip(&per_node) {
+            for r in runs {
+                o.tally(&n.name, &r.tests);
+            }
+        }
+    }
     for (n, s) in plan.nodes.iter().zip(&scrapes) {
         let path = out.join("metrics").join(format!("{}.txt", n.name));
         std::fs::write(&path, &s.body).map_err(io_err(format!("writing {}", path.display())))?;
@@ -419,7 +427,7 @@ pub fn run(
         agents: ends,
         interrupted,
         remote,
-        outages: outages.records().to_vec(),
+        outages: outage_records,
         notes,
     };
     write_summary(out, &summary)?;

@@ -577,6 +577,16 @@ fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
         outage["up_unix"].as_f64().unwrap(),
     );
     assert!((up - down - 4.0).abs() < 0.3, "down {down}, up {up}");
+    // The summary's tally of the runs begun meanwhile: through n03 they failed, no other.
+    assert!(
+        outage["through"]["failed"].as_u64().unwrap() >= 2,
+        "{outage}"
+    );
+    assert_eq!(outage["elsewhere"]["failed"], 0, "{outage}");
+    assert!(
+        outage["elsewhere"]["runs"].as_u64().unwrap() >= 1,
+        "{outage}"
+    );
 
     let store = Store::open_read_only(out.join("results.db")).unwrap();
     let run = store
