@@ -126,6 +126,8 @@ pub struct Relay {
     stop: Arc<AtomicBool>,
     listeners: Vec<JoinHandle<()>>,
     open: Vec<Open>,
+    /// Per node, whether its way to PostgreSQL is cut (its link is down).
+    cut: Vec<Arc<AtomicBool>>,
     /// Per node (in the order given), the address its agent connects to.
     pub addrs: Vec<SocketAddr>,
 }
@@ -160,6 +162,7 @@ impl Relay {
             stop: Arc::new(AtomicBool::new(false)),
             listeners: Vec::new(),
             open: Vec::new(),
+            cut: Vec::new(),
             addrs: Vec::new(),
         };
         for node in nodes {
@@ -174,12 +177,33 @@ impl Relay {
                 .push(listener.local_addr().map_err(io_err(what))?);
             let open: Open = Arc::default();
             relay.open.push(open.clone());
+            let cut = Arc::new(AtomicBool::new(false));
+            relay.cut.push(cut.clone());
             let (stop, upstream) = (relay.stop.clone(), upstream.clone());
             relay.listeners.push(std::thread::spawn(move || {
-                accept_loop(&listener, &upstream, &open, &stop);
+                accept_loop(&listener, &upstream, &open, &cut, &stop);
             }));
         }
         Ok(relay)
+    }
+
+    /// Cuts node `i`'s way to PostgreSQL, or restores it: while its link is down (a mesh
+    /// outage) the node reaches no database either, as a site that lost its uplink. Its
+    /// carried connections are ended and new ones closed at once; its agent keeps its
+    /// results and copies them once the way is back.
+    pub fn set_cut(&self, i: usize, cut: bool) {
+        let Some(flag) = self.cut.get(i) else {
+            return;
+        };
+        flag.store(cut, Ordering::Relaxed);
+        if cut {
+            if let Some(open) = self.open.get(i) {
+                for (a, b) in open.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+                    a.shutdown();
+                    b.shutdown();
+                }
+            }
+        }
     }
 
     /// Ends every listener and every connection still carried.
@@ -229,8 +253,14 @@ fn prune(carried: &mut Vec<Carried>, open: &Open) {
 }
 
 /// Accepts on `listener` until `stop`, carrying each connection to `upstream` on two
-/// threads of its own, and joins them at the end.
-fn accept_loop(listener: &TcpListener, upstream: &Upstream, open: &Open, stop: &AtomicBool) {
+/// threads of its own (closing it at once while `cut`), and joins them at the end.
+fn accept_loop(
+    listener: &TcpListener,
+    upstream: &Upstream,
+    open: &Open,
+    cut: &AtomicBool,
+    stop: &AtomicBool,
+) {
     let mut carried: Vec<Carried> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         prune(&mut carried, open);
@@ -243,7 +273,10 @@ fn accept_loop(listener: &TcpListener, upstream: &Upstream, open: &Open, stop: &
             // A connection that failed while queued: the next one may not.
             Err(_) => continue,
         };
-        if carried.len() >= MAX_PER_NODE || node_side.set_nonblocking(false).is_err() {
+        if cut.load(Ordering::Relaxed)
+            || carried.len() >= MAX_PER_NODE
+            || node_side.set_nonblocking(false).is_err()
+        {
             continue;
         }
         // The server away: close the node's connection, its agent keeps the results.

@@ -149,16 +149,23 @@ fn wait_ready(lab: &Lab, plan: &MeshPlan, agents: &mut [AgentProc], stop: &Atomi
 }
 
 /// Sleeps out the run's duration in slices, taking links down and back as the outages say
-/// (every one is back when it returns); true when Ctrl-C ended it early.
+/// (every one is back when it returns), and with them the nodes' way to PostgreSQL;
+/// true when Ctrl-C ended it early.
 fn wait_duration(
     total: Duration,
     agents: &mut [AgentProc],
     outages: &mut Outages,
+    relay: Option<&Relay>,
     obs: &mut dyn MeshObserver,
     stop: &AtomicBool,
 ) -> bool {
-    let interrupted = sleep_out(total, agents, outages, obs, stop);
-    outages.restore_all();
+    let mut cut = |node: &str, down: bool| {
+        if let (Some(r), Some(i)) = (relay, crate::plan::node_index(node)) {
+            r.set_cut(i, down);
+        }
+    };
+    let interrupted = sleep_out(total, agents, outages, &mut cut, obs, stop);
+    outages.restore_all(&mut cut);
     interrupted
 }
 
@@ -166,6 +173,7 @@ fn sleep_out(
     total: Duration,
     agents: &mut [AgentProc],
     outages: &mut Outages,
+    cut: &mut dyn FnMut(&str, bool),
     obs: &mut dyn MeshObserver,
     stop: &AtomicBool,
 ) -> bool {
@@ -175,7 +183,7 @@ fn sleep_out(
         if stop.load(Ordering::Relaxed) {
             return true;
         }
-        outages.apply(start.elapsed());
+        outages.apply(start.elapsed(), cut);
         // Reap an agent that exits early; it is reported at the end (its results count).
         for a in agents.iter_mut() {
             a.exited();
@@ -365,8 +373,14 @@ pub fn run(
     let ready = wait_ready(&lab, &plan, &mut agents, interrupt);
     obs.agents_ready(ready, agents.len());
     let total = Duration::from_secs_f64(plan.spec.duration_secs);
-    let interrupted = wait_duration(total, &mut agents, &mut outages, obs, interrupt)
-        || interrupt.load(Ordering::Relaxed);
+    let interrupted = wait_duration(
+        total,
+        &mut agents,
+        &mut outages,
+        relay.as_ref(),
+        obs,
+        interrupt,
+    ) || interrupt.load(Ordering::Relaxed);
     obs.stopping();
     let scrapes = scrape_all(&lab, &plan);
     let ends = stop_all(
