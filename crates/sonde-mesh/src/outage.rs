@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use sonde_lab::Lab;
+use sonde_runtime::os::host::unix_now;
 
 use crate::error::MeshError;
 use crate::plan::{link_name, node_index, MeshPlan, HUB};
@@ -78,12 +79,6 @@ pub struct Outages {
     netns: String,
     ifaces: Vec<String>,
     records: Vec<OutageRecord>,
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 impl Outages {

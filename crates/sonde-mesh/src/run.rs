@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sonde_lab::{Lab, LabOptions};
+use sonde_runtime::os::host::unix_now;
 use sonde_store::{Remote, RunId};
 
 use crate::agents::{stop_all, AgentEnd, AgentProc};
@@ -97,12 +98,6 @@ impl MeshSummary {
             && self.scrapes.iter().all(Scrape::answered)
             && self.matrix.failed_pairs().is_empty()
     }
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Every node's endpoint scraped once, from the hub (which routes to all of them).

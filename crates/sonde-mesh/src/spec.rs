@@ -181,9 +181,22 @@ impl MeshSpec {
     /// # Errors
     /// [`MeshError::Spec`] naming the key that is missing, unknown or out of range.
     pub fn parse(text: &str) -> Result<MeshSpec, MeshError> {
+        MeshSpec::parse_with(text, None, None)
+    }
+
+    /// Parses a mesh description, replaces `nodes` and `duration_secs` where given, and only
+    /// then checks it: an outage the file places beyond its own duration is fine when `-t`
+    /// makes the run long enough.
+    ///
+    /// # Errors
+    /// [`MeshError::Spec`] naming the key that is missing, unknown or out of range.
+    pub fn parse_with(
+        text: &str,
+        nodes: Option<usize>,
+        duration_secs: Option<f64>,
+    ) -> Result<MeshSpec, MeshError> {
         let spec: MeshSpec = toml::from_str(text).map_err(|e| MeshError::Spec(e.to_string()))?;
-        spec.check()?;
-        Ok(spec)
+        spec.with(nodes, duration_secs)
     }
 
     /// This description with `nodes` and `duration_secs` replaced where given, checked again.
@@ -365,8 +378,7 @@ mod tests {
     #[test]
     fn outages_lie_within_the_run_on_a_node_of_the_mesh_without_overlapping() {
         let with = |extra: &str| {
-            MeshSpec::parse(&format!("{BUILTIN_TEXT}\n{extra}"))
-                .and_then(|m| m.with(Some(3), Some(20.0)))
+            MeshSpec::parse_with(&format!("{BUILTIN_TEXT}\n{extra}"), Some(3), Some(20.0))
         };
         let outage = |node: &str, at: f64, len: f64| {
             format!("[[outage]]\nnode = \"{node}\"\nat_secs = {at:?}\nfor_secs = {len:?}\n")
@@ -378,6 +390,13 @@ mod tests {
         // Shortened by -t below an outage's end: refused too.
         let e = m.with(None, Some(10.0)).unwrap_err().to_string();
         assert!(e.contains("within the run"), "{e}");
+        // Beyond the file's own duration but within the run -t makes: accepted.
+        let text = BUILTIN_TEXT.replacen("duration_secs = 60\n", "duration_secs = 10\n", 1);
+        let text = format!("{text}\n{}", outage("n02", 30.0, 5.0));
+        let e = MeshSpec::parse(&text).unwrap_err().to_string();
+        assert!(e.contains("within the run's 10 s"), "{e}");
+        let long = MeshSpec::parse_with(&text, None, Some(40.0)).unwrap();
+        assert_eq!((long.duration_secs, long.outages[0].at_secs), (40.0, 30.0));
         for (bad, want) in [
             (outage("n04", 1.0, 1.0), "3 nodes"),
             (outage("x1", 1.0, 1.0), "n01"),

@@ -23,6 +23,7 @@
 //! with the same code as a file.
 
 mod answer;
+mod client_cert;
 mod endpoint;
 mod rows;
 pub(crate) mod schema;
@@ -90,11 +91,25 @@ pub(crate) fn pg_err(target: &str) -> impl Fn(postgres::Error) -> StoreError + '
             detail.push_str(&c.to_string());
             cause = c.source();
         }
+        if let Some(hint) = tls_hint(&detail) {
+            detail.push_str(hint);
+        }
         StoreError::Postgres {
             target: target.to_owned(),
             detail,
             source,
         }
+    }
+}
+
+/// What a TLS alert from the server means here, where the alert's name alone is cryptic.
+fn tls_hint(detail: &str) -> Option<&'static str> {
+    if detail.contains("fatal alert: UnknownCA") {
+        Some(" (the server does not trust the issuer of the client certificate: sslcert must be signed by a CA of the server's ssl_ca_file)")
+    } else if detail.contains("fatal alert: CertificateRequired") {
+        Some(" (the server wants a client certificate: give sslcert and sslkey)")
+    } else {
+        None
     }
 }
 

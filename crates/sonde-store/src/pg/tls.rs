@@ -13,7 +13,8 @@
 //! - `verify-full`: and it names the host of the URL.
 //!
 //! `sslrootcert` is a PEM file, or `system` for the system's roots; without it the verifying
-//! modes read `~/.postgresql/root.crt`, as libpq does.
+//! modes read `~/.postgresql/root.crt`, as libpq does. `sslcert` and `sslkey`, the client's own
+//! certificate for servers that ask for one, are read in [`client_cert`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +27,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{pg_err, redact};
+use super::{client_cert, pg_err, redact};
 use crate::StoreError;
 
 /// The system's roots on Debian and its derivatives (and where most distributions link it).
@@ -49,6 +50,10 @@ pub struct TlsSettings {
     pub verify: Verify,
     /// `sslrootcert` as written (`system`, or a file).
     pub root_cert: Option<String>,
+    /// `sslcert` and `sslkey`: the client's certificate and key files, for servers that
+    /// authenticate clients by certificate (libpq's defaults when not given).
+    pub client_cert: Option<String>,
+    pub client_key: Option<String>,
 }
 
 /// A URL split into the driver's configuration and the TLS settings it cannot hold.
@@ -61,6 +66,8 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     let mut settings = TlsSettings {
         verify: Verify::Nothing,
         root_cert: None,
+        client_cert: None,
+        client_key: None,
     };
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
@@ -69,6 +76,14 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
         let (key, value) = (decoded(key, &target)?, decoded(value, &target)?);
         match (key.as_str(), value.as_str()) {
             ("sslrootcert", v) => settings.root_cert = Some(v.to_owned()),
+            ("sslcert", v) => settings.client_cert = Some(v.to_owned()),
+            ("sslkey", v) => settings.client_key = Some(v.to_owned()),
+            ("sslpassword", _) => {
+                return Err(StoreError::BadUrl {
+                    target,
+                    what: "sslpassword: keys protected by a passphrase are not read; give sslkey a key in the clear, readable by its owner alone".into(),
+                })
+            }
             ("sslmode", "verify-ca") => {
                 settings.verify = Verify::Chain;
                 kept.push("sslmode=require".to_owned());
@@ -142,10 +157,27 @@ pub fn connector(settings: &TlsSettings, target: &str) -> Result<MakeRustlsConne
         chain,
         names_too: settings.verify == Verify::ChainAndName,
     };
-    let config = builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(checker))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(checker));
+    let client = client_cert::load(
+        settings.client_cert.as_deref(),
+        settings.client_key.as_deref(),
+        target,
+    )?;
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some(c) => builder.with_client_auth_cert(c.chain, c.key).map_err(|e| {
+            tls_err(
+                target,
+                format!(
+                    "sslcert {} with sslkey {}: not usable together ({e})",
+                    c.cert_path.display(),
+                    c.key_path.display()
+                ),
+            )
+        })?,
+    };
     Ok(MakeRustlsConnect::new(config))
 }
 
@@ -277,6 +309,14 @@ mod tests {
             (SslMode::Require, Verify::ChainAndName)
         );
         assert_eq!(s.root_cert.as_deref(), Some("/my certs/ca.pem"));
+        let (c, s) = parse("postgres://u@h/db?sslcert=/c/me.crt&sslkey=/c/me%20.key").unwrap();
+        assert_eq!(c.get_ssl_mode(), SslMode::Prefer);
+        assert_eq!(
+            (s.client_cert.as_deref(), s.client_key.as_deref()),
+            (Some("/c/me.crt"), Some("/c/me .key"))
+        );
+        let e = parse("postgres://u@h/db?sslpassword=x").unwrap_err();
+        assert!(e.to_string().contains("passphrase"), "{e}");
         let e = parse("postgres://u@h/db?sslrootcert=%FF").unwrap_err();
         assert!(e.to_string().contains("UTF-8"), "{e}");
         let (c, _) = parse("postgres://u@h/db?sslmode=disable").unwrap();
@@ -292,6 +332,8 @@ mod tests {
         let settings = |f: &str| TlsSettings {
             verify: Verify::ChainAndName,
             root_cert: Some(f.into()),
+            client_cert: None,
+            client_key: None,
         };
         let e = connector(&settings("/nonexistent/ca.pem"), "t")
             .err()
@@ -307,6 +349,8 @@ mod tests {
         let plain = TlsSettings {
             verify: Verify::Nothing,
             root_cert: None,
+            client_cert: None,
+            client_key: None,
         };
         assert!(connector(&plain, "t").is_ok());
     }

@@ -2,13 +2,14 @@
 //! reject`), with a certificate for `db.sonde.test` from a test CA made here by `openssl`:
 //! libpq's `sslmode` values do what they do in every PostgreSQL client, `verify-full` through
 //! `hostaddr` (how the mesh's relay keeps the name), a wrong root or name refused with the
-//! reason, and `disable` refused by the server (so the others were encrypted).
+//! reason, and `disable` refused by the server (so the others were encrypted); and one user
+//! authenticated by client certificate (`sslcert`, `sslkey`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 use crate::common;
 
-use common::postgres::{openssl_available, pg_available, Postgres};
+use common::postgres::{make_client_cert, openssl_available, pg_available, Postgres, CERT_USER};
 use common::{run, TempDir};
 use sonde_store::{Remote, Store};
 use std::time::Duration;
@@ -64,28 +65,80 @@ fn postgresql_over_tls_with_libpqs_modes() {
     eprintln!("refused: {e}");
     assert!(e.to_lowercase().contains("certificate"), "{e}");
 
+    // Certificate authentication (`hostssl ... cert` for CERT_USER): sslcert and sslkey as in
+    // libpq; without a certificate, with one naming another user, or one from another CA,
+    // refused by the server; a key others may read, refused here before connecting.
+    make_client_cert(dir.path(), "good", CERT_USER, "client");
+    make_client_cert(dir.path(), "good", "someone", "stranger");
+    make_client_cert(dir.path(), "other", CERT_USER, "forged");
+    let as_cert = |params: &str| {
+        format!(
+            "postgres://{CERT_USER}@db.sonde.test:{port}/postgres?connect_timeout=3&sslmode=verify-full{good}{by_name}{params}"
+        )
+    };
+    let shown = |name: &str| {
+        format!(
+            "&sslcert={}&sslkey={}",
+            f(&format!("{name}.crt")),
+            f(&format!("{name}.key"))
+        )
+    };
+    connect(&as_cert(&shown("client"))).unwrap();
+    for (name, want) in [
+        ("", "certificate"),
+        ("stranger", "certificate authentication failed"),
+        (
+            "forged",
+            "does not trust the issuer of the client certificate",
+        ),
+    ] {
+        let params = if name.is_empty() {
+            String::new()
+        } else {
+            shown(name)
+        };
+        let e = connect(&as_cert(&params)).unwrap_err();
+        eprintln!("refused ({name}): {e}");
+        assert!(e.to_lowercase().contains(want), "{name}: {e}");
+    }
+    std::fs::copy(dir.file("client.key"), dir.file("open.key")).unwrap();
+    std::fs::set_permissions(
+        dir.file("open.key"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let open = format!("&sslcert={}&sslkey={}", f("client.crt"), f("open.key"));
+    let e = connect(&as_cert(&open)).unwrap_err();
+    eprintln!("refused: {e}");
+    assert!(e.contains("open.key") && e.contains("chmod 600"), "{e}");
+
     // The report reads the database over a verified connection.
     let verified = pg.tls_url(&dir.file("good-ca.pem"));
     let store = Store::open_read_only(&verified).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(store.runs().unwrap().len(), 0);
 
-    // A URL the agent cannot use is refused before it starts, the file named.
+    // A URL the agent cannot use is refused before it starts, with what is wrong: a trust
+    // file that is missing, a client key others may read.
+    let cfg = dir.file("agent.toml");
+    let agent_refuses = |url: &str, want: &str| {
+        std::fs::write(
+            &cfg,
+            format!(
+                "store_url = {url:?}\n[latency]\nevery_secs = 10\n[[peer]]\nhost = \"127.0.0.1\"\n"
+            ),
+        )
+        .unwrap();
+        let out = run(
+            &["agent", "--config", cfg.to_str().unwrap()],
+            Duration::from_secs(10),
+        );
+        out.expect_code(2);
+        assert!(out.stderr.contains(want), "{}", out.stderr);
+    };
     let missing = at(
         "db.sonde.test",
         "&sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
     );
-    let cfg = dir.file("agent.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "store_url = {missing:?}\n[latency]\nevery_secs = 10\n[[peer]]\nhost = \"127.0.0.1\"\n"
-        ),
-    )
-    .unwrap();
-    let out = run(
-        &["agent", "--config", cfg.to_str().unwrap()],
-        Duration::from_secs(10),
-    );
-    out.expect_code(2);
-    assert!(out.stderr.contains("/nonexistent/ca.pem"), "{}", out.stderr);
+    agent_refuses(&missing, "/nonexistent/ca.pem");
+    agent_refuses(&as_cert(&open), "chmod 600");
 }

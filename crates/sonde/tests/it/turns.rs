@@ -27,9 +27,14 @@ static CURRENT: Mutex<Current> = Mutex::new(Current {
 });
 
 /// With `SONDE_TURNS_LOG=FILE`, each turn's module and length in seconds is appended to FILE
-/// as it ends: where the suite's time goes, module by module (a test's own time also counts
-/// its wait for the turn, and so says little about it).
+/// as it ends, and before it each test's own time within the turn (`  test NAME`): where the
+/// suite's time goes (the harness's time for a test also counts its wait for the turn, and so
+/// says little about it).
 fn log_turn(module: &str, since: Instant) {
+    log_line(&format!("{:8.2} {module}", since.elapsed().as_secs_f64()));
+}
+
+fn log_line(line: &str) {
     static FILE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
     let file = FILE.get_or_init(|| {
         let path = std::env::var_os("SONDE_TURNS_LOG")?;
@@ -43,7 +48,7 @@ fn log_turn(module: &str, since: Instant) {
     if let Some(f) = file {
         use std::io::Write;
         let mut f = f.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = writeln!(f, "{:8.2} {module}", since.elapsed().as_secs_f64());
+        let _ = writeln!(f, "{line}");
     }
 }
 static ENDED: Condvar = Condvar::new();
@@ -53,7 +58,10 @@ fn current() -> MutexGuard<'static, Current> {
 }
 
 /// A test's share of its module's turn, given back when dropped (also when the test fails).
-pub struct Turn;
+pub struct Turn {
+    /// When the test got its turn.
+    since: Instant,
+}
 
 /// Waits until no test of another module runs, then counts this test in its module's turn.
 /// `module_path` is the caller's `module_path!()`; its first two parts name the module.
@@ -72,11 +80,20 @@ pub fn take(module_path: &str) -> Turn {
     }
     now.module = Some(module);
     now.running += 1;
-    Turn
+    Turn {
+        since: Instant::now(),
+    }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
+        // The harness names each test's thread after the test.
+        if let Some(name) = std::thread::current().name() {
+            log_line(&format!(
+                "{:8.2}   test {name}",
+                self.since.elapsed().as_secs_f64()
+            ));
+        }
         let mut now = current();
         now.running -= 1;
         if now.running == 0 {

@@ -74,7 +74,7 @@ pub fn run(a: &LabRunArgs, text: &str, origin: &str, interrupt: &AtomicBool) -> 
         eprintln!("sonde: usage error - a mesh has no link settings to pick (--settings)");
         return exit::USAGE;
     }
-    let spec = match MeshSpec::parse(text).and_then(|s| s.with(a.mesh.nodes, a.mesh.time)) {
+    let spec = match MeshSpec::parse_with(text, a.mesh.nodes, a.mesh.time) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sonde: usage error - {origin}: {e}");

@@ -34,6 +34,10 @@ fn pg_bin() -> Option<PathBuf> {
 /// The only name [`Postgres::start_tls`]'s certificate is valid for.
 pub const TLS_NAME: &str = "db.sonde.test";
 
+/// The user [`Postgres::start_tls`]'s server authenticates by client certificate alone
+/// (`hostssl ... cert`): one whose certificate, signed by `good-ca.pem`, names it.
+pub const CERT_USER: &str = "sonde_cert";
+
 /// A PostgreSQL server in a temporary directory; stopped when dropped (even on failure).
 pub struct Postgres {
     bin: PathBuf,
@@ -145,23 +149,43 @@ impl Postgres {
 
     /// A server that takes TCP connections over TLS only (`hostnossl ... reject`), with a
     /// certificate for [`TLS_NAME`] alone signed by the CA `dir/good-ca.pem`; `dir` also
-    /// holds `other-ca.pem`, a CA that signed nothing.
+    /// holds `other-ca.pem`, a CA that signed nothing. [`CERT_USER`] must show a client
+    /// certificate signed by `good-ca.pem` (see [`make_client_cert`]); other users need none.
     pub fn start_tls(dir: &Path) -> Postgres {
         make_ca(dir, "good");
         make_ca(dir, "other");
         make_server_cert(dir, "good");
         std::fs::write(
             dir.join("hba.conf"),
-            "local all all trust\nhostnossl all all all reject\nhostssl all all all trust\n",
+            format!(
+                "local all all trust\nhostnossl all all all reject\n\
+                 hostssl all {CERT_USER} all cert\nhostssl all all all trust\n"
+            ),
         )
         .unwrap();
         let f = |name: &str| dir.join(name).display().to_string();
-        Postgres::start_new_with(&format!(
-            "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c hba_file={}",
+        let pg = Postgres::start_new_with(&format!(
+            "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c ssl_ca_file={} -c hba_file={}",
             f("server.crt"),
             f("server.key"),
+            f("good-ca.pem"),
             f("hba.conf")
-        ))
+        ));
+        let data = pg.data.display().to_string();
+        let port = pg.port.to_string();
+        let out = pg
+            .as_owner(
+                "createuser",
+                &["-h", &data, "-p", &port, "-U", "sonde", "-s", CERT_USER],
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "createuser {CERT_USER}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg
     }
 
     /// The URL of [`Postgres::start_tls`]'s server, verified in full against `ca` and reached
@@ -257,4 +281,23 @@ fn make_server_cert(dir: &Path, ca: &str) {
             .is_ok_and(|s| s.success());
         assert!(ok, "chown of the server key to postgres failed");
     }
+}
+
+/// `NAME.crt` and `NAME.key` in `dir`: a client certificate for the user `user`, signed by the
+/// CA `ca` ("good" or "other"), its key readable by its owner alone.
+pub fn make_client_cert(dir: &Path, ca: &str, user: &str, name: &str) {
+    let request = format!("req {NEW_KEY} -keyout {name}.key -out {name}.csr -subj /CN={user}");
+    openssl(dir, &request, &[]);
+    std::fs::write(
+        dir.join("client-ext.cnf"),
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+    )
+    .unwrap();
+    let sign = format!(
+        "x509 -req -in {name}.csr -CA {ca}-ca.pem -CAkey {ca}-ca.key -CAcreateserial \
+         -out {name}.crt -days 2 -extfile client-ext.cnf"
+    );
+    openssl(dir, &sign, &[]);
+    let key = dir.join(format!("{name}.key"));
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 }
