@@ -1,6 +1,9 @@
 //! The deployment files under `deploy/` parse and say what the README says: the systemd unit
 //! passes `systemd-analyze verify` and is hardened, the Kubernetes manifest is valid YAML
-//! whose Service reaches the DaemonSet's metrics port, and the Dockerfile is multi-stage.
+//! whose Service reaches the DaemonSet's metrics port, and the Dockerfile is multi-stage. No
+//! container engine or image registry is at hand here, so what the image's build and run
+//! depend on is checked instead: `cargo build --locked` accepts the committed lock file, and
+//! the binary needs no shared library beyond what `debian:bookworm-slim` holds.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -132,4 +135,82 @@ fn dockerfile_builds_in_one_stage_and_ships_in_another() {
     assert!(text
         .lines()
         .any(|l| l.starts_with("USER ") && l != "USER root"));
+}
+
+/// The image's build runs `cargo build --locked`, which fails when `Cargo.lock` is stale.
+#[test]
+fn the_lock_file_is_current_for_the_images_locked_build() {
+    let _turn = crate::turns::take(module_path!());
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--locked", "--offline", "--format-version", "1"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo metadata --locked: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The image ships the binary alone on `debian:bookworm-slim`, with no packages but
+/// ca-certificates: every shared library it loads must be one the slim base has (glibc's and
+/// libgcc's). A dependency that pulled in OpenSSL or the system SQLite would fail here, not
+/// in the first container an operator starts.
+#[test]
+fn the_binary_needs_only_the_slim_bases_libraries() {
+    let _turn = crate::turns::take(module_path!());
+    let out = Command::new("ldd").arg(sonde_bin()).output().unwrap();
+    assert!(out.status.success(), "ldd {}", sonde_bin());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let slim = [
+        "linux-vdso.so",
+        "ld-linux",
+        "libc.so.6",
+        "libm.so.6",
+        "libgcc_s.so.1",
+        "libpthread.so.0",
+        "libdl.so.2",
+        "librt.so.1",
+    ];
+    let libs: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| w.contains(".so"))
+        .collect();
+    assert!(libs.iter().any(|l| l.contains("libc.so.6")), "{text}");
+    let foreign: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !slim.iter().any(|s| l.contains(s)))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "libraries bookworm-slim lacks: {foreign:?}"
+    );
+}
+
+/// `docker build` sends the whole directory as its context unless `.dockerignore` says
+/// otherwise: what git ignores (build outputs, gigabytes in a working checkout) must be
+/// ignored there too.
+#[test]
+fn the_build_context_leaves_out_what_git_ignores() {
+    let _turn = crate::turns::take(module_path!());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    let patterns = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| l.trim_matches('/').to_owned())
+            .collect()
+    };
+    let docker = patterns(&read(".dockerignore"));
+    assert!(docker.iter().any(|p| p == "target"), "{docker:?}");
+    for p in patterns(&read(".gitignore")) {
+        assert!(
+            docker.contains(&p),
+            ".dockerignore lacks {p} (in .gitignore)"
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! The pre-shared key on every command that runs tests through a sonde server (issue 16):
 //! against a server started with `--psk-file`, each command kind without a key and with a
 //! wrong one is refused (exit non-zero, the reason on stderr, no test started on the server),
-//! and with the right key it runs. One keyed server serves the whole table; runs are short.
+//! and with the right key it runs. One test per kind, each with a keyed server of its own;
+//! runs are short.
 //!
 //! The latency responder and tcp-rr with a key are checked in `psk_probes.rs`.
 
@@ -123,9 +124,10 @@ fn accepted(server: &Server) -> usize {
         .count()
 }
 
-#[test]
-fn every_command_is_refused_without_the_key_and_runs_with_it() {
-    let _turn = crate::turns::take(module_path!());
+/// The command kind `kind` of [`KINDS`] against a keyed server of its own: a missing key
+/// file is a usage error, no key and a wrong key are refused with the reason and start no
+/// test, the right key runs.
+fn check_kind(kind: &str) {
     let t0 = Instant::now();
     let dir = TempDir::new("psk-commands");
     let (key, other) = (dir.file("key"), dir.file("other"));
@@ -133,7 +135,9 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
     common::random_key(&other);
     let server = Server::start(&["--psk-file", key.to_str().unwrap()]);
     let port = server.port.to_string();
-    for (name, args) in KINDS {
+    let found: Vec<_> = KINDS.iter().filter(|(name, _)| *name == kind).collect();
+    assert_eq!(found.len(), 1, "{kind} is not one of KINDS");
+    for (name, args) in found {
         let base: Vec<String> = args
             .iter()
             .map(|a| match *a {
@@ -210,7 +214,76 @@ fn every_command_is_refused_without_the_key_and_runs_with_it() {
         );
         assert!(accepted(&server) > before, "{name}: no test was accepted");
     }
-    eprintln!("{} command kinds in {:.1?}", KINDS.len(), t0.elapsed());
+    eprintln!("{kind} in {:.1?}", t0.elapsed());
+}
+
+/// Every kind of [`KINDS`] has its test below (one each, so that two run side by side).
+#[test]
+fn every_kind_has_its_test() {
+    let _turn = crate::turns::take(module_path!());
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/psk_commands.rs"
+    ))
+    .unwrap();
+    for (kind, _) in KINDS {
+        let call = format!("check_kind({kind:?});");
+        assert_eq!(text.matches(&call).count(), 1, "no test calls {call}");
+    }
+}
+
+#[test]
+fn client_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("client");
+}
+
+#[test]
+fn client_coded_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("client --coded");
+}
+
+#[test]
+fn capacity_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("capacity");
+}
+
+#[test]
+fn btc_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("btc");
+}
+
+#[test]
+fn sweep_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("sweep");
+}
+
+#[test]
+fn stress_steps_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("stress --steps");
+}
+
+#[test]
+fn profile_run_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("profile run");
+}
+
+#[test]
+fn rrul_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("rrul");
+}
+
+#[test]
+fn compare_ip_is_refused_without_the_key_and_runs_with_it() {
+    let _turn = crate::turns::take(module_path!());
+    check_kind("compare-ip");
 }
 
 /// Where a key could not be used, giving one is a usage error rather than silently ignored.
