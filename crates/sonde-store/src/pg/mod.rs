@@ -25,6 +25,7 @@
 mod answer;
 mod client_cert;
 mod endpoint;
+mod liveness;
 mod rows;
 pub(crate) mod schema;
 mod tls;
@@ -127,6 +128,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     let target = redact(url);
     let (mut config, settings) = tls::parse(url)?;
+    liveness::apply_defaults(&mut config, url);
     let tls = tls::connector(&settings, &target)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -144,13 +146,10 @@ pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
 
 /// The connect and migration themselves, unbounded (run by [`connect`] on a helper thread).
 fn connect_now(
-    mut config: postgres::Config,
+    config: postgres::Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     target: &str,
 ) -> Result<Client, StoreError> {
-    // A dead server must not hang a write: keepalives notice a vanished peer.
-    config.keepalives(true);
-    config.keepalives_idle(Duration::from_secs(10));
     let mut client = config.connect(tls).map_err(pg_err(target))?;
     // Floating-point values out of PostgreSQL must read back bit for bit (times, CPU shares):
     // ask for the exact shortest form whatever the server's default.

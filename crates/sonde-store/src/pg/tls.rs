@@ -14,7 +14,9 @@
 //!
 //! `sslrootcert` is a PEM file, or `system` for the system's roots; without it the verifying
 //! modes read `~/.postgresql/root.crt`, as libpq does. `sslcert` and `sslkey`, the client's own
-//! certificate for servers that ask for one, are read in [`client_cert`].
+//! certificate for servers that ask for one, are read in [`client_cert`]. One more of libpq's
+//! parameters is translated here because the driver reads it in another unit:
+//! `tcp_user_timeout`, milliseconds to libpq, seconds to the driver.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,10 +73,19 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     };
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
+    let mut user_timeout_ms = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decoded(key, &target)?, decoded(value, &target)?);
         match (key.as_str(), value.as_str()) {
+            // libpq's unit, milliseconds (the driver reads seconds): set on the
+            // configuration below.
+            ("tcp_user_timeout", v) => {
+                user_timeout_ms = Some(v.parse::<u64>().map_err(|_| StoreError::BadUrl {
+                    target: target.clone(),
+                    what: format!("tcp_user_timeout={v}: expected milliseconds, as in libpq"),
+                })?);
+            }
             ("sslrootcert", v) => settings.root_cert = Some(v.to_owned()),
             ("sslcert", v) => settings.client_cert = Some(v.to_owned()),
             ("sslkey", v) => settings.client_key = Some(v.to_owned()),
@@ -115,7 +126,10 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    let config = rest.parse().map_err(pg_err(&target))?;
+    let mut config: postgres::Config = rest.parse().map_err(pg_err(&target))?;
+    if let Some(ms) = user_timeout_ms.filter(|&ms| ms > 0) {
+        config.tcp_user_timeout(std::time::Duration::from_millis(ms));
+    }
     Ok((config, settings))
 }
 

@@ -349,6 +349,95 @@ fn a_backlog_larger_than_a_batch_arrives_whole() {
     assert_eq!(without_id(remote_run(&url)), without_id(local));
 }
 
+/// Drops every packet to and from a loopback TCP port while it lives (an nftables table of
+/// its own, deleted when dropped): the server behind the port goes silent, as one whose host
+/// lost power or whose link was cut, with no reset to tell its clients.
+struct Blackhole {
+    table: String,
+}
+
+impl Blackhole {
+    fn on(port: u16) -> Blackhole {
+        let table = format!("sonde_blackhole_{}_{port}", std::process::id());
+        let rules = format!(
+            "table inet {table} {{\n chain out {{\n  type filter hook output priority 0; policy accept;\n  tcp dport {port} drop\n  tcp sport {port} drop\n }}\n}}\n"
+        );
+        let dir = TempDir::new("blackhole");
+        std::fs::write(dir.file("rules.nft"), rules).unwrap();
+        let out = std::process::Command::new("nft")
+            .arg("-f")
+            .arg(dir.file("rules.nft"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nft: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Blackhole { table }
+    }
+}
+
+impl Drop for Blackhole {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("nft")
+            .args(["delete", "table", "inet", &self.table])
+            .output();
+    }
+}
+
+/// A PostgreSQL that goes silent mid-connection (every packet dropped) fails a copy after the
+/// URL's `tcp_user_timeout` (libpq's milliseconds) instead of the kernel's retransmissions of
+/// about 15 minutes; nothing is lost, and the next copy once it answers again writes it all.
+#[test]
+fn a_server_gone_silent_fails_the_copy_after_the_user_timeout() {
+    let _turn = crate::turns::take(module_path!());
+    if !pg_available() || !lab_available() {
+        return;
+    }
+    if common::which("nft").is_none() {
+        assert!(
+            !common::require_all(),
+            "SONDE_REQUIRE_ALL=1 but nft is missing (apt-get install nftables)"
+        );
+        eprintln!("skipped: no nft to silence the server");
+        return;
+    }
+    let pg = Postgres::start_new();
+    let url = format!("{}&tcp_user_timeout=1500", pg.url());
+    let fixture = lab_run();
+    let (work, mut results, id) = local_run(&url, "pg-silent", 0.0);
+    results.local().record_tests(id, &fixture.tests).unwrap();
+    results.sync().unwrap();
+    let mut later = fixture.tests[0].clone();
+    later.matrix_id = "later/0".into();
+    later.ended_unix += 100.0;
+    results.local().record_test(id, &later).unwrap();
+
+    let silence = Blackhole::on(pg.port());
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let t0 = std::time::Instant::now();
+    let copier = std::thread::spawn(move || {
+        let got = results.sync().map(|d| d.tests_written);
+        let _ = done_tx.send(t0.elapsed());
+        (results, got)
+    });
+    // Without the time-out the copy would wait about 15 minutes; 30 s is far beyond it.
+    let took = done_rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("the copy to a silent server still waits after 30 s"));
+    let (mut results, got) = copier.join().unwrap();
+    eprintln!("copy to a silent server: {got:?} after {took:.2?}");
+    let e = got.unwrap_err().to_string();
+    assert!(took < Duration::from_secs(10), "{took:?}: {e}");
+    drop(silence);
+    assert_eq!(results.sync().unwrap().tests_written, 1, "the later test");
+    let local = Store::open_read_only(work.file("results.db"))
+        .and_then(|s| s.load_run(id))
+        .unwrap();
+    assert_eq!(without_id(remote_run(&url)), without_id(local));
+}
+
 /// What a copy costs as the local store grows, a full comparison (every copy before marks,
 /// and the first copy of each connection now) against an incremental one (one new test).
 /// A benchmark, run by hand: `cargo test --release -p sonde --test it --
