@@ -142,6 +142,21 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Everything the agent would refuse at its start, checked without starting it: every key
+/// file it names (its server's and its peers'), and the PostgreSQL URL's TLS files.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] naming the file or setting that cannot be used.
+pub fn check_files(cfg: &AgentConfig) -> Result<(), ConfigError> {
+    check_peer_keys(cfg)?;
+    cfg.server.server_config(cfg.listen_port)?;
+    if let Some(url) = &cfg.store_url {
+        sonde_store::check_postgres_url(url)
+            .map_err(|e| ConfigError::Invalid(format!("store_url: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Runs the agent until `interrupt` is raised.
 ///
 /// # Errors

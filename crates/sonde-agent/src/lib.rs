@@ -37,4 +37,4 @@ pub mod schedule;
 pub mod server_settings;
 pub mod sync;
 
-pub use agent::{run, AgentError, AgentOptions, AgentTotals};
+pub use agent::{check_files, run, AgentError, AgentOptions, AgentTotals};

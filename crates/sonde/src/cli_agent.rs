@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// `sonde agent --config agent.toml`: serve tests and measure peers on a schedule.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  sonde agent --config examples/agent.toml --metrics 127.0.0.1:9464\n  sonde agent --config agent.toml --store postgres://sonde@db.example.net/sonde\n\nWith a PostgreSQL URL, every run is still written to the local SQLite store first and copied to PostgreSQL at most every `sync_every_secs` (10 s by default); while PostgreSQL is away the agent goes on measuring and copies everything when it is back. TLS to PostgreSQL follows libpq's sslmode and sslrootcert (verify-full checks the server's certificate and name). The configuration lists the peers and the schedule (see examples/agent.toml). Ctrl-C or SIGTERM stops the agent; a test in progress is recorded with what it measured."
+    after_help = "Example:\n  sonde agent --config examples/agent.toml --metrics 127.0.0.1:9464\n  sonde agent --config agent.toml --store postgres://sonde@db.example.net/sonde\n  sonde agent --config agent.toml --check\n\nWith a PostgreSQL URL, every run is still written to the local SQLite store first and copied to PostgreSQL at most every `sync_every_secs` (10 s by default); while PostgreSQL is away the agent goes on measuring and copies everything when it is back. TLS to PostgreSQL follows libpq's sslmode and sslrootcert (verify-full checks the server's certificate and name). The configuration lists the peers and the schedule (see examples/agent.toml). Ctrl-C or SIGTERM stops the agent; a test in progress is recorded with what it measured."
 )]
 pub struct AgentArgs {
     /// The agent's configuration (TOML: peers; latency, throughput, capacity and profile schedules; store)
@@ -21,4 +21,8 @@ pub struct AgentArgs {
     /// the local store is copied to (the configuration's `store_url`)
     #[arg(long, value_name = "FILE|URL")]
     pub store: Option<String>,
+    /// Check the configuration and the files it names (keys, TLS), print what the agent would
+    /// run, and exit: 0 when it would start, 2 when not
+    #[arg(long)]
+    pub check: bool,
 }

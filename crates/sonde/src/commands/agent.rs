@@ -35,6 +35,9 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
         Some(path) => config.store = path.into(),
         None => {}
     }
+    if a.check {
+        return check(&a.config, &config);
+    }
     // The agent's server holds a descriptor per unidentified connection, as `sonde server`.
     sonde_stress::os::raise_nofile_limit();
     let opts = AgentOptions {
@@ -62,6 +65,53 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
             exit::FAILED
         }
     }
+}
+
+/// `--check`: the files the configuration names, then what the agent would run.
+fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
+    if let Err(e) = sonde_agent::check_files(config) {
+        return config_error(file, &e);
+    }
+    let mut runs = Vec::new();
+    if let Some(l) = &config.latency {
+        runs.push(format!("latency every {} s", l.every_secs));
+    }
+    if let Some(t) = &config.throughput {
+        runs.push(format!("throughput every {} min", t.every_mins));
+    }
+    if let Some(c) = &config.capacity {
+        runs.push(format!("capacity every {} min", c.every_mins));
+    }
+    if let Some(p) = &config.profile {
+        runs.push(format!("profile every {} min", p.every_mins));
+    }
+    let peers: Vec<String> = config
+        .peers
+        .iter()
+        .map(|p| {
+            if p.host.contains(':') {
+                format!("{} ([{}]:{})", p.label(), p.host, p.port)
+            } else {
+                format!("{} ({}:{})", p.label(), p.host, p.port)
+            }
+        })
+        .collect();
+    println!(
+        "{}: agent {:?} would serve tests on port {}, run {} to {} peer(s): {}; results to {}{}",
+        file.display(),
+        config.agent_name(),
+        config.listen_port,
+        runs.join(", "),
+        peers.len(),
+        peers.join(", "),
+        config.store.display(),
+        config
+            .store_url
+            .as_deref()
+            .map(|u| format!(", copied to {}", sonde_store::Remote::new(u).target()))
+            .unwrap_or_default()
+    );
+    exit::OK
 }
 
 /// A configuration that cannot be used: a usage error naming the file.

@@ -214,3 +214,44 @@ fn the_build_context_leaves_out_what_git_ignores() {
         );
     }
 }
+
+/// The agent configurations the repository ships (the example and the Kubernetes ConfigMap's)
+/// are ones `sonde agent` would start with: `--check` accepts them and says what would run.
+#[test]
+fn the_shipped_agent_configurations_pass_the_agents_check() {
+    let _turn = crate::turns::take(module_path!());
+    let manifest = deploy("kubernetes/sonde-agent.yaml");
+    let map: Value = manifest
+        .split("\n---\n")
+        .map(|d| serde_yaml::from_str::<Value>(d).unwrap())
+        .find(|d| get(d, &["kind"]).as_str() == Some("ConfigMap"))
+        .unwrap();
+    let map = &map;
+    let text = get(map, &["data", "agent.toml"]).as_str().unwrap();
+    let dir = TempDir::new("deploy-agent");
+    let from_map = dir.file("configmap-agent.toml");
+    std::fs::write(&from_map, text).unwrap();
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.toml");
+    for file in [from_map, example] {
+        let out = common::run(
+            &["agent", "--config", file.to_str().unwrap(), "--check"],
+            std::time::Duration::from_secs(10),
+        );
+        out.expect_code(0);
+        assert!(
+            out.stdout
+                .contains("would serve tests on port 5201, run latency every 10 s"),
+            "{}",
+            out.stdout
+        );
+    }
+    // A configuration the agent would refuse is refused by the check, with the reason.
+    let bad = dir.file("bad.toml");
+    std::fs::write(&bad, "[[peer]]\nhost = \"a\"\n").unwrap();
+    let out = common::run(
+        &["agent", "--config", bad.to_str().unwrap(), "--check"],
+        std::time::Duration::from_secs(10),
+    );
+    out.expect_code(2);
+    assert!(out.stderr.contains("nothing to run"), "{}", out.stderr);
+}
