@@ -5,10 +5,11 @@
 //! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
 //! fraction of a second; a test in progress is cut short and recorded with what it measured.
 
-use crate::config::{AgentConfig, ConfigError};
+use crate::config::{AgentConfig, ConfigError, Peer};
 use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
+use crate::own::{self, Identity};
 use crate::record::Recorder;
 use crate::retain::Retention;
 use crate::runner::run_job;
@@ -142,6 +143,21 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Whether `peer` is this agent itself (serving on `port`), found out once: its runs are
+/// then left out, said once in the log.
+fn is_this_agent(peer: &Peer, port: u16, known: &mut Identity, log: &dyn Fn(&str)) -> bool {
+    if *known == Identity::Unknown {
+        *known = own::identify_peer(peer, crate::runner::family(peer.family), port);
+        if let Identity::Own(addr) = *known {
+            log(&format!(
+                "peer {} ({addr}) is this agent itself: not measured",
+                peer.label()
+            ));
+        }
+    }
+    matches!(known, Identity::Own(_))
+}
+
 /// Everything the agent would refuse at its start, checked without starting it: every key
 /// file it names (its server's and its peers'), and the PostgreSQL URL's TLS files.
 ///
@@ -216,6 +232,8 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     let mut totals = AgentTotals::default();
     // The latest capacity figure of each peer: the throughput budget's reference.
     let mut measured: Vec<Option<u64>> = vec![None; cfg.peers.len()];
+    // Which peer entries are this agent itself (see crate::own), found at their first run.
+    let mut identities: Vec<Identity> = vec![Identity::Unknown; cfg.peers.len()];
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
         if let Some(r) = retention.as_mut() {
@@ -235,6 +253,9 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         let Some(peer) = cfg.peers.get(job.peer) else {
             continue;
         };
+        if is_this_agent(peer, port, &mut identities[job.peer], &*log) {
+            continue;
+        }
         let known = measured.get(job.peer).copied().flatten();
         let outcome = run_job(peer, job, cfg, known, &interrupt);
         if let (RunResult::Capacity(c), Some(slot)) = (&outcome.result, measured.get_mut(job.peer))

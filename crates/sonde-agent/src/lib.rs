@@ -29,6 +29,7 @@ pub mod config;
 pub mod http;
 pub mod metrics;
 pub mod outcome;
+pub mod own;
 pub mod process;
 pub mod record;
 pub mod retain;

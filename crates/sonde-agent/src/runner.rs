@@ -34,7 +34,7 @@ fn now_unix() -> f64 {
     sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
 }
 
-fn family(choice: FamilyChoice) -> Family {
+pub fn family(choice: FamilyChoice) -> Family {
     match choice {
         FamilyChoice::Any => Family::Any,
         FamilyChoice::Ipv4 => Family::V4,

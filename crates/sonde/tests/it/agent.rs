@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::agent::{http_get, sample, wait_for};
-use common::{free_port, which, Output, Proc, TempDir};
+use common::{free_port, lab_available, sonde_bin, which, Output, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -684,4 +684,100 @@ fn a_postgresql_that_accepts_and_never_answers_does_not_hold_up_the_stop() {
         out.describe()
     );
     drop(silent);
+}
+
+/// A network namespace of this test's own with one address on an interface, deleted
+/// when dropped (also when the test fails).
+struct OwnNamespace(String);
+
+impl OwnNamespace {
+    fn new(addr_cidr: &str) -> OwnNamespace {
+        let ns = OwnNamespace(format!("sonde-own-{}", std::process::id()));
+        let ip = |args: &[&str]| {
+            let out = std::process::Command::new("ip")
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "ip {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        ip(&["netns", "add", &ns.0]);
+        ip(&["-n", &ns.0, "link", "set", "lo", "up"]);
+        // A veth pair with both ends inside (this kernel has no dummy interfaces).
+        ip(&[
+            "-n", &ns.0, "link", "add", "d0", "type", "veth", "peer", "name", "d1",
+        ]);
+        ip(&["-n", &ns.0, "addr", "add", addr_cidr, "dev", "d0"]);
+        ip(&["-n", &ns.0, "link", "set", "d0", "up"]);
+        ip(&["-n", &ns.0, "link", "set", "d1", "up"]);
+        ns
+    }
+}
+
+impl Drop for OwnNamespace {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .output();
+    }
+}
+
+/// One peer list for a whole fleet names each agent among its own peers: the entry that is
+/// this agent (this host's address, this agent's port) is not measured and said once in the
+/// log; loopback written out is still measured, as asked. In a namespace of the test's own,
+/// where the host's address is 10.203.7.1.
+#[test]
+fn the_peer_entry_that_is_this_agent_is_not_measured() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let ns = OwnNamespace::new("10.203.7.1/24");
+    let dir = TempDir::new("agent-own");
+    let port = free_port();
+    let db = dir.file("own.db");
+    let text = format!(
+        "listen_port = {port}\nstore = {db:?}\njitter = 0.05\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"me\"\nhost = \"10.203.7.1\"\nport = {port}\n\n[[peer]]\nname = \"loop\"\nhost = \"127.0.0.1\"\nport = {port}\n"
+    );
+    let cfg = dir.file("own.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Proc::spawn_program(
+        "ip",
+        &[
+            "netns",
+            "exec",
+            &ns.0,
+            sonde_bin(),
+            "agent",
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    let runs_to = |peer: &str| {
+        peer_results(&db)
+            .iter()
+            .filter(|(p, _, _, _)| p == peer)
+            .count()
+    };
+    wait_for(
+        "three runs to the loopback entry",
+        15,
+        || runs_to("loop") >= 3,
+        &[&agent],
+    );
+    let out = stop(agent);
+    assert_eq!(runs_to("me"), 0, "the agent measured itself");
+    let said = format!("peer me (10.203.7.1:{port}) is this agent itself: not measured");
+    assert_eq!(out.stderr.matches(&said).count(), 1, "{}", out.stderr);
+    let results = peer_results(&db);
+    assert!(
+        results
+            .iter()
+            .filter(|(p, _, _, _)| p == "loop")
+            .any(|(_, _, status, _)| *status == TestStatus::Ok),
+        "{results:?}"
+    );
 }
