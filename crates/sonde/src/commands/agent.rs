@@ -4,6 +4,7 @@
 use super::exit;
 use crate::cli_agent::AgentArgs;
 use sonde_agent::config::AgentConfig;
+use sonde_agent::own::Identity;
 use sonde_agent::{AgentError, AgentOptions};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -111,6 +112,22 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
             .map(|u| format!(", copied to {}", sonde_store::Remote::new(u).target()))
             .unwrap_or_default()
     );
+    // What the names say now (a warning only: DNS may not be ready where this runs).
+    for p in &config.peers {
+        let family = sonde_agent::runner::family(p.family);
+        match sonde_agent::own::identify_peer(p, family, config.listen_port) {
+            Identity::Own(addr) => println!(
+                "  peer {} ({addr}) is this agent itself here: it would not be measured",
+                p.label()
+            ),
+            Identity::Unknown => println!(
+                "  peer {}: {} does not resolve here now (tried again before each run)",
+                p.label(),
+                p.host
+            ),
+            Identity::Other => {}
+        }
+    }
     exit::OK
 }
 

@@ -245,6 +245,22 @@ fn the_shipped_agent_configurations_pass_the_agents_check() {
             out.stdout
         );
     }
+    // Names that do not resolve are said (the example's do not: .example.net, 2001:db8::).
+    let out = common::run(
+        &[
+            "agent",
+            "--config",
+            dir.file("configmap-agent.toml").to_str().unwrap(),
+            "--check",
+        ],
+        std::time::Duration::from_secs(10),
+    );
+    assert!(
+        out.stdout
+            .contains("node-a.example.internal does not resolve here now"),
+        "{}",
+        out.stdout
+    );
     // A configuration the agent would refuse is refused by the check, with the reason.
     let bad = dir.file("bad.toml");
     std::fs::write(&bad, "[[peer]]\nhost = \"a\"\n").unwrap();
