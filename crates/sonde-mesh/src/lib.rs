@@ -1,6 +1,7 @@
 //! `sonde lab run mesh`: N network namespaces around one router, `sonde agent` in each with
 //! every other node as a peer, for a full mesh of schedules at once. With `--store`, every
-//! agent writes to one PostgreSQL as it measures, through a relay on its node's loopback. At
+//! agent writes to one PostgreSQL as it measures, through a relay on the router's end of
+//! its node's link. At
 //! the end every agent's metrics endpoint is scraped, the agents are stopped (each records
 //! what it was measuring), their databases are combined into one run of the mesh's own
 //! database (and checked against PostgreSQL), and the result is an N x N matrix of median RTT
@@ -14,7 +15,7 @@
 //! - [`spec`]: the mesh description (`mesh.toml`), checked.
 //! - [`plan`]: the star topology, addresses and agent configurations (pure).
 //! - [`agents`]: the agent processes; [`scrape`]: one `/metrics` scrape.
-//! - [`relay`]: the way from every node's loopback to PostgreSQL.
+//! - [`relay`]: the way from every node, across its link, to PostgreSQL.
 //! - [`outage`]: nodes' links taken down and back during the run.
 //! - [`collect`]: combining the agents' databases, copying them to PostgreSQL.
 //! - [`matrix`]: the per-pair figures (pure); [`render`]: them as text.

@@ -138,9 +138,8 @@ impl Outages {
     }
 
     /// Sets down the links whose outage has begun by `elapsed` (time since the agents
-    /// answered) and up those whose outage has ended; `changed` hears of each (node, true
-    /// for down).
-    pub fn apply(&mut self, elapsed: Duration, changed: &mut dyn FnMut(&str, bool)) {
+    /// answered) and up those whose outage has ended.
+    pub fn apply(&mut self, elapsed: Duration) {
         let now = elapsed.as_secs_f64();
         for (i, r) in self.records.iter_mut().enumerate() {
             let Some(iface) = self.ifaces.get(i) else {
@@ -148,15 +147,12 @@ impl Outages {
             };
             if r.down_unix.is_none() && r.error.is_none() && now >= r.at_secs {
                 match set_link(&self.netns, iface, "down") {
-                    Ok(()) => {
-                        r.down_unix = Some(unix_now());
-                        changed(&r.node, true);
-                    }
+                    Ok(()) => r.down_unix = Some(unix_now()),
                     Err(e) => r.error = Some(e),
                 }
             } else if r.down_unix.is_some() && r.up_unix.is_none() && now >= r.at_secs + r.for_secs
             {
-                bring_up(&self.netns, iface, r, changed);
+                bring_up(&self.netns, iface, r);
             }
         }
     }
@@ -178,13 +174,12 @@ impl Outages {
             .min()
     }
 
-    /// Brings back every link still down (a run stopped early); `changed` as for
-    /// [`Outages::apply`].
-    pub fn restore_all(&mut self, changed: &mut dyn FnMut(&str, bool)) {
+    /// Brings back every link still down (a run stopped early).
+    pub fn restore_all(&mut self) {
         for (i, r) in self.records.iter_mut().enumerate() {
             if let (Some(iface), true) = (self.ifaces.get(i), r.down_unix.is_some()) {
                 if r.up_unix.is_none() {
-                    bring_up(&self.netns, iface, r, changed);
+                    bring_up(&self.netns, iface, r);
                 }
             }
         }
@@ -196,12 +191,9 @@ impl Outages {
     }
 }
 
-fn bring_up(netns: &str, iface: &str, r: &mut OutageRecord, changed: &mut dyn FnMut(&str, bool)) {
+fn bring_up(netns: &str, iface: &str, r: &mut OutageRecord) {
     match set_link(netns, iface, "up") {
-        Ok(()) => {
-            r.up_unix = Some(unix_now());
-            changed(&r.node, false);
-        }
+        Ok(()) => r.up_unix = Some(unix_now()),
         Err(e) => r.error = Some(e),
     }
 }

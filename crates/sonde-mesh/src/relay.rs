@@ -4,10 +4,14 @@
 //! The nodes' namespaces reach each other through the hub, never the host's loopback, where
 //! the database usually listens, and a mesh must not reconfigure the host's PostgreSQL to
 //! listen elsewhere. So this process, which lives in the host's namespace, opens a listener
-//! on each node's own loopback (a socket made by a thread inside the namespace stays there)
-//! and carries every connection made to it on to the server the URL names. An agent's URL
-//! becomes the same URL at `127.0.0.1` (see [`sonde_store::postgres_url_via`]); user,
-//! password and database are passed through untouched, as is the protocol (TLS included).
+//! in the router's namespace on the router's end of each node's link (a socket made by a
+//! thread inside a namespace stays there) and carries every connection made to it on to the
+//! server the URL names. A node's way to the database thus crosses its own link, as a site's
+//! crosses its uplink: an impaired link delays and loses its packets too, and a link set
+//! down (an outage) blackholes them, with TCP's and the driver's own time-outs deciding what
+//! the agent sees. An agent's URL becomes the same URL at that address (see
+//! [`sonde_store::postgres_url_via`]); user, password and database are passed through
+//! untouched, as is the protocol (TLS included).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -121,13 +125,12 @@ impl Upstream {
 /// The connections of one node that are being carried, to be ended at the stop.
 type Open = Arc<Mutex<Vec<(Conn, Conn)>>>;
 
-/// Listeners on every node's loopback, carrying connections to PostgreSQL until stopped.
+/// Listeners at the router's end of every node's link, carrying connections to PostgreSQL
+/// until stopped.
 pub struct Relay {
     stop: Arc<AtomicBool>,
     listeners: Vec<JoinHandle<()>>,
     open: Vec<Open>,
-    /// Per node, whether its way to PostgreSQL is cut (its link is down).
-    cut: Vec<Arc<AtomicBool>>,
     /// Per node (in the order given), the address its agent connects to.
     pub addrs: Vec<SocketAddr>,
 }
@@ -139,16 +142,18 @@ impl std::fmt::Debug for Relay {
 }
 
 impl Relay {
-    /// Listens on `127.0.0.1` in each of `nodes` and carries what connects there to
-    /// `endpoint`: on the endpoint's own port number, unless the agents use it (`taken`), then
-    /// on any free one.
+    /// Listens in the namespace `router`, on the router's address on each node's link (the
+    /// `nodes` are (node, that address)), and carries what connects there to `endpoint`: on
+    /// the endpoint's own port number, unless the agents use it (`taken`), then on any free
+    /// one.
     ///
     /// # Errors
     /// [`MeshError::Io`] when the host cannot be resolved or a listener cannot be made;
     /// [`MeshError::Lab`] for a namespace that cannot be entered.
     pub fn start(
         lab: &Lab,
-        nodes: &[String],
+        router: &str,
+        nodes: &[(String, std::net::Ipv4Addr)],
         endpoint: &PostgresEndpoint,
         taken: &[u16],
     ) -> Result<Relay, MeshError> {
@@ -162,12 +167,11 @@ impl Relay {
             stop: Arc::new(AtomicBool::new(false)),
             listeners: Vec::new(),
             open: Vec::new(),
-            cut: Vec::new(),
             addrs: Vec::new(),
         };
-        for node in nodes {
-            let bound = lab.in_node(node, || TcpListener::bind(("127.0.0.1", port)))?;
-            let what = format!("listening for PostgreSQL connections on {node}'s loopback");
+        for (node, at) in nodes {
+            let bound = lab.in_node(router, || TcpListener::bind((*at, port)))?;
+            let what = format!("listening for PostgreSQL connections from {node} at {at}");
             let listener = bound.map_err(io_err(what.clone()))?;
             listener
                 .set_nonblocking(true)
@@ -177,33 +181,12 @@ impl Relay {
                 .push(listener.local_addr().map_err(io_err(what))?);
             let open: Open = Arc::default();
             relay.open.push(open.clone());
-            let cut = Arc::new(AtomicBool::new(false));
-            relay.cut.push(cut.clone());
             let (stop, upstream) = (relay.stop.clone(), upstream.clone());
             relay.listeners.push(std::thread::spawn(move || {
-                accept_loop(&listener, &upstream, &open, &cut, &stop);
+                accept_loop(&listener, &upstream, &open, &stop);
             }));
         }
         Ok(relay)
-    }
-
-    /// Cuts node `i`'s way to PostgreSQL, or restores it: while its link is down (a mesh
-    /// outage) the node reaches no database either, as a site that lost its uplink. Its
-    /// carried connections are ended and new ones closed at once; its agent keeps its
-    /// results and copies them once the way is back.
-    pub fn set_cut(&self, i: usize, cut: bool) {
-        let Some(flag) = self.cut.get(i) else {
-            return;
-        };
-        flag.store(cut, Ordering::Relaxed);
-        if cut {
-            if let Some(open) = self.open.get(i) {
-                for (a, b) in open.lock().unwrap_or_else(PoisonError::into_inner).iter() {
-                    a.shutdown();
-                    b.shutdown();
-                }
-            }
-        }
     }
 
     /// Ends every listener and every connection still carried.
@@ -253,14 +236,8 @@ fn prune(carried: &mut Vec<Carried>, open: &Open) {
 }
 
 /// Accepts on `listener` until `stop`, carrying each connection to `upstream` on two
-/// threads of its own (closing it at once while `cut`), and joins them at the end.
-fn accept_loop(
-    listener: &TcpListener,
-    upstream: &Upstream,
-    open: &Open,
-    cut: &AtomicBool,
-    stop: &AtomicBool,
-) {
+/// threads of its own, and joins them at the end.
+fn accept_loop(listener: &TcpListener, upstream: &Upstream, open: &Open, stop: &AtomicBool) {
     let mut carried: Vec<Carried> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         prune(&mut carried, open);
@@ -273,10 +250,7 @@ fn accept_loop(
             // A connection that failed while queued: the next one may not.
             Err(_) => continue,
         };
-        if cut.load(Ordering::Relaxed)
-            || carried.len() >= MAX_PER_NODE
-            || node_side.set_nonblocking(false).is_err()
-        {
+        if carried.len() >= MAX_PER_NODE || node_side.set_nonblocking(false).is_err() {
             continue;
         }
         // The server away: close the node's connection, its agent keeps the results.

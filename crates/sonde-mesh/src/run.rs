@@ -47,8 +47,8 @@ pub struct MeshOptions {
     pub sonde_version: String,
     /// The mesh description's text, kept with the combined run.
     pub spec_text: String,
-    /// A `postgres://` URL every agent writes to as it measures (through a relay on its
-    /// node's loopback), and that every agent database is checked against at the end.
+    /// A `postgres://` URL every agent writes to as it measures (through a relay at the
+    /// router's end of its node's link), and that every agent database is checked against at the end.
     pub store: Option<String>,
 }
 
@@ -144,23 +144,17 @@ fn wait_ready(lab: &Lab, plan: &MeshPlan, agents: &mut [AgentProc], stop: &Atomi
 }
 
 /// Sleeps out the run's duration in slices, taking links down and back as the outages say
-/// (every one is back when it returns), and with them the nodes' way to PostgreSQL;
-/// true when Ctrl-C ended it early.
+/// (every one is back when it returns; a node's way to PostgreSQL crosses its link, see
+/// [`crate::relay`]); true when Ctrl-C ended it early.
 fn wait_duration(
     total: Duration,
     agents: &mut [AgentProc],
     outages: &mut Outages,
-    relay: Option<&Relay>,
     obs: &mut dyn MeshObserver,
     stop: &AtomicBool,
 ) -> bool {
-    let mut cut = |node: &str, down: bool| {
-        if let (Some(r), Some(i)) = (relay, crate::plan::node_index(node)) {
-            r.set_cut(i, down);
-        }
-    };
-    let interrupted = sleep_out(total, agents, outages, &mut cut, obs, stop);
-    outages.restore_all(&mut cut);
+    let interrupted = sleep_out(total, agents, outages, obs, stop);
+    outages.restore_all();
     interrupted
 }
 
@@ -168,7 +162,6 @@ fn sleep_out(
     total: Duration,
     agents: &mut [AgentProc],
     outages: &mut Outages,
-    cut: &mut dyn FnMut(&str, bool),
     obs: &mut dyn MeshObserver,
     stop: &AtomicBool,
 ) -> bool {
@@ -178,7 +171,7 @@ fn sleep_out(
         if stop.load(Ordering::Relaxed) {
             return true;
         }
-        outages.apply(start.elapsed(), cut);
+        outages.apply(start.elapsed());
         // Reap an agent that exits early; it is reported at the end (its results count).
         for a in agents.iter_mut() {
             a.exited();
@@ -313,9 +306,20 @@ fn start_relay(
         return Ok(None);
     };
     let endpoint = sonde_store::postgres_endpoint(url)?;
-    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+    // The router's end of each node's link: what reaches it crosses the link.
+    let mut nodes = Vec::new();
+    for n in &plan.nodes {
+        let link = lab.node(&n.name)?.ifaces.first().map(|f| f.peer4);
+        let Some(at) = link else {
+            return Err(MeshError::Spec(format!(
+                "{} has no link to the router",
+                n.name
+            )));
+        };
+        nodes.push((n.name.clone(), at));
+    }
     let taken = [plan.spec.agent_port, plan.spec.metrics_port];
-    Relay::start(lab, &nodes, &endpoint, &taken).map(Some)
+    Relay::start(lab, HUB, &nodes, &endpoint, &taken).map(Some)
 }
 
 /// Runs `spec`'s mesh. See the module docs.
@@ -368,14 +372,8 @@ pub fn run(
     let ready = wait_ready(&lab, &plan, &mut agents, interrupt);
     obs.agents_ready(ready, agents.len());
     let total = Duration::from_secs_f64(plan.spec.duration_secs);
-    let interrupted = wait_duration(
-        total,
-        &mut agents,
-        &mut outages,
-        relay.as_ref(),
-        obs,
-        interrupt,
-    ) || interrupt.load(Ordering::Relaxed);
+    let interrupted = wait_duration(total, &mut agents, &mut outages, obs, interrupt)
+        || interrupt.load(Ordering::Relaxed);
     obs.stopping();
     let scrapes = scrape_all(&lab, &plan);
     let ends = stop_all(
