@@ -401,9 +401,15 @@ mod tests {
             (outage("n04", 1.0, 1.0), "3 nodes"),
             (outage("x1", 1.0, 1.0), "n01"),
             // One message for the three: each case is told by the values it names.
-            (outage("n01", -1.0, 1.0), "at_secs -1 and for_secs 1 must lie"),
+            (
+                outage("n01", -1.0, 1.0),
+                "at_secs -1 and for_secs 1 must lie",
+            ),
             (outage("n01", 1.0, 0.0), "at_secs 1 and for_secs 0 must lie"),
-            (outage("n01", 15.0, 6.0), "at_secs 15 and for_secs 6 must lie"),
+            (
+                outage("n01", 15.0, 6.0),
+                "at_secs 15 and for_secs 6 must lie",
+            ),
             (
                 format!("{}{}", outage("n01", 1.0, 5.0), outage("n01", 4.0, 2.0)),
                 "overlaps",
