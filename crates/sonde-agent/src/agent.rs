@@ -5,20 +5,21 @@
 //! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
 //! fraction of a second; a test in progress is cut short and recorded with what it measured.
 
-use crate::config::{AgentConfig, ConfigError, Peer};
+use crate::config::{AgentConfig, ConfigError};
 use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
-use crate::own::{self, Identity};
 use crate::record::Recorder;
 use crate::retain::Retention;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
 use crate::sync::{SyncPlan, Syncer};
+use crate::targets::{Due, Targets};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_runtime::RunError;
 use sonde_stats::model::Event;
 use sonde_store::StoreError;
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -143,21 +144,6 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Whether `peer` is this agent itself (serving on `port`), found out once: its runs are
-/// then left out, said once in the log.
-fn is_this_agent(peer: &Peer, port: u16, known: &mut Identity, log: &dyn Fn(&str)) -> bool {
-    if *known == Identity::Unknown {
-        *known = own::identify_peer(peer, crate::runner::family(peer.family), port);
-        if let Identity::Own(addr) = *known {
-            log(&format!(
-                "peer {} ({addr}) is this agent itself: not measured",
-                peer.label()
-            ));
-        }
-    }
-    matches!(known, Identity::Own(_))
-}
-
 /// Everything the agent would refuse at its start, checked without starting it: every key
 /// file it names (its server's and its peers'), and the PostgreSQL URL's TLS files.
 ///
@@ -230,10 +216,10 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     let mut retention = cfg.retain_days.map(Retention::new);
     let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
     let mut totals = AgentTotals::default();
-    // The latest capacity figure of each peer: the throughput budget's reference.
-    let mut measured: Vec<Option<u64>> = vec![None; cfg.peers.len()];
-    // Which peer entries are this agent itself (see crate::own), found at their first run.
-    let mut identities: Vec<Identity> = vec![Identity::Unknown; cfg.peers.len()];
+    // The latest capacity figure of each peer (by label: members of an every_address entry
+    // are peers of their own): the throughput budget's reference.
+    let mut measured: HashMap<String, u64> = HashMap::new();
+    let mut targets = Targets::new(cfg.peers.len(), seed);
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
         if let Some(r) = retention.as_mut() {
@@ -250,21 +236,36 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             std::thread::sleep(wait.max(Duration::from_millis(1)));
             continue;
         };
-        let Some(peer) = cfg.peers.get(job.peer) else {
+        let Some(entry) = cfg.peers.get(job.peer) else {
             continue;
         };
-        if is_this_agent(peer, port, &mut identities[job.peer], &*log) {
-            continue;
+        let mut left = Vec::new();
+        let due = targets.due(entry, job, port, &mut left, &*log);
+        for gone in left {
+            metrics.forget_peer(&gone.label, gone.family);
+            measured.remove(&gone.label);
         }
-        let known = measured.get(job.peer).copied().flatten();
-        let outcome = run_job(peer, job, cfg, known, &interrupt);
-        if let (RunResult::Capacity(c), Some(slot)) = (&outcome.result, measured.get_mut(job.peer))
-        {
-            *slot = Some(c.bps as u64);
-        }
-        account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
-        if let Some(s) = &syncer {
-            s.recorded();
+        let peers = match due {
+            Due::Peers(p) => p,
+            Due::Unresolved(error) => {
+                let outcome = crate::runner::unresolved(entry, job, error);
+                account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
+                continue;
+            }
+        };
+        for peer in &peers {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            let known = measured.get(peer.label()).copied();
+            let outcome = run_job(peer, job, cfg, known, &interrupt);
+            if let RunResult::Capacity(c) = &outcome.result {
+                measured.insert(peer.label().to_string(), c.bps as u64);
+            }
+            account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
+            if let Some(s) = &syncer {
+                s.recorded();
+            }
         }
         totals.skipped = schedule.skipped();
         metrics.set_skipped(totals.skipped);

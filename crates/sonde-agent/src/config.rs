@@ -184,6 +184,12 @@ pub struct Peer {
     /// The pre-shared key the peer's server asks for (its `--psk-file` or `[server] psk_file`),
     /// used by every kind of run to that peer.
     pub psk_file: Option<PathBuf>,
+    /// The entry stands for every address `host` resolves to (of `family`, when it names
+    /// one), each a peer labelled `LABEL/ADDRESS`, found again whenever a run is due: a fleet
+    /// listed by its DNS (a Kubernetes headless Service, a round-robin name). See
+    /// crate::group.
+    #[serde(default)]
+    pub every_address: bool,
 }
 
 /// The address family to measure a peer over.
@@ -433,6 +439,12 @@ impl AgentConfig {
             if p.host.trim().is_empty() {
                 return Err(ConfigError::Invalid("a peer has an empty host".into()));
             }
+            if p.every_address && p.host.parse::<std::net::IpAddr>().is_ok() {
+                return Err(ConfigError::Invalid(format!(
+                    "peer {}: every_address needs a name that resolves to the fleet's addresses; an address stands only for itself",
+                    p.label()
+                )));
+            }
             if !labels.insert(p.label().to_string()) {
                 return Err(ConfigError::Invalid(format!(
                     "two peers are named {:?}: give each a distinct name",
@@ -525,6 +537,19 @@ link_rate = "100M"
             );
             assert_eq!(tp(&text).direction, want, "{word}");
         }
+    }
+
+    #[test]
+    fn every_address_takes_a_name_not_an_address() {
+        let fleet =
+            "[latency]\nevery_secs = 10\n[[peer]]\nhost = \"sonde-agents\"\nevery_address = true\n";
+        let c = AgentConfig::parse(fleet).unwrap();
+        assert!(c.peers[0].every_address);
+        assert!(!AgentConfig::parse(GOOD).unwrap().peers[0].every_address);
+        let e = AgentConfig::parse(&fleet.replace("sonde-agents", "10.0.0.1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("every_address needs a name"), "{e}");
     }
 
     #[test]

@@ -26,6 +26,7 @@
 pub mod agent;
 pub mod budget;
 pub mod config;
+pub mod group;
 pub mod http;
 pub mod metrics;
 pub mod outcome;
@@ -37,5 +38,6 @@ pub mod runner;
 pub mod schedule;
 pub mod server_settings;
 pub mod sync;
+pub mod targets;
 
 pub use agent::{check_files, run, AgentError, AgentOptions, AgentTotals};

@@ -9,6 +9,7 @@
 
 use crate::outcome::{RunOutcome, RunResult};
 use crate::process::ProcessCollector;
+use crate::schedule::Kind;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -282,6 +283,49 @@ impl Metrics {
         }
     }
 
+    /// Drops every series of `peer` over `family`: a member of an `every_address` entry that
+    /// left the fleet (crate::group). Its series end in Prometheus as a gone target's do,
+    /// instead of staying at their last values for as long as the agent runs.
+    pub fn forget_peer(&self, peer: &str, family: &str) {
+        let labels = PeerLabels {
+            peer: peer.into(),
+            family: family.into(),
+        };
+        self.rtt.remove(&labels);
+        self.loss_ratio.remove(&labels);
+        self.probes_sent.remove(&labels);
+        self.probes_lost.remove(&labels);
+        self.capacity.remove(&labels);
+        self.profile_loss.remove(&labels);
+        for direction in ["upload", "download"] {
+            let labels = ThroughputLabels {
+                peer: peer.into(),
+                family: family.into(),
+                direction: direction.into(),
+            };
+            self.throughput.remove(&labels);
+            self.udp_loss_ratio.remove(&labels);
+            self.udp_jitter.remove(&labels);
+            self.udp_datagrams.remove(&labels);
+            self.udp_lost.remove(&labels);
+        }
+        for kind in [
+            Kind::Latency,
+            Kind::Throughput,
+            Kind::Capacity,
+            Kind::Profile,
+        ] {
+            for result in ["ok", "failed"] {
+                self.tests.remove(&OutcomeLabels {
+                    peer: peer.into(),
+                    family: family.into(),
+                    test: kind.as_str().into(),
+                    result: result.into(),
+                });
+            }
+        }
+    }
+
     /// Sets the count of skipped runs (the schedule keeps the total).
     pub fn set_skipped(&self, total: u64) {
         let have = self.skipped.get();
@@ -318,7 +362,6 @@ impl Metrics {
 mod tests {
     use super::*;
     use crate::outcome::{LatencyFigures, ThroughputFigures, UdpFigures};
-    use crate::schedule::Kind;
 
     fn outcome(kind: Kind, result: RunResult, error: Option<&str>) -> RunOutcome {
         RunOutcome {
@@ -392,5 +435,17 @@ mod tests {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
+
+        // A peer that left: none of its series stay; another peer's do.
+        let mut c = outcome(Kind::Capacity, RunResult::Failed, Some("gone"));
+        c.peer = "c".into();
+        m.observe(&c);
+        m.forget_peer("b", "ipv4");
+        let text = m.encode();
+        assert!(!text.contains("peer=\"b\""), "{text}");
+        assert!(
+            text.contains("sonde_tests_total{peer=\"c\",family=\"ipv4\",test=\"capacity\",result=\"failed\"} 1"),
+            "{text}"
+        );
     }
 }

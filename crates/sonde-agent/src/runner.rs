@@ -42,7 +42,8 @@ pub fn family(choice: FamilyChoice) -> Family {
     }
 }
 
-fn family_label(choice: FamilyChoice) -> &'static str {
+/// The family's label in the store and the metrics.
+pub fn family_label(choice: FamilyChoice) -> &'static str {
     match choice {
         FamilyChoice::Any => "any",
         FamilyChoice::Ipv4 => "ipv4",
@@ -431,6 +432,12 @@ pub fn run_job(
             .map(|t| run_profile(peer, job, t, measured, interrupt)),
     }
     .unwrap_or_else(|| unknown(peer, job))
+}
+
+/// A run of `peer` that failed before it began because its name gave no address to measure
+/// (an `every_address` entry: crate::group), with `error` as its reason.
+pub fn unresolved(peer: &Peer, job: Job, error: String) -> RunOutcome {
+    failed(base(peer, job, serde_json::Value::Null), error)
 }
 
 fn unknown(peer: &Peer, job: Job) -> RunOutcome {

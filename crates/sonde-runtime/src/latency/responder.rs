@@ -19,7 +19,7 @@ use crate::server::source_limit::SourceLimiter;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
 use sonde_proto::probe_tag::{ProbeKey, ReplayWindow};
 use std::collections::HashMap;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 /// Sessions remembered at once.
@@ -163,10 +163,17 @@ impl Responder {
         ok
     }
 
-    /// Answers `datagram` (just read from `sock`, from `peer`) if it is a probe. Returns false
+    /// Answers `datagram` (just read from `sock`, from `peer`, sent to this host's address
+    /// `dst` when known) if it is a probe, from `dst` (crate::os::pktinfo). Returns false
     /// when it is not a probe, so the caller can try other formats; true when it was one
     /// (answered, or dropped as malformed or as a reply).
-    pub fn handle(&mut self, sock: &UdpSocket, datagram: &mut [u8], peer: SocketAddr) -> bool {
+    pub fn handle(
+        &mut self,
+        sock: &UdpSocket,
+        datagram: &mut [u8],
+        peer: SocketAddr,
+        dst: Option<IpAddr>,
+    ) -> bool {
         if !looks_like_probe(datagram) {
             return false;
         }
@@ -193,7 +200,7 @@ impl Responder {
             return true;
         };
         if answer.emit(datagram).is_ok() {
-            let _ = sock.send_to(datagram, peer);
+            let _ = crate::os::pktinfo::send(sock, datagram, peer, dst);
         }
         true
     }
@@ -215,7 +222,7 @@ mod tests {
         let peer = client.local_addr().unwrap();
         let mut buf = vec![0xABu8; 80];
         Probe::request(5, 1, 100).emit(&mut buf).unwrap();
-        assert!(r.handle(&server, &mut buf, peer));
+        assert!(r.handle(&server, &mut buf, peer, None));
         let mut got = [0u8; 200];
         let n = client.recv(&mut got).unwrap();
         assert_eq!(n, 80, "reply as long as the request");
@@ -230,16 +237,16 @@ mod tests {
 
         // A reply sent to the responder is swallowed, not answered.
         let mut echo = got[..n].to_vec();
-        assert!(r.handle(&server, &mut echo, peer));
+        assert!(r.handle(&server, &mut echo, peer, None));
         let mut q = [0u8; HEADER_LEN];
         let mut cq = Probe::request(5, 0, 0);
         cq.kind = ProbeKind::CountQuery;
         cq.emit(&mut q).unwrap();
-        assert!(r.handle(&server, &mut q, peer));
+        assert!(r.handle(&server, &mut q, peer, None));
         let n = client.recv(&mut got).unwrap();
         let c = Probe::parse(&got[..n]).unwrap();
         assert_eq!((c.kind, c.server_count), (ProbeKind::CountReply, 1));
-        assert!(!r.handle(&server, &mut b"SNDH\x01".to_vec(), peer));
+        assert!(!r.handle(&server, &mut b"SNDH\x01".to_vec(), peer, None));
     }
 
     #[test]
@@ -255,7 +262,7 @@ mod tests {
         for seq in 1..=10 {
             let mut buf = vec![0u8; 64];
             Probe::request(9, seq, 100).emit(&mut buf).unwrap();
-            assert!(r.handle(&server, &mut buf, peer));
+            assert!(r.handle(&server, &mut buf, peer, None));
         }
         let mut got = [0u8; 200];
         let mut answered = 0;
@@ -290,22 +297,22 @@ mod tests {
         };
         let mut got = [0u8; 200];
         // Untagged, wrongly tagged: dropped, no reply.
-        assert!(r.handle(&server, &mut probe(1, None), peer));
-        assert!(r.handle(&server, &mut probe(1, Some(&other)), peer));
+        assert!(r.handle(&server, &mut probe(1, None), peer, None));
+        assert!(r.handle(&server, &mut probe(1, Some(&other)), peer, None));
         assert!(client.recv(&mut got).is_err(), "no answer without the key");
         assert_eq!(r.take_rejected(), (2, Some(peer.ip())));
         // Tagged with the key: answered, as long as the request, tag echoed.
         let sent = probe(1, Some(&key));
-        assert!(r.handle(&server, &mut sent.clone(), peer));
+        assert!(r.handle(&server, &mut sent.clone(), peer, None));
         let n = client.recv(&mut got).unwrap();
         assert_eq!(n, sent.len());
         assert_eq!(&got[HEADER_LEN..TAGGED_LEN], &sent[HEADER_LEN..TAGGED_LEN]);
         assert_eq!(Probe::parse(&got[..n]).unwrap().server_count, 1);
         // The same probe again (a replay): dropped.
-        assert!(r.handle(&server, &mut sent.clone(), peer));
+        assert!(r.handle(&server, &mut sent.clone(), peer, None));
         assert!(client.recv(&mut got).is_err(), "a replay is not answered");
         assert_eq!(r.take_rejected(), (1, Some(peer.ip())));
-        assert!(r.handle(&server, &mut probe(2, Some(&key)), peer));
+        assert!(r.handle(&server, &mut probe(2, Some(&key)), peer, None));
         assert!(client.recv(&mut got).is_ok());
     }
 

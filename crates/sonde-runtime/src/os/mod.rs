@@ -14,6 +14,7 @@ pub mod memory;
 pub mod mmsg;
 pub mod nofile;
 pub mod packet_socket;
+pub mod pktinfo;
 pub mod poll;
 pub mod random;
 pub mod resolve;

@@ -178,6 +178,8 @@ impl Server {
         let port = tcp.local_addr().map_err(listen_err)?.port();
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;
         let udp_local = udp.local_addr().map_err(listen_err)?;
+        // Answers and per-stream sockets leave from the address each datagram came to.
+        crate::os::pktinfo::enable(&udp).map_err(listen_err)?;
         let cfg_tests = cfg.source_limits.tests;
         let sessions = source_slots::SourceSlots::new(cfg.source_limits.sessions);
         let shared = Arc::new(Shared {
@@ -422,14 +424,15 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
         }
-        let Ok((n, peer)) = sock.recv_from(&mut buf) else {
+        let Ok((n, peer, dst)) = crate::os::pktinfo::recv(&sock, &mut buf) else {
             continue;
         };
-        if probes.handle(&sock, &mut buf[..n], peer) {
+        if probes.handle(&sock, &mut buf[..n], peer, dst) {
             continue;
         }
+        let local = stream_local(shared.udp_local, dst);
         if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {
-            iperf3_udp_hello(&sock, &shared, peer, form);
+            iperf3_udp_hello(&sock, &shared, peer, dst, local, form);
             continue;
         }
         let Ok(hello) = Hello::parse(&buf[..n]) else {
@@ -442,10 +445,10 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         match shared.registry.hello(&hello.cookie, hello.stream_id) {
             HelloVerdict::Unknown => {}
             HelloVerdict::Repeat => {
-                let _ = sock.send_to(&ack.emit(), peer);
+                let _ = crate::os::pktinfo::send(&sock, &ack.emit(), peer, dst);
             }
             HelloVerdict::Create(params, tx) => {
-                match crate::sockets::server_udp_stream(shared.udp_local, peer, &params) {
+                match crate::sockets::server_udp_stream(local, peer, &params) {
                     Ok(s) => {
                         let _ = s.send(&ack.emit());
                         let _ = tx.send(registry::Arrival::Udp(hello.stream_id, s, ack));
@@ -460,18 +463,38 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     }
 }
 
+/// Where a UDP stream's socket binds: the listener's port at the address the hello came to
+/// (v4-mapped on a dual-stack listener), so that the stream answers from the address the
+/// client asked for on a host with several; the listener's own address when the kernel did
+/// not say, or for an IPv6 link-local address (which would need its interface).
+fn stream_local(udp_local: SocketAddr, dst: Option<IpAddr>) -> SocketAddr {
+    let ip = match (dst, udp_local.is_ipv6()) {
+        (None, _) => return udp_local,
+        (Some(IpAddr::V6(v6)), _)
+            if v6.to_ipv4_mapped().is_none() && v6.is_unicast_link_local() =>
+        {
+            return udp_local
+        }
+        (Some(IpAddr::V4(v4)), true) => IpAddr::V6(v4.to_ipv6_mapped()),
+        (Some(ip), _) => ip,
+    };
+    SocketAddr::new(ip, udp_local.port())
+}
+
 /// An iperf3 UDP hello: the oldest iperf3 session waiting for UDP streams takes it.
 fn iperf3_udp_hello(
     sock: &UdpSocket,
     shared: &Shared,
     peer: SocketAddr,
+    dst: Option<IpAddr>,
+    local: SocketAddr,
     form: sonde_proto::iperf3::udp::HelloForm,
 ) {
     use crate::iperf3::UdpVerdict;
-    match shared.iperf3.udp_hello(peer, form, shared.udp_local) {
+    match shared.iperf3.udp_hello(peer, form, local) {
         Ok(UdpVerdict::Created) | Ok(UdpVerdict::Unclaimed) => {}
         Ok(UdpVerdict::Repeat(reply)) => {
-            let _ = sock.send_to(&reply, peer);
+            let _ = crate::os::pktinfo::send(sock, &reply, peer, dst);
         }
         Err(e) => (shared.log)(&format!("cannot open an iperf3 UDP stream for {peer}: {e}")),
     }
@@ -480,6 +503,33 @@ fn iperf3_udp_hello(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_binds_where_its_hello_came() {
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+        assert_eq!(stream_local(at("[::]:5201"), None), at("[::]:5201"));
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("10.0.0.3")),
+            at("[::ffff:10.0.0.3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("::ffff:10.0.0.3")),
+            at("[::ffff:10.0.0.3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("0.0.0.0:5201"), ip("10.0.0.3")),
+            at("10.0.0.3:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("fd00::3")),
+            at("[fd00::3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("fe80::3")),
+            at("[::]:5201")
+        );
+    }
 
     #[test]
     fn pending_cap_leaves_descriptors_for_the_tests() {

@@ -90,7 +90,14 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
         .peers
         .iter()
         .map(|p| {
-            if p.host.contains(':') {
+            if p.every_address {
+                format!(
+                    "{} (every address of {}, port {})",
+                    p.label(),
+                    p.host,
+                    p.port
+                )
+            } else if p.host.contains(':') {
                 format!("{} ([{}]:{})", p.label(), p.host, p.port)
             } else {
                 format!("{} ({}:{})", p.label(), p.host, p.port)
@@ -113,7 +120,10 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
             .unwrap_or_default()
     );
     // What the names say now (a warning only: DNS may not be ready where this runs).
-    for p in &config.peers {
+    for p in config.peers.iter().filter(|p| p.every_address) {
+        check_group(p, config.listen_port);
+    }
+    for p in config.peers.iter().filter(|p| !p.every_address) {
         let family = sonde_agent::runner::family(p.family);
         match sonde_agent::own::identify_peer(p, family, config.listen_port) {
             Identity::Own(addr) => println!(
@@ -129,6 +139,44 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
         }
     }
     exit::OK
+}
+
+/// What an `every_address` entry stands for here now, and which member is this agent.
+fn check_group(p: &sonde_agent::config::Peer, listen_port: u16) {
+    let family = sonde_agent::runner::family(p.family);
+    let resolved = match sonde_runtime::os::resolve::resolve(&p.host, p.port, family) {
+        Ok(a) => a,
+        Err(e) => {
+            println!(
+                "  peer {}: {} does not resolve here now ({e}; every address it gives is a peer, found again before each run)",
+                p.label(),
+                p.host
+            );
+            return;
+        }
+    };
+    let members = sonde_agent::group::members(p, &resolved);
+    if let Some(line) = sonde_agent::group::change_line(p.label(), None, &members) {
+        println!("  {line}, each a peer (found again before each run)");
+    }
+    for m in &members.peers {
+        let Ok(ip) = m.host.parse() else {
+            continue;
+        };
+        let addr = std::net::SocketAddr::new(ip, m.port);
+        let own = sonde_agent::own::identify(
+            &p.host,
+            addr,
+            listen_port,
+            sonde_agent::own::is_local_address,
+        );
+        if let Identity::Own(addr) = own {
+            println!(
+                "  peer {} ({addr}) is this agent itself here: it would not be measured",
+                m.label()
+            );
+        }
+    }
 }
 
 /// A configuration that cannot be used: a usage error naming the file.

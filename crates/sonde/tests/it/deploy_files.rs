@@ -87,11 +87,21 @@ fn kubernetes_manifest_parses_and_the_service_reaches_metrics() {
         .iter()
         .map(|d| get(d, &["kind"]).as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["ConfigMap", "DaemonSet", "Service"]);
-    let (ds, svc) = (&docs[1], &docs[2]);
+    assert_eq!(kinds, ["ConfigMap", "DaemonSet", "Service", "Service"]);
+    let (ds, svc, peers) = (&docs[1], &docs[2], &docs[3]);
     let pod_labels = get(ds, &["spec", "template", "metadata", "labels"]);
     assert_eq!(get(ds, &["spec", "selector", "matchLabels"]), pod_labels);
     assert_eq!(get(svc, &["spec", "selector"]), pod_labels);
+    // The agents' peer list: a headless Service of every agent, the name the ConfigMap's
+    // one peer entry stands for (every_address).
+    assert_eq!(get(peers, &["spec", "selector"]), pod_labels);
+    assert_eq!(get(peers, &["spec", "clusterIP"]), "None");
+    let config = get(&docs[0], &["data", "agent.toml"]).as_str().unwrap();
+    let name = get(peers, &["metadata", "name"]).as_str().unwrap();
+    assert!(
+        config.contains(&format!("host = \"{name}\"\nevery_address = true")),
+        "{config}"
+    );
     let container = &get(ds, &["spec", "template", "spec", "containers"])[0];
     let caps = get(container, &["securityContext", "capabilities"]);
     assert_eq!(get(caps, &["drop"]), &Value::from(vec!["ALL"]));
@@ -257,7 +267,7 @@ fn the_shipped_agent_configurations_pass_the_agents_check() {
     );
     assert!(
         out.stdout
-            .contains("node-a.example.internal does not resolve here now"),
+            .contains("sonde-agent-peers does not resolve here now"),
         "{}",
         out.stdout
     );

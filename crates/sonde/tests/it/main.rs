@@ -18,6 +18,7 @@ mod stream;
 mod turns;
 
 mod agent;
+mod agent_fleet;
 mod agent_postgres;
 mod auth;
 mod btc;
