@@ -13,15 +13,28 @@
 
 use std::io;
 use std::mem::{size_of, zeroed};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd};
+
+/// Whether `sock` is an IPv6 socket (one that may also take IPv4, v4-mapped).
+fn is_ipv6(sock: &impl AsFd) -> io::Result<bool> {
+    Ok(socket2::SockRef::from(sock)
+        .local_addr()?
+        .as_socket()
+        .is_some_and(|a| a.is_ipv6()))
+}
+
+/// `sendto` without a source: the routing table picks it.
+fn send_plain(sock: &impl AsFd, buf: &[u8], peer: SocketAddr) -> io::Result<usize> {
+    socket2::SockRef::from(sock).send_to(buf, &peer.into())
+}
 
 /// Asks the kernel to report each datagram's destination address on `sock`.
 ///
 /// # Errors
 /// The `setsockopt` error.
-pub fn enable(sock: &UdpSocket) -> io::Result<()> {
-    let v6 = sock.local_addr()?.is_ipv6();
+pub fn enable(sock: &impl AsFd) -> io::Result<()> {
+    let v6 = is_ipv6(sock)?;
     let (level, name) = if v6 {
         (libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO)
     } else {
@@ -31,7 +44,7 @@ pub fn enable(sock: &UdpSocket) -> io::Result<()> {
     // SAFETY: the option value is a live c_int of the stated size.
     let rc = unsafe {
         libc::setsockopt(
-            sock.as_raw_fd(),
+            sock.as_fd().as_raw_fd(),
             level,
             name,
             std::ptr::from_ref(&one).cast(),
@@ -80,7 +93,7 @@ fn storage_to_addr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
 ///
 /// # Errors
 /// The `recvmsg` error; `InvalidData` for a sender of an unknown family.
-pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<IpAddr>)> {
+pub fn recv(sock: &impl AsFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<IpAddr>)> {
     // SAFETY: plain C structures, all-zero is a valid value of each.
     let mut from: libc::sockaddr_storage = unsafe { zeroed() };
     let mut control = Control([0; CONTROL_LEN]);
@@ -97,7 +110,7 @@ pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, 
     msg.msg_control = control.0.as_mut_ptr().cast();
     msg.msg_controllen = CONTROL_LEN as _;
     // SAFETY: every pointer in msg points at live storage of the stated length.
-    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, 0) };
+    let n = unsafe { libc::recvmsg(sock.as_fd().as_raw_fd(), &mut msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -135,15 +148,15 @@ pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, 
 /// # Errors
 /// The `sendmsg` error.
 pub fn send(
-    sock: &UdpSocket,
+    sock: &impl AsFd,
     buf: &[u8],
     peer: SocketAddr,
     src: Option<IpAddr>,
 ) -> io::Result<usize> {
     let Some(src) = src else {
-        return sock.send_to(buf, peer);
+        return send_plain(sock, buf, peer);
     };
-    let v6_socket = sock.local_addr()?.is_ipv6();
+    let v6_socket = is_ipv6(sock)?;
     let to: socket2::SockAddr = peer.into();
     let mut control = Control([0; CONTROL_LEN]);
     let mut iov = libc::iovec {
@@ -173,7 +186,7 @@ pub fn send(
     // SAFETY: CMSG_SPACE/CMSG_LEN compute sizes only.
     let (space, cmsg_len) = unsafe { (libc::CMSG_SPACE(len as u32), libc::CMSG_LEN(len as u32)) };
     if space as usize > CONTROL_LEN {
-        return sock.send_to(buf, peer);
+        return send_plain(sock, buf, peer);
     }
     msg.msg_controllen = space as _;
     // SAFETY: msg_control points at CONTROL_LEN bytes, at least `space`; the header and its
@@ -181,7 +194,7 @@ pub fn send(
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         if c.is_null() {
-            return sock.send_to(buf, peer);
+            return send_plain(sock, buf, peer);
         }
         (*c).cmsg_level = level;
         (*c).cmsg_type = kind;
@@ -197,7 +210,7 @@ pub fn send(
             std::ptr::write_unaligned(data.cast(), info);
         } else {
             let IpAddr::V4(ip) = src else {
-                return sock.send_to(buf, peer);
+                return send_plain(sock, buf, peer);
             };
             let mut info: libc::in_pktinfo = zeroed();
             info.ipi_spec_dst.s_addr = u32::from(ip).to_be();
@@ -205,7 +218,7 @@ pub fn send(
         }
     }
     // SAFETY: every pointer in msg points at live storage of the stated length.
-    let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, 0) };
+    let n = unsafe { libc::sendmsg(sock.as_fd().as_raw_fd(), &msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -224,6 +237,7 @@ pub fn plain(ip: IpAddr) -> IpAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::UdpSocket;
 
     /// Two loopback addresses (127.0.0.1 and 127.0.0.2): the listener on the wildcard hears
     /// a datagram to each, knows which it was, and answers from it, so a client connected to

@@ -3,6 +3,7 @@
 use super::{Service, ServicesStats};
 use crate::chargen::Pattern;
 use mio::net::UdpSocket;
+use sonde_runtime::os::pktinfo;
 use sonde_stats::source_limit::SourceLimiter;
 use std::io::ErrorKind;
 use std::sync::OnceLock;
@@ -27,7 +28,9 @@ pub(super) fn serve(
     let pattern = PATTERN.get_or_init(|| Pattern::new(CHARGEN_MAX));
     let mut buf = [0u8; 65536];
     for _ in 0..BURST {
-        let (len, src) = match sock.recv_from(&mut buf) {
+        // The destination too: the answer leaves from the address the request came to, on a
+        // host with several (sonde_runtime::os::pktinfo).
+        let (len, src, dst) = match pktinfo::recv(sock, &mut buf) {
             Ok(r) => r,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(_) => return false,
@@ -44,7 +47,7 @@ pub(super) fn serve(
             continue;
         }
         if let Some(r) = reply {
-            if sock.send_to(r, src).is_ok() {
+            if pktinfo::send(sock, r, src, dst).is_ok() {
                 stats.udp_replies += 1;
             }
         }

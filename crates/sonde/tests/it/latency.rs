@@ -116,6 +116,37 @@ fn udp_probes_over_both_families_with_loss_split_and_estimated_one_way() {
     }
 }
 
+/// A server on all addresses answers from the one each probe and each UDP test was sent to:
+/// 127.0.0.2 is this host's too (all of 127/8 is), but replies from 127.0.0.1, where the
+/// routing table would send them from, are dropped by a client connected to 127.0.0.2.
+#[test]
+fn a_server_answers_from_the_address_it_was_asked_at() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = Server::start(&[]);
+    let port = srv.port.to_string();
+    let doc = latency_json(&s(&["127.0.0.2", "-p", &port, "-c", "20", "-i", "5ms"]));
+    check_rtt(&doc, 20);
+    let out = run(
+        &s(&[
+            "client",
+            "127.0.0.2",
+            "-p",
+            &port,
+            "-u",
+            "-b",
+            "10m",
+            "-t",
+            "1",
+            "-J",
+        ]),
+        DEADLINE,
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    assert!(uint(&doc, "end.sum.packets") > 500, "{}", out.describe());
+    assert_eq!(uint(&doc, "end.sum.lost_packets"), 0, "{}", out.describe());
+}
+
 #[test]
 fn udp_clock_synced_on_one_host_is_measured() {
     let _turn = crate::turns::take(module_path!());

@@ -320,6 +320,37 @@ fn udp_echo_matches_every_reply_below_the_cap() {
     assert_eq!(end["connections"][0]["close"], "udp");
 }
 
+/// Services on every address answer from the one each request was sent to: 127.0.0.2 is
+/// this host's too, and a reply from 127.0.0.1 (where the routing table would send it from)
+/// is dropped by the client's socket, connected to 127.0.0.2.
+#[test]
+fn udp_echo_on_every_address_answers_from_the_one_asked() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start_on("0.0.0.0", &[]);
+    let port = s.port("echo", "UDP");
+    let out = run(
+        &[
+            "stress",
+            "127.0.0.2",
+            "-u",
+            "-p",
+            &port,
+            "--echo",
+            "-b",
+            "1m",
+            "-t",
+            "1",
+            "-J",
+        ],
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let echo = &doc["end"]["udp"]["echo"];
+    assert!(u(&echo["sent"]) > 100, "{echo}");
+    assert_eq!(u(&echo["received"]), u(&echo["sent"]), "{echo}");
+}
+
 #[test]
 fn udp_echo_names_a_reply_cap() {
     let _turn = crate::turns::take(module_path!());

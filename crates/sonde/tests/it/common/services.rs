@@ -16,10 +16,15 @@ pub struct Services {
 
 impl Services {
     pub fn start(extra: &[&str]) -> Services {
+        Services::start_on("127.0.0.1", extra)
+    }
+
+    /// Like [`Services::start`], bound to `bind` (`0.0.0.0`: every address of the host).
+    pub fn start_on(bind: &str, extra: &[&str]) -> Services {
         let mut args = vec![
             "services",
             "-B",
-            "127.0.0.1",
+            bind,
             "--echo-port",
             "0",
             "--discard-port",
