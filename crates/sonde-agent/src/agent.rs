@@ -220,6 +220,8 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     // are peers of their own): the throughput budget's reference.
     let mut measured: HashMap<String, u64> = HashMap::new();
     let mut targets = Targets::new(cfg.peers.len(), seed);
+    // Per (every_address entry, kind): the member count last warned of (see warn_long_round).
+    let mut warned: HashMap<(String, Kind), usize> = HashMap::new();
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
         if let Some(r) = retention.as_mut() {
@@ -246,7 +248,12 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             measured.remove(&gone.label);
         }
         let peers = match due {
-            Due::Peers(p) => p,
+            Due::Peers(p) => {
+                if entry.every_address {
+                    warn_long_round(cfg, entry.label(), job.kind, p.len(), &mut warned, &*log);
+                }
+                p
+            }
             Due::Unresolved(error) => {
                 let outcome = crate::runner::unresolved(entry, job, error);
                 account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
@@ -287,6 +294,44 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         h.join();
     }
     Ok(totals)
+}
+
+/// Says once per member count when a round of `kind` over an `every_address` entry's
+/// `members` cannot fit in the kind's period (crate::group::round_warning).
+fn warn_long_round(
+    cfg: &AgentConfig,
+    label: &str,
+    kind: Kind,
+    members: usize,
+    warned: &mut HashMap<(String, Kind), usize>,
+    log: &dyn Fn(&str),
+) {
+    let key = (label.to_string(), kind);
+    if warned.get(&key) == Some(&members) {
+        return;
+    }
+    warned.insert(key, members);
+    let secs = Duration::from_secs_f64;
+    let (per_run, period) = match kind {
+        Kind::Latency => match &cfg.latency {
+            Some(t) => (t.probing(), secs(t.every_secs)),
+            None => return,
+        },
+        Kind::Throughput => match &cfg.throughput {
+            Some(t) => (secs(t.duration_secs), secs(t.every_mins * 60.0)),
+            None => return,
+        },
+        Kind::Profile => match &cfg.profile {
+            Some(t) => (secs(t.duration_secs), secs(t.every_mins * 60.0)),
+            None => return,
+        },
+        // Its length depends on the path; it is not estimated.
+        Kind::Capacity => return,
+    };
+    if let Some(line) = crate::group::round_warning(label, kind.as_str(), members, per_run, period)
+    {
+        log(&line);
+    }
 }
 
 fn account(

@@ -119,6 +119,28 @@ pub fn change_line(label: &str, before: Option<&Members>, now: &Members) -> Opti
     ))
 }
 
+/// A warning when one round of `kind` over `members` members, each run taking about
+/// `per_run`, cannot fit in the kind's `period`: the agent runs one test at a time, so the
+/// rounds would overrun and the runs due meanwhile be skipped (counted in
+/// `sonde_schedule_skipped_runs_total`). None when it fits.
+pub fn round_warning(
+    label: &str,
+    kind: &str,
+    members: usize,
+    per_run: std::time::Duration,
+    period: std::time::Duration,
+) -> Option<String> {
+    let round = per_run.as_secs_f64() * members as f64;
+    let period = period.as_secs_f64();
+    if round <= period {
+        return None;
+    }
+    Some(format!(
+        "peer {label}: {members} members x {:.1} s of {kind} = {round:.0} s a round, more than its period of {period:.0} s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs",
+        per_run.as_secs_f64()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +219,17 @@ mod tests {
         assert!(
             line.contains("44 more addresses left out (at most 256)"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn a_round_longer_than_its_period_is_said() {
+        let s = std::time::Duration::from_secs_f64;
+        assert_eq!(round_warning("node", "latency", 9, s(1.0), s(10.0)), None);
+        assert_eq!(round_warning("node", "latency", 10, s(1.0), s(10.0)), None);
+        assert_eq!(
+            round_warning("node", "latency", 50, s(1.0), s(10.0)).unwrap(),
+            "peer node: 50 members x 1.0 s of latency = 50 s a round, more than its period of 10 s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs"
         );
     }
 
