@@ -24,6 +24,13 @@ fn is_ipv6(sock: &impl AsFd) -> io::Result<bool> {
         .is_some_and(|a| a.is_ipv6()))
 }
 
+fn is_v4_broadcast(ip: IpAddr) -> bool {
+    match plain(ip) {
+        IpAddr::V4(v4) => v4.is_broadcast(),
+        IpAddr::V6(_) => false,
+    }
+}
+
 /// `sendto` without a source: the routing table picks it.
 fn send_plain(sock: &impl AsFd, buf: &[u8], peer: SocketAddr) -> io::Result<usize> {
     socket2::SockRef::from(sock).send_to(buf, &peer.into())
@@ -153,7 +160,7 @@ pub fn send(
     peer: SocketAddr,
     src: Option<IpAddr>,
 ) -> io::Result<usize> {
-    let Some(src) = src else {
+    let Some(src) = src.filter(|ip| !ip.is_multicast() && !is_v4_broadcast(*ip)) else {
         return send_plain(sock, buf, peer);
     };
     let v6_socket = is_ipv6(sock)?;
@@ -220,7 +227,16 @@ pub fn send(
     // SAFETY: every pointer in msg points at live storage of the stated length.
     let n = unsafe { libc::sendmsg(sock.as_fd().as_raw_fd(), &msg, 0) };
     if n < 0 {
-        return Err(io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        // A destination that cannot be a source (a subnet's broadcast address, one not this
+        // host's): answer as before, from the address the routing table picks.
+        if matches!(
+            e.raw_os_error(),
+            Some(libc::EINVAL | libc::EADDRNOTAVAIL | libc::ENETUNREACH)
+        ) {
+            return send_plain(sock, buf, peer);
+        }
+        return Err(e);
     }
     Ok(n as usize)
 }
@@ -266,6 +282,27 @@ mod tests {
             send(&listener, b"pong", from, dst).unwrap();
             let n = client.recv(&mut buf).unwrap();
             assert_eq!(&buf[..n], b"pong", "{asked}");
+        }
+    }
+
+    /// A destination that cannot be a source (a broadcast, a multicast group, an address not
+    /// this host's) is answered as before, from the routing table's choice.
+    #[test]
+    fn a_destination_that_cannot_be_a_source_is_answered_from_the_routes_choice() {
+        let listener = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .connect(("127.0.0.1", listener.local_addr().unwrap().port()))
+            .unwrap();
+        client
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let to = client.local_addr().unwrap();
+        for odd in ["255.255.255.255", "224.0.0.1", "192.0.2.1"] {
+            send(&listener, b"pong", to, Some(odd.parse().unwrap())).unwrap();
+            let mut buf = [0u8; 16];
+            let n = client.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], b"pong", "{odd}");
         }
     }
 

@@ -448,7 +448,13 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
                 let _ = crate::os::pktinfo::send(&sock, &ack.emit(), peer, dst);
             }
             HelloVerdict::Create(params, tx) => {
-                match crate::sockets::server_udp_stream(local, peer, &params) {
+                // The address the hello came to, or, when it cannot be bound (a broadcast
+                // address), the listener's as before.
+                let stream =
+                    crate::sockets::server_udp_stream(local, peer, &params).or_else(|_| {
+                        crate::sockets::server_udp_stream(shared.udp_local, peer, &params)
+                    });
+                match stream {
                     Ok(s) => {
                         let _ = s.send(&ack.emit());
                         let _ = tx.send(registry::Arrival::Udp(hello.stream_id, s, ack));
