@@ -54,6 +54,8 @@ pub trait Observer {
     fn planned(&mut self, _total: usize, _to_run: usize, _estimate: Duration) {}
     /// A setting's lab is up (or failed to come up: `error`).
     fn setting_started(&mut self, _name: &str, _plan: Option<&BackendPlan>, _error: Option<&str>) {}
+    /// The lab just up names its namespaces `PREFIX-HOST`, until it is torn down.
+    fn namespaces(&mut self, _prefix: &str) {}
     /// A test is starting, with its estimated duration.
     fn test_started(&mut self, _run: &Run, _estimate: Duration) {}
     /// A test is recorded.
@@ -307,6 +309,7 @@ pub fn run(
             }
         };
         obs.setting_started(name, lab.plan(), None);
+        obs.namespaces(lab.prefix());
         let (records, report) = run_setting(
             lab, scenario, opts, &todo, &mut store, run_id, obs, interrupt,
         )?;

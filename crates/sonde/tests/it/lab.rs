@@ -3,8 +3,9 @@
 //! command, and no namespace left behind by any of them.
 //!
 //! Without root each test prints why it skips and passes; `SONDE_REQUIRE_ALL=1` (CI) turns the
-//! skip into a failure. The tests take one lock: each checks `ip netns list` for leftovers,
-//! which another test's lab running at that moment would spoil.
+//! skip into a failure. The tests run side by side (none measures anything finer than "data
+//! went through"): each checks `ip netns list` for the namespaces of its own labs only, by
+//! the prefixes its run printed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -14,10 +15,7 @@ use common::{lab_available, run, Proc, TempDir};
 use serde_json::Value;
 use sonde_store::{LoadedRun, RunStatus, Store, TestStatus};
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// One link, a clean and a 20 % loss setting, TCP and UDP for 2 s each.
 const SMALL: &str = r#"
@@ -81,7 +79,18 @@ name = "tcp"
 sonde = ["client", "{server}", "-t", "1"]
 "#;
 
-fn leftover_namespaces() -> Vec<String> {
+/// The namespaces left of the labs whose run printed `stdout` (each lab says its prefix when
+/// it is up): the module's tests run side by side, so only a run's own are its leftovers.
+fn leftover_namespaces(stdout: &str) -> Vec<String> {
+    let prefixes: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("namespaces ")?.split_once("-HOST "))
+        .map(|(p, _)| format!("{p}-"))
+        .collect();
+    assert!(
+        !prefixes.is_empty(),
+        "the run named no namespaces:\n{stdout}"
+    );
     let out = std::process::Command::new("ip")
         .args(["netns", "list"])
         .output()
@@ -89,14 +98,14 @@ fn leftover_namespaces() -> Vec<String> {
         .unwrap_or_default();
     out.lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with("sonde-"))
+        .filter(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
         .map(str::to_owned)
         .collect()
 }
 
 #[track_caller]
-fn assert_no_leftovers() {
-    let left = leftover_namespaces();
+fn assert_no_leftovers(stdout: &str) {
+    let left = leftover_namespaces(stdout);
     assert!(left.is_empty(), "namespaces left behind: {left:?}");
 }
 
@@ -115,7 +124,6 @@ fn scenario_file(dir: &TempDir, name: &str, text: &str) -> String {
 #[test]
 fn small_scenario_runs_end_to_end_and_records_everything() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -127,7 +135,7 @@ fn small_scenario_runs_end_to_end_and_records_everything() {
         &["lab", "run", &file, "--out", &out_arg],
         Duration::from_secs(120),
     );
-    assert_no_leftovers();
+    assert_no_leftovers(&out.stdout);
     out.expect_code(0);
     assert!(
         out.stdout.contains("ok      loss-20/udp/1"),
@@ -189,7 +197,6 @@ fn small_scenario_runs_end_to_end_and_records_everything() {
 #[test]
 fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -209,7 +216,7 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
     }
     first.signal(libc::SIGINT);
     let first = first.wait(Duration::from_secs(60));
-    assert_no_leftovers();
+    assert_no_leftovers(&first.stdout);
     first.expect_code(1);
     assert!(first.stdout.contains("--resume"), "{}", first.describe());
     let before = load(&out_dir);
@@ -227,7 +234,7 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
         &["lab", "run", &file, "--out", &out_arg, "--resume"],
         Duration::from_secs(120),
     );
-    assert_no_leftovers();
+    assert_no_leftovers(&second.stdout);
     second.expect_code(0);
     assert!(second.stdout.contains("already recorded, skipped"));
     let after = load(&out_dir);
@@ -248,7 +255,6 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
 #[test]
 fn failing_external_command_is_recorded_and_the_run_goes_on() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -260,7 +266,7 @@ fn failing_external_command_is_recorded_and_the_run_goes_on() {
         &["lab", "run", &file, "--out", &out_arg],
         Duration::from_secs(60),
     );
-    assert_no_leftovers();
+    assert_no_leftovers(&out.stdout);
     out.expect_code(1);
     let loaded = load(&out_dir);
     assert_eq!(loaded.run.status, RunStatus::Completed);

@@ -144,6 +144,12 @@ impl Observer for Progress {
         self.line(format!("== settings {name}: {what}"));
     }
 
+    fn namespaces(&mut self, prefix: &str) {
+        self.line(format!(
+            "   namespaces {prefix}-HOST while it runs (ip netns exec {prefix}-HOST CMD)"
+        ));
+    }
+
     fn test_started(&mut self, run: &Run, estimate: Duration) {
         self.started = Some((Instant::now(), estimate));
         self.bar
