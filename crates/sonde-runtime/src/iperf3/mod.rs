@@ -190,7 +190,16 @@ impl Hub {
         let Some(e) = pick else {
             return Ok(UdpVerdict::Unclaimed);
         };
-        let sock = crate::sockets::server_udp_stream(local, peer, &e.params)?;
+        // `local` is the address the hello came to; one that cannot be bound (a broadcast
+        // address) leaves the choice to the routing table, as a wildcard listener does.
+        let sock = crate::sockets::server_udp_stream(local, peer, &e.params).or_else(|_| {
+            let any: std::net::IpAddr = if local.is_ipv6() {
+                std::net::Ipv6Addr::UNSPECIFIED.into()
+            } else {
+                std::net::Ipv4Addr::UNSPECIFIED.into()
+            };
+            crate::sockets::server_udp_stream(SocketAddr::new(any, local.port()), peer, &e.params)
+        })?;
         sock.send(&form.reply())?;
         e.udp_left -= 1;
         e.udp_peers.insert(peer);

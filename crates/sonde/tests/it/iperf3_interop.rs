@@ -425,6 +425,40 @@ fn beside_a_sonde_test_with(ip: &Iperf3) {
     assert!(uint(&doc, "end.sum_received.bytes") > 0);
 }
 
+/// An iperf3 UDP client asking the sonde server at 127.0.0.2 (this host's too, beside
+/// 127.0.0.1): the stream answers from 127.0.0.2, where iperf3's connected socket expects it.
+#[test]
+fn an_iperf3_udp_test_to_a_second_address_is_served_from_it() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let p = server.port.to_string();
+    for ip in peers::all() {
+        let out = ip.run(
+            &strings(&[
+                "-c",
+                "127.0.0.2",
+                "-p",
+                &p,
+                "-u",
+                "-b",
+                "10M",
+                "-l",
+                "1000",
+                "-t",
+                "1",
+                "-J",
+            ]),
+            DEADLINE,
+        );
+        let doc = json_of(&out);
+        assert!(
+            uint(&doc, "end.sum.packets") > 500 && uint(&doc, "end.sum.lost_packets") == 0,
+            "{}",
+            out.describe()
+        );
+    }
+}
+
 #[test]
 fn refusals_use_iperf3_error_codes() {
     let _turn = crate::turns::take(module_path!());
