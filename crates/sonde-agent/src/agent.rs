@@ -74,35 +74,44 @@ fn now_unix() -> f64 {
     sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
 }
 
-fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
-    let mut v = Vec::new();
-    for i in 0..cfg.peers.len() {
-        if let Some(l) = &cfg.latency {
-            v.push((i, Kind::Latency, Duration::from_secs_f64(l.every_secs)));
-        }
-        if let Some(t) = &cfg.throughput {
-            v.push((
-                i,
-                Kind::Throughput,
-                Duration::from_secs_f64(t.every_mins * 60.0),
-            ));
-        }
-        if let Some(p) = &cfg.profile {
-            v.push((
-                i,
-                Kind::Profile,
-                Duration::from_secs_f64(p.every_mins * 60.0),
-            ));
-        }
-        if let Some(c) = &cfg.capacity {
-            v.push((
-                i,
-                Kind::Capacity,
-                Duration::from_secs_f64(c.every_mins * 60.0),
-            ));
-        }
+const KINDS: [Kind; 4] = [
+    Kind::Latency,
+    Kind::Throughput,
+    Kind::Profile,
+    Kind::Capacity,
+];
+
+/// How often runs of `kind` are due, when the configuration schedules them.
+fn period(cfg: &AgentConfig, kind: Kind) -> Option<Duration> {
+    let secs = match kind {
+        Kind::Latency => cfg.latency.as_ref()?.every_secs,
+        Kind::Throughput => cfg.throughput.as_ref()?.every_mins * 60.0,
+        Kind::Profile => cfg.profile.as_ref()?.every_mins * 60.0,
+        Kind::Capacity => cfg.capacity.as_ref()?.every_mins * 60.0,
+    };
+    Some(Duration::from_secs_f64(secs))
+}
+
+/// About how long one run of `kind` lasts; None for capacity, whose length the path decides.
+fn run_length(cfg: &AgentConfig, kind: Kind) -> Option<Duration> {
+    match kind {
+        Kind::Latency => Some(cfg.latency.as_ref()?.probing()),
+        Kind::Throughput => Some(Duration::from_secs_f64(
+            cfg.throughput.as_ref()?.duration_secs,
+        )),
+        Kind::Profile => Some(Duration::from_secs_f64(cfg.profile.as_ref()?.duration_secs)),
+        Kind::Capacity => None,
     }
-    v
+}
+
+fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
+    (0..cfg.peers.len())
+        .flat_map(|i| {
+            KINDS
+                .iter()
+                .filter_map(move |&k| Some((i, k, period(cfg, k)?)))
+        })
+        .collect()
 }
 
 fn start_server(
@@ -144,18 +153,15 @@ fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Everything the agent would refuse at its start, checked without starting it: every key
-/// file it names (its server's and its peers'), and the PostgreSQL URL's TLS files.
+/// Everything the agent would refuse at its start beyond what parsing the configuration
+/// checked (the PostgreSQL URL and its TLS files among it), without starting it: every key
+/// file it names, its server's and its peers'.
 ///
 /// # Errors
 /// [`ConfigError::Invalid`] naming the file or setting that cannot be used.
 pub fn check_files(cfg: &AgentConfig) -> Result<(), ConfigError> {
     check_peer_keys(cfg)?;
     cfg.server.server_config(cfg.listen_port)?;
-    if let Some(url) = &cfg.store_url {
-        sonde_store::check_postgres_url(url)
-            .map_err(|e| ConfigError::Invalid(format!("store_url: {e}")))?;
-    }
     Ok(())
 }
 
@@ -311,22 +317,8 @@ fn warn_long_round(
         return;
     }
     warned.insert(key, members);
-    let secs = Duration::from_secs_f64;
-    let (per_run, period) = match kind {
-        Kind::Latency => match &cfg.latency {
-            Some(t) => (t.probing(), secs(t.every_secs)),
-            None => return,
-        },
-        Kind::Throughput => match &cfg.throughput {
-            Some(t) => (secs(t.duration_secs), secs(t.every_mins * 60.0)),
-            None => return,
-        },
-        Kind::Profile => match &cfg.profile {
-            Some(t) => (secs(t.duration_secs), secs(t.every_mins * 60.0)),
-            None => return,
-        },
-        // Its length depends on the path; it is not estimated.
-        Kind::Capacity => return,
+    let (Some(per_run), Some(period)) = (run_length(cfg, kind), period(cfg, kind)) else {
+        return;
     };
     if let Some(line) = crate::group::round_warning(label, kind.as_str(), members, per_run, period)
     {

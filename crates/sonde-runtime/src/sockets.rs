@@ -305,12 +305,32 @@ pub fn connect_udp(
     Ok(sock.into())
 }
 
-/// A UDP socket bound to the server's test port (`SO_REUSEADDR`) and connected to one client,
-/// so the kernel delivers that client's datagrams to it rather than to the listening socket.
+/// A server's socket for one UDP stream (`SO_REUSEADDR`), connected to the client at `peer`
+/// so the kernel delivers that client's datagrams to it rather than to the listening socket;
+/// bound to the listener's port at the address the client's hello was sent to (`dst`, from
+/// crate::os::pktinfo), so that on a host with several addresses the stream answers from the
+/// one the client asked; at the listener's own address where that one cannot be bound (a
+/// broadcast address) or the kernel did not say.
 ///
 /// # Errors
-/// The OS error of any step.
+/// The OS error when the socket cannot be made.
 pub fn server_udp_stream(
+    listener: SocketAddr,
+    dst: Option<IpAddr>,
+    peer: SocketAddr,
+    p: &TestParams,
+) -> std::io::Result<UdpSocket> {
+    let at = stream_local(listener, dst);
+    udp_stream_at(at, peer, p).or_else(|e| {
+        if at == listener {
+            Err(e)
+        } else {
+            udp_stream_at(listener, peer, p)
+        }
+    })
+}
+
+fn udp_stream_at(
     local: SocketAddr,
     peer: SocketAddr,
     p: &TestParams,
@@ -330,6 +350,24 @@ pub fn server_udp_stream(
     Ok(sock.into())
 }
 
+/// Where a UDP stream's socket binds: the listener's port at the address the hello came to
+/// (v4-mapped on a dual-stack listener), so that the stream answers from the address the
+/// client asked for on a host with several; the listener's own address when the kernel did
+/// not say, or for an IPv6 link-local address (which would need its interface).
+fn stream_local(udp_local: SocketAddr, dst: Option<IpAddr>) -> SocketAddr {
+    let ip = match (dst, udp_local.is_ipv6()) {
+        (None, _) => return udp_local,
+        (Some(IpAddr::V6(v6)), _)
+            if v6.to_ipv4_mapped().is_none() && v6.is_unicast_link_local() =>
+        {
+            return udp_local
+        }
+        (Some(IpAddr::V4(v4)), true) => IpAddr::V6(v4.to_ipv6_mapped()),
+        (Some(ip), _) => ip,
+    };
+    SocketAddr::new(ip, udp_local.port())
+}
+
 /// Turns an accepted std socket into a socket2 view for option setting.
 pub fn as_socket2(s: &TcpStream) -> socket2::SockRef<'_> {
     socket2::SockRef::from(s)
@@ -338,6 +376,33 @@ pub fn as_socket2(s: &TcpStream) -> socket2::SockRef<'_> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_binds_where_its_hello_came() {
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+        assert_eq!(stream_local(at("[::]:5201"), None), at("[::]:5201"));
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("10.0.0.3")),
+            at("[::ffff:10.0.0.3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("::ffff:10.0.0.3")),
+            at("[::ffff:10.0.0.3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("0.0.0.0:5201"), ip("10.0.0.3")),
+            at("10.0.0.3:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("fd00::3")),
+            at("[fd00::3]:5201")
+        );
+        assert_eq!(
+            stream_local(at("[::]:5201"), ip("fe80::3")),
+            at("[::]:5201")
+        );
+    }
 
     fn get_int(sock: &Socket, level: libc::c_int, name: libc::c_int) -> libc::c_int {
         let v = crate::os::socket_figures::get_int(sock, level, name);

@@ -165,7 +165,8 @@ impl Hub {
     }
 
     /// Handles an iperf3 UDP hello from `peer` that reached the listening socket bound to
-    /// `local`: creates a socket connected to the client, answers on it, hands it over.
+    /// `listener`, sent to this host's address `dst` when known: creates a socket connected
+    /// to the client (see crate::sockets::server_udp_stream), answers on it, hands it over.
     ///
     /// # Errors
     /// The OS error when the stream socket cannot be created.
@@ -173,7 +174,8 @@ impl Hub {
         &self,
         peer: SocketAddr,
         form: HelloForm,
-        local: SocketAddr,
+        listener: SocketAddr,
+        dst: Option<std::net::IpAddr>,
     ) -> std::io::Result<UdpVerdict> {
         let Ok(mut g) = self.inner.lock() else {
             return Ok(UdpVerdict::Unclaimed);
@@ -190,16 +192,7 @@ impl Hub {
         let Some(e) = pick else {
             return Ok(UdpVerdict::Unclaimed);
         };
-        // `local` is the address the hello came to; one that cannot be bound (a broadcast
-        // address) leaves the choice to the routing table, as a wildcard listener does.
-        let sock = crate::sockets::server_udp_stream(local, peer, &e.params).or_else(|_| {
-            let any: std::net::IpAddr = if local.is_ipv6() {
-                std::net::Ipv6Addr::UNSPECIFIED.into()
-            } else {
-                std::net::Ipv4Addr::UNSPECIFIED.into()
-            };
-            crate::sockets::server_udp_stream(SocketAddr::new(any, local.port()), peer, &e.params)
-        })?;
+        let sock = crate::sockets::server_udp_stream(listener, dst, peer, &e.params)?;
         sock.send(&form.reply())?;
         e.udp_left -= 1;
         e.udp_peers.insert(peer);

@@ -150,7 +150,9 @@ pub fn recv(sock: &impl AsFd, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, 
 }
 
 /// Sends `buf` to `peer` from the local address `src` (the destination [`recv`] reported),
-/// or from the address the routing table picks when `src` is None.
+/// or from the address the routing table picks when `src` is None. `peer` is the sender as
+/// [`recv`] gave it: its family is the socket's (v4-mapped on an IPv6 socket), which spares
+/// every answer a `getsockname`.
 ///
 /// # Errors
 /// The `sendmsg` error.
@@ -163,7 +165,7 @@ pub fn send(
     let Some(src) = src.filter(|ip| !ip.is_multicast() && !is_v4_broadcast(*ip)) else {
         return send_plain(sock, buf, peer);
     };
-    let v6_socket = is_ipv6(sock)?;
+    let v6_socket = peer.is_ipv6();
     let to: socket2::SockAddr = peer.into();
     let mut control = Control([0; CONTROL_LEN]);
     let mut iov = libc::iovec {

@@ -430,9 +430,8 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         if probes.handle(&sock, &mut buf[..n], peer, dst) {
             continue;
         }
-        let local = stream_local(shared.udp_local, dst);
         if let Some(form) = sonde_proto::iperf3::udp::HelloForm::parse(&buf[..n]) {
-            iperf3_udp_hello(&sock, &shared, peer, dst, local, form);
+            iperf3_udp_hello(&sock, &shared, peer, dst, form);
             continue;
         }
         let Ok(hello) = Hello::parse(&buf[..n]) else {
@@ -448,12 +447,8 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
                 let _ = crate::os::pktinfo::send(&sock, &ack.emit(), peer, dst);
             }
             HelloVerdict::Create(params, tx) => {
-                // The address the hello came to, or, when it cannot be bound (a broadcast
-                // address), the listener's as before.
                 let stream =
-                    crate::sockets::server_udp_stream(local, peer, &params).or_else(|_| {
-                        crate::sockets::server_udp_stream(shared.udp_local, peer, &params)
-                    });
+                    crate::sockets::server_udp_stream(shared.udp_local, dst, peer, &params);
                 match stream {
                     Ok(s) => {
                         let _ = s.send(&ack.emit());
@@ -469,35 +464,16 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
     }
 }
 
-/// Where a UDP stream's socket binds: the listener's port at the address the hello came to
-/// (v4-mapped on a dual-stack listener), so that the stream answers from the address the
-/// client asked for on a host with several; the listener's own address when the kernel did
-/// not say, or for an IPv6 link-local address (which would need its interface).
-fn stream_local(udp_local: SocketAddr, dst: Option<IpAddr>) -> SocketAddr {
-    let ip = match (dst, udp_local.is_ipv6()) {
-        (None, _) => return udp_local,
-        (Some(IpAddr::V6(v6)), _)
-            if v6.to_ipv4_mapped().is_none() && v6.is_unicast_link_local() =>
-        {
-            return udp_local
-        }
-        (Some(IpAddr::V4(v4)), true) => IpAddr::V6(v4.to_ipv6_mapped()),
-        (Some(ip), _) => ip,
-    };
-    SocketAddr::new(ip, udp_local.port())
-}
-
 /// An iperf3 UDP hello: the oldest iperf3 session waiting for UDP streams takes it.
 fn iperf3_udp_hello(
     sock: &UdpSocket,
     shared: &Shared,
     peer: SocketAddr,
     dst: Option<IpAddr>,
-    local: SocketAddr,
     form: sonde_proto::iperf3::udp::HelloForm,
 ) {
     use crate::iperf3::UdpVerdict;
-    match shared.iperf3.udp_hello(peer, form, local) {
+    match shared.iperf3.udp_hello(peer, form, shared.udp_local, dst) {
         Ok(UdpVerdict::Created) | Ok(UdpVerdict::Unclaimed) => {}
         Ok(UdpVerdict::Repeat(reply)) => {
             let _ = crate::os::pktinfo::send(sock, &reply, peer, dst);
@@ -509,33 +485,6 @@ fn iperf3_udp_hello(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stream_binds_where_its_hello_came() {
-        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
-        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
-        assert_eq!(stream_local(at("[::]:5201"), None), at("[::]:5201"));
-        assert_eq!(
-            stream_local(at("[::]:5201"), ip("10.0.0.3")),
-            at("[::ffff:10.0.0.3]:5201")
-        );
-        assert_eq!(
-            stream_local(at("[::]:5201"), ip("::ffff:10.0.0.3")),
-            at("[::ffff:10.0.0.3]:5201")
-        );
-        assert_eq!(
-            stream_local(at("0.0.0.0:5201"), ip("10.0.0.3")),
-            at("10.0.0.3:5201")
-        );
-        assert_eq!(
-            stream_local(at("[::]:5201"), ip("fd00::3")),
-            at("[fd00::3]:5201")
-        );
-        assert_eq!(
-            stream_local(at("[::]:5201"), ip("fe80::3")),
-            at("[::]:5201")
-        );
-    }
 
     #[test]
     fn pending_cap_leaves_descriptors_for_the_tests() {

@@ -21,24 +21,10 @@ pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 /// Unanswered probes before the connection is dropped.
 pub const KEEPALIVE_RETRIES: u32 = 4;
 
-/// The URL's query keys, percent-decoded.
-fn keys(url: &str) -> Vec<String> {
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    query
-        .split('&')
-        .filter_map(|pair| pair.split('=').next())
-        .map(|k| {
-            percent_encoding::percent_decode_str(k)
-                .decode_utf8_lossy()
-                .into_owned()
-        })
-        .collect()
-}
-
-/// Sets on `config` the limits the URL leaves unset.
-pub fn apply_defaults(config: &mut postgres::Config, url: &str) {
-    let given = keys(url);
-    let sets = |k: &str| given.iter().any(|g| g == k);
+/// Sets on `config` the limits the URL leaves unset (`url_keys`: the keys its query names,
+/// as crate::pg::tls::parse found them).
+pub fn apply_defaults(config: &mut postgres::Config, url_keys: &[String]) {
+    let sets = |k: &str| url_keys.iter().any(|g| g == k);
     if !sets("keepalives") {
         config.keepalives(true);
     }
@@ -63,8 +49,8 @@ mod tests {
     #[test]
     fn defaults_fill_only_what_the_url_leaves_unset() {
         let url = "postgres://u@h/db?keepalives_idle=60&connect_timeout=3";
-        let (mut config, _) = crate::pg::tls::parse(url).unwrap();
-        apply_defaults(&mut config, url);
+        let (mut config, settings) = crate::pg::tls::parse(url).unwrap();
+        apply_defaults(&mut config, &settings.url_keys);
         assert_eq!(config.get_keepalives_idle(), Duration::from_secs(60));
         assert_eq!(config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
         assert_eq!(config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
@@ -72,8 +58,8 @@ mod tests {
         assert!(config.get_keepalives());
         // libpq's tcp_user_timeout is in milliseconds (the driver's, in seconds).
         let url = "postgres://u@h/db?tcp_user_timeout=1500&keepalives=0";
-        let (mut config, _) = crate::pg::tls::parse(url).unwrap();
-        apply_defaults(&mut config, url);
+        let (mut config, settings) = crate::pg::tls::parse(url).unwrap();
+        apply_defaults(&mut config, &settings.url_keys);
         assert_eq!(
             config.get_tcp_user_timeout(),
             Some(&Duration::from_millis(1500))

@@ -128,7 +128,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
     let target = redact(url);
     let (mut config, settings) = tls::parse(url)?;
-    liveness::apply_defaults(&mut config, url);
+    liveness::apply_defaults(&mut config, &settings.url_keys);
     let tls = tls::connector(&settings, &target)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);

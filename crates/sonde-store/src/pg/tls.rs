@@ -56,6 +56,9 @@ pub struct TlsSettings {
     /// authenticate clients by certificate (libpq's defaults when not given).
     pub client_cert: Option<String>,
     pub client_key: Option<String>,
+    /// Every parameter key the URL's query names, decoded: what the URL sets itself, which
+    /// defaults must leave alone (crate::pg::liveness).
+    pub url_keys: Vec<String>,
 }
 
 /// A URL split into the driver's configuration and the TLS settings it cannot hold.
@@ -70,6 +73,7 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
         root_cert: None,
         client_cert: None,
         client_key: None,
+        url_keys: Vec::new(),
     };
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
@@ -77,6 +81,7 @@ pub fn parse(url: &str) -> Result<(postgres::Config, TlsSettings), StoreError> {
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (key, value) = (decoded(key, &target)?, decoded(value, &target)?);
+        settings.url_keys.push(key.clone());
         match (key.as_str(), value.as_str()) {
             // libpq's unit, milliseconds (the driver reads seconds): set on the
             // configuration below.
@@ -348,6 +353,7 @@ mod tests {
             root_cert: Some(f.into()),
             client_cert: None,
             client_key: None,
+            url_keys: Vec::new(),
         };
         let e = connector(&settings("/nonexistent/ca.pem"), "t")
             .err()
@@ -365,6 +371,7 @@ mod tests {
             root_cert: None,
             client_cert: None,
             client_key: None,
+            url_keys: Vec::new(),
         };
         assert!(connector(&plain, "t").is_ok());
     }

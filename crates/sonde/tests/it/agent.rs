@@ -6,8 +6,8 @@
 
 use crate::common;
 
-use common::agent::{http_get, sample, wait_for};
-use common::{free_port, lab_available, sonde_bin, which, Output, Proc, TempDir};
+use common::agent::{http_get, sample, stop, wait_for};
+use common::{free_port, lab_available, sonde_bin, which, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,15 +33,6 @@ fn spawn_agent(dir: &TempDir, name: &str, text: &str) -> Proc {
     let cfg = dir.file(&format!("{name}.toml"));
     std::fs::write(&cfg, text).unwrap();
     Proc::spawn(&["agent", "--config", cfg.to_str().unwrap()])
-}
-
-/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit (within the
-/// agent's 10 s grace for its last copy to PostgreSQL, and some).
-fn stop(agent: Proc) -> Output {
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(20));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
-    out
 }
 
 /// The statuses of the latest run's tests, in order (empty until the agent wrote its run).

@@ -14,8 +14,8 @@
 
 use crate::common;
 
-use common::agent::wait_for;
-use common::{lab_available, sonde_bin, Output, Proc, TempDir};
+use common::agent::{stop, wait_for};
+use common::{lab_available, sonde_bin, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -130,13 +130,6 @@ fn runs(db: &Path, peer: &str) -> (usize, usize) {
     let to: Vec<_> = run.tests.iter().filter(|t| t.settings == peer).collect();
     let ok = to.iter().filter(|t| t.status == TestStatus::Ok).count();
     (to.len(), ok)
-}
-
-fn stop(agent: Proc) -> Output {
-    agent.signal(libc::SIGTERM);
-    let out = agent.wait(Duration::from_secs(20));
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
-    out
 }
 
 #[test]

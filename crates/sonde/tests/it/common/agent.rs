@@ -1,7 +1,7 @@
 //! Helpers of the `sonde agent` tests: waiting on a condition with the agents' logs shown on
-//! time-out, and reading the metrics endpoint.
+//! time-out, stopping an agent, and reading the metrics endpoint.
 
-use super::Proc;
+use super::{Output, Proc};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -38,4 +38,13 @@ pub fn http_get(port: u16, path: &str) -> Option<(String, String)> {
 pub fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Stops `agent` as a service manager does (SIGTERM) and expects a clean exit (within the
+/// agent's 10 s grace for its last copy to PostgreSQL, and some).
+pub fn stop(agent: Proc) -> Output {
+    agent.signal(libc::SIGTERM);
+    let out = agent.wait(Duration::from_secs(20));
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    out
 }
