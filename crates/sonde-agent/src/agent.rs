@@ -248,7 +248,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             continue;
         };
         let mut left = Vec::new();
-        let due = targets.due(entry, job, port, &mut left, &*log);
+        let due = targets.due(entry, job, port, &mut left, &*log, &interrupt);
         for gone in left {
             metrics.forget_peer(&gone.label, gone.family);
             measured.remove(&gone.label);

@@ -9,6 +9,7 @@
 //! of the host's own stack, or a test of the agent).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::AtomicBool;
 
 use crate::config::Peer;
 use sonde_runtime::os::resolve::{resolve, Family};
@@ -47,8 +48,13 @@ pub fn is_local_address(ip: IpAddr) -> bool {
 }
 
 /// Resolves `peer` as its runs do (the first address of its family) and identifies it.
-pub fn identify_peer(peer: &Peer, family: Family, own_port: u16) -> Identity {
-    match resolve(&peer.host, peer.port, family) {
+pub fn identify_peer(
+    peer: &Peer,
+    family: Family,
+    own_port: u16,
+    interrupt: &AtomicBool,
+) -> Identity {
+    match resolve(&peer.host, peer.port, family, interrupt) {
         Ok(addrs) => match addrs.first() {
             Some(&addr) => identify(&peer.host, addr, own_port, is_local_address),
             None => Identity::Unknown,

@@ -1,6 +1,7 @@
 //! Runs one scheduled job with the runtime's own entry points (`latency::run`, `client::run`)
-//! and turns how it ended into a [`RunOutcome`]. Peers are resolved afresh for every run, so
-//! a DNS name that moves, or a peer that restarts, is found again at its next run.
+//! and turns how it ended into a [`RunOutcome`]. The agent resolves a peer's name before
+//! every run (crate::targets) and hands the run its address, so a name that moves, or a peer
+//! that restarts, is found again at its next run.
 
 use crate::budget::{paced_write_len, profile_fits, profile_load, throughput_bitrate};
 use crate::config::{

@@ -2,21 +2,26 @@
 //! (crate::group) in turn, with the entry or member that is this agent itself left out
 //! (crate::own), each said once in the log.
 //!
-//! This is where the agent resolves names for those two questions; the runs resolve again
-//! themselves, so a peer that moves is followed.
+//! This is where the agent resolves its peers' names, before each run, so a peer that moves
+//! is followed; the run is handed the address found (the one the agent checked is not
+//! itself), under the entry's label.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
 
 use crate::config::Peer;
 use crate::group::{self, Members};
+use crate::names::Names;
 use crate::own::{self, Identity};
 use crate::schedule::Job;
-use sonde_runtime::os::resolve::resolve;
+use sonde_runtime::RunError;
 
 /// What the agent knows about its entries between runs.
 #[derive(Debug)]
 pub struct Targets {
+    /// The names' last answers.
+    names: Names,
     /// Per entry, its members as last resolved (`every_address` entries only).
     groups: Vec<Option<Members>>,
     /// Per label (an entry's or a member's), whether it is this agent.
@@ -45,14 +50,17 @@ impl Targets {
     /// For `entries` peer entries; `seed` spreads where group visits start.
     pub fn new(entries: usize, seed: u64) -> Self {
         Self {
+            names: Names::default(),
             groups: vec![None; entries],
             identities: HashMap::new(),
             offset: seed,
         }
     }
 
-    /// The peers `job` of `entry` measures now. An `every_address` entry is resolved again
-    /// and its change logged; members that left are returned in `left`.
+    /// The peers `job` of `entry` measures now, each at the address its name has now (or
+    /// had last, while the name servers do not answer: crate::names). An `every_address`
+    /// entry's members are found again and their change logged; members that left are
+    /// returned in `left`.
     pub fn due(
         &mut self,
         entry: &Peer,
@@ -60,18 +68,32 @@ impl Targets {
         own_port: u16,
         left: &mut Vec<Left>,
         log: &dyn Fn(&str),
+        interrupt: &AtomicBool,
     ) -> Due {
-        if !entry.every_address {
-            let is_own = self.is_own(entry.label(), log, || {
-                own::identify_peer(entry, crate::runner::family(entry.family), own_port)
-            });
-            return Due::Peers(if is_own { vec![] } else { vec![entry.clone()] });
-        }
+        let family = crate::runner::family(entry.family);
         let resolved: Vec<SocketAddr> =
-            match resolve(&entry.host, entry.port, crate::runner::family(entry.family)) {
-                Ok(a) => a,
+            match self
+                .names
+                .lookup(&entry.host, entry.port, family, interrupt, log)
+            {
+                Ok(found) => found.addrs().to_vec(),
+                // Stopping: nothing to measure, and nothing failed.
+                Err(RunError::Interrupted) => return Due::Peers(vec![]),
                 Err(e) => return Due::Unresolved(e.to_string()),
             };
+        if !entry.every_address {
+            let Some(&addr) = resolved.first() else {
+                return Due::Unresolved(format!("{} has no address", entry.host));
+            };
+            let is_own = self.is_own(entry.label(), log, || {
+                own::identify(&entry.host, addr, own_port, own::is_local_address)
+            });
+            return Due::Peers(if is_own {
+                vec![]
+            } else {
+                vec![at_address(entry, addr)]
+            });
+        }
         let now = group::members(entry, &resolved);
         let before = self.groups.get(job.peer).and_then(Option::as_ref);
         if let Some(line) = group::change_line(entry.label(), before, &now) {
@@ -140,5 +162,20 @@ impl Targets {
             known
         };
         matches!(known, Identity::Own(_))
+    }
+}
+
+/// `entry` to be measured at `addr`, still under its label.
+fn at_address(entry: &Peer, addr: SocketAddr) -> Peer {
+    let host = match addr {
+        // A link-local address keeps its interface.
+        SocketAddr::V6(v6) if v6.scope_id() != 0 => format!("{}%{}", v6.ip(), v6.scope_id()),
+        _ => addr.ip().to_string(),
+    };
+    Peer {
+        name: Some(entry.label().to_string()),
+        host,
+        port: addr.port(),
+        ..entry.clone()
     }
 }

@@ -126,8 +126,11 @@ pub(crate) struct OpenControl {
 /// addresses that answers, sends the magic and makes the session for `cfg.params`, holding
 /// the pre-shared key of `cfg.local` (`--psk-file`) to answer a keyed server's challenge.
 /// The one place a client's key reaches its session.
-pub(crate) fn open_control(cfg: &ClientConfig) -> Result<OpenControl, RunError> {
-    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+pub(crate) fn open_control(
+    cfg: &ClientConfig,
+    interrupt: &AtomicBool,
+) -> Result<OpenControl, RunError> {
+    let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt)?;
     let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
     let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
     let local_addr = tcp.local_addr().map_err(RunError::ControlIo)?;
@@ -228,7 +231,7 @@ impl ClientRun<'_> {
             mut session,
             server,
             local,
-        } = open_control(cfg)?;
+        } = open_control(cfg, self.interrupt)?;
         let result = self.execute_connected(&mut conn, &mut session, server, local);
         if let Err(e) = &result {
             // Tell the server why, unless it is the one that ended the test.

@@ -54,8 +54,9 @@ fn next_event(
 pub(crate) fn connect(
     cfg: &ClientConfig,
     server: &mut String,
+    interrupt: &AtomicBool,
 ) -> Result<(ControlConn, ClientSession, SocketAddr), RunError> {
-    let c = open_control(cfg)?;
+    let c = open_control(cfg, interrupt)?;
     *server = c.server.to_string();
     Ok((c.conn, c.session, c.server))
 }

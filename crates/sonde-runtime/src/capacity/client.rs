@@ -103,7 +103,7 @@ fn execute(
     interrupt: &AtomicBool,
     out: &mut CapacityOutcome,
 ) -> Result<(), RunError> {
-    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server)?;
+    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server, interrupt)?;
     let v6 = server.ip().to_canonical().is_ipv6();
     out.layers = Layers::udp(cfg.params.length, v6);
     out.family = if v6 { "IPv6" } else { "IPv4" };

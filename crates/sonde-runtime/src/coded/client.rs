@@ -47,7 +47,7 @@ fn execute(
     interrupt: &AtomicBool,
     out: &mut CodedOutcome,
 ) -> Result<(), RunError> {
-    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server)?;
+    let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server, interrupt)?;
     let r = run_session(cfg, interrupt, &mut conn, &mut s, server, out);
     if let Err(e) = &r {
         own_loop::abort_on(&mut conn, &mut s, e);

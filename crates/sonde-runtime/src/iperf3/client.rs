@@ -191,7 +191,7 @@ impl Run<'_> {
 
     fn execute(&mut self) -> Result<TestSummary, RunError> {
         let cfg = self.cfg;
-        let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+        let addrs = resolve(&cfg.host, cfg.port, cfg.family, self.interrupt)?;
         let tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
         let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
         let local = tcp.local_addr().map_err(RunError::ControlIo)?;

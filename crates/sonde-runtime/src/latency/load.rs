@@ -118,7 +118,7 @@ pub fn run_rrul(
     interrupt: &Arc<AtomicBool>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RrulResult, LatencyError> {
-    let peer = super::target(&cfg.probe)?;
+    let peer = super::target(&cfg.probe, interrupt)?;
     let probe = phase_probe(cfg, peer);
     let mut result = RrulResult {
         version: software(),
@@ -312,13 +312,13 @@ pub struct CompareConfig {
     pub capacity: bool,
 }
 
-fn family_addr(cfg: &CompareConfig, v6: bool) -> Result<IpAddr, String> {
+fn family_addr(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Result<IpAddr, String> {
     let given = if v6 { cfg.ipv6 } else { cfg.ipv4 };
     if let Some(a) = given {
         return Ok(a);
     }
     let fam = if v6 { Family::V6 } else { Family::V4 };
-    resolve(&cfg.probe.host, cfg.probe.port, fam)
+    resolve(&cfg.probe.host, cfg.probe.port, fam, interrupt)
         .map_err(|e| e.to_string())
         .and_then(|v| {
             v.first()
@@ -340,7 +340,7 @@ fn measure_family(
         throughput_bps: None,
         error: None,
     };
-    let addr = match family_addr(cfg, v6) {
+    let addr = match family_addr(cfg, v6, interrupt) {
         Ok(a) => a,
         Err(e) => {
             r.error = Some(e);

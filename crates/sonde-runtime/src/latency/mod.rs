@@ -127,8 +127,11 @@ pub struct LatencyOutcome {
 }
 
 /// Resolves the target to one address of the wanted family.
-pub(crate) fn target(cfg: &LatencyConfig) -> Result<SocketAddr, LatencyError> {
-    let addrs = resolve(&cfg.host, cfg.port, cfg.family)?;
+pub(crate) fn target(
+    cfg: &LatencyConfig,
+    interrupt: &AtomicBool,
+) -> Result<SocketAddr, LatencyError> {
+    let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt)?;
     addrs
         .first()
         .copied()

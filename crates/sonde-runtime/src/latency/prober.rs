@@ -17,8 +17,7 @@ const SPIN: Duration = Duration::from_micros(200);
 const FLOOD_TIMEOUT_MIN: Duration = Duration::from_millis(5);
 const FLOOD_TIMEOUT_MAX: Duration = Duration::from_secs(1);
 
-fn open(cfg: &LatencyConfig) -> Result<Box<dyn Transport>, LatencyError> {
-    let peer = target(cfg)?;
+fn open(cfg: &LatencyConfig, peer: SocketAddr) -> Result<Box<dyn Transport>, LatencyError> {
     Ok(match cfg.mode {
         LatencyMode::Icmp => Box::new(IcmpEcho::open(peer, cfg)?),
         _ => Box::new(UdpProbes::open(peer, cfg)?),
@@ -109,8 +108,8 @@ pub(crate) fn run_datagram(
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(LatencyEvent),
 ) -> Result<LatencyOutcome, LatencyError> {
-    let t = open(cfg)?;
-    let peer = target(cfg)?;
+    let peer = target(cfg, interrupt)?;
+    let t = open(cfg, peer)?;
     announce(cfg, &*t, peer, emit);
     let mut run = DatagramRun::new(cfg, interrupt, t, RunState::new(cfg, emit));
     let (mut failure, mut interrupted) = match run.send_probes() {

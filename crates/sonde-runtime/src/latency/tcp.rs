@@ -143,7 +143,7 @@ pub(crate) fn run(
     interrupt: &AtomicBool,
     emit: &mut dyn FnMut(LatencyEvent),
 ) -> Result<LatencyOutcome, LatencyError> {
-    let peer = target(cfg)?;
+    let peer = target(cfg, interrupt)?;
     let size = cfg.size.clamp(1, MAX_PROBE_LEN);
     let rr = match cfg.mode {
         LatencyMode::TcpRr => {

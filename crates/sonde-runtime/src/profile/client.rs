@@ -147,7 +147,7 @@ impl Run<'_> {
             mut session,
             server,
             ..
-        } = open_control(self.ccfg)?;
+        } = open_control(self.ccfg, self.interrupt)?;
         let result = self.connected(&mut conn, &mut session, server);
         if let Err(e) = &result {
             if !matches!(

@@ -37,7 +37,7 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
         None => {}
     }
     if a.check {
-        return check(&a.config, &config);
+        return check(&a.config, &config, &interrupt);
     }
     // The agent's server holds a descriptor per unidentified connection, as `sonde server`.
     sonde_stress::os::raise_nofile_limit();
@@ -69,7 +69,7 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
 }
 
 /// `--check`: the files the configuration names, then what the agent would run.
-fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
+fn check(file: &std::path::Path, config: &AgentConfig, interrupt: &AtomicBool) -> i32 {
     if let Err(e) = sonde_agent::check_files(config) {
         return config_error(file, &e);
     }
@@ -121,11 +121,11 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
     );
     // What the names say now (a warning only: DNS may not be ready where this runs).
     for p in config.peers.iter().filter(|p| p.every_address) {
-        check_group(p, config.listen_port);
+        check_group(p, config.listen_port, interrupt);
     }
     for p in config.peers.iter().filter(|p| !p.every_address) {
         let family = sonde_agent::runner::family(p.family);
-        match sonde_agent::own::identify_peer(p, family, config.listen_port) {
+        match sonde_agent::own::identify_peer(p, family, config.listen_port, interrupt) {
             Identity::Own(addr) => println!(
                 "  peer {} ({addr}) is this agent itself here: it would not be measured",
                 p.label()
@@ -142,9 +142,9 @@ fn check(file: &std::path::Path, config: &AgentConfig) -> i32 {
 }
 
 /// What an `every_address` entry stands for here now, and which member is this agent.
-fn check_group(p: &sonde_agent::config::Peer, listen_port: u16) {
+fn check_group(p: &sonde_agent::config::Peer, listen_port: u16, interrupt: &AtomicBool) {
     let family = sonde_agent::runner::family(p.family);
-    let resolved = match sonde_runtime::os::resolve::resolve(&p.host, p.port, family) {
+    let resolved = match sonde_runtime::os::resolve::resolve(&p.host, p.port, family, interrupt) {
         Ok(a) => a,
         Err(e) => {
             println!(

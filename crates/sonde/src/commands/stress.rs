@@ -116,7 +116,7 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
             output::write_failed(&e);
         }
     };
-    let cfg = match config(&a, mode, port, family) {
+    let cfg = match config(&a, mode, port, family, interrupt) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sonde: error - {e}");
@@ -165,8 +165,9 @@ fn config(
     mode: StressMode,
     port: u16,
     family: Family,
+    interrupt: &AtomicBool,
 ) -> Result<StressConfig, String> {
-    let addrs = resolve(&a.host, port, family).map_err(|e| e.to_string())?;
+    let addrs = resolve(&a.host, port, family, interrupt).map_err(|e| e.to_string())?;
     let addr = addrs
         .first()
         .copied()

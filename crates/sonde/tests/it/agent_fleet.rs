@@ -9,6 +9,11 @@
 //! from its next round and one that leaves is no longer measured, both said in the log. And
 //! the server, listening on all its addresses, answers probes and UDP streams from the
 //! address each was sent to (before, from its first address, which the clients dropped).
+//!
+//! And with the agent's name servers silent (a socket of the test's that takes queries and
+//! never answers): a named peer goes on being measured at its last address, a name never
+//! answered fails its runs without holding the others', and Ctrl-C or SIGTERM ends a client
+//! or the agent at once, where each would have waited out the resolver.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -17,9 +22,10 @@ use crate::common;
 use common::agent::{stop, wait_for};
 use common::{lab_available, sonde_bin, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const PORT: u16 = 5411;
 
@@ -40,12 +46,13 @@ struct Fleet {
 }
 
 impl Fleet {
-    fn new() -> Fleet {
+    /// `tag` tells apart the namespaces of this module's tests, which run side by side.
+    fn new(tag: &str) -> Fleet {
         let id = std::process::id();
         let fleet = Fleet {
-            agent_ns: format!("sonde-fla-{id}"),
-            server_ns: format!("sonde-fls-{id}"),
-            hosts: PathBuf::from(format!("/etc/netns/sonde-fla-{id}/hosts")),
+            agent_ns: format!("sonde-fla{tag}-{id}"),
+            server_ns: format!("sonde-fls{tag}-{id}"),
+            hosts: PathBuf::from(format!("/etc/netns/sonde-fla{tag}-{id}/hosts")),
         };
         let (a, s) = (&fleet.agent_ns, &fleet.server_ns);
         ip(&["netns", "add", a]);
@@ -90,11 +97,53 @@ impl Fleet {
     /// The name `fleet` as the agent's namespace resolves it: these addresses. Written in
     /// place, as the agent's view of /etc/hosts is this very file.
     fn set_members(&self, addrs: &[&str]) {
+        let entries: Vec<(&str, &str)> = addrs.iter().map(|a| (*a, "fleet")).collect();
+        self.set_hosts(&entries);
+    }
+
+    /// The agent's namespace's hosts file: these (address, name) entries and localhost.
+    fn set_hosts(&self, entries: &[(&str, &str)]) {
         let mut text = String::from("127.0.0.1 localhost\n");
-        for a in addrs {
-            text.push_str(&format!("{a} fleet\n"));
+        for (a, name) in entries {
+            text.push_str(&format!("{a} {name}\n"));
         }
         std::fs::write(&self.hosts, text).unwrap();
+    }
+
+    /// Names not in the hosts file go to a name server in the agent's namespace that takes
+    /// every query and never answers (the socket returned), and the resolver waits 30 s for
+    /// it: a cluster's DNS gone silent.
+    fn silent_name_server(&self) -> UdpSocket {
+        let dir = self.hosts.parent().unwrap();
+        std::fs::write(
+            dir.join("resolv.conf"),
+            "nameserver 127.0.0.53\noptions timeout:30 attempts:1\n",
+        )
+        .unwrap();
+        sonde_lab::netns::run_in(&self.agent_ns, || UdpSocket::bind("127.0.0.53:53"))
+            .unwrap()
+            .unwrap()
+    }
+
+    /// A sonde server in the server's namespace, and in the agent's an agent probing the
+    /// `[[peer]]` entries `peers` every second; the agent's database, the server, the agent.
+    fn start(&self, dir: &TempDir, peers: &str) -> (PathBuf, Proc, Proc) {
+        let db = dir.file("agent.db");
+        let cfg = dir.file("agent.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "listen_port = {PORT}\nstore = {db:?}\njitter = 0.05\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n{peers}"
+            ),
+        )
+        .unwrap();
+        let port = PORT.to_string();
+        let server = Fleet::spawn_in(&self.server_ns, &["server", "-p", &port]);
+        let agent = Fleet::spawn_in(
+            &self.agent_ns,
+            &["agent", "--config", cfg.to_str().unwrap()],
+        );
+        (db, server, agent)
     }
 
     fn spawn_in(ns: &str, args: &[&str]) -> Proc {
@@ -138,24 +187,16 @@ fn every_address_of_a_name_is_a_peer_and_the_fleet_is_followed_as_it_changes() {
     if !lab_available() {
         return;
     }
-    let fleet = Fleet::new();
+    let fleet = Fleet::new("1");
     fleet.set_members(&["10.203.9.1", "10.203.9.2", "10.203.9.3", "fd00:203:9::2"]);
     let dir = TempDir::new("agent-fleet");
-    let db = dir.file("fleet.db");
-    let cfg = dir.file("fleet.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "listen_port = {PORT}\nstore = {db:?}\njitter = 0.05\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n[[peer]]\nname = \"fleet\"\nhost = \"fleet\"\nport = {PORT}\nevery_address = true\n"
+    let (db, server, agent) = fleet.start(
+        &dir,
+        &format!(
+            "[[peer]]\nname = \"fleet\"\nhost = \"fleet\"\nport = {PORT}\nevery_address = true\n"
         ),
-    )
-    .unwrap();
-    let port = PORT.to_string();
-    let server = Fleet::spawn_in(&fleet.server_ns, &["server", "-p", &port]);
-    let agent = Fleet::spawn_in(
-        &fleet.agent_ns,
-        &["agent", "--config", cfg.to_str().unwrap()],
     );
+    let port = PORT.to_string();
     let first = [
         "fleet/10.203.9.2",
         "fleet/10.203.9.3",
@@ -256,4 +297,103 @@ fn every_address_of_a_name_is_a_peer_and_the_fleet_is_followed_as_it_changes() {
         let (all, ok) = runs(&db, p);
         assert!(all >= 2 && ok + 1 >= all, "{p}: {ok} of {all} runs ok");
     }
+}
+
+#[test]
+fn silent_name_servers_hold_neither_the_schedule_nor_a_stop() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let fleet = Fleet::new("2");
+    fleet.set_hosts(&[("10.203.9.2", "server-b")]);
+    let _dns = fleet.silent_name_server();
+    let dir = TempDir::new("agent-dns");
+    let peers: String = ["server-b", "10.203.9.3", "nowhere.sonde.test"]
+        .iter()
+        .map(|h| format!("[[peer]]\nhost = \"{h}\"\nport = {PORT}\n\n"))
+        .collect();
+    let (db, server, agent) = fleet.start(&dir, &peers);
+    let port = PORT.to_string();
+    // The name the servers never answer costs its own runs, not the others': two good runs
+    // each to the named peer and the address within a few rounds.
+    wait_for(
+        "two good runs each to server-b and 10.203.9.3",
+        15,
+        || runs(&db, "server-b").1 >= 2 && runs(&db, "10.203.9.3").1 >= 2,
+        &[&agent, &server],
+    );
+
+    // server-b leaves the hosts file: its name now goes to the silent server, and its last
+    // address is measured.
+    fleet.set_hosts(&[]);
+    wait_for(
+        "the fallback to server-b's last address in the log",
+        10,
+        || {
+            agent.stderr_so_far().contains(
+                "the name servers do not answer for server-b: measuring its last known address 10.203.9.2",
+            )
+        },
+        &[&agent],
+    );
+    let (_, ok_then) = runs(&db, "server-b");
+    let (_, other_then) = runs(&db, "10.203.9.3");
+    wait_for(
+        "three more good runs each to server-b (by its last address) and 10.203.9.3",
+        15,
+        || runs(&db, "server-b").1 >= ok_then + 3 && runs(&db, "10.203.9.3").1 >= other_then + 3,
+        &[&agent],
+    );
+
+    // A client asked for a name the servers do not answer: Ctrl-C ends its wait at once.
+    let client = Fleet::spawn_in(
+        &fleet.agent_ns,
+        &["client", "nowhere.sonde.test", "-p", &port, "-t", "1"],
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    let asked = Instant::now();
+    client.signal(libc::SIGINT);
+    let out = client.wait(Duration::from_secs(10));
+    let took = asked.elapsed();
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert!(out.stderr.contains("interrupted"), "{}", out.describe());
+    assert!(
+        took < Duration::from_secs(2),
+        "the client took {took:?} to stop"
+    );
+
+    let asked = Instant::now();
+    let out = stop(agent);
+    let took = asked.elapsed();
+    server.signal(libc::SIGTERM);
+    let _ = server.wait(Duration::from_secs(10));
+    assert!(
+        took < Duration::from_secs(3),
+        "the agent took {took:?} to stop"
+    );
+    assert_eq!(
+        out.stderr
+            .matches("the name servers do not answer for server-b")
+            .count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    // The unanswered name's runs failed, saying why, and none was ever ok.
+    assert!(
+        out.stderr.contains(
+            "latency to nowhere.sonde.test failed: cannot resolve host \"nowhere.sonde.test\": the system's name servers gave no answer within 3 s"
+        ),
+        "{}",
+        out.stderr
+    );
+    let (all, ok) = runs(&db, "nowhere.sonde.test");
+    assert!(
+        all >= 1 && ok == 0,
+        "nowhere.sonde.test: {ok} of {all} runs ok"
+    );
+    // Every run to the named peer was good, before and through the silence.
+    let (all, ok) = runs(&db, "server-b");
+    assert!(all >= 5 && ok + 1 >= all, "server-b: {ok} of {all} runs ok");
 }
