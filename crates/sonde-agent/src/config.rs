@@ -451,6 +451,21 @@ impl AgentConfig {
                     p.label()
                 )));
             }
+            // A member of an every_address entry is labelled `LABEL/ADDRESS`: another entry
+            // under such a label would share its series and rows.
+            if let Some(g) = self.peers.iter().find(|g| {
+                g.every_address
+                    && p.label()
+                        .strip_prefix(g.label())
+                        .is_some_and(|r| r.starts_with('/'))
+            }) {
+                return Err(ConfigError::Invalid(format!(
+                    "peer {:?}: the members of peer {:?} (every_address) are labelled {:?}/ADDRESS: give this one a name outside that",
+                    p.label(),
+                    g.label(),
+                    g.label()
+                )));
+            }
             let rate = match &p.link_rate {
                 Some(r) => Some(parse_rate(r).ok_or_else(|| {
                     ConfigError::Invalid(format!(
@@ -550,6 +565,16 @@ link_rate = "100M"
             .unwrap_err()
             .to_string();
         assert!(e.contains("every_address needs a name"), "{e}");
+        // An entry under a member's label.
+        let clash =
+            format!("{fleet}[[peer]]\nhost = \"10.0.0.2\"\nname = \"sonde-agents/10.0.0.2\"\n");
+        let e = AgentConfig::parse(&clash).unwrap_err().to_string();
+        assert!(
+            e.contains("the members of peer \"sonde-agents\" (every_address) are labelled"),
+            "{e}"
+        );
+        let apart = clash.replace("sonde-agents/10", "sonde-agents-10");
+        assert!(AgentConfig::parse(&apart).is_ok());
     }
 
     #[test]
