@@ -61,6 +61,46 @@ fn every_fuzz_binary_has_a_check_and_the_reverse() {
     );
 }
 
+/// Every (name, version) of a `Cargo.lock`.
+fn locked(path: &std::path::Path) -> std::collections::BTreeSet<(String, String)> {
+    let text = fs::read_to_string(path).unwrap();
+    let mut out = std::collections::BTreeSet::new();
+    let mut name = None;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
+            out.insert((n, v.trim_matches('"').to_string()));
+        }
+    }
+    out
+}
+
+/// The fuzz workspace's lock holds the main workspace's version of every package the two
+/// share, so that CI's check of the fuzz targets reuses what clippy just checked instead of
+/// building other versions (and the targets fuzz the code the tests test).
+#[test]
+fn the_fuzz_lock_pins_the_workspace_versions() {
+    let fuzz = locked(&seeds_dir().join("../Cargo.lock"));
+    let main = locked(&seeds_dir().join("../../Cargo.lock"));
+    let names: std::collections::BTreeSet<&str> = main.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        fuzz.len() > 20 && main.len() > 100,
+        "{} {}",
+        fuzz.len(),
+        main.len()
+    );
+    let other: Vec<_> = fuzz
+        .iter()
+        .filter(|(n, _)| names.contains(n.as_str()))
+        .filter(|p| !main.contains(*p))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "fuzz/Cargo.lock has other versions than Cargo.lock: {other:?}; run `cp Cargo.lock fuzz/Cargo.lock && cargo metadata --manifest-path fuzz/Cargo.toml --format-version 1 >/dev/null`"
+    );
+}
+
 /// The committed `seed-*` files are exactly what `examples/write_seeds.rs` makes from today's
 /// encoders: a wire format that changed without the seeds being written again (or a seed
 /// edited by hand, or left behind) fails here, not silently in a weaker fuzz campaign.
