@@ -10,7 +10,8 @@
 //! the server, listening on all its addresses, answers probes and UDP streams from the
 //! address each was sent to (before, from its first address, which the clients dropped).
 //!
-//! And with the agent's name servers silent (a socket of the test's that takes queries and
+//! A round of members longer than its period is said once and its overrun skipped and
+//! counted. And with the agent's name servers silent (a socket of the test's that takes queries and
 //! never answers): a named peer goes on being measured at its last address, a name never
 //! answered fails its runs without holding the others', and Ctrl-C or SIGTERM ends a client
 //! or the agent at once, where each would have waited out the resolver.
@@ -128,12 +129,17 @@ impl Fleet {
     /// A sonde server in the server's namespace, and in the agent's an agent probing the
     /// `[[peer]]` entries `peers` every second; the agent's database, the server, the agent.
     fn start(&self, dir: &TempDir, peers: &str) -> (PathBuf, Proc, Proc) {
+        self.start_probing(dir, 3, peers)
+    }
+
+    /// [`Fleet::start`] with `probes` probes 20 ms apart a run.
+    fn start_probing(&self, dir: &TempDir, probes: u32, peers: &str) -> (PathBuf, Proc, Proc) {
         let db = dir.file("agent.db");
         let cfg = dir.file("agent.toml");
         std::fs::write(
             &cfg,
             format!(
-                "listen_port = {PORT}\nstore = {db:?}\njitter = 0.05\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n\n{peers}"
+                "listen_port = {PORT}\nstore = {db:?}\njitter = 0.05\n\n[latency]\nevery_secs = 1\nprobes = {probes}\nprobe_interval_ms = 20\n\n{peers}"
             ),
         )
         .unwrap();
@@ -396,4 +402,50 @@ fn silent_name_servers_hold_neither_the_schedule_nor_a_stop() {
     // Every run to the named peer was good, before and through the silence.
     let (all, ok) = runs(&db, "server-b");
     assert!(all >= 5 && ok + 1 >= all, "server-b: {ok} of {all} runs ok");
+}
+
+/// A round of members that cannot fit in its period (three members x 0.5 s of probing, every
+/// second): said once, with the figures, while the rounds go on and the runs they overrun are
+/// skipped and counted, and every member is still measured in turn.
+#[test]
+fn a_round_longer_than_its_period_is_said_once_and_its_overrun_counted() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let fleet = Fleet::new("3");
+    fleet.set_members(&["10.203.9.1", "10.203.9.2", "10.203.9.3", "10.203.9.4"]);
+    let dir = TempDir::new("agent-round");
+    // 25 probes 20 ms apart: half a second a run.
+    let (db, server, agent) = fleet.start_probing(
+        &dir,
+        25,
+        &format!(
+            "[[peer]]\nname = \"fleet\"\nhost = \"fleet\"\nport = {PORT}\nevery_address = true\n"
+        ),
+    );
+    let members = ["fleet/10.203.9.2", "fleet/10.203.9.3", "fleet/10.203.9.4"];
+    wait_for(
+        "two good runs to each member",
+        20,
+        || members.iter().all(|p| runs(&db, p).1 >= 2),
+        &[&agent, &server],
+    );
+    let out = stop(agent);
+    server.signal(libc::SIGTERM);
+    let _ = server.wait(Duration::from_secs(10));
+    let warning = "peer fleet: 3 members x 0.5 s of latency = 2 s a round, more than its period of 1 s: rounds overrun and the runs due meanwhile are skipped";
+    assert_eq!(out.stderr.matches(warning).count(), 1, "{}", out.stderr);
+    let last = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("sonde agent: stopped after "))
+        .unwrap_or_else(|| panic!("no totals:\n{}", out.stderr));
+    let skipped: u64 = last
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" skipped)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no skipped count in {last:?}"));
+    assert!(skipped >= 1, "{last}");
 }
