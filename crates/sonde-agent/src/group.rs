@@ -19,11 +19,20 @@ use crate::config::{FamilyChoice, Peer};
 /// hostile resolver) measures the first ones in address order, and the log says so.
 pub const MAX_MEMBERS: usize = 256;
 
+/// One address of an entry, as a peer of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// Where its runs go.
+    pub addr: SocketAddr,
+    /// The concrete peer: the address as its host, labelled `LABEL/ADDRESS`.
+    pub peer: Peer,
+}
+
 /// The peers an entry stands for now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Members {
-    /// One concrete peer per address, in address order.
-    pub peers: Vec<Peer>,
+    /// One member per address, in address order.
+    pub list: Vec<Member>,
     /// How many addresses were left out over [`MAX_MEMBERS`].
     pub dropped: usize,
 }
@@ -41,12 +50,15 @@ pub fn members(entry: &Peer, resolved: &[SocketAddr]) -> Members {
         })
         .collect();
     let dropped = ips.len().saturating_sub(MAX_MEMBERS);
-    let peers = ips
+    let list = ips
         .into_iter()
         .take(MAX_MEMBERS)
-        .map(|ip| member(entry, ip))
+        .map(|ip| Member {
+            addr: SocketAddr::new(ip, entry.port),
+            peer: member(entry, ip),
+        })
         .collect();
-    Members { peers, dropped }
+    Members { list, dropped }
 }
 
 /// The concrete peer at `ip` of `entry`: the address as its host, so its runs go there and
@@ -79,8 +91,7 @@ pub fn visit_order(n: usize, seq: u64, offset: u64) -> Vec<usize> {
 /// What changed from `before` to `now`, as one log line; `None` when nothing did. The first
 /// resolution (`before` is `None`) lists every member.
 pub fn change_line(label: &str, before: Option<&Members>, now: &Members) -> Option<String> {
-    let hosts =
-        |m: &Members| -> BTreeSet<String> { m.peers.iter().map(|p| p.host.clone()).collect() };
+    let hosts = |m: &Members| -> BTreeSet<IpAddr> { m.list.iter().map(|m| m.addr.ip()).collect() };
     let new = hosts(now);
     let over = if now.dropped > 0 {
         format!(
@@ -91,7 +102,7 @@ pub fn change_line(label: &str, before: Option<&Members>, now: &Members) -> Opti
         String::new()
     };
     let Some(before) = before else {
-        let list: Vec<String> = new.into_iter().collect();
+        let list: Vec<String> = new.iter().map(IpAddr::to_string).collect();
         return Some(format!(
             "peer {label}: {} addresses ({}){over}",
             list.len(),
@@ -99,12 +110,17 @@ pub fn change_line(label: &str, before: Option<&Members>, now: &Members) -> Opti
         ));
     };
     let old = hosts(before);
-    let joined: Vec<&String> = new.difference(&old).collect();
-    let left: Vec<&String> = old.difference(&new).collect();
+    let joined: Vec<&IpAddr> = new.difference(&old).collect();
+    let left: Vec<&IpAddr> = old.difference(&new).collect();
     if joined.is_empty() && left.is_empty() && before.dropped == now.dropped {
         return None;
     }
-    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let list = |v: &[&IpAddr]| {
+        v.iter()
+            .map(|ip| ip.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut parts = Vec::new();
     if !joined.is_empty() {
         parts.push(format!("new {}", list(&joined)));
@@ -170,8 +186,9 @@ mod tests {
             &addrs(&["10.0.0.9", "fd00::2", "10.0.0.3", "10.0.0.9"]),
         );
         let got: Vec<(&str, &str, FamilyChoice)> = m
-            .peers
+            .list
             .iter()
+            .map(|m| &m.peer)
             .map(|p| (p.label(), p.host.as_str(), p.family))
             .collect();
         assert_eq!(
@@ -184,21 +201,24 @@ mod tests {
         );
         assert_eq!(m.dropped, 0);
         // The rest of the entry carries over; a member is a plain peer.
-        assert!(m
-            .peers
-            .iter()
-            .all(|p| p.port == 5300 && p.link_rate.as_deref() == Some("1G") && !p.every_address));
+        assert!(m.list.iter().all(|m| {
+            let p = &m.peer;
+            m.addr.port() == 5300
+                && p.port == 5300
+                && p.link_rate.as_deref() == Some("1G")
+                && !p.every_address
+        }));
     }
 
     #[test]
     fn a_family_keeps_only_its_addresses() {
         let all = addrs(&["10.0.0.3", "fd00::2"]);
         let v6 = members(&entry(FamilyChoice::Ipv6), &all);
-        assert_eq!(v6.peers.len(), 1);
-        assert_eq!(v6.peers[0].host, "fd00::2");
+        assert_eq!(v6.list.len(), 1);
+        assert_eq!(v6.list[0].peer.host, "fd00::2");
         let v4 = members(&entry(FamilyChoice::Ipv4), &all);
-        assert_eq!(v4.peers.len(), 1);
-        assert_eq!(v4.peers[0].host, "10.0.0.3");
+        assert_eq!(v4.list.len(), 1);
+        assert_eq!(v4.list[0].peer.host, "10.0.0.3");
     }
 
     #[test]
@@ -212,9 +232,9 @@ mod tests {
             })
             .collect();
         let m = members(&entry(FamilyChoice::Any), &many);
-        assert_eq!(m.peers.len(), MAX_MEMBERS);
+        assert_eq!(m.list.len(), MAX_MEMBERS);
         assert_eq!(m.dropped, 300 - MAX_MEMBERS);
-        assert_eq!(m.peers[0].host, "10.0.0.0");
+        assert_eq!(m.list[0].peer.host, "10.0.0.0");
         let line = change_line("fleet", None, &m).unwrap();
         assert!(
             line.contains("44 more addresses left out (at most 256)"),

@@ -100,11 +100,12 @@ impl Targets {
             log(&line);
         }
         if let Some(before) = before {
-            let hosts: HashSet<&str> = now.peers.iter().map(|p| p.host.as_str()).collect();
+            let addrs: HashSet<SocketAddr> = now.list.iter().map(|m| m.addr).collect();
             for gone in before
-                .peers
+                .list
                 .iter()
-                .filter(|p| !hosts.contains(p.host.as_str()))
+                .filter(|m| !addrs.contains(&m.addr))
+                .map(|m| &m.peer)
             {
                 self.identities.remove(gone.label());
                 left.push(Left {
@@ -116,21 +117,17 @@ impl Targets {
         if let Some(slot) = self.groups.get_mut(job.peer) {
             *slot = Some(now.clone());
         }
-        let order = group::visit_order(now.peers.len(), job.seq, self.offset);
+        let order = group::visit_order(now.list.len(), job.seq, self.offset);
         let mut peers = Vec::with_capacity(order.len());
         for i in order {
-            let Some(member) = now.peers.get(i) else {
+            let Some(member) = now.list.get(i) else {
                 continue;
             };
-            let Ok(ip) = member.host.parse() else {
-                continue;
-            };
-            let addr = SocketAddr::new(ip, member.port);
-            let is_own = self.is_own(member.label(), log, || {
-                own::identify(&entry.host, addr, own_port, own::is_local_address)
+            let is_own = self.is_own(member.peer.label(), log, || {
+                own::identify(&entry.host, member.addr, own_port, own::is_local_address)
             });
             if !is_own {
-                peers.push(member.clone());
+                peers.push(member.peer.clone());
             }
         }
         Due::Peers(peers)

@@ -61,9 +61,8 @@ fn every_fuzz_binary_has_a_check_and_the_reverse() {
     );
 }
 
-/// Every (name, version) of a `Cargo.lock`.
-fn locked(path: &std::path::Path) -> std::collections::BTreeSet<(String, String)> {
-    let text = fs::read_to_string(path).unwrap();
+/// Every (name, version) of a `Cargo.lock`'s text.
+fn locked(text: &str) -> std::collections::BTreeSet<(String, String)> {
     let mut out = std::collections::BTreeSet::new();
     let mut name = None;
     for line in text.lines() {
@@ -81,8 +80,8 @@ fn locked(path: &std::path::Path) -> std::collections::BTreeSet<(String, String)
 /// building other versions (and the targets fuzz the code the tests test).
 #[test]
 fn the_fuzz_lock_pins_the_workspace_versions() {
-    let fuzz = locked(&seeds_dir().join("../Cargo.lock"));
-    let main = locked(&seeds_dir().join("../../Cargo.lock"));
+    let fuzz = locked(&fs::read_to_string(seeds_dir().join("../Cargo.lock")).unwrap());
+    let main = locked(&fs::read_to_string(seeds_dir().join("../../Cargo.lock")).unwrap());
     let names: std::collections::BTreeSet<&str> = main.iter().map(|(n, _)| n.as_str()).collect();
     assert!(
         fuzz.len() > 20 && main.len() > 100,

@@ -159,21 +159,17 @@ fn check_group(p: &sonde_agent::config::Peer, listen_port: u16, interrupt: &Atom
     if let Some(line) = sonde_agent::group::change_line(p.label(), None, &members) {
         println!("  {line}, each a peer (found again before each run)");
     }
-    for m in &members.peers {
-        let Ok(ip) = m.host.parse() else {
-            continue;
-        };
-        let addr = std::net::SocketAddr::new(ip, m.port);
+    for m in &members.list {
         let own = sonde_agent::own::identify(
             &p.host,
-            addr,
+            m.addr,
             listen_port,
             sonde_agent::own::is_local_address,
         );
         if let Identity::Own(addr) = own {
             println!(
                 "  peer {} ({addr}) is this agent itself here: it would not be measured",
-                m.label()
+                m.peer.label()
             );
         }
     }
