@@ -10,6 +10,7 @@ use crate::http::{HttpError, MetricsServer};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
+use crate::reload::Reload;
 use crate::retain::Retention;
 use crate::runner::run_job;
 use crate::schedule::{Kind, Schedule};
@@ -55,6 +56,8 @@ pub struct AgentOptions {
     pub sonde_version: String,
     /// Progress and failures, one line each.
     pub log: Arc<dyn Fn(&str) + Send + Sync>,
+    /// How a reload is asked for and the configuration read again (none: never reloaded).
+    pub reload: Option<Reload>,
 }
 
 /// What the agent did, when it stopped.
@@ -101,6 +104,66 @@ fn run_length(cfg: &AgentConfig, kind: Kind) -> Option<Duration> {
         )),
         Kind::Profile => Some(Duration::from_secs_f64(cfg.profile.as_ref()?.duration_secs)),
         Kind::Capacity => None,
+    }
+}
+
+/// The loop's state: the configuration as it runs (reloads change it), the schedule, what
+/// is known of the peers.
+struct Running {
+    cfg: AgentConfig,
+    schedule: Schedule,
+    targets: Targets,
+    /// The latest capacity figure of each peer (by label: members of an every_address entry
+    /// are peers of their own): the throughput budget's reference.
+    measured: HashMap<String, u64>,
+    /// Per (every_address entry, kind): the member count last warned of (warn_long_round).
+    warned: HashMap<(String, Kind), usize>,
+}
+
+impl Running {
+    /// Reads the configuration again and applies what a reload can (crate::reload); a file
+    /// that cannot be used changes nothing.
+    fn reload(&mut self, r: &Reload, metrics: &Metrics, now: Duration, log: &dyn Fn(&str)) {
+        let new = match (r.read)() {
+            Ok((new, _text)) => new,
+            Err(e) => {
+                log(&format!(
+                    "configuration not reloaded: {}; going on with the one running",
+                    crate::reload::one_line(&e)
+                ));
+                return;
+            }
+        };
+        if let Err(e) = check_peer_keys(&new) {
+            log(&format!(
+                "configuration not reloaded: {e}; going on with the one running"
+            ));
+            return;
+        }
+        let changes = crate::reload::changes(&self.cfg, &new);
+        let applied = crate::reload::apply(&self.cfg, &new);
+        let old = std::mem::replace(&mut self.cfg, applied);
+        let cfg = &self.cfg;
+        let was = |i| crate::reload::was_index(&old, cfg, i);
+        let mut left = Vec::new();
+        self.targets.retarget(&cfg.peers, was, &mut left);
+        for gone in left {
+            metrics.forget_peer(&gone.label, gone.family);
+            self.measured.remove(&gone.label);
+        }
+        for (i, p) in old.peers.iter().enumerate() {
+            if (0..cfg.peers.len()).any(|j| was(j) == Some(i)) {
+                continue;
+            }
+            // A plain entry's series are labelled with the family it was measured over.
+            for family in ["any", "ipv4", "ipv6"] {
+                metrics.forget_peer(p.label(), family);
+            }
+            self.measured.remove(p.label());
+        }
+        self.schedule.reshape(&pairs(cfg), cfg.jitter, was, now);
+        self.warned.clear();
+        log(&crate::reload::summary(&changes, cfg));
     }
 }
 
@@ -220,16 +283,29 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         .transpose()
         .map_err(AgentError::Thread)?;
     let mut retention = cfg.retain_days.map(Retention::new);
-    let mut schedule = Schedule::new(&pairs(cfg), cfg.jitter, seed);
+    let mut state = Running {
+        cfg: cfg.clone(),
+        schedule: Schedule::new(&pairs(cfg), cfg.jitter, seed),
+        targets: Targets::new(cfg.peers.len(), seed),
+        measured: HashMap::new(),
+        warned: HashMap::new(),
+    };
     let mut totals = AgentTotals::default();
-    // The latest capacity figure of each peer (by label: members of an every_address entry
-    // are peers of their own): the throughput budget's reference.
-    let mut measured: HashMap<String, u64> = HashMap::new();
-    let mut targets = Targets::new(cfg.peers.len(), seed);
-    // Per (every_address entry, kind): the member count last warned of (see warn_long_round).
-    let mut warned: HashMap<(String, Kind), usize> = HashMap::new();
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
+        if let Some(r) = &opts.reload {
+            if r.requested.swap(false, Ordering::SeqCst) {
+                state.reload(r, &metrics, start.elapsed(), &*log);
+            }
+        }
+        let Running {
+            cfg,
+            schedule,
+            targets,
+            measured,
+            warned,
+        } = &mut state;
+        let cfg = &*cfg;
         if let Some(r) = retention.as_mut() {
             if r.due(Instant::now()) {
                 let copied = syncer.as_ref().map(Syncer::copied);
@@ -256,7 +332,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         let peers = match due {
             Due::Peers(p) => {
                 if entry.every_address {
-                    warn_long_round(cfg, entry.label(), job.kind, p.len(), &mut warned, &*log);
+                    warn_long_round(cfg, entry.label(), job.kind, p.len(), warned, &*log);
                 }
                 p
             }
@@ -291,7 +367,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             log(&format!(
                 "stopping without the last copy to PostgreSQL: it did not end within {} s (a server that accepted and did not answer?); the results stay in {} and are copied by the agent's next start",
                 crate::sync::STOP_GRACE.as_secs(),
-                cfg.store.display()
+                opts.config.store.display()
             ));
         }
     }

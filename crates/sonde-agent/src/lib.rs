@@ -35,6 +35,7 @@ pub mod outcome;
 pub mod own;
 pub mod process;
 pub mod record;
+pub mod reload;
 pub mod retain;
 pub mod runner;
 pub mod schedule;

@@ -60,9 +60,12 @@ struct Slot {
     peer: usize,
     kind: Kind,
     period: Duration,
-    /// The pair's start: run n is planned at `origin + n × period`.
+    /// The pair's start: its run n is planned at `origin + n × period`.
     origin: Duration,
+    /// The number of its next planned run, counted from `origin`.
     seq: u64,
+    /// The number its run 0 carries (runs planned before a reload with another period).
+    first: u64,
     due: Duration,
 }
 
@@ -88,17 +91,7 @@ impl Schedule {
         let slots = pairs
             .iter()
             .filter(|(_, _, p)| !p.is_zero())
-            .map(|&(peer, kind, period)| {
-                let origin = period.min(FIRST_SPREAD).mul_f64(rng.random_range(0.0..1.0));
-                Slot {
-                    peer,
-                    kind,
-                    period,
-                    origin,
-                    seq: 0,
-                    due: origin,
-                }
-            })
+            .map(|&(peer, kind, period)| new_slot(&mut rng, peer, kind, period, Duration::ZERO, 0))
             .collect();
         Self {
             slots,
@@ -134,7 +127,7 @@ impl Schedule {
         let job = Job {
             peer: slot.peer,
             kind: slot.kind,
-            seq: slot.seq,
+            seq: slot.first.saturating_add(slot.seq),
         };
         let period = slot.period.as_secs_f64();
         // The next planned run strictly after now (runs planned in between are skipped).
@@ -145,6 +138,60 @@ impl Schedule {
         slot.due =
             slot.origin + Duration::from_secs_f64(period * next as f64 + period * jitter * draw);
         Some(job)
+    }
+
+    /// The schedule of a reloaded configuration, at `now`: `pairs` as [`Schedule::new`] takes
+    /// them, and `was` giving the index an entry had before (None for a new one). A pair of an
+    /// entry that stays, with its period unchanged, keeps its plan (its next run is not moved
+    /// and nothing is skipped); a new pair, or one whose period changed, starts afresh from
+    /// `now` with its first run spread as at the start, its runs numbered on from the old.
+    pub fn reshape(
+        &mut self,
+        pairs: &[(usize, Kind, Duration)],
+        jitter: f64,
+        was: impl Fn(usize) -> Option<usize>,
+        now: Duration,
+    ) {
+        self.jitter = if jitter.is_finite() {
+            jitter.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let old = std::mem::take(&mut self.slots);
+        for &(peer, kind, period) in pairs.iter().filter(|(_, _, p)| !p.is_zero()) {
+            let before = was(peer).and_then(|w| old.iter().find(|s| s.peer == w && s.kind == kind));
+            let slot = match before {
+                Some(s) if s.period == period => Slot { peer, ..s.clone() },
+                Some(s) => {
+                    let next = s.first.saturating_add(s.seq);
+                    new_slot(&mut self.rng, peer, kind, period, now, next)
+                }
+                None => new_slot(&mut self.rng, peer, kind, period, now, 0),
+            };
+            self.slots.push(slot);
+        }
+    }
+}
+
+/// A pair's plan from `start`: its first run spread over its first period (at most
+/// [`FIRST_SPREAD`]), numbered `first`.
+fn new_slot(
+    rng: &mut Pcg64Mcg,
+    peer: usize,
+    kind: Kind,
+    period: Duration,
+    start: Duration,
+    first: u64,
+) -> Slot {
+    let origin = start + period.min(FIRST_SPREAD).mul_f64(rng.random_range(0.0..1.0));
+    Slot {
+        peer,
+        kind,
+        period,
+        origin,
+        seq: 0,
+        first,
+        due: origin,
     }
 }
 
@@ -258,6 +305,77 @@ mod tests {
             let s = Schedule::new(&[(0, Kind::Capacity, secs(3600.0))], 0.2, seed);
             assert!(s.next_due().unwrap() < FIRST_SPREAD);
         }
+    }
+
+    #[test]
+    fn a_reload_keeps_the_plans_of_unchanged_pairs_and_starts_new_ones_afresh() {
+        let pairs = [
+            (0, Kind::Latency, secs(1.0)),
+            (1, Kind::Latency, secs(1.0)),
+            (1, Kind::Throughput, secs(60.0)),
+        ];
+        let mut s = Schedule::new(&pairs, 0.0, 4);
+        let before = drive(&mut s, secs(0.01), 100.0);
+        let last = |runs: &[(Job, f64)], p, k| {
+            runs.iter()
+                .filter(|(j, _)| j.peer == p && j.kind == k)
+                .map(|(j, _)| j.seq)
+                .max()
+        };
+        let latency1 = last(&before, 1, Kind::Latency).unwrap();
+        let throughput1 = last(&before, 1, Kind::Throughput).unwrap();
+        let due_before: Vec<Duration> = s.slots.iter().map(|x| x.due).collect();
+        // Entry 0 goes, entry 1 moves to index 0 with latency kept and throughput every
+        // 30 s instead of 60, and a new entry 1 comes.
+        let now = secs(100.0);
+        let reloaded = [
+            (0, Kind::Latency, secs(1.0)),
+            (0, Kind::Throughput, secs(30.0)),
+            (1, Kind::Latency, secs(1.0)),
+        ];
+        s.reshape(&reloaded, 0.0, |i| (i == 0).then_some(1), now);
+        // The kept pair's next run is where it was; nothing was skipped by the reload.
+        assert_eq!(s.slots[0].due, due_before[1]);
+        let skipped = s.skipped();
+        // The others start within their first spread from now.
+        assert!(s.slots[1].due >= now && s.slots[1].due < now + FIRST_SPREAD);
+        assert!(s.slots[2].due >= now && s.slots[2].due < now + secs(1.0));
+        let mut after = Vec::new();
+        let mut t = now;
+        while t < secs(200.0) {
+            match s.pop_due(t) {
+                Some(job) => {
+                    after.push((job, t.as_secs_f64()));
+                    t += secs(0.01);
+                }
+                None => t = s.next_due().unwrap().max(t),
+            }
+        }
+        assert_eq!(s.skipped(), skipped, "the reload skipped runs");
+        // Run numbers go on from the old ones: the kept pair's and the re-timed pair's.
+        let first = |p, k| {
+            after
+                .iter()
+                .find(|(j, _)| j.peer == p && j.kind == k)
+                .map(|(j, _)| j.seq)
+                .unwrap()
+        };
+        assert_eq!(first(0, Kind::Latency), latency1 + 1);
+        assert_eq!(first(0, Kind::Throughput), throughput1 + 1);
+        assert_eq!(first(1, Kind::Latency), 0);
+        // One run per period from the reload on: 100 s of latency, 3 or 4 of throughput.
+        let count = |p, k| {
+            after
+                .iter()
+                .filter(|(j, _)| j.peer == p && j.kind == k)
+                .count()
+        };
+        assert!(
+            (99..=101).contains(&count(0, Kind::Latency)),
+            "{}",
+            count(0, Kind::Latency)
+        );
+        assert!((3..=4).contains(&count(0, Kind::Throughput)));
     }
 
     #[test]

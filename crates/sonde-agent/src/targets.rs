@@ -133,6 +133,42 @@ impl Targets {
         Due::Peers(peers)
     }
 
+    /// After a reload to `entries`, where `was(i)` is entry i's index before (None for a new
+    /// entry): what is known of the entries that stay carries over, and the members of the
+    /// `every_address` entries that went are returned in `left`. Names keep their last
+    /// answers.
+    pub fn retarget(
+        &mut self,
+        entries: &[Peer],
+        was: impl Fn(usize) -> Option<usize>,
+        left: &mut Vec<Left>,
+    ) {
+        let mut old = std::mem::take(&mut self.groups);
+        self.groups = (0..entries.len())
+            .map(|i| was(i).and_then(|w| old.get_mut(w)?.take()))
+            .collect();
+        for gone in old.into_iter().flatten() {
+            for m in gone.list {
+                left.push(Left {
+                    label: m.peer.label().to_string(),
+                    family: crate::runner::family_label(m.peer.family),
+                });
+            }
+        }
+        let kept: Vec<&str> = (0..entries.len())
+            .filter(|&i| was(i).is_some())
+            .filter_map(|i| entries.get(i).map(Peer::label))
+            .collect();
+        self.identities.retain(|label, _| {
+            kept.iter().any(|k| {
+                label == k
+                    || label
+                        .strip_prefix(k)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+        });
+    }
+
     /// Whether `label` is this agent, found once (again while its name does not resolve) and
     /// said once when it is.
     fn is_own(

@@ -22,9 +22,10 @@ mod commands;
 mod os_password;
 mod os_time;
 mod output;
+mod signals;
 
 use clap::Parser;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() {
@@ -44,8 +45,15 @@ fn main() {
     output::set_stop_flag(interrupt.clone());
     // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
     let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
-    let flag = interrupt.clone();
-    let arm = move || arm_interrupt(flag.clone(), builds_lab);
+    // The agent reads its configuration again on SIGHUP.
+    let reload =
+        matches!(parsed.command, cli::Command::Agent(_)).then(|| Arc::new(AtomicBool::new(false)));
+    let targets = signals::Targets {
+        stop: interrupt.clone(),
+        builds_lab,
+        reload: reload.clone(),
+    };
+    let arm = move || signals::arm(targets.clone());
     if !matches!(parsed.command, cli::Command::Server(_)) {
         arm();
     }
@@ -66,7 +74,7 @@ fn main() {
         cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
         cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
         cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
-        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone()),
+        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
         cli::Command::Man => commands::docs::man(),
@@ -75,21 +83,4 @@ fn main() {
         std::process::exit(commands::exit::STDOUT_CLOSED);
     }
     std::process::exit(code);
-}
-
-/// Installs the Ctrl-C (and SIGTERM) handler that raises `flag`; a second one exits at once,
-/// except while a lab is torn down.
-fn arm_interrupt(flag: Arc<AtomicBool>, builds_lab: bool) {
-    if let Err(e) = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            if builds_lab {
-                eprintln!("sonde: stopping; removing the lab's namespaces first");
-            } else {
-                // A second Ctrl-C: the user really wants out now.
-                std::process::exit(commands::exit::FAILED);
-            }
-        }
-    }) {
-        eprintln!("sonde: warning - cannot install the Ctrl-C handler: {e}");
-    }
 }

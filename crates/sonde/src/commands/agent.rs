@@ -5,37 +5,38 @@ use super::exit;
 use crate::cli_agent::AgentArgs;
 use sonde_agent::config::AgentConfig;
 use sonde_agent::own::Identity;
+use sonde_agent::reload::Reload;
 use sonde_agent::{AgentError, AgentOptions};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// Runs the agent command.
-pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
-    let text = match std::fs::read_to_string(&a.config) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "sonde: usage error - cannot read {}: {e}",
-                a.config.display()
-            );
-            return exit::USAGE;
-        }
-    };
-    let mut config = match AgentConfig::parse(&text) {
-        Ok(c) => c,
-        Err(e) => return config_error(&a.config, &e),
-    };
-    match a.store {
-        Some(url) if sonde_store::is_postgres_url(&url) => {
-            if let Err(e) = sonde_store::check_postgres_url(&url) {
-                eprintln!("sonde: usage error - --store: {e}");
-                return exit::USAGE;
-            }
-            config.store_url = Some(url);
+/// Reads and checks the configuration file, with the command line's `--store` over it: the
+/// configuration and its text, or the one line that says why it cannot be used.
+fn read_config(file: &Path, store: Option<&str>) -> Result<(AgentConfig, String), String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut config = AgentConfig::parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    match store {
+        Some(url) if sonde_store::is_postgres_url(url) => {
+            sonde_store::check_postgres_url(url).map_err(|e| format!("--store: {e}"))?;
+            config.store_url = Some(url.to_string());
         }
         Some(path) => config.store = path.into(),
         None => {}
     }
+    Ok((config, text))
+}
+
+/// Runs the agent command; `reload` is raised by SIGHUP (crate::signals).
+pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>, reload: Option<Arc<AtomicBool>>) -> i32 {
+    let (config, text) = match read_config(&a.config, a.store.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+    };
     if a.check {
         return check(&a.config, &config, &interrupt);
     }
@@ -47,6 +48,13 @@ pub fn run(a: AgentArgs, interrupt: Arc<AtomicBool>) -> i32 {
         metrics: a.metrics,
         sonde_version: format!("sonde {}", env!("CARGO_PKG_VERSION")),
         log: Arc::new(|m: &str| eprintln!("sonde agent: {m}")),
+        reload: reload.map(|requested| {
+            let (file, store) = (a.config.clone(), a.store.clone());
+            Reload {
+                requested,
+                read: Box::new(move || read_config(&file, store.as_deref())),
+            }
+        }),
     };
     match sonde_agent::run(opts, interrupt) {
         Ok(t) => {

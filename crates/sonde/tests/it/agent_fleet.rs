@@ -20,11 +20,10 @@
 
 use crate::common;
 
-use common::agent::{stop, wait_for};
+use common::agent::{runs, stop, wait_for};
 use common::{lab_available, sonde_bin, Proc, TempDir};
-use sonde_store::{Store, TestStatus};
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -168,23 +167,6 @@ impl Drop for Fleet {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
-}
-
-/// How many latency runs of `db`'s latest run went to each label, and how many of them ended
-/// ok.
-fn runs(db: &Path, peer: &str) -> (usize, usize) {
-    let Ok(store) = Store::open_read_only(db) else {
-        return (0, 0);
-    };
-    let Ok(Some(run)) = store.latest_run() else {
-        return (0, 0);
-    };
-    let Ok(run) = store.load_run(run) else {
-        return (0, 0);
-    };
-    let to: Vec<_> = run.tests.iter().filter(|t| t.settings == peer).collect();
-    let ok = to.iter().filter(|t| t.status == TestStatus::Ok).count();
-    (to.len(), ok)
 }
 
 #[test]

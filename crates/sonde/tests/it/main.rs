@@ -20,6 +20,7 @@ mod turns;
 mod agent;
 mod agent_fleet;
 mod agent_postgres;
+mod agent_reload;
 mod auth;
 mod btc;
 mod capacity;

@@ -1,9 +1,11 @@
 //! Helpers of the `sonde agent` tests: waiting on a condition with the agents' logs shown on
-//! time-out, stopping an agent, and reading the metrics endpoint.
+//! time-out, stopping an agent, reading the metrics endpoint, and counting an agent's runs.
 
 use super::{Output, Proc};
+use sonde_store::{Store, TestStatus};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Polls `cond` every 100 ms for up to `secs`.
@@ -47,4 +49,21 @@ pub fn stop(agent: Proc) -> Output {
     let out = agent.wait(Duration::from_secs(20));
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     out
+}
+
+/// How many runs of the latest run in the agent database `db` went to `peer` (its label),
+/// and how many of them ended ok; none while the database cannot be read yet.
+pub fn runs(db: &Path, peer: &str) -> (usize, usize) {
+    let Ok(store) = Store::open_read_only(db) else {
+        return (0, 0);
+    };
+    let Ok(Some(run)) = store.latest_run() else {
+        return (0, 0);
+    };
+    let Ok(run) = store.load_run(run) else {
+        return (0, 0);
+    };
+    let to: Vec<_> = run.tests.iter().filter(|t| t.settings == peer).collect();
+    let ok = to.iter().filter(|t| t.status == TestStatus::Ok).count();
+    (to.len(), ok)
 }
