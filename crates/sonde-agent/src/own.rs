@@ -9,10 +9,6 @@
 //! of the host's own stack, or a test of the agent).
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::AtomicBool;
-
-use crate::config::Peer;
-use sonde_runtime::os::resolve::{resolve, Family};
 
 /// What a peer entry turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,22 +41,6 @@ pub fn identify(
 /// Whether `ip` is an address of this host: one a socket can be bound to.
 pub fn is_local_address(ip: IpAddr) -> bool {
     UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
-}
-
-/// Resolves `peer` as its runs do (the first address of its family) and identifies it.
-pub fn identify_peer(
-    peer: &Peer,
-    family: Family,
-    own_port: u16,
-    interrupt: &AtomicBool,
-) -> Identity {
-    match resolve(&peer.host, peer.port, family, interrupt) {
-        Ok(addrs) => match addrs.first() {
-            Some(&addr) => identify(&peer.host, addr, own_port, is_local_address),
-            None => Identity::Unknown,
-        },
-        Err(_) => Identity::Unknown,
-    }
 }
 
 #[cfg(test)]

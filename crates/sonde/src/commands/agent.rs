@@ -7,6 +7,7 @@ use sonde_agent::config::AgentConfig;
 use sonde_agent::own::Identity;
 use sonde_agent::reload::Reload;
 use sonde_agent::{AgentError, AgentOptions};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -128,31 +129,76 @@ fn check(file: &std::path::Path, config: &AgentConfig, interrupt: &AtomicBool) -
             .unwrap_or_default()
     );
     // What the names say now (a warning only: DNS may not be ready where this runs).
+    let mut lookups = Lookups {
+        interrupt,
+        silent: false,
+    };
     for p in config.peers.iter().filter(|p| p.every_address) {
-        check_group(p, config.listen_port, interrupt);
+        check_group(p, config.listen_port, &mut lookups);
     }
     for p in config.peers.iter().filter(|p| !p.every_address) {
-        let family = sonde_agent::runner::family(p.family);
-        match sonde_agent::own::identify_peer(p, family, config.listen_port, interrupt) {
-            Identity::Own(addr) => println!(
+        let addr = match lookups.first(p) {
+            Ok(a) => a,
+            Err(e) => {
+                println!(
+                    "  peer {}: {} does not resolve here now ({e}; tried again before each run)",
+                    p.label(),
+                    p.host
+                );
+                continue;
+            }
+        };
+        let own = sonde_agent::own::identify(
+            &p.host,
+            addr,
+            config.listen_port,
+            sonde_agent::own::is_local_address,
+        );
+        if let Identity::Own(addr) = own {
+            println!(
                 "  peer {} ({addr}) is this agent itself here: it would not be measured",
                 p.label()
-            ),
-            Identity::Unknown => println!(
-                "  peer {}: {} does not resolve here now (tried again before each run)",
-                p.label(),
-                p.host
-            ),
-            Identity::Other => {}
+            );
         }
     }
     exit::OK
 }
 
+/// The check's lookups: each waits as long as the agent's runs would (names::LOOKUP_WAIT),
+/// and once the name servers have not answered one, the rest are not asked, so a check
+/// where DNS is down ends in seconds whatever the number of names.
+struct Lookups<'a> {
+    interrupt: &'a AtomicBool,
+    silent: bool,
+}
+
+impl Lookups<'_> {
+    /// Every address of `p`'s host, of its family.
+    fn all(&mut self, p: &sonde_agent::config::Peer) -> Result<Vec<SocketAddr>, String> {
+        use sonde_runtime::os::resolve::{is_no_answer, resolve_within};
+        if self.silent {
+            return Err("not asked: the name servers did not answer an earlier name".into());
+        }
+        let family = sonde_agent::runner::family(p.family);
+        let wait = sonde_agent::names::LOOKUP_WAIT;
+        resolve_within(&p.host, p.port, family, wait, self.interrupt).map_err(|e| {
+            self.silent |= is_no_answer(&e);
+            e.to_string()
+        })
+    }
+
+    /// The address `p`'s runs would go to.
+    fn first(&mut self, p: &sonde_agent::config::Peer) -> Result<SocketAddr, String> {
+        self.all(p)?
+            .first()
+            .copied()
+            .ok_or_else(|| "no address".into())
+    }
+}
+
 /// What an `every_address` entry stands for here now, and which member is this agent.
-fn check_group(p: &sonde_agent::config::Peer, listen_port: u16, interrupt: &AtomicBool) {
-    let family = sonde_agent::runner::family(p.family);
-    let resolved = match sonde_runtime::os::resolve::resolve(&p.host, p.port, family, interrupt) {
+fn check_group(p: &sonde_agent::config::Peer, listen_port: u16, lookups: &mut Lookups) {
+    let resolved = match lookups.all(p) {
         Ok(a) => a,
         Err(e) => {
             println!(

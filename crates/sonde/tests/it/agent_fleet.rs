@@ -384,6 +384,38 @@ fn silent_name_servers_hold_neither_the_schedule_nor_a_stop() {
     // Every run to the named peer was good, before and through the silence.
     let (all, ok) = runs(&db, "server-b");
     assert!(all >= 5 && ok + 1 >= all, "server-b: {ok} of {all} runs ok");
+
+    // `--check` with the name servers silent: the first name waits as a run would (3 s),
+    // the rest are not asked, and the check ends in seconds whatever their number.
+    let names = dir.file("names.toml");
+    let mut text = format!("listen_port = {PORT}\nstore = \"x.db\"\n[latency]\nevery_secs = 10\n[[peer]]\nname = \"fleet\"\nhost = \"fleet.sonde.test\"\nevery_address = true\n");
+    for i in 0..20 {
+        text.push_str(&format!("[[peer]]\nhost = \"n{i}.sonde.test\"\n"));
+    }
+    std::fs::write(&names, text).unwrap();
+    let asked = Instant::now();
+    let check = Fleet::spawn_in(
+        &fleet.agent_ns,
+        &["agent", "--config", names.to_str().unwrap(), "--check"],
+    )
+    .wait(Duration::from_secs(30));
+    let took = asked.elapsed();
+    assert_eq!(check.code(), Some(0), "{}", check.describe());
+    assert!(took < Duration::from_secs(6), "the check took {took:?}");
+    assert!(
+        check.stdout.contains("fleet.sonde.test does not resolve here now (cannot resolve host \"fleet.sonde.test\": the system's name servers gave no answer within 3 s"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(
+        check
+            .stdout
+            .matches("not asked: the name servers did not answer an earlier name")
+            .count(),
+        20,
+        "{}",
+        check.stdout
+    );
 }
 
 /// A round of members that cannot fit in its period (three members x 0.5 s of probing, every
