@@ -4,6 +4,8 @@
 //! The loop owns the clock: it reads `Instant::now()`, asks the pure [`Schedule`] what is due,
 //! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
 //! fraction of a second; a test in progress is cut short and recorded with what it measured.
+//! Between runs it applies a reload when one was asked for (crate::reload): the running
+//! configuration, the schedule and what is known of the peers are reshaped in place.
 
 use crate::config::{AgentConfig, ConfigError};
 use crate::http::{HttpError, MetricsServer};
@@ -118,6 +120,10 @@ struct Running {
     measured: HashMap<String, u64>,
     /// Per (every_address entry, kind): the member count last warned of (warn_long_round).
     warned: HashMap<(String, Kind), usize>,
+    /// Per (entry label, kind): the first run number not used yet. Run numbers name results
+    /// in the store (`LABEL/KIND/NUMBER`, unique in a run), so an entry that a reload brings
+    /// back under a label seen before numbers on from there.
+    numbers: HashMap<(String, Kind), u64>,
 }
 
 impl Running {
@@ -161,7 +167,16 @@ impl Running {
             }
             self.measured.remove(p.label());
         }
-        self.schedule.reshape(&pairs(cfg), cfg.jitter, was, now);
+        let numbers = &self.numbers;
+        let number = |i: usize, kind| {
+            cfg.peers
+                .get(i)
+                .and_then(|p| numbers.get(&(p.label().to_string(), kind)))
+                .copied()
+                .unwrap_or(0)
+        };
+        self.schedule
+            .reshape(&pairs(cfg), cfg.jitter, was, number, now);
         self.warned.clear();
         log(&crate::reload::summary(&changes, cfg));
     }
@@ -289,6 +304,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         targets: Targets::new(cfg.peers.len(), seed),
         measured: HashMap::new(),
         warned: HashMap::new(),
+        numbers: HashMap::new(),
     };
     let mut totals = AgentTotals::default();
     let start = Instant::now();
@@ -304,6 +320,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             targets,
             measured,
             warned,
+            numbers,
         } = &mut state;
         let cfg = &*cfg;
         if let Some(r) = retention.as_mut() {
@@ -323,6 +340,10 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         let Some(entry) = cfg.peers.get(job.peer) else {
             continue;
         };
+        let next = numbers
+            .entry((entry.label().to_string(), job.kind))
+            .or_default();
+        *next = (*next).max(job.seq.saturating_add(1));
         let mut left = Vec::new();
         let due = targets.due(entry, job, port, &mut left, &*log, &interrupt);
         for gone in left {

@@ -141,15 +141,18 @@ impl Schedule {
     }
 
     /// The schedule of a reloaded configuration, at `now`: `pairs` as [`Schedule::new`] takes
-    /// them, and `was` giving the index an entry had before (None for a new one). A pair of an
-    /// entry that stays, with its period unchanged, keeps its plan (its next run is not moved
-    /// and nothing is skipped); a new pair, or one whose period changed, starts afresh from
-    /// `now` with its first run spread as at the start, its runs numbered on from the old.
+    /// them, `was` giving the index an entry had before (None for a new one), and `number`
+    /// the first free run number of an entry's kind (its runs' numbers name its results, so
+    /// an entry under a label seen before numbers on from there). A pair of an entry that
+    /// stays, with its period unchanged, keeps its plan (its next run is not moved and nothing
+    /// is skipped); a new pair, or one whose period changed, starts afresh from `now` with its
+    /// first run spread as at the start.
     pub fn reshape(
         &mut self,
         pairs: &[(usize, Kind, Duration)],
         jitter: f64,
         was: impl Fn(usize) -> Option<usize>,
+        number: impl Fn(usize, Kind) -> u64,
         now: Duration,
     ) {
         self.jitter = if jitter.is_finite() {
@@ -163,10 +166,10 @@ impl Schedule {
             let slot = match before {
                 Some(s) if s.period == period => Slot { peer, ..s.clone() },
                 Some(s) => {
-                    let next = s.first.saturating_add(s.seq);
+                    let next = s.first.saturating_add(s.seq).max(number(peer, kind));
                     new_slot(&mut self.rng, peer, kind, period, now, next)
                 }
-                None => new_slot(&mut self.rng, peer, kind, period, now, 0),
+                None => new_slot(&mut self.rng, peer, kind, period, now, number(peer, kind)),
             };
             self.slots.push(slot);
         }
@@ -333,7 +336,9 @@ mod tests {
             (0, Kind::Throughput, secs(30.0)),
             (1, Kind::Latency, secs(1.0)),
         ];
-        s.reshape(&reloaded, 0.0, |i| (i == 0).then_some(1), now);
+        // The new entry's label was measured before, up to run 41.
+        let number = |i, _| if i == 1 { 42 } else { 0 };
+        s.reshape(&reloaded, 0.0, |i| (i == 0).then_some(1), number, now);
         // The kept pair's next run is where it was; nothing was skipped by the reload.
         assert_eq!(s.slots[0].due, due_before[1]);
         let skipped = s.skipped();
@@ -362,7 +367,7 @@ mod tests {
         };
         assert_eq!(first(0, Kind::Latency), latency1 + 1);
         assert_eq!(first(0, Kind::Throughput), throughput1 + 1);
-        assert_eq!(first(1, Kind::Latency), 0);
+        assert_eq!(first(1, Kind::Latency), 42);
         // One run per period from the reload on: 100 s of latency, 3 or 4 of throughput.
         let count = |p, k| {
             after

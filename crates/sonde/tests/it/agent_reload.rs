@@ -1,7 +1,8 @@
 //! `sonde agent` reads its configuration again on SIGHUP (`systemctl reload`), over loopback:
 //! a peer list changed while the agent runs is measured from then on, the peer that went is
 //! no longer measured and its series leave `/metrics`, a setting that needs a start is named
-//! in the log, and a file that cannot be used changes nothing.
+//! in the log, a file that cannot be used changes nothing, and a peer brought back is
+//! recorded again.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -9,8 +10,29 @@ use crate::common;
 
 use common::agent::{http_get, runs, stop, wait_for};
 use common::{free_port, Proc, TempDir};
+use sonde_store::Store;
 use std::path::Path;
 use std::time::Duration;
+
+/// The (name in the store, start time) of each result of `peer` in `db`'s latest run.
+fn ids(db: &Path, peer: &str) -> Vec<(String, u64)> {
+    let Ok(store) = Store::open_read_only(db) else {
+        return Vec::new();
+    };
+    let Ok(Some(run)) = store.latest_run() else {
+        return Vec::new();
+    };
+    store
+        .load_run(run)
+        .map(|r| {
+            r.tests
+                .iter()
+                .filter(|t| t.settings == peer)
+                .map(|t| (t.matrix_id.clone(), (t.started_unix * 1e6) as u64))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// The configuration: the agent on `listen`, probing each (name, port) on 127.0.0.1 every
 /// second.
@@ -117,7 +139,27 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
         || runs(&db, "own").1 >= own_then + 2,
         &[&agent],
     );
+
+    // x comes back: its results are numbered on from its earlier ones (each result's name in
+    // the store is unique in the run), and recorded.
+    std::fs::write(&file, config(&db, listen, &[("own", listen), ("x", other)])).unwrap();
+    agent.signal(libc::SIGHUP);
+    let x_before = ids(&db, "x");
+    wait_for(
+        "two more runs to x, back",
+        15,
+        || ids(&db, "x").len() >= x_before.len() + 2,
+        &[&agent],
+    );
     let out = stop(agent);
+    assert!(!out.stderr.contains("cannot record"), "{}", out.stderr);
+    // Every earlier result of x is still there, none written over.
+    let x_after = ids(&db, "x");
+    assert!(
+        x_before.iter().all(|b| x_after.contains(b)),
+        "{x_before:?} became {x_after:?}"
+    );
+    assert_eq!(runs(&db, "x").0, x_after.len());
     server.signal(libc::SIGTERM);
     let _ = server.wait(Duration::from_secs(10));
     let refusal = out
