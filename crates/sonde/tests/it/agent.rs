@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::agent::{http_get, sample, stop, wait_for};
+use common::agent::{http_get, latest_tests, sample, stop, wait_for};
 use common::{free_port, lab_available, sonde_bin, which, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
@@ -43,21 +43,10 @@ fn statuses(db: &Path) -> Vec<TestStatus> {
 /// The (peer, kind of run, status, failure reason) of each test of the latest run in `db`,
 /// in order.
 fn peer_results(db: &Path) -> Vec<(String, String, TestStatus, Option<String>)> {
-    let Ok(store) = Store::open_read_only(db) else {
-        return Vec::new();
-    };
-    let Ok(Some(run)) = store.latest_run() else {
-        return Vec::new();
-    };
-    store
-        .load_run(run)
-        .map(|r| {
-            r.tests
-                .into_iter()
-                .map(|t| (t.settings, t.test_name, t.status, t.failure_reason))
-                .collect()
-        })
-        .unwrap_or_default()
+    latest_tests(db)
+        .into_iter()
+        .map(|t| (t.settings, t.test_name, t.status, t.failure_reason))
+        .collect()
 }
 
 /// Checks the exposition text line by line: comments of the known kinds, samples as

@@ -8,30 +8,18 @@
 
 use crate::common;
 
-use common::agent::{http_get, runs, stop, wait_for};
+use common::agent::{http_get, latest_tests, runs, stop, wait_for};
 use common::{free_port, Proc, TempDir};
-use sonde_store::Store;
 use std::path::Path;
 use std::time::Duration;
 
 /// The (name in the store, start time) of each result of `peer` in `db`'s latest run.
 fn ids(db: &Path, peer: &str) -> Vec<(String, u64)> {
-    let Ok(store) = Store::open_read_only(db) else {
-        return Vec::new();
-    };
-    let Ok(Some(run)) = store.latest_run() else {
-        return Vec::new();
-    };
-    store
-        .load_run(run)
-        .map(|r| {
-            r.tests
-                .iter()
-                .filter(|t| t.settings == peer)
-                .map(|t| (t.matrix_id.clone(), (t.started_unix * 1e6) as u64))
-                .collect()
-        })
-        .unwrap_or_default()
+    latest_tests(db)
+        .iter()
+        .filter(|t| t.settings == peer)
+        .map(|t| (t.matrix_id.clone(), (t.started_unix * 1e6) as u64))
+        .collect()
 }
 
 /// The configuration: the agent on `listen`, probing each (name, port) on 127.0.0.1 every

@@ -2,7 +2,7 @@
 //! time-out, stopping an agent, reading the metrics endpoint, and counting an agent's runs.
 
 use super::{Output, Proc};
-use sonde_store::{Store, TestStatus};
+use sonde_store::{Store, TestRecord, TestStatus};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -54,16 +54,20 @@ pub fn stop(agent: Proc) -> Output {
 /// How many runs of the latest run in the agent database `db` went to `peer` (its label),
 /// and how many of them ended ok; none while the database cannot be read yet.
 pub fn runs(db: &Path, peer: &str) -> (usize, usize) {
-    let Ok(store) = Store::open_read_only(db) else {
-        return (0, 0);
-    };
-    let Ok(Some(run)) = store.latest_run() else {
-        return (0, 0);
-    };
-    let Ok(run) = store.load_run(run) else {
-        return (0, 0);
-    };
-    let to: Vec<_> = run.tests.iter().filter(|t| t.settings == peer).collect();
+    let tests = latest_tests(db);
+    let to: Vec<_> = tests.iter().filter(|t| t.settings == peer).collect();
     let ok = to.iter().filter(|t| t.status == TestStatus::Ok).count();
     (to.len(), ok)
+}
+
+/// The tests of the latest run in the agent database `db`, in order; none while the database
+/// cannot be read yet (the agent creates it as it starts).
+pub fn latest_tests(db: &Path) -> Vec<TestRecord> {
+    let Ok(store) = Store::open_read_only(db) else {
+        return Vec::new();
+    };
+    let Ok(Some(run)) = store.latest_run() else {
+        return Vec::new();
+    };
+    store.load_run(run).map(|r| r.tests).unwrap_or_default()
 }
