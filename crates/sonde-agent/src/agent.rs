@@ -137,6 +137,7 @@ impl Running {
                     "configuration not reloaded: {}; going on with the one running",
                     crate::reload::one_line(&e)
                 ));
+                metrics.reloaded(false);
                 return;
             }
         };
@@ -144,6 +145,7 @@ impl Running {
             log(&format!(
                 "configuration not reloaded: {e}; going on with the one running"
             ));
+            metrics.reloaded(false);
             return;
         }
         let changes = crate::reload::changes(&self.cfg, &new);
@@ -179,6 +181,7 @@ impl Running {
             .reshape(&pairs(cfg), cfg.jitter, was, number, now);
         self.warned.clear();
         log(&crate::reload::summary(&changes, cfg));
+        metrics.reloaded(true);
     }
 }
 

@@ -36,6 +36,13 @@ pub struct OutcomeLabels {
     pub result: String,
 }
 
+/// Labels of the reload counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReloadLabels {
+    /// `ok` or `failed`.
+    pub result: String,
+}
+
 /// Labels of throughput series.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ThroughputLabels {
@@ -72,6 +79,8 @@ pub struct Metrics {
     sync_failures: Counter,
     unsynced: Gauge,
     pruned: Counter,
+    reloads: Family<ReloadLabels, Counter>,
+    last_reload_ok: Gauge,
 }
 
 impl Default for Metrics {
@@ -102,6 +111,10 @@ impl Metrics {
         let sync_failures = Counter::default();
         let unsynced = Gauge::default();
         let pruned = Counter::default();
+        let reloads = Family::<ReloadLabels, Counter>::default();
+        // The configuration the agent started with loaded, or it would not have started.
+        let last_reload_ok = Gauge::default();
+        last_reload_ok.set(1);
         registry.register_with_unit(
             "sonde_rtt",
             "Round-trip times of the scheduled UDP latency probes",
@@ -184,6 +197,16 @@ impl Metrics {
             "Tests deleted from the local store as older than retain_days; 0 without it",
             pruned.clone(),
         );
+        registry.register(
+            "sonde_config_reloads",
+            "Reloads of the configuration asked for (SIGHUP), by result",
+            reloads.clone(),
+        );
+        registry.register(
+            "sonde_config_last_reload_successful",
+            "1 when the configuration running is the file's as last read, 0 when the last reload refused the file",
+            last_reload_ok.clone(),
+        );
         Self {
             registry,
             rtt,
@@ -202,6 +225,8 @@ impl Metrics {
             sync_failures,
             unsynced,
             pruned,
+            reloads,
+            last_reload_ok,
         }
     }
 
@@ -344,6 +369,17 @@ impl Metrics {
         self.unsynced.set(i64::try_from(tests).unwrap_or(i64::MAX));
     }
 
+    /// Counts a reload of the configuration, applied (`ok`) or refused.
+    pub fn reloaded(&self, ok: bool) {
+        let result = if ok { "ok" } else { "failed" };
+        self.reloads
+            .get_or_create(&ReloadLabels {
+                result: result.into(),
+            })
+            .inc();
+        self.last_reload_ok.set(i64::from(ok));
+    }
+
     /// Counts tests deleted from the local store by the retention.
     pub fn pruned(&self, tests: u64) {
         self.pruned.inc_by(tests);
@@ -411,6 +447,7 @@ mod tests {
         m.sync_failed();
         m.set_unsynced(7);
         m.pruned(40);
+        m.reloaded(false);
         let text = m.encode();
         for want in [
             "# TYPE sonde_rtt_seconds histogram",
@@ -431,6 +468,8 @@ mod tests {
             "sonde_store_sync_failures_total 1",
             "sonde_store_unsynced_tests 7",
             "sonde_store_pruned_tests_total 40",
+            "sonde_config_reloads_total{result=\"failed\"} 1",
+            "sonde_config_last_reload_successful 0",
         ] {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }

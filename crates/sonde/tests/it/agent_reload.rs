@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::agent::{http_get, latest_tests, runs, stop, wait_for};
+use common::agent::{http_get, latest_tests, runs, sample, stop, wait_for};
 use common::{free_port, Proc, TempDir};
 use std::path::Path;
 use std::time::Duration;
@@ -85,6 +85,14 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
     assert!(runs(&db, "x").0 <= x_then + 1, "runs to x after the reload");
     let (_, text) = http_get(pm, "/metrics").unwrap();
     assert!(!text.contains("peer=\"x\""), "x's series stayed:\n{text}");
+    assert_eq!(
+        sample(&text, "sonde_config_reloads_total{result=\"ok\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&text, "sonde_config_last_reload_successful"),
+        Some(1.0)
+    );
     assert!(
         text.contains(
             "sonde_tests_total{peer=\"own\",family=\"ipv4\",test=\"latency\",result=\"ok\"}"
@@ -120,6 +128,15 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
         },
         &[&agent],
     );
+    let (_, text) = http_get(pm, "/metrics").unwrap();
+    assert_eq!(
+        sample(&text, "sonde_config_reloads_total{result=\"failed\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&text, "sonde_config_last_reload_successful"),
+        Some(0.0)
+    );
     let own_then = runs(&db, "own").1;
     wait_for(
         "two more good runs to the peer the agent had",
@@ -138,6 +155,15 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
         15,
         || ids(&db, "x").len() >= x_before.len() + 2,
         &[&agent],
+    );
+    let (_, text) = http_get(pm, "/metrics").unwrap();
+    assert_eq!(
+        sample(&text, "sonde_config_reloads_total{result=\"ok\"}"),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&text, "sonde_config_last_reload_successful"),
+        Some(1.0)
     );
     let out = stop(agent);
     assert!(!out.stderr.contains("cannot record"), "{}", out.stderr);
