@@ -265,10 +265,14 @@ fn a_device_ring_loses_only_the_bursts_that_overflow_it() {
         assert_eq!(uint(s, "exceptions_dropped"), 0, "{s}");
         assert_eq!(uint(s, "late"), 0, "{s}");
         // No frame waits longer than a full ring takes to drain (10 ms), plus the hosts' own
-        // share of the path: a longer delay would mean a queue the lab did not set.
+        // share of the path: a longer delay would mean a queue the lab did not set. That
+        // share: the bursts' largest delays were 9.98-10.10 ms in four runs alone (2026-11-29),
+        // and once, in a long test session, above 11 ms (a thread of the userspace path
+        // scheduled late on two shared cores). 2 ms is four frames: a ring a quarter longer
+        // than set (five more frames, 2.5 ms) still fails.
         let ring_ms = (RING * 1000) as f64 / PPS as f64;
         assert!(
-            num(s, "delay.max_ms") <= ring_ms + 1.0,
+            num(s, "delay.max_ms") <= ring_ms + 2.0,
             "{name}: a datagram took longer than the {ring_ms} ms ring: {s}"
         );
         if burst <= RING {
