@@ -129,7 +129,14 @@ struct Running {
 impl Running {
     /// Reads the configuration again and applies what a reload can (crate::reload); a file
     /// that cannot be used changes nothing.
-    fn reload(&mut self, r: &Reload, metrics: &Metrics, now: Duration, log: &dyn Fn(&str)) {
+    fn reload(
+        &mut self,
+        r: &Reload,
+        metrics: &Metrics,
+        recorder: &mut Recorder,
+        now: Duration,
+        log: &dyn Fn(&str),
+    ) {
         let new = match (r.read)() {
             Ok((new, _text)) => new,
             Err(e) => {
@@ -182,6 +189,9 @@ impl Running {
         self.warned.clear();
         log(&crate::reload::summary(&changes, cfg));
         metrics.reloaded(true);
+        if let Err(e) = recorder.add_peers(&cfg.peers) {
+            log(&format!("cannot list the new peers in the run: {e}"));
+        }
     }
 }
 
@@ -314,7 +324,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     while !interrupt.load(Ordering::Relaxed) {
         if let Some(r) = &opts.reload {
             if r.requested.swap(false, Ordering::SeqCst) {
-                state.reload(r, &metrics, start.elapsed(), &*log);
+                state.reload(r, &metrics, &mut recorder, start.elapsed(), &*log);
             }
         }
         let Running {

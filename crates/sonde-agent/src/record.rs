@@ -5,7 +5,7 @@
 //! `name`, else the host name), so the runs of many agents in one PostgreSQL database, or of
 //! several agents on one host, are told apart.
 
-use crate::config::{host_name, AgentConfig};
+use crate::config::{host_name, AgentConfig, Peer};
 use crate::outcome::RunOutcome;
 use crate::schedule::Kind;
 use sonde_store::{
@@ -19,6 +19,20 @@ pub struct Recorder {
     store: Store,
     run: RunId,
     ordinal: u32,
+    /// The peer labels the run lists as its settings, in order.
+    labels: Vec<String>,
+}
+
+/// A peer as the run's settings list it: its label, where it is, its link rate.
+fn settings_of(p: &Peer, ordinal: u32) -> LinkSettingsRecord {
+    LinkSettingsRecord {
+        name: p.label().to_string(),
+        ordinal,
+        settings: serde_json::json!({
+            "host": p.host, "port": p.port, "link_rate": p.link_rate,
+        }),
+        backend_plan: None,
+    }
 }
 
 fn kernel() -> String {
@@ -40,19 +54,13 @@ impl Recorder {
         started_unix: f64,
     ) -> Result<Recorder, StoreError> {
         let mut store = Store::open(&cfg.store)?;
-        let settings = cfg
+        let settings: Vec<LinkSettingsRecord> = cfg
             .peers
             .iter()
             .zip(0u32..)
-            .map(|(p, ordinal)| LinkSettingsRecord {
-                name: p.label().to_string(),
-                ordinal,
-                settings: serde_json::json!({
-                    "host": p.host, "port": p.port, "link_rate": p.link_rate,
-                }),
-                backend_plan: None,
-            })
+            .map(|(p, ordinal)| settings_of(p, ordinal))
             .collect();
+        let labels = settings.iter().map(|s| s.name.clone()).collect();
         let name = cfg.agent_name();
         let run = store.begin_run(&NewRun {
             scenario_name: format!("agent:{name}"),
@@ -69,7 +77,28 @@ impl Recorder {
             store,
             run,
             ordinal: 0,
+            labels,
         })
+    }
+
+    /// Lists in the run the peers among `peers` it does not list yet (brought by a reload).
+    ///
+    /// # Errors
+    /// [`StoreError`] when the database cannot be written.
+    pub fn add_peers(&mut self, peers: &[Peer]) -> Result<(), StoreError> {
+        let mut added = Vec::new();
+        for p in peers {
+            if self.labels.iter().any(|l| l == p.label()) {
+                continue;
+            }
+            let ordinal = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
+            added.push(settings_of(p, ordinal));
+            self.labels.push(p.label().to_string());
+        }
+        if added.is_empty() {
+            return Ok(());
+        }
+        self.store.add_settings(self.run, &added)
     }
 
     /// The store run this agent writes to.

@@ -300,6 +300,40 @@ impl Store {
         Ok(id)
     }
 
+    /// Adds link settings to a run begun before (an agent's peers added by a reload); a
+    /// name the run has already is left as it is. Copies to PostgreSQL bring them over.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] when the insert fails (none of them is stored then).
+    pub fn add_settings(
+        &mut self,
+        run: RunId,
+        settings: &[LinkSettingsRecord],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sql)?;
+        for s in settings {
+            tx.execute(
+                "INSERT OR IGNORE INTO link_settings
+                     (run_id, name, ordinal, settings_json, backend_plan_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    run.0,
+                    s.name,
+                    s.ordinal,
+                    json_text(&s.settings),
+                    s.backend_plan.as_ref().map(json_text),
+                ],
+            )
+            .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)
+    }
+
     /// Marks a run as running again (for `--resume`).
     ///
     /// # Errors

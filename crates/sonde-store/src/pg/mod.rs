@@ -293,19 +293,34 @@ fn sync_run(
             let mut fields = run.clone();
             fields.remove("id");
             let id = rows::insert(&mut tx, target, "runs", &fields, true)?;
-            let settings = rows::sqlite_rows(
-                local,
-                "SELECT * FROM link_settings WHERE run_id = ?1",
-                [local_id],
-            )?;
-            for mut s in settings {
-                s.insert("run_id".into(), id.into());
-                rows::insert(&mut tx, target, "link_settings", &s, false)?;
-            }
             outcome.runs_created += 1;
             id
         }
     };
+    // The run's link settings PostgreSQL lacks: all of a new run's, and those added to a run
+    // since its last copy (an agent's peers added by a reload).
+    let remote_names: Vec<String> = tx
+        .query(
+            "SELECT name FROM link_settings WHERE run_id = $1",
+            &[&remote_id],
+        )
+        .map_err(&err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let settings = rows::sqlite_rows(
+        local,
+        "SELECT * FROM link_settings WHERE run_id = ?1",
+        [local_id],
+    )?;
+    for mut s in settings {
+        let name = column(&s, "name").as_str().unwrap_or("").to_owned();
+        if remote_names.contains(&name) {
+            continue;
+        }
+        s.insert("run_id".into(), remote_id.into());
+        rows::insert(&mut tx, target, "link_settings", &s, false)?;
+    }
     tx.execute(
         "UPDATE runs SET status = j.status, ended_unix = j.ended_unix
          FROM json_populate_record(NULL::runs, $1::text::json) j WHERE runs.id = $2",

@@ -167,6 +167,14 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
     );
     let out = stop(agent);
     assert!(!out.stderr.contains("cannot record"), "{}", out.stderr);
+    assert!(!out.stderr.contains("cannot list"), "{}", out.stderr);
+    // The run lists every peer it measured, the one the first reload brought included.
+    let store = sonde_store::Store::open_read_only(&db).unwrap();
+    let run = store
+        .load_run(store.latest_run().unwrap().unwrap())
+        .unwrap();
+    let listed: Vec<&str> = run.settings.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(listed, ["x", "own"]);
     // Every earlier result of x is still there, none written over.
     let x_after = ids(&db, "x");
     assert!(

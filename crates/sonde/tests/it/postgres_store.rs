@@ -246,6 +246,15 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
     }
     let first = results.sync().unwrap();
     assert_eq!(first.tests_written, 4);
+    // Settings added to the run after its first copy (an agent's reload) follow it.
+    let mut late = fixture.settings[0].clone();
+    late.name = "added-later".into();
+    late.ordinal = 99;
+    results.local().add_settings(id, &[late]).unwrap();
+    // A name the run has is left as it is.
+    let mut again = fixture.settings[0].clone();
+    again.ordinal = 98;
+    results.local().add_settings(id, &[again]).unwrap();
     // The newest test recorded again takes its own row's place; an older one recorded again
     // and a new one follow. The next copy (looking only from its mark on) writes those three.
     results
@@ -266,6 +275,19 @@ fn later_copies_see_new_tests_tests_recorded_again_and_survive_pruning() {
     let local_ids = |r: &mut Results| ids_of(&r.local().load_run(id).unwrap());
     let all = local_ids(&mut results);
     assert_eq!(ids_of(&remote_run(&url)), all);
+    let names = |r: &LoadedRun| -> Vec<(String, u32)> {
+        r.settings
+            .iter()
+            .map(|s| (s.name.clone(), s.ordinal))
+            .collect()
+    };
+    let local_names = names(&results.local().load_run(id).unwrap());
+    assert!(
+        local_names.contains(&("added-later".into(), 99)),
+        "{local_names:?}"
+    );
+    assert_eq!(local_names.len(), fixture.settings.len() + 1);
+    assert_eq!(names(&remote_run(&url)), local_names);
 
     // Pruned locally up to what was copied: PostgreSQL keeps everything, and later copies
     // neither miss nor repeat anything, across a restart of PostgreSQL (a full comparison).
