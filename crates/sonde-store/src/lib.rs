@@ -282,20 +282,7 @@ impl Store {
         )
         .map_err(sql)?;
         let id = RunId(tx.last_insert_rowid());
-        for s in &run.settings {
-            tx.execute(
-                "INSERT INTO link_settings (run_id, name, ordinal, settings_json, backend_plan_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    id.0,
-                    s.name,
-                    s.ordinal,
-                    json_text(&s.settings),
-                    s.backend_plan.as_ref().map(json_text),
-                ],
-            )
-            .map_err(sql)?;
-        }
+        insert_settings(&tx, id, &run.settings, "INSERT").map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(id)
     }
@@ -316,21 +303,7 @@ impl Store {
             source,
         };
         let tx = self.conn.transaction().map_err(sql)?;
-        for s in settings {
-            tx.execute(
-                "INSERT OR IGNORE INTO link_settings
-                     (run_id, name, ordinal, settings_json, backend_plan_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    run.0,
-                    s.name,
-                    s.ordinal,
-                    json_text(&s.settings),
-                    s.backend_plan.as_ref().map(json_text),
-                ],
-            )
-            .map_err(sql)?;
-        }
+        insert_settings(&tx, run, settings, "INSERT OR IGNORE").map_err(sql)?;
         tx.commit().map_err(sql)
     }
 
@@ -562,6 +535,30 @@ impl Store {
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
+}
+
+/// Writes `settings` as `run`'s link settings with `verb` (`INSERT`, or `INSERT OR IGNORE`
+/// to leave a name the run has as it is).
+fn insert_settings(
+    tx: &rusqlite::Transaction<'_>,
+    run: RunId,
+    settings: &[LinkSettingsRecord],
+    verb: &str,
+) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare(&format!(
+        "{verb} INTO link_settings (run_id, name, ordinal, settings_json, backend_plan_json)
+         VALUES (?1, ?2, ?3, ?4, ?5)"
+    ))?;
+    for s in settings {
+        ins.execute(params![
+            run.0,
+            s.name,
+            s.ordinal,
+            json_text(&s.settings),
+            s.backend_plan.as_ref().map(json_text),
+        ])?;
+    }
+    Ok(())
 }
 
 const INSERT_TEST: &str = "INSERT INTO tests (run_id, matrix_id, ordinal, settings, test_name,
