@@ -120,10 +120,6 @@ struct Running {
     measured: HashMap<String, u64>,
     /// Per (every_address entry, kind): the member count last warned of (warn_long_round).
     warned: HashMap<(String, Kind), usize>,
-    /// Per (entry label, kind): the first run number not used yet. Run numbers name results
-    /// in the store (`LABEL/KIND/NUMBER`, unique in a run), so an entry that a reload brings
-    /// back under a label seen before numbers on from there.
-    numbers: HashMap<(String, Kind), u64>,
 }
 
 impl Running {
@@ -159,7 +155,10 @@ impl Running {
         let applied = crate::reload::apply(&self.cfg, &new);
         let old = std::mem::replace(&mut self.cfg, applied);
         let cfg = &self.cfg;
-        let was = |i| crate::reload::was_index(&old, cfg, i);
+        let was_of: Vec<Option<usize>> = (0..cfg.peers.len())
+            .map(|i| crate::reload::was_index(&old, cfg, i))
+            .collect();
+        let was = |i: usize| was_of.get(i).copied().flatten();
         let mut left = Vec::new();
         self.targets.retarget(&cfg.peers, was, &mut left);
         for gone in left {
@@ -167,7 +166,7 @@ impl Running {
             self.measured.remove(&gone.label);
         }
         for (i, p) in old.peers.iter().enumerate() {
-            if (0..cfg.peers.len()).any(|j| was(j) == Some(i)) {
+            if was_of.contains(&Some(i)) {
                 continue;
             }
             // A plain entry's series are labelled with the family it was measured over.
@@ -176,16 +175,7 @@ impl Running {
             }
             self.measured.remove(p.label());
         }
-        let numbers = &self.numbers;
-        let number = |i: usize, kind| {
-            cfg.peers
-                .get(i)
-                .and_then(|p| numbers.get(&(p.label().to_string(), kind)))
-                .copied()
-                .unwrap_or(0)
-        };
-        self.schedule
-            .reshape(&pairs(cfg), cfg.jitter, was, number, now);
+        self.schedule.reshape(&pairs(cfg), cfg.jitter, was, now);
         self.warned.clear();
         log(&crate::reload::summary(&changes, cfg));
         metrics.reloaded(true);
@@ -317,7 +307,6 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         targets: Targets::new(cfg.peers.len(), seed),
         measured: HashMap::new(),
         warned: HashMap::new(),
-        numbers: HashMap::new(),
     };
     let mut totals = AgentTotals::default();
     let start = Instant::now();
@@ -333,7 +322,6 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             targets,
             measured,
             warned,
-            numbers,
         } = &mut state;
         let cfg = &*cfg;
         if let Some(r) = retention.as_mut() {
@@ -353,10 +341,6 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         let Some(entry) = cfg.peers.get(job.peer) else {
             continue;
         };
-        let next = numbers
-            .entry((entry.label().to_string(), job.kind))
-            .or_default();
-        *next = (*next).max(job.seq.saturating_add(1));
         let mut left = Vec::new();
         let due = targets.due(entry, job, port, &mut left, &*log, &interrupt);
         for gone in left {

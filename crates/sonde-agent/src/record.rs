@@ -12,6 +12,7 @@ use sonde_store::{
     EndRecord, LinkSettingsRecord, NewRun, RunId, RunStatus, Store, StoreError, TestRecord,
     TestStatus, WriteMark,
 };
+use std::collections::HashMap;
 
 /// The agent's open store and its run.
 #[derive(Debug)]
@@ -21,6 +22,8 @@ pub struct Recorder {
     ordinal: u32,
     /// The peer labels the run lists as its settings, in order.
     labels: Vec<String>,
+    /// Per (peer label, kind): the first result number not used yet in this run.
+    numbers: HashMap<(String, Kind), u64>,
 }
 
 /// A peer as the run's settings list it: its label, where it is, its link rate.
@@ -78,6 +81,7 @@ impl Recorder {
             run,
             ordinal: 0,
             labels,
+            numbers: HashMap::new(),
         })
     }
 
@@ -111,12 +115,18 @@ impl Recorder {
     /// # Errors
     /// [`StoreError`] when the row cannot be written (disk full, locked, ...).
     pub fn record(&mut self, o: &RunOutcome) -> Result<(), StoreError> {
+        // A result's name (`LABEL/KIND/NUMBER`) is unique in the run, as the store keeps only
+        // the last result of a name: the schedule's run number, or past the last one used
+        // for that label and kind (a peer a reload brought back starts its numbers over).
+        let next = self.numbers.entry((o.peer.clone(), o.kind)).or_default();
+        let number = o.seq.max(*next);
+        *next = number.saturating_add(1);
         let test = TestRecord {
-            matrix_id: format!("{}/{}/{}", o.peer, o.kind.as_str(), o.seq),
+            matrix_id: format!("{}/{}/{}", o.peer, o.kind.as_str(), number),
             ordinal: self.ordinal,
             settings: o.peer.clone(),
             test_name: o.kind.as_str().into(),
-            repetition: u32::try_from(o.seq.saturating_add(1)).unwrap_or(u32::MAX),
+            repetition: u32::try_from(number.saturating_add(1)).unwrap_or(u32::MAX),
             seed: 0,
             kind: "sonde".into(),
             protocol: Some(

@@ -62,10 +62,7 @@ struct Slot {
     period: Duration,
     /// The pair's start: its run n is planned at `origin + n × period`.
     origin: Duration,
-    /// The number of its next planned run, counted from `origin`.
     seq: u64,
-    /// The number its run 0 carries (runs planned before a reload with another period).
-    first: u64,
     due: Duration,
 }
 
@@ -91,7 +88,7 @@ impl Schedule {
         let slots = pairs
             .iter()
             .filter(|(_, _, p)| !p.is_zero())
-            .map(|&(peer, kind, period)| new_slot(&mut rng, peer, kind, period, Duration::ZERO, 0))
+            .map(|&(peer, kind, period)| new_slot(&mut rng, peer, kind, period, Duration::ZERO))
             .collect();
         Self {
             slots,
@@ -127,7 +124,7 @@ impl Schedule {
         let job = Job {
             peer: slot.peer,
             kind: slot.kind,
-            seq: slot.first.saturating_add(slot.seq),
+            seq: slot.seq,
         };
         let period = slot.period.as_secs_f64();
         // The next planned run strictly after now (runs planned in between are skipped).
@@ -141,18 +138,16 @@ impl Schedule {
     }
 
     /// The schedule of a reloaded configuration, at `now`: `pairs` as [`Schedule::new`] takes
-    /// them, `was` giving the index an entry had before (None for a new one), and `number`
-    /// the first free run number of an entry's kind (its runs' numbers name its results, so
-    /// an entry under a label seen before numbers on from there). A pair of an entry that
-    /// stays, with its period unchanged, keeps its plan (its next run is not moved and nothing
-    /// is skipped); a new pair, or one whose period changed, starts afresh from `now` with its
-    /// first run spread as at the start.
+    /// them, and `was` giving the index an entry had before (None for a new one). A pair of an
+    /// entry that stays, with its period unchanged, keeps its plan (its next run is not moved
+    /// and nothing is skipped); a new pair, or one whose period changed, starts afresh from
+    /// `now` with its first run spread as at the start, numbered from 0 (the results' names
+    /// stay unique all the same: crate::record).
     pub fn reshape(
         &mut self,
         pairs: &[(usize, Kind, Duration)],
         jitter: f64,
         was: impl Fn(usize) -> Option<usize>,
-        number: impl Fn(usize, Kind) -> u64,
         now: Duration,
     ) {
         self.jitter = if jitter.is_finite() {
@@ -165,11 +160,7 @@ impl Schedule {
             let before = was(peer).and_then(|w| old.iter().find(|s| s.peer == w && s.kind == kind));
             let slot = match before {
                 Some(s) if s.period == period => Slot { peer, ..s.clone() },
-                Some(s) => {
-                    let next = s.first.saturating_add(s.seq).max(number(peer, kind));
-                    new_slot(&mut self.rng, peer, kind, period, now, next)
-                }
-                None => new_slot(&mut self.rng, peer, kind, period, now, number(peer, kind)),
+                _ => new_slot(&mut self.rng, peer, kind, period, now),
             };
             self.slots.push(slot);
         }
@@ -177,14 +168,13 @@ impl Schedule {
 }
 
 /// A pair's plan from `start`: its first run spread over its first period (at most
-/// [`FIRST_SPREAD`]), numbered `first`.
+/// [`FIRST_SPREAD`]).
 fn new_slot(
     rng: &mut Pcg64Mcg,
     peer: usize,
     kind: Kind,
     period: Duration,
     start: Duration,
-    first: u64,
 ) -> Slot {
     let origin = start + period.min(FIRST_SPREAD).mul_f64(rng.random_range(0.0..1.0));
     Slot {
@@ -193,7 +183,6 @@ fn new_slot(
         period,
         origin,
         seq: 0,
-        first,
         due: origin,
     }
 }
@@ -326,7 +315,6 @@ mod tests {
                 .max()
         };
         let latency1 = last(&before, 1, Kind::Latency).unwrap();
-        let throughput1 = last(&before, 1, Kind::Throughput).unwrap();
         let due_before: Vec<Duration> = s.slots.iter().map(|x| x.due).collect();
         // Entry 0 goes, entry 1 moves to index 0 with latency kept and throughput every
         // 30 s instead of 60, and a new entry 1 comes.
@@ -336,9 +324,7 @@ mod tests {
             (0, Kind::Throughput, secs(30.0)),
             (1, Kind::Latency, secs(1.0)),
         ];
-        // The new entry's label was measured before, up to run 41.
-        let number = |i, _| if i == 1 { 42 } else { 0 };
-        s.reshape(&reloaded, 0.0, |i| (i == 0).then_some(1), number, now);
+        s.reshape(&reloaded, 0.0, |i| (i == 0).then_some(1), now);
         // The kept pair's next run is where it was; nothing was skipped by the reload.
         assert_eq!(s.slots[0].due, due_before[1]);
         let skipped = s.skipped();
@@ -357,7 +343,7 @@ mod tests {
             }
         }
         assert_eq!(s.skipped(), skipped, "the reload skipped runs");
-        // Run numbers go on from the old ones: the kept pair's and the re-timed pair's.
+        // The kept pair's numbers go on; the re-timed and the new pair start over.
         let first = |p, k| {
             after
                 .iter()
@@ -366,8 +352,8 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(first(0, Kind::Latency), latency1 + 1);
-        assert_eq!(first(0, Kind::Throughput), throughput1 + 1);
-        assert_eq!(first(1, Kind::Latency), 42);
+        assert_eq!(first(0, Kind::Throughput), 0);
+        assert_eq!(first(1, Kind::Latency), 0);
         // One run per period from the reload on: 100 s of latency, 3 or 4 of throughput.
         let count = |p, k| {
             after
