@@ -79,7 +79,9 @@ pub struct LabReport {
     /// Anything that failed while tearing down (normally empty).
     pub teardown_errors: Vec<String>,
     /// What the lab could not do as it prefers, without harm to the results (see
-    /// [`Lab::notes`]).
+    /// [`Lab::notes`]); and, from its userspace engine, a link that ran without real-time
+    /// priority or whose frames left 1 ms or more late (`forward::behind`), which does
+    /// touch the delays measured through it.
     pub notes: Vec<String>,
 }
 
@@ -517,6 +519,22 @@ impl Lab {
             }
         }
         errors.extend(self.delete_namespaces());
+        let mut slow_links: Vec<&str> = userspace
+            .iter()
+            .filter(|d| !d.realtime)
+            .map(|d| d.link.as_str())
+            .collect();
+        slow_links.dedup();
+        self.notes.extend(
+            slow_links
+                .into_iter()
+                .map(crate::forward::behind::priority_note),
+        );
+        self.notes.extend(
+            userspace
+                .iter()
+                .filter_map(crate::forward::behind::lateness_note),
+        );
         LabReport {
             plan: self.plan.take(),
             userspace,

@@ -23,6 +23,7 @@
 //! segmentation offloads on the interfaces facing a box so every frame is a real,
 //! checksummed frame no larger than the MTU.
 
+pub mod behind;
 pub mod clock;
 pub mod filter;
 pub mod sock;

@@ -12,7 +12,9 @@
 //!
 //! Each direction's lost datagrams are checked against the lab forwarder's own drop counters
 //! (from the run's report model), so a loss sonde misses or invents, or one that happened
-//! outside the link, fails the test.
+//! outside the link, fails the test. Delays through the device are bounded by its ring, plus
+//! only what the forwarder's own record says it let frames leave late (a virtual machine's
+//! cores can stall for milliseconds, real-time priority or not).
 //!
 //! Without root each test prints why it skips; `SONDE_REQUIRE_ALL=1` (CI) makes that a failure.
 //! About 30 s in all.
@@ -117,15 +119,52 @@ fn run_profile(tag: &str, impair: &str, args: &[&str]) -> (Value, Value) {
     (lab_result(&out_dir, "link", "profile", 1), stages)
 }
 
+/// Each direction's forwarder counters (frames, lateness, wait in the socket) and whether it
+/// ran at real-time priority, for messages.
+fn forwarder_io(stages: &Value) -> String {
+    arr(stages, "directions")
+        .iter()
+        .map(|d| format!("{} (real-time {}): {}", d["name"], d["realtime"], d["io"]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The router-server link's entry for `direction` (`a-to-b`) in the forwarder's counters.
+fn dev_direction<'a>(stages: &'a Value, direction: &str) -> &'a Value {
+    let name = format!("dev {direction}");
+    arr(stages, "directions")
+        .iter()
+        .find(|d| d["name"] == name.as_str())
+        .unwrap_or_else(|| panic!("no {name} in {stages}"))
+}
+
+/// How far behind its schedule the lab's engine let a frame of `link_dir` (`a-to-b`) leave,
+/// in ms, by its own lateness record (buckets of powers of two µs): 0 when every frame left
+/// within a millisecond, the bucket's upper bound otherwise (infinite for the open last one,
+/// 16 ms or more late: a lab that far behind leaves nothing to check the delays against).
+fn engine_behind_ms(stages: &Value, link_dir: &str) -> f64 {
+    let d = dev_direction(stages, link_dir);
+    let h: Vec<u64> = arr(&d["io"], "lateness_log2_us")
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    match h.iter().rposition(|n| *n > 0) {
+        Some(i) if i + 1 == h.len() => {
+            eprintln!("{link_dir}: frames left 16 ms or more late; the delays cannot be checked");
+            f64::INFINITY
+        }
+        Some(i) if i >= 11 => (1u64 << i) as f64 / 1e3,
+        _ => 0.0,
+    }
+}
+
 /// Frames the router-server link's impairments dropped in `direction` (`a-to-b` is towards
 /// the server), control traffic included.
 fn link_dropped(stages: &Value, direction: &str) -> u64 {
-    let name = format!("dev {direction}");
-    let d = arr(stages, "directions")
+    arr(dev_direction(stages, direction), "stages")
         .iter()
-        .find(|d| d["name"] == name.as_str())
-        .unwrap_or_else(|| panic!("no {name} in {stages}"));
-    arr(d, "stages").iter().map(|st| uint(st, "dropped")).sum()
+        .map(|st| uint(st, "dropped"))
+        .sum()
 }
 
 /// The streams of one direction lost what the link dropped that way: not fewer (sonde missed
@@ -266,14 +305,24 @@ fn a_device_ring_loses_only_the_bursts_that_overflow_it() {
         assert_eq!(uint(s, "late"), 0, "{s}");
         // No frame waits longer than a full ring takes to drain (10 ms), plus the hosts' own
         // share of the path: a longer delay would mean a queue the lab did not set. That
-        // share: the bursts' largest delays were 9.98-10.10 ms in four runs alone (2026-11-29),
-        // and once, in a long test session, above 11 ms (a thread of the userspace path
-        // scheduled late on two shared cores). 2 ms is four frames: a ring a quarter longer
-        // than set (five more frames, 2.5 ms) still fails.
+        // share: the bursts' largest delays were 9.98-10.10 ms in four runs alone (2026-11-29).
+        // 2 ms is four frames: a ring a quarter longer than set (five more frames, 2.5 ms)
+        // still fails. When the lab's engine itself let frames leave a millisecond or more
+        // late (its own record, and a note in the lab's output), the path did hold them that
+        // much longer and sonde was right to measure it: the bound grows by the engine's
+        // latest lateness, never by an allowance of the test's. Without real-time priority
+        // and beside two busy processes the engine fell 4-8 ms behind here.
         let ring_ms = (RING * 1000) as f64 / PPS as f64;
+        let link_dir = if text(s, "direction") == "to-server" {
+            "a-to-b"
+        } else {
+            "b-to-a"
+        };
+        let behind = engine_behind_ms(&stages, link_dir);
         assert!(
-            num(s, "delay.max_ms") <= ring_ms + 2.0,
-            "{name}: a datagram took longer than the {ring_ms} ms ring: {s}"
+            num(s, "delay.max_ms") <= ring_ms + 2.0 + behind,
+            "{name}: a datagram took longer than the {ring_ms} ms ring: {s}\nthe forwarder: {}",
+            forwarder_io(&stages)
         );
         if burst <= RING {
             // A burst the ring holds whole arrives whole, every time.
