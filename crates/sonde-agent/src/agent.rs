@@ -1,5 +1,7 @@
 //! The agent's process: its sonde server, its metrics endpoint, and the schedule loop that
-//! runs one test at a time and records each outcome, until the interrupt flag is raised.
+//! starts each test when due and records each outcome, until the interrupt flag is raised.
+//! Latency runs fly side by side (crate::inflight: a silent peer holds back no other); any
+//! other kind runs alone, once they have landed.
 //!
 //! The loop owns the clock: it reads `Instant::now()`, asks the pure [`Schedule`] what is due,
 //! and sleeps in short slices until then, so Ctrl-C or SIGTERM ends the agent within a
@@ -7,15 +9,17 @@
 //! Between runs it applies a reload when one was asked for (crate::reload): the running
 //! configuration, the schedule and what is known of the peers are reshaped in place.
 
+use crate::config::Peer;
 use crate::config::{AgentConfig, ConfigError};
 use crate::http::{HttpError, MetricsServer};
+use crate::inflight::{InFlight, MAX_AT_ONCE};
 use crate::metrics::Metrics;
 use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
 use crate::reload::Reload;
 use crate::retain::Retention;
 use crate::runner::run_job;
-use crate::schedule::{Kind, Schedule};
+use crate::schedule::{Job, Kind, Schedule};
 use crate::sync::{SyncPlan, Syncer};
 use crate::targets::{Due, Targets};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
@@ -309,11 +313,26 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         warned: HashMap::new(),
     };
     let mut totals = AgentTotals::default();
+    let mut inflight = InFlight::default();
+    let mut books = Books {
+        totals: &mut totals,
+        metrics: &metrics,
+        recorder: &mut recorder,
+        syncer: syncer.as_ref(),
+        log: &*log,
+    };
     let start = Instant::now();
     while !interrupt.load(Ordering::Relaxed) {
+        for o in inflight.ended() {
+            books.account(&o);
+        }
         if let Some(r) = &opts.reload {
             if r.requested.swap(false, Ordering::SeqCst) {
-                state.reload(r, &metrics, &mut recorder, start.elapsed(), &*log);
+                // A run in flight lands before its peer can be dropped from the metrics.
+                for o in inflight.drain() {
+                    books.account(&o);
+                }
+                state.reload(r, &metrics, &mut *books.recorder, start.elapsed(), &*log);
             }
         }
         let Running {
@@ -327,7 +346,7 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
         if let Some(r) = retention.as_mut() {
             if r.due(Instant::now()) {
                 let copied = syncer.as_ref().map(Syncer::copied);
-                crate::retain::prune(r, now_unix(), copied, &mut recorder, &metrics, &*log);
+                crate::retain::prune(r, now_unix(), copied, books.recorder, &metrics, &*log);
             }
         }
         let now = start.elapsed();
@@ -335,7 +354,9 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
             let wait = schedule
                 .next_due()
                 .map_or(SLICE, |d| d.saturating_sub(now).min(SLICE));
-            std::thread::sleep(wait.max(Duration::from_millis(1)));
+            if let Some(o) = inflight.next(wait.max(Duration::from_millis(1))) {
+                books.account(&o);
+            }
             continue;
         };
         let Some(entry) = cfg.peers.get(job.peer) else {
@@ -355,27 +376,45 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
                 p
             }
             Due::Unresolved(error) => {
-                let outcome = crate::runner::unresolved(entry, job, error);
-                account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
+                books.account(&crate::runner::not_started(entry, job, error));
                 continue;
             }
         };
+        if job.kind != Kind::Latency {
+            // Alone on the link: the latency runs in flight land first.
+            for o in inflight.drain() {
+                books.account(&o);
+            }
+        }
         for peer in &peers {
             if interrupt.load(Ordering::Relaxed) {
                 break;
+            }
+            if job.kind == Kind::Latency {
+                fly(
+                    peer,
+                    job,
+                    cfg,
+                    &mut inflight,
+                    schedule,
+                    &mut books,
+                    &interrupt,
+                );
+                continue;
             }
             let known = measured.get(peer.label()).copied();
             let outcome = run_job(peer, job, cfg, known, &interrupt);
             if let RunResult::Capacity(c) = &outcome.result {
                 measured.insert(peer.label().to_string(), c.bps as u64);
             }
-            account(&outcome, &mut totals, &metrics, &mut recorder, &*log);
-            if let Some(s) = &syncer {
-                s.recorded();
-            }
+            books.account(&outcome);
         }
-        totals.skipped = schedule.skipped();
-        metrics.set_skipped(totals.skipped);
+        books.totals.skipped = schedule.skipped();
+        metrics.set_skipped(books.totals.skipped);
+    }
+    // The flag is up: the runs in flight end at once, with what they measured.
+    for o in inflight.drain() {
+        books.account(&o);
     }
     if let Err(e) = recorder.finish(now_unix()) {
         log(&format!("cannot mark the run finished: {e}"));
@@ -414,36 +453,80 @@ fn warn_long_round(
     let (Some(per_run), Some(period)) = (run_length(cfg, kind), period(cfg, kind)) else {
         return;
     };
-    if let Some(line) = crate::group::round_warning(label, kind.as_str(), members, per_run, period)
+    let at_once = if kind == Kind::Latency {
+        MAX_AT_ONCE
+    } else {
+        1
+    };
+    if let Some(line) =
+        crate::group::round_warning(label, kind.as_str(), members, at_once, per_run, period)
     {
         log(&line);
     }
 }
 
-fn account(
-    o: &RunOutcome,
-    totals: &mut AgentTotals,
-    metrics: &Metrics,
-    recorder: &mut Recorder,
-    log: &dyn Fn(&str),
+/// Starts a latency run of `peer` in flight, once fewer than [`MAX_AT_ONCE`] are (landing
+/// those that end meanwhile); skips it when the peer's previous run is still in flight.
+fn fly(
+    peer: &Peer,
+    job: Job,
+    cfg: &AgentConfig,
+    inflight: &mut InFlight,
+    schedule: &mut Schedule,
+    books: &mut Books,
+    interrupt: &Arc<AtomicBool>,
 ) {
-    metrics.observe(o);
-    if o.ok() {
-        totals.ok += 1;
-    } else {
-        totals.failed += 1;
-        log(&format!(
-            "{} to {} failed: {}",
-            o.kind.as_str(),
-            o.peer,
-            o.error.as_deref().unwrap_or("")
-        ));
+    let Some(task) = cfg.latency.clone() else {
+        books.account(&crate::runner::unknown(peer, job));
+        return;
+    };
+    if inflight.runs(peer.label()) {
+        schedule.skip_one();
+        return;
     }
-    // The schedule goes on without the store: the figures are still in the metrics.
-    if let Err(e) = recorder.record(o) {
-        log(&format!("cannot record a {} run: {e}", o.kind.as_str()));
+    while inflight.len() >= MAX_AT_ONCE {
+        if let Some(o) = inflight.next(SLICE) {
+            books.account(&o);
+        }
     }
-    // A test's buffers are freed by now; without this the allocator keeps them and the
-    // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
-    sonde_runtime::os::memory::release_free_memory();
+    if let Err(o) = inflight.start(peer.clone(), job, task, interrupt.clone()) {
+        books.account(&o);
+    }
+}
+
+/// Where an outcome is written: the totals, the metrics, the store, the copy to PostgreSQL,
+/// the log.
+struct Books<'a> {
+    totals: &'a mut AgentTotals,
+    metrics: &'a Metrics,
+    recorder: &'a mut Recorder,
+    syncer: Option<&'a Syncer>,
+    log: &'a dyn Fn(&str),
+}
+
+impl Books<'_> {
+    fn account(&mut self, o: &RunOutcome) {
+        self.metrics.observe(o);
+        if o.ok() {
+            self.totals.ok += 1;
+        } else {
+            self.totals.failed += 1;
+            (self.log)(&format!(
+                "{} to {} failed: {}",
+                o.kind.as_str(),
+                o.peer,
+                o.error.as_deref().unwrap_or("")
+            ));
+        }
+        // The schedule goes on without the store: the figures are still in the metrics.
+        if let Err(e) = self.recorder.record(o) {
+            (self.log)(&format!("cannot record a {} run: {e}", o.kind.as_str()));
+        }
+        if let Some(s) = self.syncer {
+            s.recorded();
+        }
+        // A test's buffers are freed by now; without this the allocator keeps them and the
+        // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
+        sonde_runtime::os::memory::release_free_memory();
+    }
 }

@@ -136,23 +136,31 @@ pub fn change_line(label: &str, before: Option<&Members>, now: &Members) -> Opti
 }
 
 /// A warning when one round of `kind` over `members` members, each run taking about
-/// `per_run`, cannot fit in the kind's `period`: the agent runs one test at a time, so the
-/// rounds would overrun and the runs due meanwhile be skipped (counted in
-/// `sonde_schedule_skipped_runs_total`). None when it fits.
+/// `per_run` and `at_once` of them going side by side (latency runs: crate::inflight; other
+/// kinds one at a time), cannot fit in the kind's `period`: the rounds would overrun and the
+/// runs due meanwhile be skipped (counted in `sonde_schedule_skipped_runs_total`). None when
+/// it fits.
 pub fn round_warning(
     label: &str,
     kind: &str,
     members: usize,
+    at_once: usize,
     per_run: std::time::Duration,
     period: std::time::Duration,
 ) -> Option<String> {
-    let round = per_run.as_secs_f64() * members as f64;
+    let waves = members.div_ceil(at_once.max(1));
+    let round = per_run.as_secs_f64() * waves as f64;
     let period = period.as_secs_f64();
     if round <= period {
         return None;
     }
+    let side_by_side = if at_once > 1 {
+        format!(", {at_once} at a time,")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "peer {label}: {members} members x {:.1} s of {kind} = {round:.0} s a round, more than its period of {period:.0} s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs",
+        "peer {label}: {members} members x {:.1} s of {kind}{side_by_side} = {round:.1} s a round, more than its period of {period:.0} s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs",
         per_run.as_secs_f64()
     ))
 }
@@ -244,12 +252,21 @@ mod tests {
 
     #[test]
     fn a_round_longer_than_its_period_is_said() {
-        let s = std::time::Duration::from_secs_f64;
-        assert_eq!(round_warning("node", "latency", 9, s(1.0), s(10.0)), None);
-        assert_eq!(round_warning("node", "latency", 10, s(1.0), s(10.0)), None);
+        let warn = |kind, members, at_once| {
+            let s = std::time::Duration::from_secs_f64;
+            round_warning("node", kind, members, at_once, s(1.0), s(10.0))
+        };
+        assert_eq!(warn("throughput", 9, 1), None);
+        assert_eq!(warn("throughput", 10, 1), None);
         assert_eq!(
-            round_warning("node", "latency", 50, s(1.0), s(10.0)).unwrap(),
-            "peer node: 50 members x 1.0 s of latency = 50 s a round, more than its period of 10 s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs"
+            warn("throughput", 50, 1).unwrap(),
+            "peer node: 50 members x 1.0 s of throughput = 50.0 s a round, more than its period of 10 s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs"
+        );
+        // Four at a time: 40 members in ten waves fit, 41 in eleven do not.
+        assert_eq!(warn("latency", 40, 4), None);
+        assert_eq!(
+            warn("latency", 41, 4).unwrap(),
+            "peer node: 41 members x 1.0 s of latency, 4 at a time, = 11.0 s a round, more than its period of 10 s: rounds overrun and the runs due meanwhile are skipped; lengthen the period or shorten the runs"
         );
     }
 

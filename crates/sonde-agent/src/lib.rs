@@ -29,6 +29,7 @@ pub mod budget;
 pub mod config;
 pub mod group;
 pub mod http;
+pub mod inflight;
 pub mod metrics;
 pub mod names;
 pub mod outcome;

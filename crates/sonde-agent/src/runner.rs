@@ -435,15 +435,18 @@ pub fn run_job(
     .unwrap_or_else(|| unknown(peer, job))
 }
 
-/// A run of `peer` that failed before it began because its name gave no address to measure
-/// (an `every_address` entry: crate::group), with `error` as its reason.
-pub fn unresolved(peer: &Peer, job: Job, error: String) -> RunOutcome {
+/// A run of `peer` that failed before it began, with `error` as its reason: its name gave
+/// no address to measure (an `every_address` entry: crate::group), or its thread could not
+/// be started (crate::inflight).
+pub fn not_started(peer: &Peer, job: Job, error: String) -> RunOutcome {
     failed(base(peer, job, serde_json::Value::Null), error)
 }
 
-fn unknown(peer: &Peer, job: Job) -> RunOutcome {
-    failed(
-        base(peer, job, serde_json::Value::Null),
+/// A run of a kind the configuration has no task for.
+pub fn unknown(peer: &Peer, job: Job) -> RunOutcome {
+    not_started(
+        peer,
+        job,
         format!("no [{}] task configured", job.kind.as_str()),
     )
 }

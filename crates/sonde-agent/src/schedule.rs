@@ -8,9 +8,10 @@
 //! of each pair is also spread over its first period (at most [`FIRST_SPREAD`]), so one agent
 //! does not start all its peers at once.
 //!
-//! The agent runs one test at a time. When a test outlasts the next planned times (a slow
-//! throughput test, a peer that times out), the missed runs are skipped and counted, never
-//! fired back to back: catching up would load the links the schedule is meant to spare.
+//! Latency runs go side by side (crate::inflight); any other kind runs alone. When a test
+//! outlasts the next planned times (a slow throughput test, a peer that times out), the
+//! missed runs are skipped and counted, never fired back to back: catching up would load the
+//! links the schedule is meant to spare.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -106,6 +107,11 @@ impl Schedule {
     /// Runs skipped so far because an earlier test outlasted their planned time.
     pub fn skipped(&self) -> u64 {
         self.skipped
+    }
+
+    /// Counts one run popped but not run: its pair's previous run was still going.
+    pub fn skip_one(&mut self) {
+        self.skipped += 1;
     }
 
     /// The run due at `now`, if one is (the earliest first), and plans that pair's next run

@@ -15,8 +15,8 @@ pub const BUILTIN_TEXT: &str = include_str!("../mesh.toml");
 pub const BUILTIN_NAME: &str = "mesh";
 
 /// Most nodes a mesh may have: each node is a link of its own subnet (`10.77.<n>.0/24`), and
-/// every agent measures all the others one test at a time, so past this a round of latency
-/// runs no longer fits in a few seconds.
+/// every agent measures all the others, at most four latency runs at a time, so past this a
+/// round of latency runs no longer fits in a few seconds.
 pub const MAX_NODES: usize = 64;
 
 /// A mesh description, as written.

@@ -537,16 +537,14 @@ fn an_impaired_link_shows_in_every_pair_through_its_node_and_no_other() {
     );
 }
 
-/// n03's link down 3 s after the agents answer, for 7 s, in a 3-node mesh measuring every
+/// n03's link down 3 s after the agents answer, for 4 s, in a 3-node mesh measuring every
 /// second: set against the outage's recorded start and end, every run to or from n03 that
 /// sent its probes inside it failed, every one that began a second after it ended succeeded (in both
 /// families: the router keeps its IPv6 addresses through the outage), and the other pair
-/// never noticed.
-///
-/// An agent runs one test at a time, and a run to a peer that answers nothing takes 2 s (1 s
-/// for replies, then three 300 ms asks for the peer's count): n01 and n02 may spend the first
-/// 4 s of the outage on their two runs to n03, one per family, before their runs to each
-/// other, due since, come next. 7 s leaves room for those under load.
+/// never noticed: its runs went on meanwhile. A run to a peer that answers nothing takes 2 s
+/// (1 s for replies, then three 300 ms asks for the peer's count); when an agent ran one
+/// test at a time, n01 and n02 could spend the whole outage on their two runs to n03, one
+/// per family, and begin none to each other (CI, 2026-11-29).
 #[test]
 fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
     let _turn = crate::turns::take(module_path!());
@@ -559,16 +557,16 @@ fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
     let text = &builtin.stdout[..builtin.stdout.find("[throughput]").unwrap()];
     assert!(text.contains("every_secs = 5"), "{text}");
     let text = text.replace("every_secs = 5", "every_secs = 1")
-        + "\n[[outage]]\nnode = \"n03\"\nat_secs = 3\nfor_secs = 7\n";
+        + "\n[[outage]]\nnode = \"n03\"\nat_secs = 3\nfor_secs = 4\n";
     // With PostgreSQL, the agents write to it as they measure, n03's way to it cut with its
     // link.
     let pg = pg_available().then(Postgres::start_new);
     let url = pg.as_ref().map(Postgres::url);
     let store: Vec<&str> = url.iter().flat_map(|u| ["--store", u.as_str()]).collect();
-    let (out, res) = run_three_nodes(&dir, &text, 15, &store);
+    let (out, res) = run_three_nodes(&dir, &text, 12, &store);
     assert!(
         res.stdout
-            .contains("outage planned: n03's link down 3 s after the agents answer, for 7 s"),
+            .contains("outage planned: n03's link down 3 s after the agents answer, for 4 s"),
         "{}",
         res.stdout
     );
@@ -585,7 +583,7 @@ fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
         outage["down_unix"].as_f64().unwrap(),
         outage["up_unix"].as_f64().unwrap(),
     );
-    assert!((up - down - 7.0).abs() < 0.3, "down {down}, up {up}");
+    assert!((up - down - 4.0).abs() < 0.3, "down {down}, up {up}");
     let store = Store::open_read_only(out.join("results.db")).unwrap();
     let run = store
         .load_run(store.latest_run().unwrap().unwrap())
@@ -620,8 +618,10 @@ fn an_outage_fails_the_runs_through_its_node_while_it_lasts_and_no_others() {
         "{timeline}"
     );
     assert_eq!(outage["elsewhere"]["failed"], 0, "{timeline}");
+    // n01 and n02 measure each other over two families every second: about 16 runs in the
+    // 4 s, at least a quarter of them under load.
     assert!(
-        outage["elsewhere"]["runs"].as_u64().unwrap() >= 1,
+        outage["elsewhere"]["runs"].as_u64().unwrap() >= 4,
         "{timeline}"
     );
 

@@ -21,6 +21,7 @@ mod agent;
 mod agent_fleet;
 mod agent_postgres;
 mod agent_reload;
+mod agent_silent_peers;
 mod auth;
 mod btc;
 mod capacity;
