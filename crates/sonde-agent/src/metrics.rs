@@ -179,7 +179,7 @@ impl Metrics {
         );
         registry.register(
             "sonde_schedule_skipped_runs",
-            "Scheduled runs skipped because an earlier test outlasted their planned time",
+            "Scheduled runs skipped because an earlier test outlasted their planned time, or the peer's last latency run was still going",
             skipped.clone(),
         );
         registry.register(

@@ -104,7 +104,8 @@ impl Schedule {
         self.slots.iter().map(|s| s.due).min()
     }
 
-    /// Runs skipped so far because an earlier test outlasted their planned time.
+    /// Runs skipped so far: an earlier test outlasted their planned time, or (counted by
+    /// [`Schedule::skip_one`]) their peer's last run was still going.
     pub fn skipped(&self) -> u64 {
         self.skipped
     }
