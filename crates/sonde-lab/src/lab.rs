@@ -81,7 +81,8 @@ pub struct LabReport {
     /// What the lab could not do as it prefers, without harm to the results (see
     /// [`Lab::notes`]); and, from its userspace engine, a link that ran without real-time
     /// priority or whose frames left 1 ms or more late (`forward::behind`), which does
-    /// touch the delays measured through it.
+    /// touch the delays measured through it; and the hypervisor's steal time while the lab
+    /// ran, when 50 ms or more (crate::steal).
     pub notes: Vec<String>,
 }
 
@@ -93,6 +94,8 @@ pub struct Lab {
     forwarders: Vec<Forwarder>,
     created: Vec<String>,
     notes: Vec<String>,
+    /// When the build began, and the machine's steal time then (crate::steal).
+    built_at: (std::time::Instant, Option<std::time::Duration>),
 }
 
 /// nftables rules loaded in every node where `nft` is installed: no multicast listener
@@ -165,6 +168,7 @@ impl Lab {
             forwarders: Vec::new(),
             created: Vec::new(),
             notes: Vec::new(),
+            built_at: (std::time::Instant::now(), crate::steal::total()),
         };
         lab.create_namespaces()?;
         lab.quiet_multicast();
@@ -535,6 +539,13 @@ impl Lab {
                 .iter()
                 .filter_map(crate::forward::behind::lateness_note),
         );
+        let (began, steal_then) = self.built_at;
+        if let (Some(then), Some(now)) = (steal_then, crate::steal::total()) {
+            self.notes.extend(crate::steal::note(
+                now.saturating_sub(then),
+                began.elapsed(),
+            ));
+        }
         LabReport {
             plan: self.plan.take(),
             userspace,

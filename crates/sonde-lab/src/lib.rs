@@ -30,6 +30,7 @@ pub mod lab;
 pub mod netns;
 pub mod offload;
 pub mod qdisc;
+pub mod steal;
 pub mod topology;
 
 pub use counters::IfCounters;
