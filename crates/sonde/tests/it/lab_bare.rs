@@ -110,6 +110,18 @@ fn proc_stat() -> Vec<u64> {
         .collect()
 }
 
+/// The time the hypervisor held the machine's CPUs back (steal, `/proc/stat`'s eighth field,
+/// in 10 ms ticks) between two `proc_stat` readings, in ms: a virtual machine paused for
+/// that long, sender, shaper and receiver alike.
+fn steal_ms(before: &[u64], after: &[u64]) -> u64 {
+    let at = |v: &[u64]| v.get(7).copied().unwrap_or(0);
+    at(after).saturating_sub(at(before)) * 10
+}
+
+/// Steal during a run from which its figures no longer count against the lab: 30 ms of a
+/// 3 s run is 1 %, the tolerance of the checks it would fail.
+const STEAL_EXCUSE_MS: u64 = 30;
+
 /// How busy all CPUs are over `span` while nothing of this test runs, in %.
 fn background_busy(span: Duration) -> f64 {
     let before = proc_stat();
@@ -127,7 +139,10 @@ const QUIET_BUSY_PCT: f64 = 10.0;
 /// and tbf counts each frame as its 1514 bytes (IP packet + 14-byte Ethernet header, no FCS or
 /// preamble: the lab sets no `overhead`). So goodput ≤ rate × 1448 / 1514, e.g. 95.64 Mbit/s
 /// at 100 Mbit/s; every run must stay below ceiling + 1 % and one of up to three 3-second
-/// runs must come within 1 % of it.
+/// runs must come within 1 % of it. On a virtual machine the hypervisor may pause the whole
+/// machine (steal time): two CI runs of 2026-11-29 with 0.5-3 % steal each had every 100
+/// Mbit/s run 1.6-3.6 % short. A run with 30 ms or more of steal does not count among the
+/// three (at most six in all), and when every run had it the lower bound is not asserted.
 ///
 /// At 1000 Mbit/s the packet path (83 k frames/s without segmentation offloads, client
 /// stack, router, tbf, server stack) runs in softirq on one core: measured 43-57 % of this
@@ -148,11 +163,17 @@ fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
         let ceiling = mbit as f64 * 1e6 * 1448.0 / 1514.0;
         let lab = build(&format!("r{mbit}"), &format!(r#"rate = "{mbit}mbit""#));
         let mut runs: Vec<(f64, f64, String)> = Vec::new();
-        for _ in 0..3 {
+        let mut paused = 0;
+        while runs.len() - paused < 3 && runs.len() < 6 {
             let background = background_busy(Duration::from_secs(1));
             let before = proc_stat();
             let (doc, _, _) = tcp_upload(&lab, "3");
-            let (busy, softirq) = cpu_split(&before, &proc_stat());
+            let now = proc_stat();
+            let (busy, softirq) = cpu_split(&before, &now);
+            let stolen = steal_ms(&before, &now);
+            if stolen >= STEAL_EXCUSE_MS {
+                paused += 1;
+            }
             // Quiet on both sides of the run, or other work may have shared it.
             let after = background_busy(Duration::from_secs(1));
             let background = background.max(after);
@@ -162,7 +183,8 @@ fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
             let off = (bps / ceiling - 1.0) * 100.0;
             let line = format!(
                 "{mbit} Mbit/s: TCP {:.2} Mbit/s, ceiling {:.2} ({off:+.2} %); all cores \
-                 {background:.0} % busy around it, {busy:.0} % during (softirq {softirq:.0} %)",
+                 {background:.0} % busy around it, {busy:.0} % during (softirq {softirq:.0} %), \
+                 {stolen} ms stolen by the hypervisor",
                 bps / 1e6,
                 ceiling / 1e6
             );
@@ -183,6 +205,15 @@ fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
             .collect::<Vec<_>>()
             .join("\n");
         let quiet = runs.iter().any(|(_, bg, _)| *bg <= QUIET_BUSY_PCT);
+        if paused == runs.len() {
+            // Every run had the whole machine paused under it for 1 % of its time or more:
+            // the hypervisor's shortfall, not the shaper's.
+            eprintln!(
+                "{mbit} Mbit/s lower bound not asserted: the hypervisor stole {STEAL_EXCUSE_MS} \
+                 ms or more of every run:\n{lines}"
+            );
+            continue;
+        }
         // Below 1000 Mbit/s the path needs a few % of one core: load is no excuse there.
         assert!(
             mbit == 1000 && !quiet,
@@ -575,24 +606,36 @@ fn capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent() {
         let mut secs = Vec::new();
         for extra in [&["--no-early-stop"][..], &[]] {
             let mut t0 = std::time::Instant::now();
+            let mut before = proc_stat();
             let mut doc = capacity(&lab, &dst, extra);
+            let mut stolen = steal_ms(&before, &proc_stat());
             // The rule rightly refuses to stop when a train was held up by the host (seen once
             // in a CI run beside other work: a spread of 0.32 % and shapes that differed, where
-            // quiet runs agree within 0.01 %); such a run gets a second one in the same lab.
-            if extra.is_empty() && doc["early_stop"]["stopped"] != true {
+            // quiet runs agree within 0.01 %); such a run gets a second one in the same lab,
+            // and a third when the hypervisor paused the machine under the first two.
+            let mut tries = 1;
+            while extra.is_empty()
+                && doc["early_stop"]["stopped"] != true
+                && (tries == 1 || (tries == 2 && stolen >= STEAL_EXCUSE_MS))
+            {
                 eprintln!(
-                    "{impair}: no early stop ({}), running again",
+                    "{impair}: no early stop ({}), {stolen} ms stolen by the hypervisor, \
+                     running again",
                     doc["early_stop"]["last"]
                 );
                 t0 = std::time::Instant::now();
+                before = proc_stat();
                 doc = capacity(&lab, &dst, extra);
+                stolen = steal_ms(&before, &proc_stat());
+                tries += 1;
             }
             let took = t0.elapsed().as_secs_f64();
             let es = &doc["early_stop"];
             let shaper = doc["sustained_shaper_bps"].as_f64().unwrap_or(0.0);
             let line = format!(
                 "{impair} {extra:?}: sustained {:.3} Mbit/s as tbf counts, long trains {}, \
-                 stopped {} after {}, last {}, run {:.2} s (client {took:.2} s)",
+                 stopped {} after {}, last {}, run {:.2} s (client {took:.2} s), {stolen} ms \
+                 stolen by the hypervisor",
                 shaper / 1e6,
                 doc["estimate"]["long"]["trains"],
                 es["stopped"],

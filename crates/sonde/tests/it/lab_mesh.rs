@@ -191,8 +191,16 @@ fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
     assert_torn_down(&s);
     assert_no_agent_left(&out);
     // The agents knew their peers by name (one name per node, the family chosen per peer
-    // entry), resolved from the hosts file the lab gave each namespace.
-    assert_eq!(s["notes"], serde_json::json!([]), "{s}");
+    // entry), resolved from the hosts file the lab gave each namespace: nothing to note,
+    // but on a busy virtual machine the hypervisor's steal time (sonde_lab::steal).
+    let notes: Vec<&str> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| !n.starts_with("the hypervisor held this machine's CPUs back"))
+        .collect();
+    assert!(notes.is_empty(), "{s}");
     let config = std::fs::read_to_string(out.join("agents").join("n01.toml")).unwrap();
     assert!(
         config.contains("host = \"n02\"\nport = 5201\nfamily = \"ipv6\""),
