@@ -34,16 +34,9 @@ pub fn lateness_note(d: &DirectionReport) -> Option<String> {
     };
     Some(format!(
         "link {} {}: {behind} of {} frames left the impairment engine 1 ms or more after \
-         their planned time ({latest}{}): delays measured through this link include time \
-         the link was not set to add",
-        d.link,
-        d.direction,
-        d.io.frames_tx,
-        if d.realtime {
-            ""
-        } else {
-            "; it ran at normal priority"
-        }
+         their planned time ({latest}): delays measured through this link include time the \
+         link was not set to add",
+        d.link, d.direction, d.io.frames_tx,
     ))
 }
 
@@ -92,9 +85,7 @@ mod tests {
         assert!(n.starts_with("link dev a-to-b: 8 of 400 frames"), "{n}");
         assert!(n.contains("(the latest under 16.4 ms)"), "{n}");
         let n = lateness_note(&report(&[(15, 1)], false)).unwrap();
-        assert!(
-            n.contains("(the latest 16.4 ms or more; it ran at normal priority)"),
-            "{n}"
-        );
+        // Without real-time priority the link's own note says so (priority_note), once.
+        assert!(n.contains("(the latest 16.4 ms or more)"), "{n}");
     }
 }
