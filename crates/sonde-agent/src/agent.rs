@@ -18,7 +18,7 @@ use crate::outcome::{RunOutcome, RunResult};
 use crate::record::Recorder;
 use crate::reload::Reload;
 use crate::retain::Retention;
-use crate::runner::run_job;
+use crate::runner::{outcome_of, run_job};
 use crate::schedule::{Job, Kind, Schedule};
 use crate::sync::{SyncPlan, Syncer};
 use crate::targets::{Due, Targets};
@@ -403,7 +403,8 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
                 continue;
             }
             let known = measured.get(peer.label()).copied();
-            let outcome = run_job(peer, job, cfg, known, &interrupt);
+            // A defect's panic is this run's failed outcome, not the agent's end.
+            let outcome = outcome_of(peer, job, || run_job(peer, job, cfg, known, &interrupt));
             if let RunResult::Capacity(c) = &outcome.result {
                 measured.insert(peer.label().to_string(), c.bps as u64);
             }

@@ -14,7 +14,7 @@
 
 use crate::config::{LatencyTask, Peer};
 use crate::outcome::RunOutcome;
-use crate::runner::run_latency;
+use crate::runner::{outcome_of, run_latency};
 use crate::schedule::Job;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -88,7 +88,8 @@ impl InFlight {
             .spawn({
                 let peer = peer.clone();
                 move || {
-                    let outcome = run_latency(&peer, job, &task, &interrupt);
+                    let outcome =
+                        outcome_of(&peer, job, || run_latency(&peer, job, &task, &interrupt));
                     let _ = tx.send((id, outcome));
                 }
             });
@@ -108,6 +109,10 @@ impl InFlight {
     /// The outcome of a run that ended, waiting at most `timeout` for one; None when none
     /// ended meanwhile.
     pub fn next(&mut self, timeout: Duration) -> Option<RunOutcome> {
+        if let Ok((id, outcome)) = self.rx.try_recv() {
+            self.landed(id);
+            return Some(outcome);
+        }
         if self.flights.is_empty() {
             std::thread::sleep(timeout);
             return None;
@@ -118,8 +123,8 @@ impl InFlight {
                 Some(outcome)
             }
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
-                // A thread that ended without sending (a panic in the run) is in flight no
-                // more; its outcome is lost, not waited for.
+                // Every run sends its outcome (a defect's too, see outcome_of); a thread that
+                // ended anyway without one is in flight no more, not waited for.
                 self.flights.retain(|f| !f.thread.is_finished());
                 self.rx.try_recv().ok().map(|(id, outcome)| {
                     self.landed(id);
@@ -146,6 +151,8 @@ impl InFlight {
         while !self.flights.is_empty() {
             out.extend(self.next(Duration::from_millis(100)));
         }
+        // Outcomes sent by runs whose flights ended in the same wait.
+        out.extend(self.ended());
         out
     }
 

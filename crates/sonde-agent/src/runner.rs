@@ -437,9 +437,28 @@ pub fn run_job(
 
 /// A run of `peer` that failed before it began, with `error` as its reason: its name gave
 /// no address to measure (an `every_address` entry: crate::group), or its thread could not
-/// be started (crate::inflight).
+/// be started (crate::inflight); also a run that ended on a panic, whose figures are gone
+/// (crate::inflight).
 pub fn not_started(peer: &Peer, job: Job, error: String) -> RunOutcome {
     failed(base(peer, job, serde_json::Value::Null), error)
+}
+
+/// The outcome of `run`, or when it panics (a defect in sonde, never the peer's doing: its
+/// answers end in errors) a failed outcome saying so, so the run is counted and stored
+/// rather than lost with its thread.
+pub fn outcome_of(peer: &Peer, job: Job, run: impl FnOnce() -> RunOutcome) -> RunOutcome {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        not_started(
+            peer,
+            job,
+            format!("the run ended on a defect in sonde (please report it): {what}"),
+        )
+    })
 }
 
 /// A run of a kind the configuration has no task for.
@@ -449,4 +468,43 @@ pub fn unknown(peer: &Peer, job: Job) -> RunOutcome {
         job,
         format!("no [{}] task configured", job.kind.as_str()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(name: &str) -> Peer {
+        Peer {
+            name: Some(name.into()),
+            host: "127.0.0.1".into(),
+            port: 9,
+            family: FamilyChoice::Ipv4,
+            link_rate: None,
+            psk_file: None,
+            every_address: false,
+        }
+    }
+
+    /// A run that panics still gives a failed outcome, with the panic's message; one that
+    /// does not is passed through.
+    #[test]
+    fn a_run_that_panics_is_a_failed_outcome_not_a_lost_one() {
+        let p = peer("p");
+        let job = Job {
+            peer: 0,
+            kind: Kind::Latency,
+            seq: 3,
+        };
+        let o = outcome_of(&p, job, || panic!("index out of range"));
+        assert!(!o.ok());
+        assert_eq!(o.peer, "p");
+        let why = o.error.as_deref().unwrap_or("");
+        assert!(
+            why.contains("defect in sonde") && why.contains("index out of range"),
+            "{why}"
+        );
+        let fine = outcome_of(&p, job, || unknown(&p, job));
+        assert_eq!(fine.error, unknown(&p, job).error);
+    }
 }

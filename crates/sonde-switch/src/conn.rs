@@ -143,6 +143,10 @@ impl Targets {
 
     /// Resolves `host` (a name or an address) and keeps one address per family.
     ///
+    /// This asks the system resolver and waits as long as it does (with a name server that
+    /// does not answer, its own time-outs: 10 s and more). An application that must stay
+    /// responsive looks the name up its own way and passes the addresses to [`Self::from_addrs`].
+    ///
     /// # Errors
     /// The name does not resolve.
     pub fn resolve(host: &str, port: u16) -> Result<Self, Error> {

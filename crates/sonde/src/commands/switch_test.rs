@@ -14,6 +14,7 @@ use super::switch_schedule::Schedule;
 use crate::cli_switch::SwitchTestArgs;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use sonde_runtime::os::resolve::{resolve, Family as ResolveFamily};
 use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -123,9 +124,15 @@ fn fill(buf: &mut [u8], state: &mut u64) {
     }
 }
 
-fn targets(a: &SwitchTestArgs) -> anyhow::Result<Targets> {
+/// The server's address per family: HOST looked up through the runtime's resolver (bounded in
+/// time, and left at Ctrl-C), then `--v4` / `--v6` where given.
+fn targets(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<Targets> {
     let mut t = match &a.host {
-        Some(h) => Targets::resolve(h, a.port)?,
+        // The error's text already holds its cause; `{:#}` would print that twice.
+        Some(h) => Targets::from_addrs(
+            &resolve(h, a.port, ResolveFamily::Any, interrupt)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+        ),
         None => Targets::default(),
     };
     if let Some(v4) = a.v4 {
@@ -156,7 +163,7 @@ struct Outcome {
 }
 
 fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
-    let t = targets(a)?;
+    let t = targets(a, interrupt)?;
     let fam = if a.start == "6" {
         Family::V6
     } else {
