@@ -23,6 +23,12 @@
 # what PostgreSQL has), so the soak covers the copy and the pruning too. At the end the
 # runs PostgreSQL holds are listed (`sonde report URL --list-runs`).
 #
+# With SILENT_PEERS=N each agent also has N peers that never answer (UDP sockets on
+# 127.0.0.1 that a python3 process holds and never reads, from port SILENT_BASE, default
+# 5371): their latency runs go on side by side with the live peer's, each failing after its
+# waits, and their other runs fail at once (nothing listens on TCP there); the soak then
+# covers runs in flight together and the waits for them before a throughput run.
+#
 # Environment: SONDE (binary, default target/release/sonde), OUT (output directory, default
 # /tmp/soak), PORT_A/PORT_B (agents' servers, default 5361/5362), METRICS_A/METRICS_B (default
 # 9461/9462). Needs curl, sqlite3 and awk. A script for people, not a test: CI does not run it.
@@ -42,10 +48,14 @@ RETAIN_DAYS=${RETAIN_DAYS:-}
 THROUGHPUT_MINS=${THROUGHPUT_MINS:-1}
 CAPACITY_MINS=${CAPACITY_MINS:-10}
 PROFILE_MINS=${PROFILE_MINS:-15}
+SILENT_PEERS=${SILENT_PEERS:-0}
+SILENT_BASE=${SILENT_BASE:-5371}
 SCRAPE_SECS=10
 SAMPLE_SECS=30
 
-for tool in curl sqlite3 awk; do
+TOOLS="curl sqlite3 awk"
+((SILENT_PEERS == 0)) || TOOLS="$TOOLS python3"
+for tool in $TOOLS; do
     command -v "$tool" >/dev/null || { echo "soak: needs $tool" >&2; exit 2; }
 done
 [ -x "$SONDE" ] || { echo "soak: no sonde binary at $SONDE" >&2; exit 2; }
@@ -87,6 +97,10 @@ host = "127.0.0.1"
 port = $4
 link_rate = "100M"
 EOF
+    for ((i = 0; i < SILENT_PEERS; i++)); do
+        printf '\n[[peer]]\nname = "silent%d"\nhost = "127.0.0.1"\nport = %d\nlink_rate = "100M"\n' \
+            "$i" "$((SILENT_BASE + i))"
+    done
 }
 config a "$PORT_A" b "$PORT_B" >"$OUT/a.toml"
 config b "$PORT_B" a "$PORT_A" >"$OUT/b.toml"
@@ -98,6 +112,19 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+if ((SILENT_PEERS > 0)); then
+    # Holds the silent peers' sockets: bound, never read, so no probe is answered.
+    python3 -c 'import socket, sys, time
+socks = []
+for p in range(int(sys.argv[1]), int(sys.argv[1]) + int(sys.argv[2])):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", p))
+    socks.append(s)
+time.sleep(1e9)' "$SILENT_BASE" "$SILENT_PEERS" &
+    PIDS+=("$!")
+    echo "soak: $SILENT_PEERS silent peers per agent on UDP ports $SILENT_BASE-$((SILENT_BASE + SILENT_PEERS - 1))"
+fi
 
 "$SONDE" agent --config "$OUT/a.toml" --metrics "127.0.0.1:$METRICS_A" 2>"$OUT/a.log" &
 PID_A=$!
