@@ -221,17 +221,19 @@ fn look_up(
 
 /// Whether `e` says the name servers did not answer (rather than that the name has no
 /// address): the lookup's limit passed, too many lookups were unanswered, or the resolver's
-/// own time-outs passed (glibc's "temporary failure", EAI_AGAIN).
+/// own time-outs passed (EAI_AGAIN). The standard library keeps only the text of a
+/// `getaddrinfo` failure, not its code, so EAI_AGAIN is known by its text: glibc's and musl's
+/// (sonde never sets a locale, so it is never translated).
 pub fn is_no_answer(e: &RunError) -> bool {
     let RunError::Resolve { source, .. } = e else {
         return false;
     };
+    let text = source.to_string();
     matches!(
         source.kind(),
         std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-    ) || source
-        .to_string()
-        .contains("Temporary failure in name resolution")
+    ) || text.contains("Temporary failure in name resolution")
+        || text.ends_with(": Try again")
 }
 
 #[cfg(test)]
@@ -247,6 +249,25 @@ mod tests {
         assert_eq!(v6, vec!["[2001:db8::7]:9".parse().unwrap()]);
         let wrong = resolve("192.0.2.7", 5201, Family::V6, &no).unwrap_err();
         assert!(wrong.to_string().contains("no IPv6 address"), "{wrong}");
+    }
+
+    #[test]
+    fn a_resolver_that_did_not_answer_is_told_from_a_name_without_address() {
+        let err = |text: &str| RunError::Resolve {
+            host: "peer.example".into(),
+            source: std::io::Error::other(format!("failed to lookup address information: {text}")),
+        };
+        // glibc's and musl's texts for EAI_AGAIN, and the lookup's own limit.
+        assert!(is_no_answer(&err("Temporary failure in name resolution")));
+        assert!(is_no_answer(&err("Try again")));
+        assert!(is_no_answer(&RunError::Resolve {
+            host: "peer.example".into(),
+            source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer"),
+        }));
+        // EAI_NONAME (glibc, musl): the name servers answered that there is no such name.
+        assert!(!is_no_answer(&err("Name or service not known")));
+        assert!(!is_no_answer(&err("Name does not resolve")));
+        assert!(!is_no_answer(&RunError::Interrupted));
     }
 
     #[test]
