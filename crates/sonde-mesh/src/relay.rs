@@ -14,7 +14,7 @@
 //! untouched, as is the protocol (TLS included).
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +23,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use sonde_lab::Lab;
+use sonde_runtime::os::resolve::{resolve, Family};
 use sonde_store::PostgresEndpoint;
 
 use crate::error::{io_err, MeshError};
@@ -88,14 +89,17 @@ impl Write for Conn {
 }
 
 impl Upstream {
-    fn of(endpoint: &PostgresEndpoint) -> Result<Upstream, MeshError> {
+    /// Where `endpoint` is; a host name is looked up through the runtime's resolver, bounded
+    /// in time and left when `interrupt` is raised.
+    fn of(endpoint: &PostgresEndpoint, interrupt: &AtomicBool) -> Result<Upstream, MeshError> {
         match endpoint {
             PostgresEndpoint::Unix(path) => Ok(Upstream::Unix(path.clone())),
             PostgresEndpoint::Tcp { host, port } => {
-                let addrs: Vec<SocketAddr> = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(io_err(format!("resolving the PostgreSQL host {host}")))?
-                    .collect();
+                let addrs =
+                    resolve(host, *port, Family::Any, interrupt).map_err(|e| MeshError::Io {
+                        what: format!("resolving the PostgreSQL host {host}"),
+                        source: std::io::Error::other(e.to_string()),
+                    })?;
                 Ok(Upstream::Tcp(addrs))
             }
         }
@@ -156,8 +160,9 @@ impl Relay {
         nodes: &[(String, std::net::Ipv4Addr)],
         endpoint: &PostgresEndpoint,
         taken: &[u16],
+        interrupt: &AtomicBool,
     ) -> Result<Relay, MeshError> {
-        let upstream = Upstream::of(endpoint)?;
+        let upstream = Upstream::of(endpoint, interrupt)?;
         let port = match endpoint {
             PostgresEndpoint::Tcp { port, .. } => *port,
             PostgresEndpoint::Unix(_) => 5432,

@@ -301,6 +301,7 @@ fn start_relay(
     lab: &Lab,
     plan: &MeshPlan,
     store: Option<&str>,
+    interrupt: &AtomicBool,
 ) -> Result<Option<Relay>, MeshError> {
     let Some(url) = store else {
         return Ok(None);
@@ -319,7 +320,7 @@ fn start_relay(
         nodes.push((n.name.clone(), at));
     }
     let taken = [plan.spec.agent_port, plan.spec.metrics_port];
-    Relay::start(lab, HUB, &nodes, &endpoint, &taken).map(Some)
+    Relay::start(lab, HUB, &nodes, &endpoint, &taken, interrupt).map(Some)
 }
 
 /// Runs `spec`'s mesh. See the module docs.
@@ -363,7 +364,7 @@ pub fn run(
         ));
     }
     let mut outages = Outages::prepare(&lab, &plan)?;
-    let relay = start_relay(&lab, &plan, opts.store.as_deref())?;
+    let relay = start_relay(&lab, &plan, opts.store.as_deref(), interrupt)?;
     let store = opts.store.as_deref().zip(relay.as_ref());
     write_configs(&plan, out, store)?;
     obs.lab_up(&prefix, &plan);
