@@ -102,7 +102,9 @@ int sonde_switch_options_init(SondeSwitchOptions *opts);
 // Connects to a switching listener and starts the stream on `family` (AF_INET or
 // AF_INET6). `addrs` lists the peer's addresses, comma-separated, `host:port` or
 // `[v6]:port`; the first of each family is used (a name may give both). `opts` may be NULL.
-// On success `*out` holds the connection.
+// A name is looked up with the system resolver (getaddrinfo), and the call waits as long as
+// that does; a caller that must not wait passes addresses. On success `*out` holds the
+// connection.
 //
 // # Safety
 // `addrs` is a NUL-terminated string; `opts` NULL or valid; `out` writable.
