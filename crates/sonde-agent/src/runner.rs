@@ -437,8 +437,7 @@ pub fn run_job(
 
 /// A run of `peer` that failed before it began, with `error` as its reason: its name gave
 /// no address to measure (an `every_address` entry: crate::group), or its thread could not
-/// be started (crate::inflight); also a run that ended on a panic, whose figures are gone
-/// (crate::inflight).
+/// be started (crate::inflight).
 pub fn not_started(peer: &Peer, job: Job, error: String) -> RunOutcome {
     failed(base(peer, job, serde_json::Value::Null), error)
 }
@@ -453,9 +452,8 @@ pub fn outcome_of(peer: &Peer, job: Job, run: impl FnOnce() -> RunOutcome) -> Ru
             .map(|s| (*s).to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "no message".to_string());
-        not_started(
-            peer,
-            job,
+        failed(
+            base(peer, job, serde_json::Value::Null),
             format!("the run ended on a defect in sonde (please report it): {what}"),
         )
     })
