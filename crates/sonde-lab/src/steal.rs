@@ -28,11 +28,14 @@ fn steal_ticks(stat: &str) -> Option<u64> {
     line.split_whitespace().nth(8)?.parse().ok()
 }
 
+/// How the steal note begins, so that a reader of a lab's notes can tell it from the others.
+pub const NOTE_START: &str = "the hypervisor held this machine's CPUs back";
+
 /// The note for `stolen` steal time over a lab that ran `lasted`, if it is worth one.
 pub fn note(stolen: Duration, lasted: Duration) -> Option<String> {
     (stolen >= NOTE_FROM).then(|| {
         format!(
-            "the hypervisor held this machine's CPUs back for {} ms in all while the lab ran \
+            "{NOTE_START} for {} ms in all while the lab ran \
              ({:.1} s; steal time in /proc/stat): a delay or gap measured through the lab may \
              be the host's doing, not the link's",
             stolen.as_millis(),

@@ -110,12 +110,15 @@ fn proc_stat() -> Vec<u64> {
         .collect()
 }
 
-/// The time the hypervisor held the machine's CPUs back (steal, `/proc/stat`'s eighth field,
-/// in 10 ms ticks) between two `proc_stat` readings, in ms: a virtual machine paused for
-/// that long, sender, shaper and receiver alike.
-fn steal_ms(before: &[u64], after: &[u64]) -> u64 {
-    let at = |v: &[u64]| v.get(7).copied().unwrap_or(0);
-    at(after).saturating_sub(at(before)) * 10
+/// The machine's steal time so far (sonde_lab::steal), 0 where the kernel has none.
+fn steal_now() -> Duration {
+    sonde_lab::steal::total().unwrap_or_default()
+}
+
+/// The time the hypervisor held the machine's CPUs back since `before` (a `steal_now`), in
+/// ms: a virtual machine paused for that long, sender, shaper and receiver alike.
+fn steal_ms(before: Duration) -> u64 {
+    u64::try_from(steal_now().saturating_sub(before).as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Steal during a run from which its figures no longer count against the lab: 30 ms of a
@@ -167,10 +170,10 @@ fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
         while runs.len() - paused < 3 && runs.len() < 6 {
             let background = background_busy(Duration::from_secs(1));
             let before = proc_stat();
+            let steal_before = steal_now();
             let (doc, _, _) = tcp_upload(&lab, "3");
-            let now = proc_stat();
-            let (busy, softirq) = cpu_split(&before, &now);
-            let stolen = steal_ms(&before, &now);
+            let stolen = steal_ms(steal_before);
+            let (busy, softirq) = cpu_split(&before, &proc_stat());
             if stolen >= STEAL_EXCUSE_MS {
                 paused += 1;
             }
@@ -606,9 +609,9 @@ fn capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent() {
         let mut secs = Vec::new();
         for extra in [&["--no-early-stop"][..], &[]] {
             let mut t0 = std::time::Instant::now();
-            let mut before = proc_stat();
+            let mut before = steal_now();
             let mut doc = capacity(&lab, &dst, extra);
-            let mut stolen = steal_ms(&before, &proc_stat());
+            let mut stolen = steal_ms(before);
             // The rule rightly refuses to stop when a train was held up by the host (seen once
             // in a CI run beside other work: a spread of 0.32 % and shapes that differed, where
             // quiet runs agree within 0.01 %); such a run gets a second one in the same lab,
@@ -624,9 +627,9 @@ fn capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent() {
                     doc["early_stop"]["last"]
                 );
                 t0 = std::time::Instant::now();
-                before = proc_stat();
+                before = steal_now();
                 doc = capacity(&lab, &dst, extra);
-                stolen = steal_ms(&before, &proc_stat());
+                stolen = steal_ms(before);
                 tries += 1;
             }
             let took = t0.elapsed().as_secs_f64();

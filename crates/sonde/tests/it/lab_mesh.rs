@@ -198,7 +198,7 @@ fn a_mesh_of_16_agents_measures_every_pair_and_leaves_nothing() {
         .unwrap()
         .iter()
         .filter_map(Value::as_str)
-        .filter(|n| !n.starts_with("the hypervisor held this machine's CPUs back"))
+        .filter(|n| !n.starts_with(sonde_lab::steal::NOTE_START))
         .collect();
     assert!(notes.is_empty(), "{s}");
     let config = std::fs::read_to_string(out.join("agents").join("n01.toml")).unwrap();
