@@ -123,6 +123,9 @@ for p in range(int(sys.argv[1]), int(sys.argv[1]) + int(sys.argv[2])):
     socks.append(s)
 time.sleep(1e9)' "$SILENT_BASE" "$SILENT_PEERS" &
     PIDS+=("$!")
+    # A port already taken would leave the peers refusing instead of silent: stop then.
+    sleep 1
+    kill -0 "$!" 2>/dev/null || { echo "soak: the silent peers' ports are not free (from $SILENT_BASE)" >&2; exit 2; }
     echo "soak: $SILENT_PEERS silent peers per agent on UDP ports $SILENT_BASE-$((SILENT_BASE + SILENT_PEERS - 1))"
 fi
 
