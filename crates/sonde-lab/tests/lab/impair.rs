@@ -298,7 +298,7 @@ fn five_percent_reordering_gives_five_percent_late_arrivals() {
 }
 
 #[test]
-fn five_ms_delay_with_one_ms_normal_jitter_has_that_mean_and_spread() {
+fn five_ms_delay_with_one_ms_normal_jitter_has_that_median_and_spread() {
     let _serial = util::serial();
     if !util::lab_available("jitter") {
         return;
@@ -315,20 +315,30 @@ fn five_ms_delay_with_one_ms_normal_jitter_has_that_mean_and_spread() {
     );
     // One-way delay of each datagram: its arrival minus its scheduled send time (the sender
     // keeps an exact 1 ms schedule), in ms; the base path adds some tens of microseconds.
-    let owd: Vec<f64> = got
+    let mut owd: Vec<f64> = got
         .iter()
         .map(|(seq, at)| at.as_secs_f64() * 1e3 - *seq as f64 * 1e3 / PPS as f64)
         .collect();
-    let mean = owd.iter().sum::<f64>() / owd.len() as f64;
-    let var = owd.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / owd.len() as f64;
-    let sd = var.sqrt();
-    eprintln!("delay 5 ms, jitter 1 ms normal: mean {mean:.3} ms, stddev {sd:.3} ms");
+    owd.sort_by(f64::total_cmp);
+    // The centre and spread by the median and the interquartile range (1.349 standard
+    // deviations of a normal distribution): a host that holds the sender or the lab's engine
+    // back makes some datagrams late by milliseconds, which moves a mean and a standard
+    // deviation (seen: 8.9 and 12.1 ms with builds beside the test) but not these, as long as
+    // fewer than a quarter of the datagrams were held up.
+    let quantile = |q: f64| owd[((owd.len() - 1) as f64 * q).round() as usize];
+    let median = quantile(0.5);
+    let sd = (quantile(0.75) - quantile(0.25)) / 1.349;
+    eprintln!(
+        "delay 5 ms, jitter 1 ms normal: median {median:.3} ms, spread (IQR / 1.349) {sd:.3} ms, \
+         largest {:.3} ms",
+        quantile(1.0)
+    );
     assert!(
-        (4.8..=5.5).contains(&mean),
-        "mean one-way delay {mean:.3} ms"
+        (4.8..=5.5).contains(&median),
+        "median one-way delay {median:.3} ms"
     );
     assert!(
         (0.8..=1.25).contains(&sd),
-        "one-way delay stddev {sd:.3} ms"
+        "one-way delay spread {sd:.3} ms"
     );
 }

@@ -30,7 +30,7 @@ static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// out), plus a Gilbert-Elliott setting and the coded test. The burst setting loses every
 /// packet in its bad state, enters it with probability 0.877 % and leaves it with 16.67 %:
 /// bursts of 6 packets on average, 5 % of packets lost in the long run.
-fn scenario() -> String {
+fn scenario(secs: u32) -> String {
     let out = run(&["lab", "show", "lossy-link"], Duration::from_secs(10));
     out.expect_code(0);
     let builtin = &out.stdout;
@@ -47,7 +47,7 @@ gemodel = {{ p = "0.877%", r = "16.67%", "1-h" = "100%", "1-k" = "0%" }}
 
 [[test]]
 name = "coded"
-sonde = ["client", "{{server}}", "--coded", "-b", "100m", "-t", "6"]
+sonde = ["client", "{{server}}", "--coded", "-b", "100m", "-t", "{secs}"]
 "#
     )
 }
@@ -90,7 +90,41 @@ fn delivered_in_full(out_dir: &Path, settings: &str) -> f64 {
     mbit
 }
 
+/// Runs the coded test for `secs` under each of `settings` in one lab run; returns its
+/// output directory.
+fn run_coded_lab(dir: &TempDir, secs: u32, settings: &[&str]) -> std::path::PathBuf {
+    let file = dir.file("scenario.toml");
+    std::fs::write(&file, scenario(secs)).expect("write scenario");
+    let out_dir = dir.file("out");
+    let (file, out) = (file.to_string_lossy(), out_dir.to_string_lossy());
+    let mut args = vec!["lab", "run", &file, "--out", &out];
+    for s in settings {
+        args.extend(["--settings", s]);
+    }
+    let out = run(&args, Duration::from_secs(300));
+    out.expect_code(0);
+    out_dir
+}
+
+/// What holds on any host, however busy: through random and burst loss the coded flow
+/// delivers every byte it sent, and every byte right. How fast (the goodput against the loss
+/// bound) needs a quiet host and is the benchmark above's; here 3 s a setting.
 #[test]
+fn coded_delivers_every_byte_right_through_random_and_burst_loss() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = TempDir::new("coded-lab-ci");
+    let out_dir = run_coded_lab(&dir, 3, &["loss-10", "ge-5"]);
+    for settings in ["loss-10", "ge-5"] {
+        delivered_in_full(&out_dir, settings);
+    }
+}
+
+#[test]
+#[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
     let _turn = crate::turns::take(module_path!());
     if !lab_available() {
@@ -98,16 +132,7 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
     }
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = TempDir::new("coded-lab");
-    let file = dir.file("scenario.toml");
-    std::fs::write(&file, scenario()).expect("write scenario");
-    let out_dir = dir.file("out");
-    let (file, out) = (file.to_string_lossy(), out_dir.to_string_lossy());
-    let mut args = vec!["lab", "run", &file, "--out", &out];
-    for s in SETTINGS {
-        args.extend(["--settings", s]);
-    }
-    let out = run(&args, Duration::from_secs(300));
-    out.expect_code(0);
+    let out_dir = run_coded_lab(&dir, 6, &SETTINGS);
     // Issue 14's goodput targets at 0, 5 and 10 % random loss.
     for (settings, target) in [("loss-0", 90.0), ("loss-5", 85.0), ("loss-10", 80.0)] {
         let mbit = delivered_in_full(&out_dir, settings);
@@ -141,6 +166,7 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
 /// lab; the test fails when both are outside. A controller that yields to cubic's queue (the
 /// 1:10 this test was written against) fails both.
 #[test]
+#[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn a_coded_flow_and_a_cubic_flow_share_a_clean_link_within_two_to_one() {
     let _turn = crate::turns::take(module_path!());
     if !lab_available() {

@@ -2,8 +2,8 @@
 //! network namespaces, against real peers (iperf3, PostgreSQL, Prometheus, xinetd, ...).
 //!
 //! One test binary, one module per concern (each module's docs say what it covers): it links
-//! once, where a binary per file linked the whole program 46 times. Tests of two modules never
-//! run side by side (`turns`), as when each module was a binary of its own.
+//! once, where a binary per file linked the whole program 46 times. A module that measures runs
+//! alone; those that only check behaviour run side by side with each other (`turns`).
 //!
 //! Run one concern with `cargo test --release -p sonde --test it -- lab_mesh::`.
 

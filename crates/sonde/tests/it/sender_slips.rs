@@ -15,6 +15,10 @@ use std::time::Duration;
 
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
 
+/// The fewest datagrams of 3000 a steady sender stopped for 150 ms may send: the stop's 150,
+/// and up to 450 more for the host's own hold-ups (seen: 404 with four builds beside the test).
+const STEADY_FLOOR: u64 = 2400;
+
 /// Stops `pid` for `ms` milliseconds, one second into the test.
 fn pause(pid: i32, ms: u64) {
     std::thread::sleep(Duration::from_millis(1000));
@@ -113,9 +117,16 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     let (steady, notes) =
         sent_and_notes(&stopped_run(&mut server, &steady_args, false, 150).json());
     eprintln!("sent after a 150 ms stop: {average} made up, {steady} paced steadily");
-    // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer.
+    // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer,
+    // and fewer again for each hold-up a busy host adds (each one a slip of the sender's own
+    // note). What must hold on any host: the steady sender made up no more than two datagrams
+    // of the stop (at most 2880), and sent most of its schedule (a sender that stopped
+    // pacing, or sent nothing after the stop, would be far below 2400).
     assert!(average >= 2950, "made up: {average}");
-    assert!((2700..=2880).contains(&steady), "paced steadily: {steady}");
+    assert!(
+        (STEADY_FLOOR..=2880).contains(&steady),
+        "paced steadily: {steady}, notes {notes:?}"
+    );
     assert!(
         notes
             .iter()
@@ -127,8 +138,8 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     rev.push("-R");
     let (sent, notes) = sent_and_notes(&stopped_run(&mut server, &rev, true, 150).json());
     assert!(
-        (2700..=2880).contains(&sent),
-        "server paced steadily: {sent}"
+        (STEADY_FLOOR..=2880).contains(&sent),
+        "server paced steadily: {sent}, notes {notes:?}"
     );
     assert!(
         notes

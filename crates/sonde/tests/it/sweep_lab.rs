@@ -72,6 +72,7 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
 }
 
 #[test]
+#[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_minutes() {
     let _turn = crate::turns::take(module_path!());
     let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

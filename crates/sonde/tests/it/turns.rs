@@ -1,30 +1,77 @@
-//! Tests of one module run side by side; tests of two modules never do.
+//! Which tests may run side by side: modules that measure have the machine to themselves;
+//! modules that only check behaviour share it.
 //!
-//! This binary holds every integration test of the `sonde` binary, one module per concern. The
-//! harness runs tests on two threads (one per core here), taking them in name order, so a
-//! module's tests come one after another. Many modules measure: a paced sender through a short
-//! device ring, TCP within 1 % of a shaped link, a sweep's steps of 0.2 s. Another module's load
-//! on a 2-core machine would show in their figures as if the path had caused it, so a test
-//! first takes its module's turn, which waits until no test of another module runs. A module
-//! whose own tests must not overlap says so with a lock of its own (`ONE_LAB_AT_A_TIME`).
+//! This binary holds every integration test of the `sonde` binary, one module per concern. Many
+//! modules measure: a paced sender through a short device ring, TCP within 1 % of a shaped link,
+//! a sweep's steps. Another module's load on a 2-core machine would show in their figures as if
+//! the path had caused it, so such a module runs alone: its tests wait until no test of another
+//! module runs, and at most as many of them run at once as the machine has cores (the harness's
+//! default width, which they were written for).
+//!
+//! The modules of [`SHARING`] assert no rate, delay or loss figure, only what sonde does (exit
+//! codes, documents, refusals, what a lab run records), with time limits far above what the
+//! work takes. They spend most of their time waiting on processes and sockets, so they run side
+//! by side with each other, as many tests at once as the harness has threads
+//! (`RUST_TEST_THREADS`, set for this workspace in `.cargo/config.toml`), and never beside a
+//! measuring module. A module not listed there runs alone: a new module measures until it is
+//! shown not to. A module whose own tests must not overlap says so with a lock of its own
+//! (`ONE_LAB_AT_A_TIME`).
 
+use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
+/// The modules that assert no measured figure and may run beside each other.
+pub const SHARING: &[&str] = &[
+    "agent_postgres",
+    "agent_reload",
+    "auth",
+    "cli",
+    "coded_corrupt",
+    "deploy_files",
+    "interop_json_keys",
+    "iperf3_interop",
+    "lab",
+    "lab_ctrl_c",
+    "latency_output",
+    "lossy_setup",
+    "postgres_store",
+    "postgres_tls",
+    "profile",
+    "psk_commands",
+    "psk_probes",
+    "report_kinds",
+    "report_runs",
+    "serial",
+    "server_documents",
+    "server_options",
+    "source_limits",
+    "switch_test",
+    "switch_test_mptcp",
+    "turns",
+];
+
+#[derive(Default)]
 struct Current {
-    /// The module whose tests run now, if any.
-    module: Option<String>,
-    /// How many of its tests run now.
-    running: usize,
-    /// When its turn began.
-    since: Option<Instant>,
+    /// The measuring module whose tests run now, if any.
+    alone: Option<String>,
+    /// Tests of measuring modules waiting for their turn: sharing tests let them go first.
+    alone_waiting: usize,
+    /// Each running module's running tests and when its turn began.
+    running: HashMap<String, (usize, Instant)>,
 }
 
-static CURRENT: Mutex<Current> = Mutex::new(Current {
-    module: None,
-    running: 0,
-    since: None,
-});
+impl Current {
+    fn running_tests(&self) -> usize {
+        self.running.values().map(|(n, _)| n).sum()
+    }
+
+    fn running_of(&self, module: &str) -> usize {
+        self.running.get(module).map_or(0, |(n, _)| *n)
+    }
+}
+
+static CURRENT: OnceLock<Mutex<Current>> = OnceLock::new();
 
 /// With `SONDE_TURNS_LOG=FILE`, each turn's module and length in seconds is appended to FILE
 /// as it ends, and before it each test's own time within the turn (`  test NAME`): where the
@@ -54,16 +101,26 @@ fn log_line(line: &str) {
 static ENDED: Condvar = Condvar::new();
 
 fn current() -> MutexGuard<'static, Current> {
-    CURRENT.lock().unwrap_or_else(PoisonError::into_inner)
+    CURRENT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How many tests of a measuring module run at once: the cores, the harness's default width.
+fn alone_width() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
 }
 
 /// A test's share of its module's turn, given back when dropped (also when the test fails).
 pub struct Turn {
+    /// The module's name (`it::cli`).
+    module: String,
     /// When the test got its turn.
     since: Instant,
 }
 
-/// Waits until no test of another module runs, then counts this test in its module's turn.
+/// Waits until this test may run beside what runs now, then counts it in its module's turn.
 /// `module_path` is the caller's `module_path!()`; its first two parts name the module.
 pub fn take(module_path: &str) -> Turn {
     let module: String = module_path
@@ -71,16 +128,34 @@ pub fn take(module_path: &str) -> Turn {
         .take(2)
         .collect::<Vec<_>>()
         .join("::");
+    let shares = module
+        .split("::")
+        .nth(1)
+        .is_some_and(|m| SHARING.contains(&m));
     let mut now = current();
-    while now.module.as_ref().is_some_and(|m| *m != module) {
-        now = ENDED.wait(now).unwrap_or_else(PoisonError::into_inner);
+    if shares {
+        while now.alone.is_some() || now.alone_waiting > 0 {
+            now = ENDED.wait(now).unwrap_or_else(PoisonError::into_inner);
+        }
+    } else {
+        now.alone_waiting += 1;
+        loop {
+            let mine = now.alone.as_deref() == Some(module.as_str());
+            let free = now.running_tests() == 0;
+            if free || (mine && now.running_of(&module) < alone_width()) {
+                break;
+            }
+            now = ENDED.wait(now).unwrap_or_else(PoisonError::into_inner);
+        }
+        now.alone_waiting -= 1;
+        now.alone = Some(module.clone());
     }
-    if now.module.is_none() {
-        now.since = Some(Instant::now());
-    }
-    now.module = Some(module);
-    now.running += 1;
+    now.running
+        .entry(module.clone())
+        .or_insert((0, Instant::now()))
+        .0 += 1;
     Turn {
+        module,
         since: Instant::now(),
     }
 }
@@ -95,13 +170,32 @@ impl Drop for Turn {
             ));
         }
         let mut now = current();
-        now.running -= 1;
-        if now.running == 0 {
-            if let (Some(module), Some(since)) = (now.module.take(), now.since.take()) {
-                log_turn(&module, since);
+        let ended = match now.running.get_mut(&self.module) {
+            Some((n, since)) => {
+                *n -= 1;
+                (*n == 0).then_some(*since)
             }
-            ENDED.notify_all();
+            None => None,
+        };
+        if let Some(since) = ended {
+            now.running.remove(&self.module);
+            log_turn(&self.module, since);
+            if now.alone.as_deref() == Some(self.module.as_str()) {
+                now.alone = None;
+            }
         }
+        ENDED.notify_all();
+    }
+}
+
+/// Every module named in [`SHARING`] exists: a renamed module would otherwise quietly start
+/// to run alone, or a typo let nothing share.
+#[test]
+fn every_sharing_module_exists() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    for m in SHARING {
+        assert!(dir.join(format!("{m}.rs")).is_file(), "no module {m}");
     }
 }
 
