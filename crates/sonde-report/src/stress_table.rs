@@ -206,7 +206,13 @@ impl<W: Write> StressTableReporter<W> {
             s.closed_timeout,
             s.failed_during_run
         )?;
-        if self.mode == StressMode::Echo {
+        if self.mode == StressMode::Echo && s.sum.received_bytes == 0 {
+            writeln!(
+                self.out,
+                "Echo: nothing came back of the {} bytes sent",
+                s.sum.sent_bytes
+            )?;
+        } else if self.mode == StressMode::Echo {
             writeln!(
                 self.out,
                 "Echo: {} bytes came back different from what was sent",

@@ -61,6 +61,7 @@ mod server_options;
 mod source_limits;
 mod stress;
 mod stress_lab;
+mod stress_silent;
 mod stress_survive;
 mod sweep;
 mod sweep_lab;
