@@ -31,6 +31,7 @@ mod coded;
 mod coded_corrupt;
 mod coded_lab;
 mod compare_ip;
+mod cpu_figures;
 mod deploy_files;
 mod drills;
 mod interop_json_keys;
