@@ -60,6 +60,7 @@ mod server_abuse;
 mod server_documents;
 mod server_options;
 mod source_limits;
+mod store_files;
 mod stress;
 mod stress_lab;
 mod stress_silent;
