@@ -1,11 +1,11 @@
 //! Regression tests: a results database is closed cleanly. `sonde report agent.db` (and the
 //! report at the end of `sonde lab run`) read the database through a read-only connection,
 //! which cannot checkpoint or delete the WAL, so `results.db-wal` and `results.db-shm` were
-//! left beside it.
+//! left beside it (after `lab run`: checked as root, with a lab of its own).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{run, TempDir};
+use crate::common::{lab_available, run, TempDir};
 use serde_json::json;
 use sonde_store::{EndRecord, NewRun, RunStatus, Store, TestRecord, TestStatus};
 use std::path::Path;
@@ -89,4 +89,54 @@ fn report_of_a_database_leaves_no_wal_or_shm_files() {
     let list = run(&["report", &db_arg, "--list-runs"], Duration::from_secs(30));
     list.expect_code(0);
     assert_eq!(leftovers(&db), Vec::<String>::new(), "{}", list.describe());
+}
+
+/// One link, one setting, one short test.
+const TINY: &str = r#"
+name = "tiny"
+seed = 1
+hosts = ["client", "server"]
+
+[[link]]
+name = "wan"
+a = "client"
+b = "server"
+
+[[settings]]
+name = "clean"
+[[settings.link]]
+link = "wan"
+[settings.link.impair]
+rate = "100mbit"
+
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}", "-t", "1"]
+
+[matrix]
+repetitions = 1
+"#;
+
+#[test]
+fn lab_run_leaves_no_wal_or_shm_files_beside_its_results_database() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let dir = TempDir::new("store-files-lab");
+    let file = dir.file("tiny.toml");
+    std::fs::write(&file, TINY).unwrap();
+    let out_dir = dir.file("out");
+    let args = [
+        "lab",
+        "run",
+        &file.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+    ];
+    let out = run(&args, Duration::from_secs(120));
+    out.expect_code(0);
+    let db = out_dir.join("results.db");
+    assert!(db.exists(), "{}", out.describe());
+    assert_eq!(leftovers(&db), Vec::<String>::new(), "{}", out.describe());
 }
