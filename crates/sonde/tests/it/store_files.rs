@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{lab_available, run, TempDir};
+use crate::common::{lab_available, run, run_lab, TempDir, ONE_TCP_TEST};
 use serde_json::json;
 use sonde_store::{EndRecord, NewRun, RunStatus, Store, TestRecord, TestStatus};
 use std::path::Path;
@@ -91,32 +91,6 @@ fn report_of_a_database_leaves_no_wal_or_shm_files() {
     assert_eq!(leftovers(&db), Vec::<String>::new(), "{}", list.describe());
 }
 
-/// One link, one setting, one short test.
-const TINY: &str = r#"
-name = "tiny"
-seed = 1
-hosts = ["client", "server"]
-
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-
-[[settings]]
-name = "clean"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "100mbit"
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "1"]
-
-[matrix]
-repetitions = 1
-"#;
-
 #[test]
 fn lab_run_leaves_no_wal_or_shm_files_beside_its_results_database() {
     let _turn = crate::turns::take(module_path!());
@@ -124,19 +98,7 @@ fn lab_run_leaves_no_wal_or_shm_files_beside_its_results_database() {
         return;
     }
     let dir = TempDir::new("store-files-lab");
-    let file = dir.file("tiny.toml");
-    std::fs::write(&file, TINY).unwrap();
-    let out_dir = dir.file("out");
-    let args = [
-        "lab",
-        "run",
-        &file.display().to_string(),
-        "--out",
-        &out_dir.display().to_string(),
-    ];
-    let out = run(&args, Duration::from_secs(120));
-    out.expect_code(0);
-    let db = out_dir.join("results.db");
-    assert!(db.exists(), "{}", out.describe());
-    assert_eq!(leftovers(&db), Vec::<String>::new(), "{}", out.describe());
+    let db = run_lab(&dir, ONE_TCP_TEST, Duration::from_secs(120)).join("results.db");
+    assert!(db.exists(), "no {}", db.display());
+    assert_eq!(leftovers(&db), Vec::<String>::new());
 }
