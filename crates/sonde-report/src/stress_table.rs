@@ -215,8 +215,12 @@ impl<W: Write> StressTableReporter<W> {
         } else if self.mode == StressMode::Echo {
             writeln!(
                 self.out,
-                "Echo: {} bytes came back different from what was sent",
-                s.echo_mismatched_bytes
+                "Echo: {} bytes came back different from what was sent{}",
+                s.echo_mismatched_bytes,
+                match s.echo_unreturned_bytes {
+                    0 => String::new(),
+                    n => format!(", {n} never came back"),
+                }
             )?;
         }
         Ok(())
@@ -330,6 +334,7 @@ pub(crate) mod tests {
                 closed_timeout: 0,
                 failed_during_run: 1,
                 echo_mismatched_bytes: 0,
+                echo_unreturned_bytes: 0,
                 partial: false,
                 udp: None,
             }),

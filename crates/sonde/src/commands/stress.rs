@@ -71,6 +71,12 @@ fn verdict(s: &StressSummary, mode: StressMode) -> Option<String> {
     if s.echo_mismatched_bytes > 0 {
         why.push(format!("{} echoed bytes differed", s.echo_mismatched_bytes));
     }
+    if s.echo_unreturned_bytes > 0 {
+        why.push(format!(
+            "{} bytes sent never came back",
+            s.echo_unreturned_bytes
+        ));
+    }
     why.extend(silent(s, mode));
     if s.partial {
         why.push("interrupted".into());
