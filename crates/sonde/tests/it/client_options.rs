@@ -147,14 +147,20 @@ fn a_paced_tcp_sender_keeps_the_rate_within_a_chunk_not_a_block() {
     let server = Server::start(&[]);
     // Whole 128 KiB blocks sent when due once made `-b 10m -t 1` 10.5 Mbit/s (ten blocks);
     // in writes of a millisecond of the rate the sender runs ahead by about 0.1 %. Per
-    // stream, so -P 4 is 40 Mbit/s.
-    for (p, want) in [("1", 10e6), ("4", 40e6)] {
-        let out = server.client(&["-b", "10m", "-t", "1", "-P", p, "-J"], CLIENT_DEADLINE);
+    // stream, so -P 4 is 40 Mbit/s; with -R the server's sender is paced alike.
+    for (extra, want) in [
+        (&["-P", "1"][..], 10e6),
+        (&["-P", "4"], 40e6),
+        (&["-R"], 10e6),
+    ] {
+        let mut args = vec!["-b", "10m", "-t", "1", "-J"];
+        args.extend_from_slice(extra);
+        let out = server.client(&args, CLIENT_DEADLINE);
         out.expect_code(0);
         let got = num(&out.json(), "end.sum_sent.bits_per_second");
         assert!(
             (got / want - 1.0).abs() <= 0.02,
-            "-P {p}: {got} bit/s sent for -b 10m per stream\n{}",
+            "{extra:?}: {got} bit/s sent for -b 10m per stream\n{}",
             out.describe()
         );
     }
