@@ -206,11 +206,21 @@ impl<W: Write> StressTableReporter<W> {
             s.closed_timeout,
             s.failed_during_run
         )?;
-        if self.mode == StressMode::Echo {
+        if self.mode == StressMode::Echo && s.sum.received_bytes == 0 {
             writeln!(
                 self.out,
-                "Echo: {} bytes came back different from what was sent",
-                s.echo_mismatched_bytes
+                "Echo: nothing came back of the {} bytes sent",
+                s.sum.sent_bytes
+            )?;
+        } else if self.mode == StressMode::Echo {
+            writeln!(
+                self.out,
+                "Echo: {} bytes came back different from what was sent{}",
+                s.echo_mismatched_bytes,
+                match s.echo_unreturned_bytes {
+                    0 => String::new(),
+                    n => format!(", {n} never came back"),
+                }
             )?;
         }
         Ok(())
@@ -324,6 +334,7 @@ pub(crate) mod tests {
                 closed_timeout: 0,
                 failed_during_run: 1,
                 echo_mismatched_bytes: 0,
+                echo_unreturned_bytes: 0,
                 partial: false,
                 udp: None,
             }),

@@ -385,7 +385,9 @@ impl<W: Write> TableReporter<W> {
         }
         if sender {
             if let Some(p) = v.udp_sent_packets {
-                l.push_str(&format!("  {p} datagrams"));
+                // Under "Lost/Total Datagrams" (the receiver's row fills "Jitter" too): the
+                // sender knows the total, not the loss or the jitter.
+                l.push_str(&format!("  {:>9}  {p} datagrams", ""));
             }
         } else if let Some(u) = &v.udp_received {
             l.push_str(&udp_rx_cols(u));
@@ -710,13 +712,47 @@ rcv_tcp_congestion cubic
             "{text}"
         );
         assert!(text.contains(
-            "[  1]   0.00-10.00  sec  1.25 MBytes  1.05 Mbits/sec  1000 datagrams  sender"
-        ));
+            "[  1]   0.00-10.00  sec  1.25 MBytes  1.05 Mbits/sec             1000 datagrams  sender"
+        ), "{text}");
         assert!(text.contains("0.300 ms  10/998 (1%)  receiver"), "{text}");
         assert!(text.contains("[  1]   0.00-10.01  sec  2 datagrams received out-of-order"));
         assert!(text.contains("[  1]   0.00-10.01  sec  1 duplicate datagrams received"));
         assert!(!text.contains("[SUM]"));
         assert!(text.contains("CPU Utilization: local/receiver 12.5%"));
+    }
+
+    /// The column where `what` starts in `line`, in characters.
+    fn column(line: &str, what: &str) -> usize {
+        let at = line
+            .find(what)
+            .unwrap_or_else(|| panic!("{what:?} not in {line:?}"));
+        line[..at].chars().count()
+    }
+
+    #[test]
+    fn the_udp_senders_datagram_count_is_under_its_own_header_not_under_jitter() {
+        let text = render(&fx::udp_reverse());
+        let lines: Vec<&str> = text.lines().collect();
+        let sender = lines
+            .iter()
+            .position(|l| l.ends_with("  sender"))
+            .unwrap_or_else(|| panic!("no sender row\n{text}"));
+        let header = lines[..sender]
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("[ ID]"))
+            .unwrap_or_else(|| panic!("no header above the sender row\n{text}"));
+        let receiver = lines[sender + 1];
+        let (row, total) = (lines[sender], column(header, "Lost/Total Datagrams"));
+        assert_eq!(column(row, "1000 datagrams"), total, "\n{header}\n{row}");
+        assert_eq!(column(receiver, "10/998"), total, "\n{header}\n{receiver}");
+        // Nothing of the sender's under "Jitter".
+        let jitter = column(header, "Jitter");
+        let under: String = row.chars().skip(jitter).take(total - jitter).collect();
+        assert!(
+            under.trim().is_empty(),
+            "{under:?} under Jitter\n{header}\n{row}"
+        );
     }
 
     #[test]

@@ -20,7 +20,6 @@ use sonde_proto::message::{PeerStream, ProcessLoad, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_proto::udp_hello::{Hello, HelloAck};
-use sonde_stats::cpu::{cpu_usage, CpuTimes};
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, IntervalReport, Protocol, Role, SocketFigures, StreamRole,
@@ -159,7 +158,7 @@ pub fn run(
         interrupt,
         emit,
         engine: None,
-        start_info: None,
+        cpu_span: None,
         peer_results: None,
         peer_live: LiveTotals::new(),
         peer_rows: PeerRowOrder::new(),
@@ -194,7 +193,7 @@ struct ClientRun<'a> {
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
     engine: Option<Engine>,
-    start_info: Option<(Instant, sonde_stats::cpu::CpuTimes)>,
+    cpu_span: Option<cpu::ProcessSpan>,
     peer_results: Option<Results>,
     /// The server's receive figures from its live reports, for a test cut short.
     peer_live: LiveTotals,
@@ -343,7 +342,8 @@ impl ClientRun<'_> {
             Budget::new(p.bytes, p.blocks)
         };
         let local_streams = streams.into_iter().map(|(s, _, _)| s).collect();
-        let cpu0 = cpu::process_times();
+        // Before the stream threads start: they send from the moment they exist.
+        let span = cpu::ProcessSpan::start();
         let engine = Engine::start(
             p.protocol,
             local_streams,
@@ -355,7 +355,7 @@ impl ClientRun<'_> {
         )
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
         let congestion = engine.congestion();
-        self.start_info = Some((Instant::now(), cpu0));
+        self.cpu_span = Some(span);
         self.engine = Some(engine);
         Ok(congestion)
     }
@@ -414,12 +414,9 @@ impl ClientRun<'_> {
         for r in self.peer_rows.finish() {
             (self.emit)(Event::PeerInterval(r));
         }
-        // Set with the engine in `start_engine`; the fallback is never taken.
-        let (t0, cpu0) = self
-            .start_info
-            .unwrap_or((Instant::now(), CpuTimes::default()));
         engine.join();
-        let cpu_local = cpu_usage(cpu0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        // Set with the engine in `start_engine`; the fallback is never taken.
+        let cpu_local = self.cpu_span.map(|s| s.usage()).unwrap_or_default();
         let own = Results {
             process_load: None,
             cpu: cpu_local,
@@ -622,10 +619,7 @@ impl ClientRun<'_> {
         let local = final_views(&mut engine, stop_at, &|_| None, &mut *self.emit);
         self.show_peer_after_stop();
         engine.join();
-        let cpu_local = self
-            .start_info
-            .map(|(t0, c0)| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64()))
-            .unwrap_or_default();
+        let cpu_local = self.cpu_span.map(|s| s.usage()).unwrap_or_default();
         let reason = match e {
             RunError::Interrupted => format!("{e}; partial result"),
             other => other.to_string(),

@@ -103,7 +103,18 @@ impl Pacing {
 /// Most datagrams in one intended burst (`--burst`), as iperf3 allows.
 pub const MAX_BURST: u32 = sonde_proto::message::limits::MAX_BURST;
 
+/// A paced TCP write carries at most this much of the schedule ([`Pacer::chunk`]).
+pub const CHUNK_TIME: Duration = Duration::from_millis(1);
+
+/// The smallest paced TCP write, so that a slow rate is not paced in writes of a few bytes.
+pub const MIN_CHUNK: usize = 256;
+
 /// A cumulative-rate pacer for byte streams (TCP writes): when the `sent`-th byte is due.
+///
+/// A write leaves when its first byte is due, so the bytes sent run ahead of the schedule by at
+/// most one write. Whole blocks (`-l`, 128 KiB by default) were once written that way: `-b 10m
+/// -t 1` sent ten blocks due before 1 s, 10.5 Mbit/s. A paced sender therefore writes each
+/// block in [`Pacer::chunk`]s, each waiting for its own first byte.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacer {
     bytes_per_sec: f64,
@@ -120,6 +131,13 @@ impl Pacer {
     /// How long after the start the `sent`-th byte becomes due.
     pub fn due_at(&self, sent: u64) -> Duration {
         Duration::from_secs_f64(sent as f64 / self.bytes_per_sec)
+    }
+
+    /// The most bytes of a `length`-byte block written at once: [`CHUNK_TIME`] of the rate,
+    /// at least [`MIN_CHUNK`], at most the block.
+    pub fn chunk(&self, length: usize) -> usize {
+        let per_chunk = self.bytes_per_sec * CHUNK_TIME.as_secs_f64();
+        (per_chunk as usize).max(MIN_CHUNK).min(length.max(1))
     }
 }
 
@@ -348,6 +366,18 @@ mod tests {
         let p = Pacer::new(50_000_000).unwrap();
         assert_eq!(p.due_at(6_250_000), Duration::from_secs(1));
         assert!(Pacer::new(0).is_none());
+    }
+
+    #[test]
+    fn a_paced_block_is_written_in_a_millisecond_of_the_rate() {
+        let k128 = 128 * 1024;
+        // 10 Mbit/s: 1250 B a millisecond, so 1 s runs ahead by at most 0.1 %.
+        assert_eq!(Pacer::new(10_000_000).unwrap().chunk(k128), 1250);
+        // Slow rates in writes of at least MIN_CHUNK, fast ones in whole blocks.
+        assert_eq!(Pacer::new(100_000).unwrap().chunk(k128), MIN_CHUNK);
+        assert_eq!(Pacer::new(10_000_000_000).unwrap().chunk(k128), k128);
+        assert_eq!(Pacer::new(100_000).unwrap().chunk(100), 100);
+        assert_eq!(Pacer::new(100_000).unwrap().chunk(0), 1);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! CPU utilisation of one end over the test, as iperf3 reports it.
 //!
 //! iperf3 reports process CPU time divided by wall-clock time, in percent of one core (so a
-//! busy multi-threaded process can exceed 100). The runtime reads the OS counters; this module
-//! only does the arithmetic, with the times passed in.
+//! busy multi-threaded process can exceed 100, up to the machine's cores times 100). The
+//! runtime reads the OS counters and the core count; this module only does the arithmetic,
+//! with the times passed in.
 
 use crate::model::CpuUsage;
 use std::ops::Add;
@@ -53,6 +54,24 @@ pub fn cpu_usage(start: CpuTimes, end: CpuTimes, wall_secs: f64) -> CpuUsage {
     }
 }
 
+impl CpuUsage {
+    /// This usage held to at most `cores` × 100 % (user and system scaled alike), the most a
+    /// process on that many cores can use. The counters and the wall clock are read a moment
+    /// apart, so a saturated machine's figure can come out a little above it.
+    pub fn at_most_cores(self, cores: u32) -> CpuUsage {
+        let cap = f64::from(cores.max(1)) * 100.0;
+        if self.total <= cap || self.total.is_nan() {
+            return self;
+        }
+        let k = cap / self.total;
+        CpuUsage {
+            total: cap,
+            user: self.user * k,
+            system: self.system * k,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +101,15 @@ mod tests {
         assert_eq!(cpu_usage(t(0, 0), t(9, 9), 0.0), CpuUsage::default());
         assert_eq!(cpu_usage(t(0, 0), t(9, 9), -1.0), CpuUsage::default());
         assert_eq!(cpu_usage(t(0, 0), t(9, 9), f64::NAN), CpuUsage::default());
+    }
+
+    #[test]
+    fn usage_above_the_cores_is_held_to_them() {
+        let u = cpu_usage(t(0, 0), t(1_000_000, 3_000_000), 1.0).at_most_cores(2);
+        assert_eq!((u.total, u.user, u.system), (200.0, 50.0, 150.0));
+        let under = cpu_usage(t(0, 0), t(500_000, 500_000), 1.0);
+        assert_eq!(under.at_most_cores(2), under);
+        assert_eq!(under.at_most_cores(0).total, 100.0);
     }
 
     #[test]

@@ -178,14 +178,14 @@ impl Store {
             path: name.clone(),
             source,
         };
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        let mut conn = if read_only {
+            Self::open_for_reading(path).map_err(sql)?
         } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags).map_err(sql)?
         };
-        let mut conn = Connection::open_with_flags(path, flags).map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql)?;
         if read_only {
@@ -203,6 +203,20 @@ impl Store {
             .map_err(sql)?;
         schema::migrate(&mut conn, &name)?;
         Ok(Store { conn, path: name })
+    }
+
+    /// A connection that never writes. A read-only connection to a WAL database leaves its
+    /// `-wal` and `-shm` files behind when it closes (it may not checkpoint or delete them), so
+    /// the file is opened for writing (never created) with every write refused
+    /// (`query_only`): the last connection to close then removes them. A file this user may
+    /// not write is opened read-only, as before.
+    fn open_for_reading(path: &Path) -> rusqlite::Result<Connection> {
+        let rw = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let ro = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, rw)
+            .or_else(|_| Connection::open_with_flags(path, ro))?;
+        conn.pragma_update(None, "query_only", "ON")?;
+        Ok(conn)
     }
 
     fn check_version(&self) -> Result<(), StoreError> {

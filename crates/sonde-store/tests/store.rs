@@ -169,3 +169,53 @@ fn corrupt_json_in_a_row_is_an_error_not_a_panic() -> Result<(), StoreError> {
     assert!(e.contains("c.db") && e.contains("s/a/1"), "{e}");
     Ok(())
 }
+
+/// The `-wal` and `-shm` files beside `path` that are still there.
+fn wal_files(path: &std::path::Path) -> Vec<String> {
+    ["-wal", "-shm"]
+        .iter()
+        .map(|s| format!("{}{s}", path.display()))
+        .filter(|p| std::path::Path::new(p).exists())
+        .collect()
+}
+
+#[test]
+fn a_closed_database_leaves_no_wal_or_shm_files() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path)?;
+    let run = store.begin_run(&new_run(&["loss-0"]))?;
+    store.record_test(run, &test_record("loss-0/tcp/1", 0, true))?;
+    assert!(
+        !wal_files(&path).is_empty(),
+        "a store open in WAL mode has them"
+    );
+    drop(store);
+    assert_eq!(
+        wal_files(&path),
+        Vec::<String>::new(),
+        "after the writer closed"
+    );
+    // The report's read: a read-only connection could not remove them when it closed.
+    let reader = Store::open_read_only(&path)?;
+    assert_eq!(reader.load_run(run)?.tests.len(), 1);
+    drop(reader);
+    assert_eq!(
+        wal_files(&path),
+        Vec::<String>::new(),
+        "after a reader closed"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_read_only_store_still_refuses_to_write() -> Result<(), StoreError> {
+    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let path = dir.path().join("results.db");
+    drop(Store::open(&path)?);
+    let mut reader = Store::open_read_only(&path)?;
+    assert!(reader.begin_run(&new_run(&["loss-0"])).is_err());
+    drop(reader);
+    assert!(Store::open(&path)?.runs()?.is_empty());
+    Ok(())
+}

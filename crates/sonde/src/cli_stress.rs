@@ -131,14 +131,10 @@ fn parse_block(s: &str) -> Result<u64, String> {
 
 #[derive(Debug, Args)]
 pub struct ServicesArgs {
-    /// Address to listen on (0.0.0.0 for all IPv4, :: for IPv6 and IPv4)
-    #[arg(
-        short = 'B',
-        long = "bind",
-        value_name = "ADDR",
-        default_value = "0.0.0.0"
-    )]
-    pub bind: std::net::IpAddr,
+    /// Address to listen on (default: every address, IPv6 and IPv4, as `server`; 0.0.0.0 for
+    /// IPv4 only)
+    #[arg(short = 'B', long = "bind", value_name = "ADDR")]
+    pub bind: Option<std::net::IpAddr>,
     /// Which services (comma-separated): echo, discard, chargen
     #[arg(long = "services", value_name = "LIST", value_delimiter = ',', default_value = "echo,discard,chargen", value_parser = ["echo", "discard", "chargen"])]
     pub services: Vec<String>,

@@ -18,7 +18,6 @@ use sonde_proto::capacity::{emit_ack, parse_departure, CapacityPlan, Departure, 
 use sonde_stats::capacity::converge::{EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{check, DepartureCheck};
 use sonde_stats::capacity::{estimate, Estimate, Layers};
-use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::CpuUsage;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,7 +117,7 @@ fn execute(
         let deadline = t0 + Duration::from_secs_f64(cfg.params.duration_secs);
         let received = receive(&sock, out, deadline, interrupt, &mut conn, &mut s);
         out.seconds = t0.elapsed().as_secs_f64();
-        let cpu_local = cpu_usage(cpu0, cpu::process_times(), out.seconds);
+        let cpu_local = cpu::usage(cpu0, cpu::process_times(), out.seconds);
         out.cpu_local = Some(cpu_local);
         let complete = received?;
         out.cpu_remote = Some(own_loop::close(

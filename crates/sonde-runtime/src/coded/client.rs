@@ -13,7 +13,6 @@ use crate::error::RunError;
 use crate::os::cpu;
 use crate::own_loop::{self, Needs};
 use sonde_proto::session::{ClientEvent, ClientSession};
-use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::{CpuUsage, Direction};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -106,7 +105,7 @@ fn run_session(
         }
     };
     let driven = drive(&mut side, &sock, &limits, &mut watch, &mut out.figures);
-    out.cpu_local = Some(cpu_usage(
+    out.cpu_local = Some(cpu::usage(
         cpu0,
         cpu::process_times(),
         t0.elapsed().as_secs_f64(),

@@ -23,7 +23,7 @@ use sonde_proto::iperf3::state::errno;
 use sonde_proto::iperf3::udp::{is_reply, HELLO};
 use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
-use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, StreamRole, TestStart,
     TestSummary,
@@ -62,7 +62,7 @@ pub fn run_with_token(
         interrupt,
         emit,
         engine: None,
-        cpu0: (Instant::now(), CpuTimes::default()),
+        cpu0: cpu::ProcessSpan::start(),
     };
     match run.execute() {
         Ok(summary) => ClientOutcome {
@@ -162,7 +162,7 @@ struct Run<'a> {
     interrupt: &'a AtomicBool,
     emit: &'a mut dyn FnMut(Event),
     engine: Option<Engine>,
-    cpu0: (Instant, CpuTimes),
+    cpu0: cpu::ProcessSpan,
 }
 
 impl Run<'_> {
@@ -296,7 +296,7 @@ impl Run<'_> {
         } else {
             Budget::new(p.bytes, p.blocks)
         };
-        self.cpu0 = (Instant::now(), cpu::process_times());
+        self.cpu0 = cpu::ProcessSpan::start();
         let specs = streams.into_iter().map(|(s, _)| s).collect();
         let engine = super::engine::start(
             p.protocol,
@@ -343,8 +343,7 @@ impl Run<'_> {
         engine.drain_receivers(&[], Duration::from_millis(250));
         let local_streams = local_views(&mut engine, stop_at, &mut *self.emit);
         engine.join();
-        let (t0, c0) = self.cpu0;
-        let cpu_local = cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        let cpu_local = self.cpu0.usage();
         c.s.send_results(&local_results(
             &local_streams,
             p.protocol,
@@ -468,8 +467,8 @@ impl Run<'_> {
 
     fn partial(&mut self, e: &RunError) -> Option<TestSummary> {
         let mut engine = self.engine.take()?;
-        let (t0, c0) = self.cpu0;
-        let cpu_fn = |_: CpuTimes| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64());
+        let span = self.cpu0;
+        let cpu_fn = |_: CpuTimes| span.usage();
         let reason = match e {
             RunError::Interrupted => format!("{e}; partial result"),
             other => other.to_string(),

@@ -25,7 +25,7 @@ use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
 use sonde_proto::iperf3::state::{errno, State};
 use sonde_proto::iperf3::{cookie_text, Cookie, COOKIE_LEN};
 use sonde_proto::message::TestParams;
-use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, Role, StreamRole, TestStart, TestSummary,
 };
@@ -475,7 +475,7 @@ impl Session<'_, '_> {
         if let Err(e) = self.until_test_end(p, &mut engine) {
             let cpu_fn = |workers: CpuTimes| {
                 let total = workers + cpu::thread_times().saturating_sub(cpu0);
-                cpu_usage(CpuTimes::default(), total, t0.elapsed().as_secs_f64())
+                cpu::usage(CpuTimes::default(), total, t0.elapsed().as_secs_f64())
             };
             let summary = finish(
                 &mut engine,
@@ -493,7 +493,7 @@ impl Session<'_, '_> {
         engine.flush_tcp_senders(Duration::from_secs(1));
         engine.drain_receivers(&[], Duration::from_millis(250));
         let local = local_views(&mut engine, stop_at, &mut |e| self.events.emit(e));
-        let cpu_local = cpu_usage(
+        let cpu_local = cpu::usage(
             CpuTimes::default(),
             engine.join() + cpu::thread_times().saturating_sub(cpu0),
             t0.elapsed().as_secs_f64(),

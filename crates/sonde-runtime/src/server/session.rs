@@ -15,7 +15,7 @@ use sonde_proto::message::{PeerStream, ProcessLoad, RefuseCode, Results, Stop, T
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_proto::udp_hello::HelloAck;
-use sonde_stats::cpu::{cpu_usage, CpuTimes};
+use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
 };
@@ -422,7 +422,7 @@ impl SessionRun<'_> {
             self.events.emit(Event::Note(n.clone()));
         }
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
-        let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
+        let cpu_local = cpu::usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         let process_load = self.process0.map(|p0| {
             let d = cpu::process_times().saturating_sub(p0);
             ProcessLoad {
@@ -566,7 +566,7 @@ impl SessionRun<'_> {
         engine.abort();
         let local = self.final_views(engine, stop_at, &|_| None, None);
         let cpu_total = engine.join() + cpu::thread_times().saturating_sub(cpu0);
-        let cpu_local = cpu_usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
+        let cpu_local = cpu::usage(Default::default(), cpu_total, t0.elapsed().as_secs_f64());
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Server,
             params: p,

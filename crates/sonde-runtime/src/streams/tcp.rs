@@ -25,8 +25,8 @@ const KERNEL_PACING_HEADROOM: f64 = 1.05;
 
 /// The SO_MAX_PACING_RATE (bytes/s) for `-b bits_per_sec`, None when unpaced.
 ///
-/// Two layers pace a TCP sender with `-b`: the cumulative schedule here hands the socket
-/// `length` bytes when they are due, which holds the average exactly; the kernel then spreads
+/// Two layers pace a TCP sender with `-b`: the cumulative schedule here hands the socket each
+/// chunk of a block when it is due ([`Pacer::chunk`]), which holds the average exactly; the kernel then spreads
 /// those bytes over time at no more than [`KERNEL_PACING_HEADROOM`] × the asked rate (its
 /// pacing counts TCP payload), so a 128 KiB write does not reach the path as one burst at line
 /// rate, and a sender that fell behind can still catch up a little.
@@ -59,16 +59,9 @@ pub fn send(
         let _ = crate::os::sockopt::set_max_pacing_rate(&sock, rate);
     }
     let released = ctl.wait_to_send();
-    let start = Instant::now();
+    let pace = pacer.map(|p| (p, Instant::now()));
     let mut sent: u64 = 0;
-    while released && !ctl.stop_send.load(Ordering::Relaxed) && !ctl.abort.load(Ordering::Relaxed) {
-        if let Some(p) = pacer {
-            let due = start + p.due_at(sent);
-            if due > Instant::now() {
-                sleep_coarse(due.min(Instant::now() + SLICE));
-                continue;
-            }
-        }
+    while released && !stopped(&ctl) {
         let want = match &budget {
             Some(b) => b.claim(cfg.length as u64) as usize,
             None => cfg.length,
@@ -89,34 +82,12 @@ pub fn send(
             }
             break;
         }
-        let mut off = 0;
-        while off < want {
-            if ctl.abort.load(Ordering::Relaxed) {
-                break;
-            }
-            let r = match &zc {
-                Some(z) if off == 0 => z.send(&sock, want),
-                _ => sock.write(&buf[off..want]),
-            };
-            match r {
-                Ok(0) => {
-                    shared.fail("connection closed by peer".into());
-                    break;
-                }
-                Ok(n) => {
-                    off += n;
-                    sent += n as u64;
-                    shared.data_sent();
-                    shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                }
-                Err(e) if is_timeout(&e) => {}
-                Err(e) => {
-                    shared.fail(e.to_string());
-                    break;
-                }
-            }
-        }
-        if shared.error().is_some() {
+        let block = Block {
+            buf: &buf[..want],
+            zc: zc.as_ref(),
+            pace,
+        };
+        if !block.write(&mut sock, &mut sent, &shared, &ctl) {
             break;
         }
         shared.packets.fetch_add(1, Ordering::Relaxed);
@@ -136,6 +107,85 @@ pub fn send(
         }
     }
     cpu::thread_times().saturating_sub(cpu0)
+}
+
+fn stopped(ctl: &Control) -> bool {
+    ctl.stop_send.load(Ordering::Relaxed) || ctl.abort.load(Ordering::Relaxed)
+}
+
+/// One block (`-l` bytes) to write, and how.
+struct Block<'a> {
+    buf: &'a [u8],
+    /// Zero-copy: the block's first write comes from this registered copy of the payload.
+    zc: Option<&'a ZeroCopySource>,
+    /// Paced (`-b`): the schedule and when the stream started.
+    pace: Option<(Pacer, Instant)>,
+}
+
+impl Block<'_> {
+    /// Writes the block, `sent` counting the stream's bytes. Paced, it goes in
+    /// [`Pacer::chunk`]s, each when its first byte is due, so the bytes sent follow the rate to
+    /// within one chunk rather than one block. False when the stream ends here: it failed
+    /// (the error is in `shared`), was aborted, or (paced) was stopped while waiting.
+    fn write(
+        &self,
+        sock: &mut TcpStream,
+        sent: &mut u64,
+        shared: &StreamShared,
+        ctl: &Control,
+    ) -> bool {
+        let len = self.buf.len();
+        let chunk = self.pace.map_or(len, |(p, _)| p.chunk(len));
+        let mut off = 0;
+        while off < len {
+            if ctl.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            if let Some((p, start)) = self.pace {
+                if !wait_until(start + p.due_at(*sent), ctl) {
+                    return false;
+                }
+            }
+            let end = (off + chunk).min(len);
+            let r = match self.zc {
+                Some(z) if off == 0 => z.send(sock, end),
+                _ => sock.write(&self.buf[off..end]),
+            };
+            match r {
+                Ok(0) => {
+                    shared.fail("connection closed by peer".into());
+                    return false;
+                }
+                Ok(n) => {
+                    off += n;
+                    *sent += n as u64;
+                    shared.data_sent();
+                    shared.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if is_timeout(&e) => {}
+                Err(e) => {
+                    shared.fail(e.to_string());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Sleeps until `due`, a slice at a time so that a stop is seen; false when the senders were
+/// stopped or aborted first.
+fn wait_until(due: Instant, ctl: &Control) -> bool {
+    loop {
+        if stopped(ctl) {
+            return false;
+        }
+        let now = Instant::now();
+        if due <= now {
+            return true;
+        }
+        sleep_coarse(due.min(now + SLICE));
+    }
 }
 
 /// The stream's `-F` file, opened with `open`; a failure ends the stream with that error.

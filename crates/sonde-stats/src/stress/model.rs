@@ -168,8 +168,13 @@ pub struct StressSummary {
     pub closed_reset: u32,
     pub closed_timeout: u32,
     pub failed_during_run: u32,
-    /// Echo only: bytes that came back different from what was sent (0 for a correct echo).
+    /// Echo only: bytes that came back different from what was sent (0 for a correct echo),
+    /// those read after this end's FIN included.
     pub echo_mismatched_bytes: u64,
+    /// Echo only: bytes sent on connections that then closed cleanly which never came back,
+    /// not even after this end's FIN (the device lost them). Absent in older documents: 0.
+    #[serde(default)]
+    pub echo_unreturned_bytes: u64,
     /// The run was cut short (Ctrl-C, or output closed).
     pub partial: bool,
     /// UDP runs only: datagrams, echo loss and round trips, reply caps.

@@ -143,6 +143,7 @@ mod tests {
             connections: Vec::new(),
             sum: Sum::default(),
             closed_clean: 0,
+            echo_unreturned_bytes: 0,
             closed_reset: 0,
             closed_timeout: 0,
             failed_during_run: 0,

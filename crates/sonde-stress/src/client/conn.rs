@@ -24,6 +24,8 @@ pub(super) struct Conn {
     error: Option<String>,
     /// Echo: bytes that came back different from what was sent.
     pub(super) mismatched: u64,
+    /// Bytes read after this end's FIN (not in the rates, which are of the data phase).
+    drained: u64,
 }
 
 impl Conn {
@@ -37,6 +39,7 @@ impl Conn {
             close: None,
             error: None,
             mismatched: 0,
+            drained: 0,
         }
     }
 
@@ -146,16 +149,30 @@ impl Conn {
         true
     }
 
-    /// Reads (and drops) what is left after our FIN; settles on the device's FIN or a reset.
-    /// True when it could do more at once.
-    fn drain_close(&mut self, scratch: &mut [u8]) -> bool {
+    /// Echo: bytes sent that never came back on a connection that closed cleanly.
+    pub(super) fn unreturned(&self) -> u64 {
+        if self.close != Some(CloseOutcome::Clean) {
+            return 0;
+        }
+        self.sent.saturating_sub(self.received + self.drained)
+    }
+
+    /// Reads what is left after our FIN (`echo`: checked against the pattern, as in the data
+    /// phase); settles on the device's FIN or a reset. True when it could do more at once.
+    fn drain_close(&mut self, scratch: &mut [u8], echo: Option<&Pattern>) -> bool {
         for _ in 0..TURN {
             match self.stream.read(scratch) {
                 Ok(0) => {
                     self.settle(CloseOutcome::Clean, None);
                     return false;
                 }
-                Ok(_) => {}
+                Ok(n) => {
+                    if let Some(p) = echo {
+                        let got = scratch.get(..n).unwrap_or(&[]);
+                        self.mismatched += p.mismatches(self.received + self.drained, got);
+                    }
+                    self.drained += n as u64;
+                }
                 Err(e) if transient(&e) => return false,
                 Err(e) => {
                     self.settle(CloseOutcome::Reset, Some(e.to_string()));
@@ -189,7 +206,8 @@ fn transient(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
 }
 
-/// Sends our FIN on every connection still open and waits for each device's FIN. A connection
+/// Sends our FIN on every connection still open and waits for each device's FIN; an echo's
+/// bytes that come back meanwhile are checked against `pattern`. A connection
 /// times out after `timeout` without progress: neither data from the device nor a shrinking
 /// queue of our unacknowledged bytes (a device working through what was sent before the FIN is
 /// not stuck). Twelve times `timeout` bounds the whole phase. Every socket is closed on return.
@@ -200,7 +218,7 @@ fn transient(e: &std::io::Error) -> bool {
 /// socket's close then ends it (a reset, as for any chargen client that stops reading).
 pub(super) fn close_all(
     conns: &mut [Conn],
-    mode: StressMode,
+    (mode, pattern): (StressMode, &Pattern),
     poll: &mut Poll,
     events: &mut Events,
     timeout: Duration,
@@ -268,7 +286,7 @@ pub(super) fn close_all(
         for i in ready {
             if let (Some(c), Some(p)) = (conns.get_mut(i).filter(|c| c.open), progress.get_mut(i)) {
                 p.0 = Instant::now();
-                if c.drain_close(scratch) {
+                if c.drain_close(scratch, (mode == StressMode::Echo).then_some(pattern)) {
                     again.push(i);
                 }
             }

@@ -137,7 +137,7 @@ pub fn run(
     }
     conn::close_all(
         &mut conns,
-        cfg.mode,
+        (cfg.mode, &pattern),
         &mut poll,
         &mut events,
         cfg.close_timeout,
@@ -202,6 +202,10 @@ fn summarise(
         closed_timeout: count(CloseOutcome::Timeout),
         failed_during_run: count(CloseOutcome::FailedDuringRun),
         echo_mismatched_bytes: conns.iter().map(|c| c.mismatched).sum(),
+        echo_unreturned_bytes: match mode {
+            StressMode::Echo => conns.iter().map(Conn::unreturned).sum(),
+            _ => 0,
+        },
         connections: totals,
         partial,
         udp: None,

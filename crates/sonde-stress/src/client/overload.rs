@@ -64,9 +64,10 @@ pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadReport, Stre
         refusal = Refusal::Reset;
     }
     let mut scratch = vec![0u8; 64 * 1024];
+    // Held idle: nothing was sent, so nothing is checked on the way out.
     close_all(
         &mut held,
-        cfg.mode,
+        (cfg.mode, &crate::chargen::Pattern::new(1)),
         &mut poll,
         &mut events,
         cfg.close_timeout,

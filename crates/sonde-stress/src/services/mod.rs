@@ -15,8 +15,9 @@ mod udp;
 
 use mio::net::{TcpListener, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
+use socket2::{Domain, Socket, Type};
 use sonde_stats::source_limit::{Rate, SourceLimiter, WhenFull};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tcp::Conns;
@@ -42,7 +43,9 @@ impl Service {
 /// What to serve where.
 #[derive(Debug, Clone)]
 pub struct ServicesConfig {
-    pub bind: IpAddr,
+    /// The one address to listen on; `None`: IPv6 and IPv4 (`::`, dual-stack, as `sonde
+    /// server`), IPv4 alone on a host without IPv6.
+    pub bind: Option<IpAddr>,
     /// (service, port) pairs; each is served over TCP and/or UDP as below.
     pub ports: Vec<(Service, u16)>,
     pub tcp: bool,
@@ -104,11 +107,26 @@ impl Services {
     /// # Errors
     /// A socket cannot be bound (port in use, or below 1024 without privilege), or epoll fails.
     pub fn bind(cfg: ServicesConfig) -> Result<Self, ServicesError> {
+        if let Some(ip) = cfg.bind {
+            return Self::bind_on(cfg, ip, false);
+        }
+        match Self::bind_on(cfg.clone(), IpAddr::V6(Ipv6Addr::UNSPECIFIED), true) {
+            Err(ServicesError::Bind { source, .. })
+                if source.raw_os_error() == Some(libc::EAFNOSUPPORT) =>
+            {
+                Self::bind_on(cfg, IpAddr::V4(Ipv4Addr::UNSPECIFIED), false)
+            }
+            r => r,
+        }
+    }
+
+    /// Binds every (service, protocol) on `ip`; `dual`: an IPv6 socket takes IPv4 too.
+    fn bind_on(cfg: ServicesConfig, ip: IpAddr, dual: bool) -> Result<Self, ServicesError> {
         let poll = Poll::new().map_err(ServicesError::Poll)?;
         let mut listeners = Vec::new();
         let mut udp = Vec::new();
         for &(service, port) in &cfg.ports {
-            let addr = SocketAddr::new(cfg.bind, port);
+            let addr = SocketAddr::new(ip, port);
             let err = |proto, source: std::io::Error| ServicesError::Bind {
                 service: service.name(),
                 proto,
@@ -121,14 +139,14 @@ impl Services {
                 source,
             };
             if cfg.tcp {
-                let mut l = listen(addr, cfg.max_connections).map_err(|e| err("TCP", e))?;
+                let mut l = listen(addr, dual, cfg.max_connections).map_err(|e| err("TCP", e))?;
                 poll.registry()
                     .register(&mut l, Token(listeners.len()), Interest::READABLE)
                     .map_err(ServicesError::Poll)?;
                 listeners.push((service, l));
             }
             if cfg.udp {
-                let mut s = UdpSocket::bind(addr).map_err(|e| err("UDP", e))?;
+                let mut s = bind_udp(addr, dual).map_err(|e| err("UDP", e))?;
                 sonde_runtime::os::pktinfo::enable(&s).map_err(|e| err("UDP", e))?;
                 poll.registry()
                     .register(&mut s, Token(UDP_BASE + udp.len()), Interest::READABLE)
@@ -226,12 +244,28 @@ const RELEASE_EVERY: Duration = Duration::from_secs(1);
 /// A TCP listener whose accept queue can hold a burst of `max_connections` (up to the kernel's
 /// somaxconn): a stress client opens thousands at once, and an overflowing queue would turn
 /// into dropped handshakes and resets that are this server's fault, not the client's.
-fn listen(addr: SocketAddr, max_connections: usize) -> std::io::Result<TcpListener> {
-    use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-    s.set_reuse_address(true)?;
-    s.set_nonblocking(true)?;
+fn listen(addr: SocketAddr, dual: bool, max_connections: usize) -> std::io::Result<TcpListener> {
+    let s = socket(addr, Type::STREAM, dual)?;
     s.bind(&addr.into())?;
     s.listen(i32::try_from(max_connections.clamp(128, 65_535)).unwrap_or(4096))?;
     Ok(TcpListener::from_std(s.into()))
+}
+
+/// A UDP socket bound to `addr` (`dual`: IPv4 too on an IPv6 socket).
+fn bind_udp(addr: SocketAddr, dual: bool) -> std::io::Result<UdpSocket> {
+    let s = socket(addr, Type::DGRAM, dual)?;
+    s.bind(&addr.into())?;
+    Ok(UdpSocket::from_std(s.into()))
+}
+
+/// A non-blocking socket of `addr`'s family, its address reusable; `dual` clears IPV6_V6ONLY
+/// (whose default is the system's, `net.ipv6.bindv6only`) so that IPv4 arrives too.
+fn socket(addr: SocketAddr, ty: Type, dual: bool) -> std::io::Result<Socket> {
+    let s = Socket::new(Domain::for_address(addr), ty, None)?;
+    s.set_reuse_address(true)?;
+    s.set_nonblocking(true)?;
+    if dual && addr.is_ipv6() {
+        s.set_only_v6(false)?;
+    }
+    Ok(s)
 }

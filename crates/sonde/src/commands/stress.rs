@@ -9,7 +9,7 @@ use crate::output::{self, LineOut};
 use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter, StressSink};
 use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
 use sonde_runtime::os::resolve::{resolve, Family};
-use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
+use sonde_stats::stress::model::{CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary};
 use sonde_stress::client::{self, StressConfig};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -71,10 +71,47 @@ fn verdict(s: &StressSummary, mode: StressMode) -> Option<String> {
     if s.echo_mismatched_bytes > 0 {
         why.push(format!("{} echoed bytes differed", s.echo_mismatched_bytes));
     }
+    if s.echo_unreturned_bytes > 0 {
+        why.push(format!(
+            "{} bytes sent never came back",
+            s.echo_unreturned_bytes
+        ));
+    }
+    why.extend(silent(s, mode));
     if s.partial {
         why.push("interrupted".into());
     }
     (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// Connections that moved nothing the mode needs: nothing came back (echo, chargen: the
+/// device is not the service asked for, e.g. a discard server) or nothing could be sent. A
+/// test of the device that measured no data proves nothing, so it fails.
+fn silent(s: &StressSummary, mode: StressMode) -> Vec<String> {
+    // A connection that failed is named as such already.
+    let count = |f: fn(&ConnTotal) -> u64| {
+        s.connections
+            .iter()
+            .filter(|c| c.close != CloseOutcome::FailedDuringRun && f(c) == 0)
+            .count()
+    };
+    let mut why = Vec::new();
+    let got_nothing = count(|c| c.received_bytes);
+    if mode.receives() && got_nothing > 0 {
+        why.push(format!(
+            "{got_nothing} of {} connections received nothing (is {} listening there?)",
+            s.connections.len(),
+            mode.name()
+        ));
+    }
+    let sent_nothing = count(|c| c.sent_bytes);
+    if mode.sends() && sent_nothing > 0 {
+        why.push(format!(
+            "{sent_nothing} of {} connections could send nothing",
+            s.connections.len()
+        ));
+    }
+    why
 }
 
 /// Runs the stress command.

@@ -1,6 +1,7 @@
 //! iperf3's client options through the real binary on loopback, each checked where the OS
 //! shows its effect: `-A n,m` in the threads' CPU masks (/proc), `-m` in the kernel's
-//! Multipath TCP counters, `--fq-rate` with `-R` in the rate the server's kernel paced to.
+//! Multipath TCP counters, `--fq-rate` with `-R` in the rate the server's kernel paced to,
+//! `-b` in the rate a TCP sender reports.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -138,6 +139,31 @@ fn fq_rate_paces_the_servers_senders_in_reverse() {
         "{got} bit/s with --fq-rate 20m\n{}",
         out.describe()
     );
+}
+
+#[test]
+fn a_paced_tcp_sender_keeps_the_rate_within_a_chunk_not_a_block() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    // Whole 128 KiB blocks sent when due once made `-b 10m -t 1` 10.5 Mbit/s (ten blocks);
+    // in writes of a millisecond of the rate the sender runs ahead by about 0.1 %. Per
+    // stream, so -P 4 is 40 Mbit/s; with -R the server's sender is paced alike.
+    for (extra, want) in [
+        (&["-P", "1"][..], 10e6),
+        (&["-P", "4"], 40e6),
+        (&["-R"], 10e6),
+    ] {
+        let mut args = vec!["-b", "10m", "-t", "1", "-J"];
+        args.extend_from_slice(extra);
+        let out = server.client(&args, CLIENT_DEADLINE);
+        out.expect_code(0);
+        let got = num(&out.json(), "end.sum_sent.bits_per_second");
+        assert!(
+            (got / want - 1.0).abs() <= 0.02,
+            "{extra:?}: {got} bit/s sent for -b 10m per stream\n{}",
+            out.describe()
+        );
+    }
 }
 
 /// Captures IPv6 packets on `lo` (a packet socket: root) for `secs` and returns, per TCP or

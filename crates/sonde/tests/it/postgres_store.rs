@@ -152,24 +152,6 @@ fn postgres_round_trip_buffering_and_report() {
     assert_eq!(listed.code(), Some(0), "{}", listed.describe());
 }
 
-const ONE_TEST: &str = r#"
-name = "one-test"
-seed = 21
-hosts = ["client", "server"]
-
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-
-[[settings]]
-name = "clean"
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "1"]
-"#;
-
 #[test]
 fn lab_run_with_store_writes_postgresql() {
     let _turn = crate::turns::take(module_path!());
@@ -180,7 +162,7 @@ fn lab_run_with_store_writes_postgresql() {
     let url = pg.url();
     let dir = TempDir::new("pg-lab");
     let scenario = dir.file("one-test.toml");
-    std::fs::write(&scenario, ONE_TEST).unwrap();
+    std::fs::write(&scenario, common::ONE_TCP_TEST).unwrap();
     let out_dir = dir.file("out");
     let out = run(
         &[

@@ -127,6 +127,27 @@ fn nothing_listening_is_a_refusal() {
 }
 
 #[test]
+fn services_serve_ipv4_and_ipv6_by_default_as_the_server_does() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start_with(&[]);
+    let mut hosts = vec!["127.0.0.1"];
+    if common::ipv6_loopback_or_skip("services on ::1 by default") {
+        hosts.push("::1");
+    }
+    for host in hosts {
+        for (proto, udp) in [("TCP", &[][..]), ("UDP", &["-u"][..])] {
+            let port = s.port("echo", proto);
+            let mut args = vec!["stress", host, "-p", &port, "--echo", "-t", "0.5", "-J"];
+            args.extend_from_slice(udp);
+            let out = run(&args, DEADLINE);
+            out.expect_code(0);
+            let received = u(&out.json()["end"]["received_bytes"]);
+            assert!(received > 0, "{host} {proto}: {}", out.describe());
+        }
+    }
+}
+
+#[test]
 fn udp_replies_are_never_larger_and_rate_capped() {
     let _turn = crate::turns::take(module_path!());
     let s = Services::start(&["--udp-rate", "50"]);

@@ -16,7 +16,6 @@ use crate::error::RunError;
 use crate::os::{cpu, mmsg, poll, sockopt, timestamp, tx_timestamp};
 use sonde_proto::capacity::{emit_departure, parse_ack, CapacityPlan, Departure, Probe};
 use sonde_proto::session::ServerEvent;
-use sonde_stats::cpu::cpu_usage;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
@@ -112,7 +111,7 @@ impl SessionRun<'_> {
             plan.trains(),
             t0.elapsed().as_secs_f64()
         ));
-        let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
+        let cpu = cpu::usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
         self.close_own_loop(stopped, cpu)
     }
 

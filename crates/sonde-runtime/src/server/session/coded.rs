@@ -9,7 +9,6 @@ use crate::error::RunError;
 use crate::os::cpu;
 use sonde_proto::message::TestParams;
 use sonde_proto::session::ServerEvent;
-use sonde_stats::cpu::cpu_usage;
 use sonde_stats::model::Direction;
 use std::time::{Duration, Instant};
 
@@ -60,7 +59,7 @@ impl SessionRun<'_> {
         };
         self.log_coded(&figures);
         driven?;
-        let cpu = cpu_usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
+        let cpu = cpu::usage(cpu0, cpu::thread_times(), t0.elapsed().as_secs_f64());
         self.close_own_loop(stopped, cpu)
     }
 

@@ -347,6 +347,8 @@ impl<'a> Runner<'a> {
             closed_timeout: 0,
             failed_during_run: 0,
             echo_mismatched_bytes: flows.iter().map(|f| f.mismatched).sum(),
+            // UDP promises no delivery: what did not come back is the echo loss above.
+            echo_unreturned_bytes: 0,
             connections: totals,
             partial,
             udp: Some(Box::new(udp)),

@@ -685,6 +685,25 @@ pub fn chain3_lab_with(impair: &str, opts: sonde_lab::LabOptions) -> sonde_lab::
     sonde_lab::Lab::build(&scenario, Some("s"), opts).expect("lab builds")
 }
 
+/// A lab scenario of one link and one TCP test of 1 s (`sonde lab run` as root).
+pub const ONE_TCP_TEST: &str = r#"
+name = "one-test"
+seed = 21
+hosts = ["client", "server"]
+
+[[link]]
+name = "wan"
+a = "client"
+b = "server"
+
+[[settings]]
+name = "clean"
+
+[[test]]
+name = "tcp"
+sonde = ["client", "{server}", "-t", "1"]
+"#;
+
 /// Runs `sonde lab run` on the scenario text (written into `dir`), requires exit 0, and
 /// returns the run's output directory (inside `dir`).
 pub fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> PathBuf {

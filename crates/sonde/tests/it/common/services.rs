@@ -21,10 +21,15 @@ impl Services {
 
     /// Like [`Services::start`], bound to `bind` (`0.0.0.0`: every address of the host).
     pub fn start_on(bind: &str, extra: &[&str]) -> Services {
+        let mut args = vec!["-B", bind];
+        args.extend_from_slice(extra);
+        Services::start_with(&args)
+    }
+
+    /// Like [`Services::start`] with no `-B`: the default addresses (IPv6 and IPv4).
+    pub fn start_with(extra: &[&str]) -> Services {
         let mut args = vec![
             "services",
-            "-B",
-            bind,
             "--echo-port",
             "0",
             "--discard-port",

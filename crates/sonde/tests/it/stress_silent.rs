@@ -1,0 +1,132 @@
+//! Regression tests: a TCP stress test that moves no data fails. `--echo` or `--chargen`
+//! pointed at a discard service (sonde's own, or any listener that reads and drops, as an
+//! iperf2 server does) used to get 0 bytes back on every connection, print "0 bytes came back
+//! different" and exit 0. Of the same kind: an echo that gives back only the start of what it
+//! was sent, and closes cleanly, passed too.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common::run;
+use crate::common::services::{Services, DEADLINE};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+/// A peer that is not sonde: it gives back the first `keep` bytes of each connection and
+/// reads and drops the rest (`keep` 0: a discard server, as an iperf2 server is to echo).
+fn echo_the_first(keep: usize) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut s = s;
+                let mut buf = vec![0u8; 16 * 1024];
+                let mut echoed = 0;
+                while let Ok(n @ 1..) = s.read(&mut buf) {
+                    let back = n.min(keep - echoed);
+                    if back > 0 && s.write_all(&buf[..back]).is_err() {
+                        return;
+                    }
+                    echoed += back;
+                }
+            });
+        }
+    });
+    port
+}
+
+fn stress(port: u16, mode: &str, extra: &[&str]) -> crate::common::Output {
+    let port = port.to_string();
+    let mut args = vec![
+        "stress",
+        "127.0.0.1",
+        "-p",
+        &port,
+        mode,
+        "-P",
+        "2",
+        "-t",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
+#[test]
+fn an_echo_test_against_a_discard_service_fails_and_says_nothing_came_back() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let discard: u16 = s.port("discard", "TCP").parse().unwrap();
+    for port in [discard, echo_the_first(0)] {
+        let out = stress(port, "--echo", &[]);
+        out.expect_code(1);
+        assert!(
+            out.stderr.contains("2 of 2 connections received nothing"),
+            "{}",
+            out.describe()
+        );
+        assert!(
+            out.stdout.contains("Echo: nothing came back"),
+            "{}",
+            out.describe()
+        );
+        assert!(
+            !out.stdout.contains("0 bytes came back different"),
+            "{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn a_chargen_test_against_a_discard_service_fails() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let discard: u16 = s.port("discard", "TCP").parse().unwrap();
+    for port in [discard, echo_the_first(0)] {
+        let out = stress(port, "--chargen", &["-J"]);
+        out.expect_code(1);
+        assert_eq!(out.json()["end"]["received_bytes"], 0, "{}", out.describe());
+        assert!(
+            out.stderr.contains("2 of 2 connections received nothing"),
+            "{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn echo_and_chargen_against_their_own_services_still_pass() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    for mode in ["echo", "chargen", "discard"] {
+        let out = s.stress(mode, &["-P", "2", "-t", "1"]);
+        out.expect_code(0);
+        assert!(!out.stderr.contains("nothing"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn an_echo_that_gives_back_only_the_start_fails_and_says_how_much_never_came_back() {
+    let _turn = crate::turns::take(module_path!());
+    let out = stress(echo_the_first(100_000), "--echo", &["-J"]);
+    out.expect_code(1);
+    let end = &out.json()["end"];
+    let (sent, received) = (
+        end["sent_bytes"].as_u64().unwrap(),
+        end["received_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(received, 200_000, "{}", out.describe());
+    assert_eq!(
+        end["echo_unreturned_bytes"].as_u64(),
+        Some(sent - received),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(end["echo_mismatched_bytes"], 0, "{}", out.describe());
+    assert!(
+        out.stderr.contains("bytes sent never came back"),
+        "{}",
+        out.describe()
+    );
+}
