@@ -682,6 +682,14 @@ fn completions_man_page_and_version() {
     usage_error(&["completions", "tcsh"]);
 }
 
+/// A scenario file of two hosts joined by one link, `wan`, then `rest` (settings and tests).
+pub(crate) fn two_host_scenario(name: &str, rest: &str) -> String {
+    format!(
+        "name = \"{name}\"\nhosts = [\"client\", \"server\"]\n\
+         [[link]]\nname = \"wan\"\na = \"client\"\nb = \"server\"\n{rest}"
+    )
+}
+
 /// Issue 17: a lab run checks what it can before any namespace is built: a sonde test's
 /// flags, and that --out does not already hold a run unless --resume or --new says what to do.
 #[test]
@@ -689,23 +697,9 @@ fn lab_run_checks_test_flags_and_the_out_directory_first() {
     let _turn = crate::turns::take(module_path!());
     let dir = TempDir::new("lab-checks");
     let scenario = dir.file("bad.toml");
-    std::fs::write(
-        &scenario,
-        r#"
-name = "bad"
-hosts = ["client", "server"]
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-[[settings]]
-name = "clean"
-[[test]]
-name = "typo"
-sonde = ["client", "{server}", "--bitrat", "10m"]
-"#,
-    )
-    .expect("write scenario");
+    let typo = "[[settings]]\nname = \"clean\"\n[[test]]\nname = \"typo\"\n\
+                sonde = [\"client\", \"{server}\", \"--bitrat\", \"10m\"]\n";
+    std::fs::write(&scenario, two_host_scenario("bad", typo)).expect("write scenario");
     let out_dir = dir.file("out");
     let args = |extra: &[&str]| {
         let mut v = vec![

@@ -33,6 +33,7 @@ mod coded_lab;
 mod compare_ip;
 mod deploy_files;
 mod drills;
+mod flag_values;
 mod interop_json_keys;
 mod intervals;
 mod iperf3_interop;

@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 when every test of the matrix is recorded and succeeded, 1 when any failed,
 //! the run was interrupted (Ctrl-C or SIGTERM at any phase, the report included) or could not
-//! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name.
+//! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name or a
+//! scenario file that does not parse or validate.
 
 mod mesh;
 mod progress;
@@ -116,6 +117,10 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
         Ok(l) => l,
         Err(e @ RunError::UnknownScenario { .. }) => {
             eprintln!("sonde: usage error - {e}; or the mesh: sonde lab run mesh");
+            return exit::USAGE;
+        }
+        Err(e @ RunError::Scenario { .. }) => {
+            eprintln!("sonde: usage error - {e}");
             return exit::USAGE;
         }
         Err(e) => {
