@@ -118,7 +118,7 @@ pub struct ReportArgs {
     pub results: Vec<std::path::PathBuf>,
     /// The run of the database to report on (default: the newest, the highest id); a lab
     /// --out DIR holds several after `lab run --new`
-    #[arg(long = "run", value_name = "ID")]
+    #[arg(long = "run", value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
     pub run: Option<i64>,
     /// List the runs of the database (id, scenario, status, start, tests) instead of writing a
     /// report

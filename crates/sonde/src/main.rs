@@ -9,6 +9,7 @@ mod cli_coded;
 mod cli_compare_ip;
 mod cli_latency;
 mod cli_mesh;
+mod cli_parse;
 mod cli_profile;
 mod cli_serial;
 mod cli_store;
@@ -24,13 +25,12 @@ mod os_time;
 mod output;
 mod signals;
 
-use clap::Parser;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() {
     let args = cli::rewrite_iperf_style(std::env::args().collect());
-    let parsed = match cli::Cli::try_parse_from(args) {
+    let parsed = match cli_parse::parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -2,21 +2,20 @@
 //! from the same flag definitions the parser uses, so they cannot drift from the CLI.
 
 use super::exit;
-use crate::cli::Cli;
-use clap::CommandFactory;
+use crate::cli_parse::command;
 use std::io::Write;
 
 /// Prints the completion script for `shell`.
 pub fn completions(shell: clap_complete::Shell) -> i32 {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "sonde", &mut buf);
+    clap_complete::generate(shell, &mut command(), "sonde", &mut buf);
     write_out(&buf)
 }
 
 /// Prints the man page (roff).
 pub fn man() -> i32 {
     let mut buf = Vec::new();
-    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+    if let Err(e) = clap_mangen::Man::new(command()).render(&mut buf) {
         eprintln!("sonde: error - cannot render the man page: {e}");
         return exit::FAILED;
     }

@@ -1,5 +1,6 @@
 //! Values as a new user types them (issue 34): a rate below 1 bit/s is refused everywhere a
-//! rate is read (it used to round to 0, "no limit", and flood).
+//! rate is read (it used to round to 0, "no limit", and flood), a negative value is refused as
+//! negative on every subcommand, and a repeated flag takes its last value as in iperf3.
 //! Nothing here sends traffic: every refusal comes before a socket is opened, which the first
 //! test checks with listeners of its own.
 
@@ -7,7 +8,7 @@
 
 use crate::common;
 
-use common::{run, Output, TempDir};
+use common::{run, Output, Server, TempDir};
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
 
@@ -128,4 +129,66 @@ fn a_rate_that_rounds_to_zero_in_a_config_or_scenario_file_is_refused() {
         BELOW_ONE_BIT,
     );
     assert!(!out_dir.join("results.db").exists(), "{}", out.describe());
+}
+
+#[test]
+fn a_negative_value_is_refused_as_negative_on_every_subcommand() {
+    let _turn = crate::turns::take(module_path!());
+    for args in [
+        &["client", "127.0.0.1", "-p", "9", "-b", "-5m"][..],
+        &["client", "127.0.0.1", "-p", "9", "-t", "-1"],
+        &["-c", "127.0.0.1", "-p", "9", "-l", "-1K"],
+        &["server", "--max-bitrate", "-1m"],
+        &["server", "-i", "-1"],
+        &["sweep", "127.0.0.1", "-u", "--max-loss", "-1"],
+        &["sweep", "127.0.0.1", "-u", "--max-rate", "-100m"],
+        &["stress", "127.0.0.1", "--echo", "-P", "-4"],
+        &["latency", "127.0.0.1", "-c", "-5"],
+        &["profile", "run", "127.0.0.1", "-t", "-2"],
+        &["btc", "127.0.0.1", "--sizes", "-6M"],
+        &["capacity", "127.0.0.1", "--connect-timeout", "-1"],
+        &["report", "x.json", "--run", "-1"],
+    ] {
+        let out = refused(args, "must not be negative");
+        assert!(!out.stderr.contains("-- -"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn a_repeated_flag_takes_its_last_value() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let out = server.client(
+        &["-t", "5", "-t", "1", "-b", "1m", "-b", "2m", "-J"],
+        Duration::from_secs(30),
+    );
+    out.expect_code(0);
+    let doc = out.json();
+    let test_start = common::at(&doc, "start.test_start");
+    assert_eq!(
+        common::num(test_start, "duration"),
+        1.0,
+        "{}",
+        out.describe()
+    );
+    let bps = common::num(&doc, "end.sum_sent.bits_per_second");
+    assert!(
+        (1.8e6..2.2e6).contains(&bps),
+        "the last -b (2m) paces the test: {bps} bit/s\n{}",
+        out.describe()
+    );
+    // And on the other subcommands: the last value is the one checked.
+    refused(
+        &[
+            "sweep",
+            "127.0.0.1",
+            "-u",
+            "--max-loss",
+            "1",
+            "--max-loss",
+            "100",
+        ],
+        "percentage",
+    );
+    refused(&["server", "-i", "1", "-i", "100"], "interval");
 }

@@ -189,7 +189,7 @@ fn check_sonde_tests(scenario: &sonde_emu::scenario::Scenario) -> Result<(), Str
         let mut argv = vec!["sonde".to_string()];
         argv.extend(args.iter().map(|a| stand_in(a)));
         let argv = crate::cli::rewrite_iperf_style(argv);
-        if let Err(e) = <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
+        if let Err(e) = crate::cli_parse::parse_from(argv) {
             let first = e.to_string();
             let first = first
                 .lines()
