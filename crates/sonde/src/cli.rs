@@ -68,8 +68,20 @@ pub enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
-    /// Print sonde's man page (roff), generated from these flags
-    Man,
+    /// Print sonde's man page (roff), generated from these flags: every subcommand and its
+    /// options in one page, or one subcommand's page, or with --dir a page per subcommand
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Print only this subcommand's page, with its own subcommands (e.g. `client`, `lab run`)
+    #[arg(value_name = "SUBCOMMAND")]
+    pub command: Vec<String>,
+    /// Write sonde.1 and a sonde-SUBCOMMAND.1 for every subcommand into DIR (e.g.
+    /// /usr/local/share/man/man1) instead of printing one page
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -77,7 +77,7 @@ fn main() {
         cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
-        cli::Command::Man => commands::docs::man(),
+        cli::Command::Man(a) => commands::docs::man(&a),
     };
     if output::stdout_closed() {
         std::process::exit(commands::exit::STDOUT_CLOSED);
