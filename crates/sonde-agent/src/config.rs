@@ -272,12 +272,18 @@ impl LatencyTask {
 }
 
 /// A link or server rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`):
-/// the CLI's own [`sonde_stats::units::parse_rate`], with zero refused (to a client or server
-/// it means "unlimited", never a rate to take a share of).
-pub fn parse_rate(s: &str) -> Option<u64> {
-    sonde_stats::units::parse_rate(s.trim())
-        .ok()
-        .filter(|&bits| bits > 0)
+/// the CLI's own [`sonde_stats::units::parse_rate`] (so a rate below 1 bit/s is refused as it
+/// is there), with zero refused too (to a client or server it means "unlimited", never a rate
+/// to take a share of).
+///
+/// # Errors
+/// Why the text is not a rate, to follow the field's name.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    match sonde_stats::units::parse_rate(s.trim()) {
+        Ok(0) => Err("must be above 0 (e.g. \"100M\", \"1G\")".into()),
+        Ok(bits) => Ok(bits),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Refuses `v` outside `lo..=hi` (and NaN), naming the field.
@@ -467,11 +473,8 @@ impl AgentConfig {
                 )));
             }
             let rate = match &p.link_rate {
-                Some(r) => Some(parse_rate(r).ok_or_else(|| {
-                    ConfigError::Invalid(format!(
-                        "peer {}: link_rate {r:?} is not a rate (e.g. \"100M\", \"1G\")",
-                        p.label()
-                    ))
+                Some(r) => Some(parse_rate(r).map_err(|why| {
+                    ConfigError::Invalid(format!("peer {}: link_rate {r:?}: {why}", p.label()))
                 })?),
                 None => None,
             };
@@ -579,12 +582,22 @@ link_rate = "100M"
 
     #[test]
     fn rates_take_si_suffixes() {
-        assert_eq!(parse_rate("100M"), Some(100_000_000));
-        assert_eq!(parse_rate("1.5g"), Some(1_500_000_000));
-        assert_eq!(parse_rate("800"), Some(800));
-        assert_eq!(parse_rate("x"), None);
-        assert_eq!(parse_rate("-1M"), None);
-        assert_eq!(parse_rate("0"), None);
+        assert_eq!(parse_rate("100M"), Ok(100_000_000));
+        assert_eq!(parse_rate("1.5g"), Ok(1_500_000_000));
+        assert_eq!(parse_rate("800"), Ok(800));
+        assert!(parse_rate("x").is_err());
+        assert!(parse_rate("-1M")
+            .unwrap_err()
+            .contains("must not be negative"));
+        assert!(parse_rate("0").unwrap_err().contains("above 0"));
+    }
+
+    #[test]
+    fn a_link_rate_that_rounds_to_zero_is_refused() {
+        let tiny = GOOD.replace("link_rate = \"100M\"", "link_rate = \"0.5\"");
+        let e = AgentConfig::parse(&tiny).unwrap_err().to_string();
+        assert!(e.contains("link_rate \"0.5\""), "{e}");
+        assert!(e.contains("below 1 bit/s"), "{e}");
     }
 }
 

@@ -176,7 +176,7 @@ pub fn run_throughput(
     measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let link = peer.link_rate.as_deref().and_then(|r| parse_rate(r).ok());
     let (direction, direction_name, share) = direction_and_share(task);
     let paced = throughput_bitrate(link, measured, share);
     let params = serde_json::json!({
@@ -349,7 +349,7 @@ pub fn run_profile(
     measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    let link = peer.link_rate.as_deref().and_then(parse_rate);
+    let link = peer.link_rate.as_deref().and_then(|r| parse_rate(r).ok());
     let mut out = base(peer, job, serde_json::Value::Null);
     let profile = match load_profile(task) {
         Ok(p) => p,

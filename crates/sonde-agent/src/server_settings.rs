@@ -77,11 +77,8 @@ impl ServerSettings {
         self.max_bitrate
             .as_deref()
             .map(|r| {
-                parse_rate(r).ok_or_else(|| {
-                    ConfigError::Invalid(format!(
-                        "server.max_bitrate {r:?} is not a rate (e.g. \"100M\", \"1G\")"
-                    ))
-                })
+                parse_rate(r)
+                    .map_err(|why| ConfigError::Invalid(format!("server.max_bitrate {r:?}: {why}")))
             })
             .transpose()
     }
@@ -168,6 +165,7 @@ mod tests {
             ("max_probe_rate = 0", "server.max_probe_rate"),
             ("max_duration_secs = 0.5", "server.max_duration_secs"),
             ("max_bitrate = \"fast\"", "server.max_bitrate"),
+            ("max_bitrate = \"0.5\"", "below 1 bit/s"),
             ("max_clients = -1", "max_clients"),
             ("max_clients = \"two\"", "max_clients"),
             ("bogus = 1", "bogus"),

@@ -36,7 +36,7 @@ pub struct SweepStepView {
 pub struct SweepResultView {
     pub length: u64,
     pub direction: String,
-    /// found, below_floor, step_limit or sender_limited.
+    /// found, at_max_rate, below_floor, step_limit or sender_limited.
     pub verdict: String,
     pub rate_bps: Option<f64>,
     pub datagrams_per_sec: Option<f64>,

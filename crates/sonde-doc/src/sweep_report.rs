@@ -163,6 +163,10 @@ fn found(s: &SweepRun) -> Table {
                     Some(n) => format!("found, confirmed by {n} repeat runs"),
                     None => "found".into(),
                 },
+                "at_max_rate" => {
+                    "passed at --max-rate, the highest rate tried: a lower bound, not the ceiling"
+                        .into()
+                }
                 "below_floor" => "lost too much even at the lowest rate".into(),
                 "step_limit" => "step limit reached: not confirmed".into(),
                 "sender_limited" => {

@@ -73,6 +73,32 @@ fn a_rate_search_draws_loss_per_step_and_tabulates_the_rates_found() {
     assert!(md.contains("| 1448 B | down |"), "{md}");
 }
 
+/// Issue 34: a search whose --max-rate passed (verdict at_max_rate) is shown as a lower bound,
+/// not as a rate found.
+#[test]
+fn a_search_that_passed_at_its_max_rate_is_shown_as_a_lower_bound() {
+    let mut d = doc("sweep-search-loopback.json");
+    d["results"][0]["verdict"] = "at_max_rate".into();
+    let file = std::env::temp_dir().join(format!("sonde-doc-at-max-{}.json", std::process::id()));
+    std::fs::write(&file, d.to_string()).unwrap();
+    let html = String::from_utf8(
+        render(
+            &Inputs::from_paths(std::slice::from_ref(&file)).unwrap(),
+            Format::Html,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let rows = html_rows(&html, "Rates found");
+    assert!(
+        rows[0][7].contains("a lower bound, not the ceiling"),
+        "{:?}",
+        rows[0]
+    );
+    assert_eq!(rows[1][7], "found, confirmed by 2 repeat runs");
+}
+
 /// A rate list: achieved against asked per direction as markers on the same scale as asked
 /// (a point that follows lies on the diagonal), each direction's knee as a dashed vertical
 /// at the document's knee, and a row per rate saying whether it follows.

@@ -95,6 +95,17 @@ pub enum UnitError {
         /// The text.
         given: String,
     },
+    /// A minus sign: no quantity of a scenario is negative.
+    #[error("{kind} {given:?} must not be negative")]
+    Negative {
+        /// What was being parsed.
+        kind: Quantity,
+        /// The text.
+        given: String,
+    },
+    /// A rate that is not zero but comes to less than 1 bit/s: the command line's rule.
+    #[error(transparent)]
+    BelowOneBit(#[from] sonde_stats::units::BelowOneBit),
 }
 
 /// Splits `s` into its decimal number and its unit, and scales the number by the unit's
@@ -102,6 +113,12 @@ pub enum UnitError {
 fn parse_scaled(s: &str, kind: Quantity, units: &[(&str, u128)]) -> Result<u128, UnitError> {
     let given = || s.to_owned();
     let t = s.trim();
+    if sonde_stats::units::looks_negative(t) {
+        return Err(UnitError::Negative {
+            kind,
+            given: given(),
+        });
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -169,6 +186,9 @@ fn to_u64(v: u128, kind: Quantity, s: &str) -> Result<u64, UnitError> {
 /// Parses a rate in tc's bit units (`bit`, `kbit`, `mbit`, `gbit`, `tbit`; powers of 1000)
 /// into bits per second; the command line's `k`, `m`, `g`, `t` (`100m`, `1G`) mean the same.
 ///
+/// A rate that is not zero but below 1 bit/s (`"0.5bit"`) is refused, by the same rule as the
+/// command line's ([`sonde_stats::units::refuse_rounded_to_zero`]).
+///
 /// # Errors
 /// A [`UnitError`] naming the problem; byte units (`mbps`) are refused as ambiguous.
 pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
@@ -191,7 +211,8 @@ pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
         }
         _ => s,
     };
-    to_u64(parse_scaled(s, Quantity::Rate, UNITS)?, Quantity::Rate, s)
+    let bits = to_u64(parse_scaled(s, Quantity::Rate, UNITS)?, Quantity::Rate, s)?;
+    Ok(sonde_stats::units::refuse_rounded_to_zero(bits, s)?)
 }
 
 /// Parses a duration (`ns`, `us`, `ms`, `s`).
@@ -327,7 +348,7 @@ mod tests {
         ));
         assert!(matches!(
             parse_rate("-1mbit"),
-            Err(UnitError::Syntax { .. })
+            Err(UnitError::Negative { .. })
         ));
         assert!(matches!(
             parse_rate("1.mbit"),
@@ -339,6 +360,39 @@ mod tests {
         ));
         assert_eq!(format_rate(97_200_000), "97200kbit");
         assert_eq!(format_rate(100_000_000), "100mbit");
+    }
+
+    #[test]
+    fn a_rate_that_rounds_to_zero_is_refused() {
+        for bad in ["0.5bit", "0.0000001kbit", "0.0000001k", "0.9 bit"] {
+            assert!(
+                matches!(parse_rate(bad), Err(UnitError::BelowOneBit(_))),
+                "{bad:?}"
+            );
+        }
+        assert!(parse_rate("0.5bit")
+            .unwrap_err()
+            .to_string()
+            .contains("below 1 bit/s"));
+        assert_eq!(parse_rate("0"), Ok(0));
+        assert_eq!(parse_rate("0.0mbit"), Ok(0));
+        assert_eq!(parse_rate("1bit"), Ok(1));
+        assert_eq!(parse_rate("0.001kbit"), Ok(1));
+    }
+
+    #[test]
+    fn a_negative_quantity_says_it_must_not_be_negative() {
+        let e = parse_duration("-10ms").unwrap_err();
+        assert!(matches!(e, UnitError::Negative { .. }), "{e:?}");
+        assert_eq!(e.to_string(), "duration \"-10ms\" must not be negative");
+        assert!(matches!(
+            parse_percent("-5%"),
+            Err(UnitError::Negative { .. })
+        ));
+        assert!(matches!(
+            parse_rate("-0.5m"),
+            Err(UnitError::Negative { .. })
+        ));
     }
 
     #[test]

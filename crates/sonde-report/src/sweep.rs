@@ -84,6 +84,9 @@ pub fn search_lines(results: &[SearchResult], max_loss_percent: f64) -> Vec<Stri
         let rate = r.rate_bps();
         let note = match r.verdict {
             Verdict::Found { .. } => "",
+            Verdict::AtMaxRate { .. } => {
+                "AT --max-rate: passed at the highest rate tried; a lower bound, not the ceiling"
+            }
             Verdict::BelowFloor => "lost too much even at the floor (--min-rate)",
             Verdict::StepLimit { .. } => "step limit reached: not confirmed",
             Verdict::SenderLimited { .. } => {
@@ -320,7 +323,7 @@ mod tests {
             },
             ..r.clone()
         };
-        let lines = search_lines(&[r, limited.clone()], 0.1);
+        let lines = search_lines(&[r.clone(), limited.clone()], 0.1);
         assert!(
             lines[2].contains("92.7 Mbits/sec") && lines[2].contains("8000"),
             "{lines:?}"
@@ -335,5 +338,20 @@ mod tests {
         assert_eq!(doc["results"][0]["verdict"], "sender_limited");
         assert_eq!(doc["results"][0]["limited_at_bps"], 50_000_000);
         assert_eq!(doc["results"][0]["rate_bps"], 49_000_000);
+        // The ceiling itself passed: the rate is shown, marked as a lower bound.
+        let at_max = SearchResult {
+            verdict: Verdict::AtMaxRate {
+                rate_bps: 100_000_000,
+            },
+            ..r.clone()
+        };
+        let lines = search_lines(std::slice::from_ref(&at_max), 0.1);
+        assert!(
+            lines[2].contains("100 Mbits/sec") && lines[2].contains("AT --max-rate"),
+            "{lines:?}"
+        );
+        let doc = document(&s, &[], &[at_max], None);
+        assert_eq!(doc["results"][0]["verdict"], "at_max_rate");
+        assert_eq!(doc["results"][0]["rate_bps"], 100_000_000);
     }
 }

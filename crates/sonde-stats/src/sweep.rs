@@ -78,6 +78,9 @@ pub struct StepOutcome {
 pub enum Verdict {
     /// The highest rate that passed, and its confirmation runs when any were asked for.
     Found { rate_bps: u64 },
+    /// The ceiling itself (`--max-rate`) passed and was confirmed: the path carries at least
+    /// `rate_bps`, a lower bound of its ceiling, which the search never reached.
+    AtMaxRate { rate_bps: u64 },
     /// Even the floor lost too much.
     BelowFloor,
     /// The step bound was reached; the best rate that passed a step, if any (unconfirmed).
@@ -283,11 +286,16 @@ impl Bisection {
         self.nudge_up = self.hint.is_none() && self.lo_tested && at_lo;
     }
 
-    /// The search converged on `lo`: found, unless only the sender bounded it from above.
+    /// The search converged on `lo`: found, unless only the sender bounded it from above or
+    /// `lo` is the ceiling (nothing above it was tried).
     fn found(&mut self) {
         let v = self
             .sender_limited()
-            .unwrap_or(Verdict::Found { rate_bps: self.lo });
+            .unwrap_or(if self.lo >= self.cfg.ceiling_bps {
+                Verdict::AtMaxRate { rate_bps: self.lo }
+            } else {
+                Verdict::Found { rate_bps: self.lo }
+            });
         self.finish(v);
     }
 
@@ -498,15 +506,29 @@ mod tests {
     }
 
     #[test]
-    fn a_ceiling_that_passes_is_confirmed_and_found() {
+    fn a_ceiling_that_passes_is_confirmed_and_only_a_lower_bound() {
         let (v, probes) = drive(cfg(10_000_000), bottleneck(50_000_000.0));
         assert_eq!(
             v,
-            Verdict::Found {
+            Verdict::AtMaxRate {
                 rate_bps: 10_000_000
             }
         );
         assert_eq!(probes.len(), 3);
+        // Without confirmations too; and a bottleneck just under the ceiling is found.
+        let once = SearchConfig {
+            confirm: 0,
+            ..cfg(10_000_000)
+        };
+        let (v, _) = drive(once, bottleneck(50_000_000.0));
+        assert!(matches!(v, Verdict::AtMaxRate { .. }), "{v:?}");
+        let (v, _) = drive(cfg(10_000_000), bottleneck(9_500_000.0));
+        assert!(matches!(v, Verdict::Found { .. }), "{v:?}");
+        let json = serde_json::to_value(Verdict::AtMaxRate { rate_bps: 7 }).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"verdict": "at_max_rate", "rate_bps": 7})
+        );
     }
 
     #[test]

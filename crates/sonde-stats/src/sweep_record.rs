@@ -98,7 +98,7 @@ impl SearchResult {
     /// The rate to show: the confirmed one, or the best unconfirmed one at the step bound.
     pub fn rate_bps(&self) -> Option<u64> {
         match self.verdict {
-            Verdict::Found { rate_bps } => Some(rate_bps),
+            Verdict::Found { rate_bps } | Verdict::AtMaxRate { rate_bps } => Some(rate_bps),
             Verdict::StepLimit { best_bps } | Verdict::SenderLimited { best_bps, .. } => best_bps,
             Verdict::BelowFloor => None,
         }
@@ -134,6 +134,7 @@ mod tests {
             seconds: 1.0,
         };
         assert_eq!(r(Verdict::Found { rate_bps: 5 }).rate_bps(), Some(5));
+        assert_eq!(r(Verdict::AtMaxRate { rate_bps: 6 }).rate_bps(), Some(6));
         assert_eq!(r(Verdict::BelowFloor).rate_bps(), None);
         assert_eq!(
             r(Verdict::StepLimit { best_bps: Some(3) }).rate_bps(),

@@ -45,6 +45,41 @@ pub enum UnitError {
     /// The value does not fit in 64 bits.
     #[error("{kind} {given:?} is too large: the maximum is {}", u64::MAX)]
     TooLarge { kind: Quantity, given: String },
+    /// A minus sign: no size or rate is negative.
+    #[error("{kind} {given:?} must not be negative")]
+    Negative { kind: Quantity, given: String },
+    /// A rate that is not zero but comes to less than 1 bit/s.
+    #[error(transparent)]
+    BelowOneBit(#[from] BelowOneBit),
+}
+
+/// A rate written as a number other than zero that comes to less than 1 bit/s (`0.5`,
+/// `0.0000001k`). Rates are whole bits per second, and 0 means "no limit" to a sender, so
+/// rounding such a rate down would turn a request for a trickle into a flood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "rate {given:?} is below 1 bit/s, the smallest rate: it would round to 0, and only a \
+     written 0 means no limit"
+)]
+pub struct BelowOneBit {
+    /// The text.
+    pub given: String,
+}
+
+/// The rule every rate parser of sonde applies (this crate's and the lab's scenario files'):
+/// `bits`, the whole bits per second that `given` came to, may be 0 only when `given` writes
+/// zero (`0`, `0.0`, `0k`, `0mbit`). A number with a non-zero digit that truncates to 0 is
+/// refused rather than read as "no limit".
+///
+/// # Errors
+/// [`BelowOneBit`] for a non-zero text that came to 0.
+pub fn refuse_rounded_to_zero(bits: u64, given: &str) -> Result<u64, BelowOneBit> {
+    if bits == 0 && given.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Err(BelowOneBit {
+            given: given.to_owned(),
+        });
+    }
+    Ok(bits)
 }
 
 /// Parses an iperf3-style size: a number with an optional suffix k, m, g or t (either case),
@@ -52,22 +87,24 @@ pub enum UnitError {
 /// truncated.
 ///
 /// # Errors
-/// [`UnitError::Invalid`] for empty, negative or malformed text, [`UnitError::TooLarge`] when
-/// the value exceeds `u64::MAX`.
+/// [`UnitError::Invalid`] for empty or malformed text, [`UnitError::Negative`] for a minus
+/// sign, [`UnitError::TooLarge`] when the value exceeds `u64::MAX`.
 pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     parse_scaled(s, Quantity::Size, 1024)
 }
 
 /// Parses an iperf3-style rate in bits/s: a number with an optional suffix k, m, g or t (either
-/// case), each a power of 1000 (`97.2m` = 97 200 000, `1G` = 10^9). `0` is allowed. The lab
+/// case), each a power of 1000 (`97.2m` = 97 200 000, `1G` = 10^9). `0` is allowed; a rate
+/// that is not zero but below 1 bit/s (`0.5`) is refused (see [`refuse_rounded_to_zero`]). The lab
 /// scenario's spelling works too: `100mbit`, `1gbit`, `64kbit`, `9600bit` (and `bit/s`), so one
 /// rate reads the same on the command line and in a scenario file. (`mbps` stays an error: tc
 /// reads it as megabytes per second.)
 ///
 /// # Errors
-/// As [`parse_size`].
+/// As [`parse_size`], and [`UnitError::BelowOneBit`] for a rate that would round to 0.
 pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
-    parse_scaled(strip_bit_unit(s), Quantity::Rate, 1000)
+    let bits = parse_scaled(strip_bit_unit(s), Quantity::Rate, 1000)?;
+    Ok(refuse_rounded_to_zero(bits, s)?)
 }
 
 /// `100mbit` -> `100m`, `9600bit/s` -> `9600` (any case); other text unchanged.
@@ -79,6 +116,12 @@ fn strip_bit_unit(s: &str) -> &str {
         }
     }
     s
+}
+
+/// A minus sign before a number (`-5`, `-0.5m`, `-.5`): said as such, not as malformed text.
+pub fn looks_negative(s: &str) -> bool {
+    s.strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
 }
 
 /// Most fractional digits kept; more would overflow the exact arithmetic below.
@@ -93,6 +136,12 @@ fn parse_scaled(s: &str, kind: Quantity, base: u128) -> Result<u64, UnitError> {
         kind,
         given: s.to_owned(),
     };
+    if looks_negative(s) {
+        return Err(UnitError::Negative {
+            kind,
+            given: s.to_owned(),
+        });
+    }
     let (number, power) = match s.as_bytes().last() {
         Some(b'k' | b'K') => (&s[..s.len() - 1], 1),
         Some(b'm' | b'M') => (&s[..s.len() - 1], 2),
@@ -327,7 +376,7 @@ mod tests {
     #[test]
     fn junk_is_rejected() {
         for bad in [
-            "", "-1", "+1", "12x", "x", "K", ".", ".K", "1.2.3", " 1", "1 ", "1KK", "1e3", "١",
+            "", "-", "-x", "+1", "12x", "x", "K", ".", ".K", "1.2.3", " 1", "1 ", "1KK", "1e3", "١",
         ] {
             assert!(
                 matches!(parse_size(bad), Err(UnitError::Invalid { .. })),
@@ -338,6 +387,60 @@ mod tests {
                 "rate {bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_negative_size_or_rate_says_it_must_not_be_negative() {
+        for bad in ["-1", "-5m", "-0.5", "-.5K"] {
+            assert!(
+                matches!(parse_size(bad), Err(UnitError::Negative { .. })),
+                "size {bad:?}"
+            );
+            assert!(
+                matches!(parse_rate(bad), Err(UnitError::Negative { .. })),
+                "rate {bad:?}"
+            );
+        }
+        assert_eq!(
+            parse_rate("-5m").unwrap_err().to_string(),
+            "rate \"-5m\" must not be negative"
+        );
+    }
+
+    #[test]
+    fn a_rate_that_rounds_to_zero_is_refused() {
+        for bad in [
+            "0.5",
+            "0.0000001k",
+            "0.9",
+            "0.0000000009g",
+            "0.5bit",
+            "0.0001kbit/s",
+        ] {
+            assert!(
+                matches!(parse_rate(bad), Err(UnitError::BelowOneBit(_))),
+                "rate {bad:?}"
+            );
+        }
+        assert!(parse_rate("0.5")
+            .unwrap_err()
+            .to_string()
+            .contains("below 1 bit/s"));
+        // Only a written zero means "no limit"; anything from 1 bit/s up still truncates.
+        for zero in ["0", "0.0", "00", "0k", "0.000M", "0bit", ".0"] {
+            assert_eq!(parse_rate(zero), Ok(0), "{zero:?}");
+        }
+        assert_eq!(parse_rate("1"), Ok(1));
+        assert_eq!(parse_rate("1.9"), Ok(1));
+        assert_eq!(parse_rate("0.001k"), Ok(1));
+        assert_eq!(
+            refuse_rounded_to_zero(0, "0.5"),
+            Err(BelowOneBit {
+                given: "0.5".into()
+            })
+        );
+        assert_eq!(refuse_rounded_to_zero(0, "0mbit"), Ok(0));
+        assert_eq!(refuse_rounded_to_zero(7, "7"), Ok(7));
     }
 
     #[test]

@@ -68,8 +68,20 @@ pub enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
-    /// Print sonde's man page (roff), generated from these flags
-    Man,
+    /// Print sonde's man page (roff), generated from these flags: every subcommand and its
+    /// options in one page, or one subcommand's page, or with --dir a page per subcommand
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Print only this subcommand's page, with its own subcommands (e.g. `client`, `lab run`)
+    #[arg(value_name = "SUBCOMMAND")]
+    pub command: Vec<String>,
+    /// Write sonde.1 and a sonde-SUBCOMMAND.1 for every subcommand into DIR (e.g.
+    /// /usr/local/share/man/man1) instead of printing one page
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,7 +130,7 @@ pub struct ReportArgs {
     pub results: Vec<std::path::PathBuf>,
     /// The run of the database to report on (default: the newest, the highest id); a lab
     /// --out DIR holds several after `lab run --new`
-    #[arg(long = "run", value_name = "ID")]
+    #[arg(long = "run", value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
     pub run: Option<i64>,
     /// List the runs of the database (id, scenario, status, start, tests) instead of writing a
     /// report

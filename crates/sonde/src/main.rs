@@ -9,6 +9,7 @@ mod cli_coded;
 mod cli_compare_ip;
 mod cli_latency;
 mod cli_mesh;
+mod cli_parse;
 mod cli_profile;
 mod cli_serial;
 mod cli_store;
@@ -24,13 +25,12 @@ mod os_time;
 mod output;
 mod signals;
 
-use clap::Parser;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() {
     let args = cli::rewrite_iperf_style(std::env::args().collect());
-    let parsed = match cli::Cli::try_parse_from(args) {
+    let parsed = match cli_parse::parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -77,7 +77,7 @@ fn main() {
         cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
         cli::Command::Services(a) => commands::services::run(&a, &interrupt),
         cli::Command::Completions { shell } => commands::docs::completions(shell),
-        cli::Command::Man => commands::docs::man(),
+        cli::Command::Man(a) => commands::docs::man(&a),
     };
     if output::stdout_closed() {
         std::process::exit(commands::exit::STDOUT_CLOSED);

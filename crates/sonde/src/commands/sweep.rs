@@ -223,6 +223,18 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
         for line in lines {
             outln!("{line}");
         }
+        let at_max = rec
+            .searches
+            .iter()
+            .any(|r| matches!(r.verdict, Verdict::AtMaxRate { .. }));
+        if at_max {
+            outln!(
+                "A rate marked AT --max-rate passed at {}, the highest rate tried: the path \
+                 carries at least that, and its ceiling is higher or there; raise --max-rate to \
+                 find it",
+                format_bitrate(ceiling as f64)
+            );
+        }
     }
     if let Some(e) = error {
         output::final_error(format_args!("sonde: error - {e}"));

@@ -682,6 +682,107 @@ fn completions_man_page_and_version() {
     usage_error(&["completions", "tcsh"]);
 }
 
+/// The flags a page must list, roff-escaped as clap_mangen writes them (`\-\-bitrate`).
+fn lists_flags(page: &str, flags: &[&str]) -> Result<(), String> {
+    for flag in flags {
+        let roff = flag.replace('-', "\\-");
+        if !page.contains(&format!("\\fB{roff}\\fR")) {
+            return Err(format!("lacks {flag}"));
+        }
+    }
+    Ok(())
+}
+
+/// The man pages a page names (`sonde\-lab\-run(1)` -> `sonde-lab-run`).
+fn pages_named(page: &str) -> Vec<String> {
+    let plain = page
+        .replace("\\-", "-")
+        .replace("\\fB", "")
+        .replace("\\fR", "");
+    plain
+        .match_indices("(1)")
+        .filter_map(|(i, _)| {
+            let start = plain[..i]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(0, |j| j + 1);
+            let name = &plain[start..i];
+            name.starts_with("sonde").then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Issue 34: `sonde man` is one page with every subcommand and its options, `sonde man SUB`
+/// one subcommand's, and `sonde man --dir DIR` a page per subcommand; no page names a page
+/// that is not there.
+#[test]
+fn man_pages_list_every_option_and_name_only_pages_that_exist() {
+    let _turn = crate::turns::take(module_path!());
+    let subs: [(&str, &[&str]); 5] = [
+        ("client", &["--bitrate", "--udp", "--fq-rate"]),
+        ("server", &["--max-bitrate", "--one-off"]),
+        ("sweep", &["--max-rate", "--max-loss"]),
+        ("lab-run", &["--resume", "--settings"]),
+        ("stress", &["--steps", "--parallel"]),
+    ];
+    let full = run(&["man"], QUICK_DEADLINE);
+    full.expect_code(0);
+    for (sub, flags) in subs {
+        let heading = format!(".SH \"SONDE {}\"", sub.replace('-', " ").to_uppercase());
+        assert!(full.stdout.contains(&heading), "no {heading}");
+        lists_flags(&full.stdout, flags).unwrap_or_else(|e| panic!("sonde man {e}"));
+    }
+    assert_eq!(pages_named(&full.stdout), Vec::<String>::new());
+    let client = run(&["man", "client"], QUICK_DEADLINE);
+    client.expect_code(0);
+    assert!(
+        client.stdout.contains(".TH sonde-client 1"),
+        "{}",
+        client.describe()
+    );
+    lists_flags(&client.stdout, subs[0].1).unwrap();
+    assert!(lists_flags(&client.stdout, &["--max-bitrate"]).is_err());
+    let lab = run(&["man", "lab", "run"], QUICK_DEADLINE);
+    lab.expect_code(0);
+    lists_flags(&lab.stdout, subs[3].1).unwrap();
+    usage_error(&["man", "no-such-command"]);
+
+    let dir = TempDir::new("man-pages");
+    let out = run(
+        &["man", "--dir", dir.path().to_str().unwrap()],
+        QUICK_DEADLINE,
+    );
+    out.expect_code(0);
+    let page = |name: &str| std::fs::read_to_string(dir.file(&format!("{name}.1")));
+    for (sub, flags) in subs {
+        let text = page(&format!("sonde-{sub}")).unwrap_or_else(|e| panic!("sonde-{sub}.1: {e}"));
+        lists_flags(&text, flags).unwrap_or_else(|e| panic!("sonde-{sub}.1 {e}"));
+    }
+    let mut named = 0;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for name in pages_named(&text) {
+            named += 1;
+            assert!(
+                page(&name).is_ok(),
+                "{} names {name}(1), which is not written",
+                path.display()
+            );
+        }
+    }
+    // sonde.1 names every subcommand's page, and each of those names its parent's.
+    assert!(named > 40, "{named} pages named");
+    assert!(page("sonde-lab").unwrap().contains("sonde\\-lab\\-run(1)"));
+}
+
+/// A scenario file of two hosts joined by one link, `wan`, then `rest` (settings and tests).
+pub(crate) fn two_host_scenario(name: &str, rest: &str) -> String {
+    format!(
+        "name = \"{name}\"\nhosts = [\"client\", \"server\"]\n\
+         [[link]]\nname = \"wan\"\na = \"client\"\nb = \"server\"\n{rest}"
+    )
+}
+
 /// Issue 17: a lab run checks what it can before any namespace is built: a sonde test's
 /// flags, and that --out does not already hold a run unless --resume or --new says what to do.
 #[test]
@@ -689,23 +790,9 @@ fn lab_run_checks_test_flags_and_the_out_directory_first() {
     let _turn = crate::turns::take(module_path!());
     let dir = TempDir::new("lab-checks");
     let scenario = dir.file("bad.toml");
-    std::fs::write(
-        &scenario,
-        r#"
-name = "bad"
-hosts = ["client", "server"]
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-[[settings]]
-name = "clean"
-[[test]]
-name = "typo"
-sonde = ["client", "{server}", "--bitrat", "10m"]
-"#,
-    )
-    .expect("write scenario");
+    let typo = "[[settings]]\nname = \"clean\"\n[[test]]\nname = \"typo\"\n\
+                sonde = [\"client\", \"{server}\", \"--bitrat\", \"10m\"]\n";
+    std::fs::write(&scenario, two_host_scenario("bad", typo)).expect("write scenario");
     let out_dir = dir.file("out");
     let args = |extra: &[&str]| {
         let mut v = vec![

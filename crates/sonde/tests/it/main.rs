@@ -34,6 +34,7 @@ mod compare_ip;
 mod cpu_figures;
 mod deploy_files;
 mod drills;
+mod flag_values;
 mod interop_json_keys;
 mod intervals;
 mod iperf3_interop;

@@ -196,6 +196,48 @@ fn a_search_terminates_with_its_steps_listed() {
     assert!(t0.elapsed() < Duration::from_secs(50));
 }
 
+/// Issue 34: a search whose first step, --max-rate itself, passes (and is confirmed) never
+/// found the ceiling: it says so, in the table and in -J, instead of "found".
+#[test]
+fn a_search_that_passes_at_its_max_rate_says_it_is_a_lower_bound() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let args = |extra: &[&str]| {
+        let mut a = vec!["-u", "-l", "1400", "--max-rate", "2m", "--step-time", "0.3"];
+        a.extend_from_slice(&["--confirm", "1", "-q"]);
+        a.extend_from_slice(extra);
+        sweep_args(&server, &a)
+    };
+    let out = run(&args(&["-J"]), DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    let r = &doc["results"][0];
+    assert_eq!(r["verdict"], "at_max_rate", "{}", out.describe());
+    assert_eq!(r["rate_bps"], 2_000_000, "{}", out.describe());
+    let steps = doc["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["offered_bps"] == 2_000_000),
+        "{}",
+        out.describe()
+    );
+    let table = run(&args(&[]), DEADLINE);
+    table.expect_code(0);
+    let row = table
+        .stdout
+        .lines()
+        .find(|l| l.contains("AT --max-rate"))
+        .unwrap_or_else(|| panic!("no row says AT --max-rate\n{}", table.describe()));
+    assert!(
+        row.contains("2.00 Mbits/sec") && row.contains("lower bound"),
+        "{row}"
+    );
+    assert!(
+        table.stdout.contains("raise --max-rate"),
+        "{}",
+        table.describe()
+    );
+}
+
 #[test]
 fn a_search_out_of_steps_exits_1_and_says_so() {
     let _turn = crate::turns::take(module_path!());

@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 when every test of the matrix is recorded and succeeded, 1 when any failed,
 //! the run was interrupted (Ctrl-C or SIGTERM at any phase, the report included) or could not
-//! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name.
+//! run (not root, a lab that cannot be built), 2 for an unknown scenario or settings name or a
+//! scenario file that does not parse or validate.
 
 mod mesh;
 mod progress;
@@ -118,6 +119,10 @@ fn run_matrix(a: &LabRunArgs, interrupt: &AtomicBool) -> i32 {
             eprintln!("sonde: usage error - {e}; or the mesh: sonde lab run mesh");
             return exit::USAGE;
         }
+        Err(e @ RunError::Scenario { .. }) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
         Err(e) => {
             eprintln!("sonde: error - {e}");
             return exit::FAILED;
@@ -184,7 +189,7 @@ fn check_sonde_tests(scenario: &sonde_emu::scenario::Scenario) -> Result<(), Str
         let mut argv = vec!["sonde".to_string()];
         argv.extend(args.iter().map(|a| stand_in(a)));
         let argv = crate::cli::rewrite_iperf_style(argv);
-        if let Err(e) = <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
+        if let Err(e) = crate::cli_parse::parse_from(argv) {
             let first = e.to_string();
             let first = first
                 .lines()
