@@ -242,7 +242,10 @@ fn a_search_that_passes_at_its_max_rate_says_it_is_a_lower_bound() {
 fn a_search_out_of_steps_exits_1_and_says_so() {
     let _turn = crate::turns::take(module_path!());
     let server = Server::start(&[]);
-    // One step cannot confirm anything: the search ends at its step limit.
+    // One step cannot confirm anything: the search ends at its step limit. A busy host may
+    // keep the sender of a 0.2 s step a few percent short of its rate (seen: 19.59 of 20
+    // Mbit/s), which the default 2 % tolerance would call sender-limited; this test is about
+    // the step limit, so the tolerance is wide enough that no host can trip it.
     let out = run(
         &sweep_args(
             &server,
@@ -254,6 +257,8 @@ fn a_search_out_of_steps_exits_1_and_says_so() {
                 "20m",
                 "--step-time",
                 "0.2",
+                "--tolerance",
+                "50%",
                 "--max-steps",
                 "1",
                 "-J",
