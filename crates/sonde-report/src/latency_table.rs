@@ -230,7 +230,7 @@ fn loss_table(o: &mut impl Write, l: &LossStats) -> io::Result<()> {
     if l.refused > 0 {
         writeln!(
             o,
-            "refused: the peer's host answered \"port unreachable\" {} times: no server listened for some of the run's datagrams, so this loss is not the path's",
+            "refused: the peer's host answered \"port unreachable\" (UDP) or \"connection refused\" (TCP) {} times: nothing listened for some of the run's probes, so this loss is not the path's",
             l.refused
         )?;
     }

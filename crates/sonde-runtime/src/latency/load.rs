@@ -6,6 +6,7 @@
 //! over idle (the bufferbloat figure). compare-ip: the same probes and a short TCP upload over
 //! each family, judged with the tests of `sonde_stats::latency::compare`.
 
+use super::unanswered::{unanswered, NO_ANSWER};
 use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
 use crate::client::{self, ClientConfig};
 use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
@@ -159,7 +160,7 @@ pub fn run_rrul(
         }
         let partial = summary.partial;
         let phase = phase_result(name, summary, load, idle);
-        let failure = phase_failure(&phase, dir.is_some());
+        let failure = phase_failure(&phase, dir.is_some(), &probe);
         let unanswered_idle = dir.is_none() && phase.latency.rtt.is_none();
         failures.extend(failure);
         result.phases.push(phase);
@@ -182,23 +183,15 @@ pub fn run_rrul(
     Ok(result)
 }
 
-/// A family or phase whose probes all went unanswered; a keyed server drops probes without
-/// its key's tag, hence the hint.
-const NO_ANSWER: &str = "no probe was answered (a server started with --psk-file answers \
-                         only probes tagged with its key: give --psk-file with that key)";
-
 /// Why a finished phase measured nothing useful: its load could not run (`loaded` phases), or
-/// no probe was answered.
-fn phase_failure(phase: &RrulPhase, loaded: bool) -> Option<String> {
+/// no probe of `probe` was answered (see [`unanswered`]).
+fn phase_failure(phase: &RrulPhase, loaded: bool, probe: &LatencyConfig) -> Option<String> {
     if loaded {
         if let Some(e) = &phase.load_error {
             return Some(format!("{} phase: load failed: {e}", phase.name));
         }
     }
-    if phase.latency.rtt.is_none() {
-        return Some(format!("{} phase: {NO_ANSWER}", phase.name));
-    }
-    None
+    unanswered(probe, &phase.latency).map(|why| format!("{} phase: {why}", phase.name))
 }
 
 /// The probe settings of every phase: the resolved peer, one probe per step for a phase.
@@ -368,9 +361,7 @@ fn measure_family(
         r.rtt = s.rtt;
         r.loss_percent = Some(s.loss.loss_percent);
         errors.extend(s.error.clone());
-        if s.rtt.is_none() {
-            errors.push(NO_ANSWER.into());
-        }
+        errors.extend(unanswered(&probe, s));
     }
     let mut tput = Vec::new();
     if cfg.throughput_secs > 0.0 && errors.is_empty() && !interrupt.load(Ordering::Relaxed) {

@@ -18,6 +18,7 @@ pub mod responder;
 mod run_state;
 pub mod tcp;
 mod transports;
+pub mod unanswered;
 
 pub use responder::Responder;
 

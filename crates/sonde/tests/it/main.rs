@@ -27,6 +27,7 @@ mod btc;
 mod capacity;
 mod cli;
 mod client_options;
+mod closed_port;
 mod coded;
 mod coded_corrupt;
 mod coded_lab;
