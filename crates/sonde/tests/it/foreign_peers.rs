@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{require_all, run, Output, Server};
+use crate::common::{self, require_all, run, Output, Proc, Server};
 use crate::peers::{self, Iperf3};
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -96,13 +96,29 @@ fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
     }
 }
 
+/// `iperf -s -p PORT` on a free port, listening (killed when the `Proc` drops).
+fn serve_iperf2(iperf2: &Iperf3) -> (u16, Proc) {
+    let port = common::free_port();
+    let path = iperf2.path.to_string_lossy();
+    let proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
+    let t0 = Instant::now();
+    while !proc.stdout_so_far().contains("Server listening") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "iperf -s did not listen on {port}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    (port, proc)
+}
+
 #[test]
 fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     let _turn = crate::turns::take(module_path!());
     let Some(iperf2) = iperf2() else {
         return;
     };
-    let (port, _server) = iperf2.serve_with(&[], Duration::from_secs(10));
+    let (port, _server) = serve_iperf2(&iperf2);
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, "closed the connection without a word");
