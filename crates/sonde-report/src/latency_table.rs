@@ -417,7 +417,7 @@ pub fn write_compare(out: &mut impl Write, r: &CompareIpResult) -> io::Result<()
         comparison_line(out, "latency (median RTT, Mann-Whitney U)", c)?;
     }
     if let Some(c) = &r.throughput {
-        comparison_line(out, "throughput (interval means, Welch t)", c)?;
+        comparison_line(out, "throughput (interleaved rounds, paired t)", c)?;
     }
     use crate::dual_stack_table as ds;
     ds::write_sizes(out, &r.sizes, r.every_secs)?;

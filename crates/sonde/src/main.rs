@@ -22,6 +22,7 @@ mod commands;
 mod os_password;
 mod os_time;
 mod output;
+mod progress;
 mod signals;
 
 use clap::Parser;

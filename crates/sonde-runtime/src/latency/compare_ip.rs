@@ -1,0 +1,321 @@
+//! `sonde compare-ip`: the same probes, uploads and, when asked, the scenario modes over each
+//! family, judged with the tests of `sonde_stats::latency::compare`, and the verdict.
+//!
+//! Each latency figure and percentage comes from one place, the measure of the verdict, so a
+//! difference is told once: the `latency` and `throughput` comparisons of the document are
+//! the verdict's measures in short. The uploads alternate the families in rounds
+//! ([`super::uploads`]). `progress` hears of each phase as it starts, for the command's
+//! progress lines on stderr.
+
+use super::load::{keyed, probe_quietly};
+use super::unanswered::{unanswered, NO_ANSWER};
+use super::uploads::{run_uploads, UploadRounds, UploadTarget};
+use super::{LatencyConfig, LatencyOutcome};
+use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
+use crate::os::host::software;
+use crate::os::resolve::{resolve, Family};
+use sonde_stats::dual_stack::{self, SizeRow};
+use sonde_stats::latency::compare::Comparison;
+use sonde_stats::latency::histogram::DelayAccumulator;
+use sonde_stats::latency::model::{CompareIpResult, FamilyResult, LatencySummary};
+use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings of `sonde compare-ip`.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// Probe settings; `family` is overridden per run.
+    pub probe: LatencyConfig,
+    /// Use this IPv4 / IPv6 address instead of resolving the host.
+    pub ipv4: Option<IpAddr>,
+    pub ipv6: Option<IpAddr>,
+    /// Seconds of TCP upload per family (0 skips it).
+    pub throughput_secs: f64,
+    pub connect_timeout: Duration,
+    /// Latency over a cycle of probe sizes instead of the single-size probe run.
+    pub sizes: Option<SizesPlan>,
+    /// BTC sessions per family.
+    pub btc: Option<BtcPlan>,
+    /// Path capacity per family.
+    pub capacity: bool,
+}
+
+fn family_addr(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Result<IpAddr, String> {
+    let given = if v6 { cfg.ipv6 } else { cfg.ipv4 };
+    if let Some(a) = given {
+        return Ok(a);
+    }
+    let fam = if v6 { Family::V6 } else { Family::V4 };
+    resolve(&cfg.probe.host, cfg.probe.port, fam, interrupt)
+        .map_err(|e| e.to_string())
+        .and_then(|v| {
+            v.first()
+                .map(SocketAddr::ip)
+                .ok_or_else(|| "no address".into())
+        })
+}
+
+fn measure_family(
+    cfg: &CompareConfig,
+    v6: bool,
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> (FamilyResult, Vec<f64>) {
+    let mut r = FamilyResult {
+        family: if v6 { "IPv6" } else { "IPv4" }.into(),
+        address: None,
+        rtt: None,
+        loss_percent: None,
+        throughput_bps: None,
+        error: None,
+    };
+    let addr = match family_addr(cfg, v6, interrupt) {
+        Ok(a) => a,
+        Err(e) => {
+            r.error = Some(e);
+            return (r, Vec::new());
+        }
+    };
+    r.address = Some(addr.to_string());
+    let mut probe = cfg.probe.clone();
+    probe.host = addr.to_string();
+    probe.family = Family::Any;
+    probe.report_interval = None;
+    // With sizes, the latency comes from the size cycle (run_sizes) instead.
+    let lat = if cfg.sizes.is_some() {
+        LatencyOutcome {
+            summary: None,
+            error: None,
+            rtt_sample_ms: Vec::new(),
+        }
+    } else {
+        progress(&probe_phase(&r.family, &probe));
+        probe_quietly(&probe, interrupt)
+    };
+    let mut errors: Vec<String> = lat.error.iter().map(|e| e.to_string()).collect();
+    let summary: Option<LatencySummary> = lat.summary;
+    if let Some(s) = &summary {
+        r.rtt = s.rtt;
+        r.loss_percent = Some(s.loss.loss_percent);
+        errors.extend(s.error.clone());
+        errors.extend(unanswered(&probe, s));
+    }
+    if !errors.is_empty() {
+        r.error = Some(errors.join("; "));
+    }
+    (r, lat.rtt_sample_ms)
+}
+
+/// "IPv4 latency: 100 probes, one every 20ms".
+fn probe_phase(family: &str, probe: &LatencyConfig) -> String {
+    let n = probe.count.unwrap_or(0);
+    format!(
+        "{family} latency: {n} probes, one every {:?}",
+        probe.interval
+    )
+}
+
+/// Measures both families and compares them: the probe run (or the size cycle) of IPv4 and
+/// then IPv6, the uploads in alternating rounds, then BTC and capacity when asked; the verdict
+/// weighs them all. `progress` hears each phase as it starts.
+pub fn run_compare(
+    cfg: &CompareConfig,
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> CompareIpResult {
+    let (mut v4, mut rtt4) = measure_family(cfg, false, interrupt, progress);
+    let (mut v6, mut rtt6) = measure_family(cfg, true, interrupt, progress);
+    let addr = |f: &FamilyResult| -> Result<IpAddr, String> {
+        f.address
+            .as_deref()
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| f.error.clone().unwrap_or_else(|| "no address".into()))
+    };
+    let mut sizes = Vec::new();
+    if let Some(plan) = &cfg.sizes {
+        progress(&format!(
+            "latency per size: {} sizes, {} probes each a family, one every {:?}",
+            plan.sizes.len(),
+            plan.count,
+            plan.every
+        ));
+        let addrs = [addr(&v4).ok(), addr(&v6).ok()];
+        let (rows, [s4, s6]) = run_sizes(plan, &cfg.probe, addrs, interrupt);
+        pool_sizes(&mut v4, &rows, &s4);
+        pool_sizes(&mut v6, &rows, &s6);
+        (rtt4, rtt6, sizes) = (s4, s6, rows);
+    }
+    let rounds = uploads(cfg, [&mut v4, &mut v6], interrupt, progress);
+    let port = cfg.probe.port;
+    let local = keyed(&cfg.probe);
+    let btc = cfg.btc.as_ref().map(|plan| {
+        progress(&format!(
+            "BTC: {} sessions a family, alternating, one every {:?}",
+            plan.sizes.len(),
+            plan.every
+        ));
+        let addrs = [addr(&v4), addr(&v6)];
+        run_btc(plan, addrs, port, cfg.connect_timeout, &local, interrupt)
+    });
+    let capacity = cfg.capacity.then(|| {
+        [false, true].map(|v6f| {
+            progress(&format!("path capacity: {}", family_name(v6f)));
+            let a = addr(if v6f { &v6 } else { &v4 });
+            run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
+        })
+    });
+    let medians = v4.rtt.zip(v6.rtt).map(|(a, b)| (a.median_ms, b.median_ms));
+    let mut measures = vec![dual_stack::latency_measure(&rtt4, &rtt6, medians)];
+    if let Some([r4, r6]) = rounds
+        .as_ref()
+        .filter(|[a, b]| !a.is_empty() || !b.is_empty())
+    {
+        measures.push(dual_stack::throughput_measure(r4, r6));
+    }
+    if let Some([a, b]) = &btc {
+        measures.push(dual_stack::btc_measure(a, b));
+    }
+    if let Some([a, b]) = &capacity {
+        measures.push(dual_stack::capacity_measure(a, b));
+    }
+    for f in [&v4, &v6] {
+        if f.address.is_none() {
+            not_resolved(&mut measures, &f.family);
+        }
+    }
+    let short = |m: Measure| {
+        measures
+            .iter()
+            .find(|v| v.measure == m)
+            .and_then(Comparison::of)
+    };
+    let (latency, throughput) = (short(Measure::LatencyMedian), short(Measure::Throughput));
+    let verdict = verdict(&v4, &v6, measures);
+    CompareIpResult {
+        version: software(),
+        target: cfg.probe.host.clone(),
+        ipv4: v4,
+        ipv6: v6,
+        latency,
+        throughput,
+        every_secs: cfg.sizes.as_ref().map(|p| p.every.as_secs_f64()),
+        sizes,
+        btc,
+        capacity,
+        verdict,
+        partial: interrupt.load(Ordering::Relaxed),
+    }
+}
+
+fn family_name(v6: bool) -> &'static str {
+    if v6 {
+        "IPv6"
+    } else {
+        "IPv4"
+    }
+}
+
+/// The uploads of the families whose latency run went well, in rounds; each family's mean
+/// goodput and error go into its result. The goodput of each round a family, when uploads
+/// were asked.
+fn uploads(
+    cfg: &CompareConfig,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> Option<[Vec<f64>; 2]> {
+    if cfg.throughput_secs <= 0.0 || interrupt.load(Ordering::Relaxed) {
+        return None;
+    }
+    let plan = UploadRounds::of(cfg.throughput_secs);
+    let addrs = fams.each_ref().map(|f| {
+        f.error
+            .is_none()
+            .then(|| f.address.as_deref().and_then(|a| a.parse().ok()))
+            .flatten()
+    });
+    if addrs.iter().all(Option::is_none) {
+        return None;
+    }
+    let local = keyed(&cfg.probe);
+    let to = UploadTarget {
+        port: cfg.probe.port,
+        connect_timeout: cfg.connect_timeout,
+        local: &local,
+    };
+    let each = plan.each.as_secs_f64();
+    let mut said = |round: u32, of: u32| {
+        progress(&format!(
+            "TCP uploads: round {round} of {of}, {each:.1} s a family"
+        ));
+    };
+    let got = run_uploads(plan, addrs, &to, interrupt, &mut said);
+    let mut rounds = [Vec::new(), Vec::new()];
+    for ((f, up), r) in fams.into_iter().zip(got).zip(rounds.iter_mut()) {
+        f.throughput_bps = up.mean_bps();
+        if let Some(e) = &up.error {
+            f.error = Some(
+                f.error
+                    .take()
+                    .map_or(e.clone(), |old| format!("{old}; {e}")),
+            );
+        }
+        *r = up.rounds_bps;
+    }
+    Some(rounds)
+}
+
+/// Marks the measures of a run where `family` did not resolve: "IPv6 not resolved", not
+/// "n = 0/0".
+fn not_resolved(measures: &mut [MeasureVerdict], family: &str) {
+    for m in measures.iter_mut() {
+        m.note = Some(format!("{family} not resolved"));
+    }
+}
+
+/// A family's latency over all sizes (RTT distribution and loss), from its size rows and
+/// samples; an error when nothing was answered.
+fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
+    let mine: Vec<&SizeRow> = rows.iter().filter(|r| r.family == f.family).collect();
+    let (sent, lost) = mine
+        .iter()
+        .fold((0, 0), |(s, l), r| (s + r.sent, l + r.lost));
+    if sent > 0 {
+        f.loss_percent = Some(lost as f64 * 100.0 / sent as f64);
+    }
+    let mut acc = DelayAccumulator::absolute();
+    for ms in samples {
+        acc.record((ms * 1e6) as i64);
+    }
+    f.rtt = acc.stats(0, false);
+    let errors: Vec<String> = mine
+        .iter()
+        .filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| format!("{} B: {e}", r.payload_bytes))
+        })
+        .collect();
+    if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
+        let mut e = vec![NO_ANSWER.to_string()];
+        e.extend(errors);
+        f.error = Some(e.join("; "));
+    }
+}
+
+/// The verdict of the measures, unless a family failed outright.
+fn verdict(v4: &FamilyResult, v6: &FamilyResult, measures: Vec<MeasureVerdict>) -> Verdict {
+    match (&v4.error, &v6.error) {
+        (Some(e), None) => {
+            Verdict::undecided(format!("IPv4 failed ({e}); only IPv6 works"), measures)
+        }
+        (None, Some(e)) => {
+            Verdict::undecided(format!("IPv6 failed ({e}); only IPv4 works"), measures)
+        }
+        (Some(_), Some(_)) => Verdict::undecided("both IPv4 and IPv6 failed".into(), measures),
+        (None, None) => Verdict::decide(measures),
+    }
+}
