@@ -78,6 +78,14 @@ impl Progress {
         say_due(&mut st, self.command, self.started);
     }
 
+    /// Runs `f` (which prints to stdout) with the spinner out of the way.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Stops the spinner or the ticker (before the results are printed).
     pub fn finish(mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -102,21 +110,59 @@ impl Progress {
     }
 }
 
-/// Prints the phase line when one is due: a new phase and [`MIN_GAP`] since the last line, or
-/// [`EVERY`] since it.
+/// Prints the phase line when one is due (see [`due_line`]).
 fn say_due(st: &mut State, command: &str, started: Instant) {
-    if st.phase.is_empty() {
-        return;
+    if let Some(line) = due_line(st, command, started, Instant::now()) {
+        eprintln!("{line}");
     }
-    let since = st.last_line.map(|t| t.elapsed());
+}
+
+/// The phase line due at `now`, if any: a new phase and [`MIN_GAP`] since the last line, or
+/// [`EVERY`] since it; the state then counts it as said.
+fn due_line(st: &mut State, command: &str, started: Instant, now: Instant) -> Option<String> {
+    if st.phase.is_empty() {
+        return None;
+    }
+    let since = st.last_line.map(|t| now.saturating_duration_since(t));
     let due = match since {
         None => true,
         Some(s) => (st.phase != st.said && s >= MIN_GAP) || s >= EVERY,
     };
-    if due {
-        let secs = started.elapsed().as_secs();
-        eprintln!("sonde {command}: {} ({secs} s so far)", st.phase);
-        st.said = st.phase.clone();
-        st.last_line = Some(Instant::now());
+    if !due {
+        return None;
+    }
+    st.said = st.phase.clone();
+    st.last_line = Some(now);
+    let secs = now.saturating_duration_since(started).as_secs();
+    Some(format!("sonde {command}: {} ({secs} s so far)", st.phase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_come_at_most_every_two_seconds_and_at_least_every_ten() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let mut st = State {
+            phase: String::new(),
+            said: String::new(),
+            last_line: None,
+        };
+        assert_eq!(due_line(&mut st, "x", t0, at(0.0)), None);
+        st.phase = "one".into();
+        assert_eq!(
+            due_line(&mut st, "x", t0, at(0.0)).as_deref(),
+            Some("sonde x: one (0 s so far)")
+        );
+        st.phase = "two".into();
+        assert_eq!(due_line(&mut st, "x", t0, at(1.0)), None);
+        assert!(due_line(&mut st, "x", t0, at(2.0)).is_some_and(|l| l.contains("two")));
+        assert_eq!(due_line(&mut st, "x", t0, at(11.0)), None);
+        assert_eq!(
+            due_line(&mut st, "x", t0, at(12.0)).as_deref(),
+            Some("sonde x: two (12 s so far)")
+        );
     }
 }

@@ -590,12 +590,9 @@ fn shaped_paths_make_ipv4_better_and_the_policy_moves_to_it() {
     assert_eq!(at(&d, "end.hash_equal"), true);
 }
 
-/// A family that never resolved is "not resolved" in the verdict's lines, not "n = 0/0"; and
-/// each difference has one percentage: the comparisons in short are the verdict's measures.
-#[test]
-fn an_unresolved_family_is_not_resolved_and_a_difference_has_one_percentage() {
-    let _turn = crate::turns::take(module_path!());
-    let srv = Server::start(&[]);
+/// `compare-ip 127.0.0.1` to the server: 20 probes, `--throughput-time SECS`; IPv6 does not
+/// resolve.
+fn to_ipv4_only(srv: &Server, secs: &str) -> Output {
     let port = srv.port.to_string();
     let args = [
         "compare-ip",
@@ -607,9 +604,19 @@ fn an_unresolved_family_is_not_resolved_and_a_difference_has_one_percentage() {
         "-i",
         "2ms",
     ];
-    let mut table_args = args.to_vec();
-    table_args.extend(["--throughput-time", "0.6"]);
-    let out = run(&table_args, DEADLINE);
+    run(
+        &[&args[..], &["--throughput-time", secs]].concat(),
+        DEADLINE,
+    )
+}
+
+/// A family that never resolved is "not resolved" in the verdict's lines, not "n = 0/0"; and
+/// each difference has one percentage: the comparisons in short are the verdict's measures.
+#[test]
+fn an_unresolved_family_is_not_resolved_and_a_difference_has_one_percentage() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = Server::start(&[]);
+    let out = to_ipv4_only(&srv, "0.6");
     out.expect_code(1);
     assert!(
         out.stdout.contains("IPv6 not resolved"),
@@ -645,5 +652,38 @@ fn an_unresolved_family_is_not_resolved_and_a_difference_has_one_percentage() {
     assert_eq!(
         (uint(tp, "samples_ipv4"), text(tp, "test")),
         (3, "paired-t")
+    );
+}
+
+/// A run says where it is on stderr (redirected here, so in plain lines), at most one line
+/// every two seconds, and keeps stdout for the results.
+#[test]
+fn compare_ip_prints_its_progress_to_a_redirected_stderr() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = Server::start(&[]);
+    let out = to_ipv4_only(&srv, "0.9");
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("sonde compare-ip: "))
+        .collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|l| l.contains("IPv4 latency: 20 probes")),
+        "{}",
+        out.describe()
+    );
+    let most = 1 + (out.elapsed.as_secs_f64() / 2.0) as usize;
+    assert!(
+        lines.len() <= most,
+        "{} lines: {}",
+        lines.len(),
+        out.describe()
+    );
+    assert!(
+        !out.stdout.contains("sonde compare-ip: "),
+        "{}",
+        out.describe()
     );
 }
