@@ -7,17 +7,18 @@
 //! ([`super::uploads`]). `progress` hears of each phase as it starts, for the command's
 //! progress lines on stderr.
 
-use super::load::{keyed, probe_quietly};
+use super::load::keyed;
+use super::probe_rounds::{round_count, run_probe_rounds};
 use super::unanswered::{unanswered, NO_ANSWER};
 use super::uploads::{run_uploads, UploadRounds, UploadTarget};
-use super::{LatencyConfig, LatencyOutcome};
+use super::LatencyConfig;
 use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
 use crate::os::host::software;
 use crate::os::resolve::{resolve, Family};
 use sonde_stats::dual_stack::{self, SizeRow};
 use sonde_stats::latency::compare::Comparison;
 use sonde_stats::latency::histogram::DelayAccumulator;
-use sonde_stats::latency::model::{CompareIpResult, FamilyResult, LatencySummary};
+use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult};
 use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,64 +59,76 @@ fn family_addr(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Result<
         })
 }
 
-fn measure_family(
-    cfg: &CompareConfig,
-    v6: bool,
-    interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(&str),
-) -> (FamilyResult, Vec<f64>) {
+/// A family's result with its address (or why it has none); the figures come later.
+fn family_result(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> FamilyResult {
     let mut r = FamilyResult {
-        family: if v6 { "IPv6" } else { "IPv4" }.into(),
+        family: family_name(v6).into(),
         address: None,
         rtt: None,
         loss_percent: None,
         throughput_bps: None,
         error: None,
     };
-    let addr = match family_addr(cfg, v6, interrupt) {
-        Ok(a) => a,
-        Err(e) => {
-            r.error = Some(e);
-            return (r, Vec::new());
-        }
-    };
-    r.address = Some(addr.to_string());
-    let mut probe = cfg.probe.clone();
-    probe.host = addr.to_string();
-    probe.family = Family::Any;
-    probe.report_interval = None;
-    // With sizes, the latency comes from the size cycle (run_sizes) instead.
-    let lat = if cfg.sizes.is_some() {
-        LatencyOutcome {
-            summary: None,
-            error: None,
-            rtt_sample_ms: Vec::new(),
-        }
-    } else {
-        progress(&probe_phase(&r.family, &probe));
-        probe_quietly(&probe, interrupt)
-    };
-    let mut errors: Vec<String> = lat.error.iter().map(|e| e.to_string()).collect();
-    let summary: Option<LatencySummary> = lat.summary;
-    if let Some(s) = &summary {
-        r.rtt = s.rtt;
-        r.loss_percent = Some(s.loss.loss_percent);
-        errors.extend(s.error.clone());
-        errors.extend(unanswered(&probe, s));
+    match family_addr(cfg, v6, interrupt) {
+        Ok(a) => r.address = Some(a.to_string()),
+        Err(e) => r.error = Some(e),
     }
-    if !errors.is_empty() {
-        r.error = Some(errors.join("; "));
-    }
-    (r, lat.rtt_sample_ms)
+    r
 }
 
-/// "IPv4 latency: 100 probes, one every 20ms".
-fn probe_phase(family: &str, probe: &LatencyConfig) -> String {
+/// The families' latency from the probe rounds (see [`super::probe_rounds`]); each family's
+/// RTT samples.
+fn probe_families(
+    cfg: &CompareConfig,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> [Vec<f64>; 2] {
+    let mut probe = cfg.probe.clone();
+    probe.family = Family::Any;
+    probe.report_interval = None;
+    let addrs = fams
+        .each_ref()
+        .map(|f| f.address.as_deref().and_then(|a| a.parse().ok()));
     let n = probe.count.unwrap_or(0);
-    format!(
-        "{family} latency: {n} probes, one every {:?}",
-        probe.interval
-    )
+    let every = probe.interval;
+    let mut said = |round: u64, of: u64| {
+        let each = round_count(n, of, round - 1);
+        progress(&format!(
+            "latency: round {round} of {of}, {each} probes a family, one every {every:?}"
+        ));
+    };
+    let got = run_probe_rounds(&probe, addrs, interrupt, &mut said);
+    let mut samples = [Vec::new(), Vec::new()];
+    for ((f, p), s) in fams.into_iter().zip(got).zip(samples.iter_mut()) {
+        if f.address.is_none() {
+            continue;
+        }
+        if p.sent > 0 {
+            f.loss_percent = Some((p.sent - p.received.min(p.sent)) as f64 * 100.0 / p.sent as f64);
+        }
+        f.rtt = rtt_of(&p.samples_ms);
+        let mut probe = probe.clone();
+        probe.host = f.address.clone().unwrap_or_default();
+        let silent = p.last.as_ref().filter(|_| p.received == 0);
+        let why = silent.and_then(|s| unanswered(&probe, s));
+        f.error = p
+            .error
+            .into_iter()
+            .chain(why)
+            .reduce(|a, b| format!("{a}; {b}"));
+        *s = p.samples_ms;
+    }
+    samples
+}
+
+/// The RTT distribution of `samples_ms`; None when there are none.
+fn rtt_of(samples_ms: &[f64]) -> Option<DelayStats> {
+    let mut acc = DelayAccumulator::absolute();
+    for ms in samples_ms {
+        acc.record((ms * 1e6) as i64);
+    }
+    acc.stats(0, false)
 }
 
 /// Measures both families and compares them: the probe run (or the size cycle) of IPv4 and
@@ -126,8 +139,16 @@ pub fn run_compare(
     interrupt: &Arc<AtomicBool>,
     progress: &mut dyn FnMut(&str),
 ) -> CompareIpResult {
-    let (mut v4, mut rtt4) = measure_family(cfg, false, interrupt, progress);
-    let (mut v6, mut rtt6) = measure_family(cfg, true, interrupt, progress);
+    let (mut v4, mut v6) = (
+        family_result(cfg, false, interrupt),
+        family_result(cfg, true, interrupt),
+    );
+    // With sizes, the latency comes from the size cycle (run_sizes) instead.
+    let [mut rtt4, mut rtt6] = if cfg.sizes.is_none() {
+        probe_families(cfg, [&mut v4, &mut v6], interrupt, progress)
+    } else {
+        [Vec::new(), Vec::new()]
+    };
     let addr = |f: &FamilyResult| -> Result<IpAddr, String> {
         f.address
             .as_deref()
@@ -247,7 +268,7 @@ fn uploads(
         local: &local,
     };
     let each = plan.each.as_secs_f64();
-    let mut said = |round: u32, of: u32| {
+    let mut said = |round: u64, of: u64| {
         progress(&format!(
             "TCP uploads: round {round} of {of}, {each:.1} s a family"
         ));
@@ -286,11 +307,7 @@ fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
     if sent > 0 {
         f.loss_percent = Some(lost as f64 * 100.0 / sent as f64);
     }
-    let mut acc = DelayAccumulator::absolute();
-    for ms in samples {
-        acc.record((ms * 1e6) as i64);
-    }
-    f.rtt = acc.stats(0, false);
+    f.rtt = rtt_of(samples);
     let errors: Vec<String> = mine
         .iter()
         .filter_map(|r| {

@@ -14,6 +14,7 @@
 
 pub mod compare_ip;
 pub mod load;
+mod probe_rounds;
 mod prober;
 pub mod responder;
 mod run_state;

@@ -8,12 +8,13 @@
 //! moment made one family "better" with a confidence of 0.996.
 
 use super::load::{tcp_params, throughput};
+use super::probe_rounds::in_turns;
 use crate::client::ClientConfig;
 use crate::os::resolve::Family;
 use crate::sockets::ClientSockets;
 use sonde_stats::model::Direction;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -72,30 +73,23 @@ pub fn run_uploads(
     addrs: [Option<IpAddr>; 2],
     to: &UploadTarget,
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(u32, u32),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> [FamilyUploads; 2] {
     let mut fams: [FamilyUploads; 2] = Default::default();
-    for round in 0..plan.rounds {
-        progress(round + 1, plan.rounds);
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for fi in order {
-            if interrupt.load(Ordering::Relaxed) {
-                return fams;
-            }
-            let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
-                continue;
-            };
-            if fam.error.is_some() {
-                continue;
-            }
-            let load = throughput(upload_to(addr, plan.each, to), interrupt.clone());
-            match (load.upload_bps, load.error) {
-                (_, Some(e)) => fam.error = Some(e),
-                (Some(bps), None) => fam.rounds_bps.push(bps),
-                (None, None) => fam.error = Some("the upload reported no goodput".into()),
-            }
+    in_turns(u64::from(plan.rounds), interrupt, progress, |_, fi| {
+        let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
+            return;
+        };
+        if fam.error.is_some() {
+            return;
         }
-    }
+        let load = throughput(upload_to(addr, plan.each, to), interrupt.clone());
+        match (load.upload_bps, load.error) {
+            (_, Some(e)) => fam.error = Some(e),
+            (Some(bps), None) => fam.rounds_bps.push(bps),
+            (None, None) => fam.error = Some("the upload reported no goodput".into()),
+        }
+    });
     fams
 }
 

@@ -670,7 +670,7 @@ fn compare_ip_prints_its_progress_to_a_redirected_stderr() {
     assert!(
         lines
             .first()
-            .is_some_and(|l| l.contains("IPv4 latency: 20 probes")),
+            .is_some_and(|l| l.contains("latency: round 1 of 4, 5 probes a family")),
         "{}",
         out.describe()
     );
