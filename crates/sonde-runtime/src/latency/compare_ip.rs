@@ -143,32 +143,14 @@ pub fn run_compare(
         family_result(cfg, false, interrupt),
         family_result(cfg, true, interrupt),
     );
-    // With sizes, the latency comes from the size cycle (run_sizes) instead.
-    let [mut rtt4, mut rtt6] = if cfg.sizes.is_none() {
-        probe_families(cfg, [&mut v4, &mut v6], interrupt, progress)
-    } else {
-        [Vec::new(), Vec::new()]
+    // With sizes, the latency comes from the size cycle instead of the probe rounds.
+    let (sizes, rtts) = match &cfg.sizes {
+        None => (
+            Vec::new(),
+            probe_families(cfg, [&mut v4, &mut v6], interrupt, progress),
+        ),
+        Some(plan) => size_cycle(cfg, plan, [&mut v4, &mut v6], interrupt, progress),
     };
-    let addr = |f: &FamilyResult| -> Result<IpAddr, String> {
-        f.address
-            .as_deref()
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(|| f.error.clone().unwrap_or_else(|| "no address".into()))
-    };
-    let mut sizes = Vec::new();
-    if let Some(plan) = &cfg.sizes {
-        progress(&format!(
-            "latency per size: {} sizes, {} probes each a family, one every {:?}",
-            plan.sizes.len(),
-            plan.count,
-            plan.every
-        ));
-        let addrs = [addr(&v4).ok(), addr(&v6).ok()];
-        let (rows, [s4, s6]) = run_sizes(plan, &cfg.probe, addrs, interrupt);
-        pool_sizes(&mut v4, &rows, &s4);
-        pool_sizes(&mut v6, &rows, &s6);
-        (rtt4, rtt6, sizes) = (s4, s6, rows);
-    }
     let rounds = uploads(cfg, [&mut v4, &mut v6], interrupt, progress);
     let port = cfg.probe.port;
     let local = keyed(&cfg.probe);
@@ -188,20 +170,19 @@ pub fn run_compare(
             run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
-    let medians = v4.rtt.zip(v6.rtt).map(|(a, b)| (a.median_ms, b.median_ms));
-    let mut measures = vec![dual_stack::latency_measure(&rtt4, &rtt6, medians)];
+    let mut measures = vec![latency_measure(&v4, &v6, &rtts)];
     if let Some([r4, r6]) = rounds
         .as_ref()
         .filter(|[a, b]| !a.is_empty() || !b.is_empty())
     {
         measures.push(dual_stack::throughput_measure(r4, r6));
     }
-    if let Some([a, b]) = &btc {
-        measures.push(dual_stack::btc_measure(a, b));
-    }
-    if let Some([a, b]) = &capacity {
-        measures.push(dual_stack::capacity_measure(a, b));
-    }
+    measures.extend(btc.as_ref().map(|[a, b]| dual_stack::btc_measure(a, b)));
+    measures.extend(
+        capacity
+            .as_ref()
+            .map(|[a, b]| dual_stack::capacity_measure(a, b)),
+    );
     for f in [&v4, &v6] {
         if f.address.is_none() {
             not_resolved(&mut measures, &f.family);
@@ -229,6 +210,43 @@ pub fn run_compare(
         verdict,
         partial: interrupt.load(Ordering::Relaxed),
     }
+}
+
+/// A family's address, or why it has none.
+fn addr(f: &FamilyResult) -> Result<IpAddr, String> {
+    f.address
+        .as_deref()
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| f.error.clone().unwrap_or_else(|| "no address".into()))
+}
+
+/// The latency of the size cycle (see `crate::dual_stack::run_sizes`): its rows, each
+/// family's pooled figures into its result, and each family's RTT samples.
+fn size_cycle(
+    cfg: &CompareConfig,
+    plan: &SizesPlan,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
+    progress(&format!(
+        "latency per size: {} sizes, {} probes each a family, one every {:?}",
+        plan.sizes.len(),
+        plan.count,
+        plan.every
+    ));
+    let addrs = fams.each_ref().map(|f| addr(f).ok());
+    let (rows, samples) = run_sizes(plan, &cfg.probe, addrs, interrupt);
+    for (f, s) in fams.into_iter().zip(&samples) {
+        pool_sizes(f, &rows, s);
+    }
+    (rows, samples)
+}
+
+/// The median latency measure: the families' own medians, Mann-Whitney over the samples.
+fn latency_measure(v4: &FamilyResult, v6: &FamilyResult, rtts: &[Vec<f64>; 2]) -> MeasureVerdict {
+    let medians = v4.rtt.zip(v6.rtt).map(|(a, b)| (a.median_ms, b.median_ms));
+    dual_stack::latency_measure(&rtts[0], &rtts[1], medians)
 }
 
 fn family_name(v6: bool) -> &'static str {
