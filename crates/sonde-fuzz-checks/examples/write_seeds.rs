@@ -51,6 +51,27 @@ fn proto_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
     s.push(("preamble", preamble::CONTROL_MAGIC.to_vec()));
     s.push(("preamble", preamble::RR_MAGIC.to_vec()));
     s.push(("preamble", preamble::data_preamble(&cookie, 3).to_vec()));
+    // foreign_peer: a byte saying how many of ours follow, ours, then the peer's.
+    let with_sent = |sent: &[u8], received: &[u8]| {
+        let mut v = vec![sent.len() as u8];
+        v.extend_from_slice(sent);
+        v.extend_from_slice(received);
+        v
+    };
+    s.push(("foreign_peer", with_sent(preamble::CONTROL_MAGIC, &[9])));
+    s.push((
+        "foreign_peer",
+        with_sent(preamble::CONTROL_MAGIC, preamble::CONTROL_MAGIC),
+    ));
+    s.push((
+        "foreign_peer",
+        with_sent(&[], b"abcdefghijklmnopqrstuvwxyz234567abcd\0"),
+    ));
+    let iperf2 = [
+        0x40, 1, 0, 0x78, 0, 0, 0, 1, 0, 0, 0x62, 0xd5, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff,
+        0x9c,
+    ];
+    s.push(("foreign_peer", with_sent(&[], &iperf2)));
     let mut d = [0u8; 64];
     datagram::DatagramHeader {
         seq: 42,

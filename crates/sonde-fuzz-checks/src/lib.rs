@@ -29,8 +29,8 @@ mod switch;
 
 pub use coded::{coded_receiver, coded_sender, coded_wire};
 pub use proto::{
-    capacity, datagram, datagram_format, frame_decoder, iperf3_control, iperf3_json, iperf3_udp,
-    latency_replies, message_decode, preamble, probe, udp_hello,
+    capacity, datagram, datagram_format, foreign_peer, frame_decoder, iperf3_control, iperf3_json,
+    iperf3_udp, latency_replies, message_decode, preamble, probe, udp_hello,
 };
 pub use serial::{serial_frames, serial_receiver};
 pub use stress::stress_probe;
@@ -44,6 +44,7 @@ pub const TARGETS: &[Target] = &[
     ("frame_decoder", frame_decoder),
     ("message_decode", message_decode),
     ("preamble", preamble),
+    ("foreign_peer", foreign_peer),
     ("datagram", datagram),
     ("datagram_format", datagram_format),
     ("udp_hello", udp_hello),

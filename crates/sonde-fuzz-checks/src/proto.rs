@@ -4,6 +4,7 @@
 use sonde_proto::capacity;
 use sonde_proto::datagram::{DatagramHeader, HEADER_LEN as DATAGRAM_HEADER_LEN};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
+use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::frame::{Frame, FrameDecoder, MAX_FRAME_LEN};
 use sonde_proto::icmp::{self, Family};
 use sonde_proto::iperf3::params::Iperf3Params;
@@ -63,6 +64,28 @@ pub fn message_decode(data: &[u8]) {
         assert_eq!(again.msg_type, msg_type);
         let back = Message::decode(&again).unwrap().unwrap();
         assert_eq!(back.name(), m.name());
+    }
+}
+
+/// `foreign::recognise` on a peer's first bytes, the first byte saying how many of the rest
+/// are what this end sent: never a panic, and each kind only for bytes that can be it.
+pub fn foreign_peer(data: &[u8]) {
+    let Some((&split, rest)) = data.split_first() else {
+        return;
+    };
+    let (sent, received) = rest.split_at(usize::from(split).min(rest.len()));
+    match recognise(received, sent) {
+        Some(ForeignPeer::Echo) => {
+            let n = received.len().min(sent.len());
+            assert!(n > 0 && received[..n] == sent[..n]);
+        }
+        Some(ForeignPeer::Iperf3Client) => {
+            assert!(received.len() >= sonde_proto::iperf3::COOKIE_LEN);
+        }
+        Some(ForeignPeer::Iperf3Server | ForeignPeer::Iperf2Client) => {
+            assert!(!received.is_empty());
+        }
+        None => {}
     }
 }
 

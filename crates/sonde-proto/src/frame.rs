@@ -50,6 +50,12 @@ impl FrameDecoder {
         self.buf.len()
     }
 
+    /// The bytes buffered but not yet returned as frames: after a [`FrameError`], what the
+    /// peer sent instead (for `crate::foreign::recognise`).
+    pub fn pending(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// Returns the next complete frame, if one is buffered.
     ///
     /// # Errors

@@ -31,6 +31,7 @@ pub mod capacity;
 pub mod coded;
 pub mod datagram;
 pub mod datagram_format;
+pub mod foreign;
 pub mod frame;
 pub mod icmp;
 pub mod iperf3;

@@ -170,17 +170,25 @@ pub fn write_verdict(out: &mut impl Write, v: &Verdict) -> io::Result<()> {
         let p = m
             .p_value
             .map_or_else(String::new, |p| format!(", p = {p:.2e}"));
+        // A measure that judged nothing has no margin and no samples to count (its note
+        // says why: "IPv6 not resolved").
+        let margin = match (m.ipv4, m.ipv6) {
+            (Some(_), Some(_)) => format!("{:.1} %, ", m.margin_pct),
+            _ => String::new(),
+        };
+        let n = if m.samples_ipv4 + m.samples_ipv6 > 0 {
+            format!(", n = {}/{}", m.samples_ipv4, m.samples_ipv6)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "  {:<15} IPv4 {:>14}  IPv6 {:>14}  -> {} ({:.1} %, {}{p}, n = {}/{}){}",
+            "  {:<15} IPv4 {:>14}  IPv6 {:>14}  -> {} ({margin}{}{p}{n}){}",
             m.measure.label(),
             fig(m.ipv4),
             fig(m.ipv6),
             m.better.label(),
-            m.margin_pct,
             m.test,
-            m.samples_ipv4,
-            m.samples_ipv6,
             m.note
                 .as_ref()
                 .map_or_else(String::new, |n| format!(" - {n}"))

@@ -230,7 +230,7 @@ fn loss_table(o: &mut impl Write, l: &LossStats) -> io::Result<()> {
     if l.refused > 0 {
         writeln!(
             o,
-            "refused: the peer's host answered \"port unreachable\" {} times: no server listened for some of the run's datagrams, so this loss is not the path's",
+            "refused: the peer's host answered \"port unreachable\" (UDP) or \"connection refused\" (TCP) {} times: nothing listened for some of the run's probes, so this loss is not the path's",
             l.refused
         )?;
     }
@@ -417,7 +417,7 @@ pub fn write_compare(out: &mut impl Write, r: &CompareIpResult) -> io::Result<()
         comparison_line(out, "latency (median RTT, Mann-Whitney U)", c)?;
     }
     if let Some(c) = &r.throughput {
-        comparison_line(out, "throughput (interval means, Welch t)", c)?;
+        comparison_line(out, "throughput (interleaved rounds, paired t)", c)?;
     }
     use crate::dual_stack_table as ds;
     ds::write_sizes(out, &r.sizes, r.every_secs)?;

@@ -134,7 +134,8 @@ pub(crate) fn open_control(
     let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
     let local_addr = tcp.local_addr().map_err(RunError::ControlIo)?;
     tcp.write_all(CONTROL_MAGIC).map_err(RunError::ControlIo)?;
-    let conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
+    let mut conn = ControlConn::new(tcp).map_err(RunError::ControlIo)?;
+    conn.opened_with(CONTROL_MAGIC);
     let mut session = ClientSession::new(cfg.params.clone(), &software());
     if let Some(k) = &cfg.local.psk {
         session.set_psk(k.clone());
@@ -234,13 +235,7 @@ impl ClientRun<'_> {
         let result = self.execute_connected(&mut conn, &mut session, server, local);
         if let Err(e) = &result {
             // Tell the server why, unless it is the one that ended the test.
-            if !matches!(
-                e,
-                RunError::PeerClosed
-                    | RunError::PeerAborted(_)
-                    | RunError::ServerRefused { .. }
-                    | RunError::NotSonde { .. }
-            ) {
+            if !e.peer_ended() {
                 session.abort(&e.to_string());
                 let _ = flush(&mut conn, &mut session);
             }

@@ -1,6 +1,11 @@
 //! A control connection: framed messages over TCP with a timeout on every wait.
+//!
+//! The client's end also says who answered when it is not sonde: bytes that are no frame
+//! before the first frame go to `sonde_proto::foreign::recognise` (an iperf3 state byte, our
+//! own bytes echoed back), and a close before the peer's first byte is named as such.
 
 use crate::error::RunError;
+use sonde_proto::foreign::recognise;
 use sonde_proto::frame::FrameDecoder;
 use sonde_proto::message::Message;
 use std::io::{ErrorKind, Read, Write};
@@ -13,6 +18,8 @@ pub(crate) const POLL_SLICE: Duration = Duration::from_millis(20);
 /// Upper bound on bytes read per call, so a flood of junk cannot grow memory unboundedly
 /// (the frame decoder also rejects oversized frames).
 const READ_CHUNK: usize = 64 * 1024;
+/// Bytes of what this end sent first that are kept to tell an echo from a server.
+const SENT_HEAD: usize = 64;
 
 /// A framed control connection.
 pub struct ControlConn {
@@ -22,6 +29,14 @@ pub struct ControlConn {
     /// Where each read lands before the decoder takes it; allocated once, as the non-blocking
     /// [`Self::try_recv`] runs between a sender's datagrams.
     buf: Box<[u8]>,
+    /// The first bytes this end sent, from the magic on (see [`Self::note_sent`]).
+    sent_head: Vec<u8>,
+    /// This end opened the connection (it sent the magic): a silent close is then named.
+    opener: bool,
+    /// A byte arrived from the peer.
+    heard: bool,
+    /// A whole frame arrived: later bad bytes are a broken sonde peer, not a foreign one.
+    framed: bool,
 }
 
 impl ControlConn {
@@ -42,11 +57,29 @@ impl ControlConn {
             decoder: FrameDecoder::new(),
             peer,
             buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            sent_head: Vec::new(),
+            opener: false,
+            heard: false,
+            framed: false,
         })
+    }
+
+    /// Records that this end opened the connection with `magic` (written to the stream before
+    /// it was wrapped), so that a foreign answer can be recognised.
+    pub(crate) fn opened_with(&mut self, magic: &[u8]) {
+        self.opener = true;
+        self.note_sent(magic);
+    }
+
+    fn note_sent(&mut self, bytes: &[u8]) {
+        let room = SENT_HEAD.saturating_sub(self.sent_head.len());
+        self.sent_head
+            .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
     }
 
     /// Pushes bytes already read from the socket (after the preamble) into the decoder.
     pub fn push_initial(&mut self, bytes: &[u8]) {
+        self.heard |= !bytes.is_empty();
         self.decoder.push(bytes);
     }
 
@@ -66,6 +99,7 @@ impl ControlConn {
         let bytes = msg
             .encode()
             .map_err(|e| RunError::Protocol(e.to_string()))?;
+        self.note_sent(&bytes);
         self.stream.write_all(&bytes).map_err(RunError::ControlIo)
     }
 
@@ -117,11 +151,8 @@ impl ControlConn {
 
     /// The next whole message already read, skipping unknown optional ones.
     fn next_buffered(&mut self) -> Result<Option<Message>, RunError> {
-        while let Some(frame) = self
-            .decoder
-            .next_frame()
-            .map_err(|e| RunError::Protocol(e.to_string()))?
-        {
+        while let Some(frame) = self.decoder.next_frame().map_err(|e| self.not_frames(&e))? {
+            self.framed = true;
             if let Some(m) =
                 Message::decode(&frame).map_err(|e| RunError::Protocol(e.to_string()))?
             {
@@ -129,6 +160,21 @@ impl ControlConn {
             }
         }
         Ok(None)
+    }
+
+    /// The error for bytes that are not frames: the foreign peer they come from when
+    /// [`recognise`] knows it (before any frame), else the frame error `e`.
+    fn not_frames(&self, e: &sonde_proto::frame::FrameError) -> RunError {
+        let peer = (!self.framed)
+            .then(|| recognise(self.decoder.pending(), &self.sent_head))
+            .flatten();
+        match peer {
+            Some(peer) => RunError::Foreign {
+                addr: self.peer.clone(),
+                peer,
+            },
+            None => RunError::Protocol(e.to_string()),
+        }
     }
 
     /// One read into the decoder; nothing read (timeout, would block) is not an error.
@@ -140,8 +186,9 @@ impl ControlConn {
     /// What one read into the buffer gave: its bytes into the decoder, or its error sorted.
     fn take_read(&mut self, read: std::io::Result<usize>) -> Result<(), RunError> {
         match read {
-            Ok(0) => Err(RunError::PeerClosed),
+            Ok(0) => Err(self.closed()),
             Ok(n) => {
+                self.heard = true;
                 self.decoder.push(self.buf.get(..n).unwrap_or_default());
                 Ok(())
             }
@@ -161,9 +208,21 @@ impl ControlConn {
                         | ErrorKind::BrokenPipe
                 ) =>
             {
-                Err(RunError::PeerClosed)
+                Err(self.closed())
             }
             Err(e) => Err(RunError::ControlIo(e)),
+        }
+    }
+
+    /// The peer closed (or reset) the connection: [`RunError::ClosedSilently`] when this end
+    /// opened it and the peer never sent a byte, else [`RunError::PeerClosed`].
+    fn closed(&self) -> RunError {
+        if self.opener && !self.heard {
+            RunError::ClosedSilently {
+                addr: self.peer.clone(),
+            }
+        } else {
+            RunError::PeerClosed
         }
     }
 }

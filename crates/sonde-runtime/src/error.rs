@@ -1,7 +1,24 @@
 //! Errors of the runtime, with enough context for the CLI to print one clear line.
 
+use sonde_proto::foreign::ForeignPeer;
 use std::io;
 use thiserror::Error;
+
+/// What to run instead when a sonde client met `peer`: the commands that fit it.
+fn foreign_advice(peer: ForeignPeer) -> &'static str {
+    match peer {
+        ForeignPeer::Iperf3Server => {
+            "this measurement needs `sonde server` there; of sonde's commands only \
+             `sonde client --iperf3` and `sonde stress --steps --iperf3` test an iperf3 server"
+        }
+        ForeignPeer::Echo => {
+            "this measurement needs `sonde server` there; `sonde stress` measures an echo service"
+        }
+        ForeignPeer::Iperf2Client | ForeignPeer::Iperf3Client => {
+            "this measurement needs `sonde server` there"
+        }
+    }
+}
 
 /// Why a client or server operation failed.
 #[derive(Debug, Error)]
@@ -14,8 +31,14 @@ pub enum RunError {
     Connect { addr: String, source: io::Error },
     #[error("timed out after {secs} s connecting to {addr}")]
     ConnectTimeout { addr: String, secs: u64 },
-    #[error("{addr} is not a sonde server (it answered with bytes sonde does not recognise); if it runs iperf3, use `sonde client --iperf3`")]
+    #[error("{addr} is not a sonde server (it answered with bytes sonde does not recognise): this measurement needs `sonde server` there")]
     NotSonde { addr: String },
+    /// The peer answered as a known program that is not sonde (see `sonde_proto::foreign`).
+    #[error("{addr} is {}, not a sonde server: {}", peer.describe(), foreign_advice(*peer))]
+    Foreign { addr: String, peer: ForeignPeer },
+    /// The peer closed the control connection before sending one byte.
+    #[error("{addr} closed the connection without a word: not a sonde server (an iperf 2 server, `iperf -s`, closes at once like this; sonde does not speak iperf 2, test it with `iperf -c`), or a sonde server that could not take another connection")]
+    ClosedSilently { addr: String },
     #[error("server refused the test ({code}): {message}")]
     ServerRefused { code: String, message: String },
     #[error("the server closed the control connection unexpectedly")]
@@ -57,4 +80,20 @@ pub enum RunError {
     ClientGone,
     #[error("{0}")]
     Setup(String),
+}
+
+impl RunError {
+    /// The peer ended the session or is no sonde peer: telling it why the test ends (an abort
+    /// message) would be pointless.
+    pub fn peer_ended(&self) -> bool {
+        matches!(
+            self,
+            RunError::PeerClosed
+                | RunError::PeerAborted(_)
+                | RunError::ServerRefused { .. }
+                | RunError::NotSonde { .. }
+                | RunError::Foreign { .. }
+                | RunError::ClosedSilently { .. }
+        )
+    }
 }

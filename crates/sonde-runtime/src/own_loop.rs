@@ -146,10 +146,7 @@ pub(crate) fn close(
 
 /// Tells the server why the test ends early (unless it ended the test itself).
 pub(crate) fn abort_on(conn: &mut ControlConn, s: &mut ClientSession, e: &RunError) {
-    if !matches!(
-        e,
-        RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
-    ) {
+    if !e.peer_ended() {
         s.abort(&e.to_string());
         let _ = flush(conn, s);
     }

@@ -10,7 +10,7 @@
 
 use crate::btc::{BtcSession, BtcStats};
 use crate::capacity::Verdict as CapacityVerdict;
-use crate::latency::compare::{mann_whitney_p, welch_p};
+use crate::latency::compare::{mann_whitney_p, paired_ratio_p, welch_p};
 use crate::latency::model::DelayStats;
 use crate::verdict::{Measure, MeasureVerdict};
 use serde::{Deserialize, Serialize};
@@ -76,15 +76,19 @@ pub struct CapacityFamily {
     pub error: Option<String>,
 }
 
-/// Median latency over all sizes: both families probed the same sizes the same number of
-/// times, so the pooled samples compare like with like.
-pub fn latency_measure(v4: &[f64], v6: &[f64]) -> MeasureVerdict {
+/// Median latency, Mann-Whitney U over the RTT samples `v4` and `v6` (with sizes: over all
+/// sizes; both families probed the same sizes the same number of times, so the pooled samples
+/// compare like with like). `medians`: each family's median of all its probes, when known (the
+/// samples are a bounded sample of them), so that the verdict shows the figures the family
+/// lines show.
+pub fn latency_measure(v4: &[f64], v6: &[f64], medians: Option<(f64, f64)>) -> MeasureVerdict {
     let median = |s: &[f64]| {
         let mut v = s.to_vec();
         v.sort_by(f64::total_cmp);
         crate::capacity::histogram::quantile(&v, 0.5)
     };
-    match (median(v4), median(v6)) {
+    let (m4, m6) = medians.map_or_else(|| (median(v4), median(v6)), |(a, b)| (Some(a), Some(b)));
+    match (m4, m6) {
         (Some(a), Some(b)) => {
             let mut m = MeasureVerdict::from_test(
                 Measure::LatencyMedian,
@@ -101,9 +105,36 @@ pub fn latency_measure(v4: &[f64], v6: &[f64]) -> MeasureVerdict {
             }
             m
         }
-        (a, b) => {
-            MeasureVerdict::unjudged(Measure::LatencyMedian, a, b, "a family answered no probe")
+        (a, b) => MeasureVerdict::unjudged(Measure::LatencyMedian, a, b, missing(a, b)),
+    }
+}
+
+/// Mean goodput of the short uploads, from `rounds4[i]` and `rounds6[i]`: the goodput of each
+/// family's upload in round `i` of an interleaved run, paired ([`paired_ratio_p`]; needs two
+/// rounds). Unjudged, saying which, when a family has no round.
+pub fn throughput_measure(rounds4: &[f64], rounds6: &[f64]) -> MeasureVerdict {
+    let mean = |s: &[f64]| (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64);
+    match (mean(rounds4), mean(rounds6)) {
+        (Some(a), Some(b)) => {
+            let pairs = rounds4.len().min(rounds6.len()) as u64;
+            MeasureVerdict::from_test(
+                Measure::Throughput,
+                a,
+                b,
+                paired_ratio_p(rounds4, rounds6),
+                (pairs, pairs),
+            )
         }
+        (a, b) => MeasureVerdict::unjudged(Measure::Throughput, a, b, missing(a, b)),
+    }
+}
+
+/// Which family measured nothing, for the note of an unjudged measure.
+fn missing(v4: Option<f64>, v6: Option<f64>) -> &'static str {
+    match (v4.is_none(), v6.is_none()) {
+        (true, true) => "neither family measured",
+        (true, false) => "IPv4 measured nothing",
+        _ => "IPv6 measured nothing",
     }
 }
 
@@ -226,9 +257,106 @@ mod tests {
     fn latency_pools_sizes() {
         let a: Vec<f64> = (0..20).map(|i| 1.0 + f64::from(i) * 0.01).collect();
         let b: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
-        assert_eq!(latency_measure(&a, &b).better, FamilyChoice::Ipv4);
-        assert_eq!(latency_measure(&a, &a).better, FamilyChoice::Neither);
-        assert_eq!(latency_measure(&a, &[]).better, FamilyChoice::Neither);
+        assert_eq!(latency_measure(&a, &b, None).better, FamilyChoice::Ipv4);
+        assert_eq!(latency_measure(&a, &a, None).better, FamilyChoice::Neither);
+        let none = latency_measure(&a, &[], None);
+        assert_eq!(none.better, FamilyChoice::Neither);
+        assert_eq!(none.note.as_deref(), Some("IPv6 measured nothing"));
+        // The families' own medians, when given, are the figures shown and judged.
+        let m = latency_measure(&a, &b, Some((1.1, 2.2)));
+        assert_eq!((m.ipv4, m.ipv6), (Some(1.1), Some(2.2)));
+        assert!((m.margin_pct - 50.0).abs() < 1e-9);
+    }
+
+    /// A deterministic normal deviate stream (xorshift64* and Box-Muller), for the noise.
+    struct Noise(u64);
+
+    impl Noise {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            ((self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    /// Interleaved rounds as on a busy loopback: a load that changes from round to round
+    /// (a factor of e^N(0, 0.8): 1 to 18 Gbit/s) and changes again between the two uploads
+    /// of a round (e^N(0, 0.25)); IPv6 gets `v6_factor` of IPv4's rate.
+    fn rounds(noise: &mut Noise, n: usize, v6_factor: f64) -> (Vec<f64>, Vec<f64>) {
+        let mut r4 = Vec::new();
+        let mut r6 = Vec::new();
+        for _ in 0..n {
+            let load = (0.8 * noise.normal()).exp() * 8e9;
+            r4.push(load * (0.25 * noise.normal()).exp());
+            r6.push(load * v6_factor * (0.25 * noise.normal()).exp());
+        }
+        (r4, r6)
+    }
+
+    #[test]
+    fn noisy_rounds_with_no_real_difference_give_no_confident_verdict() {
+        let mut noise = Noise(0x5eed);
+        let trials = 400;
+        let mut confident = 0;
+        for _ in 0..trials {
+            let (r4, r6) = rounds(&mut noise, 3, 1.0);
+            let m = throughput_measure(&r4, &r6);
+            if m.significant && m.p_value.is_some_and(|p| p < 0.01) {
+                confident += 1;
+            }
+            assert_eq!((m.samples_ipv4, m.samples_ipv6), (3, 3));
+        }
+        // A 1 % test at most 1 % of the time (and some slack for the finite trials).
+        assert!(
+            confident <= trials / 50,
+            "{confident} of {trials} confident verdicts"
+        );
+    }
+
+    #[test]
+    fn the_old_samples_of_noisy_runs_gave_confident_verdicts() {
+        // What compare-ip did: each family's intervals of its own run taken as independent
+        // samples (Welch's t). The same conditions as above; most runs "decide".
+        let mut noise = Noise(0x5eed);
+        let trials = 200;
+        let confident = (0..trials)
+            .filter(|_| {
+                let run = |noise: &mut Noise| {
+                    let level = (0.8 * noise.normal()).exp() * 8e9;
+                    (0..5)
+                        .map(|_| level * (0.05 * noise.normal()).exp())
+                        .collect::<Vec<_>>()
+                };
+                let (a, b) = (run(&mut noise), run(&mut noise));
+                crate::latency::compare::welch_p(&a, &b).is_some_and(|p| p < 0.01)
+            })
+            .count();
+        assert!(confident > trials / 2, "{confident} of {trials}");
+    }
+
+    #[test]
+    fn a_real_difference_through_the_noise_gets_a_confident_verdict() {
+        let mut noise = Noise(0x5eed);
+        let trials = 100;
+        let decided = (0..trials)
+            .filter(|_| {
+                let (r4, r6) = rounds(&mut noise, 6, 0.5);
+                let m = throughput_measure(&r4, &r6);
+                m.better == FamilyChoice::Ipv4
+            })
+            .count();
+        assert!(decided >= trials * 8 / 10, "{decided} of {trials} decided");
+        // Too few rounds decide nothing: one pair has no spread to judge by.
+        let m = throughput_measure(&[8e9], &[4e9]);
+        assert_eq!((m.better, m.p_value), (FamilyChoice::Neither, None));
+        let m = throughput_measure(&[8e9, 7e9], &[]);
+        assert_eq!(m.note.as_deref(), Some("IPv6 measured nothing"));
     }
 
     #[test]

@@ -62,7 +62,8 @@ pub enum Measure {
     BtcMean,
     /// Sustained path capacity by dispersion, IP bit/s; the long-train ranges must not overlap.
     Capacity,
-    /// Mean interval goodput of the short TCP upload, bit/s; Welch's t over the intervals.
+    /// Mean goodput of the short TCP uploads, bit/s: the families alternate in rounds, each
+    /// round one upload a family; paired t over the rounds' ratios.
     Throughput,
 }
 
@@ -85,7 +86,8 @@ impl Measure {
     pub fn test(self) -> &'static str {
         match self {
             Self::LatencyMedian => "mann-whitney-u",
-            Self::BtcMean | Self::Throughput => "welch-t",
+            Self::BtcMean => "welch-t",
+            Self::Throughput => "paired-t",
             Self::Capacity => "disjoint-ranges",
         }
     }
@@ -214,6 +216,28 @@ impl MeasureVerdict {
             test: measure.test().into(),
             note: Some(note.into()),
         }
+    }
+}
+
+impl crate::latency::compare::Comparison {
+    /// The comparison in short of a judged measure (A is IPv4, B IPv6): the same margin,
+    /// p-value and significance, so a document tells each difference once. None for a
+    /// measure that could not judge.
+    pub fn of(m: &MeasureVerdict) -> Option<Self> {
+        use crate::latency::compare::Better;
+        m.ipv4
+            .zip(m.ipv6)
+            .filter(|_| m.note.is_none() || m.p_value.is_some())?;
+        Some(Self {
+            better: match m.better {
+                FamilyChoice::Ipv4 => Better::A,
+                FamilyChoice::Ipv6 => Better::B,
+                FamilyChoice::Neither => Better::Neither,
+            },
+            difference_percent: m.margin_pct,
+            p_value: m.p_value,
+            significant: m.significant,
+        })
     }
 }
 

@@ -23,6 +23,7 @@ mod commands;
 mod os_password;
 mod os_time;
 mod output;
+mod progress;
 mod signals;
 
 use std::sync::atomic::AtomicBool;

@@ -211,10 +211,7 @@ impl Run<'_> {
         c.flush()?;
         let r = self.with_control(&mut c, server, local, &cookie);
         if let Err(e) = &r {
-            if !matches!(
-                e,
-                RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
-            ) {
+            if !e.peer_ended() {
                 c.s.terminate();
                 let _ = c.flush();
             }

@@ -20,6 +20,7 @@ use crate::sockets;
 use crate::streams::Budget;
 use crate::test_events::TestEvents;
 use serde_json::json;
+use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
 use sonde_proto::iperf3::state::{errno, State};
@@ -112,6 +113,14 @@ pub fn handle_foreign(
             return;
         }
     };
+    if recognise(&cookie, &[]) == Some(ForeignPeer::Iperf2Client) {
+        (ctx.log)(&format!(
+            "an iperf 2 client connected from {peer} (`iperf -c`): sonde server speaks sonde's \
+             and iperf3's protocols, not iperf 2's; test this server with `sonde client` or \
+             `iperf3 -c`, or run `iperf -s` for iperf 2 clients; closed"
+        ));
+        return;
+    }
     match ctx.hub.route_tcp(&cookie, stream, seq) {
         Route::Routed => {}
         Route::Denied(mut s) => {

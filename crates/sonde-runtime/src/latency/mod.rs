@@ -12,12 +12,16 @@
 //! interval keeps a schedule error of a few microseconds where a plain sleep overshoots by
 //! 50-100 µs (irtt #4 reports 33 % on macOS).
 
+pub mod compare_ip;
 pub mod load;
+mod probe_rounds;
 mod prober;
 pub mod responder;
 mod run_state;
 pub mod tcp;
 mod transports;
+pub mod unanswered;
+pub mod uploads;
 
 pub use responder::Responder;
 

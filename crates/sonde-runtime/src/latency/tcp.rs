@@ -3,8 +3,9 @@
 //!
 //! Each probe is one blocking transaction timed with the monotonic clock; the schedule is the
 //! same absolute one as the datagram prober (a transaction that overruns its slot delays only
-//! itself), `--flood` runs them back to back. A refused or timed-out connect is a lost probe;
-//! a broken tcp-rr connection ends the run with the statistics so far.
+//! itself), `--flood` runs them back to back. A refused or timed-out connect is a lost probe
+//! (a refused one is counted as refused too: nothing listens); a broken tcp-rr connection ends
+//! the run with the statistics so far.
 //!
 //! With a key (`--psk-file`) tcp-rr answers the server's challenge before the first
 //! transaction (`sonde_proto::probe_tag`); a keyed server refuses a client without one.
@@ -277,7 +278,16 @@ impl TcpProbes<'_> {
                 r.transact(seq)?;
                 true
             }
-            None => connect(self.peer, self.cfg.timeout).is_ok(),
+            None => match connect(self.peer, self.cfg.timeout) {
+                Ok(_) => true,
+                Err(e) => {
+                    // A refusal is nothing listening, told apart from a path that lost the SYN.
+                    if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                        st.tracker.on_refused();
+                    }
+                    false
+                }
+            },
         };
         if ok {
             let rtt = t0.elapsed().as_nanos() as u64;

@@ -150,10 +150,7 @@ impl Run<'_> {
         } = open_control(self.ccfg, self.interrupt)?;
         let result = self.connected(&mut conn, &mut session, server);
         if let Err(e) = &result {
-            if !matches!(
-                e,
-                RunError::PeerClosed | RunError::PeerAborted(_) | RunError::ServerRefused { .. }
-            ) {
+            if !e.peer_ended() {
                 session.abort(&e.to_string());
                 let _ = flush(&mut conn, &mut session);
             }

@@ -2,8 +2,9 @@
 //!
 //! Latency samples are skewed and heavy-tailed, so their medians are compared with the
 //! Mann-Whitney U test (normal approximation with tie correction), which assumes no
-//! distribution. Throughput per interval is closer to normal; Welch's t-test compares the means
-//! without assuming equal variances. Both give a two-sided p-value; "significant" means
+//! distribution. BTC sessions are compared with Welch's t-test (means, no equal variances
+//! assumed); the short throughput run alternates the families in rounds and compares them pair
+//! by pair ([`paired_ratio_p`]). Each gives a two-sided p-value; "significant" means
 //! p < [`ALPHA`] and a relative difference of at least [`MIN_RELATIVE`] (a statistically
 //! certain 0.3 % is of no interest to an operator).
 
@@ -106,6 +107,37 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let t = (ma - mb).abs() / se;
     let df = (qa + qb).powi(2) / (qa * qa / (a.len() - 1) as f64 + qb * qb / (b.len() - 1) as f64);
     Some(student_t_two_sided(t, df))
+}
+
+/// Two-sided paired t-test p-value of the ratio of `a` to `b`, pair `i` being `(a[i], b[i])`
+/// measured side by side in time (round `i` of an interleaved run): Student's t with n - 1
+/// degrees of freedom on the log ratios `ln(a[i] / b[i])`, against 0.
+///
+/// A rate drifts with whatever else the hosts and the path carry, and by a factor more than by
+/// an amount; a drift that both sides of a pair share cancels in their ratio. Samples taken
+/// one family after the other (the intervals of one upload, then the other's) would be no
+/// replicates: every interval of a run shares that run's conditions, so their spread
+/// understates the run-to-run spread and the test grows confident of a difference that is the
+/// moment's. None with fewer than 2 pairs of positive values (extra values of the longer side
+/// are ignored).
+pub fn paired_ratio_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    let d: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0 && x.is_finite() && y.is_finite())
+        .map(|(x, y)| (x / y).ln())
+        .collect();
+    if d.len() < 2 {
+        return None;
+    }
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    let se = (var / n).sqrt();
+    if se == 0.0 {
+        return Some(if mean == 0.0 { 1.0 } else { 0.0 });
+    }
+    Some(student_t_two_sided(mean.abs() / se, n - 1.0))
 }
 
 /// P(|T| >= t) for Student's t with `df` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2).
@@ -277,6 +309,26 @@ mod tests {
         // Two values a side, well apart: a real but not astronomically small p.
         let p = welch_p(&[94.0, 95.5], &[18.7, 18.9]).unwrap();
         assert!(p > 1e-6 && p < 0.01, "{p}");
+    }
+
+    #[test]
+    fn paired_ratio_test_known_point() {
+        // ln ratios 0.1, 0.2, 0.3: mean 0.2, sd 0.1, t = 3.464 at df 2, two-sided p = 0.0742.
+        let b = [1.0, 2.0, 3.0];
+        let a: Vec<f64> = b
+            .iter()
+            .zip([0.1f64, 0.2, 0.3])
+            .map(|(x, d)| x * d.exp())
+            .collect();
+        let p = paired_ratio_p(&a, &b).unwrap();
+        assert!((p - 0.0742).abs() < 5e-4, "{p}");
+        // A shared drift cancels: the same 2:1 ratio at any level is certain.
+        assert_eq!(
+            paired_ratio_p(&[2.0, 20.0, 200.0], &[1.0, 10.0, 100.0]),
+            Some(0.0)
+        );
+        assert_eq!(paired_ratio_p(&[2.0], &[1.0]), None);
+        assert_eq!(paired_ratio_p(&[2.0, 0.0], &[1.0, 1.0]), None);
     }
 
     #[test]

@@ -66,7 +66,9 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
             return exit::FAILED;
         }
     };
-    let result = run_compare(&cfg, interrupt);
+    let progress = crate::progress::Progress::start("compare-ip");
+    let result = run_compare(&cfg, interrupt, &mut |phase: &str| progress.phase(phase));
+    progress.finish();
     let mut w = output::LineOut::new(out);
     let written = if a.output.json {
         serde_json::to_writer_pretty(&mut w, &result)

@@ -148,11 +148,8 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         if let Some(e) = &s.error {
             crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
             code = exit::FAILED;
-        } else if s.loss.received == 0 && s.loss.refused > 0 {
-            crate::output::final_error(format_args!(
-                "sonde: no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
-                cfg.port
-            ));
+        } else if let Some(why) = latency::unanswered::refused(&cfg, s) {
+            crate::output::final_error(format_args!("sonde: no probe was answered: {why}"));
             code = exit::FAILED;
         } else if s.loss.received == 0 {
             let hint = match (cfg.mode, cfg.psk.is_some()) {

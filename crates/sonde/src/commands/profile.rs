@@ -76,13 +76,24 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         Err(e) => return usage(&e),
     };
     let (json, lines) = (a.json, a.json_stream);
+    let progress = crate::progress::Progress::start("profile run");
+    let p = &cfg.request.profile;
+    progress.phase(&format!(
+        "profile \"{}\": {} streams for {} s",
+        p.name,
+        p.streams.len(),
+        p.duration_s
+    ));
     let outcome = profile::run(&cfg, interrupt, &mut |note| {
-        if lines {
-            outln!("{}", profile_report::json_line("note", note.into()));
-        } else if !json {
-            outln!("{note}");
-        }
+        progress.suspend(|| {
+            if lines {
+                outln!("{}", profile_report::json_line("note", note.into()));
+            } else if !json {
+                outln!("{note}");
+            }
+        });
     });
+    progress.finish();
     let error = outcome.error.as_ref().map(|e| e.to_string());
     match (&outcome.report, lines, json) {
         (Some(r), true, _) => match profile_report::json_lines(r, error.as_deref()) {

@@ -589,3 +589,101 @@ fn shaped_paths_make_ipv4_better_and_the_policy_moves_to_it() {
     assert_eq!(text(&d, "policy.decisions.0.switched_to"), "IPv4");
     assert_eq!(at(&d, "end.hash_equal"), true);
 }
+
+/// `compare-ip 127.0.0.1` to the server: 20 probes, `--throughput-time SECS`; IPv6 does not
+/// resolve.
+fn to_ipv4_only(srv: &Server, secs: &str) -> Output {
+    let port = srv.port.to_string();
+    let args = [
+        "compare-ip",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-c",
+        "20",
+        "-i",
+        "2ms",
+    ];
+    run(
+        &[&args[..], &["--throughput-time", secs]].concat(),
+        DEADLINE,
+    )
+}
+
+/// A family that never resolved is "not resolved" in the verdict's lines, not "n = 0/0"; and
+/// each difference has one percentage: the comparisons in short are the verdict's measures.
+#[test]
+fn an_unresolved_family_is_not_resolved_and_a_difference_has_one_percentage() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = Server::start(&[]);
+    let out = to_ipv4_only(&srv, "0.6");
+    out.expect_code(1);
+    assert!(
+        out.stdout.contains("IPv6 not resolved"),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("n = 0/0"), "{}", out.describe());
+    if !ipv6_loopback_or_skip("compare-ip percentages") {
+        return;
+    }
+    let doc = compare(
+        &srv,
+        &["-c", "30", "-i", "2ms", "--throughput-time", "0.9", "-J"],
+    )
+    .json();
+    for (short, measure) in [("latency", "latency_median"), ("throughput", "throughput")] {
+        let m = arr(&doc, "verdict.per_measure")
+            .iter()
+            .find(|m| text(m, "measure") == measure)
+            .unwrap_or_else(|| panic!("no {measure} measure: {doc}"));
+        assert_eq!(
+            num(&doc, &format!("{short}.difference_percent")),
+            num(m, "margin_pct"),
+            "{doc}"
+        );
+        assert_eq!(at(&doc, &format!("{short}.p_value")), at(m, "p_value"));
+    }
+    // The uploads ran in alternating rounds, one sample a round and family.
+    let tp = arr(&doc, "verdict.per_measure")
+        .iter()
+        .find(|m| text(m, "measure") == "throughput")
+        .unwrap();
+    assert_eq!(
+        (uint(tp, "samples_ipv4"), text(tp, "test")),
+        (3, "paired-t")
+    );
+}
+
+/// A run says where it is on stderr (redirected here, so in plain lines), at most one line
+/// every two seconds, and keeps stdout for the results.
+#[test]
+fn compare_ip_prints_its_progress_to_a_redirected_stderr() {
+    let _turn = crate::turns::take(module_path!());
+    let srv = Server::start(&[]);
+    let out = to_ipv4_only(&srv, "0.9");
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("sonde compare-ip: "))
+        .collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|l| l.contains("latency: round 1 of 4, 5 probes a family")),
+        "{}",
+        out.describe()
+    );
+    let most = 1 + (out.elapsed.as_secs_f64() / 2.0) as usize;
+    assert!(
+        lines.len() <= most,
+        "{} lines: {}",
+        lines.len(),
+        out.describe()
+    );
+    assert!(
+        !out.stdout.contains("sonde compare-ip: "),
+        "{}",
+        out.describe()
+    );
+}

@@ -223,7 +223,7 @@ fn udp_without_server_reports_total_loss_and_fails() {
     // Loopback answers "port unreachable": the run says nothing listened, not that the
     // path lost the probes.
     assert!(
-        out.stderr.contains("nothing listens on UDP port"),
+        out.stderr.contains("nothing listens on UDP 127.0.0.1:"),
         "{}",
         out.describe()
     );
@@ -290,26 +290,6 @@ fn tcp_connect_to_a_plain_listener() {
         check_rtt(&doc, 30);
         assert_eq!(text(&doc, "start.mode"), "tcp_connect");
     }
-    // A closed port: every connect is refused, lost, and the run fails.
-    let port = common::free_port().to_string();
-    let out = run(
-        &s(&[
-            "latency",
-            "--tcp-connect",
-            &format!("127.0.0.1:{port}"),
-            "-c",
-            "3",
-            "-i",
-            "5ms",
-        ]),
-        DEADLINE,
-    );
-    out.expect_code(1);
-    assert!(
-        out.stdout.contains("3 sent, 0 answered"),
-        "{}",
-        out.describe()
-    );
 }
 
 #[test]
@@ -500,7 +480,10 @@ fn rrul_against_nothing_fails_with_the_error_in_json() {
     out.expect_code(1);
     let doc = out.json();
     let err = text(&doc, "error");
-    assert!(err.contains("no probe was answered"), "{err}");
+    assert!(
+        err.contains(&format!("nothing listens on UDP 127.0.0.1:{port}")),
+        "{err}"
+    );
     assert!(out.stderr.contains("error"), "{}", out.describe());
 }
 

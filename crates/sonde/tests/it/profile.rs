@@ -221,3 +221,39 @@ fn json_stream_gives_one_record_per_line() {
     assert!(end["data"]["error"].is_null(), "{end}");
     assert!(num(end, "data.ran_s") >= 1.0, "{end}");
 }
+
+/// `profile run` says where it is on stderr (redirected here, so in plain lines): the profile
+/// at the start, then a line at least every ten seconds; stdout keeps the results alone.
+#[test]
+fn a_profile_run_prints_its_progress_to_a_redirected_stderr() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let out = run(
+        &profile_args(&server, &["monitoring", "-t", "11", "-J"]),
+        DEADLINE,
+    );
+    out.expect_code(0);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("sonde profile run: "))
+        .collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|l| l.contains("profile \"monitoring\"")),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        lines.len() >= 2,
+        "no line after ten seconds: {}",
+        out.describe()
+    );
+    assert!(
+        lines.len() <= 1 + (out.elapsed.as_secs() / 2) as usize,
+        "{}",
+        out.describe()
+    );
+    let _doc: Value = serde_json::from_str(&out.stdout).unwrap();
+}

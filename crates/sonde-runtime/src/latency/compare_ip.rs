@@ -1,0 +1,356 @@
+//! `sonde compare-ip`: the same probes, uploads and, when asked, the scenario modes over each
+//! family, judged with the tests of `sonde_stats::latency::compare`, and the verdict.
+//!
+//! Each latency figure and percentage comes from one place, the measure of the verdict, so a
+//! difference is told once: the `latency` and `throughput` comparisons of the document are
+//! the verdict's measures in short. The uploads alternate the families in rounds
+//! ([`super::uploads`]). `progress` hears of each phase as it starts, for the command's
+//! progress lines on stderr.
+
+use super::load::keyed;
+use super::probe_rounds::{round_count, run_probe_rounds};
+use super::unanswered::{unanswered, NO_ANSWER};
+use super::uploads::{run_uploads, UploadRounds, UploadTarget};
+use super::LatencyConfig;
+use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
+use crate::os::host::software;
+use crate::os::resolve::{resolve, Family};
+use sonde_stats::dual_stack::{self, SizeRow};
+use sonde_stats::latency::compare::Comparison;
+use sonde_stats::latency::histogram::DelayAccumulator;
+use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult};
+use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings of `sonde compare-ip`.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// Probe settings; `family` is overridden per run.
+    pub probe: LatencyConfig,
+    /// Use this IPv4 / IPv6 address instead of resolving the host.
+    pub ipv4: Option<IpAddr>,
+    pub ipv6: Option<IpAddr>,
+    /// Seconds of TCP upload per family (0 skips it).
+    pub throughput_secs: f64,
+    pub connect_timeout: Duration,
+    /// Latency over a cycle of probe sizes instead of the single-size probe run.
+    pub sizes: Option<SizesPlan>,
+    /// BTC sessions per family.
+    pub btc: Option<BtcPlan>,
+    /// Path capacity per family.
+    pub capacity: bool,
+}
+
+fn family_addr(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Result<IpAddr, String> {
+    let given = if v6 { cfg.ipv6 } else { cfg.ipv4 };
+    if let Some(a) = given {
+        return Ok(a);
+    }
+    let fam = if v6 { Family::V6 } else { Family::V4 };
+    resolve(&cfg.probe.host, cfg.probe.port, fam, interrupt)
+        .map_err(|e| e.to_string())
+        .and_then(|v| {
+            v.first()
+                .map(SocketAddr::ip)
+                .ok_or_else(|| "no address".into())
+        })
+}
+
+/// A family's result with its address (or why it has none); the figures come later.
+fn family_result(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> FamilyResult {
+    let mut r = FamilyResult {
+        family: family_name(v6).into(),
+        address: None,
+        rtt: None,
+        loss_percent: None,
+        throughput_bps: None,
+        error: None,
+    };
+    match family_addr(cfg, v6, interrupt) {
+        Ok(a) => r.address = Some(a.to_string()),
+        Err(e) => r.error = Some(e),
+    }
+    r
+}
+
+/// The families' latency from the probe rounds (see [`super::probe_rounds`]); each family's
+/// RTT samples.
+fn probe_families(
+    cfg: &CompareConfig,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> [Vec<f64>; 2] {
+    let mut probe = cfg.probe.clone();
+    probe.family = Family::Any;
+    probe.report_interval = None;
+    let addrs = fams
+        .each_ref()
+        .map(|f| f.address.as_deref().and_then(|a| a.parse().ok()));
+    let n = probe.count.unwrap_or(0);
+    let every = probe.interval;
+    let mut said = |round: u64, of: u64| {
+        let each = round_count(n, of, round - 1);
+        progress(&format!(
+            "latency: round {round} of {of}, {each} probes a family, one every {every:?}"
+        ));
+    };
+    let got = run_probe_rounds(&probe, addrs, interrupt, &mut said);
+    let mut samples = [Vec::new(), Vec::new()];
+    for ((f, p), s) in fams.into_iter().zip(got).zip(samples.iter_mut()) {
+        if f.address.is_none() {
+            continue;
+        }
+        if p.sent > 0 {
+            f.loss_percent = Some((p.sent - p.received.min(p.sent)) as f64 * 100.0 / p.sent as f64);
+        }
+        f.rtt = rtt_of(&p.samples_ms);
+        let mut probe = probe.clone();
+        probe.host = f.address.clone().unwrap_or_default();
+        let silent = p.last.as_ref().filter(|_| p.received == 0);
+        let why = silent.and_then(|s| unanswered(&probe, s));
+        f.error = p
+            .error
+            .into_iter()
+            .chain(why)
+            .reduce(|a, b| format!("{a}; {b}"));
+        *s = p.samples_ms;
+    }
+    samples
+}
+
+/// The RTT distribution of `samples_ms`; None when there are none.
+fn rtt_of(samples_ms: &[f64]) -> Option<DelayStats> {
+    let mut acc = DelayAccumulator::absolute();
+    for ms in samples_ms {
+        acc.record((ms * 1e6) as i64);
+    }
+    acc.stats(0, false)
+}
+
+/// Measures both families and compares them: the probe run (or the size cycle) of IPv4 and
+/// then IPv6, the uploads in alternating rounds, then BTC and capacity when asked; the verdict
+/// weighs them all. `progress` hears each phase as it starts.
+pub fn run_compare(
+    cfg: &CompareConfig,
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> CompareIpResult {
+    let (mut v4, mut v6) = (
+        family_result(cfg, false, interrupt),
+        family_result(cfg, true, interrupt),
+    );
+    // With sizes, the latency comes from the size cycle instead of the probe rounds.
+    let (sizes, rtts) = match &cfg.sizes {
+        None => (
+            Vec::new(),
+            probe_families(cfg, [&mut v4, &mut v6], interrupt, progress),
+        ),
+        Some(plan) => size_cycle(cfg, plan, [&mut v4, &mut v6], interrupt, progress),
+    };
+    let rounds = uploads(cfg, [&mut v4, &mut v6], interrupt, progress);
+    let port = cfg.probe.port;
+    let local = keyed(&cfg.probe);
+    let btc = cfg.btc.as_ref().map(|plan| {
+        progress(&format!(
+            "BTC: {} sessions a family, alternating, one every {:?}",
+            plan.sizes.len(),
+            plan.every
+        ));
+        let addrs = [addr(&v4), addr(&v6)];
+        run_btc(plan, addrs, port, cfg.connect_timeout, &local, interrupt)
+    });
+    let capacity = cfg.capacity.then(|| {
+        [false, true].map(|v6f| {
+            progress(&format!("path capacity: {}", family_name(v6f)));
+            let a = addr(if v6f { &v6 } else { &v4 });
+            run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
+        })
+    });
+    let mut measures = vec![latency_measure(&v4, &v6, &rtts)];
+    if let Some([r4, r6]) = rounds
+        .as_ref()
+        .filter(|[a, b]| !a.is_empty() || !b.is_empty())
+    {
+        measures.push(dual_stack::throughput_measure(r4, r6));
+    }
+    measures.extend(btc.as_ref().map(|[a, b]| dual_stack::btc_measure(a, b)));
+    measures.extend(
+        capacity
+            .as_ref()
+            .map(|[a, b]| dual_stack::capacity_measure(a, b)),
+    );
+    for f in [&v4, &v6] {
+        if f.address.is_none() {
+            not_resolved(&mut measures, &f.family);
+        }
+    }
+    let short = |m: Measure| {
+        measures
+            .iter()
+            .find(|v| v.measure == m)
+            .and_then(Comparison::of)
+    };
+    let (latency, throughput) = (short(Measure::LatencyMedian), short(Measure::Throughput));
+    let verdict = verdict(&v4, &v6, measures);
+    CompareIpResult {
+        version: software(),
+        target: cfg.probe.host.clone(),
+        ipv4: v4,
+        ipv6: v6,
+        latency,
+        throughput,
+        every_secs: cfg.sizes.as_ref().map(|p| p.every.as_secs_f64()),
+        sizes,
+        btc,
+        capacity,
+        verdict,
+        partial: interrupt.load(Ordering::Relaxed),
+    }
+}
+
+/// A family's address, or why it has none.
+fn addr(f: &FamilyResult) -> Result<IpAddr, String> {
+    f.address
+        .as_deref()
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| f.error.clone().unwrap_or_else(|| "no address".into()))
+}
+
+/// The latency of the size cycle (see `crate::dual_stack::run_sizes`): its rows, each
+/// family's pooled figures into its result, and each family's RTT samples.
+fn size_cycle(
+    cfg: &CompareConfig,
+    plan: &SizesPlan,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
+    progress(&format!(
+        "latency per size: {} sizes, {} probes each a family, one every {:?}",
+        plan.sizes.len(),
+        plan.count,
+        plan.every
+    ));
+    let addrs = fams.each_ref().map(|f| addr(f).ok());
+    let (rows, samples) = run_sizes(plan, &cfg.probe, addrs, interrupt);
+    for (f, s) in fams.into_iter().zip(&samples) {
+        pool_sizes(f, &rows, s);
+    }
+    (rows, samples)
+}
+
+/// The median latency measure: the families' own medians, Mann-Whitney over the samples.
+fn latency_measure(v4: &FamilyResult, v6: &FamilyResult, rtts: &[Vec<f64>; 2]) -> MeasureVerdict {
+    let medians = v4.rtt.zip(v6.rtt).map(|(a, b)| (a.median_ms, b.median_ms));
+    dual_stack::latency_measure(&rtts[0], &rtts[1], medians)
+}
+
+fn family_name(v6: bool) -> &'static str {
+    if v6 {
+        "IPv6"
+    } else {
+        "IPv4"
+    }
+}
+
+/// The uploads of the families whose latency run went well, in rounds; each family's mean
+/// goodput and error go into its result. The goodput of each round a family, when uploads
+/// were asked.
+fn uploads(
+    cfg: &CompareConfig,
+    fams: [&mut FamilyResult; 2],
+    interrupt: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> Option<[Vec<f64>; 2]> {
+    if cfg.throughput_secs <= 0.0 || interrupt.load(Ordering::Relaxed) {
+        return None;
+    }
+    let plan = UploadRounds::of(cfg.throughput_secs);
+    let addrs = fams.each_ref().map(|f| {
+        f.error
+            .is_none()
+            .then(|| f.address.as_deref().and_then(|a| a.parse().ok()))
+            .flatten()
+    });
+    if addrs.iter().all(Option::is_none) {
+        return None;
+    }
+    let local = keyed(&cfg.probe);
+    let to = UploadTarget {
+        port: cfg.probe.port,
+        connect_timeout: cfg.connect_timeout,
+        local: &local,
+    };
+    let each = plan.each.as_secs_f64();
+    let mut said = |round: u64, of: u64| {
+        progress(&format!(
+            "TCP uploads: round {round} of {of}, {each:.1} s a family"
+        ));
+    };
+    let got = run_uploads(plan, addrs, &to, interrupt, &mut said);
+    let mut rounds = [Vec::new(), Vec::new()];
+    for ((f, up), r) in fams.into_iter().zip(got).zip(rounds.iter_mut()) {
+        f.throughput_bps = up.mean_bps();
+        if let Some(e) = &up.error {
+            f.error = Some(
+                f.error
+                    .take()
+                    .map_or(e.clone(), |old| format!("{old}; {e}")),
+            );
+        }
+        *r = up.rounds_bps;
+    }
+    Some(rounds)
+}
+
+/// Marks the measures of a run where `family` did not resolve: "IPv6 not resolved", not
+/// "n = 0/0".
+fn not_resolved(measures: &mut [MeasureVerdict], family: &str) {
+    for m in measures.iter_mut() {
+        m.note = Some(format!("{family} not resolved"));
+    }
+}
+
+/// A family's latency over all sizes (RTT distribution and loss), from its size rows and
+/// samples; an error when nothing was answered.
+fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
+    let mine: Vec<&SizeRow> = rows.iter().filter(|r| r.family == f.family).collect();
+    let (sent, lost) = mine
+        .iter()
+        .fold((0, 0), |(s, l), r| (s + r.sent, l + r.lost));
+    if sent > 0 {
+        f.loss_percent = Some(lost as f64 * 100.0 / sent as f64);
+    }
+    f.rtt = rtt_of(samples);
+    let errors: Vec<String> = mine
+        .iter()
+        .filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| format!("{} B: {e}", r.payload_bytes))
+        })
+        .collect();
+    if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
+        let mut e = vec![NO_ANSWER.to_string()];
+        e.extend(errors);
+        f.error = Some(e.join("; "));
+    }
+}
+
+/// The verdict of the measures, unless a family failed outright.
+fn verdict(v4: &FamilyResult, v6: &FamilyResult, measures: Vec<MeasureVerdict>) -> Verdict {
+    match (&v4.error, &v6.error) {
+        (Some(e), None) => {
+            Verdict::undecided(format!("IPv4 failed ({e}); only IPv6 works"), measures)
+        }
+        (None, Some(e)) => {
+            Verdict::undecided(format!("IPv6 failed ({e}); only IPv4 works"), measures)
+        }
+        (Some(_), Some(_)) => Verdict::undecided("both IPv4 and IPv6 failed".into(), measures),
+        (None, None) => Verdict::decide(measures),
+    }
+}

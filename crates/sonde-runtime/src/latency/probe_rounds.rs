@@ -1,0 +1,111 @@
+//! The latency probes of `sonde compare-ip`, in interleaved rounds.
+//!
+//! All of IPv4's probes and then all of IPv6's would put any change of the hosts' or the
+//! path's load on one family only: probes of one run share its conditions, so a busy moment
+//! made a family's median "significantly" worse. The probes go out in [`ROUNDS`] rounds
+//! instead, IPv4 first in even rounds and IPv6 first in odd ones (ABBA), and each family's
+//! rounds are pooled: both families are sampled over the same span of time.
+
+use super::load::probe_quietly;
+use super::LatencyConfig;
+use sonde_stats::latency::model::LatencySummary;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Rounds the probes are split into (fewer when there are fewer probes).
+pub const ROUNDS: u64 = 4;
+
+/// One family's probes over the rounds.
+#[derive(Debug, Default)]
+pub struct FamilyProbes {
+    /// The RTT samples of every round, ms (each round's bounded uniform sample).
+    pub samples_ms: Vec<f64>,
+    pub sent: u64,
+    pub received: u64,
+    /// The last round's summary (for why nothing was answered).
+    pub last: Option<LatencySummary>,
+    /// What ended the family's rounds.
+    pub error: Option<String>,
+}
+
+/// The probes of round `round` of `rounds` when `count` are split as evenly as can be.
+pub fn round_count(count: u64, rounds: u64, round: u64) -> u64 {
+    count / rounds + u64::from(round < count % rounds)
+}
+
+/// Probes `addrs` (IPv4's, IPv6's; None: not measured) with `probe`'s settings, its count
+/// split into rounds; `progress` hears each round as it starts. An error ends that family's
+/// rounds; Ctrl-C ends all.
+pub fn run_probe_rounds(
+    probe: &LatencyConfig,
+    addrs: [Option<IpAddr>; 2],
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> [FamilyProbes; 2] {
+    let count = probe.count.unwrap_or(0);
+    let rounds = ROUNDS.min(count).max(1);
+    let mut fams: [FamilyProbes; 2] = Default::default();
+    in_turns(rounds, interrupt, progress, |round, fi| {
+        let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
+            return;
+        };
+        if fam.error.is_none() {
+            let mut p = probe.clone();
+            p.host = addr.to_string();
+            p.count = Some(round_count(count, rounds, round));
+            add_round(fam, probe_quietly(&p, interrupt));
+        }
+    });
+    fams
+}
+
+/// Runs `rounds` rounds of `visit(round, family)` over both families (0 IPv4, 1 IPv6), IPv4
+/// first in even rounds and IPv6 first in odd ones; `progress` hears each round (1-based) as
+/// it starts. Ctrl-C ends them.
+pub(super) fn in_turns(
+    rounds: u64,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+    mut visit: impl FnMut(u64, usize),
+) {
+    for round in 0..rounds {
+        progress(round + 1, rounds);
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for fi in order {
+            if interrupt.load(Ordering::Relaxed) {
+                return;
+            }
+            visit(round, fi);
+        }
+    }
+}
+
+fn add_round(fam: &mut FamilyProbes, out: super::LatencyOutcome) {
+    fam.samples_ms.extend(out.rtt_sample_ms);
+    if let Some(s) = &out.summary {
+        fam.sent += s.loss.sent;
+        fam.received += s.loss.received;
+    }
+    fam.error = out
+        .error
+        .map(|e| e.to_string())
+        .or_else(|| out.summary.as_ref().and_then(|s| s.error.clone()));
+    fam.last = out.summary;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_is_split_evenly_over_the_rounds() {
+        let split = |count| {
+            (0..ROUNDS)
+                .map(|r| round_count(count, ROUNDS, r))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(split(100), [25, 25, 25, 25]);
+        assert_eq!(split(10), [3, 3, 2, 2]);
+        assert_eq!((0..3).map(|r| round_count(3, 3, r)).sum::<u64>(), 3);
+    }
+}

@@ -1,0 +1,183 @@
+//! Peers that are not sonde, on loopback: a real `iperf3 -s`, a real iperf 2 (`iperf -s`,
+//! `iperf -c`) and an echo service. sonde's clients (`capacity`, `profile`, `btc`) say which
+//! peer answered and what to use instead, rather than "control frame length 150994944 is
+//! outside 1..=262144"; `sonde server` says an iperf 2 client connected, rather than a JSON
+//! length read out of iperf 2's header.
+//!
+//! iperf3 and iperf 2 must be installed; a test that lacks one says why and passes, unless
+//! `SONDE_REQUIRE_ALL=1` (CI), where it fails.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
+use crate::common::{self, require_all, run, Output, Proc, Server};
+use crate::peers::{self, Iperf3};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The sonde clients that speak sonde's control protocol: each one's subcommand words.
+const CLIENTS: [&[&str]; 3] = [&["capacity"], &["profile", "run"], &["btc"]];
+
+/// `sonde CMD... 127.0.0.1 -p PORT` for a client of [`CLIENTS`].
+fn client_to(cmd: &[&str], port: u16) -> Output {
+    let port = port.to_string();
+    let args: Vec<&str> = cmd
+        .iter()
+        .copied()
+        .chain(["127.0.0.1", "-p", &port])
+        .collect();
+    run(&args, DEADLINE)
+}
+
+/// The client failed, naming the peer with `said`, and no frame-length jargon.
+#[track_caller]
+fn names_the_peer(out: &Output, said: &str) {
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains(said),
+        "want {said:?}: {}",
+        out.describe()
+    );
+    assert!(
+        !out.stderr.contains("control frame length"),
+        "{}",
+        out.describe()
+    );
+}
+
+/// iperf 2 on `PATH` when it runs (`iperf -v` names version 2); else fails under
+/// `SONDE_REQUIRE_ALL=1` or says why the test skips.
+fn iperf2() -> Option<Iperf3> {
+    let out = Command::new("iperf").arg("-v").output();
+    let runs = out.is_ok_and(|o| {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        text.contains("iperf version 2")
+    });
+    if !runs {
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but iperf 2 (`iperf`) does not run"
+        );
+        eprintln!("skipping: iperf 2 (`iperf`) does not run: install the iperf package");
+        return None;
+    }
+    Some(Iperf3 {
+        label: "iperf 2",
+        path: PathBuf::from("iperf"),
+    })
+}
+
+#[test]
+fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf3) = peers::debian() else {
+        return;
+    };
+    for cmd in CLIENTS {
+        let (port, server) = iperf3.serve_with(&["-1"], Duration::from_secs(15));
+        let out = client_to(cmd, port);
+        names_the_peer(&out, &format!("127.0.0.1:{port} is an iperf3 server"));
+        // The advice fits every command: what tests an iperf3 server, not a flag of this one.
+        assert!(
+            out.stderr.contains("`sonde client --iperf3`"),
+            "{}",
+            out.describe()
+        );
+        drop(server);
+    }
+}
+
+/// `iperf -s -p PORT` on a free port, listening (killed when the `Proc` drops).
+fn serve_iperf2(iperf2: &Iperf3) -> (u16, Proc) {
+    let port = common::free_port();
+    let path = iperf2.path.to_string_lossy();
+    let proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
+    let t0 = Instant::now();
+    while !proc.stdout_so_far().contains("Server listening") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "iperf -s did not listen on {port}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    (port, proc)
+}
+
+#[test]
+fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf2) = iperf2() else {
+        return;
+    };
+    let (port, _server) = serve_iperf2(&iperf2);
+    for cmd in CLIENTS {
+        let out = client_to(cmd, port);
+        names_the_peer(&out, "closed the connection without a word");
+        assert!(out.stderr.contains("iperf 2"), "{}", out.describe());
+    }
+}
+
+/// A loopback TCP echo service (RFC 862) for the test's length; its port.
+fn echo_service() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for conn in l.incoming().flatten() {
+            thread::spawn(move || {
+                let mut c = conn;
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = c.read(&mut buf) {
+                    if c.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn sonde_clients_to_an_echo_service_say_it_echoes() {
+    let _turn = crate::turns::take(module_path!());
+    let port = echo_service();
+    for cmd in CLIENTS {
+        let out = client_to(cmd, port);
+        names_the_peer(&out, &format!("127.0.0.1:{port} is an echo service"));
+    }
+}
+
+#[test]
+fn a_sonde_server_shown_an_iperf2_client_logs_that_it_is_iperf2() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf2) = iperf2() else {
+        return;
+    };
+    let srv = Server::start(&[]);
+    let args: Vec<String> = ["-c", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    iperf2.run(&args, Duration::from_secs(10));
+    let t0 = Instant::now();
+    while !srv.output_so_far().contains("an iperf 2 client connected") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "no iperf 2 line in the log: {}",
+            srv.output_so_far()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let log = srv.output_so_far();
+    assert!(!log.contains("JSON message of"), "{log}");
+    assert!(log.contains("`iperf -s`"), "{log}");
+}
