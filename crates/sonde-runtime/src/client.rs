@@ -626,10 +626,8 @@ impl ClientRun<'_> {
             .start_info
             .map(|(t0, c0)| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64()))
             .unwrap_or_default();
-        let reason = match e {
-            RunError::Interrupted => format!("{e}; partial result"),
-            other => other.to_string(),
-        };
+        // The summary says it is partial; the reason is only the reason.
+        let reason = e.to_string();
         // Without the server's results, what it reported live is its receive side so far.
         let from_live = self.peer_results.is_none() && !self.peer_live.is_empty();
         let live = from_live.then(|| Results {

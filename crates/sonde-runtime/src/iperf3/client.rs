@@ -470,10 +470,8 @@ impl Run<'_> {
         let mut engine = self.engine.take()?;
         let (t0, c0) = self.cpu0;
         let cpu_fn = |_: CpuTimes| cpu_usage(c0, cpu::process_times(), t0.elapsed().as_secs_f64());
-        let reason = match e {
-            RunError::Interrupted => format!("{e}; partial result"),
-            other => other.to_string(),
-        };
+        // The summary says it is partial; the reason is only the reason.
+        let reason = e.to_string();
         let summary = finish(
             &mut engine,
             &self.cfg.params,

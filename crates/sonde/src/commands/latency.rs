@@ -136,44 +136,73 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     let outcome = latency::run(&cfg, interrupt, &mut emit);
-    let mut code = exit::OK;
     if let Some(e) = &outcome.error {
         if !crate::output::errors_only_on_stderr(&a.output) {
             emit(LatencyEvent::Error(e.to_string()));
         }
-        crate::output::final_error(format_args!("sonde: error - {e}"));
-        code = exit::FAILED;
     }
-    if let Some(s) = &outcome.summary {
-        if let Some(e) = &s.error {
-            crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
-            code = exit::FAILED;
-        } else if s.loss.received == 0 && s.loss.refused > 0 {
-            crate::output::final_error(format_args!(
-                "sonde: no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
-                cfg.port
-            ));
-            code = exit::FAILED;
-        } else if s.loss.received == 0 {
-            let hint = match (cfg.mode, cfg.psk.is_some()) {
-                (LatencyMode::Udp, false) => {
-                    " (is `sonde server` running there, and is UDP port open? A server started \
-                     with --psk-file answers only probes tagged with its key: give --psk-file)"
-                }
-                (LatencyMode::Udp, true) => {
-                    " (is `sonde server` running there, and is UDP port open? A server with \
-                     another --psk-file key drops the probes silently)"
-                }
-                _ => "",
-            };
-            crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
-            code = exit::FAILED;
+    {
+        let _whole = crate::signals::writing();
+        if let Err(e) = sink.finish() {
+            crate::output::write_failed(&e);
         }
     }
-    if let Err(e) = sink.finish() {
-        crate::output::write_failed(&e);
+    // After the result, so that "above" is true.
+    let where_ = if a.output.json || a.output.json_stream {
+        "in the document"
+    } else {
+        "above"
+    };
+    let stopped = interrupt
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .then(crate::signals::stopped_by)
+        .flatten();
+    verdict(&cfg, &outcome, where_, stopped)
+}
+
+/// Says on standard error why the run failed, once; the exit code.
+fn verdict(
+    cfg: &LatencyConfig,
+    outcome: &latency::LatencyOutcome,
+    where_: &str,
+    stopped: Option<&str>,
+) -> i32 {
+    if let Some(e) = &outcome.error {
+        let interrupted = matches!(e, latency::LatencyError::Interrupted);
+        crate::output::run_error(e, interrupted);
+        return exit::FAILED;
     }
-    code
+    let Some(s) = &outcome.summary else {
+        return exit::OK;
+    };
+    if let (Some(_), Some(sig)) = (&s.error, stopped) {
+        crate::output::final_error(format_args!(
+            "sonde: interrupted by {sig}; statistics so far are {where_}"
+        ));
+    } else if let Some(e) = &s.error {
+        crate::output::final_error(format_args!("sonde: {e}; statistics so far are {where_}"));
+    } else if s.loss.received == 0 && s.loss.refused > 0 {
+        crate::output::final_error(format_args!(
+            "sonde: no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
+            cfg.port
+        ));
+    } else if s.loss.received == 0 {
+        let hint = match (cfg.mode, cfg.psk.is_some()) {
+            (LatencyMode::Udp, false) => {
+                " (is `sonde server` running there, and is UDP port open? A server started \
+                 with --psk-file answers only probes tagged with its key: give --psk-file)"
+            }
+            (LatencyMode::Udp, true) => {
+                " (is `sonde server` running there, and is UDP port open? A server with \
+                 another --psk-file key drops the probes silently)"
+            }
+            _ => "",
+        };
+        crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
+    } else {
+        return exit::OK;
+    }
+    exit::FAILED
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ mod serial;
 mod server_abuse;
 mod server_documents;
 mod server_options;
+mod signals;
 mod source_limits;
 mod stress;
 mod stress_lab;
