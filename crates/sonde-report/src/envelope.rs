@@ -21,7 +21,7 @@
 //! assert_eq!(doc["error"], "refused");
 //! ```
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// A document's kind, `partial` and `error`, to stamp on its top level.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,9 +70,20 @@ impl Envelope {
     /// Writes the fields into `doc` (an object; anything else is left alone), replacing what
     /// was there under those names.
     pub fn stamp(&self, doc: &mut Value) {
-        let Some(o) = doc.as_object_mut() else {
-            return;
-        };
+        if let Some(o) = doc.as_object_mut() {
+            self.stamp_map(o);
+        }
+    }
+
+    /// `doc` as a JSON value, stamped (a `doc` that is no object is left without).
+    pub fn wrap(&self, doc: &impl serde::Serialize) -> Value {
+        let mut v = serde_json::to_value(doc).unwrap_or_else(|_| json!({}));
+        self.stamp(&mut v);
+        v
+    }
+
+    /// [`Envelope::stamp`] on the document's map.
+    pub fn stamp_map(&self, o: &mut Map<String, Value>) {
         o.insert("kind".into(), json!(self.kind));
         o.insert("partial".into(), json!(self.partial));
         match (&self.error, self.iperf3) {

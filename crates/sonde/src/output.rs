@@ -2,6 +2,7 @@
 
 use crate::cli::OutputArgs;
 use anyhow::Context;
+use sonde_report::envelope::Envelope;
 use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
@@ -55,6 +56,20 @@ pub fn run_error(e: &dyn std::fmt::Display, interrupted: bool) {
             "sonde: interrupted by {sig}; the result so far is partial"
         )),
         None => final_error(format_args!("sonde: error - {e}")),
+    }
+}
+
+/// With `-J`, the document of a `kind` run that failed before it measured anything: the
+/// envelope alone, `error` set, so that a reader of standard output learns why.
+pub fn failed_document(o: &OutputArgs, kind: &'static str, error: &str) {
+    if o.json {
+        let doc = Envelope::new(kind)
+            .error(Some(error))
+            .wrap(&serde_json::json!({}));
+        line(format_args!(
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
     }
 }
 

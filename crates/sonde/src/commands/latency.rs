@@ -141,6 +141,15 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
             emit(LatencyEvent::Error(e.to_string()));
         }
     }
+    // A run that measured but failed (no answer) says why in its document too.
+    let unanswered = outcome
+        .summary
+        .as_ref()
+        .filter(|s| s.error.is_none())
+        .and_then(|s| unanswered(&cfg, s));
+    if let (Some(why), false) = (&unanswered, output::errors_only_on_stderr(&a.output)) {
+        emit(LatencyEvent::Error(why.clone()));
+    }
     {
         let _whole = crate::signals::writing();
         if let Err(e) = sink.finish() {
@@ -157,52 +166,55 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         .load(std::sync::atomic::Ordering::SeqCst)
         .then(crate::signals::stopped_by)
         .flatten();
-    verdict(&cfg, &outcome, where_, stopped)
-}
-
-/// Says on standard error why the run failed, once; the exit code.
-fn verdict(
-    cfg: &LatencyConfig,
-    outcome: &latency::LatencyOutcome,
-    where_: &str,
-    stopped: Option<&str>,
-) -> i32 {
     if let Some(e) = &outcome.error {
         let interrupted = matches!(e, latency::LatencyError::Interrupted);
         crate::output::run_error(e, interrupted);
         return exit::FAILED;
     }
-    let Some(s) = &outcome.summary else {
-        return exit::OK;
-    };
-    if let (Some(_), Some(sig)) = (&s.error, stopped) {
-        crate::output::final_error(format_args!(
+    match (
+        outcome.summary.as_ref().and_then(|s| s.error.as_ref()),
+        stopped,
+    ) {
+        (Some(_), Some(sig)) => crate::output::final_error(format_args!(
             "sonde: interrupted by {sig}; statistics so far are {where_}"
-        ));
-    } else if let Some(e) = &s.error {
-        crate::output::final_error(format_args!("sonde: {e}; statistics so far are {where_}"));
-    } else if s.loss.received == 0 && s.loss.refused > 0 {
-        crate::output::final_error(format_args!(
-            "sonde: no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
-            cfg.port
-        ));
-    } else if s.loss.received == 0 {
-        let hint = match (cfg.mode, cfg.psk.is_some()) {
-            (LatencyMode::Udp, false) => {
-                " (is `sonde server` running there, and is UDP port open? A server started \
-                 with --psk-file answers only probes tagged with its key: give --psk-file)"
-            }
-            (LatencyMode::Udp, true) => {
-                " (is `sonde server` running there, and is UDP port open? A server with \
-                 another --psk-file key drops the probes silently)"
-            }
-            _ => "",
-        };
-        crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
-    } else {
-        return exit::OK;
+        )),
+        (Some(e), None) => {
+            crate::output::final_error(format_args!("sonde: {e}; statistics so far are {where_}"))
+        }
+        (None, _) => match &unanswered {
+            Some(why) => crate::output::final_error(format_args!("sonde: {why}")),
+            None => return exit::OK,
+        },
     }
     exit::FAILED
+}
+
+/// Why a run that measured failed when no probe was answered (None: some were).
+fn unanswered(
+    cfg: &LatencyConfig,
+    s: &sonde_stats::latency::model::LatencySummary,
+) -> Option<String> {
+    if s.loss.received > 0 {
+        return None;
+    }
+    if s.loss.refused > 0 {
+        return Some(format!(
+            "no probe was answered: the host answered \"port unreachable\", nothing listens on UDP port {} there (is `sonde server` running?)",
+            cfg.port
+        ));
+    }
+    let hint = match (cfg.mode, cfg.psk.is_some()) {
+        (LatencyMode::Udp, false) => {
+            " (is `sonde server` running there, and is UDP port open? A server started \
+             with --psk-file answers only probes tagged with its key: give --psk-file)"
+        }
+        (LatencyMode::Udp, true) => {
+            " (is `sonde server` running there, and is UDP port open? A server with \
+             another --psk-file key drops the probes silently)"
+        }
+        _ => "",
+    };
+    Some(format!("no probe was answered{hint}"))
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ mod coded_lab;
 mod compare_ip;
 mod deploy_files;
 mod drills;
+mod envelope;
 mod interop_json_keys;
 mod intervals;
 mod iperf3_interop;
