@@ -34,6 +34,7 @@ mod compare_ip;
 mod deploy_files;
 mod drills;
 mod envelope;
+mod errors_once;
 mod interop_json_keys;
 mod intervals;
 mod iperf3_interop;
