@@ -406,9 +406,17 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
             "interrupted": o.interrupted,
         },
     });
+    // Every way the run can fail has its reason, as in the other commands' documents.
+    let error = o.error.clone().or_else(|| {
+        if o.interrupted {
+            Some("interrupted".into())
+        } else {
+            (!equal).then(|| "the stream's SHA-256 or length differs at the two ends".into())
+        }
+    });
     Envelope::new(KIND)
         .partial(o.interrupted)
-        .error(o.error.as_deref())
+        .error(error.as_deref())
         .stamp(&mut doc);
     doc
 }

@@ -203,7 +203,7 @@ fn an_interrupted_switch_test_exits_1_and_is_partial() {
             let d = out.json();
             assert_eq!(d["partial"], true, "{}", out.describe());
             assert_eq!(d["kind"], "switch-test", "{}", out.describe());
-            assert!(d["error"].is_null(), "{}", out.describe());
+            assert_eq!(d["error"], "interrupted", "{}", out.describe());
         } else {
             assert!(out.stdout.contains("interrupted"), "{}", out.describe());
         }
