@@ -299,29 +299,29 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         policy: chooser,
         error,
     };
+    report(a, &o)
+}
+
+/// Prints the run's table or document, says why it failed once on stderr; the exit code.
+fn report(a: &SwitchTestArgs, o: &Outcome) -> anyhow::Result<i32> {
     let equal = o.error.is_none()
         && o.sha.as_slice() == o.server_sha.as_slice()
         && o.bytes == o.server_bytes;
     {
         let _whole = crate::signals::writing();
         if a.json {
-            let doc = document(a, &o, equal);
+            let doc = document(a, o, equal);
             outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
-            print_table(&o, equal);
+            print_table(o, equal);
         }
     }
-    if let Some(e) = &o.error {
-        eprintln!("sonde: error - {e}");
-    } else if o.interrupted {
-        crate::output::run_error(&"interrupted", true);
-    }
     // Cut short by a signal, the transfer did not reach its end: that is not a pass.
-    Ok(if equal && !o.interrupted {
-        exit::OK
-    } else {
-        exit::FAILED
-    })
+    let Some(why) = failure(o, equal) else {
+        return Ok(exit::OK);
+    };
+    crate::output::run_error(&why, o.error.is_none() && o.interrupted);
+    Ok(exit::FAILED)
 }
 
 fn read_reply(c: &AnyConn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
@@ -406,19 +406,22 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
             "interrupted": o.interrupted,
         },
     });
-    // Every way the run can fail has its reason, as in the other commands' documents.
-    let error = o.error.clone().or_else(|| {
+    Envelope::new(KIND)
+        .partial(o.interrupted)
+        .error(failure(o, equal).as_deref())
+        .stamp(&mut doc);
+    doc
+}
+
+/// Why the run failed, whichever way (None: it passed), as every command's document says.
+fn failure(o: &Outcome, equal: bool) -> Option<String> {
+    o.error.clone().or_else(|| {
         if o.interrupted {
             Some("interrupted".into())
         } else {
             (!equal).then(|| "the stream's SHA-256 or length differs at the two ends".into())
         }
-    });
-    Envelope::new(KIND)
-        .partial(o.interrupted)
-        .error(error.as_deref())
-        .stamp(&mut doc);
-    doc
+    })
 }
 
 fn fmt_ms(v: &Value) -> String {
