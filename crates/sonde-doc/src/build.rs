@@ -222,7 +222,9 @@ fn tool_of(r: &ResultDoc) -> Option<String> {
         | ResultDoc::Stress(_)
         | ResultDoc::Sweep(_)
         | ResultDoc::Capacity(_)
-        | ResultDoc::CompareIp(_) => None,
+        | ResultDoc::CompareIp(_)
+        | ResultDoc::Rrul(_)
+        | ResultDoc::Btc(_) => None,
     }
 }
 

@@ -18,6 +18,8 @@ pub fn label(r: &ResultDoc) -> Option<String> {
             Some(t) => format!("compare-ip, {t}"),
             None => "compare-ip".into(),
         }),
+        ResultDoc::Rrul(r) => Some(r.label()),
+        ResultDoc::Btc(b) => Some(b.label()),
         ResultDoc::Throughput(_) | ResultDoc::Latency(_) | ResultDoc::Profile(_) => None,
     }
 }
@@ -43,6 +45,8 @@ pub fn outcome(r: &ResultDoc) -> (Option<f64>, Option<String>) {
         ),
         ResultDoc::Capacity(c) => (c.seconds, cut(c.partial, &c.error)),
         ResultDoc::CompareIp(c) => (None, cut(c.partial, &c.error)),
+        ResultDoc::Rrul(r) => (r.seconds(), cut(r.partial, &r.error)),
+        ResultDoc::Btc(b) => (b.seconds(), cut(b.partial, &b.error)),
         ResultDoc::Throughput(_) | ResultDoc::Latency(_) | ResultDoc::Profile(_) => (None, None),
     }
 }

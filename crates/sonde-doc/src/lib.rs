@@ -31,6 +31,7 @@
 //! # Ok::<(), sonde_doc::DocError>(())
 //! ```
 
+pub mod btc;
 pub mod build;
 pub mod capacity;
 mod capacity_report;
@@ -46,6 +47,7 @@ mod markdown;
 pub mod model;
 pub mod profile;
 pub mod result;
+pub mod rrul;
 pub mod sections;
 pub mod stages;
 pub mod stress;

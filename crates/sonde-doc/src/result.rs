@@ -449,6 +449,8 @@ pub enum ResultDoc {
     Capacity(Box<crate::capacity::CapacityRun>),
     #[serde(rename = "compare-ip")]
     CompareIp(Box<crate::compare_ip::CompareIpRun>),
+    Rrul(Box<crate::rrul::RrulRun>),
+    Btc(Box<crate::btc::BtcRun>),
 }
 
 /// Reads a document, or says why it is not one this report knows.
@@ -476,6 +478,12 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if crate::compare_ip::is_compare_ip(doc) {
         return Ok(ResultDoc::CompareIp(Box::new(crate::compare_ip::read(doc))));
     }
+    if crate::rrul::is_rrul(doc) {
+        return Ok(ResultDoc::Rrul(Box::new(crate::rrul::read(doc))));
+    }
+    if crate::btc::is_btc(doc) {
+        return Ok(ResultDoc::Btc(Box::new(crate::btc::read(doc))));
+    }
     // Before latency: a stress run's start also names a mode.
     if crate::stress::is_stress(doc) {
         return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc))));
@@ -492,7 +500,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     Err(
         "neither a throughput document (no start.test_start), a latency document \
          (no start.mode), a profile document (no profile and streams), a stress, sweep, \
-         capacity nor compare-ip document"
+         capacity, compare-ip, rrul nor btc document"
             .into(),
     )
 }

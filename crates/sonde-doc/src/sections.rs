@@ -33,6 +33,8 @@ pub fn for_test(t: &TestView) -> Vec<Section> {
         Some(ResultDoc::Capacity(c)) => crate::capacity_report::sections(c),
         Some(ResultDoc::CompareIp(c)) => crate::compare_ip::sections(c),
         Some(ResultDoc::Stress(s)) => crate::stress_tables::sections(s),
+        Some(ResultDoc::Rrul(r)) => crate::rrul::sections(r),
+        Some(ResultDoc::Btc(b)) => crate::btc::sections(b),
         _ => Vec::new(),
     }
 }

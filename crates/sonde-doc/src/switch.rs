@@ -75,9 +75,14 @@ pub fn throughput(doc: &Value) -> Throughput {
         .and_then(Value::as_bool);
     Throughput {
         throughput: received(server),
-        partial: end
-            .and_then(|e| e.get("interrupted"))
+        // The envelope's `partial` (older documents: `end.interrupted` only).
+        partial: doc
+            .get("partial")
             .and_then(Value::as_bool)
+            .or_else(|| {
+                end.and_then(|e| e.get("interrupted"))
+                    .and_then(Value::as_bool)
+            })
             .unwrap_or(end.is_none()),
         error: text(doc, &["error"]).or_else(|| {
             (equal == Some(false))

@@ -369,7 +369,9 @@ pub fn ends(t: &TestView) -> Table {
             ResultDoc::Stress(_)
             | ResultDoc::Sweep(_)
             | ResultDoc::Capacity(_)
-            | ResultDoc::CompareIp(_),
+            | ResultDoc::CompareIp(_)
+            | ResultDoc::Rrul(_)
+            | ResultDoc::Btc(_),
         )
         | None => {}
     }

@@ -1,6 +1,7 @@
 //! `sonde btc` output: a table row per session as it ends and the running statistics per
 //! family at the end, or one JSON document (`sessions`, `summary` per family, `error`).
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::btc::{BtcSession, BtcStats};
 use sonde_stats::units::{format_bitrate, format_bytes};
@@ -69,14 +70,14 @@ pub fn document(host: &str, sessions: &[BtcSession], error: Option<&str>) -> Val
             Some((f.to_owned(), json!(st)))
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "host": host,
         "layer": "TCP payload",
         "sessions": sessions,
         "summary": summary,
-        "partial": error.is_some(),
-        "error": error,
-    })
+    });
+    Envelope::new("btc").error(error).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

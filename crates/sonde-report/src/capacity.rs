@@ -2,6 +2,7 @@
 //! or one JSON document. Rates are printed in Mbit/s with two decimals, finer than iperf3's
 //! three significant digits: a ±3 % check needs them.
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::capacity::converge::EarlyStop;
 use sonde_stats::capacity::departure::DepartureCheck;
@@ -202,7 +203,7 @@ pub fn departure_lines(d: &DepartureCheck, trains: u32) -> Vec<String> {
 pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
     let l = &info.layers;
     let sustained = e.and_then(|e| e.sustained_bps);
-    json!({
+    let mut doc = json!({
         "host": info.host,
         "server": info.server,
         "family": info.family,
@@ -221,9 +222,9 @@ pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
         "sustained_shaper_bps": sustained.map(|s| l.frame_bps(s)),
         "estimate": e,
         "early_stop": info.early_stop,
-        "partial": info.error.is_some(),
-        "error": info.error,
-    })
+    });
+    Envelope::new("capacity").error(info.error).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

@@ -52,7 +52,9 @@
 //!   "peer_intervals": [interval objects as in `intervals`, from the other end's point of view:
 //!   on a client, the server's live per-interval figures, such as UDP loss and jitter of an
 //!   upload], "notes": [string], "errors": [string]}`;
-//! - `error` (as iperf3): every error joined with `"; "`, present only when there was one.
+//! - `error` (as iperf3): every error joined with `"; "`, present only when there was one;
+//! - `kind` (`"client"` or `"server"`) and `partial` (as `sonde.partial`): the envelope every
+//!   sonde `-J` document carries ([`crate::envelope`]).
 //!
 //! JSON lines ([`crate::JsonLinesReporter`]) use the events `start`, `interval`,
 //! `peer_interval` and `end` with the section objects above as `data`, plus `error` and `note`

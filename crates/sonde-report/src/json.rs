@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use serde_json::{json, Map, Value};
 use sonde_stats::model::{Direction, Event, Role, TestSummary};
 
+use crate::envelope::Envelope;
 use crate::iperf3_json;
 use crate::Sink;
 
@@ -117,9 +118,6 @@ impl<W: Write> JsonReporter<W> {
         {
             doc.insert("server_output_json".into(), v);
         }
-        if !errors.is_empty() {
-            doc.insert("error".into(), json!(errors.join("; ")));
-        }
         doc.insert(
             "sonde".into(),
             json!({
@@ -132,7 +130,17 @@ impl<W: Write> JsonReporter<W> {
                 "errors": errors,
             }),
         );
-        Value::Object(doc)
+        let kind = match self.ctx {
+            Some((Role::Server, _)) => "server",
+            _ => "client",
+        };
+        let error = (!errors.is_empty()).then(|| errors.join("; "));
+        let mut doc = Value::Object(doc);
+        Envelope::iperf3(kind)
+            .partial(partial)
+            .error(error.as_deref())
+            .stamp(&mut doc);
+        doc
     }
 
     /// Gives back the writer.

@@ -13,9 +13,10 @@
 //!   one-way delays are measured (`--clock-synced`). Kept for the first [`ROUND_TRIPS_MAX`]
 //!   probes; `round_trips_omitted` counts the probes past that (they are in the summary only,
 //!   and a note says so), so memory stays bounded in a long run at a high rate.
-//! - `notes`, and `error` when the run failed.
+//! - `notes`; and the envelope every sonde document has ([`crate::envelope`]): `kind`
+//!   (`"latency"`), `partial`, `error` (null, or why the run failed).
 //!
-//! `end` and `error` appear only when present; the field names are those of
+//! `end` appears only when present; the field names are those of
 //! `sonde_stats::latency::model`, serialised by serde, so the schema is the type. JSON lines
 //! are `{"event": "start"|"interval"|"end"|"note"|"error", "data": ...}`, the same tagging as
 //! the throughput stream, plus `"round_trip"` per answered probe when asked for (`-v`). A run
@@ -26,6 +27,8 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sonde_stats::latency::model::{LatencyEvent, ProbeSent, RoundTrip};
+
+use crate::envelope::Envelope;
 
 /// Per-probe records kept in one document (about 9 MB at most).
 pub const ROUND_TRIPS_MAX: usize = 100_000;
@@ -171,6 +174,18 @@ fn view<'a>(
         )));
     }
     rest.insert("notes".into(), Value::Array(notes));
+    let end = rest.get("end");
+    let error = rest
+        .get("error")
+        .or_else(|| end.and_then(|e| e.get("error")))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    // No summary, or one that says so: the run did not reach its end.
+    let partial = end.is_none_or(|e| e.get("partial").and_then(Value::as_bool) == Some(true));
+    Envelope::new("latency")
+        .partial(partial)
+        .error(error.as_deref())
+        .stamp_map(&mut rest);
     DocumentView {
         rest,
         round_trips: &rt.records,

@@ -35,6 +35,7 @@ pub use sonde_stats::model::Event;
 pub mod btc;
 pub mod capacity;
 pub mod dual_stack_table;
+pub mod envelope;
 pub mod iperf3_json;
 mod json;
 mod json_lines;

@@ -2,6 +2,7 @@
 //! were incomplete or late, and the JSON document of `sonde profile run -J` (the report
 //! itself, serialised; the schema is described on its types in `sonde_profile::result`).
 
+use crate::envelope::Envelope;
 use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult};
 use std::fmt::Write;
 
@@ -134,9 +135,11 @@ fn bursts(out: &mut String, s: &StreamResult) {
 /// A serialisation error (not expected for a report).
 pub fn json(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<String> {
     let mut doc = serde_json::to_value(r)?;
-    if let (Some(e), Some(o)) = (error, doc.as_object_mut()) {
-        o.insert("error".into(), e.into());
-    }
+    // `ended_early` stays (older readers); the envelope says it the common way.
+    Envelope::new("profile")
+        .partial(r.ended_early.is_some())
+        .error(error.or(r.ended_early.as_deref()))
+        .stamp(&mut doc);
     serde_json::to_string_pretty(&doc)
 }
 

@@ -6,6 +6,8 @@
 
 use serde_json::{json, Value};
 
+use crate::envelope::Envelope;
+
 /// One transfer (one block size).
 #[derive(Debug, Clone, Default)]
 pub struct SerialRow {
@@ -66,7 +68,7 @@ fn hash_word(r: &SerialRow) -> &'static str {
     }
 }
 
-/// The table: a header line, a row per block size, then any errors.
+/// The table: a header line, a row per block size.
 pub fn lines(run: &SerialRun<'_>) -> Vec<String> {
     let far = if run.far_end == "echo" {
         "an echoing device (--loopback)"
@@ -98,11 +100,8 @@ pub fn lines(run: &SerialRun<'_>) -> Vec<String> {
             hash_word(r),
         ));
     }
-    for r in run.rows {
-        if let Some(e) = &r.error {
-            out.push(format!("block {}: {e}", r.block));
-        }
-    }
+    // A failed transfer's error is said once, on standard error, by the command (the row
+    // says "failed"); the document carries it (`transfers[].error`, the envelope's `error`).
     out
 }
 
@@ -131,7 +130,7 @@ pub fn document(run: &SerialRun<'_>) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "device": run.device,
         "baud": run.baud,
         "far_end": run.far_end,
@@ -142,7 +141,13 @@ pub fn document(run: &SerialRun<'_>) -> Value {
         "timeout_ms": run.timeout_ms,
         "interrupted": run.interrupted,
         "transfers": rows,
-    })
+    });
+    let error = run.rows.iter().find_map(|r| r.error.as_deref());
+    Envelope::new("serial")
+        .partial(run.interrupted)
+        .error(error)
+        .stamp(&mut doc);
+    doc
 }
 
 /// The `--serve` side's line for one finished transfer.
@@ -205,8 +210,11 @@ mod tests {
         let l = lines(&run);
         assert!(l[2].contains("2000.0") && l[2].contains("250.0") && l[2].ends_with("ok"));
         assert!(l[3].contains("3/63") && l[3].ends_with("failed"));
-        assert_eq!(l[4], "block 16: block 4 was not acknowledged");
+        assert_eq!(l.len(), 4, "the error is the command's to say, once: {l:?}");
         let d = document(&run);
+        assert_eq!(d["kind"], "serial");
+        assert_eq!(d["partial"], true);
+        assert_eq!(d["error"], "block 4 was not acknowledged");
         assert_eq!(d["transfers"][0]["bytes_per_second"], 2000.0);
         assert_eq!(d["transfers"][1]["hash_ok"], Value::Null);
     }

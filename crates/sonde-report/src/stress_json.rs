@@ -7,6 +7,7 @@
 //! `fairness_received`, Jain's index or null). JSON lines are
 //! `{"event": "start"|"connect"|"interval"|"end"|"note"|"error", "data": ...}`.
 
+use crate::envelope::Envelope;
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
@@ -70,7 +71,14 @@ impl<W: Write> StressSink<StressEvent> for StressJsonReporter<W> {
             "notes".into(),
             Value::Array(std::mem::take(&mut self.notes)),
         );
-        doc.entry("error").or_insert(Value::Null);
+        let error = doc.get("error").and_then(Value::as_str).map(str::to_owned);
+        let partial = doc
+            .get("end")
+            .is_none_or(|e| e.get("partial").and_then(Value::as_bool) == Some(true));
+        Envelope::new("stress")
+            .partial(partial)
+            .error(error.as_deref())
+            .stamp_map(&mut doc);
         serde_json::to_writer_pretty(&mut self.out, &Value::Object(doc))?;
         self.out.write_all(b"\n")?;
         self.out.flush()

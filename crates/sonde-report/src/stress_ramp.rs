@@ -2,6 +2,7 @@
 //! each way, or one JSON document (`ramp`: the steps, `best_sent`, `best_received`). A UDP
 //! ramp (`-u`) counts flows, and its last column is the loss instead of the clean closes.
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::stress::model::Transport;
 use sonde_stats::stress::ramp::{best, RampStep};
@@ -88,7 +89,7 @@ pub fn document(
     error: Option<&str>,
 ) -> Value {
     let (up, down) = best(steps);
-    json!({
+    let mut doc = json!({
         "mode": mode,
         "transport": transport,
         "layer": match transport {
@@ -98,9 +99,9 @@ pub fn document(
         "ramp": steps,
         "best_sent": up,
         "best_received": down,
-        "partial": error.is_some(),
-        "error": error,
-    })
+    });
+    Envelope::new("stress").error(error).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! A server that does not report its CPU (an older sonde, iperf3) shows "not reported" in the
 //! table and `null` in JSON: never a number it did not measure.
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::units::format_bitrate;
@@ -43,12 +44,13 @@ pub fn row(s: &LoadStep) -> String {
 
 /// The `-J` document.
 pub fn document(host: &str, protocol: &str, steps: &[LoadStep], error: Option<&str>) -> Value {
-    json!({
+    let mut doc = json!({
         "host": host,
         "protocol": protocol,
         "steps": steps,
-        "error": error,
-    })
+    });
+    Envelope::new("stress").error(error).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

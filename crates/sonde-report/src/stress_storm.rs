@@ -1,6 +1,7 @@
 //! `sonde stress --storm` output: the accepted rate, the failures by kind and the connect
 //! times, as lines or inside one JSON document.
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::stress::storm::StormReport;
 
@@ -27,7 +28,9 @@ pub fn lines(r: &StormReport) -> Vec<String> {
 
 /// The storm as one document.
 pub fn document(mode: &str, host: &str, r: &StormReport) -> Value {
-    json!({ "mode": mode, "host": host, "storm": r })
+    let mut doc = json!({ "mode": mode, "host": host, "storm": r });
+    Envelope::new("stress").partial(r.partial).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! found (searches) or achieved against asked with the knee (rate lists); or one JSON document
 //! holding every step, for charts.
 
+use crate::envelope::Envelope;
 use serde_json::{json, Value};
 use sonde_stats::sweep::{follows, knee, Verdict};
 use sonde_stats::sweep_record::{per_second, SearchResult, StepRole, SweepDirection, SweepStep};
@@ -208,7 +209,7 @@ pub fn document(
     } else {
         Vec::new()
     };
-    json!({
+    let mut doc = json!({
         "sweep": {
             "host": s.host,
             "protocol": s.protocol,
@@ -225,9 +226,9 @@ pub fn document(
         "results": results,
         "knees": knees,
         "steps": steps,
-        "partial": error.is_some(),
-        "error": error,
-    })
+    });
+    Envelope::new("sweep").error(error).stamp(&mut doc);
+    doc
 }
 
 #[cfg(test)]

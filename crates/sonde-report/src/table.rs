@@ -477,12 +477,12 @@ impl<W: Write> TableReporter<W> {
         if let Some(c) = &s.receiver_congestion {
             writeln!(self.out, "rcv_tcp_congestion {c}")?;
         }
+        // One line: the reason is said again on standard error, by the command.
         if s.partial {
             match s.error.as_ref().or(self.last_error.as_ref()) {
-                Some(e) => writeln!(self.out, "Test ended early: {e}")?,
-                None => writeln!(self.out, "Test ended early")?,
+                Some(e) => writeln!(self.out, "Test ended early: {e} (partial result)")?,
+                None => writeln!(self.out, "Test ended early (partial result)")?,
             }
-            writeln!(self.out, "(partial result)")?;
         }
         Ok(())
     }
@@ -507,10 +507,12 @@ impl<W: Write> Sink for TableReporter<W> {
         if !self.finished && self.ctx.is_some() && !self.ended {
             writeln!(self.out, "{SEPARATOR}")?;
             match &self.last_error {
-                Some(e) => writeln!(self.out, "Test ended early: {e}")?,
-                None => writeln!(self.out, "Test ended early")?,
+                Some(e) => writeln!(
+                    self.out,
+                    "Test ended early: {e} (partial result, no summary)"
+                )?,
+                None => writeln!(self.out, "Test ended early (partial result, no summary)")?,
             }
-            writeln!(self.out, "(partial result: no summary)")?;
         }
         self.finished = true;
         self.out.flush()
@@ -776,12 +778,12 @@ rcv_tcp_congestion cubic
         let text = render(&fx::partial_no_end());
         assert!(text.contains("sonde: error - control socket has closed unexpectedly\n"));
         assert!(text.ends_with(
-            "Test ended early: control socket has closed unexpectedly\n(partial result: no summary)\n"
+            "Test ended early: control socket has closed unexpectedly (partial result, no summary)\n"
         ));
         let text = render(&fx::partial_with_end());
         assert!(text.contains("remote/receiver n/a\n"), "{text}");
         assert!(
-            text.ends_with("Test ended early: interrupted\n(partial result)\n"),
+            text.ends_with("Test ended early: interrupted (partial result)\n"),
             "{text}"
         );
     }

@@ -615,10 +615,8 @@ impl ClientRun<'_> {
         self.show_peer_after_stop();
         engine.join();
         let cpu_local = self.cpu_span.map(|s| s.usage()).unwrap_or_default();
-        let reason = match e {
-            RunError::Interrupted => format!("{e}; partial result"),
-            other => other.to_string(),
-        };
+        // The summary says it is partial; the reason is only the reason.
+        let reason = e.to_string();
         // Without the server's results, what it reported live is its receive side so far.
         let from_live = self.peer_results.is_none() && !self.peer_live.is_empty();
         let live = from_live.then(|| Results {

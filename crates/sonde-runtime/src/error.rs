@@ -74,7 +74,8 @@ pub enum RunError {
         what: &'static str,
         instead: &'static str,
     },
-    #[error("interrupted by the user (Ctrl-C)")]
+    /// Ctrl-C, SIGTERM or SIGHUP: the binary names which (it took the signal).
+    #[error("interrupted")]
     Interrupted,
     #[error("the client closed the control connection unexpectedly")]
     ClientGone,

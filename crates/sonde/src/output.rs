@@ -2,6 +2,7 @@
 
 use crate::cli::OutputArgs;
 use anyhow::Context;
+use sonde_report::envelope::Envelope;
 use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
@@ -47,6 +48,31 @@ pub fn final_error(msg: std::fmt::Arguments<'_>) {
     }
 }
 
+/// A run's final error, once, on standard error (see [`final_error`]). An `interrupted` run
+/// names the signal that stopped it: SIGTERM is not "Ctrl-C".
+pub fn run_error(e: &dyn std::fmt::Display, interrupted: bool) {
+    match crate::signals::stopped_by().filter(|_| interrupted) {
+        Some(sig) => final_error(format_args!(
+            "sonde: interrupted by {sig}; the result so far is partial"
+        )),
+        None => final_error(format_args!("sonde: error - {e}")),
+    }
+}
+
+/// With `-J`, the document of a `kind` run that failed before it measured anything: the
+/// envelope alone, `error` set, so that a reader of standard output learns why.
+pub fn failed_document(o: &OutputArgs, kind: &'static str, error: &str) {
+    if o.json {
+        let doc = Envelope::new(kind)
+            .error(Some(error))
+            .wrap(&serde_json::json!({}));
+        line(format_args!(
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
+    }
+}
+
 /// Writes one line to standard output; a failure goes to [`write_failed`] (never a panic,
 /// unlike `println!`).
 pub fn line(args: std::fmt::Arguments<'_>) {
@@ -88,16 +114,12 @@ pub fn destination(o: &OutputArgs) -> anyhow::Result<SharedOut> {
     Ok(Arc::new(Mutex::new(w)))
 }
 
-/// True when the output is the human table on the same terminal as standard error: an error
-/// then goes to standard error only, not a second time into the table. Anywhere else (JSON, a
-/// log file, a pipe) the output keeps its own copy, so the saved result says why it ended.
+/// True when the output is the human table on standard output: an error then goes to standard
+/// error only, not a second time into the table (on a pipe too: the reader of both streams
+/// would see it twice). A document (`-J`, `--json-stream`) and a `--logfile` keep their own
+/// copy, so the saved result says why it ended.
 pub fn errors_only_on_stderr(o: &OutputArgs) -> bool {
-    use std::io::IsTerminal;
-    !o.json
-        && !o.json_stream
-        && o.logfile.is_none()
-        && std::io::stdout().is_terminal()
-        && std::io::stderr().is_terminal()
+    !o.json && !o.json_stream && o.logfile.is_none()
 }
 
 /// Buffers a reporter's writes and hands complete lines to the shared destination, so that
@@ -301,17 +323,30 @@ pub fn reporter_with_prefix(
     }
 }
 
+/// Hands `ev` to `sink`; the summary (`End`) is written whole even when signals ask sonde to
+/// leave meanwhile (see [`crate::signals::writing`]).
+pub fn send(sink: &mut (impl Sink + ?Sized), ev: &Event) {
+    let _whole = matches!(ev, Event::End(_)).then(crate::signals::writing);
+    if let Err(e) = sink.event(ev) {
+        write_failed(&e);
+    }
+}
+
+/// Finishes `sink` (a `-J` document is written here), whole, as [`send`] does.
+pub fn finish(sink: &mut (impl Sink + ?Sized)) {
+    let _whole = crate::signals::writing();
+    if let Err(e) = sink.finish() {
+        write_failed(&e);
+    }
+}
+
 /// Adapts a reporter to the runtime's event callback; finishes it after the End event.
 pub fn event_fn(mut sink: Box<dyn Sink + Send>) -> Box<dyn FnMut(Event) + Send> {
     Box::new(move |ev: Event| {
         let end = matches!(ev, Event::End(_));
-        if let Err(e) = sink.event(&ev) {
-            write_failed(&e);
-        }
+        send(&mut *sink, &ev);
         if end {
-            if let Err(e) = sink.finish() {
-                write_failed(&e);
-            }
+            finish(&mut *sink);
         }
     })
 }

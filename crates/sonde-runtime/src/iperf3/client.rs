@@ -466,10 +466,8 @@ impl Run<'_> {
         let mut engine = self.engine.take()?;
         let span = self.cpu0;
         let cpu_fn = |_: CpuTimes| span.usage();
-        let reason = match e {
-            RunError::Interrupted => format!("{e}; partial result"),
-            other => other.to_string(),
-        };
+        // The summary says it is partial; the reason is only the reason.
+        let reason = e.to_string();
         let summary = finish(
             &mut engine,
             &self.cfg.params,

@@ -103,7 +103,8 @@ pub enum LatencyError {
     },
     #[error("{0}")]
     IcmpUnavailable(String),
-    #[error("interrupted by the user (Ctrl-C)")]
+    /// Ctrl-C, SIGTERM or SIGHUP: the binary names which (it took the signal).
+    #[error("interrupted")]
     Interrupted,
     #[error("{0}")]
     Setup(String),

@@ -364,11 +364,9 @@ fn query_count(
     for _ in 0..3 {
         match t.send_count_query() {
             Ok(true) => {}
-            // An earlier datagram's "port unreachable": counted; the query is asked again.
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                st.tracker.on_refused();
-                continue;
-            }
+            // An earlier datagram's "port unreachable": asked again. Not counted in
+            // `refused`, which counts probes (so that it never exceeds `sent`).
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
             _ => return,
         }
         let before = st.count_replies;

@@ -575,7 +575,7 @@ impl SessionRun<'_> {
             cpu_local,
             local_congestion: None,
             error: Some(match e {
-                RunError::Interrupted => "server interrupted (Ctrl-C); partial result".into(),
+                RunError::Interrupted => "server interrupted".into(),
                 RunError::PeerClosed => RunError::ClientGone.to_string(),
                 other => other.to_string(),
             }),

@@ -136,7 +136,7 @@ pub struct LossStats {
     /// (one not yet started, restarting or stopped; or a firewall rejecting them). Probes
     /// so refused count as lost, yet they say nothing of the path. Each answer stands for
     /// at least one datagram: the kernel reports one per error it holds, and hosts
-    /// rate-limit them. Count queries are refused alike and counted too. Absent in documents of older
+    /// rate-limit them. At most `sent` (a refused count query is not counted). Absent in documents of older
     /// sondes (read as 0).
     #[serde(default)]
     pub refused: u64,

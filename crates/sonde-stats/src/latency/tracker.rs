@@ -351,7 +351,8 @@ impl ProbeTracker {
             reordered: self.reordered,
             late: self.late,
             late_percent: pct(self.late),
-            refused: self.refused,
+            // The answers to probes only: a late count query's refusal is no lost probe.
+            refused: self.refused.min(lost),
         }
     }
 

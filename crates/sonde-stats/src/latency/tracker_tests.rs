@@ -96,6 +96,20 @@ fn refusals_are_counted_apart_from_the_loss_they_explain() {
     assert_eq!(read.refused, 0);
 }
 
+/// Issue 34: `sent 2, refused 5` against a closed port (count queries refused too).
+#[test]
+fn refusals_never_exceed_the_probes_lost() {
+    let mut t = tracker();
+    for seq in 1..=2 {
+        t.on_sent(seq);
+    }
+    for _ in 0..5 {
+        t.on_refused();
+    }
+    let l = t.loss();
+    assert_eq!((l.sent, l.lost, l.refused), (2, 2, 2));
+}
+
 #[test]
 fn loss_split_is_never_negative_with_a_stale_count() {
     let mut t = tracker();

@@ -309,11 +309,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         .then(|| std::sync::Arc::new(std::sync::Mutex::new(None)));
     let mut sink =
         output::client_reporter(&a.output, out, a.extra_data.clone(), server_json.clone());
-    let mut emit = |ev: Event| {
-        if let Err(e) = sink.event(&ev) {
-            crate::output::write_failed(&e);
-        }
-    };
+    let mut emit = |ev: Event| output::send(&mut *sink, &ev);
     if a.coded.is_some() {
         return super::coded::run(&cfg, &a.output, interrupt);
     }
@@ -348,30 +344,29 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             }
             _ => {
                 let text = server_table(events);
-                if let Err(e) = sink.event(&Event::Note(format!("\nServer output:\n{text}"))) {
-                    crate::output::write_failed(&e);
-                }
+                output::send(
+                    &mut *sink,
+                    &Event::Note(format!("\nServer output:\n{text}")),
+                );
             }
         }
     }
     if let (Some(path), Some(s)) = (&a.file, &outcome.summary) {
-        let note = file_note(path, s, a.reverse);
-        if let Err(e) = sink.event(&Event::Note(note)) {
-            crate::output::write_failed(&e);
-        }
+        output::send(&mut *sink, &Event::Note(file_note(path, s, a.reverse)));
     }
     let code = match &outcome.error {
         None => exit::OK,
         Some(e) => {
             if !output::errors_only_on_stderr(&a.output) {
-                let _ = sink.event(&Event::Error(e.to_string()));
+                output::send(&mut *sink, &Event::Error(e.to_string()));
             }
-            crate::output::final_error(format_args!("sonde: error - {e}"));
             exit::FAILED
         }
     };
-    if let Err(e) = sink.finish() {
-        crate::output::write_failed(&e);
+    output::finish(&mut *sink);
+    // After the result: the message is the last line, below what it speaks of.
+    if let Some(e) = &outcome.error {
+        output::run_error(e, matches!(e, sonde_runtime::error::RunError::Interrupted));
     }
     code
 }

@@ -80,9 +80,12 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
         if mode.file.is_some() && out.client_sends {
             doc["mismatched_bytes"] = serde_json::Value::Null;
         }
-        if let Some(e) = &err {
-            doc["error"] = json!(e.to_string());
-        }
+        let error = err.as_ref().map(ToString::to_string);
+        // A coded run is a client's: the iperf3-shaped documents' envelope.
+        sonde_report::envelope::Envelope::iperf3("client")
+            .partial(!out.figures.complete)
+            .error(error.as_deref())
+            .stamp(&mut doc);
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     } else {
         table(&out, &mode)

@@ -71,7 +71,10 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     progress.finish();
     let mut w = output::LineOut::new(out);
     let written = if a.output.json {
-        serde_json::to_writer_pretty(&mut w, &result)
+        let env = sonde_report::envelope::Envelope::new("compare-ip")
+            .partial(result.partial)
+            .error(family_error(&result).as_deref());
+        serde_json::to_writer_pretty(&mut w, &env.wrap(&result))
             .map_err(std::io::Error::from)
             .and_then(|_| w.write_all(b"\n"))
     } else if a.output.json_stream {
@@ -93,4 +96,13 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         FamilyChoice::Ipv6 => IPV6_BETTER,
         FamilyChoice::Neither => exit::OK,
     }
+}
+
+/// The envelope's `error`: each failed family's, named.
+fn family_error(r: &sonde_stats::latency::model::CompareIpResult) -> Option<String> {
+    let errors: Vec<String> = [("IPv4", &r.ipv4.error), ("IPv6", &r.ipv6.error)]
+        .into_iter()
+        .filter_map(|(f, e)| e.as_ref().map(|e| format!("{f}: {e}")))
+        .collect();
+    (!errors.is_empty()).then(|| errors.join("; "))
 }

@@ -136,41 +136,82 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     let outcome = latency::run(&cfg, interrupt, &mut emit);
-    let mut code = exit::OK;
     if let Some(e) = &outcome.error {
         if !crate::output::errors_only_on_stderr(&a.output) {
             emit(LatencyEvent::Error(e.to_string()));
         }
-        crate::output::final_error(format_args!("sonde: error - {e}"));
-        code = exit::FAILED;
     }
-    if let Some(s) = &outcome.summary {
-        if let Some(e) = &s.error {
-            crate::output::final_error(format_args!("sonde: {e}; statistics so far are above"));
-            code = exit::FAILED;
-        } else if let Some(why) = latency::unanswered::refused(&cfg, s) {
-            crate::output::final_error(format_args!("sonde: no probe was answered: {why}"));
-            code = exit::FAILED;
-        } else if s.loss.received == 0 {
-            let hint = match (cfg.mode, cfg.psk.is_some()) {
-                (LatencyMode::Udp, false) => {
-                    " (is `sonde server` running there, and is UDP port open? A server started \
-                     with --psk-file answers only probes tagged with its key: give --psk-file)"
-                }
-                (LatencyMode::Udp, true) => {
-                    " (is `sonde server` running there, and is UDP port open? A server with \
-                     another --psk-file key drops the probes silently)"
-                }
-                _ => "",
-            };
-            crate::output::final_error(format_args!("sonde: no probe was answered{hint}"));
-            code = exit::FAILED;
+    // A run that measured but failed (no answer) says why in its document too.
+    let unanswered = outcome
+        .summary
+        .as_ref()
+        .filter(|s| s.error.is_none())
+        .and_then(|s| why_unanswered(&cfg, s));
+    if let (Some(why), false) = (&unanswered, output::errors_only_on_stderr(&a.output)) {
+        emit(LatencyEvent::Error(why.clone()));
+    }
+    {
+        let _whole = crate::signals::writing();
+        if let Err(e) = sink.finish() {
+            crate::output::write_failed(&e);
         }
     }
-    if let Err(e) = sink.finish() {
-        crate::output::write_failed(&e);
+    // After the result, so that "above" is true.
+    let where_ = if a.output.json || a.output.json_stream {
+        "in the document"
+    } else {
+        "above"
+    };
+    let stopped = interrupt
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .then(crate::signals::stopped_by)
+        .flatten();
+    if let Some(e) = &outcome.error {
+        let interrupted = matches!(e, latency::LatencyError::Interrupted);
+        crate::output::run_error(e, interrupted);
+        return exit::FAILED;
     }
-    code
+    match (
+        outcome.summary.as_ref().and_then(|s| s.error.as_ref()),
+        stopped,
+    ) {
+        (Some(_), Some(sig)) => crate::output::final_error(format_args!(
+            "sonde: interrupted by {sig}; statistics so far are {where_}"
+        )),
+        (Some(e), None) => {
+            crate::output::final_error(format_args!("sonde: {e}; statistics so far are {where_}"))
+        }
+        (None, _) => match &unanswered {
+            Some(why) => crate::output::final_error(format_args!("sonde: {why}")),
+            None => return exit::OK,
+        },
+    }
+    exit::FAILED
+}
+
+/// Why a run that measured failed when no probe was answered (None: some were).
+fn why_unanswered(
+    cfg: &LatencyConfig,
+    s: &sonde_stats::latency::model::LatencySummary,
+) -> Option<String> {
+    if s.loss.received > 0 {
+        return None;
+    }
+    if let Some(why) = latency::unanswered::refused(cfg, s) {
+        return Some(format!("no probe was answered: {why}"));
+    }
+    let hint = match (cfg.mode, cfg.psk.is_some()) {
+        (LatencyMode::Udp, false) => {
+            " (is `sonde server` running there, and is UDP port open? A server started \
+             with --psk-file answers only probes tagged with its key: give --psk-file)"
+        }
+        (LatencyMode::Udp, true) => {
+            " (is `sonde server` running there, and is UDP port open? A server with \
+             another --psk-file key drops the probes silently)"
+        }
+        _ => "",
+    };
+    Some(format!("no probe was answered{hint}"))
 }
 
 #[cfg(test)]

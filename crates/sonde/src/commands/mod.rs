@@ -33,6 +33,7 @@ pub fn family(ipv4: bool, ipv6: bool) -> sonde_runtime::os::resolve::Family {
     }
 }
 pub mod switch_driver;
+pub mod switch_peer;
 pub mod switch_policy;
 pub mod switch_samples;
 pub mod switch_schedule;

@@ -109,7 +109,12 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
             Ok(doc) => outln!("{doc}"),
             Err(e) => eprintln!("sonde: cannot write the JSON document: {e}"),
         },
-        (None, false, true) => outln!("{}", serde_json::json!({ "error": error })),
+        (None, false, true) => outln!(
+            "{}",
+            sonde_report::envelope::Envelope::new("profile")
+                .error(error.as_deref())
+                .wrap(&serde_json::json!({}))
+        ),
         (None, false, false) => {}
     }
     if let Some(e) = &error {

@@ -49,13 +49,17 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let result = match run_rrul(&cfg, interrupt, &mut progress) {
         Ok(r) => r,
         Err(e) => {
+            output::failed_document(&a.output, "rrul", &e.to_string());
             eprintln!("sonde: error - {e}");
             return exit::FAILED;
         }
     };
     let mut w = output::LineOut::new(out);
     let written = if a.output.json {
-        serde_json::to_writer_pretty(&mut w, &result)
+        let env = sonde_report::envelope::Envelope::new("rrul")
+            .partial(result.partial)
+            .error(result.error.as_deref());
+        serde_json::to_writer_pretty(&mut w, &env.wrap(&result))
             .map_err(std::io::Error::from)
             .and_then(|_| w.write_all(b"\n"))
     } else if a.output.json_stream {

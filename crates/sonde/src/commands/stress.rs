@@ -389,8 +389,11 @@ fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
         }
     };
     if a.output.json {
-        let doc =
-            serde_json::json!({ "mode": cfg.mode.name(), "host": a.host, "overload": report });
+        let doc = sonde_report::envelope::Envelope::new("stress")
+            .partial(report.partial)
+            .wrap(
+                &serde_json::json!({ "mode": cfg.mode.name(), "host": a.host, "overload": report }),
+            );
         output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         output::outln!("{} overload of {} ({})", cfg.mode.name(), a.host, cfg.addr);

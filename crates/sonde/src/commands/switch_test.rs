@@ -12,8 +12,10 @@ use super::switch_policy::Chooser;
 use super::switch_samples::Samples;
 use super::switch_schedule::Schedule;
 use crate::cli_switch::SwitchTestArgs;
+use crate::output::outln;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use sonde_report::envelope::Envelope;
 use sonde_runtime::os::resolve::{resolve, Family as ResolveFamily};
 use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -34,10 +36,36 @@ pub fn run(a: SwitchTestArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     match r {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("sonde: error - {e:#}");
+            let text = error_text(&e);
+            // A client that failed before it measured still writes its document, saying why.
+            if a.json && !a.listen {
+                let mut doc = json!({ "test": "switch-test", "start": start_json(&a) });
+                Envelope::new(KIND).error(Some(&text)).stamp(&mut doc);
+                outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+            eprintln!("sonde: error - {text}");
             exit::FAILED
         }
     }
+}
+
+/// The document kind ([`sonde_report::envelope`]).
+const KIND: &str = "switch-test";
+
+/// `e` and its causes, each once: an I/O error's text often already holds its cause, and
+/// `{:#}` would print it twice ("refused (os error 111): refused (os error 111)").
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 fn backend(a: &SwitchTestArgs) -> Backend {
@@ -76,7 +104,7 @@ fn serve(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         };
         match serve_one(&c, Duration::from_secs_f64(a.more.interval)) {
             Ok(n) => eprintln!("sonde switch-test: {n} bytes received, hash sent"),
-            Err(e) => eprintln!("sonde switch-test: a test failed - {e:#}"),
+            Err(e) => eprintln!("sonde switch-test: a test failed - {}", error_text(&e)),
         }
         if a.one_off {
             break;
@@ -142,9 +170,30 @@ fn targets(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<Targets
         t.v6 = Some(SocketAddr::new(IpAddr::V6(v6), a.port));
     }
     if t.v4.is_none() || t.v6.is_none() {
-        anyhow::bail!("switch-test needs an IPv4 and an IPv6 address of the server (HOST resolves to {t:?}; give --v4/--v6)");
+        let has =
+            |a: Option<SocketAddr>| a.map_or_else(|| "none".to_owned(), |a| a.ip().to_string());
+        anyhow::bail!(
+            "switch-test needs an IPv4 and an IPv6 address of the server; {} has IPv4 {}, IPv6 {} (give --v4 and --v6)",
+            a.host.as_deref().unwrap_or("the command line"),
+            has(t.v4),
+            has(t.v6)
+        );
     }
     Ok(t)
+}
+
+/// Connects, saying what the peer is when it does not answer as a switch-test server.
+fn connect(a: &SwitchTestArgs, t: &Targets, fam: Family) -> anyhow::Result<AnyConn> {
+    match AnyConn::connect(backend(a), t, fam, Options::default()) {
+        Err(sonde_switch::Error::TimedOut(_)) => {
+            let addr = if fam == Family::V6 { t.v6 } else { t.v4 };
+            match addr {
+                Some(addr) => Err(anyhow::anyhow!(super::switch_peer::hello_timed_out(addr))),
+                None => anyhow::bail!("the HELLO exchange timed out"),
+            }
+        }
+        r => Ok(r?),
+    }
 }
 
 struct Outcome {
@@ -170,7 +219,7 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         Family::V4
     };
     let mut chooser = Chooser::new(&a.policy)?;
-    let c = AnyConn::connect(backend(a), &t, fam, Options::default())?;
+    let c = connect(a, &t, fam)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 128 * 1024];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -250,18 +299,29 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         policy: chooser,
         error,
     };
+    report(a, &o)
+}
+
+/// Prints the run's table or document, says why it failed once on stderr; the exit code.
+fn report(a: &SwitchTestArgs, o: &Outcome) -> anyhow::Result<i32> {
     let equal = o.error.is_none()
         && o.sha.as_slice() == o.server_sha.as_slice()
         && o.bytes == o.server_bytes;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&document(a, &o, equal))?);
-    } else {
-        print_table(&o, equal);
+    {
+        let _whole = crate::signals::writing();
+        if a.json {
+            let doc = document(a, o, equal);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
+        } else {
+            print_table(o, equal);
+        }
     }
-    if let Some(e) = &o.error {
-        eprintln!("sonde: error - {e}");
-    }
-    Ok(if equal { exit::OK } else { exit::FAILED })
+    // Cut short by a signal, the transfer did not reach its end: that is not a pass.
+    let Some(why) = failure(o, equal) else {
+        return Ok(exit::OK);
+    };
+    crate::output::run_error(&why, o.error.is_none() && o.interrupted);
+    Ok(exit::FAILED)
 }
 
 fn read_reply(c: &AnyConn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
@@ -318,11 +378,16 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// The run's parameters, the document's `start`.
+fn start_json(a: &SwitchTestArgs) -> Value {
+    json!({ "host": a.host, "port": a.port, "backend": a.backend, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at })
+}
+
 fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
     let c = &o.client;
-    json!({
+    let mut doc = json!({
         "test": "switch-test",
-        "start": { "host": a.host, "port": a.port, "backend": a.backend, "time": a.time, "every": a.every, "start_family": a.start, "switches": a.more.switches, "at": a.more.at },
+        "start": start_json(a),
         "client": { "switches": c.switches.iter().map(record_json).collect::<Vec<_>>() },
         "server": o.server,
         "policy": o.policy.json(),
@@ -340,8 +405,22 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
             "sent_by_family": { "ipv4": c.sent_by_family[0], "ipv6": c.sent_by_family[1] },
             "interrupted": o.interrupted,
         },
-        "partial": o.error.is_some(),
-        "error": o.error,
+    });
+    Envelope::new(KIND)
+        .partial(o.interrupted)
+        .error(failure(o, equal).as_deref())
+        .stamp(&mut doc);
+    doc
+}
+
+/// Why the run failed, whichever way (None: it passed), as every command's document says.
+fn failure(o: &Outcome, equal: bool) -> Option<String> {
+    o.error.clone().or_else(|| {
+        if o.interrupted {
+            Some("interrupted".into())
+        } else {
+            (!equal).then(|| "the stream's SHA-256 or length differs at the two ends".into())
+        }
     })
 }
 
@@ -355,11 +434,11 @@ fn print_table(o: &Outcome, equal: bool) {
         .get("switches")
         .and_then(Value::as_array)
         .map_or(&[], |v| v);
-    println!("  #      at s  to    setup ms  stall ms  to-data ms  replayed B  dup B");
+    outln!("  #      at s  to    setup ms  stall ms  to-data ms  replayed B  dup B");
     for (i, r) in o.client.switches.iter().enumerate() {
         let s = server.get(i);
         let get = |k: &str| s.and_then(|s| s.get(k)).cloned().unwrap_or(Value::Null);
-        println!(
+        outln!(
             "{:>3} {:>9.3}  {:<4} {:>9} {:>9} {:>11} {:>11} {:>6}",
             i + 1,
             r.at.as_secs_f64(),
@@ -372,10 +451,10 @@ fn print_table(o: &Outcome, equal: bool) {
         );
     }
     for line in o.policy.lines() {
-        println!("{line}");
+        outln!("{line}");
     }
     let c = &o.client;
-    println!(
+    outln!(
         "{} bytes in {:.2} s = {:.1} Mbit/s, {} switches; sent IPv4 {} B, IPv6 {} B; replayed {} B",
         o.bytes,
         o.secs,
@@ -386,10 +465,16 @@ fn print_table(o: &Outcome, equal: bool) {
         c.replayed
     );
     if let Some(e) = &o.error {
-        println!("partial: the transfer ended early ({e}); no server figures, no hash check");
+        outln!("partial: the transfer ended early ({e}); no server figures, no hash check");
         return;
     }
-    println!(
+    if o.interrupted {
+        outln!(
+            "partial: interrupted after {:.2} s; the hash covers what was sent",
+            o.secs
+        );
+    }
+    outln!(
         "SHA-256 sent {} / received {} ({} bytes): {}",
         hex(&o.sha),
         hex(&o.server_sha),

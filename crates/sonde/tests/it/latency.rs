@@ -38,7 +38,7 @@ fn latency_json(args: &[String]) -> Value {
     let out = run(&a, DEADLINE);
     out.expect_code(0);
     let doc = out.json();
-    assert!(doc.get("error").is_none(), "{}", out.describe());
+    assert!(doc["error"].is_null(), "{}", out.describe());
     assert_eq!(
         at(&doc, "end.partial"),
         &Value::Bool(false),

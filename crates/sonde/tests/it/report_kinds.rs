@@ -222,3 +222,38 @@ fn storm_overload_and_run_summaries_are_tabulated() {
     );
     assert!(md.contains("**Overload**") && md.contains("**Per connection**"));
 }
+
+/// Issue 34: `sonde report` refused `rrul -J` and `btc -J` documents although the README says
+/// it reads any sonde `-J` result. Both, written on loopback, are tabulated with their figures.
+#[test]
+fn rrul_and_btc_documents_are_tabulated() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let rrul = server.command("rrul", &["--phase", "0.5", "--step", "0.1", "-J"], DEADLINE);
+    rrul.expect_code(0);
+    let btc = server.command(
+        "btc",
+        &["--sizes", "1000000,2000000", "--every", "100ms", "-J"],
+        DEADLINE,
+    );
+    btc.expect_code(0);
+    let dir = TempDir::new("report-rrul-btc");
+    let (html, md) = report(&dir, &[("rrul.json", &rrul), ("btc.json", &btc)]);
+    let phases = rows(&html, "Latency under load");
+    let names: Vec<&str> = phases.iter().map(|r| r[0].as_str()).collect();
+    let want: Vec<String> = rrul.json()["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, want, "{phases:?}");
+    let fams = rows(&html, "BTC per family");
+    assert_eq!(fams.len(), 1, "{fams:?}");
+    assert_eq!(fams[0][1], "2", "two sessions: {fams:?}");
+    assert_eq!(rows(&html, "BTC sessions").len(), 2);
+    assert!(
+        md.contains("Latency under load") && md.contains("BTC sessions"),
+        "{md}"
+    );
+}

@@ -176,3 +176,89 @@ fn switches_happen_at_the_given_times() {
         "{at:?}"
     );
 }
+
+/// Issue 34: SIGINT 1.2 s into a 3 s switch-test exited 0 with `partial: false`; an
+/// interrupted run exits 1, is `partial: true`, and its table says it was cut short.
+#[test]
+fn an_interrupted_switch_test_exits_1_and_is_partial() {
+    let _turn = crate::turns::take(module_path!());
+    if !common::ipv6_loopback_or_skip("switch-test") {
+        return;
+    }
+    for json in [true, false] {
+        let port = free_port().to_string();
+        let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
+        std::thread::sleep(Duration::from_millis(300));
+        let extra: &[&str] = if json {
+            &["-t", "3", "-J"]
+        } else {
+            &["-t", "3"]
+        };
+        let client = Proc::spawn(&common::switch_test_client_args(&port, extra));
+        std::thread::sleep(Duration::from_millis(1200));
+        client.signal(libc::SIGINT);
+        let out = client.wait(Duration::from_secs(20));
+        out.expect_code(1);
+        if json {
+            let d = out.json();
+            assert_eq!(d["partial"], true, "{}", out.describe());
+            assert_eq!(d["kind"], "switch-test", "{}", out.describe());
+            assert_eq!(d["error"], "interrupted", "{}", out.describe());
+        } else {
+            assert!(out.stdout.contains("interrupted"), "{}", out.describe());
+        }
+        assert!(out.stderr.contains("SIGINT"), "{}", out.describe());
+    }
+}
+
+/// Issue 34: switch-test printed `Targets { v4: Some(..), v6: None }` and OS errors twice.
+#[test]
+fn switch_test_errors_are_plain_text_said_once() {
+    let _turn = crate::turns::take(module_path!());
+    let out = run(
+        &["switch-test", "127.0.0.1", "-p", "1", "-t", "1"],
+        Duration::from_secs(10),
+    );
+    out.expect_code(1);
+    assert!(!out.stderr.contains("Targets"), "{}", out.describe());
+    assert!(!out.stderr.contains("Some("), "{}", out.describe());
+    let closed = free_port().to_string();
+    let out = switch_test_client(&closed, &["-t", "1"], Duration::from_secs(10));
+    out.expect_code(1);
+    assert_eq!(
+        out.stderr.matches("os error").count(),
+        1,
+        "{}",
+        out.describe()
+    );
+}
+
+/// Issue 34: a switch-test against a closed port wrote nothing to stdout; with -J it writes
+/// its document, `error` set.
+#[test]
+fn a_switch_test_that_cannot_connect_still_writes_its_document() {
+    let _turn = crate::turns::take(module_path!());
+    let closed = free_port().to_string();
+    let out = switch_test_client(&closed, &["-t", "1", "-J"], Duration::from_secs(10));
+    out.expect_code(1);
+    let d = out.json();
+    assert_eq!(d["kind"], "switch-test", "{}", out.describe());
+    assert_eq!(d["partial"], true, "{}", out.describe());
+    assert!(
+        d["error"].as_str().is_some_and(|e| e.contains("refused")),
+        "{}",
+        out.describe()
+    );
+}
+
+/// Issue 34: switch-test against a `sonde server` only said "timed out" after 3 s.
+#[test]
+fn a_switch_test_against_a_sonde_server_says_what_the_peer_is() {
+    let _turn = crate::turns::take(module_path!());
+    let server = common::Server::start(&[]);
+    let port = server.port.to_string();
+    let out = switch_test_client(&port, &["-t", "1"], Duration::from_secs(15));
+    out.expect_code(1);
+    assert!(out.stderr.contains("`sonde server`"), "{}", out.describe());
+    assert!(out.stderr.contains("--listen"), "{}", out.describe());
+}

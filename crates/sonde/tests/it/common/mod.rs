@@ -381,6 +381,11 @@ pub fn switch_test_loopback_with(
 
 /// `sonde switch-test --v4 127.0.0.1 --v6 ::1 -p PORT EXTRA...` (a server must be there).
 pub fn switch_test_client(port: &str, extra: &[&str], timeout: Duration) -> Output {
+    run(&switch_test_client_args(port, extra), timeout)
+}
+
+/// The arguments of [`switch_test_client`] (to spawn it and signal it).
+pub fn switch_test_client_args<'a>(port: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec![
         "switch-test",
         "--v4",
@@ -391,7 +396,7 @@ pub fn switch_test_client(port: &str, extra: &[&str], timeout: Duration) -> Outp
         port,
     ];
     a.extend_from_slice(extra);
-    run(&a, timeout)
+    a
 }
 
 // ---------------------------------------------------------------------------------------------

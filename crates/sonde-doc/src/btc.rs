@@ -1,0 +1,159 @@
+//! `sonde btc -J` documents (RFC 3148 bulk transfer capacity): one TCP session per size and
+//! family, and the statistics of their goodput per family. The report shows both tables.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::fmt::{self, opt};
+use crate::result::{items, num, text, uint};
+use crate::sections::Section;
+use crate::tables::{count, Table};
+
+/// One session as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    pub index: Option<u64>,
+    pub family: String,
+    pub bytes: Option<u64>,
+    pub seconds: Option<f64>,
+    pub goodput_bps: Option<f64>,
+    pub retransmits: Option<u64>,
+}
+
+/// One family's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilyStats {
+    pub family: String,
+    pub sessions: Option<u64>,
+    pub min_bps: Option<f64>,
+    pub median_bps: Option<f64>,
+    pub mean_bps: Option<f64>,
+    pub max_bps: Option<f64>,
+}
+
+/// A btc run as the report uses it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BtcRun {
+    pub host: Option<String>,
+    pub sessions: Vec<SessionRow>,
+    pub summary: Vec<FamilyStats>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+impl BtcRun {
+    /// "btc, HOST".
+    pub fn label(&self) -> String {
+        match &self.host {
+            Some(h) => format!("btc, {h}"),
+            None => "btc".into(),
+        }
+    }
+
+    /// Seconds the sessions moved data.
+    pub fn seconds(&self) -> Option<f64> {
+        Some(self.sessions.iter().filter_map(|s| s.seconds).sum::<f64>()).filter(|s| *s > 0.0)
+    }
+}
+
+/// Whether `doc` is a btc document (its kind, or its sessions and TCP payload layer).
+pub fn is_btc(doc: &Value) -> bool {
+    text(doc, &["kind"]).as_deref() == Some("btc")
+        || (doc.get("sessions").is_some_and(Value::is_array)
+            && text(doc, &["layer"]).as_deref() == Some("TCP payload"))
+}
+
+/// Reads a btc document.
+pub fn read(doc: &Value) -> BtcRun {
+    let summary = doc
+        .get("summary")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(family, s)| FamilyStats {
+                    family: family.clone(),
+                    sessions: uint(s, &["sessions"]),
+                    min_bps: num(s, &["min_bps"]),
+                    median_bps: num(s, &["median_bps"]),
+                    mean_bps: num(s, &["mean_bps"]),
+                    max_bps: num(s, &["max_bps"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    BtcRun {
+        host: text(doc, &["host"]),
+        sessions: items(doc, "sessions")
+            .map(|s| SessionRow {
+                index: uint(s, &["index"]),
+                family: text(s, &["family"]).unwrap_or_default(),
+                bytes: uint(s, &["bytes"]),
+                seconds: num(s, &["seconds"]),
+                goodput_bps: num(s, &["goodput_bps"]),
+                retransmits: uint(s, &["retransmits"]),
+            })
+            .collect(),
+        summary,
+        partial: doc.get("partial").and_then(Value::as_bool) == Some(true),
+        error: text(doc, &["error"]),
+    }
+}
+
+/// The statistics per family, then the sessions.
+pub fn sections(r: &BtcRun) -> Vec<Section> {
+    let mut stats = Table::new(&["Family", "Sessions", "Min", "Median", "Mean", "Max"]);
+    for f in &r.summary {
+        stats.rows.push(vec![
+            f.family.clone(),
+            count(f.sessions),
+            opt(f.min_bps, fmt::rate),
+            opt(f.median_bps, fmt::rate),
+            opt(f.mean_bps, fmt::rate),
+            opt(f.max_bps, fmt::rate),
+        ]);
+    }
+    let mut sessions = Table::new(&["#", "Family", "Bytes", "Time", "BTC", "Retransmits"]);
+    for s in &r.sessions {
+        sessions.rows.push(vec![
+            count(s.index),
+            s.family.clone(),
+            s.bytes
+                .map_or_else(|| crate::tables::DASH.into(), fmt::bytes),
+            opt(s.seconds, |v| format!("{v:.2} s")),
+            opt(s.goodput_bps, fmt::rate),
+            count(s.retransmits),
+        ]);
+    }
+    vec![
+        Section::new(
+            "BTC per family",
+            Some("TCP payload at the receiver, per session (RFC 3148).".into()),
+            stats,
+        ),
+        Section::new("BTC sessions", None, sessions),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{read as read_doc, ResultDoc};
+    use serde_json::json;
+
+    #[test]
+    fn a_btc_document_reads_as_its_sessions_and_statistics() {
+        let doc = json!({"kind": "btc", "partial": false, "error": null, "host": "h",
+            "layer": "TCP payload",
+            "sessions": [{"index": 1, "family": "IPv4", "size": 1000, "bytes": 1000,
+                          "seconds": 0.5, "goodput_bps": 16000.0, "retransmits": 0}],
+            "summary": {"IPv4": {"sessions": 1, "min_bps": 16000.0, "max_bps": 16000.0,
+                                 "mean_bps": 16000.0, "median_bps": 16000.0}}});
+        let Ok(ResultDoc::Btc(b)) = read_doc(&doc) else {
+            panic!("not read as btc");
+        };
+        assert_eq!(b.label(), "btc, h");
+        let s = sections(&b);
+        assert_eq!(s[0].table.rows[0][0], "IPv4");
+        assert_eq!(s[1].table.rows.len(), 1);
+    }
+}
