@@ -142,6 +142,15 @@ fn small_scenario_runs_end_to_end_and_records_everything() {
         "{}",
         out.describe()
     );
+    // Its stderr is a pipe here, where no bar draws: plain lines say where the run is.
+    for n in 1..=4 {
+        assert!(
+            out.stderr
+                .contains(&format!("sonde lab: test {n} of 4 starts: ")),
+            "no progress line for test {n} on a redirected stderr\n{}",
+            out.describe()
+        );
+    }
     let loaded = load(&out_dir);
     assert_eq!(loaded.run.status, RunStatus::Completed);
     assert_eq!(loaded.tests.len(), 4, "2 settings x 2 tests");

@@ -1,5 +1,7 @@
 //! The lab run's progress display: an indicatif bar with an ETA on stderr, and one line per
-//! finished test on stdout (printed around the bar, so neither garbles the other).
+//! finished test on stdout (printed around the bar, so neither garbles the other). Where
+//! stderr is no terminal (a log file, a pipe) the bar draws nothing, so a plain line there
+//! says which test starts, how many are done and the ETA.
 //!
 //! The ETA is the sum of the remaining tests' estimated durations (their `-t` plus a second),
 //! scaled by how the finished tests compared with their estimates: tests over lossy links take
@@ -22,6 +24,8 @@ pub struct Progress {
     estimated_done: Duration,
     started: Option<(Instant, Duration)>,
     actual_done: Duration,
+    /// Plain progress lines on stderr instead of the bar (stderr is no terminal).
+    plain: bool,
 }
 
 impl Progress {
@@ -33,6 +37,7 @@ impl Progress {
             estimated_done: Duration::ZERO,
             started: None,
             actual_done: Duration::ZERO,
+            plain: !std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
     }
 
@@ -152,6 +157,15 @@ impl Observer for Progress {
 
     fn test_started(&mut self, run: &Run, estimate: Duration) {
         self.started = Some((Instant::now(), estimate));
+        if self.plain {
+            let (done, len) = (self.bar.position(), self.bar.length().unwrap_or(0));
+            eprintln!(
+                "sonde lab: test {} of {len} starts: {} (ETA {})",
+                done + 1,
+                run.id,
+                self.eta()
+            );
+        }
         self.bar
             .set_message(format!("{} (running {})", self.eta(), run.id));
     }
