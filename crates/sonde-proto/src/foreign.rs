@@ -43,8 +43,10 @@ impl ForeignPeer {
 
 /// The iperf3 state bytes a server sends first: PARAM_EXCHANGE, ACCESS_DENIED, SERVER_ERROR.
 const IPERF3_FIRST_STATES: [u8; 3] = [9, 0xff, 0xfe];
-/// A state byte and, after SERVER_ERROR, two 4-byte error numbers.
-const IPERF3_FIRST_ANSWER_MAX: usize = 9;
+/// PARAM_EXCHANGE, then, when the parameters it read from sonde's bytes made no sense,
+/// SERVER_ERROR and its two 4-byte error numbers: a reader that comes late (a busy host) finds
+/// all ten bytes at once.
+const IPERF3_FIRST_ANSWER_MAX: usize = 10;
 /// `client_hdr_v1`: six 32-bit fields.
 const IPERF2_HEADER_LEN: usize = 24;
 /// The most threads (`-P`) taken for an iperf 2 header; anything above is not one.
@@ -127,6 +129,12 @@ mod tests {
         let server_error = [0xfe, 0, 0, 0, 1, 0, 0, 0, 0];
         assert_eq!(
             recognise(&server_error, SONDE_HELLO),
+            Some(ForeignPeer::Iperf3Server)
+        );
+        // Read late, after the server also gave up on the parameters it took from our bytes.
+        let exchange_then_error = [9, 0xfe, 0, 0, 0, 9, 0, 0, 0, 0];
+        assert_eq!(
+            recognise(&exchange_then_error, SONDE_HELLO),
             Some(ForeignPeer::Iperf3Server)
         );
         // a state byte with a long tail is something else

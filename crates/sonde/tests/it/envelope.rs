@@ -23,7 +23,6 @@ fn document(out: &Output, kind: &str, code: i32) -> Value {
 /// A run against a port where nothing listens: exit 1, the document with `error` set.
 #[track_caller]
 fn fails_with_its_document(kind: &str, args: &[&str]) {
-    let _turn = crate::turns::take(module_path!());
     let port = free_port().to_string();
     let mut a: Vec<&str> = args
         .iter()
@@ -43,7 +42,6 @@ fn fails_with_its_document(kind: &str, args: &[&str]) {
 /// A run that passes against a sonde server: exit 0, `partial: false`, no error.
 #[track_caller]
 fn passes_with_its_envelope(kind: &str, sub: &str, args: &[&str]) -> Value {
-    let _turn = crate::turns::take(module_path!());
     let server = Server::start(&[]);
     let mut a = args.to_vec();
     a.push("-J");
@@ -60,17 +58,20 @@ fn passes_with_its_envelope(kind: &str, sub: &str, args: &[&str]) -> Value {
 
 #[test]
 fn a_client_document_has_the_envelope_and_keeps_iperf3s_error_rule() {
+    let _turn = crate::turns::take(module_path!());
     let d = passes_with_its_envelope("client", "client", &["-t", "1"]);
     assert!(d.get("error").is_none(), "iperf3 leaves error out: {d}");
 }
 
 #[test]
 fn a_refused_client_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document("client", &["client", "127.0.0.1", "-p", "PORT", "-t", "1"]);
 }
 
 #[test]
 fn a_refused_coded_client_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "client",
         &["client", "127.0.0.1", "-p", "PORT", "-t", "1", "--coded"],
@@ -90,6 +91,7 @@ fn a_server_document_has_the_envelope() {
 
 #[test]
 fn a_latency_document_has_the_envelope() {
+    let _turn = crate::turns::take(module_path!());
     passes_with_its_envelope("latency", "latency", &["-t", "1", "--interval", "0.1"]);
 }
 
@@ -133,16 +135,19 @@ fn a_latency_run_without_answers_says_why_in_its_document_and_its_counts_add_up(
 
 #[test]
 fn a_btc_document_has_the_envelope() {
+    let _turn = crate::turns::take(module_path!());
     passes_with_its_envelope("btc", "btc", &["--sizes", "1000000"]);
 }
 
 #[test]
 fn a_refused_btc_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document("btc", &["btc", "127.0.0.1", "-p", "PORT"]);
 }
 
 #[test]
 fn a_refused_rrul_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "rrul",
         &[
@@ -160,6 +165,7 @@ fn a_refused_rrul_writes_its_document_with_the_error() {
 
 #[test]
 fn a_refused_compare_ip_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "compare-ip",
         &["compare-ip", "127.0.0.1", "-p", "PORT", "-c", "3"],
@@ -168,11 +174,13 @@ fn a_refused_compare_ip_writes_its_document_with_the_error() {
 
 #[test]
 fn a_refused_capacity_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document("capacity", &["capacity", "127.0.0.1", "-p", "PORT"]);
 }
 
 #[test]
 fn a_refused_profile_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "profile",
         &[
@@ -190,6 +198,7 @@ fn a_refused_profile_writes_its_document_with_the_error() {
 
 #[test]
 fn a_refused_stress_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "stress",
         &["stress", "127.0.0.1", "-p", "PORT", "-t", "1", "--echo"],
@@ -198,6 +207,7 @@ fn a_refused_stress_writes_its_document_with_the_error() {
 
 #[test]
 fn a_refused_stress_steps_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "stress",
         &["stress", "127.0.0.1", "-p", "PORT", "--steps", "1m,2m"],
@@ -206,6 +216,7 @@ fn a_refused_stress_steps_writes_its_document_with_the_error() {
 
 #[test]
 fn a_refused_sweep_writes_its_document_with_the_error() {
+    let _turn = crate::turns::take(module_path!());
     fails_with_its_document(
         "sweep",
         &[

@@ -9,7 +9,6 @@ use std::time::Duration;
 /// `sonde ARGS` against a closed port: exit 1, `needle` once on stderr, never on stdout.
 #[track_caller]
 fn said_once_on_stderr(args: &[&str], needle: &str) {
-    let _turn = crate::turns::take(module_path!());
     let port = free_port().to_string();
     let a: Vec<&str> = args
         .iter()
@@ -33,16 +32,19 @@ fn said_once_on_stderr(args: &[&str], needle: &str) {
 
 #[test]
 fn a_refused_client_says_so_once() {
+    let _turn = crate::turns::take(module_path!());
     said_once_on_stderr(&["client", "127.0.0.1", "-p", "PORT", "-t", "1"], "refused");
 }
 
 #[test]
 fn a_refused_btc_says_so_once() {
+    let _turn = crate::turns::take(module_path!());
     said_once_on_stderr(&["btc", "127.0.0.1", "-p", "PORT"], "refused");
 }
 
 #[test]
 fn an_unanswered_latency_run_says_so_once() {
+    let _turn = crate::turns::take(module_path!());
     said_once_on_stderr(
         &[
             "latency",
@@ -60,6 +62,7 @@ fn an_unanswered_latency_run_says_so_once() {
 
 #[test]
 fn a_refused_stress_run_says_so_once() {
+    let _turn = crate::turns::take(module_path!());
     said_once_on_stderr(
         &["stress", "127.0.0.1", "-p", "PORT", "-t", "1", "--echo"],
         "could be opened",
