@@ -517,6 +517,12 @@ mod tests {
     }
 
     #[test]
+    fn a_final_message_never_says_above_of_a_document() {
+        assert_eq!(result_place(true), "in the document");
+        assert_eq!(result_place(false), "above");
+    }
+
+    #[test]
     fn a_document_is_written_under_the_guard_and_whole() {
         struct Probe(Vec<u8>, bool);
         impl Write for Probe {

@@ -8,8 +8,10 @@
 //!   and must not throw the result away.
 //! - A third within [`ABANDON_WINDOW`] of the first abandons the finish: sonde exits (1) once
 //!   the result is written, or after [`ABANDON_GRACE`] if the command is stuck before it. A
-//!   result that is being written ([`writing`]) is always written whole first, for at most
-//!   [`WRITE_BOUND`] (a reader that stopped reading cannot hold sonde forever).
+//!   result that is being written ([`writing`]; a reporter holds it from its summary until
+//!   its document is written, see `output::document` for the others) is always written
+//!   whole first, for at most [`WRITE_BOUND`] (a reader that stopped reading cannot hold
+//!   sonde forever).
 //! - While a lab is built no signal exits: its namespaces must be removed first (it says so).
 //! - SIGHUP stops a command like SIGTERM (the terminal went away), except the agent's, which
 //!   reads its configuration again (`systemctl reload`).
