@@ -76,7 +76,11 @@ pub fn document(host: &str, sessions: &[BtcSession], error: Option<&str>) -> Val
         "sessions": sessions,
         "summary": summary,
     });
-    Envelope::new("btc").error(error).stamp(&mut doc);
+    // A failed session ends the run: the sessions after it are not run.
+    Envelope::new("btc")
+        .partial(error.is_some())
+        .error(error)
+        .stamp(&mut doc);
     doc
 }
 

@@ -223,7 +223,11 @@ pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
         "estimate": e,
         "early_stop": info.early_stop,
     });
-    Envelope::new("capacity").error(info.error).stamp(&mut doc);
+    // A failure (or a signal) stops the trains: the estimate is of those that arrived.
+    Envelope::new("capacity")
+        .partial(info.error.is_some())
+        .error(info.error)
+        .stamp(&mut doc);
     doc
 }
 

@@ -59,11 +59,12 @@ impl Envelope {
         self
     }
 
-    /// The reason the run failed; a run with an error is partial.
+    /// The reason the run failed. It does not make the run partial: a run that reached its
+    /// end can fail (a hash mismatch, a family that did not resolve); the caller says
+    /// [`Envelope::partial`] when the failure, or a signal, ended it early.
     #[must_use]
     pub fn error(mut self, error: Option<&str>) -> Self {
         self.error = error.map(str::to_owned);
-        self.partial |= self.error.is_some();
         self
     }
 
@@ -118,9 +119,17 @@ mod tests {
     }
 
     #[test]
-    fn an_error_makes_the_run_partial() {
+    fn an_error_alone_does_not_make_the_run_partial() {
         let mut d = json!({});
-        Envelope::new("serial").error(Some("refused")).stamp(&mut d);
+        Envelope::new("switch-test")
+            .error(Some("hash mismatch"))
+            .stamp(&mut d);
+        assert_eq!(d["partial"], false, "the run reached its end");
+        assert_eq!(d["error"], "hash mismatch");
+        Envelope::new("serial")
+            .partial(true)
+            .error(Some("refused"))
+            .stamp(&mut d);
         assert_eq!(d["partial"], true);
         assert_eq!(d["error"], "refused");
     }

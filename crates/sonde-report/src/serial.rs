@@ -144,7 +144,8 @@ pub fn document(run: &SerialRun<'_>) -> Value {
     });
     let error = run.rows.iter().find_map(|r| r.error.as_deref());
     Envelope::new("serial")
-        .partial(run.interrupted)
+        // Stopped, or a transfer that did not end (a length or hash mismatch did end it).
+        .partial(run.interrupted || run.rows.iter().any(|r| r.hash_ok.is_none()))
         .error(error)
         .stamp(&mut doc);
     doc

@@ -100,7 +100,11 @@ pub fn document(
         "best_sent": up,
         "best_received": down,
     });
-    Envelope::new("stress").error(error).stamp(&mut doc);
+    // A failed step ends the ramp: the steps after it are not run.
+    Envelope::new("stress")
+        .partial(error.is_some())
+        .error(error)
+        .stamp(&mut doc);
     doc
 }
 

@@ -49,7 +49,11 @@ pub fn document(host: &str, protocol: &str, steps: &[LoadStep], error: Option<&s
         "protocol": protocol,
         "steps": steps,
     });
-    Envelope::new("stress").error(error).stamp(&mut doc);
+    // A failed step ends the run: the steps after it are not run.
+    Envelope::new("stress")
+        .partial(error.is_some())
+        .error(error)
+        .stamp(&mut doc);
     doc
 }
 

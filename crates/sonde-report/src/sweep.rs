@@ -227,7 +227,11 @@ pub fn document(
         "knees": knees,
         "steps": steps,
     });
-    Envelope::new("sweep").error(error).stamp(&mut doc);
+    // A failed step ends the sweep: the steps after it are not run.
+    Envelope::new("sweep")
+        .partial(error.is_some())
+        .error(error)
+        .stamp(&mut doc);
     doc
 }
 

@@ -51,25 +51,27 @@ pub fn final_error(msg: std::fmt::Arguments<'_>) {
 /// A run's final error, once, on standard error (see [`final_error`]). An `interrupted` run
 /// names the signal that stopped it: SIGTERM is not "Ctrl-C".
 pub fn run_error(e: &dyn std::fmt::Display, interrupted: bool) {
+    run_error_saying(e, interrupted, "the result so far is partial");
+}
+
+/// [`run_error`], saying `so_far` of the result when the run was interrupted.
+pub fn run_error_saying(e: &dyn std::fmt::Display, interrupted: bool, so_far: &str) {
     match crate::signals::stopped_by().filter(|_| interrupted) {
-        Some(sig) => final_error(format_args!(
-            "sonde: interrupted by {sig}; the result so far is partial"
-        )),
+        Some(sig) => final_error(format_args!("sonde: interrupted by {sig}; {so_far}")),
         None => final_error(format_args!("sonde: error - {e}")),
     }
 }
 
 /// With `-J`, the document of a `kind` run that failed before it measured anything: the
-/// envelope alone, `error` set, so that a reader of standard output learns why.
-pub fn failed_document(o: &OutputArgs, kind: &'static str, error: &str) {
+/// envelope alone, `partial` and `error` set, so that a reader of the output learns why.
+/// It goes to `out`, the run's destination (standard output or the `--logfile`).
+pub fn failed_document(o: &OutputArgs, out: &SharedOut, kind: &'static str, error: &str) {
     if o.json {
         let doc = Envelope::new(kind)
+            .partial(true)
             .error(Some(error))
             .wrap(&serde_json::json!({}));
-        line(format_args!(
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        ));
+        document(LineOut::new(out.clone()), &doc);
     }
 }
 
@@ -282,12 +284,12 @@ pub fn client_reporter(
     server_output: Option<sonde_report::ServerOutputSlot>,
 ) -> Box<dyn Sink + Send> {
     if o.json {
-        Box::new(
+        Whole::boxed(Box::new(
             JsonReporter::new(LineOut::new(out))
                 .with_title(o.title.clone())
                 .with_extra_data(extra_data)
                 .with_server_output(server_output),
-        )
+        ))
     } else {
         reporter(o, out)
     }
@@ -304,6 +306,11 @@ pub fn reporter_with_prefix(
     out: SharedOut,
     prefix: LinePrefix,
 ) -> Box<dyn Sink + Send> {
+    Whole::boxed(bare_reporter(o, out, prefix))
+}
+
+/// The reporter itself, without [`Whole`]'s guard.
+fn bare_reporter(o: &OutputArgs, out: SharedOut, prefix: LinePrefix) -> Box<dyn Sink + Send> {
     if o.json {
         Box::new(JsonReporter::new(LineOut::new(out)).with_title(o.title.clone()))
     } else if o.json_stream && o.json_stream_full_output {
@@ -323,20 +330,106 @@ pub fn reporter_with_prefix(
     }
 }
 
-/// Hands `ev` to `sink`; the summary (`End`) is written whole even when signals ask sonde to
-/// leave meanwhile (see [`crate::signals::writing`]).
+/// Hands `ev` to `sink`; a failed write goes to [`write_failed`].
 pub fn send(sink: &mut (impl Sink + ?Sized), ev: &Event) {
-    let _whole = matches!(ev, Event::End(_)).then(crate::signals::writing);
     if let Err(e) = sink.event(ev) {
         write_failed(&e);
     }
 }
 
-/// Finishes `sink` (a `-J` document is written here), whole, as [`send`] does.
+/// Finishes `sink` (a `-J` document is written here).
 pub fn finish(sink: &mut (impl Sink + ?Sized)) {
-    let _whole = crate::signals::writing();
     if let Err(e) = sink.finish() {
         write_failed(&e);
+    }
+}
+
+/// A reporter whose result is written whole even when signals ask sonde to leave meanwhile:
+/// ONE write guard ([`crate::signals::writing`]) is held from the summary (`End`) until
+/// `finish` returned, since a `-J` document is buffered at `End` and written in `finish`,
+/// and the notes and errors sent between them belong to it.
+struct Whole {
+    sink: Box<dyn Sink + Send>,
+    held: Option<crate::signals::Writing>,
+}
+
+impl Whole {
+    fn boxed(sink: Box<dyn Sink + Send>) -> Box<dyn Sink + Send> {
+        Box::new(Self { sink, held: None })
+    }
+}
+
+impl Sink for Whole {
+    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+        if matches!(ev, Event::End(_)) && self.held.is_none() {
+            self.held = Some(crate::signals::writing());
+        }
+        self.sink.event(ev)
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        // Without an End (a run that failed before it), finish alone writes the document.
+        let _whole = self.held.take().unwrap_or_else(crate::signals::writing);
+        self.sink.finish()
+    }
+}
+
+/// Writes a command's result whole ([`crate::signals::writing`] held throughout): its `-J`
+/// document, its `--json-stream` line or its table, as `write` renders it to `out`, then
+/// flushed. A failed write goes to [`write_failed`]. See [`document`] for a JSON document.
+pub fn written_whole(
+    mut out: impl Write,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) {
+    let _whole = crate::signals::writing();
+    if let Err(e) = write(&mut out).and_then(|()| out.flush()) {
+        write_failed(&e);
+    }
+}
+
+/// Writes a command's `-J` document (pretty JSON and a newline) to `out`, whole even when
+/// signals ask sonde to leave meanwhile. Every command writes its document through here
+/// (or through a reporter, which holds the same guard): `std::io::stdout()` or a
+/// [`LineOut`] on the `--logfile` destination.
+pub fn document(out: impl Write, doc: &serde_json::Value) {
+    written_whole(out, |w| {
+        serde_json::to_writer_pretty(&mut *w, doc).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")
+    });
+}
+
+/// A result that is one value, written whole to `out`: with `-J` its document (`env` stamped
+/// on `data`), with `--json-stream` its one `end` line, else its table as `table` writes it.
+pub fn one_result(
+    out: &SharedOut,
+    o: &OutputArgs,
+    env: &Envelope,
+    data: serde_json::Value,
+    table: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) {
+    let w = LineOut::new(out.clone());
+    if o.json {
+        let mut doc = data;
+        env.stamp(&mut doc);
+        document(w, &doc);
+    } else if o.json_stream {
+        let line = serde_json::json!({"event": "end", "data": data});
+        written_whole(w, |w| {
+            serde_json::to_writer(&mut *w, &line).map_err(std::io::Error::from)?;
+            w.write_all(b"\n")
+        });
+    } else {
+        written_whole(w, table);
+    }
+}
+
+/// Where the result a final message speaks of is: "in the document" when the output is a
+/// `document` (`-J`, `--json-stream`), else "above" (the table, printed before the message).
+pub fn result_place(document: bool) -> &'static str {
+    if document {
+        "in the document"
+    } else {
+        "above"
     }
 }
 
@@ -349,4 +442,104 @@ pub fn event_fn(mut sink: Box<dyn Sink + Send>) -> Box<dyn FnMut(Event) + Send> 
             finish(&mut *sink);
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_stats::model::{CpuUsage, Direction, Protocol, Role, TestSummary};
+
+    /// Records, at each call, whether the calling thread held a write guard.
+    struct Spy(Arc<Mutex<Vec<(&'static str, bool)>>>);
+
+    impl Sink for Spy {
+        fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+            let what = if matches!(ev, Event::End(_)) {
+                "end"
+            } else {
+                "note"
+            };
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .push((what, crate::signals::held_here()));
+            Ok(())
+        }
+        fn finish(&mut self) -> std::io::Result<()> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .push(("finish", crate::signals::held_here()));
+            Ok(())
+        }
+    }
+
+    fn end() -> Event {
+        Event::End(Box::new(TestSummary {
+            role: Role::Client,
+            protocol: Protocol::Tcp,
+            direction: Direction::Upload,
+            streams: Vec::new(),
+            directions: Vec::new(),
+            cpu_local: CpuUsage::default(),
+            cpu_remote: None,
+            sender_congestion: None,
+            receiver_congestion: None,
+            partial: false,
+            error: None,
+        }))
+    }
+
+    #[test]
+    fn one_write_guard_spans_a_reporters_end_its_notes_and_its_finish() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut sink = Whole::boxed(Box::new(Spy(seen.clone())));
+        send(&mut *sink, &Event::Note("before".into()));
+        send(&mut *sink, &end());
+        // Between End and finish the guard holds: an exit waits for the document.
+        assert!(crate::signals::held_here());
+        send(&mut *sink, &Event::Note("server output".into()));
+        finish(&mut *sink);
+        assert!(
+            !crate::signals::held_here(),
+            "released once finish returned"
+        );
+        let seen = seen.lock().map(|v| v.clone()).unwrap_or_default();
+        assert_eq!(
+            seen,
+            vec![
+                ("note", false),
+                ("end", true),
+                ("note", true),
+                ("finish", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_final_message_never_says_above_of_a_document() {
+        assert_eq!(result_place(true), "in the document");
+        assert_eq!(result_place(false), "above");
+    }
+
+    #[test]
+    fn a_document_is_written_under_the_guard_and_whole() {
+        struct Probe(Vec<u8>, bool);
+        impl Write for Probe {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.1 &= crate::signals::held_here();
+                self.0.extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut p = Probe(Vec::new(), true);
+        document(&mut p, &serde_json::json!({"kind": "sweep"}));
+        assert!(p.1, "every byte was written while the guard was held");
+        let text = String::from_utf8(p.0).unwrap_or_default();
+        assert_eq!(text, "{\n  \"kind\": \"sweep\"\n}\n");
+        assert!(!crate::signals::held_here());
+    }
 }

@@ -8,8 +8,10 @@
 //!   and must not throw the result away.
 //! - A third within [`ABANDON_WINDOW`] of the first abandons the finish: sonde exits (1) once
 //!   the result is written, or after [`ABANDON_GRACE`] if the command is stuck before it. A
-//!   result that is being written ([`writing`]) is always written whole first, for at most
-//!   [`WRITE_BOUND`] (a reader that stopped reading cannot hold sonde forever).
+//!   result that is being written ([`writing`]; a reporter holds it from its summary until
+//!   its document is written, see `output::document` for the others) is always written
+//!   whole first, for at most [`WRITE_BOUND`] (a reader that stopped reading cannot hold
+//!   sonde forever).
 //! - While a lab is built no signal exits: its namespaces must be removed first (it says so).
 //! - SIGHUP stops a command like SIGTERM (the terminal went away), except the agent's, which
 //!   reads its configuration again (`systemctl reload`).
@@ -20,7 +22,8 @@
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 /// Three signals within this span of the first abandon the finish.
@@ -59,11 +62,36 @@ pub fn stopped_by() -> Option<&'static str> {
     STOPPED_BY.get().copied()
 }
 
-/// Results being written right now, and whether the process is on its way out.
+/// Results being written right now (by the thread that writes each), and whether the process
+/// is on its way out.
 #[derive(Default)]
 struct Writes {
-    open: usize,
+    holders: Vec<ThreadId>,
     exiting: bool,
+}
+
+impl Writes {
+    /// Whether `me` may open a write now: always before the exit began, and after it only on
+    /// a thread that already holds one (its document is being written: waiting for the exit
+    /// there would cut the document the exit waits for).
+    fn may_open(&self, me: ThreadId) -> bool {
+        !self.exiting || self.holders.contains(&me)
+    }
+
+    /// Whether the exit may leave: no part of any result is being written.
+    fn may_leave(&self) -> bool {
+        self.holders.is_empty()
+    }
+
+    fn open(&mut self, me: ThreadId) {
+        self.holders.push(me);
+    }
+
+    fn close(&mut self, me: ThreadId) {
+        if let Some(i) = self.holders.iter().position(|t| *t == me) {
+            self.holders.swap_remove(i);
+        }
+    }
 }
 
 fn writes() -> &'static (Mutex<Writes>, Condvar) {
@@ -71,29 +99,49 @@ fn writes() -> &'static (Mutex<Writes>, Condvar) {
     W.get_or_init(Default::default)
 }
 
-/// Held while a command finishes and writes its result: an exit asked for by signals waits
-/// until it is dropped (at most [`WRITE_BOUND`]).
-pub struct Writing(());
+fn lock(m: &Mutex<Writes>) -> MutexGuard<'_, Writes> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
-/// Marks the result as being written until the guard is dropped. Once an exit has begun,
-/// this waits for the exit (the result would be cut anyway).
+/// Held while a command finishes and writes its result: an exit asked for by signals waits
+/// until every one is dropped (at most [`WRITE_BOUND`]). Guards nest: a thread holding one
+/// may take more, even once the exit began.
+pub struct Writing(ThreadId);
+
+/// Marks the result as being written until the guard is dropped. Once an exit has begun, a
+/// thread that holds no guard waits for the exit (its result would be cut anyway); that wait
+/// ends too, after [`WRITE_BOUND`] and a second, should the exit not happen.
 pub fn writing() -> Writing {
+    let me = std::thread::current().id();
     let (m, cv) = writes();
-    let mut w = m.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    while w.exiting {
+    let mut w = lock(m);
+    let deadline = Instant::now() + WRITE_BOUND + Duration::from_secs(1);
+    while !w.may_open(me) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
         w = cv
-            .wait(w)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+            .wait_timeout(w, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
     }
-    w.open += 1;
-    Writing(())
+    w.open(me);
+    Writing(me)
+}
+
+/// True while this thread holds a [`Writing`] guard.
+#[cfg(test)]
+pub fn held_here() -> bool {
+    lock(&writes().0)
+        .holders
+        .contains(&std::thread::current().id())
 }
 
 impl Drop for Writing {
     fn drop(&mut self) {
         let (m, cv) = writes();
-        let mut w = m.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        w.open = w.open.saturating_sub(1);
+        lock(m).close(self.0);
         cv.notify_all();
     }
 }
@@ -101,17 +149,17 @@ impl Drop for Writing {
 /// Leaves the process once no result is being written (waiting at most [`WRITE_BOUND`]).
 fn exit_after_writes() -> ! {
     let (m, cv) = writes();
-    let mut w = m.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut w = lock(m);
     w.exiting = true;
     let deadline = Instant::now() + WRITE_BOUND;
-    while w.open > 0 {
+    while !w.may_leave() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
         w = cv
             .wait_timeout(w, left)
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .0;
     }
     std::process::exit(crate::commands::exit::FAILED);
@@ -212,6 +260,46 @@ mod tests {
         let late = t0 + ABANDON_WINDOW + Duration::from_secs(1);
         assert_eq!(c.add(late), 2, "a late signal repeats, it does not abandon");
         assert_eq!(c.add(late + Duration::from_millis(1)), 3);
+    }
+
+    #[test]
+    fn the_exit_waits_while_any_part_of_a_result_is_written_and_nested_guards_do_not_block() {
+        let me = std::thread::current().id();
+        let other = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .unwrap_or(me);
+        let mut w = Writes::default();
+        // End's guard, then finish's nested in it, then End's dropped: finish still writes.
+        w.open(me);
+        w.open(me);
+        w.exiting = true;
+        assert!(
+            w.may_open(me),
+            "a thread writing its document may go on writing it"
+        );
+        assert!(!w.may_open(other), "a new write waits for the exit");
+        w.close(me);
+        assert!(
+            !w.may_leave(),
+            "the exit waits while the document is still written"
+        );
+        w.close(me);
+        assert!(w.may_leave());
+        assert!(
+            !w.may_open(me),
+            "once it wrote all, the thread waits like any other"
+        );
+    }
+
+    #[test]
+    fn a_guard_is_held_by_its_thread_until_dropped() {
+        let g = writing();
+        let inner = writing();
+        assert!(held_here());
+        drop(g);
+        assert!(held_here(), "the nested guard still holds");
+        drop(inner);
+        assert!(!held_here());
     }
 
     #[test]

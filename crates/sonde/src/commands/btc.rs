@@ -86,7 +86,7 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     let error_text = error.as_ref().map(ToString::to_string);
     if json {
         let doc = btc::document(&a.host, &sessions, error_text.as_deref());
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else {
         for line in btc::summary_lines(&sessions) {
             outln!("{line}");
@@ -95,7 +95,8 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     match error {
         None => exit::OK,
         Some(e) => {
-            output::final_error(format_args!("sonde: error - {e}"));
+            let interrupted = matches!(e, sonde_runtime::error::RunError::Interrupted);
+            output::run_error(&e, interrupted);
             exit::FAILED
         }
     }

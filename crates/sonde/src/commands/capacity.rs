@@ -72,7 +72,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
                 serde_json::to_value(d).unwrap_or_default(),
             );
         }
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else if let Some(e) = &out.estimate {
         for line in lines(&info, e) {
             outln!("{line}");
@@ -91,13 +91,14 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
     match error {
         None => exit::OK,
         Some(e) => {
-            if matches!(e, RunError::Interrupted) && out.estimate.is_some() {
-                output::final_error(format_args!(
-                    "sonde: interrupted - the estimate above is of the trains that arrived"
-                ));
-            } else {
-                output::final_error(format_args!("sonde: error - {e}"));
-            }
+            let so_far = match out.estimate {
+                Some(_) => format!(
+                    "the estimate {} is of the trains that arrived",
+                    output::result_place(a.output.json || a.output.json_stream)
+                ),
+                None => "the result so far is partial".to_owned(),
+            };
+            output::run_error_saying(&e, matches!(e, RunError::Interrupted), &so_far);
             exit::FAILED
         }
     }

@@ -8,6 +8,7 @@ use sonde_proto::coded::{CodedData, CodedFeedback, CodedOptions, CodedScheme};
 use sonde_proto::message::TestParams;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::coded::client::CodedOutcome;
+use sonde_runtime::error::RunError;
 use sonde_stats::model::Direction;
 use std::sync::atomic::AtomicBool;
 
@@ -70,7 +71,7 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
         },
         file: cfg.file.as_ref().map(|f| f.display().to_string()),
     };
-    let text = if output.json {
+    if output.json {
         let mut doc = document(&out);
         doc["target_bits_per_second"] = json!(cfg.params.bitrate);
         doc["scheme"] = json!(mode.scheme);
@@ -86,15 +87,15 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
             .partial(!out.figures.complete)
             .error(error.as_deref())
             .stamp(&mut doc);
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
+        crate::output::document(std::io::stdout(), &doc);
     } else {
-        table(&out, &mode)
-    };
-    println!("{text}");
+        let text = table(&out, &mode);
+        crate::output::written_whole(std::io::stdout(), |w| writeln!(w, "{text}"));
+    }
     match err {
         None => exit::OK,
         Some(e) => {
-            eprintln!("sonde: error - {e}");
+            crate::output::run_error(&e, matches!(e, RunError::Interrupted));
             exit::FAILED
         }
     }

@@ -12,8 +12,7 @@ use sonde_runtime::dual_stack::{BtcPlan, SizesPlan};
 use sonde_runtime::latency::load::{run_compare, CompareConfig};
 use sonde_runtime::latency::LatencyConfig;
 use sonde_stats::verdict::FamilyChoice;
-use std::io::Write;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// IPv4 is significantly better.
@@ -69,26 +68,25 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let progress = crate::progress::Progress::start("compare-ip");
     let result = run_compare(&cfg, interrupt, &mut |phase: &str| progress.phase(phase));
     progress.finish();
-    let mut w = output::LineOut::new(out);
-    let written = if a.output.json {
-        let env = sonde_report::envelope::Envelope::new("compare-ip")
-            .partial(result.partial)
-            .error(family_error(&result).as_deref());
-        serde_json::to_writer_pretty(&mut w, &env.wrap(&result))
-            .map_err(std::io::Error::from)
-            .and_then(|_| w.write_all(b"\n"))
-    } else if a.output.json_stream {
-        serde_json::to_writer(&mut w, &serde_json::json!({"event": "end", "data": result}))
-            .map_err(std::io::Error::from)
-            .and_then(|_| w.write_all(b"\n"))
-    } else {
+    let failed = family_error(&result);
+    // Ended early: interrupted, or neither family measured. One family that failed (no
+    // address of that family, say) leaves a complete comparison with its error.
+    let none_measured = result.ipv4.error.is_some() && result.ipv6.error.is_some();
+    let env = sonde_report::envelope::Envelope::new("compare-ip")
+        .partial(result.partial || none_measured)
+        .error(failed.as_deref());
+    let data = serde_json::to_value(&result).unwrap_or_default();
+    output::one_result(&out, &a.output, &env, data, |mut w| {
         write_compare(&mut w, &result)
-    };
-    if let Err(e) = written.and_then(|_| w.flush()) {
-        crate::output::write_failed(&e);
+    });
+    if result.partial {
+        // Interrupted: the figures so far are printed, marked partial; stderr says why.
+        let why = failed.as_deref().unwrap_or("interrupted");
+        output::run_error(&why, interrupt.load(Ordering::SeqCst));
+        return exit::FAILED;
     }
-    if result.partial || result.ipv4.error.is_some() || result.ipv6.error.is_some() {
-        // Interrupted (the figures so far are printed, marked partial) or a family failed.
+    if failed.is_some() {
+        // A family failed: the table or the document says which and why.
         return exit::FAILED;
     }
     match result.verdict.better {

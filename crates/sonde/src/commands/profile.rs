@@ -3,10 +3,11 @@
 
 use super::exit;
 use crate::cli_profile::{ProfileCommand, ProfileRunArgs};
-use crate::output::outln;
+use crate::output::{self, outln};
 use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
 use sonde_report::profile_report;
+use sonde_runtime::error::RunError;
 use sonde_runtime::profile::{self, ProfileConfig};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -106,19 +107,21 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         ),
         (Some(r), false, false) => outln!("{}", profile_report::table(r).trim_end()),
         (Some(r), false, true) => match profile_report::json(r, error.as_deref()) {
-            Ok(doc) => outln!("{doc}"),
+            Ok(doc) => output::written_whole(std::io::stdout(), |w| writeln!(w, "{doc}")),
             Err(e) => eprintln!("sonde: cannot write the JSON document: {e}"),
         },
-        (None, false, true) => outln!(
-            "{}",
-            sonde_report::envelope::Envelope::new("profile")
+        // No report: the run failed (or was stopped) before it measured.
+        (None, false, true) => output::document(
+            std::io::stdout(),
+            &sonde_report::envelope::Envelope::new("profile")
+                .partial(true)
                 .error(error.as_deref())
-                .wrap(&serde_json::json!({}))
+                .wrap(&serde_json::json!({})),
         ),
         (None, false, false) => {}
     }
-    if let Some(e) = &error {
-        crate::output::final_error(format_args!("sonde: {e}"));
+    if let Some(e) = &outcome.error {
+        output::run_error(e, matches!(e, RunError::Interrupted));
         return exit::FAILED;
     }
     if outcome

@@ -5,13 +5,17 @@
 use super::exit;
 use crate::cli_latency::RrulArgs;
 use crate::output;
+use sonde_report::envelope::Envelope;
 use sonde_report::latency_table::write_rrul;
 use sonde_runtime::latency::load::{run_rrul, RrulConfig};
 use sonde_runtime::latency::LatencyConfig;
-use std::io::Write;
-use std::sync::atomic::AtomicBool;
+use sonde_runtime::latency::LatencyError;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// idle, download, upload, bidirectional: a run that reached its end has them all.
+const PHASES: usize = 4;
 
 /// Runs the rrul command.
 pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
@@ -49,33 +53,24 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let result = match run_rrul(&cfg, interrupt, &mut progress) {
         Ok(r) => r,
         Err(e) => {
-            output::failed_document(&a.output, "rrul", &e.to_string());
-            eprintln!("sonde: error - {e}");
+            output::failed_document(&a.output, &out, "rrul", &e.to_string());
+            output::run_error(&e, matches!(e, LatencyError::Interrupted));
             return exit::FAILED;
         }
     };
-    let mut w = output::LineOut::new(out);
-    let written = if a.output.json {
-        let env = sonde_report::envelope::Envelope::new("rrul")
-            .partial(result.partial)
-            .error(result.error.as_deref());
-        serde_json::to_writer_pretty(&mut w, &env.wrap(&result))
-            .map_err(std::io::Error::from)
-            .and_then(|_| w.write_all(b"\n"))
-    } else if a.output.json_stream {
-        serde_json::to_writer(&mut w, &serde_json::json!({"event": "end", "data": result}))
-            .map_err(std::io::Error::from)
-            .and_then(|_| w.write_all(b"\n"))
-    } else {
+    // Ended early: interrupted, or stopped before the last phase (an unanswered idle phase
+    // gives the loaded ones no baseline).
+    let ended_early = result.partial || result.phases.len() < PHASES;
+    let env = Envelope::new("rrul")
+        .partial(ended_early)
+        .error(result.error.as_deref());
+    let data = serde_json::to_value(&result).unwrap_or_default();
+    output::one_result(&out, &a.output, &env, data, |mut w| {
         write_rrul(&mut w, &result)
-    };
-    if let Err(e) = written.and_then(|_| w.flush()) {
-        crate::output::write_failed(&e);
-    }
+    });
     if result.partial || result.error.is_some() {
-        if let Some(e) = &result.error {
-            crate::output::final_error(format_args!("sonde: error - {e}"));
-        }
+        let why = result.error.as_deref().unwrap_or("the run ended early");
+        output::run_error(&why, interrupt.load(Ordering::SeqCst));
         return exit::FAILED;
     }
     exit::OK

@@ -242,10 +242,7 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         interrupted: matches!(last, Ended::Interrupted),
     };
     if a.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&document(&run)).unwrap_or_default()
-        );
+        output::document(std::io::stdout(), &document(&run));
     } else {
         for l in lines(&run) {
             outln!("{l}");
@@ -254,9 +251,11 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     match last {
         Ended::Done => exit::OK,
         Ended::Interrupted => {
-            output::final_error(format_args!(
-                "sonde: interrupted - the report above shows the transfers done and how far the last one got"
-            ));
+            let so_far = format!(
+                "the report {} shows the transfers done and how far the last one got",
+                output::result_place(a.json)
+            );
+            output::run_error_saying(&"interrupted", true, &so_far);
             exit::FAILED
         }
         Ended::Failed(e) => {

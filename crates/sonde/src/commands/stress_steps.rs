@@ -80,6 +80,7 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     };
     let mut steps = Vec::new();
     let mut error = None;
+    let mut interrupted = false;
     for (i, &rate) in rates.iter().enumerate() {
         if a.iperf3 && i > 0 {
             // An iperf3 server refuses a test as busy for a moment after the last one ends.
@@ -118,18 +119,19 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
         }
         steps.push(step);
         if why.is_some() || interrupt.load(Ordering::SeqCst) {
+            interrupted = interrupt.load(Ordering::SeqCst);
             error = why.or(Some("interrupted".into()));
             break;
         }
     }
     if json {
         let doc = stress_steps::document(&a.host, protocol, &steps, error.as_deref());
-        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     }
     match error {
         None => exit::OK,
         Some(e) => {
-            output::final_error(format_args!("sonde: error - {e}"));
+            output::run_error(&e, interrupted);
             exit::FAILED
         }
     }

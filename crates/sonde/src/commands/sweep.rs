@@ -212,7 +212,7 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
     let error_text = error.as_ref().map(ToString::to_string);
     if json {
         let doc = report::document(&settings, &rec.steps, &rec.searches, error_text.as_deref());
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else {
         outln!("");
         let lines = if search {
@@ -237,7 +237,8 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
         }
     }
     if let Some(e) = error {
-        output::final_error(format_args!("sonde: error - {e}"));
+        let interrupted = matches!(e.source, sonde_runtime::error::RunError::Interrupted);
+        output::run_error(&e, interrupted);
         return exit::FAILED;
     }
     let limited: Vec<String> = rec

@@ -40,8 +40,11 @@ pub fn run(a: SwitchTestArgs, interrupt: &Arc<AtomicBool>) -> i32 {
             // A client that failed before it measured still writes its document, saying why.
             if a.json && !a.listen {
                 let mut doc = json!({ "test": "switch-test", "start": start_json(&a) });
-                Envelope::new(KIND).error(Some(&text)).stamp(&mut doc);
-                outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                Envelope::new(KIND)
+                    .partial(true)
+                    .error(Some(&text))
+                    .stamp(&mut doc);
+                crate::output::document(std::io::stdout(), &doc);
             }
             eprintln!("sonde: error - {text}");
             exit::FAILED
@@ -307,14 +310,11 @@ fn report(a: &SwitchTestArgs, o: &Outcome) -> anyhow::Result<i32> {
     let equal = o.error.is_none()
         && o.sha.as_slice() == o.server_sha.as_slice()
         && o.bytes == o.server_bytes;
-    {
+    if a.json {
+        crate::output::document(std::io::stdout(), &document(a, o, equal));
+    } else {
         let _whole = crate::signals::writing();
-        if a.json {
-            let doc = document(a, o, equal);
-            outln!("{}", serde_json::to_string_pretty(&doc)?);
-        } else {
-            print_table(o, equal);
-        }
+        print_table(o, equal);
     }
     // Cut short by a signal, the transfer did not reach its end: that is not a pass.
     let Some(why) = failure(o, equal) else {
@@ -406,8 +406,9 @@ fn document(a: &SwitchTestArgs, o: &Outcome, equal: bool) -> Value {
             "interrupted": o.interrupted,
         },
     });
+    // Ended early: a signal, or a failure that cut the transfer; a hash mismatch did not.
     Envelope::new(KIND)
-        .partial(o.interrupted)
+        .partial(o.interrupted || o.error.is_some())
         .error(failure(o, equal).as_deref())
         .stamp(&mut doc);
     doc

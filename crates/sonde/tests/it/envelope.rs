@@ -230,3 +230,56 @@ fn a_refused_sweep_writes_its_document_with_the_error() {
         ],
     );
 }
+
+/// `partial` means the run ended early: compare-ip to an IPv4 literal measures IPv4 to the
+/// end and cannot resolve IPv6; the document has the error, not `partial: true`.
+#[test]
+fn a_complete_compare_ip_with_one_family_unresolved_is_not_partial() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let out = server.command(
+        "compare-ip",
+        &["-c", "5", "--throughput-time", "0", "-J"],
+        DEADLINE,
+    );
+    let d = document(&out, "compare-ip", 1);
+    assert_eq!(d["partial"], false, "{}", out.describe());
+    assert!(
+        d["error"].as_str().is_some_and(|e| e.contains("IPv6")),
+        "{}",
+        out.describe()
+    );
+}
+
+/// An rrul run that fails before it measures (`-6` to an IPv4 literal: no address to probe)
+/// writes its document where the run's output goes: into the `--logfile`, not on stdout.
+#[test]
+fn a_refused_rrul_writes_its_document_into_the_logfile() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = crate::common::TempDir::new("rrul-logfile");
+    let log = dir.file("rrul.json");
+    let port = free_port().to_string();
+    let args = [
+        "rrul",
+        "127.0.0.1",
+        "-6",
+        "-p",
+        &port,
+        "--phase",
+        "0.5",
+        "--step",
+        "0.1",
+        "-J",
+        "--logfile",
+        &log.to_string_lossy(),
+    ];
+    let out = run(&args, DEADLINE);
+    out.expect_code(1);
+    assert!(out.stdout.trim().is_empty(), "{}", out.describe());
+    let saved = std::fs::read_to_string(&log).unwrap_or_default();
+    let d: Value = serde_json::from_str(&saved)
+        .unwrap_or_else(|e| panic!("no document in the log ({e}): {saved}\n{}", out.describe()));
+    assert_eq!(d["kind"], "rrul");
+    assert_eq!(d["partial"], true);
+    assert!(d["error"].is_string(), "{saved}");
+}

@@ -101,3 +101,47 @@ fn sigterm_is_named_sigterm_and_said_once_on_stderr() {
     assert!(!out.stdout.contains("sonde: error"), "{}", out.describe());
     assert!(out.stdout.contains("partial result"), "{}", out.describe());
 }
+
+/// `sonde SUB 127.0.0.1 -p PORT ARGS -J` stopped by SIGTERM 700 ms in: exit 1, a whole
+/// document on stdout marked partial, and the signal named once on stderr, never "error -
+/// interrupted" (every command says it through the same message).
+#[track_caller]
+fn stopped_by_sigterm_says_so_once(server: &Server, sub: &str, args: &[&str]) {
+    let mut a = server.command_args(sub, args);
+    a.push("-J".into());
+    let p = Proc::spawn(&a);
+    thread::sleep(Duration::from_millis(700));
+    p.signal(libc::SIGTERM);
+    let out = p.wait(Duration::from_secs(30));
+    assert_eq!(out.code(), Some(1), "{sub}: {}", out.describe());
+    let doc: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{sub}: not one JSON document ({e})\n{}", out.describe()));
+    assert_eq!(doc["partial"], true, "{sub}: {}", out.describe());
+    let named = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("interrupted by SIGTERM"))
+        .count();
+    assert_eq!(named, 1, "{sub}: the signal named once\n{}", out.describe());
+    assert!(
+        !out.stderr.contains("error - interrupted"),
+        "{sub}: {}",
+        out.describe()
+    );
+}
+
+#[test]
+fn every_command_names_the_signal_that_stopped_it_once_on_stderr() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let runs: [(&str, &[&str]); 5] = [
+        ("rrul", &["--phase", "2", "--step", "50ms"]),
+        ("compare-ip", &["-c", "200", "--throughput-time", "0"]),
+        ("btc", &["--sizes", "1M,1M,1M", "--every", "1s"]),
+        ("sweep", &["-u", "-b", "1m,2m,3m", "--step-time", "1"]),
+        ("stress", &["--steps", "1m,2m,3m", "--step-time", "1"]),
+    ];
+    for (sub, args) in runs {
+        stopped_by_sigterm_says_so_once(&server, sub, args);
+    }
+}
