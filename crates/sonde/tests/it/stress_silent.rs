@@ -95,6 +95,29 @@ fn a_chargen_test_against_a_discard_service_fails() {
     }
 }
 
+/// Regression: a run the verdict failed (exit 1) wrote a document saying `"error": null`,
+/// `"partial": false`; the document now gives the reason stderr gives, and stderr says it once.
+#[test]
+fn a_stress_run_that_fails_the_check_says_why_in_its_document() {
+    let _turn = crate::turns::take(module_path!());
+    let out = stress(echo_the_first(0), "--echo", &["-J"]);
+    out.expect_code(1);
+    let doc = out.json();
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("2 of 2 connections received nothing"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(doc["partial"], true, "{}", out.describe());
+    assert_eq!(
+        out.stderr.matches("received nothing").count(),
+        1,
+        "{}",
+        out.describe()
+    );
+}
+
 #[test]
 fn echo_and_chargen_against_their_own_services_still_pass() {
     let _turn = crate::turns::take(module_path!());
