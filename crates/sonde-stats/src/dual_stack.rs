@@ -37,6 +37,9 @@ pub struct SizeRow {
     pub received: u64,
     pub lost: u64,
     pub loss_percent: f64,
+    /// Probes the peer's host refused ("port unreachable": nothing listened); lost too.
+    #[serde(default)]
+    pub refused: u64,
     /// min/mean/median/max/stddev/variance of the RTT, ms; None when nothing was answered.
     pub rtt: Option<DelayStats>,
     pub error: Option<String>,
