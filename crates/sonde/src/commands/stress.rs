@@ -96,7 +96,8 @@ fn silent(s: &StressSummary, mode: StressMode) -> Vec<String> {
             .count()
     };
     let mut why = Vec::new();
-    let got_nothing = count(|c| c.received_bytes);
+    // Bytes read after our FIN count: an echo may answer only once it saw the end.
+    let got_nothing = count(ConnTotal::returned_bytes);
     if mode.receives() && got_nothing > 0 {
         why.push(format!(
             "{got_nothing} of {} connections received nothing (is {} listening there?)",
