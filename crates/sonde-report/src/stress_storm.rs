@@ -26,10 +26,13 @@ pub fn lines(r: &StormReport) -> Vec<String> {
     ]
 }
 
-/// The storm as one document.
-pub fn document(mode: &str, host: &str, r: &StormReport) -> Value {
+/// The storm as one document; `error`: why the storm failed the check, if it did.
+pub fn document(mode: &str, host: &str, r: &StormReport, error: Option<&str>) -> Value {
     let mut doc = json!({ "mode": mode, "host": host, "storm": r });
-    Envelope::new("stress").partial(r.partial).stamp(&mut doc);
+    Envelope::new("stress")
+        .partial(r.partial)
+        .error(error)
+        .stamp(&mut doc);
     doc
 }
 
@@ -63,6 +66,8 @@ mod tests {
             l[2].contains("median 0.050 ms") && l[2].ends_with("max -"),
             "{l:?}"
         );
-        assert_eq!(document("echo", "h", &r)["storm"]["accepted"], 1000);
+        assert_eq!(document("echo", "h", &r, None)["storm"]["accepted"], 1000);
+        let failed = document("echo", "h", &r, Some("3 attempts failed"));
+        assert_eq!(failed["error"], "3 attempts failed");
     }
 }

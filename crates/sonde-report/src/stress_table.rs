@@ -206,7 +206,8 @@ impl<W: Write> StressTableReporter<W> {
             s.closed_timeout,
             s.failed_during_run
         )?;
-        if self.mode == StressMode::Echo && s.sum.received_bytes == 0 {
+        // What came back after our FIN counts: an echo may answer only then.
+        if self.mode == StressMode::Echo && s.returned_bytes() == 0 {
             writeln!(
                 self.out,
                 "Echo: nothing came back of the {} bytes sent",
@@ -288,6 +289,7 @@ pub(crate) mod tests {
             received_bps: bytes as f64 * 16.0,
             close,
             error: None,
+            drained_bytes: 0,
         };
         let sum = Sum {
             sent_bytes: 1_000_000,

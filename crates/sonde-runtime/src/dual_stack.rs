@@ -123,6 +123,7 @@ fn size_row(
         received: loss.map_or(0, |l| l.received),
         lost: loss.map_or(0, |l| l.lost),
         loss_percent: loss.map_or(0.0, |l| l.loss_percent),
+        refused: loss.map_or(0, |l| l.refused),
         rtt: summary.as_ref().and_then(|s| s.rtt),
         error: error.or_else(|| summary.and_then(|s| s.error)),
     }

@@ -10,7 +10,7 @@
 
 use crate::btc::{BtcSession, BtcStats};
 use crate::capacity::Verdict as CapacityVerdict;
-use crate::latency::compare::{mann_whitney_p, paired_ratio_p, welch_p};
+use crate::latency::compare::{mann_whitney_p, paired_ratio_p, positive_pairs, welch_p};
 use crate::latency::model::DelayStats;
 use crate::verdict::{Measure, MeasureVerdict};
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,9 @@ pub struct SizeRow {
     pub received: u64,
     pub lost: u64,
     pub loss_percent: f64,
+    /// Probes the peer's host refused ("port unreachable": nothing listened); lost too.
+    #[serde(default)]
+    pub refused: u64,
     /// min/mean/median/max/stddev/variance of the RTT, ms; None when nothing was answered.
     pub rtt: Option<DelayStats>,
     pub error: Option<String>,
@@ -109,24 +112,35 @@ pub fn latency_measure(v4: &[f64], v6: &[f64], medians: Option<(f64, f64)>) -> M
     }
 }
 
-/// Mean goodput of the short uploads, from `rounds4[i]` and `rounds6[i]`: the goodput of each
+/// Goodput of the short uploads, from `rounds4[i]` and `rounds6[i]`: the goodput of each
 /// family's upload in round `i` of an interleaved run, paired ([`paired_ratio_p`]; needs two
-/// rounds). Unjudged, saying which, when a family has no round.
+/// rounds). The figures, the direction, the margin and the counts all come from the pairs the
+/// test uses ([`positive_pairs`]): each family's geometric mean over them, whose ratio is the
+/// geometric mean of the pairs' ratios, the quantity the test weighs. An arithmetic mean over
+/// all rounds could point the other way (an unpaired extra round, one huge round). Unjudged,
+/// saying which, when a family has no round or no round measured both.
 pub fn throughput_measure(rounds4: &[f64], rounds6: &[f64]) -> MeasureVerdict {
-    let mean = |s: &[f64]| (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64);
-    match (mean(rounds4), mean(rounds6)) {
-        (Some(a), Some(b)) => {
-            let pairs = rounds4.len().min(rounds6.len()) as u64;
-            MeasureVerdict::from_test(
-                Measure::Throughput,
-                a,
-                b,
-                paired_ratio_p(rounds4, rounds6),
-                (pairs, pairs),
-            )
-        }
-        (a, b) => MeasureVerdict::unjudged(Measure::Throughput, a, b, missing(a, b)),
+    let pairs = positive_pairs(rounds4, rounds6);
+    if pairs.is_empty() {
+        let mean = |s: &[f64]| (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64);
+        let (a, b) = (mean(rounds4), mean(rounds6));
+        let note = match (a, b) {
+            (Some(_), Some(_)) => "no round measured both families",
+            _ => missing(a, b),
+        };
+        return MeasureVerdict::unjudged(Measure::Throughput, a, b, note);
     }
+    let n = pairs.len();
+    let geo = |side: fn(&(f64, f64)) -> f64| {
+        (pairs.iter().map(|p| side(p).ln()).sum::<f64>() / n as f64).exp()
+    };
+    MeasureVerdict::from_test(
+        Measure::Throughput,
+        geo(|p| p.0),
+        geo(|p| p.1),
+        paired_ratio_p(rounds4, rounds6),
+        (n as u64, n as u64),
+    )
 }
 
 /// Which family measured nothing, for the note of an unjudged measure.
@@ -357,6 +371,29 @@ mod tests {
         assert_eq!((m.better, m.p_value), (FamilyChoice::Neither, None));
         let m = throughput_measure(&[8e9, 7e9], &[]);
         assert_eq!(m.note.as_deref(), Some("IPv6 measured nothing"));
+    }
+
+    /// Regression: the direction came from arithmetic means over all rounds (an unpaired
+    /// extra round of one family included) while the p-value tested the paired ratios, so a
+    /// verdict could name IPv4 "significantly" better when every pair had IPv6 ahead.
+    #[test]
+    fn the_throughput_direction_and_count_come_from_the_tested_pairs() {
+        // Every pair has IPv6 twice as fast; IPv4's unpaired fourth round is huge.
+        let m = throughput_measure(&[10e6, 10e6, 10e6, 1e9], &[20e6, 20e6, 20e6]);
+        assert_eq!(m.better, FamilyChoice::Ipv6, "{m:?}");
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v / want - 1.0).abs() < 1e-9);
+        assert!(near(m.ipv4, 10e6) && near(m.ipv6, 20e6), "{m:?}");
+        assert_eq!((m.samples_ipv4, m.samples_ipv6), (3, 3));
+        // One huge pair lifts IPv4's arithmetic mean, yet two of three pairs (and the mean
+        // log ratio) favour IPv6: the figures say what the test weighs.
+        let m = throughput_measure(&[100e6, 1e6, 1e6], &[50e6, 2e6, 2e6]);
+        let (a, b) = (m.ipv4.unwrap(), m.ipv6.unwrap());
+        assert!(a < b, "{m:?}");
+        // A round that measured nothing is in no pair and not counted.
+        let m = throughput_measure(&[10e6, 0.0, 10e6, 10e6], &[20e6, 20e6, 20e6, 20e6]);
+        assert_eq!((m.samples_ipv4, m.samples_ipv6), (3, 3));
+        let m = throughput_measure(&[0.0, 0.0], &[20e6, 20e6]);
+        assert_eq!(m.note.as_deref(), Some("no round measured both families"));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::load::keyed;
 use super::probe_rounds::{round_count, run_probe_rounds};
-use super::unanswered::{unanswered, NO_ANSWER};
+use super::unanswered::unanswered;
 use super::uploads::{run_uploads, UploadRounds, UploadTarget};
 use super::LatencyConfig;
 use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
@@ -18,7 +18,7 @@ use crate::os::resolve::{resolve, Family};
 use sonde_stats::dual_stack::{self, SizeRow};
 use sonde_stats::latency::compare::Comparison;
 use sonde_stats::latency::histogram::DelayAccumulator;
-use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult};
+use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult, LossStats};
 use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,10 +108,8 @@ fn probe_families(
             f.loss_percent = Some((p.sent - p.received.min(p.sent)) as f64 * 100.0 / p.sent as f64);
         }
         f.rtt = rtt_of(&p.samples_ms);
-        let mut probe = probe.clone();
-        probe.host = f.address.clone().unwrap_or_default();
         let silent = p.last.as_ref().filter(|_| p.received == 0);
-        let why = silent.and_then(|s| unanswered(&probe, s));
+        let why = silent.and_then(|s| family_unanswered(&probe, f, &s.loss));
         f.error = p
             .error
             .into_iter()
@@ -120,6 +118,16 @@ fn probe_families(
         *s = p.samples_ms;
     }
     samples
+}
+
+/// Why family `f`'s probes (`probe`, sent to the family's address) with counts `loss`
+/// measured nothing; None when one was answered (see [`unanswered`]).
+fn family_unanswered(probe: &LatencyConfig, f: &FamilyResult, loss: &LossStats) -> Option<String> {
+    let probe = LatencyConfig {
+        host: f.address.clone().unwrap_or_default(),
+        ..probe.clone()
+    };
+    unanswered(&probe, loss)
 }
 
 /// The RTT distribution of `samples_ms`; None when there are none.
@@ -238,7 +246,7 @@ fn size_cycle(
     let addrs = fams.each_ref().map(|f| addr(f).ok());
     let (rows, samples) = run_sizes(plan, &cfg.probe, addrs, interrupt);
     for (f, s) in fams.into_iter().zip(&samples) {
-        pool_sizes(f, &rows, s);
+        pool_sizes(f, &rows, s, &cfg.probe);
     }
     (rows, samples)
 }
@@ -316,29 +324,38 @@ fn not_resolved(measures: &mut [MeasureVerdict], family: &str) {
 }
 
 /// A family's latency over all sizes (RTT distribution and loss), from its size rows and
-/// samples; an error when nothing was answered.
-fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64]) {
+/// samples; an error when nothing was answered, said as for the probe rounds: the refusal of
+/// a closed port (the rows' refusals summed), else the silent peer's hint.
+fn pool_sizes(f: &mut FamilyResult, rows: &[SizeRow], samples: &[f64], probe: &LatencyConfig) {
     let mine: Vec<&SizeRow> = rows.iter().filter(|r| r.family == f.family).collect();
-    let (sent, lost) = mine
-        .iter()
-        .fold((0, 0), |(s, l), r| (s + r.sent, l + r.lost));
-    if sent > 0 {
-        f.loss_percent = Some(lost as f64 * 100.0 / sent as f64);
+    let loss = mine.iter().fold(LossStats::default(), |l, r| LossStats {
+        sent: l.sent + r.sent,
+        received: l.received + r.received,
+        lost: l.lost + r.lost,
+        refused: l.refused + r.refused,
+        ..l
+    });
+    if loss.sent > 0 {
+        f.loss_percent = Some(loss.lost as f64 * 100.0 / loss.sent as f64);
     }
     f.rtt = rtt_of(samples);
-    let errors: Vec<String> = mine
-        .iter()
-        .filter_map(|r| {
-            r.error
-                .as_ref()
-                .map(|e| format!("{} B: {e}", r.payload_bytes))
-        })
-        .collect();
-    if f.rtt.is_none() && f.error.is_none() && f.address.is_some() {
-        let mut e = vec![NO_ANSWER.to_string()];
-        e.extend(errors);
-        f.error = Some(e.join("; "));
+    if f.rtt.is_some() || f.error.is_some() || f.address.is_none() {
+        return;
     }
+    let Some(why) = family_unanswered(probe, f, &loss) else {
+        return;
+    };
+    let errors = mine.iter().filter_map(|r| {
+        r.error
+            .as_ref()
+            .map(|e| format!("{} B: {e}", r.payload_bytes))
+    });
+    f.error = Some(
+        std::iter::once(why)
+            .chain(errors)
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
 }
 
 /// The verdict of the measures, unless a family failed outright.

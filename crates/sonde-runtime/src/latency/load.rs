@@ -179,7 +179,7 @@ fn phase_failure(phase: &RrulPhase, loaded: bool, probe: &LatencyConfig) -> Opti
             return Some(format!("{} phase: load failed: {e}", phase.name));
         }
     }
-    unanswered(probe, &phase.latency).map(|why| format!("{} phase: {why}", phase.name))
+    unanswered(probe, &phase.latency.loss).map(|why| format!("{} phase: {why}", phase.name))
 }
 
 /// The probe settings of every phase: the resolved peer, one probe per step for a phase.

@@ -109,6 +109,17 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some(student_t_two_sided(t, df))
 }
 
+/// The pairs `(a[i], b[i])` that [`paired_ratio_p`] tests: both positive and finite, the
+/// longer side's extra values left out. A figure, direction or count reported beside that
+/// p-value comes from these same pairs, or it may say another thing than the test.
+pub fn positive_pairs(a: &[f64], b: &[f64]) -> Vec<(f64, f64)> {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0 && x.is_finite() && y.is_finite())
+        .map(|(x, y)| (*x, *y))
+        .collect()
+}
+
 /// Two-sided paired t-test p-value of the ratio of `a` to `b`, pair `i` being `(a[i], b[i])`
 /// measured side by side in time (round `i` of an interleaved run): Student's t with n - 1
 /// degrees of freedom on the log ratios `ln(a[i] / b[i])`, against 0.
@@ -121,10 +132,8 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
 /// moment's. None with fewer than 2 pairs of positive values (extra values of the longer side
 /// are ignored).
 pub fn paired_ratio_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    let d: Vec<f64> = a
+    let d: Vec<f64> = positive_pairs(a, b)
         .iter()
-        .zip(b)
-        .filter(|(x, y)| **x > 0.0 && **y > 0.0 && x.is_finite() && y.is_finite())
         .map(|(x, y)| (x / y).ln())
         .collect();
     if d.len() < 2 {

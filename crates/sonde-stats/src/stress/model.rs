@@ -153,6 +153,19 @@ pub struct ConnTotal {
     pub close: CloseOutcome,
     /// What went wrong, as the OS said it, when the close was not clean.
     pub error: Option<String>,
+    /// Bytes read after this end's FIN (an echo that answers only then); not in
+    /// `received_bytes` nor the rates, which are of the data phase. Absent in older
+    /// documents: 0.
+    #[serde(default)]
+    pub drained_bytes: u64,
+}
+
+impl ConnTotal {
+    /// Every byte the device sent back on this connection: in the data phase and after
+    /// this end's FIN.
+    pub fn returned_bytes(&self) -> u64 {
+        self.received_bytes + self.drained_bytes
+    }
 }
 
 /// The run's summary.
@@ -180,6 +193,15 @@ pub struct StressSummary {
     /// UDP runs only: datagrams, echo loss and round trips, reply caps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<Box<super::udp::UdpSummary>>,
+}
+
+impl StressSummary {
+    /// Every byte the device sent back over all connections, those after this end's FIN
+    /// included (`sum.received_bytes` counts the data phase only).
+    pub fn returned_bytes(&self) -> u64 {
+        let drained: u64 = self.connections.iter().map(|c| c.drained_bytes).sum();
+        self.sum.received_bytes + drained
+    }
 }
 
 /// What a stress run emits, in order: `Start`, `Connected`, any number of `Interval` and

@@ -198,6 +198,7 @@ impl Conn {
             received_bps: bps(self.received, secs),
             close: self.close.unwrap_or(CloseOutcome::Timeout),
             error: self.error.clone(),
+            drained_bytes: self.drained,
         }
     }
 }

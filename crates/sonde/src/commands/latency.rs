@@ -146,7 +146,7 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         .summary
         .as_ref()
         .filter(|s| s.error.is_none())
-        .and_then(|s| why_unanswered(&cfg, s));
+        .and_then(|s| latency::unanswered::unanswered(&cfg, &s.loss));
     if let (Some(why), false) = (&unanswered, output::errors_only_on_stderr(&a.output)) {
         emit(LatencyEvent::Error(why.clone()));
     }
@@ -187,31 +187,6 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         },
     }
     exit::FAILED
-}
-
-/// Why a run that measured failed when no probe was answered (None: some were).
-fn why_unanswered(
-    cfg: &LatencyConfig,
-    s: &sonde_stats::latency::model::LatencySummary,
-) -> Option<String> {
-    if s.loss.received > 0 {
-        return None;
-    }
-    if let Some(why) = latency::unanswered::refused(cfg, s) {
-        return Some(format!("no probe was answered: {why}"));
-    }
-    let hint = match (cfg.mode, cfg.psk.is_some()) {
-        (LatencyMode::Udp, false) => {
-            " (is `sonde server` running there, and is UDP port open? A server started \
-             with --psk-file answers only probes tagged with its key: give --psk-file)"
-        }
-        (LatencyMode::Udp, true) => {
-            " (is `sonde server` running there, and is UDP port open? A server with \
-             another --psk-file key drops the probes silently)"
-        }
-        _ => "",
-    };
-    Some(format!("no probe was answered{hint}"))
 }
 
 #[cfg(test)]

@@ -96,7 +96,8 @@ fn silent(s: &StressSummary, mode: StressMode) -> Vec<String> {
             .count()
     };
     let mut why = Vec::new();
-    let got_nothing = count(|c| c.received_bytes);
+    // Bytes read after our FIN count: an echo may answer only once it saw the end.
+    let got_nothing = count(ConnTotal::returned_bytes);
     if mode.receives() && got_nothing > 0 {
         why.push(format!(
             "{got_nothing} of {} connections received nothing (is {} listening there?)",
@@ -156,8 +157,7 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     let cfg = match config(&a, mode, port, family, interrupt) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("sonde: error - {e}");
-            return exit::FAILED;
+            return failed(&a, &e);
         }
     };
     if let Some((lo, hi)) = a.ramp {
@@ -174,26 +174,26 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     } else {
         client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string())
     };
-    let code = match &result {
-        Ok(s) => match verdict(s, mode) {
-            Some(why) => {
-                output::final_error(format_args!("sonde: stress found problems: {why}"));
-                exit::FAILED
-            }
-            None => exit::OK,
-        },
-        Err(e) => {
-            if !output::errors_only_on_stderr(&a.output) {
-                emit(StressEvent::Error(e.clone()));
-            }
-            output::final_error(format_args!("sonde: error - {e}"));
-            exit::FAILED
-        }
+    // A failure's reason goes into the document too (`-J`: its `error`), and once on stderr.
+    let failure = match &result {
+        Ok(s) => verdict(s, mode).map(|why| ("stress found problems: ", why)),
+        Err(e) => Some(("error - ", e.clone())),
     };
+    if let Some((lead, why)) = &failure {
+        if !output::errors_only_on_stderr(&a.output) {
+            emit(StressEvent::Error(why.clone()));
+        }
+        output::final_error(format_args!("sonde: {lead}{why}"));
+    }
+    // TODO(F): output::document (the final document under the signal write guard)
     if let Err(e) = sink.finish() {
         output::write_failed(&e);
     }
-    code
+    if failure.is_some() {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
 }
 
 /// The run configuration: the address resolved, the flags as the client takes them.
@@ -288,8 +288,13 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
             }
         }
     }
+    let problems = (!problems.is_empty())
+        .then(|| format!("the ramp found problems - {}", problems.join("; ")));
     if json {
-        let doc = stress_ramp::document(cfg.mode.name(), transport, &steps, error.as_deref());
+        // The document's error: what ended the ramp, else the steps that failed.
+        let why = error.as_deref().or(problems.as_deref());
+        let doc = stress_ramp::document(cfg.mode.name(), transport, &steps, why);
+        // TODO(F): output::document
         output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         for line in stress_ramp::best_lines(&steps, transport) {
@@ -297,19 +302,16 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
         }
     }
     // Steps that failed before an error ended the ramp are named too.
-    if !problems.is_empty() {
-        output::final_error(format_args!(
-            "sonde: the ramp found problems - {}",
-            problems.join("; ")
-        ));
+    if let Some(p) = &problems {
+        output::final_error(format_args!("sonde: {p}"));
     }
-    match error {
-        Some(e) => {
-            output::final_error(format_args!("sonde: error - {e}"));
-            exit::FAILED
-        }
-        None if problems.is_empty() => exit::OK,
-        None => exit::FAILED,
+    if let Some(e) = &error {
+        output::final_error(format_args!("sonde: error - {e}"));
+    }
+    if error.is_some() || problems.is_some() {
+        exit::FAILED
+    } else {
+        exit::OK
     }
 }
 
@@ -347,13 +349,12 @@ fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
     };
     let report = match storm::run(&scfg, interrupt) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("sonde: error - {e}");
-            return exit::FAILED;
-        }
+        Err(e) => return failed(a, &e.to_string()),
     };
+    let why = storm_problems(&report);
     if a.output.json {
-        let doc = stress_storm::document(cfg.mode.name(), &a.host, &report);
+        let doc = stress_storm::document(cfg.mode.name(), &a.host, &report, why.as_deref());
+        // TODO(F): output::document
         output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         output::outln!(
@@ -367,33 +368,77 @@ fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
             output::outln!("{line}");
         }
     }
-    // A device that refused or dropped connections under the storm failed the check.
-    let failed = report.refused + report.timed_out + report.failed;
-    if report.partial || failed > 0 || report.accepted == 0 {
-        output::final_error(format_args!(
-            "sonde: the storm found problems: {failed} attempts failed{}",
-            if report.partial { ", interrupted" } else { "" }
-        ));
-        return exit::FAILED;
+    problems_found(why.as_deref())
+}
+
+/// Why a storm counts as a failure: a device that refused or dropped connections under it,
+/// or accepted none, failed the check.
+fn storm_problems(r: &sonde_stats::stress::storm::StormReport) -> Option<String> {
+    let failed = r.refused + r.timed_out + r.failed;
+    let mut why = Vec::new();
+    if failed > 0 {
+        why.push(format!("{failed} attempts failed"));
     }
-    exit::OK
+    if r.accepted == 0 {
+        why.push("none was accepted".into());
+    }
+    if r.partial {
+        why.push("interrupted".into());
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// Why an overload counts as a failure: a held connection that did not close cleanly, no
+/// recovery within the wait, or a run cut short.
+fn overload_problems(r: &sonde_stats::stress::overload::OverloadReport) -> Option<String> {
+    let mut why = Vec::new();
+    let unclean = r.closed_reset + r.closed_timeout;
+    if unclean > 0 {
+        why.push(format!("{unclean} held connections did not close cleanly"));
+    }
+    if r.recovery_seconds.is_none() && !r.partial {
+        why.push("no new connection was accepted after the close".into());
+    }
+    if r.partial {
+        why.push("interrupted".into());
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// The exit code of a finished run, `why` (if any) said once on stderr.
+fn problems_found(why: Option<&str>) -> i32 {
+    match why {
+        Some(why) => {
+            output::final_error(format_args!("sonde: stress found problems: {why}"));
+            exit::FAILED
+        }
+        None => exit::OK,
+    }
+}
+
+/// A run that failed before it had a result: the document with the error alone (`-J`), the
+/// error once on stderr.
+fn failed(a: &StressArgs, e: &str) -> i32 {
+    output::failed_document(&a.output, "stress", e);
+    output::final_error(format_args!("sonde: error - {e}"));
+    exit::FAILED
 }
 
 /// `--overload`: open until refused, hold, close all, time the recovery.
 fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
     let report = match sonde_stress::client::overload::run(cfg, interrupt) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("sonde: error - {e}");
-            return exit::FAILED;
-        }
+        Err(e) => return failed(a, &e.to_string()),
     };
+    let why = overload_problems(&report);
     if a.output.json {
         let doc = sonde_report::envelope::Envelope::new("stress")
             .partial(report.partial)
+            .error(why.as_deref())
             .wrap(
                 &serde_json::json!({ "mode": cfg.mode.name(), "host": a.host, "overload": report }),
             );
+        // TODO(F): output::document
         output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         output::outln!("{} overload of {} ({})", cfg.mode.name(), a.host, cfg.addr);
@@ -401,12 +446,60 @@ fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
             output::outln!("{line}");
         }
     }
-    if report.healthy() {
-        exit::OK
-    } else {
-        output::final_error(format_args!(
-            "sonde: the device did not come through the overload cleanly"
-        ));
-        exit::FAILED
+    problems_found(why.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_stats::stress::overload::{OverloadReport, Refusal};
+
+    /// Regression: a failed overload's document said `"error": null`; its reason, now in the
+    /// document, is there exactly when the report is not healthy.
+    #[test]
+    fn an_overload_has_a_reason_exactly_when_it_is_not_healthy() {
+        let good = OverloadReport {
+            attempted: 10,
+            held: 10,
+            dropped_after_accept: 0,
+            refusal: Refusal::None,
+            first_error: None,
+            held_seconds: 0.5,
+            closed_clean: 10,
+            closed_reset: 0,
+            closed_timeout: 0,
+            recovery_seconds: Some(0.01),
+            partial: false,
+        };
+        let cases = [
+            (good.clone(), None),
+            (
+                OverloadReport {
+                    closed_reset: 2,
+                    closed_timeout: 1,
+                    ..good.clone()
+                },
+                Some("3 held connections did not close cleanly"),
+            ),
+            (
+                OverloadReport {
+                    recovery_seconds: None,
+                    ..good.clone()
+                },
+                Some("no new connection was accepted after the close"),
+            ),
+            (
+                OverloadReport {
+                    partial: true,
+                    recovery_seconds: None,
+                    ..good
+                },
+                Some("interrupted"),
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(overload_problems(&r).as_deref(), want, "{r:?}");
+            assert_eq!(r.healthy(), want.is_none(), "{r:?}");
+        }
     }
 }

@@ -46,6 +46,17 @@ fn compare_ip_to_a_closed_port_says_nothing_listens() {
     says_nothing_listens(&out, &out.stdout, "UDP", &at);
 }
 
+/// Regression: with --sizes the family's error was the key hint for a closed port (the size
+/// rows' refusals were never looked at); it now says nothing listens, as the probe rounds do.
+#[test]
+fn compare_ip_sizes_to_a_closed_port_says_nothing_listens() {
+    let _turn = crate::turns::take(module_path!());
+    let (out, at) = against_closed(
+        "compare-ip 127.0.0.1 -p PORT --sizes 56,500 --every 20ms -c 3 --throughput-time 0",
+    );
+    says_nothing_listens(&out, &out.stdout, "UDP", &at);
+}
+
 /// Every connect is refused: each is a lost probe, and the run fails saying why.
 #[test]
 fn tcp_connect_to_a_closed_port_says_connection_refused() {

@@ -246,26 +246,49 @@ fn storm_counts_accepted_connections_and_refusals() {
     assert!((rate - u(&st["accepted"]) as f64 / st["seconds"].as_f64().unwrap()).abs() < 1.0);
     assert!(st["connect_ms_median"].as_f64().unwrap() > 0.0, "{st}");
     // Nothing listening: every attempt refused, and that is a failure.
-    let closed = common::free_port().to_string();
-    let out = run(
-        &[
-            "stress",
-            "127.0.0.1",
-            "-p",
-            &closed,
-            "--discard",
-            "--storm",
-            "-t",
-            "0.5",
-        ],
-        DEADLINE,
-    );
+    let out = storm_to_a_closed_port(&[]);
     out.expect_code(1);
     assert!(
         out.stdout.contains(" refused (reset)") && out.stdout.contains(" 0 accepted"),
         "{}",
         out.describe()
     );
+}
+
+/// `sonde stress --storm` for 0.5 s to a loopback port nothing listens on.
+fn storm_to_a_closed_port(extra: &[&str]) -> common::Output {
+    let closed = common::free_port().to_string();
+    let mut args = vec![
+        "stress",
+        "127.0.0.1",
+        "-p",
+        &closed,
+        "--discard",
+        "--storm",
+        "-t",
+        "0.5",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
+/// Regression: a storm that failed the check (exit 1) wrote a document with `"error": null`;
+/// against a closed port it now says why, in the document and once on stderr. (An overload
+/// there waits 30 s for a recovery; its reasons are unit-tested in the command.)
+#[test]
+fn a_failing_storm_says_why_in_its_document() {
+    let _turn = crate::turns::take(module_path!());
+    let why = "none was accepted";
+    let out = storm_to_a_closed_port(&["-J"]);
+    out.expect_code(1);
+    let doc = out.json();
+    assert!(
+        doc["error"].as_str().is_some_and(|e| e.contains(why)),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(doc["partial"], true, "{}", out.describe());
+    assert_eq!(out.stderr.matches(why).count(), 1, "{}", out.describe());
 }
 
 #[test]
@@ -536,6 +559,14 @@ fn udp_ramp_to_a_closed_port_fails_after_every_step() {
     let out = udp_to(&port, "echo", &["--ramp", "1..2", "-t", "0.3", "-J"]);
     let doc = failed_ramp(&out, 2);
     assert_eq!(doc["ramp"][0]["udp"]["loss_percent"].as_f64(), Some(100.0));
+    // The document says why, as stderr does (it used to say "error": null).
+    assert!(
+        doc["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("2 flows: ")),
+        "{}",
+        out.describe()
+    );
     assert!(
         out.stderr.contains("1 flow: ") && out.stderr.contains("2 flows: "),
         "{}",

@@ -9,30 +9,46 @@
 use crate::common::run;
 use crate::common::services::{Services, DEADLINE};
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 
-/// A peer that is not sonde: it gives back the first `keep` bytes of each connection and
-/// reads and drops the rest (`keep` 0: a discard server, as an iperf2 server is to echo).
-fn echo_the_first(keep: usize) -> u16 {
+/// A loopback listener that serves each connection with `serve` on a thread of its own.
+fn peer(serve: impl Fn(TcpStream) + Clone + Send + 'static) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut s = s;
-                let mut buf = vec![0u8; 16 * 1024];
-                let mut echoed = 0;
-                while let Ok(n @ 1..) = s.read(&mut buf) {
-                    let back = n.min(keep - echoed);
-                    if back > 0 && s.write_all(&buf[..back]).is_err() {
-                        return;
-                    }
-                    echoed += back;
-                }
-            });
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(s));
         }
     });
     port
+}
+
+/// A peer that is not sonde: it gives back the first `keep` bytes of each connection and
+/// reads and drops the rest (`keep` 0: a discard server, as an iperf2 server is to echo).
+fn echo_the_first(keep: usize) -> u16 {
+    peer(move |mut s| {
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut echoed = 0;
+        while let Ok(n @ 1..) = s.read(&mut buf) {
+            let back = n.min(keep - echoed);
+            if back > 0 && s.write_all(&buf[..back]).is_err() {
+                return;
+            }
+            echoed += back;
+        }
+    })
+}
+
+/// A peer that is not sonde: an echo that reads each connection to its end (our FIN) and
+/// only then writes everything back, and closes.
+fn echo_after_the_end() -> u16 {
+    peer(|mut s| {
+        let mut all = Vec::new();
+        if s.read_to_end(&mut all).is_ok() {
+            let _ = s.write_all(&all);
+        }
+    })
 }
 
 fn stress(port: u16, mode: &str, extra: &[&str]) -> crate::common::Output {
@@ -95,6 +111,29 @@ fn a_chargen_test_against_a_discard_service_fails() {
     }
 }
 
+/// Regression: a run the verdict failed (exit 1) wrote a document saying `"error": null`,
+/// `"partial": false`; the document now gives the reason stderr gives, and stderr says it once.
+#[test]
+fn a_stress_run_that_fails_the_check_says_why_in_its_document() {
+    let _turn = crate::turns::take(module_path!());
+    let out = stress(echo_the_first(0), "--echo", &["-J"]);
+    out.expect_code(1);
+    let doc = out.json();
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("2 of 2 connections received nothing"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(doc["partial"], true, "{}", out.describe());
+    assert_eq!(
+        out.stderr.matches("received nothing").count(),
+        1,
+        "{}",
+        out.describe()
+    );
+}
+
 #[test]
 fn echo_and_chargen_against_their_own_services_still_pass() {
     let _turn = crate::turns::take(module_path!());
@@ -129,4 +168,33 @@ fn an_echo_that_gives_back_only_the_start_fails_and_says_how_much_never_came_bac
         "{}",
         out.describe()
     );
+}
+
+/// Regression: an echo that answers only after our FIN gave every byte back, yet the run
+/// failed with "received nothing" and the table said "nothing came back" (the bytes read
+/// after the FIN were not counted).
+#[test]
+fn an_echo_that_answers_only_after_our_fin_passes() {
+    let _turn = crate::turns::take(module_path!());
+    let port = echo_after_the_end();
+    let out = stress(port, "--echo", &[]);
+    out.expect_code(0);
+    for (said, wrong) in [
+        (&out.stdout, "nothing came back"),
+        (&out.stderr, "received nothing"),
+    ] {
+        assert!(!said.contains(wrong), "{}", out.describe());
+    }
+    let out = stress(port, "--echo", &["-J"]);
+    out.expect_code(0);
+    let doc = out.json();
+    let end = &doc["end"];
+    assert_eq!(end["echo_unreturned_bytes"], 0, "{}", out.describe());
+    let drained: u64 = end["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["drained_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(drained > 0, "{}", out.describe());
 }

@@ -389,6 +389,7 @@ impl Flow {
             received_bps: bps(self.received_bytes, seconds),
             close: CloseOutcome::Udp,
             error: self.error.clone(),
+            drained_bytes: 0,
         }
     }
 }
