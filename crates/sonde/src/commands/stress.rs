@@ -185,9 +185,13 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
         }
         output::final_error(format_args!("sonde: {lead}{why}"));
     }
-    // TODO(F): output::document (the final document under the signal write guard)
-    if let Err(e) = sink.finish() {
-        output::write_failed(&e);
+    {
+        // The reporters write their document (or the table's summary) in finish: whole, even
+        // when signals ask sonde to leave meanwhile.
+        let _whole = crate::signals::writing();
+        if let Err(e) = sink.finish() {
+            output::write_failed(&e);
+        }
     }
     if failure.is_some() {
         exit::FAILED
@@ -294,8 +298,7 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
         // The document's error: what ended the ramp, else the steps that failed.
         let why = error.as_deref().or(problems.as_deref());
         let doc = stress_ramp::document(cfg.mode.name(), transport, &steps, why);
-        // TODO(F): output::document
-        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else {
         for line in stress_ramp::best_lines(&steps, transport) {
             output::outln!("{line}");
@@ -354,8 +357,7 @@ fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
     let why = storm_problems(&report);
     if a.output.json {
         let doc = stress_storm::document(cfg.mode.name(), &a.host, &report, why.as_deref());
-        // TODO(F): output::document
-        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else {
         output::outln!(
             "{} storm to {} ({}), {:.1} s",
@@ -438,8 +440,7 @@ fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
             .wrap(
                 &serde_json::json!({ "mode": cfg.mode.name(), "host": a.host, "overload": report }),
             );
-        // TODO(F): output::document
-        output::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        output::document(std::io::stdout(), &doc);
     } else {
         output::outln!("{} overload of {} ({})", cfg.mode.name(), a.host, cfg.addr);
         for line in report.lines() {
