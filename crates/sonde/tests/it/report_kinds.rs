@@ -69,6 +69,11 @@ fn sweep_documents_are_charted_and_tabulated() {
         "1",
         "--max-steps",
         "8",
+        // What is charted is the point, not the host: a 0.2 s step a busy host kept a few
+        // percent short (this module runs beside others) must not end the search as
+        // sender-limited.
+        "--tolerance",
+        "50%",
     ]);
     search.expect_code(0);
     let dir = TempDir::new("report-sweep");
