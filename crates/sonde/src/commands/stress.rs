@@ -421,7 +421,11 @@ fn problems_found(why: Option<&str>) -> i32 {
 /// A run that failed before it had a result: the document with the error alone (`-J`), the
 /// error once on stderr.
 fn failed(a: &StressArgs, e: &str) -> i32 {
-    output::failed_document(&a.output, "stress", e);
+    // The run's destination: standard output or the --logfile, as a finished run's.
+    match output::destination(&a.output) {
+        Ok(out) => output::failed_document(&a.output, &out, "stress", e),
+        Err(open) => output::final_error(format_args!("sonde: error - {open:#}")),
+    }
     output::final_error(format_args!("sonde: error - {e}"));
     exit::FAILED
 }
