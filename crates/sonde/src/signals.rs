@@ -113,10 +113,17 @@ pub struct Writing(ThreadId);
 /// ends too, after [`WRITE_BOUND`] and a second, should the exit not happen.
 pub fn writing() -> Writing {
     let me = std::thread::current().id();
+    let mut w = wait_until(WRITE_BOUND + Duration::from_secs(1), |w| w.may_open(me));
+    w.open(me);
+    Writing(me)
+}
+
+/// Waits until `ready` holds of the writes, or `bound` has passed; returns them locked.
+fn wait_until(bound: Duration, ready: impl Fn(&Writes) -> bool) -> MutexGuard<'static, Writes> {
     let (m, cv) = writes();
     let mut w = lock(m);
-    let deadline = Instant::now() + WRITE_BOUND + Duration::from_secs(1);
-    while !w.may_open(me) {
+    let deadline = Instant::now() + bound;
+    while !ready(&w) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -126,8 +133,7 @@ pub fn writing() -> Writing {
             .unwrap_or_else(PoisonError::into_inner)
             .0;
     }
-    w.open(me);
-    Writing(me)
+    w
 }
 
 /// True while this thread holds a [`Writing`] guard.
@@ -148,20 +154,9 @@ impl Drop for Writing {
 
 /// Leaves the process once no result is being written (waiting at most [`WRITE_BOUND`]).
 fn exit_after_writes() -> ! {
-    let (m, cv) = writes();
-    let mut w = lock(m);
-    w.exiting = true;
-    let deadline = Instant::now() + WRITE_BOUND;
-    while !w.may_leave() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        w = cv
-            .wait_timeout(w, left)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-    }
+    // From here a thread that holds no guard waits for the exit rather than start a result.
+    lock(&writes().0).exiting = true;
+    let _w = wait_until(WRITE_BOUND, Writes::may_leave);
     std::process::exit(crate::commands::exit::FAILED);
 }
 
