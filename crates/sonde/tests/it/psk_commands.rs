@@ -173,10 +173,12 @@ fn check_kind(kind: &str) {
             ),
             ("a wrong key", Some(other.as_path()), "does not match"),
         ] {
-            let why = if probes_first {
-                "answers only probes tagged with its key"
-            } else {
-                why
+            // Probes go first: the server drops those without its key's tag silently, and
+            // the hint depends on whether a key was given at all.
+            let why = match (probes_first, k) {
+                (true, None) => "answers only probes tagged with its key",
+                (true, Some(_)) => "another --psk-file key drops the probes",
+                (false, _) => why,
             };
             let before = accepted(&server);
             let out = run(&with(k), T);

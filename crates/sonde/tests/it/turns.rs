@@ -47,7 +47,6 @@ pub const SHARING: &[&str] = &[
     "server_options",
     "source_limits",
     "switch_test",
-    "switch_test_mptcp",
     "turns",
 ];
 
