@@ -153,7 +153,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
     /// One JSON document: for client and server iperf3's -J schema plus sonde's fields; for
-    /// latency, rrul and compare-ip sonde's own (see the README's Latency section)
+    /// latency, rrul and compare-ip sonde's own (see docs/latency.md)
     #[arg(short = 'J', long = "json", conflicts_with = "json_stream")]
     pub json: bool,
     /// One JSON object per line per event

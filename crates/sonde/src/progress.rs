@@ -1,5 +1,5 @@
 //! Where a long run is, on stderr: `compare-ip` and `profile run` can take minutes (the
-//! README's `compare-ip --all -t 600` ten of them) and would otherwise say nothing until the
+//! documentation's `compare-ip --all -t 600` ten of them) and would otherwise say nothing until the
 //! end. A spinner (indicatif) with the phase and the time so far when stderr is a terminal;
 //! plain lines when it is not (a log, a pipe), at most one every [`MIN_GAP`], and one at
 //! least every [`EVERY`] while a phase lasts. stdout, where the results go, is untouched.

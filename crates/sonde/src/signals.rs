@@ -1,6 +1,6 @@
 //! What Ctrl-C (SIGINT), SIGTERM and SIGHUP do, for every command.
 //!
-//! The rule (README "Stopping a run"):
+//! The rule (docs/output.md, "Stopping a run"):
 //! - The first SIGINT or SIGTERM raises the stop flag that every command polls: the test in
 //!   progress ends, and what it measured is printed and saved, marked partial (exit 1).
 //! - A second one only says again that sonde is stopping: a second signal arrives easily
