@@ -51,6 +51,25 @@ fn acked(c: &MptcpConn) -> [u64; 2] {
     a
 }
 
+/// Waits until the subflows have acknowledged `total` bytes between them: what `send_all`
+/// returned for may still sit in the send buffer, and on a loaded host the reader can lag
+/// by megabytes, so counting acknowledgements too early sees none at all.
+fn acked_once_delivered(c: &MptcpConn, total: u64) -> [u64; 2] {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let a = acked(c);
+        if a[0] + a[1] >= total {
+            return a;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "20 s after sending, the subflows had acknowledged {} of {total} B",
+            a[0] + a[1]
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
     let ran = in_own_netns(|| {
@@ -90,8 +109,9 @@ fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
         for round in 0..6 {
             fam = if round == 0 { Family::V6 } else { fam.other() };
             let rec = c.switch(fam).unwrap();
-            // Data queued before the switch may still leave on the old family: measure from
-            // a moment after it, over the rest of the segment.
+            // Every earlier segment was acknowledged before this switch, so nothing queued for
+            // the old family remains; still, measure from the segment's middle, where the new
+            // subflow has been the one in use for a while.
             let mut before = None;
             let end = at + segment;
             while at < end {
@@ -105,8 +125,8 @@ fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
                     before = Some(acked(&c));
                 }
             }
-            let (b, a) = (before.unwrap(), acked(&c));
-            let (d4, d6) = (a[0] - b[0], a[1] - b[1]);
+            let (b, a) = (before.unwrap(), acked_once_delivered(&c, at));
+            let (d4, d6) = (a[0].saturating_sub(b[0]), a[1].saturating_sub(b[1]));
             let on = if fam == Family::V6 { d6 } else { d4 };
             let share = on as f64 / (d4 + d6).max(1) as f64;
             eprintln!(
