@@ -4,7 +4,7 @@
 use crate::fmt::{self, opt};
 use crate::link::BackendLine;
 use crate::model::{Group, GroupKind, Report, Row, TestView};
-use crate::result::ResultDoc;
+use crate::result::{Latency, ResultDoc, Throughput};
 
 /// Rows of text cells under a header.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,7 +296,26 @@ pub fn parameters(t: &TestView) -> Table {
 
 /// Both ends' summaries: one row per direction and end, then CPU.
 pub fn ends(t: &TestView) -> Table {
-    let mut tb = Table::new(&[
+    let tb = match &t.result {
+        Some(ResultDoc::Latency(l)) => latency_ends(l),
+        Some(ResultDoc::Profile(p)) => profile_streams(p),
+        Some(ResultDoc::Throughput(th)) => throughput_ends(th),
+        Some(
+            ResultDoc::Stress(_)
+            | ResultDoc::Sweep(_)
+            | ResultDoc::Capacity(_)
+            | ResultDoc::CompareIp(_)
+            | ResultDoc::Rrul(_)
+            | ResultDoc::Btc(_),
+        )
+        | None => throughput_table(),
+    };
+    tb.drop_empty_columns(2)
+}
+
+/// The header of a throughput test's ends, a row per direction and end.
+fn throughput_table() -> Table {
+    Table::new(&[
         "Direction",
         "End",
         "Bytes",
@@ -306,76 +325,70 @@ pub fn ends(t: &TestView) -> Table {
         "Jitter",
         "Out of order",
         "Duplicates",
-    ]);
-    match &t.result {
-        Some(ResultDoc::Throughput(th)) => {
-            for d in &th.directions {
-                let (snd, rcv) = if d.client_sends {
-                    ("client (sender)", "server (receiver)")
-                } else {
-                    ("server (sender)", "client (receiver)")
-                };
-                tb.rows.push(vec![
-                    d.label().into(),
-                    snd.into(),
-                    opt(d.sent_bytes.map(|b| b as f64), |b| fmt::bytes(b as u64)),
-                    opt(d.sent_bps, fmt::rate),
-                    opt(d.retransmits.map(|r| r as f64), |r| fmt::num(r, 0)),
-                    DASH.into(),
-                    DASH.into(),
-                    DASH.into(),
-                    DASH.into(),
-                ]);
-                let u = d.udp.as_ref();
-                tb.rows.push(vec![
-                    d.label().into(),
-                    rcv.into(),
-                    opt(d.received_bytes.map(|b| b as f64), |b| fmt::bytes(b as u64)),
-                    opt(d.received_bps, fmt::rate),
-                    DASH.into(),
-                    u.map_or(DASH.into(), |u| {
-                        format!(
-                            "{}/{} ({})",
-                            u.lost,
-                            u.packets,
-                            fmt::percent(u.lost_percent)
-                        )
-                    }),
-                    u.map_or(DASH.into(), |u| fmt::ms(u.jitter_ms)),
-                    u.map_or(DASH.into(), |u| u.out_of_order.to_string()),
-                    u.map_or(DASH.into(), |u| u.duplicates.to_string()),
-                ]);
-            }
-        }
-        Some(ResultDoc::Latency(l)) => {
-            tb = Table::new(&["Probes sent", "Answered", "Loss", "RTT min", "RTT median"]);
-            tb.header
-                .extend(["RTT mean", "RTT p99", "RTT max", "Jitter"].map(String::from));
-            let r = l.rtt;
-            tb.rows.push(vec![
-                opt(l.sent.map(|v| v as f64), |v| fmt::num(v, 0)),
-                opt(l.received.map(|v| v as f64), |v| fmt::num(v, 0)),
-                opt(l.loss_percent, fmt::percent),
-                opt(r.map(|r| r.min), fmt::ms),
-                opt(r.map(|r| r.median), fmt::ms),
-                opt(r.map(|r| r.mean), fmt::ms),
-                opt(r.map(|r| r.p99), fmt::ms),
-                opt(r.map(|r| r.max), fmt::ms),
-                opt(l.jitter_ms, fmt::ms),
-            ]);
-        }
-        Some(ResultDoc::Profile(p)) => tb = profile_streams(p),
-        Some(
-            ResultDoc::Stress(_)
-            | ResultDoc::Sweep(_)
-            | ResultDoc::Capacity(_)
-            | ResultDoc::CompareIp(_)
-            | ResultDoc::Rrul(_)
-            | ResultDoc::Btc(_),
-        )
-        | None => {}
+    ])
+}
+
+/// A throughput test: per direction, the sender's row then the receiver's.
+fn throughput_ends(th: &Throughput) -> Table {
+    let mut tb = throughput_table();
+    for d in &th.directions {
+        let (snd, rcv) = if d.client_sends {
+            ("client (sender)", "server (receiver)")
+        } else {
+            ("server (sender)", "client (receiver)")
+        };
+        tb.rows.push(vec![
+            d.label().into(),
+            snd.into(),
+            opt(d.sent_bytes.map(|b| b as f64), |b| fmt::bytes(b as u64)),
+            opt(d.sent_bps, fmt::rate),
+            opt(d.retransmits.map(|r| r as f64), |r| fmt::num(r, 0)),
+            DASH.into(),
+            DASH.into(),
+            DASH.into(),
+            DASH.into(),
+        ]);
+        let u = d.udp.as_ref();
+        tb.rows.push(vec![
+            d.label().into(),
+            rcv.into(),
+            opt(d.received_bytes.map(|b| b as f64), |b| fmt::bytes(b as u64)),
+            opt(d.received_bps, fmt::rate),
+            DASH.into(),
+            u.map_or(DASH.into(), |u| {
+                format!(
+                    "{}/{} ({})",
+                    u.lost,
+                    u.packets,
+                    fmt::percent(u.lost_percent)
+                )
+            }),
+            u.map_or(DASH.into(), |u| fmt::ms(u.jitter_ms)),
+            u.map_or(DASH.into(), |u| u.out_of_order.to_string()),
+            u.map_or(DASH.into(), |u| u.duplicates.to_string()),
+        ]);
     }
-    tb.drop_empty_columns(2)
+    tb
+}
+
+/// A latency test: its one row of probes, loss and round-trip times.
+fn latency_ends(l: &Latency) -> Table {
+    let mut tb = Table::new(&["Probes sent", "Answered", "Loss", "RTT min", "RTT median"]);
+    tb.header
+        .extend(["RTT mean", "RTT p99", "RTT max", "Jitter"].map(String::from));
+    let r = l.rtt;
+    tb.rows.push(vec![
+        opt(l.sent.map(|v| v as f64), |v| fmt::num(v, 0)),
+        opt(l.received.map(|v| v as f64), |v| fmt::num(v, 0)),
+        opt(l.loss_percent, fmt::percent),
+        opt(r.map(|r| r.min), fmt::ms),
+        opt(r.map(|r| r.median), fmt::ms),
+        opt(r.map(|r| r.mean), fmt::ms),
+        opt(r.map(|r| r.p99), fmt::ms),
+        opt(r.map(|r| r.max), fmt::ms),
+        opt(l.jitter_ms, fmt::ms),
+    ]);
+    tb
 }
 
 /// A profile run: one row per stream with its loss, lateness, order, whole bursts and

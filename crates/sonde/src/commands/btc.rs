@@ -14,40 +14,63 @@ const FIRST_SIZE: u64 = 6_000_000;
 
 /// Runs the btc command.
 pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
+    let cfg = match config(&a) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let json = a.output.json;
+    if !json {
+        outln!(
+            "BTC to {} port {}: {} session(s), one every {:.1} s; goodput is TCP payload at the receiver",
+            a.host,
+            a.port,
+            cfg.sizes.len() * cfg.families.len(),
+            cfg.every.as_secs_f64()
+        );
+        outln!("{}", btc::header());
+    }
+    let (sessions, error) = sonde_runtime::btc::run(&cfg, interrupt, &mut |s| {
+        if !json {
+            outln!("{}", btc::row(s));
+        }
+    });
+    if json {
+        let error_text = error.as_ref().map(ToString::to_string);
+        let doc = btc::document(&a.host, &sessions, error_text.as_deref());
+        output::document(std::io::stdout(), &doc);
+    } else {
+        for line in btc::summary_lines(&sessions) {
+            outln!("{line}");
+        }
+    }
+    match error {
+        None => exit::OK,
+        Some(e) => {
+            let interrupted = matches!(e, sonde_runtime::error::RunError::Interrupted);
+            output::run_error(&e, interrupted);
+            exit::FAILED
+        }
+    }
+}
+
+/// The run configuration of the flags, or the exit code of flags that cannot run (the
+/// reason said on stderr).
+fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
     let Ok(length) = u32::try_from(a.length) else {
         eprintln!("sonde: usage error - -l {} is too large", a.length);
-        return exit::USAGE;
+        return Err(exit::USAGE);
     };
+    let families = families(a).map_err(|e| {
+        eprintln!("sonde: usage error - {e}");
+        exit::USAGE
+    })?;
+    let local = super::auth::keyed_sockets(&a.psk).map_err(|e| super::auth::unusable_file(&e))?;
     let sizes = if a.sizes.is_empty() {
         sonde_stats::btc::doubling_sizes(FIRST_SIZE, a.max_size)
     } else {
         a.sizes.clone()
     };
-    let literal = a
-        .host
-        .trim_matches(['[', ']'])
-        .parse::<std::net::IpAddr>()
-        .ok();
-    if let (true, Some(ip)) = (a.both, literal) {
-        eprintln!(
-            "sonde: usage error - --both measures IPv4 and IPv6 to one host: give its name, not the address {ip}"
-        );
-        return exit::USAGE;
-    }
-    let families = if a.both {
-        vec![Family::V4, Family::V6]
-    } else if a.ipv4 {
-        vec![Family::V4]
-    } else if a.ipv6 {
-        vec![Family::V6]
-    } else {
-        vec![Family::Any]
-    };
-    let local = match super::auth::keyed_sockets(&a.psk) {
-        Ok(l) => l,
-        Err(e) => return super::auth::unusable_file(&e),
-    };
-    let cfg = BtcConfig {
+    Ok(BtcConfig {
         client: ClientConfig {
             host: a.host.clone(),
             port: a.port,
@@ -66,38 +89,28 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
         sizes,
         families,
         every: a.every,
-    };
-    let json = a.output.json;
-    if !json {
-        outln!(
-            "BTC to {} port {}: {} session(s), one every {:.1} s; goodput is TCP payload at the receiver",
-            a.host,
-            a.port,
-            cfg.sizes.len() * cfg.families.len(),
-            cfg.every.as_secs_f64()
-        );
-        outln!("{}", btc::header());
+    })
+}
+
+/// The families to measure: both (`--both`, of a name), the one asked for, or any.
+fn families(a: &BtcArgs) -> Result<Vec<Family>, String> {
+    let literal = a
+        .host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .ok();
+    if let (true, Some(ip)) = (a.both, literal) {
+        return Err(format!(
+            "--both measures IPv4 and IPv6 to one host: give its name, not the address {ip}"
+        ));
     }
-    let (sessions, error) = sonde_runtime::btc::run(&cfg, interrupt, &mut |s| {
-        if !json {
-            outln!("{}", btc::row(s));
-        }
-    });
-    let error_text = error.as_ref().map(ToString::to_string);
-    if json {
-        let doc = btc::document(&a.host, &sessions, error_text.as_deref());
-        output::document(std::io::stdout(), &doc);
+    Ok(if a.both {
+        vec![Family::V4, Family::V6]
+    } else if a.ipv4 {
+        vec![Family::V4]
+    } else if a.ipv6 {
+        vec![Family::V6]
     } else {
-        for line in btc::summary_lines(&sessions) {
-            outln!("{line}");
-        }
-    }
-    match error {
-        None => exit::OK,
-        Some(e) => {
-            let interrupted = matches!(e, sonde_runtime::error::RunError::Interrupted);
-            output::run_error(&e, interrupted);
-            exit::FAILED
-        }
-    }
+        vec![Family::Any]
+    })
 }

@@ -5,48 +5,18 @@ use crate::cli_capacity::CapacityArgs;
 use crate::output::{self, outln};
 use sonde_proto::capacity::CapacityPlan;
 use sonde_report::capacity::{departure_lines, document, lines, RunInfo};
+use sonde_runtime::capacity::client::CapacityOutcome;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::RunError;
 use sonde_stats::capacity::converge::StopRule;
+use sonde_stats::capacity::Estimate;
 use std::sync::atomic::AtomicBool;
 
 /// Runs the capacity command.
 pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
-    let plan = CapacityPlan {
-        short_trains: a.short_trains,
-        short_len: a.short_len,
-        long_trains: a.long_trains,
-        long_len: a.long_len,
-        spacing_ms: a.spacing,
-        tx_timestamps: a.tx_timestamps,
-    };
-    let literal_v6 = a
-        .host
-        .trim_matches(['[', ']'])
-        .parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_ipv6());
-    let length = a
-        .length
-        .unwrap_or(if a.ipv6 || literal_v6 { 1452 } else { 1472 });
-    let params = sonde_runtime::capacity::params(plan, length);
-    if let Err(e) = params.validate() {
-        eprintln!("sonde: usage error - {e}");
-        return exit::USAGE;
-    }
-    let local = match super::auth::keyed_sockets(&a.psk) {
-        Ok(l) => l,
-        Err(e) => return super::auth::unusable_file(&e),
-    };
-    let cfg = ClientConfig {
-        host: a.host.clone(),
-        port: a.port,
-        family: super::family(a.ipv4, a.ipv6),
-        cport: None,
-        params,
-        connect_timeout: a.connect_timeout,
-        local,
-        rcv_timeout: None,
-        file: None,
+    let (cfg, plan) = match config(&a) {
+        Ok(c) => c,
+        Err(code) => return code,
     };
     let rule = (!a.no_early_stop).then(StopRule::default);
     let (out, error) = sonde_runtime::capacity::client::run_with(&cfg, rule, interrupt);
@@ -74,19 +44,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         }
         output::document(std::io::stdout(), &doc);
     } else if let Some(e) = &out.estimate {
-        for line in lines(&info, e) {
-            outln!("{line}");
-        }
-        if let Some(d) = &out.departures {
-            // Trains asked for: the plan's, or up to the early stop.
-            let asked = match out.early_stop.after_long_trains {
-                Some(n) if out.early_stop.stopped => plan.short_trains + n,
-                _ => plan.trains(),
-            };
-            for line in departure_lines(d, asked) {
-                outln!("{line}");
-            }
-        }
+        table(&info, e, &out, &plan);
     }
     match error {
         None => exit::OK,
@@ -100,6 +58,62 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
             };
             output::run_error_saying(&e, matches!(e, RunError::Interrupted), &so_far);
             exit::FAILED
+        }
+    }
+}
+
+/// The client's configuration and the trains' plan the flags ask for, or the exit code of
+/// flags that cannot run (the reason said on stderr).
+fn config(a: &CapacityArgs) -> Result<(ClientConfig, CapacityPlan), i32> {
+    let plan = CapacityPlan {
+        short_trains: a.short_trains,
+        short_len: a.short_len,
+        long_trains: a.long_trains,
+        long_len: a.long_len,
+        spacing_ms: a.spacing,
+        tx_timestamps: a.tx_timestamps,
+    };
+    let literal_v6 = a
+        .host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_ipv6());
+    let length = a
+        .length
+        .unwrap_or(if a.ipv6 || literal_v6 { 1452 } else { 1472 });
+    let params = sonde_runtime::capacity::params(plan, length);
+    if let Err(e) = params.validate() {
+        eprintln!("sonde: usage error - {e}");
+        return Err(exit::USAGE);
+    }
+    let local = super::auth::keyed_sockets(&a.psk).map_err(|e| super::auth::unusable_file(&e))?;
+    let cfg = ClientConfig {
+        host: a.host.clone(),
+        port: a.port,
+        family: super::family(a.ipv4, a.ipv6),
+        cport: None,
+        params,
+        connect_timeout: a.connect_timeout,
+        local,
+        rcv_timeout: None,
+        file: None,
+    };
+    Ok((cfg, plan))
+}
+
+/// The table of an estimate, then the departure check's lines when it was asked for.
+fn table(info: &RunInfo<'_>, e: &Estimate, out: &CapacityOutcome, plan: &CapacityPlan) {
+    for line in lines(info, e) {
+        outln!("{line}");
+    }
+    if let Some(d) = &out.departures {
+        // Trains asked for: the plan's, or up to the early stop.
+        let asked = match out.early_stop.after_long_trains {
+            Some(n) if out.early_stop.stopped => plan.short_trains + n,
+            _ => plan.trains(),
+        };
+        for line in departure_lines(d, asked) {
+            outln!("{line}");
         }
     }
 }

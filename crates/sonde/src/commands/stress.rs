@@ -5,11 +5,14 @@
 
 use super::exit;
 use crate::cli_stress::StressArgs;
-use crate::output::{self, LineOut};
+use crate::output::{self, LineOut, SharedOut};
 use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter, StressSink};
 use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
 use sonde_runtime::os::resolve::{resolve, Family};
-use sonde_stats::stress::model::{CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary};
+use sonde_stats::stress::model::{
+    CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
+};
+use sonde_stats::stress::ramp::{counts, RampStep};
 use sonde_stress::client::{self, StressConfig};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -126,32 +129,12 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     }
     let mode = mode(&a);
     let port = a.port.unwrap_or(mode.well_known_port());
-    let family = if a.ipv4 {
-        Family::V4
-    } else if a.ipv6 {
-        Family::V6
-    } else {
-        Family::Any
-    };
+    let family = super::family(a.ipv4, a.ipv6);
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("sonde: error - {e:#}");
             return exit::FAILED;
-        }
-    };
-    let w = LineOut::new(out);
-    let mut sink: Box<dyn StressSink<StressEvent>> = if a.output.json {
-        Box::new(StressJsonReporter::new(w))
-    } else if a.output.json_stream {
-        Box::new(StressJsonLinesReporter::new(w))
-    } else {
-        let limit = if a.each { usize::MAX } else { EACH_LIMIT };
-        Box::new(StressTableReporter::new(w).each_limit(limit))
-    };
-    let mut emit = |ev: StressEvent| {
-        if let Err(e) = sink.event(&ev) {
-            output::write_failed(&e);
         }
     };
     let cfg = match config(&a, mode, port, family, interrupt) {
@@ -169,14 +152,33 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     if a.overload {
         return overload(&a, &cfg, interrupt);
     }
-    let result = if a.udp {
-        super::stress_udp::run(&a, &cfg, interrupt, &mut emit)
+    single(&a, &cfg, out, interrupt)
+}
+
+/// One run of `cfg` with its live rows (or events) and its summary written to `out`.
+fn single(a: &StressArgs, cfg: &StressConfig, out: SharedOut, interrupt: &AtomicBool) -> i32 {
+    let w = LineOut::new(out);
+    let mut sink: Box<dyn StressSink<StressEvent>> = if a.output.json {
+        Box::new(StressJsonReporter::new(w))
+    } else if a.output.json_stream {
+        Box::new(StressJsonLinesReporter::new(w))
     } else {
-        client::run(&cfg, interrupt, &mut emit).map_err(|e| e.to_string())
+        let limit = if a.each { usize::MAX } else { EACH_LIMIT };
+        Box::new(StressTableReporter::new(w).each_limit(limit))
+    };
+    let mut emit = |ev: StressEvent| {
+        if let Err(e) = sink.event(&ev) {
+            output::write_failed(&e);
+        }
+    };
+    let result = if a.udp {
+        super::stress_udp::run(a, cfg, interrupt, &mut emit)
+    } else {
+        client::run(cfg, interrupt, &mut emit).map_err(|e| e.to_string())
     };
     // A failure's reason goes into the document too (`-J`: its `error`), and once on stderr.
     let failure = match &result {
-        Ok(s) => verdict(s, mode).map(|why| ("stress found problems: ", why)),
+        Ok(s) => verdict(s, cfg.mode).map(|why| ("stress found problems: ", why)),
         Err(e) => Some(("error - ", e.clone())),
     };
     if let Some((lead, why)) = &failure {
@@ -234,8 +236,6 @@ fn config(
 /// reply) makes the ramp exit 1 once every step has run, naming each failed step.
 fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &AtomicBool) -> i32 {
     use sonde_report::stress_ramp;
-    use sonde_stats::stress::model::Transport;
-    use sonde_stats::stress::ramp::{counts, RampStep};
     let json = a.output.json;
     let transport = if a.udp {
         Transport::Udp
@@ -243,55 +243,9 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
         Transport::Tcp
     };
     if !json {
-        let what = if a.udp {
-            let udp = super::stress_udp::config(a, &cfg);
-            format!(
-                "rates are UDP payload, {} offered over all flows",
-                sonde_stats::units::format_bitrate(udp.rate_bps as f64)
-            )
-        } else {
-            "rates are TCP payload".to_string()
-        };
-        output::outln!(
-            "{} ramp to {} ({}), {:.1} s per step; {what}",
-            cfg.mode.name(),
-            a.host,
-            cfg.addr,
-            a.time.as_secs_f64()
-        );
-        output::outln!("{}", stress_ramp::header(transport));
+        ramp_heading(a, &cfg, transport);
     }
-    let mut steps = Vec::new();
-    let mut error = None;
-    let mut problems = Vec::new();
-    for n in counts(lo, hi) {
-        match ramp_step(a, &cfg, n, interrupt) {
-            Ok(s) => {
-                let step = RampStep::of(n, &s, cfg.mode);
-                if !json {
-                    output::outln!("{}", stress_ramp::row(&step));
-                }
-                steps.push(step);
-                if s.partial {
-                    error = Some("interrupted".to_string());
-                    break;
-                }
-                if let Some(why) = verdict(&s, cfg.mode) {
-                    let unit = match (a.udp, n) {
-                        (true, 1) => "flow",
-                        (true, _) => "flows",
-                        (false, 1) => "connection",
-                        (false, _) => "connections",
-                    };
-                    problems.push(format!("{n} {unit}: {why}"));
-                }
-            }
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
-        }
-    }
+    let (steps, error, problems) = ramp_steps(a, &cfg, (lo, hi), interrupt);
     let problems = (!problems.is_empty())
         .then(|| format!("the ramp found problems - {}", problems.join("; ")));
     if json {
@@ -316,6 +270,64 @@ fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &Ato
     } else {
         exit::OK
     }
+}
+
+/// The ramp's table heading: what runs, and what its rates are.
+fn ramp_heading(a: &StressArgs, cfg: &StressConfig, transport: Transport) {
+    let what = if a.udp {
+        let udp = super::stress_udp::config(a, cfg);
+        format!(
+            "rates are UDP payload, {} offered over all flows",
+            sonde_stats::units::format_bitrate(udp.rate_bps as f64)
+        )
+    } else {
+        "rates are TCP payload".to_string()
+    };
+    output::outln!(
+        "{} ramp to {} ({}), {:.1} s per step; {what}",
+        cfg.mode.name(),
+        a.host,
+        cfg.addr,
+        a.time.as_secs_f64()
+    );
+    output::outln!("{}", sonde_report::stress_ramp::header(transport));
+}
+
+/// Runs the ramp's steps in order, a table row each (without `-J`), until the last or the
+/// first that ends with an error or a stop: the steps run, that error, and the steps that
+/// failed their checks ("N connections: why").
+fn ramp_steps(
+    a: &StressArgs,
+    cfg: &StressConfig,
+    (lo, hi): (u32, u32),
+    interrupt: &AtomicBool,
+) -> (Vec<RampStep>, Option<String>, Vec<String>) {
+    let mut steps = Vec::new();
+    let mut problems = Vec::new();
+    for n in counts(lo, hi) {
+        let s = match ramp_step(a, cfg, n, interrupt) {
+            Ok(s) => s,
+            Err(e) => return (steps, Some(e), problems),
+        };
+        let step = RampStep::of(n, &s, cfg.mode);
+        if !a.output.json {
+            output::outln!("{}", sonde_report::stress_ramp::row(&step));
+        }
+        steps.push(step);
+        if s.partial {
+            return (steps, Some("interrupted".to_string()), problems);
+        }
+        if let Some(why) = verdict(&s, cfg.mode) {
+            let unit = match (a.udp, n) {
+                (true, 1) => "flow",
+                (true, _) => "flows",
+                (false, 1) => "connection",
+                (false, _) => "connections",
+            };
+            problems.push(format!("{n} {unit}: {why}"));
+        }
+    }
+    (steps, None, problems)
 }
 
 /// One step of a ramp: a whole run with `n` connections (or UDP flows), no live output.

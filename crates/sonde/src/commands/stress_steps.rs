@@ -11,6 +11,7 @@ use crate::output;
 use sonde_proto::message::TestParams;
 use sonde_report::stress_steps;
 use sonde_runtime::client::{self, ClientConfig};
+use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
 use sonde_stats::stress::steps::LoadStep;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,20 +48,13 @@ fn params(a: &StressArgs, rate_bps: u64) -> TestParams {
 
 /// Runs every step; returns the exit code.
 pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
-    let Some(rates) = a.steps.as_deref().filter(|r| !r.is_empty()) else {
-        eprintln!("sonde: usage error - --steps needs at least one rate");
-        return exit::USAGE;
+    let rates = match rates(a) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
     };
-    if rates.contains(&0) || a.step_time < Duration::from_millis(500) {
-        eprintln!(
-            "sonde: usage error - each --steps rate must be above 0 and --step-time at least 0.5 s"
-        );
-        return exit::USAGE;
-    }
-    if let Err(e) = params(a, rates[0]).validate() {
-        eprintln!("sonde: usage error - {e}");
-        return exit::USAGE;
-    }
     let json = a.output.json;
     let protocol = if a.udp { "udp" } else { "tcp" };
     if !json {
@@ -86,37 +80,11 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
             // An iperf3 server refuses a test as busy for a moment after the last one ends.
             std::thread::sleep(IPERF3_REST);
         }
-        let cfg = ClientConfig {
-            host: a.host.clone(),
-            port: a.port.unwrap_or(DEFAULT_PORT),
-            family: super::family(a.ipv4, a.ipv6),
-            cport: None,
-            params: params(a, rate),
-            connect_timeout: a.connect_timeout,
-            local: local.clone(),
-            rcv_timeout: None,
-            file: None,
-        };
-        let outcome = if a.iperf3 {
-            let opts = sonde_proto::iperf3::params::Iperf3Options {
-                udp_counters_64bit: false,
-                get_server_output: false,
-                repeating_payload: false,
-            };
-            sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut |_| {})
-        } else {
-            client::run(&cfg, interrupt, &mut |_| {})
-        };
-        let why = outcome.error.as_ref().map(ToString::to_string);
-        let step = LoadStep::of(
-            rate as f64,
-            outcome.summary.as_ref(),
-            outcome.server_load.map(|l| l.percent()),
-            why.clone(),
-        );
+        let step = step(a, rate, &local, interrupt);
         if !json {
             output::outln!("{}", stress_steps::row(&step));
         }
+        let why = step.error.clone();
         steps.push(step);
         if why.is_some() || interrupt.load(Ordering::SeqCst) {
             interrupted = interrupt.load(Ordering::SeqCst);
@@ -135,4 +103,47 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
             exit::FAILED
         }
     }
+}
+
+/// The rates of `--steps`, once checked with `--step-time` and the first step's test.
+fn rates(a: &StressArgs) -> Result<&[u64], String> {
+    let Some(rates) = a.steps.as_deref().filter(|r| !r.is_empty()) else {
+        return Err("--steps needs at least one rate".into());
+    };
+    if rates.contains(&0) || a.step_time < Duration::from_millis(500) {
+        return Err("each --steps rate must be above 0 and --step-time at least 0.5 s".into());
+    }
+    params(a, rates[0]).validate().map_err(|e| e.to_string())?;
+    Ok(rates)
+}
+
+/// One step: a run of the paced client (sonde's, or iperf3's with `--iperf3`) at `rate`.
+fn step(a: &StressArgs, rate: u64, local: &ClientSockets, interrupt: &AtomicBool) -> LoadStep {
+    let cfg = ClientConfig {
+        host: a.host.clone(),
+        port: a.port.unwrap_or(DEFAULT_PORT),
+        family: super::family(a.ipv4, a.ipv6),
+        cport: None,
+        params: params(a, rate),
+        connect_timeout: a.connect_timeout,
+        local: local.clone(),
+        rcv_timeout: None,
+        file: None,
+    };
+    let outcome = if a.iperf3 {
+        let opts = sonde_proto::iperf3::params::Iperf3Options {
+            udp_counters_64bit: false,
+            get_server_output: false,
+            repeating_payload: false,
+        };
+        sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut |_| {})
+    } else {
+        client::run(&cfg, interrupt, &mut |_| {})
+    };
+    LoadStep::of(
+        rate as f64,
+        outcome.summary.as_ref(),
+        outcome.server_load.map(|l| l.percent()),
+        outcome.error.as_ref().map(ToString::to_string),
+    )
 }

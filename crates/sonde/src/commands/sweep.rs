@@ -7,7 +7,7 @@ use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
 use sonde_report::sweep::{self as report, SweepSettings};
 use sonde_runtime::client::ClientConfig;
-use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode};
+use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode, SweepRecord};
 use sonde_stats::model::Protocol;
 use sonde_stats::sweep::{SearchConfig, Verdict};
 use sonde_stats::sweep_record::SweepStep;
@@ -163,42 +163,10 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     let search = matches!(cfg.mode, SweepMode::Search { .. });
-    let (floor, ceiling) = match &cfg.mode {
-        SweepMode::Search { search, .. } => (search.floor_bps, search.ceiling_bps),
-        SweepMode::Rates { .. } => (0, 0),
-    };
-    let settings = SweepSettings {
-        host: a.host.clone(),
-        protocol: if a.udp { "udp" } else { "tcp" },
-        mode: if search { "search" } else { "rates" },
-        step_secs: a.step_time,
-        max_loss_percent: a.max_loss,
-        resolution_percent: a.resolution,
-        confirm: a.confirm,
-        floor_bps: floor,
-        ceiling_bps: ceiling,
-        tolerance_percent: a.tolerance,
-    };
+    let settings = settings(&a, &cfg);
     let json = a.output.json;
     if !json {
-        outln!(
-            "Sweep to {} port {}: {}, {} s per step; rates are {} per direction",
-            a.host,
-            a.port,
-            if search {
-                format!(
-                    "highest rate with loss <= {}% between {} and {}",
-                    a.max_loss,
-                    format_bitrate(floor as f64),
-                    format_bitrate(ceiling as f64)
-                )
-            } else {
-                format!("{} rate(s), achieved against asked", a.rates.len())
-            },
-            a.step_time,
-            if a.udp { "UDP payload" } else { "TCP payload" }
-        );
-        outln!("{}", report::step_header());
+        heading(&a, &settings, search);
     }
     let quiet = a.quiet;
     let (rec, error) = sonde_runtime::sweep::run(&cfg, interrupt, &mut |s, p| {
@@ -209,38 +177,91 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
             eprintln!("{}", progress_line(s, p, search));
         }
     });
-    let error_text = error.as_ref().map(ToString::to_string);
     if json {
+        let error_text = error.as_ref().map(ToString::to_string);
         let doc = report::document(&settings, &rec.steps, &rec.searches, error_text.as_deref());
         output::document(std::io::stdout(), &doc);
     } else {
-        outln!("");
-        let lines = if search {
-            report::search_lines(&rec.searches, a.max_loss)
-        } else {
-            report::rate_lines(&rec.steps, a.tolerance, settings.protocol)
-        };
-        for line in lines {
-            outln!("{line}");
-        }
-        let at_max = rec
-            .searches
-            .iter()
-            .any(|r| matches!(r.verdict, Verdict::AtMaxRate { .. }));
-        if at_max {
-            outln!(
-                "A rate marked AT --max-rate passed at {}, the highest rate tried: the path \
-                 carries at least that, and its ceiling is higher or there; raise --max-rate to \
-                 find it",
-                format_bitrate(ceiling as f64)
-            );
-        }
+        table_end(&a, &settings, &rec, search);
     }
     if let Some(e) = error {
         let interrupted = matches!(e.source, sonde_runtime::error::RunError::Interrupted);
         output::run_error(&e, interrupted);
         return exit::FAILED;
     }
+    verdicts(&a, &rec)
+}
+
+/// The settings the report and the document name, the search's bounds among them.
+fn settings(a: &SweepArgs, cfg: &SweepConfig) -> SweepSettings {
+    let (search, (floor, ceiling)) = match &cfg.mode {
+        SweepMode::Search { search, .. } => (true, (search.floor_bps, search.ceiling_bps)),
+        SweepMode::Rates { .. } => (false, (0, 0)),
+    };
+    SweepSettings {
+        host: a.host.clone(),
+        protocol: if a.udp { "udp" } else { "tcp" },
+        mode: if search { "search" } else { "rates" },
+        step_secs: a.step_time,
+        max_loss_percent: a.max_loss,
+        resolution_percent: a.resolution,
+        confirm: a.confirm,
+        floor_bps: floor,
+        ceiling_bps: ceiling,
+        tolerance_percent: a.tolerance,
+    }
+}
+
+/// The table's first lines: what the sweep does, then the steps' header.
+fn heading(a: &SweepArgs, settings: &SweepSettings, search: bool) {
+    outln!(
+        "Sweep to {} port {}: {}, {} s per step; rates are {} per direction",
+        a.host,
+        a.port,
+        if search {
+            format!(
+                "highest rate with loss <= {}% between {} and {}",
+                a.max_loss,
+                format_bitrate(settings.floor_bps as f64),
+                format_bitrate(settings.ceiling_bps as f64)
+            )
+        } else {
+            format!("{} rate(s), achieved against asked", a.rates.len())
+        },
+        a.step_time,
+        if a.udp { "UDP payload" } else { "TCP payload" }
+    );
+    outln!("{}", report::step_header());
+}
+
+/// The table's last lines, under the steps: the searches' or the rates' outcome.
+fn table_end(a: &SweepArgs, settings: &SweepSettings, rec: &SweepRecord, search: bool) {
+    outln!("");
+    let lines = if search {
+        report::search_lines(&rec.searches, a.max_loss)
+    } else {
+        report::rate_lines(&rec.steps, a.tolerance, settings.protocol)
+    };
+    for line in lines {
+        outln!("{line}");
+    }
+    let at_max = rec
+        .searches
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::AtMaxRate { .. }));
+    if at_max {
+        outln!(
+            "A rate marked AT --max-rate passed at {}, the highest rate tried: the path \
+             carries at least that, and its ceiling is higher or there; raise --max-rate to \
+             find it",
+            format_bitrate(settings.ceiling_bps as f64)
+        );
+    }
+}
+
+/// The exit code of a sweep that ran to its end: a search that ran out of steps, or whose
+/// sender could not offer the rate, found no ceiling; each is said once on stderr.
+fn verdicts(a: &SweepArgs, rec: &SweepRecord) -> i32 {
     let limited: Vec<String> = rec
         .searches
         .iter()
