@@ -275,4 +275,4 @@ fn phase_result(
     }
 }
 
-pub use super::compare_ip::{run_compare, CompareConfig};
+pub use super::compare_ip::{run_compare, CompareConfig, ComparePhase};
