@@ -14,7 +14,8 @@
 //! window/bandwidth, amount); iperf 2.0 clients without `-r`/`-d` send no header, only their
 //! payload pattern of `0123456789` repeated.
 
-use crate::iperf3::COOKIE_LEN;
+use crate::iperf3::is_cookie;
+use crate::iperf3::state::State;
 
 /// A peer recognised by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +42,6 @@ impl ForeignPeer {
     }
 }
 
-/// The iperf3 state bytes a server sends first: PARAM_EXCHANGE, ACCESS_DENIED, SERVER_ERROR.
-const IPERF3_FIRST_STATES: [u8; 3] = [9, 0xff, 0xfe];
 /// PARAM_EXCHANGE, then, when the parameters it read from sonde's bytes made no sense,
 /// SERVER_ERROR and its two 4-byte error numbers: a reader that comes late (a busy host) finds
 /// all ten bytes at once.
@@ -64,31 +63,29 @@ pub fn recognise(received: &[u8], sent: &[u8]) -> Option<ForeignPeer> {
     if is_echo(received, sent) {
         return Some(ForeignPeer::Echo);
     }
-    if is_iperf3_cookie(received) {
+    if is_cookie(received) {
         return Some(ForeignPeer::Iperf3Client);
     }
     if is_iperf2_client(received) {
         return Some(ForeignPeer::Iperf2Client);
     }
-    let first = *received.first()?;
-    (IPERF3_FIRST_STATES.contains(&first) && received.len() <= IPERF3_FIRST_ANSWER_MAX)
+    let first = State::from_byte(*received.first()?).ok()?;
+    (is_first_server_state(first) && received.len() <= IPERF3_FIRST_ANSWER_MAX)
         .then_some(ForeignPeer::Iperf3Server)
+}
+
+/// The states an iperf3 server sends first on a control connection: PARAM_EXCHANGE, or
+/// ACCESS_DENIED (busy) or SERVER_ERROR.
+fn is_first_server_state(s: State) -> bool {
+    matches!(
+        s,
+        State::ParamExchange | State::AccessDenied | State::ServerError
+    )
 }
 
 fn is_echo(received: &[u8], sent: &[u8]) -> bool {
     let n = received.len().min(sent.len());
     n >= ECHO_MIN.min(sent.len()) && n > 0 && received[..n] == sent[..n]
-}
-
-fn is_iperf3_cookie(b: &[u8]) -> bool {
-    let Some(cookie) = b.get(..COOKIE_LEN) else {
-        return false;
-    };
-    let (nul, chars) = (cookie[COOKIE_LEN - 1], &cookie[..COOKIE_LEN - 1]);
-    nul == 0
-        && chars
-            .iter()
-            .all(|c| c.is_ascii_lowercase() || (b'2'..=b'7').contains(c))
 }
 
 fn is_iperf2_client(b: &[u8]) -> bool {

@@ -100,7 +100,7 @@ pub fn latency_measure(v4: &[f64], v6: &[f64], medians: Option<(f64, f64)>) -> M
                 mann_whitney_p(v4, v6),
                 (v4.len() as u64, v6.len() as u64),
             );
-            // Within timestamping noise, whatever the test says (see compare::judge_latency).
+            // Within timestamping noise, whatever the test says.
             if (a - b).abs() < crate::latency::compare::MIN_LATENCY_DIFF_MS {
                 m.significant = false;
                 m.better = crate::verdict::FamilyChoice::Neither;
@@ -280,6 +280,20 @@ mod tests {
         let m = latency_measure(&a, &b, Some((1.1, 2.2)));
         assert_eq!((m.ipv4, m.ipv6), (Some(1.1), Some(2.2)));
         assert!((m.margin_pct - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn medians_within_timestamping_noise_are_no_difference() {
+        // Half the latency and a certain test, but 2 µs apart: no difference worth telling.
+        let a: Vec<f64> = (0..20).map(|i| 0.004 + f64::from(i) * 1e-5).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 0.5).collect();
+        let m = latency_measure(&a, &b, None);
+        assert!(m.p_value.is_some_and(|p| p < 1e-3), "{m:?}");
+        assert_eq!((m.better, m.significant), (FamilyChoice::Neither, false));
+        assert_eq!(m.note.as_deref(), Some("the medians are within 0.02 ms"));
+        let far: Vec<f64> = a.iter().map(|x| x * 100.0).collect();
+        let m = latency_measure(&far, &a, None);
+        assert_eq!(m.better, FamilyChoice::Ipv6, "{m:?}");
     }
 
     /// A deterministic normal deviate stream (xorshift64* and Box-Muller), for the noise.

@@ -484,6 +484,28 @@ mod tests {
     }
 
     #[test]
+    fn the_comparison_in_short_is_the_measures_own_judgement() {
+        use crate::latency::compare::{Better, Comparison};
+        let m = lat(1.0, 0.5, 0.001);
+        let c = Comparison::of(&m).unwrap();
+        assert_eq!(c.better, Better::B);
+        assert_eq!(
+            (c.difference_percent, c.p_value, c.significant),
+            (m.margin_pct, m.p_value, m.significant)
+        );
+        // Judged, with a note saying why it is no difference: still told.
+        let mut noise = lat(0.004, 0.002, 0.001);
+        (noise.better, noise.significant) = (FamilyChoice::Neither, false);
+        noise.note = Some("the medians are within 0.02 ms".into());
+        assert_eq!(Comparison::of(&noise).unwrap().better, Better::Neither);
+        // A measure that could not judge has no comparison.
+        let none = MeasureVerdict::unjudged(Measure::Throughput, Some(1.0), None, "IPv6 failed");
+        assert_eq!(Comparison::of(&none), None);
+        let both = MeasureVerdict::unjudged(Measure::Throughput, Some(1.0), Some(2.0), "one pair");
+        assert_eq!(Comparison::of(&both), None);
+    }
+
+    #[test]
     fn agreeing_and_disagreeing_measures() {
         let btc = MeasureVerdict::from_test(Measure::BtcMean, 90e6, 60e6, Some(0.01), (4, 4));
         // BTC alone decides when latency shows nothing.

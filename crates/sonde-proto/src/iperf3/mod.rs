@@ -45,6 +45,15 @@ pub fn cookie_from_random(random: &[u8; 36]) -> Cookie {
     c
 }
 
+/// Whether `b` opens with a cookie as iperf3 3.2+ makes them ([`cookie_from_random`]): 36
+/// characters of its alphabet, then a NUL. Fewer than [`COOKIE_LEN`] bytes are no cookie.
+pub fn is_cookie(b: &[u8]) -> bool {
+    match b.get(..COOKIE_LEN) {
+        Some([chars @ .., 0]) => chars.iter().all(|c| COOKIE_ALPHABET.contains(c)),
+        _ => false,
+    }
+}
+
 /// The cookie as text (the characters before the NUL; other bytes shown as `?`).
 pub fn cookie_text(c: &Cookie) -> String {
     c.iter()
@@ -92,5 +101,14 @@ mod tests {
         assert_eq!(c[36], 0);
         assert!(c[..36].iter().all(|b| COOKIE_ALPHABET.contains(b)));
         assert_eq!(cookie_text(&c).len(), 36);
+        assert!(is_cookie(&c));
+        assert!(is_cookie(&[&c[..], b"more"].concat()));
+        assert!(!is_cookie(&c[..36]));
+        let mut upper = c;
+        upper[0] = b'A';
+        assert!(!is_cookie(&upper));
+        let mut no_nul = c;
+        no_nul[36] = b'a';
+        assert!(!is_cookie(&no_nul));
     }
 }

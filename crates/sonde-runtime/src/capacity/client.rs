@@ -112,12 +112,12 @@ fn execute(
     };
     let r = (|| {
         let sock = own_loop::open_stream(cfg, interrupt, &mut conn, &mut s, server, &needs)?;
-        let cpu0 = cpu::process_times();
+        let span = cpu::ProcessSpan::start();
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_secs_f64(cfg.params.duration_secs);
         let received = receive(&sock, out, deadline, interrupt, &mut conn, &mut s);
         out.seconds = t0.elapsed().as_secs_f64();
-        let cpu_local = cpu::usage(cpu0, cpu::process_times(), out.seconds);
+        let cpu_local = span.usage();
         out.cpu_local = Some(cpu_local);
         let complete = received?;
         out.cpu_remote = Some(own_loop::close(

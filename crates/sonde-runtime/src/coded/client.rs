@@ -76,7 +76,7 @@ fn run_session(
         }
     };
     let sock = own_loop::open_stream(cfg, interrupt, conn, s, server, &needs)?;
-    let cpu0 = cpu::process_times();
+    let span = cpu::ProcessSpan::start();
     let t0 = Instant::now();
     let mut side = Side::new(p, out.client_sends, cfg.file.as_deref())?;
     let timed = p.bytes == 0;
@@ -105,11 +105,7 @@ fn run_session(
         }
     };
     let driven = drive(&mut side, &sock, &limits, &mut watch, &mut out.figures);
-    out.cpu_local = Some(cpu::usage(
-        cpu0,
-        cpu::process_times(),
-        t0.elapsed().as_secs_f64(),
-    ));
+    out.cpu_local = Some(span.usage());
     driven?;
     out.cpu_remote = Some(own_loop::close(
         conn,

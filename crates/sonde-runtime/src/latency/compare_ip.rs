@@ -3,9 +3,9 @@
 //!
 //! Each latency figure and percentage comes from one place, the measure of the verdict, so a
 //! difference is told once: the `latency` and `throughput` comparisons of the document are
-//! the verdict's measures in short. The uploads alternate the families in rounds
-//! ([`super::uploads`]). `progress` hears of each phase as it starts, for the command's
-//! progress lines on stderr.
+//! the verdict's measures in short. The probes and the uploads alternate the families in rounds
+//! ([`super::probe_rounds`], [`super::uploads`]). `progress` hears of each phase as it starts
+//! (a [`ComparePhase`], data: the command words it for its progress lines on stderr).
 
 use super::load::keyed;
 use super::probe_rounds::{round_count, run_probe_rounds};
@@ -15,15 +15,77 @@ use super::LatencyConfig;
 use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
 use crate::os::host::software;
 use crate::os::resolve::{resolve, Family};
-use sonde_stats::dual_stack::{self, SizeRow};
+use sonde_stats::dual_stack::{self, BtcFamily, CapacityFamily, SizeRow};
 use sonde_stats::latency::compare::Comparison;
 use sonde_stats::latency::histogram::DelayAccumulator;
 use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult, LossStats};
 use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
+use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A phase of `sonde compare-ip` as it starts, what [`run_compare`]'s `progress` hears; its
+/// [`fmt::Display`] is the progress line's words ("latency: round 1 of 4, ...").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComparePhase {
+    /// Round `round` (from 1) of `of` of the latency probes: `each` probes a family, one
+    /// every `every`.
+    ProbeRound {
+        round: u64,
+        of: u64,
+        each: u64,
+        every: Duration,
+    },
+    /// The latency size cycle: `sizes` sizes, `count` probes of each a family, one every
+    /// `every`.
+    SizeCycle {
+        sizes: usize,
+        count: u64,
+        every: Duration,
+    },
+    /// Round `round` (from 1) of `of` of the TCP uploads, `each` a family.
+    UploadRound { round: u64, of: u64, each: Duration },
+    /// The BTC sessions: `sessions` a family, the families alternating, one every `every`.
+    Btc { sessions: usize, every: Duration },
+    /// The path capacity of one family (`v6`: IPv6's).
+    Capacity { v6: bool },
+}
+
+impl fmt::Display for ComparePhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::ProbeRound {
+                round,
+                of,
+                each,
+                every,
+            } => write!(
+                f,
+                "latency: round {round} of {of}, {each} probes a family, one every {every:?}"
+            ),
+            Self::SizeCycle {
+                sizes,
+                count,
+                every,
+            } => write!(
+                f,
+                "latency per size: {sizes} sizes, {count} probes each a family, one every {every:?}"
+            ),
+            Self::UploadRound { round, of, each } => write!(
+                f,
+                "TCP uploads: round {round} of {of}, {:.1} s a family",
+                each.as_secs_f64()
+            ),
+            Self::Btc { sessions, every } => write!(
+                f,
+                "BTC: {sessions} sessions a family, alternating, one every {every:?}"
+            ),
+            Self::Capacity { v6 } => write!(f, "path capacity: {}", family_name(v6)),
+        }
+    }
+}
 
 /// Settings of `sonde compare-ip`.
 #[derive(Debug, Clone)]
@@ -82,7 +144,7 @@ fn probe_families(
     cfg: &CompareConfig,
     fams: [&mut FamilyResult; 2],
     interrupt: &AtomicBool,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(ComparePhase),
 ) -> [Vec<f64>; 2] {
     let mut probe = cfg.probe.clone();
     probe.family = Family::Any;
@@ -93,10 +155,12 @@ fn probe_families(
     let n = probe.count.unwrap_or(0);
     let every = probe.interval;
     let mut said = |round: u64, of: u64| {
-        let each = round_count(n, of, round - 1);
-        progress(&format!(
-            "latency: round {round} of {of}, {each} probes a family, one every {every:?}"
-        ));
+        progress(ComparePhase::ProbeRound {
+            round,
+            of,
+            each: round_count(n, of, round - 1),
+            every,
+        });
     };
     let got = run_probe_rounds(&probe, addrs, interrupt, &mut said);
     let mut samples = [Vec::new(), Vec::new()];
@@ -139,13 +203,13 @@ fn rtt_of(samples_ms: &[f64]) -> Option<DelayStats> {
     acc.stats(0, false)
 }
 
-/// Measures both families and compares them: the probe run (or the size cycle) of IPv4 and
-/// then IPv6, the uploads in alternating rounds, then BTC and capacity when asked; the verdict
-/// weighs them all. `progress` hears each phase as it starts.
+/// Measures both families and compares them: the probe rounds (or the size cycle), the
+/// uploads in rounds, each alternating the families, then BTC and capacity when asked; the
+/// verdict weighs them all. `progress` hears each phase as it starts.
 pub fn run_compare(
     cfg: &CompareConfig,
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(ComparePhase),
 ) -> CompareIpResult {
     let (mut v4, mut v6) = (
         family_result(cfg, false, interrupt),
@@ -163,39 +227,27 @@ pub fn run_compare(
     let port = cfg.probe.port;
     let local = keyed(&cfg.probe);
     let btc = cfg.btc.as_ref().map(|plan| {
-        progress(&format!(
-            "BTC: {} sessions a family, alternating, one every {:?}",
-            plan.sizes.len(),
-            plan.every
-        ));
+        progress(ComparePhase::Btc {
+            sessions: plan.sizes.len(),
+            every: plan.every,
+        });
         let addrs = [addr(&v4), addr(&v6)];
         run_btc(plan, addrs, port, cfg.connect_timeout, &local, interrupt)
     });
     let capacity = cfg.capacity.then(|| {
         [false, true].map(|v6f| {
-            progress(&format!("path capacity: {}", family_name(v6f)));
+            progress(ComparePhase::Capacity { v6: v6f });
             let a = addr(if v6f { &v6 } else { &v4 });
             run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
     });
-    let mut measures = vec![latency_measure(&v4, &v6, &rtts)];
-    if let Some([r4, r6]) = rounds
-        .as_ref()
-        .filter(|[a, b]| !a.is_empty() || !b.is_empty())
-    {
-        measures.push(dual_stack::throughput_measure(r4, r6));
-    }
-    measures.extend(btc.as_ref().map(|[a, b]| dual_stack::btc_measure(a, b)));
-    measures.extend(
-        capacity
-            .as_ref()
-            .map(|[a, b]| dual_stack::capacity_measure(a, b)),
-    );
-    for f in [&v4, &v6] {
-        if f.address.is_none() {
-            not_resolved(&mut measures, &f.family);
-        }
-    }
+    let measured = Measured {
+        rtts: &rtts,
+        rounds: rounds.as_ref(),
+        btc: btc.as_ref(),
+        capacity: capacity.as_ref(),
+    };
+    let measures = measured.measures(&v4, &v6);
     let short = |m: Measure| {
         measures
             .iter()
@@ -220,6 +272,38 @@ pub fn run_compare(
     }
 }
 
+/// What the phases of a run measured of both families (IPv4's, IPv6's), for the verdict.
+struct Measured<'a> {
+    /// Each family's RTT samples, ms.
+    rtts: &'a [Vec<f64>; 2],
+    /// Each family's goodput a round, when uploads were asked.
+    rounds: Option<&'a [Vec<f64>; 2]>,
+    btc: Option<&'a [BtcFamily; 2]>,
+    capacity: Option<&'a [CapacityFamily; 2]>,
+}
+
+impl Measured<'_> {
+    /// The measures the verdict weighs: latency always, the others when they ran; each noted
+    /// when a family did not resolve.
+    fn measures(&self, v4: &FamilyResult, v6: &FamilyResult) -> Vec<MeasureVerdict> {
+        let mut measures = vec![latency_measure(v4, v6, self.rtts)];
+        if let Some([r4, r6]) = self.rounds.filter(|[a, b]| !a.is_empty() || !b.is_empty()) {
+            measures.push(dual_stack::throughput_measure(r4, r6));
+        }
+        measures.extend(self.btc.map(|[a, b]| dual_stack::btc_measure(a, b)));
+        measures.extend(
+            self.capacity
+                .map(|[a, b]| dual_stack::capacity_measure(a, b)),
+        );
+        for f in [v4, v6] {
+            if f.address.is_none() {
+                not_resolved(&mut measures, &f.family);
+            }
+        }
+        measures
+    }
+}
+
 /// A family's address, or why it has none.
 fn addr(f: &FamilyResult) -> Result<IpAddr, String> {
     f.address
@@ -235,14 +319,13 @@ fn size_cycle(
     plan: &SizesPlan,
     fams: [&mut FamilyResult; 2],
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(ComparePhase),
 ) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
-    progress(&format!(
-        "latency per size: {} sizes, {} probes each a family, one every {:?}",
-        plan.sizes.len(),
-        plan.count,
-        plan.every
-    ));
+    progress(ComparePhase::SizeCycle {
+        sizes: plan.sizes.len(),
+        count: plan.count,
+        every: plan.every,
+    });
     let addrs = fams.each_ref().map(|f| addr(f).ok());
     let (rows, samples) = run_sizes(plan, &cfg.probe, addrs, interrupt);
     for (f, s) in fams.into_iter().zip(&samples) {
@@ -272,7 +355,7 @@ fn uploads(
     cfg: &CompareConfig,
     fams: [&mut FamilyResult; 2],
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(ComparePhase),
 ) -> Option<[Vec<f64>; 2]> {
     if cfg.throughput_secs <= 0.0 || interrupt.load(Ordering::Relaxed) {
         return None;
@@ -293,12 +376,8 @@ fn uploads(
         connect_timeout: cfg.connect_timeout,
         local: &local,
     };
-    let each = plan.each.as_secs_f64();
-    let mut said = |round: u64, of: u64| {
-        progress(&format!(
-            "TCP uploads: round {round} of {of}, {each:.1} s a family"
-        ));
-    };
+    let each = plan.each;
+    let mut said = |round: u64, of: u64| progress(ComparePhase::UploadRound { round, of, each });
     let got = run_uploads(plan, addrs, &to, interrupt, &mut said);
     let mut rounds = [Vec::new(), Vec::new()];
     for ((f, up), r) in fams.into_iter().zip(got).zip(rounds.iter_mut()) {
@@ -369,5 +448,46 @@ fn verdict(v4: &FamilyResult, v6: &FamilyResult, measures: Vec<MeasureVerdict>) 
         }
         (Some(_), Some(_)) => Verdict::undecided("both IPv4 and IPv6 failed".into(), measures),
         (None, None) => Verdict::decide(measures),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_phase_says_what_it_measures() {
+        let every = Duration::from_millis(20);
+        let said = [
+            ComparePhase::ProbeRound {
+                round: 2,
+                of: 4,
+                each: 25,
+                every,
+            },
+            ComparePhase::SizeCycle {
+                sizes: 3,
+                count: 10,
+                every,
+            },
+            ComparePhase::UploadRound {
+                round: 1,
+                of: 6,
+                each: Duration::from_millis(500),
+            },
+            ComparePhase::Btc { sessions: 4, every },
+            ComparePhase::Capacity { v6: true },
+        ]
+        .map(|p| p.to_string());
+        assert_eq!(
+            said,
+            [
+                "latency: round 2 of 4, 25 probes a family, one every 20ms",
+                "latency per size: 3 sizes, 10 probes each a family, one every 20ms",
+                "TCP uploads: round 1 of 6, 0.5 s a family",
+                "BTC: 4 sessions a family, alternating, one every 20ms",
+                "path capacity: IPv6",
+            ]
+        );
     }
 }

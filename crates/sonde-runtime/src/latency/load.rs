@@ -89,8 +89,9 @@ pub(super) fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> Late
     run_latency(cfg, interrupt, &mut |_ev: LatencyEvent| {})
 }
 
-/// The RRUL phases in order: a name and the direction of the TCP load (none when idle).
-const RRUL_PHASES: [(&str, Option<Direction>); 4] = [
+/// The RRUL phases in order: a name and the direction of the TCP load (none when idle). A run
+/// that reached its end has `RRUL_PHASES.len()` phases in [`RrulResult::phases`].
+pub const RRUL_PHASES: [(&str, Option<Direction>); 4] = [
     ("idle", None),
     ("download", Some(Direction::Reverse)),
     ("upload", Some(Direction::Upload)),
@@ -274,4 +275,4 @@ fn phase_result(
     }
 }
 
-pub use super::compare_ip::{run_compare, CompareConfig};
+pub use super::compare_ip::{run_compare, CompareConfig, ComparePhase};

@@ -14,13 +14,16 @@ use serde::{Deserialize, Serialize};
 pub const ALPHA: f64 = 0.05;
 /// Smallest relative difference worth calling a difference.
 pub const MIN_RELATIVE: f64 = 0.05;
+/// Smallest latency difference worth calling a difference, ms: below it the figures are within
+/// timestamping noise (a few microseconds on loopback), whatever the test says.
+pub const MIN_LATENCY_DIFF_MS: f64 = 0.02;
 
 /// The outcome of one comparison of A (IPv4) and B (IPv6).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// "a", "b" or "neither".
     pub better: Better,
-    /// |A - B| / worse-of-the-two, in percent.
+    /// |A - B| / the larger of the two, in percent ([`crate::verdict::margin_pct`]).
     pub difference_percent: f64,
     pub p_value: Option<f64>,
     pub significant: bool,
@@ -93,12 +96,7 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
-    let mv = |s: &[f64]| {
-        let m = s.iter().sum::<f64>() / s.len() as f64;
-        let v = s.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (s.len() - 1) as f64;
-        (m, v)
-    };
-    let ((ma, va), (mb, vb)) = (mv(a), mv(b));
+    let ((ma, va), (mb, vb)) = (mean_variance(a), mean_variance(b));
     let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
     let se = (qa + qb).sqrt();
     if se == 0.0 {
@@ -107,6 +105,14 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let t = (ma - mb).abs() / se;
     let df = (qa + qb).powi(2) / (qa * qa / (a.len() - 1) as f64 + qb * qb / (b.len() - 1) as f64);
     Some(student_t_two_sided(t, df))
+}
+
+/// The mean and the sample variance (n - 1 in the denominator) of `s`, at least 2 values.
+fn mean_variance(s: &[f64]) -> (f64, f64) {
+    let n = s.len() as f64;
+    let m = s.iter().sum::<f64>() / n;
+    let v = s.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, v)
 }
 
 /// The pairs `(a[i], b[i])` that [`paired_ratio_p`] tests: both positive and finite, the
@@ -139,9 +145,8 @@ pub fn paired_ratio_p(a: &[f64], b: &[f64]) -> Option<f64> {
     if d.len() < 2 {
         return None;
     }
+    let (mean, var) = mean_variance(&d);
     let n = d.len() as f64;
-    let mean = d.iter().sum::<f64>() / n;
-    let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
     let se = (var / n).sqrt();
     if se == 0.0 {
         return Some(if mean == 0.0 { 1.0 } else { 0.0 });
@@ -237,47 +242,6 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
     h
 }
 
-/// Smallest latency difference worth calling a difference, ms: below it the figures are within
-/// timestamping noise (a few microseconds on loopback).
-pub const MIN_LATENCY_DIFF_MS: f64 = 0.02;
-
-/// Compares two median latencies (ms, lower is better), with [`MIN_LATENCY_DIFF_MS`] as an
-/// absolute floor on top of [`judge`]'s rules.
-pub fn judge_latency(a_ms: f64, b_ms: f64, p: Option<f64>) -> Comparison {
-    let mut c = judge(a_ms, b_ms, true, p);
-    if (a_ms - b_ms).abs() < MIN_LATENCY_DIFF_MS {
-        c.significant = false;
-        c.better = Better::Neither;
-    }
-    c
-}
-
-/// Compares two central values (`lower_is_better` for latency) with a p-value.
-pub fn judge(a: f64, b: f64, lower_is_better: bool, p: Option<f64>) -> Comparison {
-    let worse = if lower_is_better {
-        a.max(b)
-    } else {
-        a.min(b).max(f64::MIN_POSITIVE)
-    };
-    let rel = if worse > 0.0 {
-        (a - b).abs() / if lower_is_better { worse } else { a.max(b) }
-    } else {
-        0.0
-    };
-    let significant = p.is_some_and(|p| p < ALPHA) && rel >= MIN_RELATIVE;
-    let a_wins = if lower_is_better { a < b } else { a > b };
-    Comparison {
-        better: match (significant, a_wins) {
-            (false, _) => Better::Neither,
-            (true, true) => Better::A,
-            (true, false) => Better::B,
-        },
-        difference_percent: rel * 100.0,
-        p_value: p,
-        significant,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,21 +305,13 @@ mod tests {
     }
 
     #[test]
-    fn welch_and_judge() {
+    fn welch_separates_shifted_means() {
         let a = [100.0, 101.0, 99.0, 100.0];
         let b = [80.0, 81.0, 79.0, 80.0];
         assert!(welch_p(&a, &b).unwrap() < 1e-6);
-        let c = judge(100.0, 80.0, false, welch_p(&a, &b));
-        assert_eq!(c.better, Better::A);
-        assert!((c.difference_percent - 20.0).abs() < 1e-9);
-        // Latency: B lower is better; 2 % apart is not a difference worth reporting.
-        assert_eq!(judge(1.0, 0.5, true, Some(0.001)).better, Better::B);
-        assert_eq!(judge(1.0, 0.98, true, Some(0.001)).better, Better::Neither);
-        assert_eq!(judge(1.0, 0.5, true, Some(0.2)).better, Better::Neither);
-        assert_eq!(
-            judge_latency(0.004, 0.002, Some(0.001)).better,
-            Better::Neither
-        );
-        assert_eq!(judge_latency(0.4, 0.2, Some(0.001)).better, Better::B);
+        assert!(welch_p(&a, &a).unwrap() > 0.9);
+        assert_eq!(welch_p(&a[..1], &b), None);
+        assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
+        assert_eq!(welch_p(&[1.0, 1.0], &[2.0, 2.0]), Some(0.0));
     }
 }

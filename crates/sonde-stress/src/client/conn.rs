@@ -207,8 +207,8 @@ fn transient(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
 }
 
-/// Sends our FIN on every connection still open and waits for each device's FIN; an echo's
-/// bytes that come back meanwhile are checked against `pattern`. A connection
+/// Sends our FIN on every connection still open and waits for each device's FIN; `echo`: the
+/// bytes that come back meanwhile are checked against this pattern. A connection
 /// times out after `timeout` without progress: neither data from the device nor a shrinking
 /// queue of our unacknowledged bytes (a device working through what was sent before the FIN is
 /// not stuck). Twelve times `timeout` bounds the whole phase. Every socket is closed on return.
@@ -219,7 +219,8 @@ fn transient(e: &std::io::Error) -> bool {
 /// socket's close then ends it (a reset, as for any chargen client that stops reading).
 pub(super) fn close_all(
     conns: &mut [Conn],
-    (mode, pattern): (StressMode, &Pattern),
+    mode: StressMode,
+    echo: Option<&Pattern>,
     poll: &mut Poll,
     events: &mut Events,
     timeout: Duration,
@@ -287,7 +288,7 @@ pub(super) fn close_all(
         for i in ready {
             if let (Some(c), Some(p)) = (conns.get_mut(i).filter(|c| c.open), progress.get_mut(i)) {
                 p.0 = Instant::now();
-                if c.drain_close(scratch, (mode == StressMode::Echo).then_some(pattern)) {
+                if c.drain_close(scratch, echo) {
                     again.push(i);
                 }
             }

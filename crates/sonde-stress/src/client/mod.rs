@@ -137,7 +137,8 @@ pub fn run(
     }
     conn::close_all(
         &mut conns,
-        (cfg.mode, &pattern),
+        cfg.mode,
+        (cfg.mode == StressMode::Echo).then_some(&pattern),
         &mut poll,
         &mut events,
         cfg.close_timeout,

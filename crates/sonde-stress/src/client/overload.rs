@@ -67,7 +67,8 @@ pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadReport, Stre
     // Held idle: nothing was sent, so nothing is checked on the way out.
     close_all(
         &mut held,
-        (cfg.mode, &crate::chargen::Pattern::new(1)),
+        cfg.mode,
+        None,
         &mut poll,
         &mut events,
         cfg.close_timeout,

@@ -66,7 +66,9 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         }
     };
     let progress = crate::progress::Progress::start("compare-ip");
-    let result = run_compare(&cfg, interrupt, &mut |phase: &str| progress.phase(phase));
+    let result = run_compare(&cfg, interrupt, &mut |phase| {
+        progress.phase(&phase.to_string())
+    });
     progress.finish();
     let failed = family_error(&result);
     // Ended early: interrupted, or neither family measured. One family that failed (no
