@@ -9,13 +9,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{self, require_all, run, Output, Proc, Server};
+use crate::common::{self, listeners, require_all, run, Output, Proc, Server};
 use crate::peers::{self, Iperf3};
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
-use std::thread;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -119,30 +116,10 @@ fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     }
 }
 
-/// A loopback TCP echo service (RFC 862) for the test's length; its port.
-fn echo_service() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    thread::spawn(move || {
-        for conn in l.incoming().flatten() {
-            thread::spawn(move || {
-                let mut c = conn;
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = c.read(&mut buf) {
-                    if c.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
 #[test]
 fn sonde_clients_to_an_echo_service_say_it_echoes() {
     let _turn = crate::turns::take(module_path!());
-    let port = echo_service();
+    let port = listeners::echo_service();
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, &format!("127.0.0.1:{port} is an echo service"));

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod listeners;
 pub mod postgres;
 pub mod services;
 
