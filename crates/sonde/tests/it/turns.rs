@@ -29,6 +29,7 @@ pub const SHARING: &[&str] = &[
     "cli",
     "coded_corrupt",
     "deploy_files",
+    "ignored",
     "interop_json_keys",
     "iperf3_interop",
     "lab",
