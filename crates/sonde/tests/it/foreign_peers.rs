@@ -9,14 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{self, require_all, run, Output, Proc, Server};
+use crate::common::{self, listeners, require_all, run, Output, Proc, Server};
 use crate::peers::{self, Iperf3};
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -100,15 +97,8 @@ fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
 fn serve_iperf2(iperf2: &Iperf3) -> (u16, Proc) {
     let port = common::free_port();
     let path = iperf2.path.to_string_lossy();
-    let proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
-    let t0 = Instant::now();
-    while !proc.stdout_so_far().contains("Server listening") {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "iperf -s did not listen on {port}"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+    let mut proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
+    proc.wait_says("Server listening", Duration::from_secs(5));
     (port, proc)
 }
 
@@ -126,30 +116,10 @@ fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     }
 }
 
-/// A loopback TCP echo service (RFC 862) for the test's length; its port.
-fn echo_service() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    thread::spawn(move || {
-        for conn in l.incoming().flatten() {
-            thread::spawn(move || {
-                let mut c = conn;
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = c.read(&mut buf) {
-                    if c.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
 #[test]
 fn sonde_clients_to_an_echo_service_say_it_echoes() {
     let _turn = crate::turns::take(module_path!());
-    let port = echo_service();
+    let port = listeners::echo_service();
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, &format!("127.0.0.1:{port} is an echo service"));
@@ -162,21 +132,14 @@ fn a_sonde_server_shown_an_iperf2_client_logs_that_it_is_iperf2() {
     let Some(iperf2) = iperf2() else {
         return;
     };
-    let srv = Server::start(&[]);
+    let mut srv = Server::start(&[]);
     let args: Vec<String> = ["-c", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "1"]
         .iter()
         .map(|s| s.to_string())
         .collect();
     iperf2.run(&args, Duration::from_secs(10));
-    let t0 = Instant::now();
-    while !srv.output_so_far().contains("an iperf 2 client connected") {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "no iperf 2 line in the log: {}",
-            srv.output_so_far()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    srv.proc()
+        .wait_says("an iperf 2 client connected", Duration::from_secs(5));
     let log = srv.output_so_far();
     assert!(!log.contains("JSON message of"), "{log}");
     assert!(log.contains("`iperf -s`"), "{log}");

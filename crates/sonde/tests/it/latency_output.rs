@@ -306,8 +306,11 @@ fn tcp_rr_runs_back_to_back_unless_an_interval_is_given() {
     let doc = latency_doc(&["--tcp-rr", "127.0.0.1", "-p", &port, "-c", "3000"]);
     assert_eq!(at(&doc, "start.flood"), &Value::Bool(true));
     let rate = num(&doc, "end.rate_per_second");
-    // The default interval would be 1 transaction/s; back to back on loopback is thousands.
-    assert!(rate > 500.0, "transactions/s {rate}");
+    // The default interval would be 1 transaction/s, and the 3000 would take 50 minutes.
+    // Back to back on loopback is thousands a second on a quiet host, but this module shares
+    // the machine (`turns::SHARING`) and asserts no speed of it: fifty times the default
+    // tells the two apart on any host.
+    assert!(rate > 50.0, "transactions/s {rate}");
     assert_eq!(uint(&doc, "end.loss.sent"), uint(&doc, "end.loss.received"));
     assert_eq!(uint(&doc, "end.loss.sent"), 3000);
 

@@ -39,6 +39,7 @@ mod envelope;
 mod errors_once;
 mod flag_values;
 mod foreign_peers;
+mod ignored;
 mod interop_json_keys;
 mod intervals;
 mod iperf3_interop;

@@ -15,9 +15,16 @@ use std::time::Duration;
 
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
 
-/// The fewest datagrams of 3000 a steady sender stopped for 150 ms may send: the stop's 150,
-/// and up to 450 more for the host's own hold-ups (seen: 404 with four builds beside the test).
+/// The fewest datagrams of 3000 a steady sender stopped for 150 ms may send: 600 short, the
+/// stop's 150 and 450 for the host's own hold-ups. Seen (bench/RESULTS.md): 2843-2844 on a
+/// quiet host; once 2596 with four debug builds beside the test (404 short, 254 of them the
+/// host's). 450 is a margin chosen above that one sample, not a measured worst case.
 const STEADY_FLOOR: u64 = 2400;
+
+/// The most datagrams a steady sender stopped for 150 ms may send: 3000 less the stop's 150,
+/// plus the two it may make up, is 2852 (seen: 2843-2844); the 28 above that are slack for
+/// where the 3 s run starts and ends, chosen, not measured.
+const STEADY_CEILING: u64 = 2880;
 
 /// Stops `pid` for `ms` milliseconds, one second into the test.
 fn pause(pid: i32, ms: u64) {
@@ -120,11 +127,11 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     // Made up: all 3000 (less what this host's other hold-ups cost); steady: about 148 fewer,
     // and fewer again for each hold-up a busy host adds (each one a slip of the sender's own
     // note). What must hold on any host: the steady sender made up no more than two datagrams
-    // of the stop (at most 2880), and sent most of its schedule (a sender that stopped
-    // pacing, or sent nothing after the stop, would be far below 2400).
+    // of the stop (STEADY_CEILING), and sent most of its schedule (a sender that stopped
+    // pacing, or sent nothing after the stop, would be far below STEADY_FLOOR).
     assert!(average >= 2950, "made up: {average}");
     assert!(
-        (STEADY_FLOOR..=2880).contains(&steady),
+        (STEADY_FLOOR..=STEADY_CEILING).contains(&steady),
         "paced steadily: {steady}, notes {notes:?}"
     );
     assert!(
@@ -138,7 +145,7 @@ fn a_steady_sender_does_not_make_up_a_stop_and_says_so() {
     rev.push("-R");
     let (sent, notes) = sent_and_notes(&stopped_run(&mut server, &rev, true, 150).json());
     assert!(
-        (STEADY_FLOOR..=2880).contains(&sent),
+        (STEADY_FLOOR..=STEADY_CEILING).contains(&sent),
         "server paced steadily: {sent}, notes {notes:?}"
     );
     assert!(

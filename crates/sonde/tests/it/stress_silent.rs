@@ -6,44 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
+use crate::common::listeners::{echo_the_first, tcp_peer};
 use crate::common::run;
 use crate::common::services::{Services, DEADLINE};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-
-/// A loopback listener that serves each connection with `serve` on a thread of its own.
-fn peer(serve: impl Fn(TcpStream) + Clone + Send + 'static) -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let serve = serve.clone();
-            std::thread::spawn(move || serve(s));
-        }
-    });
-    port
-}
-
-/// A peer that is not sonde: it gives back the first `keep` bytes of each connection and
-/// reads and drops the rest (`keep` 0: a discard server, as an iperf2 server is to echo).
-fn echo_the_first(keep: usize) -> u16 {
-    peer(move |mut s| {
-        let mut buf = vec![0u8; 16 * 1024];
-        let mut echoed = 0;
-        while let Ok(n @ 1..) = s.read(&mut buf) {
-            let back = n.min(keep - echoed);
-            if back > 0 && s.write_all(&buf[..back]).is_err() {
-                return;
-            }
-            echoed += back;
-        }
-    })
-}
 
 /// A peer that is not sonde: an echo that reads each connection to its end (our FIN) and
 /// only then writes everything back, and closes.
 fn echo_after_the_end() -> u16 {
-    peer(|mut s| {
+    tcp_peer(|mut s| {
         let mut all = Vec::new();
         if s.read_to_end(&mut all).is_ok() {
             let _ = s.write_all(&all);

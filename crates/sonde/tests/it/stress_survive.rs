@@ -17,7 +17,6 @@ use common::services::{Services, DEADLINE};
 use common::{run, Proc};
 use serde_json::Value;
 use std::io::Write;
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 /// VmRSS of `pid` in KiB (from /proc/PID/status).
@@ -105,18 +104,10 @@ fn services_memory_returns_to_idle_after_overload_and_storm() {
 
 /// A chargen server that never reads: it writes the pattern until the client goes away.
 fn deaf_chargen() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            std::thread::spawn(move || {
-                let line = [b'x'; 1024];
-                while conn.write_all(&line).is_ok() {}
-            });
-        }
-    });
-    port
+    crate::common::listeners::tcp_peer(|mut conn| {
+        let line = [b'x'; 1024];
+        while conn.write_all(&line).is_ok() {}
+    })
 }
 
 /// Issue 11 (found against xinetd): the close phase of a chargen run ends soon after

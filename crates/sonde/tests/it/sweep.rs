@@ -202,9 +202,13 @@ fn a_search_terminates_with_its_steps_listed() {
 fn a_search_that_passes_at_its_max_rate_says_it_is_a_lower_bound() {
     let _turn = crate::turns::take(module_path!());
     let server = Server::start(&[]);
+    // A 0.3 s step at 2 Mbit/s is about 54 datagrams of 1400 B, so a sender one datagram
+    // short on a busy host is 1.9 % below its rate, and two short would be sender-limited at
+    // the default 2 % tolerance: this test is about the verdict at --max-rate, so the
+    // tolerance is wide enough that no host can trip it (as in the step-limit test below).
     let args = |extra: &[&str]| {
         let mut a = vec!["-u", "-l", "1400", "--max-rate", "2m", "--step-time", "0.3"];
-        a.extend_from_slice(&["--confirm", "1", "-q"]);
+        a.extend_from_slice(&["--confirm", "1", "--tolerance", "50%", "-q"]);
         a.extend_from_slice(extra);
         sweep_args(&server, &a)
     };

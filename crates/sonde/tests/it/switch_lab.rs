@@ -29,7 +29,7 @@ use common::{free_port, require_all, sonde_bin, which, Output, Proc};
 use serde_json::Value;
 use sonde_lab::Lab;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The labs measure stalls in milliseconds on a 2-core machine: one at a time.
 static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -73,12 +73,8 @@ fn server_addrs(lab: &Lab) -> (String, String) {
 fn serve(lab: &Lab, port: &str) -> Proc {
     let args = ["switch-test", "--listen", "-1", "-p", port, "-i", "0.01"];
     let cmd = lab.command("server", &bin(), &args).expect("server");
-    let p = Proc::spawn_command(cmd, args.iter().map(|s| s.to_string()).collect());
-    let t0 = Instant::now();
-    while !p.stderr_so_far().contains("listening") {
-        assert!(t0.elapsed() < Duration::from_secs(10), "never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut p = Proc::spawn_command(cmd, args.iter().map(|s| s.to_string()).collect());
+    p.wait_says(common::SWITCH_TEST_LISTENING, Duration::from_secs(10));
     p
 }
 

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{
     free_port, ipv6_loopback_available, require_all, run, switch_test_client,
-    switch_test_loopback_with, Proc, TempDir,
+    switch_test_loopback_with, switch_test_server, Proc, TempDir,
 };
 use std::time::Duration;
 
@@ -73,8 +73,7 @@ fn a_server_that_dies_mid_transfer_leaves_a_partial_document() {
         return eprintln!("skipped: no IPv6 loopback");
     }
     let port = free_port().to_string();
-    let server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
-    std::thread::sleep(Duration::from_millis(300));
+    let server = switch_test_server(&["switch-test", "--listen", "-1", "-p", &port]);
     let killer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1200));
         drop(server);
@@ -187,8 +186,7 @@ fn an_interrupted_switch_test_exits_1_and_is_partial() {
     }
     for json in [true, false] {
         let port = free_port().to_string();
-        let _server = Proc::spawn(&["switch-test", "--listen", "-1", "-p", &port]);
-        std::thread::sleep(Duration::from_millis(300));
+        let _server = switch_test_server(&["switch-test", "--listen", "-1", "-p", &port]);
         let extra: &[&str] = if json {
             &["-t", "3", "-J"]
         } else {

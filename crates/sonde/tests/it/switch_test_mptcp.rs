@@ -7,7 +7,7 @@
 use crate::common;
 use crate::stream;
 
-use common::{run, Proc};
+use common::{run, switch_test_server};
 use std::time::Duration;
 use stream::{in_own_netns, skip};
 
@@ -31,8 +31,7 @@ fn switch_test_over_mptcp_keeps_the_stream_intact() {
         ];
         let mut server = vec!["switch-test", "--listen", "-1"];
         server.extend(addrs);
-        let _server = Proc::spawn(&server);
-        std::thread::sleep(Duration::from_millis(300));
+        let _server = switch_test_server(&server);
         let mut client = vec!["switch-test", "-t", "1", "--every", "0.1", "-J"];
         client.extend(addrs);
         let out = run(&client, Duration::from_secs(30));

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod listeners;
 pub mod postgres;
 pub mod services;
 
@@ -287,6 +288,32 @@ impl Proc {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(Some(_))))
     }
 
+    /// Waits until the child has printed `said` (on stdout or stderr): how a server says it
+    /// is ready. Fails with what it printed if it exits first or `timeout` passes.
+    #[track_caller]
+    pub fn wait_says(&mut self, said: &str, timeout: Duration) {
+        let t0 = Instant::now();
+        loop {
+            if self.stdout_so_far().contains(said) || self.stderr_so_far().contains(said) {
+                return;
+            }
+            let why = if self.has_exited() {
+                "exited"
+            } else if t0.elapsed() >= timeout {
+                "timed out"
+            } else {
+                thread::sleep(Duration::from_millis(20));
+                continue;
+            };
+            panic!(
+                "`{}` {why} before it said {said:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                self.args.join(" "),
+                tail(&self.stdout_so_far(), 4000),
+                tail(&self.stderr_so_far(), 4000)
+            );
+        }
+    }
+
     pub fn stdout_so_far(&self) -> String {
         String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
     }
@@ -374,9 +401,21 @@ pub fn switch_test_loopback_with(
         server_extra,
     ]
     .concat();
-    let _server = Proc::spawn(&server);
-    thread::sleep(Duration::from_millis(300));
+    let _server = switch_test_server(&server);
     switch_test_client(&port, extra, timeout)
+}
+
+/// What `sonde switch-test --listen` prints once it listens on both families.
+pub const SWITCH_TEST_LISTENING: &str = "sonde switch-test: listening on port";
+
+/// Starts `sonde ARGS` (a `switch-test --listen`) and returns it once it listens, rather than
+/// after a fixed sleep a loaded host may outlast. A connect would not do to probe it: a
+/// one-off server (`-1`) would take the probe for its client.
+#[track_caller]
+pub fn switch_test_server<S: AsRef<str>>(args: &[S]) -> Proc {
+    let mut p = Proc::spawn(args);
+    p.wait_says(SWITCH_TEST_LISTENING, Duration::from_secs(10));
+    p
 }
 
 /// `sonde switch-test --v4 127.0.0.1 --v6 ::1 -p PORT EXTRA...` (a server must be there).
