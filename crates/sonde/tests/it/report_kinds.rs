@@ -75,7 +75,16 @@ fn sweep_documents_are_charted_and_tabulated() {
         "--tolerance",
         "50%",
     ]);
-    search.expect_code(0);
+    // Still, a host busy enough to keep the sender below half of the asked rate (seen: 9.5 of
+    // 20 Mbit/s, twelve tests and a busy loop beside it) ends the search as sender-limited,
+    // which sonde rightly calls a failure (exit 1). That is the tool's word about this host,
+    // and its document is charted all the same.
+    let verdict = search.json()["results"][0]["verdict"].clone();
+    assert!(
+        search.code() == Some(0) || (search.code() == Some(1) && verdict == "sender_limited"),
+        "{}",
+        search.describe()
+    );
     let dir = TempDir::new("report-sweep");
     let (html, md) = report(&dir, &[("rates.json", &rates), ("search.json", &search)]);
 
