@@ -165,7 +165,10 @@ fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
     if !lab_available() {
         return;
     }
-    // 1448 B: the ceiling is 92.672 Mbit/s of UDP payload.
+    // 1448 B: the ceiling is 92.672 Mbit/s of UDP payload. The highest rate below it is 76 %
+    // of it: at 90m (97 %) the userspace device, a busy loop beside the lab, lost 0.43 % and
+    // the knee fell to 50m. How close to the ceiling a rate still passes is the benchmark's
+    // question (the device-ceiling search above); this test asks where the list stops.
     let doc = run_sweep(
         "sweep-rates",
         &[
@@ -173,7 +176,7 @@ fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
             "-l",
             "1448",
             "-b",
-            "130m,100m,90m,50m,10m",
+            "130m,110m,70m,50m,10m",
             "--step-time",
             "1",
         ],
@@ -197,7 +200,7 @@ fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
     // One step per rate, besides the reruns of steps whose sender fell short on this host.
     let steps: Vec<&Value> = all.iter().filter(|s| s["rerun"] != true).collect();
     assert_eq!(steps.len(), 5, "{doc}");
-    assert_eq!(uint(&doc["knees"][0], "knee_bps"), 100_000_000, "{doc}");
+    assert_eq!(uint(&doc["knees"][0], "knee_bps"), 110_000_000, "{doc}");
     // Nothing gets through faster than the device moves frames.
     let top = num(steps[0], "achieved_bps");
     assert!(top <= PPS * 1448.0 * 8.0 * 1.01, "{top}");
