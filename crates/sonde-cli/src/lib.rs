@@ -1,0 +1,91 @@
+//! The `sonde` command line: parses flags, wires the runtime to the reporters, picks the exit
+//! code. The `sonde` package's binary is only a call to [`main`]: keeping the command line in
+//! a library lets that package (its `main` and the integration tests) build at a low
+//! optimisation level, while every line that runs here keeps the workspace's release profile.
+
+mod cli;
+mod cli_agent;
+mod cli_auth;
+mod cli_btc;
+mod cli_capacity;
+mod cli_coded;
+mod cli_compare_ip;
+mod cli_latency;
+mod cli_mesh;
+mod cli_parse;
+mod cli_profile;
+mod cli_serial;
+mod cli_store;
+mod cli_stress;
+mod cli_sweep;
+mod cli_switch;
+mod cli_switch_more;
+mod cli_switch_policy;
+mod cli_values;
+mod commands;
+mod os_password;
+mod os_time;
+mod output;
+mod progress;
+mod signals;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Runs the command line of this process and exits with its code; never returns.
+pub fn main() -> ! {
+    let args = cli::rewrite_iperf_style(std::env::args().collect());
+    let parsed = match cli_parse::parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() {
+                commands::exit::USAGE
+            } else {
+                commands::exit::OK
+            });
+        }
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    output::set_stop_flag(interrupt.clone());
+    // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
+    let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
+    // The agent reads its configuration again on SIGHUP.
+    let reload =
+        matches!(parsed.command, cli::Command::Agent(_)).then(|| Arc::new(AtomicBool::new(false)));
+    let targets = signals::Targets {
+        stop: interrupt.clone(),
+        builds_lab,
+        reload: reload.clone(),
+    };
+    let arm = move || signals::arm(targets.clone());
+    if !matches!(parsed.command, cli::Command::Server(_)) {
+        arm();
+    }
+    let code = match parsed.command {
+        // The server arms it itself, after it may have detached (-D).
+        cli::Command::Server(a) => commands::server::run(a, interrupt, &arm),
+        cli::Command::Client(a) => commands::client::run(*a, &interrupt),
+        cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
+        cli::Command::Report(a) => commands::report::run(&a),
+        cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
+        cli::Command::Btc(a) => commands::btc::run(a, &interrupt),
+        cli::Command::Capacity(a) => commands::capacity::run(a, &interrupt),
+        cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
+        cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
+        cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
+        cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
+        cli::Command::Serial(a) => commands::serial::run(a, &interrupt),
+        cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
+        cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
+        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
+        cli::Command::Services(a) => commands::services::run(&a, &interrupt),
+        cli::Command::Completions { shell } => commands::docs::completions(shell),
+        cli::Command::Man(a) => commands::docs::man(&a),
+    };
+    if output::stdout_closed() {
+        std::process::exit(commands::exit::STDOUT_CLOSED);
+    }
+    std::process::exit(code);
+}
