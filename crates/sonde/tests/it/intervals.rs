@@ -93,10 +93,24 @@ fn a_timed_test_ends_at_the_time_asked_and_both_ends_report_every_interval() {
         .filter(|l| l.starts_with('[') && l.ends_with("sender"))
         .collect();
     assert_eq!(summary.len(), 3, "{text}");
-    assert!(
-        summary.iter().all(|l| l.contains(" 0.00-2.00 ")),
-        "the senders' summary ends at 2.00\n{text}"
-    );
+    // The summary's span is the time the senders took. It ends at 2.00 unless sonde says its
+    // sender fell behind its schedule (a busy host: seen, 2.01 with the sender 26 times late
+    // by up to 5 ms); then a late stop is the host's doing too, and 50 ms is allowed, far
+    // short of one more interval.
+    let behind = text.contains("fell behind its schedule");
+    for l in &summary {
+        let (from, to) = span(l).unwrap();
+        let ok = from == 0.0
+            && if behind {
+                (2.0..=2.05).contains(&to)
+            } else {
+                to == 2.0
+            };
+        assert!(
+            ok,
+            "the senders' summary ends at 2.00 (sender behind: {behind})\n{text}"
+        );
+    }
 }
 
 #[test]
