@@ -21,6 +21,10 @@ pub fn realtime_ns() -> u64 {
 }
 
 /// Asks the kernel for software receive timestamps on `sock`; false when it cannot.
+///
+/// True does not mean the next datagram is stamped: when no other socket on the host has them
+/// on, the kernel turns receive stamps on in the background, a moment later. A datagram read
+/// before that has no [`Received::kernel_ns`], and [`Received::best_ns`] is its wall-clock time.
 #[cfg(target_os = "linux")]
 pub fn enable_rx(sock: &impl AsRawFd) -> bool {
     set_timestamping(
@@ -207,22 +211,43 @@ mod tests {
     use super::*;
     use std::net::UdpSocket;
 
+    /// Sends one datagram from `a` to `b` and reads it back.
+    fn round(a: &UdpSocket, b: &UdpSocket, buf: &mut [u8]) -> (u64, Received) {
+        let before = realtime_ns();
+        a.send_to(b"hi", b.local_addr().unwrap()).unwrap();
+        assert!(wait_readable(b, std::time::Duration::from_secs(2)).unwrap());
+        (before, recv(b, buf).unwrap())
+    }
+
     #[test]
     fn kernel_timestamp_on_loopback() {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         let kernel = enable_rx(&b);
-        let before = realtime_ns();
-        a.send_to(b"hi", b.local_addr().unwrap()).unwrap();
-        assert!(wait_readable(&b, std::time::Duration::from_secs(2)).unwrap());
         let mut buf = [0u8; 16];
-        let r = recv(&b, &mut buf).unwrap();
-        assert_eq!(r.len, 2);
-        assert_eq!(r.from, Some(a.local_addr().unwrap()));
-        if kernel {
-            let k = r.kernel_ns.expect("kernel timestamp");
-            assert!(k >= before && k <= r.user_ns, "{before} {k} {}", r.user_ns);
+        // The first socket on the host to ask turns the kernel's receive timestamps on in
+        // the background (a work item): a datagram that arrives before that has none, and
+        // its reader falls back to the wall clock. So datagrams go until one is stamped,
+        // within 2 s, and every stamp given must lie between the send and the read.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let mut stamped = false;
+        while !stamped && std::time::Instant::now() < deadline {
+            let (before, r) = round(&a, &b, &mut buf);
+            assert_eq!(r.len, 2);
+            assert_eq!(r.from, Some(a.local_addr().unwrap()));
+            if let Some(k) = r.kernel_ns {
+                assert!(k >= before && k <= r.user_ns, "{before} {k} {}", r.user_ns);
+                assert_eq!(r.best_ns(), k);
+                stamped = true;
+            } else {
+                assert_eq!(r.best_ns(), r.user_ns);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
+        assert_eq!(
+            stamped, kernel,
+            "kernel stamps asked: {kernel}, given: {stamped}"
+        );
         assert!(recv(&b, &mut buf).is_err(), "nothing more queued");
     }
 }
