@@ -75,12 +75,12 @@ pub struct AgentTotals {
 }
 
 fn default_seed() -> u64 {
-    let ns = sonde_runtime::os::timestamp::realtime_ns();
+    let ns = sonde_platform::timestamp::realtime_ns();
     ns ^ (u64::from(std::process::id()) << 32)
 }
 
 fn now_unix() -> f64 {
-    sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
+    sonde_platform::timestamp::realtime_ns() as f64 / 1e9
 }
 
 const KINDS: [Kind; 4] = [
@@ -258,10 +258,8 @@ pub fn check_files(cfg: &AgentConfig) -> Result<(), ConfigError> {
 /// endpoint cannot start.
 pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals, AgentError> {
     // Before the agent's threads start: each further malloc arena would stay resident for
-    // the life of the process (sonde_runtime::os::memory).
-    sonde_runtime::os::memory::limit_allocator_arenas(
-        sonde_runtime::os::memory::LONG_RUNNING_ARENAS,
-    );
+    // the life of the process (sonde_platform::memory).
+    sonde_platform::memory::limit_allocator_arenas(sonde_platform::memory::LONG_RUNNING_ARENAS);
     let cfg = &opts.config;
     let log = opts.log.clone();
     check_peer_keys(cfg)?;
@@ -528,6 +526,6 @@ impl Books<'_> {
         }
         // A test's buffers are freed by now; without this the allocator keeps them and the
         // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
-        sonde_runtime::os::memory::release_free_memory();
+        sonde_platform::memory::release_free_memory();
     }
 }

@@ -5,17 +5,17 @@
 //! down) while the paths the agent measures are fine. Failing every run to a named peer then
 //! would show a network outage that is not there, and waiting out the resolver's time-outs
 //! before each run would stall the schedule for every peer. So a lookup is waited for at
-//! most [`LOOKUP_WAIT`] (the runtime lets one lookup per name run on and joins it); when the
-//! name servers give no answer, the addresses the name last had are measured for up to
-//! [`LAST_KNOWN_FOR`], said once in the log, and said again when answers return. A name the
-//! servers answer has no address for (NXDOMAIN) is no outage: its runs fail.
+//! most [`LOOKUP_WAIT`] (`sonde_platform::resolve` lets one lookup per name run on and joins
+//! it); when the name servers give no answer, the addresses the name last had are measured
+//! for up to [`LAST_KNOWN_FOR`], said once in the log, and said again when answers return. A
+//! name the servers answer has no address for (NXDOMAIN) is no outage: its runs fail.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use sonde_runtime::os::resolve::{is_no_answer, resolve_within, Family};
+use sonde_platform::resolve::{is_no_answer, resolve_within, Family, ResolveError};
 use sonde_runtime::RunError;
 
 /// The longest a run waits for its peer's name before it falls back (or fails).
@@ -58,10 +58,10 @@ pub struct Names {
 
 /// What to do with one lookup's result, given the name's last answer: the pure part.
 fn decide(
-    result: Result<Vec<SocketAddr>, RunError>,
+    result: Result<Vec<SocketAddr>, ResolveError>,
     last: Option<&Answer>,
     now: Instant,
-) -> Result<Found, RunError> {
+) -> Result<Found, ResolveError> {
     match result {
         Ok(addrs) => Ok(Found::Fresh(addrs)),
         Err(e) if is_no_answer(&e) => match last {
@@ -91,11 +91,11 @@ impl Names {
     ) -> Result<Found, RunError> {
         let key = (host.to_string(), port, family);
         let result = resolve_within(host, port, family, LOOKUP_WAIT, interrupt);
-        if matches!(result, Err(RunError::Interrupted)) {
-            return result.map(Found::Fresh);
+        if matches!(result, Err(ResolveError::Interrupted)) {
+            return result.map(Found::Fresh).map_err(RunError::from);
         }
         let now = Instant::now();
-        let found = decide(result, self.answers.get(&key), now);
+        let found = decide(result, self.answers.get(&key), now).map_err(RunError::from);
         match &found {
             Ok(Found::Fresh(addrs)) => {
                 if self.stale.remove(&key) {
@@ -131,15 +131,15 @@ impl Names {
 mod tests {
     use super::*;
 
-    fn no_answer() -> RunError {
-        RunError::Resolve {
+    fn no_answer() -> ResolveError {
+        ResolveError::Failed {
             host: "peer".into(),
             source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer"),
         }
     }
 
-    fn no_such_name() -> RunError {
-        RunError::Resolve {
+    fn no_such_name() -> ResolveError {
+        ResolveError::Failed {
             host: "peer".into(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
         }
@@ -169,7 +169,7 @@ mod tests {
         // A name the servers say has no address is not an outage of theirs.
         assert!(decide(Err(no_such_name()), Some(&last), later).is_err());
         // Glibc's own time-outs passing reads as no answer too.
-        let again = RunError::Resolve {
+        let again = ResolveError::Failed {
             host: "peer".into(),
             source: std::io::Error::other(
                 "failed to lookup address information: Temporary failure in name resolution",

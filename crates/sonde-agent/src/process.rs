@@ -89,7 +89,7 @@ where
 
 impl Collector for ProcessCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let cpu = sonde_runtime::os::cpu::process_times();
+        let cpu = sonde_platform::cpu::process_times();
         let cpu_secs = (cpu.user_us + cpu.system_us) as f64 / 1e6;
         let counter = ConstCounter::new(cpu_secs);
         let e = encoder.encode_descriptor(

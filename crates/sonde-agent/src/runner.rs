@@ -13,11 +13,11 @@ use crate::outcome::{
     ThroughputFigures, UdpFigures,
 };
 use crate::schedule::{Job, Kind};
+use sonde_platform::resolve::Family;
 use sonde_proto::capacity::CapacityPlan;
 use sonde_proto::message::ProfileRequest;
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::latency::{self, LatencyConfig};
-use sonde_runtime::os::resolve::Family;
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::{Direction, Event, Protocol};
@@ -32,7 +32,7 @@ const RCV_TIMEOUT: Duration = Duration::from_secs(10);
 const REPLY_WAIT: Duration = Duration::from_secs(1);
 
 fn now_unix() -> f64 {
-    sonde_runtime::os::timestamp::realtime_ns() as f64 / 1e9
+    sonde_platform::timestamp::realtime_ns() as f64 / 1e9
 }
 
 pub fn family(choice: FamilyChoice) -> Family {

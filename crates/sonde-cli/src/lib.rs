@@ -23,8 +23,6 @@ mod cli_switch_more;
 mod cli_switch_policy;
 mod cli_values;
 mod commands;
-mod os_password;
-mod os_time;
 mod output;
 mod progress;
 mod signals;

@@ -206,7 +206,7 @@ impl LinePrefix {
             p.push_str("] ");
         }
         if let Some(f) = &self.timestamps {
-            p.push_str(&crate::os_time::local_strftime(f));
+            p.push_str(&sonde_platform::local_time::local_strftime(f));
         }
         if let Some(t) = &self.title {
             p.push_str(t);

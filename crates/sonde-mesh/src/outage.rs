@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use sonde_lab::Lab;
-use sonde_runtime::os::host::unix_now;
+use sonde_platform::host::unix_now;
 
 use crate::error::MeshError;
 use crate::plan::{link_name, node_index, MeshPlan, HUB};

@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use sonde_lab::Lab;
-use sonde_runtime::os::resolve::{resolve, Family};
+use sonde_platform::resolve::{resolve, Family};
 use sonde_store::PostgresEndpoint;
 
 use crate::error::{io_err, MeshError};
@@ -89,8 +89,8 @@ impl Write for Conn {
 }
 
 impl Upstream {
-    /// Where `endpoint` is; a host name is looked up through the runtime's resolver, bounded
-    /// in time and left when `interrupt` is raised.
+    /// Where `endpoint` is; a host name is looked up through sonde-platform's resolver,
+    /// bounded in time and left when `interrupt` is raised.
     fn of(endpoint: &PostgresEndpoint, interrupt: &AtomicBool) -> Result<Upstream, MeshError> {
         match endpoint {
             PostgresEndpoint::Unix(path) => Ok(Upstream::Unix(path.clone())),

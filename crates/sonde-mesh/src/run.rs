@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sonde_lab::{Lab, LabOptions};
-use sonde_runtime::os::host::unix_now;
+use sonde_platform::host::unix_now;
 use sonde_store::{Remote, RunId};
 
 use crate::agents::{stop_all, AgentEnd, AgentProc};

@@ -79,9 +79,9 @@ fn capture(iface: &str, port: u16, len: Option<usize>, dur: Duration) -> std::io
 
 fn open(iface: &str) -> std::io::Result<i32> {
     use std::os::fd::IntoRawFd;
-    let fd = sonde_runtime::os::packet_socket::open(
+    let fd = sonde_platform::packet_socket::open(
         iface,
-        sonde_runtime::os::packet_socket::ETH_P_IP,
+        sonde_platform::packet_socket::ETH_P_IP,
         Duration::from_millis(200),
     )?
     .into_raw_fd();

@@ -6,7 +6,7 @@
 use crate::client::{self, ClientConfig};
 use crate::clock::sleep_unless_interrupted;
 use crate::error::RunError;
-use crate::os::resolve::Family;
+use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcSession;
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};

@@ -10,12 +10,12 @@ use crate::control_wait;
 pub(crate) use crate::control_wait::flush;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
-use crate::os::cpu;
-use crate::os::host::software;
-use crate::os::resolve::resolve;
 use crate::peer_rows::PeerRowOrder;
 use crate::sockets;
 use crate::streams::{Budget, StreamConfig};
+use sonde_platform::cpu;
+use sonde_platform::host::software;
+use sonde_platform::resolve::resolve;
 use sonde_proto::message::{PeerStream, ProcessLoad, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie, CONTROL_MAGIC};
 use sonde_proto::session::{ClientEvent, ClientSession};
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 /// The address family of [`ClientConfig::family`], re-exported where the configuration is.
 pub use crate::client_checks::check_receiving;
 use crate::client_checks::{check_capabilities, check_congestion};
-pub use crate::os::resolve::Family;
+pub use sonde_platform::resolve::Family;
 
 /// What `sonde client` was asked to do.
 #[derive(Debug, Clone)]

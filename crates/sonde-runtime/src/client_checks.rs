@@ -3,7 +3,7 @@
 
 use crate::engine::Engine;
 use crate::error::RunError;
-use crate::os::sockopt;
+use sonde_platform::sockopt;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::Direction;
 use std::time::Duration;

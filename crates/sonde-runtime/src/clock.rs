@@ -71,7 +71,7 @@ pub struct PreciseSleeper {
 impl PreciseSleeper {
     /// A sleeper for the calling thread.
     pub fn new() -> Self {
-        crate::os::timer::set_thread_timer_slack_ns(1);
+        sonde_platform::timer::set_thread_timer_slack_ns(1);
         Self {
             margin: crate::pacing::SpinMargin::new(),
         }

@@ -79,7 +79,7 @@ impl Engine {
                 }
                 (DataSocket::Tcp(t), StreamRole::Receiver) => {
                     if receiver_congestion.is_none() {
-                        receiver_congestion = crate::os::sockopt::congestion(&t);
+                        receiver_congestion = sonde_platform::sockopt::congestion(&t);
                     }
                     std::thread::Builder::new()
                         .name(name)
@@ -230,7 +230,7 @@ impl Engine {
         self.meter
             .streams()
             .iter()
-            .find_map(|m| m.tcp.as_ref().and_then(crate::os::sockopt::congestion))
+            .find_map(|m| m.tcp.as_ref().and_then(sonde_platform::sockopt::congestion))
             .or_else(|| self.receiver_congestion.clone())
     }
 

@@ -1,5 +1,6 @@
 //! Errors of the runtime, with enough context for the CLI to print one clear line.
 
+use sonde_platform::resolve::ResolveError;
 use sonde_proto::foreign::ForeignPeer;
 use std::io;
 use thiserror::Error;
@@ -83,6 +84,17 @@ pub enum RunError {
     Setup(String),
 }
 
+/// A failed lookup keeps its text: [`RunError::Resolve`] and [`RunError::Interrupted`] print
+/// what [`ResolveError`]'s two variants do.
+impl From<ResolveError> for RunError {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::Failed { host, source } => RunError::Resolve { host, source },
+            ResolveError::Interrupted => RunError::Interrupted,
+        }
+    }
+}
+
 impl RunError {
     /// The peer ended the session or is no sonde peer: telling it why the test ends (an abort
     /// message) would be pointless.
@@ -96,5 +108,28 @@ impl RunError {
                 | RunError::Foreign { .. }
                 | RunError::ClosedSilently { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_lookup_reads_as_it_did() {
+        let failed = ResolveError::Failed {
+            host: "peer.example".into(),
+            source: io::Error::new(io::ErrorKind::NotFound, "no IPv6 address"),
+        };
+        let text = failed.to_string();
+        let e = RunError::from(failed);
+        assert_eq!(e.to_string(), text);
+        assert_eq!(
+            text,
+            "cannot resolve host \"peer.example\": no IPv6 address"
+        );
+        let e = RunError::from(ResolveError::Interrupted);
+        assert!(matches!(e, RunError::Interrupted), "{e}");
+        assert_eq!(e.to_string(), ResolveError::Interrupted.to_string());
     }
 }

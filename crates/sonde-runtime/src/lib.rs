@@ -1,10 +1,11 @@
-//! sonde's runtime: sockets, threads, pacing, timers and OS specifics around the pure protocol.
+//! sonde's runtime: sockets, threads, pacing and timers around the pure protocol.
 //!
 //! [`client::run`] drives one test against a server; [`server::Server`] serves many at once.
 //! Both run an [`engine::Engine`]: one thread per data stream, counters read by the
 //! [`meter::Meter`] at interval boundaries, events delivered to a caller-supplied sink. The
-//! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; everything
-//! that touches the OS is in [`os`].
+//! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; every
+//! OS-specific call (socket options, TCP_INFO, timestamps, CPU times, name resolution) is in
+//! the `sonde-platform` crate.
 
 pub mod auth;
 pub mod btc;
@@ -22,7 +23,6 @@ pub mod error;
 pub mod iperf3;
 pub mod latency;
 pub mod meter;
-pub mod os;
 mod own_loop;
 pub mod pacing;
 pub mod peer_rows;

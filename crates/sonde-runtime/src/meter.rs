@@ -4,8 +4,8 @@
 //! period, the baseline the summary counts from) and hands the deltas to the pure statistics in
 //! `sonde-stats`. It reads clocks only through the `elapsed` argument.
 
-use crate::os::tcp_info::{self, TcpInfo};
 use crate::streams::StreamShared;
+use sonde_platform::tcp_info::{self, TcpInfo};
 use sonde_stats::interval::{bits_per_second, IntervalSchedule};
 use sonde_stats::model::{
     EndView, IntervalReport, Protocol, StreamRole, StreamSample, TcpInfoSample,

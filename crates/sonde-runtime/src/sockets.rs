@@ -1,8 +1,8 @@
 //! Building data sockets with the options a test asks for (`-w`, `-M`, `-N`, `-S`, `-C`).
 
 use crate::error::RunError;
-use crate::os::sockopt;
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
+use sonde_platform::sockopt;
 use sonde_proto::message::TestParams;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
 use std::time::Duration;
@@ -114,7 +114,7 @@ impl ClientSockets {
     pub fn labelled(&self, sock: &Socket, server: SocketAddr) -> Result<SocketAddr, RunError> {
         match self.flow_label {
             None => Ok(server),
-            Some(l) => crate::os::flowlabel::set_flow_label(sock, server, l)
+            Some(l) => sonde_platform::flowlabel::set_flow_label(sock, server, l)
                 .map_err(|e| RunError::Setup(format!("setting flow label {l} (-L): {e}"))),
         }
     }
@@ -308,7 +308,7 @@ pub fn connect_udp(
 /// A server's socket for one UDP stream (`SO_REUSEADDR`), connected to the client at `peer`
 /// so the kernel delivers that client's datagrams to it rather than to the listening socket;
 /// bound to the listener's port at the address the client's hello was sent to (`dst`, from
-/// crate::os::pktinfo), so that on a host with several addresses the stream answers from the
+/// sonde_platform::pktinfo), so that on a host with several addresses the stream answers from the
 /// one the client asked; at the listener's own address where that one cannot be bound (a
 /// broadcast address) or the kernel did not say.
 ///
@@ -405,7 +405,7 @@ mod tests {
     }
 
     fn get_int(sock: &Socket, level: libc::c_int, name: libc::c_int) -> libc::c_int {
-        let v = crate::os::socket_figures::get_int(sock, level, name);
+        let v = sonde_platform::socket_figures::get_int(sock, level, name);
         assert!(v.is_ok(), "{v:?}");
         v.unwrap_or(-1)
     }

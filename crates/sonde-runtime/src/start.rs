@@ -2,8 +2,8 @@
 //! them. One constructor for the sonde and iperf3 clients and servers alike.
 
 use crate::engine::DataSocket;
-use crate::os::{host, socket_figures};
 use crate::streams::udp;
+use sonde_platform::{host, socket_figures};
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{ConnectedStream, Role, SocketFigures, StreamRole, TestStart};
 

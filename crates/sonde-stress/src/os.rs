@@ -1,6 +1,6 @@
 //! The few OS calls the stress suite needs beyond mio: the descriptor limit and a reset
 //! instead of a FIN when a connection is refused. Handing unused heap back after a burst is
-//! `sonde_runtime::os::memory`, shared with the agent.
+//! `sonde_platform::memory`, shared with the agent.
 
 /// Raises this process's soft limit on open descriptors to its hard limit (thousands of
 /// connections need thousands of descriptors) and returns the soft limit now in force.

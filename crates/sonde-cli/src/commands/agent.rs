@@ -175,7 +175,7 @@ struct Lookups<'a> {
 impl Lookups<'_> {
     /// Every address of `p`'s host, of its family.
     fn all(&mut self, p: &sonde_agent::config::Peer) -> Result<Vec<SocketAddr>, String> {
-        use sonde_runtime::os::resolve::{is_no_answer, resolve_within};
+        use sonde_platform::resolve::{is_no_answer, resolve_within};
         if self.silent {
             return Err("not asked: the name servers did not answer an earlier name".into());
         }

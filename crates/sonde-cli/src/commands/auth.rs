@@ -91,7 +91,7 @@ fn password(interrupt: &AtomicBool) -> Result<String, String> {
             "--username needs a password: set {PASSWORD_VAR} or run from a terminal to be asked"
         ));
     }
-    crate::os_password::read_password("Password: ", interrupt)
+    sonde_platform::password::read_password("Password: ", interrupt)
 }
 
 /// Credentials for an iperf3 server, read before the test (the prompt, if any, comes first).

@@ -253,7 +253,7 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
     }
     if let Some(core) = a.affinity.and_then(|(here, _)| here) {
         // Before any stream worker starts: they inherit this thread's mask.
-        if let Err(e) = sonde_runtime::os::affinity::pin_current_thread(core as usize) {
+        if let Err(e) = sonde_platform::affinity::pin_current_thread(core as usize) {
             eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
             return exit::FAILED;
         }

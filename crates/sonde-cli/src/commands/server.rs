@@ -22,7 +22,7 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
     }
     if let Some(core) = a.affinity {
         // Every thread the server starts from here on inherits the mask.
-        if let Err(e) = sonde_runtime::os::affinity::pin_current_thread(core as usize) {
+        if let Err(e) = sonde_platform::affinity::pin_current_thread(core as usize) {
             eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
             return exit::FAILED;
         }

@@ -6,9 +6,9 @@
 use super::exit;
 use crate::cli_stress::StressArgs;
 use crate::output::{self, LineOut, SharedOut};
+use sonde_platform::resolve::{resolve, Family};
 use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter, StressSink};
 use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
-use sonde_runtime::os::resolve::{resolve, Family};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
 };

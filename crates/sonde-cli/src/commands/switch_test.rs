@@ -15,8 +15,8 @@ use crate::cli_switch::SwitchTestArgs;
 use crate::output::outln;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use sonde_platform::resolve::{resolve, Family as ResolveFamily};
 use sonde_report::envelope::Envelope;
-use sonde_runtime::os::resolve::{resolve, Family as ResolveFamily};
 use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -155,8 +155,8 @@ fn fill(buf: &mut [u8], state: &mut u64) {
     }
 }
 
-/// The server's address per family: HOST looked up through the runtime's resolver (bounded in
-/// time, and left at Ctrl-C), then `--v4` / `--v6` where given.
+/// The server's address per family: HOST looked up through sonde-platform's resolver
+/// (bounded in time, and left at Ctrl-C), then `--v4` / `--v6` where given.
 fn targets(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<Targets> {
     let mut t = match &a.host {
         // The error's text already holds its cause; `{:#}` would print that twice.

@@ -12,8 +12,8 @@
 use super::collect::Collector;
 use crate::client::ClientConfig;
 use crate::error::RunError;
-use crate::os::{cpu, sockopt, timestamp};
 use crate::own_loop::{self, Needs};
+use sonde_platform::{cpu, sockopt, timestamp};
 use sonde_proto::capacity::{emit_ack, parse_departure, CapacityPlan, Departure, Probe};
 use sonde_stats::capacity::converge::{EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{check, DepartureCheck};

@@ -139,7 +139,7 @@ pub fn drive(
     let mut done_at: Option<Instant> = None;
     let mut next_stop_check = t0;
     sock.set_nonblocking(true).map_err(data_err)?;
-    crate::os::timer::set_thread_timer_slack_ns(1000);
+    sonde_platform::timer::set_thread_timer_slack_ns(1000);
     let result = loop {
         let now = t0.elapsed();
         if limits.interrupt.load(Ordering::Relaxed) {
@@ -251,7 +251,7 @@ fn receive(
     wait: Duration,
     buf: &mut [u8],
 ) -> Result<(), RunError> {
-    if !crate::os::poll::readable_precise(sock, wait).map_err(data_err)? {
+    if !sonde_platform::poll::readable_precise(sock, wait).map_err(data_err)? {
         return Ok(());
     }
     for _ in 0..64 {

@@ -12,10 +12,10 @@ use crate::client::{connect_control, open_data_stream, running, ClientConfig, Cl
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
-use crate::os::cpu;
-use crate::os::host::software;
-use crate::os::resolve::resolve;
 use crate::streams::Budget;
+use sonde_platform::cpu;
+use sonde_platform::host::software;
+use sonde_platform::resolve::resolve;
 use sonde_proto::iperf3::params::{params_json, Iperf3Options};
 use sonde_proto::iperf3::results::Results as WireResults;
 use sonde_proto::iperf3::session::{ClientEvent, ClientSession};
@@ -85,7 +85,7 @@ pub fn run_with_token(
 
 fn random_cookie() -> Cookie {
     let mut r = [0u8; 36];
-    crate::os::random::fill(&mut r);
+    sonde_platform::random::fill(&mut r);
     cookie_from_random(&r)
 }
 

@@ -13,13 +13,13 @@ use super::{Arrival, Hub, Route};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
-use crate::os::{cpu, sockopt};
 use crate::server::policy::{self, ClientSlot, Refusal};
 use crate::server::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
 use crate::test_events::TestEvents;
 use serde_json::json;
+use sonde_platform::{cpu, sockopt};
 use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
@@ -467,7 +467,7 @@ impl Session<'_, '_> {
         let (cpu0, t0) = (cpu::thread_times(), Instant::now());
         if let Some(core) = p.server_affinity {
             // As the sonde session: this thread and the workers it starts.
-            crate::os::affinity::pin_current_thread(core as usize).map_err(|e| {
+            sonde_platform::affinity::pin_current_thread(core as usize).map_err(|e| {
                 RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
             })?;
         }

@@ -9,8 +9,8 @@
 use super::unanswered::unanswered;
 use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
 use crate::client::{self, ClientConfig};
-use crate::os::host::software;
-use crate::os::resolve::Family;
+use sonde_platform::host::software;
+use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::latency::model::{LatencyEvent, LatencySummary, RrulPhase, RrulResult};
 use sonde_stats::model::{Direction, Event, Protocol};

@@ -26,8 +26,8 @@ pub mod uploads;
 pub use responder::Responder;
 
 use crate::error::RunError;
-use crate::os::host::software;
-use crate::os::resolve::{resolve, Family};
+use sonde_platform::host::software;
+use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencyStart, LatencySummary};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -136,7 +136,7 @@ pub(crate) fn target(
     cfg: &LatencyConfig,
     interrupt: &AtomicBool,
 ) -> Result<SocketAddr, LatencyError> {
-    let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt)?;
+    let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt).map_err(RunError::from)?;
     addrs
         .first()
         .copied()
@@ -176,7 +176,7 @@ pub(crate) fn start_event(
         late_ms: cfg.late.map(|d| d.as_secs_f64() * 1e3),
         timestamping,
         clock_synced: cfg.clock_synced,
-        timestamp_unix: crate::os::timestamp::realtime_ns() as f64 / 1e9,
+        timestamp_unix: sonde_platform::timestamp::realtime_ns() as f64 / 1e9,
     }))
 }
 

@@ -291,7 +291,7 @@ impl<'a> DatagramRun<'a> {
         self.seq += 1;
         let seq = self.seq;
         let sent_at = Instant::now();
-        let wall = crate::os::timestamp::realtime_ns();
+        let wall = sonde_platform::timestamp::realtime_ns();
         // The probe is accounted before its reply can be read; the reply carries its own
         // send stamp, taken by the transport just before the send call.
         self.st.sent(seq, wall);

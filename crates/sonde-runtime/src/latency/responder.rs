@@ -14,8 +14,8 @@
 //! `sonde_proto::probe_tag`), each sequence number once per session; the rest are dropped
 //! silently and counted, for a rate-limited log line.
 
-use crate::os::timestamp;
 use crate::server::source_limit::SourceLimiter;
+use sonde_platform::timestamp;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
 use sonde_proto::probe_tag::{ProbeKey, ReplayWindow};
 use std::collections::HashMap;
@@ -164,7 +164,7 @@ impl Responder {
     }
 
     /// Answers `datagram` (just read from `sock`, from `peer`, sent to this host's address
-    /// `dst` when known) if it is a probe, from `dst` (crate::os::pktinfo). Returns false
+    /// `dst` when known) if it is a probe, from `dst` (sonde_platform::pktinfo). Returns false
     /// when it is not a probe, so the caller can try other formats; true when it was one
     /// (answered, or dropped as malformed or as a reply).
     pub fn handle(
@@ -200,7 +200,7 @@ impl Responder {
             return true;
         };
         if answer.emit(datagram).is_ok() {
-            let _ = crate::os::pktinfo::send(sock, datagram, peer, dst);
+            let _ = sonde_platform::pktinfo::send(sock, datagram, peer, dst);
         }
         true
     }

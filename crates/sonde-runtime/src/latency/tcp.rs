@@ -13,8 +13,8 @@
 use super::run_state::RunState;
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
 use crate::clock::sleep_until;
-use crate::os::{poll, timestamp};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use sonde_platform::{poll, timestamp};
 use sonde_proto::preamble::RR_MAGIC;
 use sonde_proto::probe::RR_REFUSAL_MAGIC;
 use sonde_proto::probe::{

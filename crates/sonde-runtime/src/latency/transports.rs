@@ -1,8 +1,8 @@
 //! The two datagram transports of the prober: UDP probes to a sonde server and ICMP echo.
 
 use super::{LatencyConfig, LatencyError};
-use crate::os::{icmp as os_icmp, timestamp};
 use socket2::Socket;
+use sonde_platform::{icmp as os_icmp, timestamp};
 use sonde_proto::icmp::{self, Family as IcmpFamily};
 use sonde_proto::probe::{Probe, ProbeKind, HEADER_LEN, MAX_PROBE_LEN};
 use sonde_proto::probe_tag::{ProbeKey, TAGGED_LEN};

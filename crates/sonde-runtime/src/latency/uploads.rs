@@ -10,8 +10,8 @@
 use super::load::{tcp_params, throughput};
 use super::probe_rounds::in_turns;
 use crate::client::ClientConfig;
-use crate::os::resolve::Family;
 use crate::sockets::ClientSockets;
+use sonde_platform::resolve::Family;
 use sonde_stats::model::Direction;
 use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;

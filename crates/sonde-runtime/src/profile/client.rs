@@ -8,9 +8,9 @@ use crate::client::{
 use crate::control_conn::ControlConn;
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::resolve::Family;
-use crate::os::sockopt;
 use crate::sockets::ClientSockets;
+use sonde_platform::resolve::Family;
+use sonde_platform::sockopt;
 use sonde_profile::receive::StreamReceiver;
 use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult, MAX_EXCEPTIONS};
 use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams};

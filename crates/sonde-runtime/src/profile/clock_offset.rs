@@ -10,7 +10,7 @@
 //! the run goes on with delays above each stream's fastest datagram, labelled as such.
 
 use crate::latency::{self, LatencyConfig};
-use crate::os::resolve::Family;
+use sonde_platform::resolve::Family;
 use sonde_profile::result::ClockOffset;
 use sonde_stats::latency::model::OneWayBasis;
 use std::sync::atomic::AtomicBool;

@@ -8,7 +8,7 @@
 //! back to back, as the profile says.
 
 use crate::clock::PreciseSleeper;
-use crate::os::timestamp;
+use sonde_platform::timestamp;
 use sonde_profile::receive::StreamReceiver;
 use sonde_profile::schedule::Schedule;
 use sonde_profile::StreamSpec;

@@ -17,10 +17,10 @@ pub mod source_limit;
 pub mod source_slots;
 
 use crate::error::RunError;
-use crate::os::poll;
 use gate::{Gate, Identified};
 use registry::{HelloVerdict, Registry};
 use socket2::{Domain, Protocol as SockProto, Socket, Type};
+use sonde_platform::poll;
 use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::model::Event;
@@ -179,7 +179,7 @@ impl Server {
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), cfg.ipv6_only).map_err(listen_err)?;
         let udp_local = udp.local_addr().map_err(listen_err)?;
         // Answers and per-stream sockets leave from the address each datagram came to.
-        crate::os::pktinfo::enable(&udp).map_err(listen_err)?;
+        sonde_platform::pktinfo::enable(&udp).map_err(listen_err)?;
         let cfg_tests = cfg.source_limits.tests;
         let sessions = source_slots::SourceSlots::new(cfg.source_limits.sessions);
         let shared = Arc::new(Shared {
@@ -214,7 +214,7 @@ impl Server {
             addr: listen_addr(&shared.cfg).to_string(),
             source: e,
         };
-        let cap = pending_cap(crate::os::nofile::soft_limit());
+        let cap = pending_cap(sonde_platform::nofile::soft_limit());
         if cap < MAX_PENDING {
             (shared.log)(&format!(
                 "the file descriptor limit lets this server hold only {cap} unidentified connections (raise `ulimit -n` to hold up to {MAX_PENDING})"
@@ -424,7 +424,7 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         if !matches!(poll::readable(&sock, Duration::from_millis(100)), Ok(true)) {
             continue;
         }
-        let Ok((n, peer, dst)) = crate::os::pktinfo::recv(&sock, &mut buf) else {
+        let Ok((n, peer, dst)) = sonde_platform::pktinfo::recv(&sock, &mut buf) else {
             continue;
         };
         if probes.handle(&sock, &mut buf[..n], peer, dst) {
@@ -444,7 +444,7 @@ fn udp_listener(sock: UdpSocket, shared: Arc<Shared>) {
         match shared.registry.hello(&hello.cookie, hello.stream_id) {
             HelloVerdict::Unknown => {}
             HelloVerdict::Repeat => {
-                let _ = crate::os::pktinfo::send(&sock, &ack.emit(), peer, dst);
+                let _ = sonde_platform::pktinfo::send(&sock, &ack.emit(), peer, dst);
             }
             HelloVerdict::Create(params, tx) => {
                 let stream =
@@ -476,7 +476,7 @@ fn iperf3_udp_hello(
     match shared.iperf3.udp_hello(peer, form, shared.udp_local, dst) {
         Ok(UdpVerdict::Created) | Ok(UdpVerdict::Unclaimed) => {}
         Ok(UdpVerdict::Repeat(reply)) => {
-            let _ = crate::os::pktinfo::send(sock, &reply, peer, dst);
+            let _ = sonde_platform::pktinfo::send(sock, &reply, peer, dst);
         }
         Err(e) => (shared.log)(&format!("cannot open an iperf3 UDP stream for {peer}: {e}")),
     }

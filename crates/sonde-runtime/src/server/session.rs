@@ -6,11 +6,11 @@ use super::Shared;
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
-use crate::os::host::software;
-use crate::os::{cpu, sockopt};
 use crate::sockets;
 use crate::streams::StreamConfig;
 use crate::test_events::TestEvents;
+use sonde_platform::host::software;
+use sonde_platform::{cpu, sockopt};
 use sonde_proto::message::{PeerStream, ProcessLoad, RefuseCode, Results, Stop, TestParams};
 use sonde_proto::preamble::{cookie_hex, Cookie};
 use sonde_proto::session::{ServerEvent, ServerSession};
@@ -114,7 +114,7 @@ struct SessionRun<'a> {
 
 fn random_cookie() -> Cookie {
     let mut c = [0u8; 16];
-    crate::os::random::fill(&mut c);
+    sonde_platform::random::fill(&mut c);
     c
 }
 
@@ -333,7 +333,7 @@ impl SessionRun<'_> {
         let reack = sending_udp_sockets(&streams);
         if let Some(core) = p.server_affinity {
             // This session's thread; the stream workers it starts inherit the mask.
-            crate::os::affinity::pin_current_thread(core as usize).map_err(|e| {
+            sonde_platform::affinity::pin_current_thread(core as usize).map_err(|e| {
                 RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
             })?;
         }

@@ -2,8 +2,8 @@
 
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::sleep_coarse;
-use crate::os::{cpu, zerocopy::ZeroCopySource};
 use crate::pacing::Pacer;
+use sonde_platform::{cpu, zerocopy::ZeroCopySource};
 use sonde_stats::cpu::CpuTimes;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -56,7 +56,7 @@ pub fn send(
     let pacer = Pacer::new(cfg.bitrate);
     if let Some(rate) = kernel_pacing_rate(cfg.bitrate).filter(|_| !cfg.fq_rate_set) {
         // Best effort: without it the cumulative schedule below still holds the average.
-        let _ = crate::os::sockopt::set_max_pacing_rate(&sock, rate);
+        let _ = sonde_platform::sockopt::set_max_pacing_rate(&sock, rate);
     }
     let released = ctl.wait_to_send();
     let pace = pacer.map(|p| (p, Instant::now()));
@@ -236,7 +236,7 @@ pub fn receive(
             break;
         }
         let got = if skip {
-            match crate::os::discard::discard(&sock, buf.len()) {
+            match sonde_platform::discard::discard(&sock, buf.len()) {
                 Err(e) if e.kind() == ErrorKind::Unsupported => {
                     skip = false;
                     continue;

@@ -11,10 +11,10 @@
 
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::{now_ns, PreciseSleeper};
-use crate::os::{cpu, poll, timestamp};
 use crate::pacing::{datagram_gap_ns, datagrams_per_departure, DepartureSchedule, Pacing};
 use crate::schedule_slips::ScheduleSlips;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
+use sonde_platform::{cpu, poll, timestamp};
 use sonde_proto::datagram_format::{DatagramFormat, Received};
 use sonde_proto::iperf3::udp::repeating_payload;
 use sonde_proto::udp_hello::HelloAck;
@@ -107,7 +107,7 @@ impl<'a> Sender<'a> {
         let max_batch = if gso {
             state.max_gso_segments().min(GSO_BYTES / len).max(1)
         } else {
-            crate::os::mmsg::MAX_BATCH
+            sonde_platform::mmsg::MAX_BATCH
         };
         let block = if cfg.repeating_payload {
             repeating_payload(len)
@@ -326,7 +326,7 @@ fn send_mmsg(
     let datagrams: Vec<&[u8]> = buf.chunks(len).take(k).collect();
     let mut done = 0;
     while done < datagrams.len() {
-        match crate::os::mmsg::send_connected(sock, &datagrams[done..]) {
+        match sonde_platform::mmsg::send_connected(sock, &datagrams[done..]) {
             Ok(n) => done += n.max(1).min(datagrams.len() - done),
             Err(e) if is_full(&e) => {
                 if ctl.abort.load(Ordering::Relaxed) {

@@ -147,7 +147,7 @@ impl Services {
             }
             if cfg.udp {
                 let mut s = bind_udp(addr, dual).map_err(|e| err("UDP", e))?;
-                sonde_runtime::os::pktinfo::enable(&s).map_err(|e| err("UDP", e))?;
+                sonde_platform::pktinfo::enable(&s).map_err(|e| err("UDP", e))?;
                 poll.registry()
                     .register(&mut s, Token(UDP_BASE + udp.len()), Interest::READABLE)
                     .map_err(ServicesError::Poll)?;

@@ -71,7 +71,7 @@ impl Conns {
         if self.open == 0 {
             self.slots = Vec::new();
             self.free = Vec::new();
-            sonde_runtime::os::memory::release_free_memory();
+            sonde_platform::memory::release_free_memory();
         }
     }
 

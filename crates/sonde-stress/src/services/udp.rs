@@ -3,7 +3,7 @@
 use super::{Service, ServicesStats};
 use crate::chargen::Pattern;
 use mio::net::UdpSocket;
-use sonde_runtime::os::pktinfo;
+use sonde_platform::pktinfo;
 use sonde_stats::source_limit::SourceLimiter;
 use std::io::ErrorKind;
 use std::sync::OnceLock;
@@ -29,7 +29,7 @@ pub(super) fn serve(
     let mut buf = [0u8; 65536];
     for _ in 0..BURST {
         // The destination too: the answer leaves from the address the request came to, on a
-        // host with several (sonde_runtime::os::pktinfo).
+        // host with several (sonde_platform::pktinfo).
         let (len, src, dst) = match pktinfo::recv(sock, &mut buf) {
             Ok(r) => r,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,

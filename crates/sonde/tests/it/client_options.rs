@@ -169,7 +169,7 @@ fn a_paced_tcp_sender_keeps_the_rate_within_a_chunk_not_a_block() {
 /// Captures IPv6 packets on `lo` (a packet socket: root) for `secs` and returns, per TCP or
 /// UDP packet, (source port, destination port, flow label). None without the privilege.
 fn capture_ipv6_on_lo(secs: f64) -> Option<std::thread::JoinHandle<Vec<(u16, u16, u32)>>> {
-    use sonde_runtime::os::packet_socket;
+    use sonde_platform::packet_socket;
     use std::io::Read;
     let fd =
         packet_socket::open("lo", packet_socket::ETH_P_IPV6, Duration::from_millis(100)).ok()?;

@@ -13,7 +13,7 @@
 use super::{OpenStream, SessionRun, STEP};
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::{cpu, mmsg, poll, sockopt, timestamp, tx_timestamp};
+use sonde_platform::{cpu, mmsg, poll, sockopt, timestamp, tx_timestamp};
 use sonde_proto::capacity::{emit_departure, parse_ack, CapacityPlan, Departure, Probe};
 use sonde_proto::session::ServerEvent;
 use std::net::UdpSocket;

@@ -6,7 +6,7 @@ use super::{OpenStream, SessionRun};
 use crate::coded::endpoint::{drive, CodedFigures, Limits, Side};
 use crate::engine::DataSocket;
 use crate::error::RunError;
-use crate::os::cpu;
+use sonde_platform::cpu;
 use sonde_proto::message::TestParams;
 use sonde_proto::session::ServerEvent;
 use sonde_stats::model::Direction;

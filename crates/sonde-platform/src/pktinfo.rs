@@ -6,7 +6,8 @@
 //! table picks, usually the interface's first one; a client whose UDP socket is connected to
 //! the address it asked for drops that reply, and its probes look lost. The listener asks the
 //! kernel for each datagram's destination (`IP_PKTINFO` / `IPV6_RECVPKTINFO`) and sends its
-//! answers from it; per-stream sockets are bound to it (crate::sockets::server_udp_stream).
+//! answers from it; per-stream sockets are bound to it
+//! (`sonde_runtime::sockets::server_udp_stream`).
 //!
 //! On an IPv6 socket that also takes IPv4 (v4-mapped), Linux reports an IPv4 datagram's
 //! destination as a v4-mapped IPv6 packet-info and takes one back the same way.

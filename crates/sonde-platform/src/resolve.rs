@@ -15,12 +15,12 @@
 //! most [`MAX_UNANSWERED`] names may be under way, so a dead resolver cannot pile up threads.
 //! Addresses written as addresses are never looked up.
 
-use crate::error::RunError;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 /// The longest a lookup may take: past the system resolver's default worst case with one
 /// server (two tries of 5 s), short enough that a schedule or a user is not held long.
@@ -41,18 +41,33 @@ pub enum Family {
     V6,
 }
 
+/// Why a lookup gave no addresses (the runtime's `RunError` takes it in with the same text).
+#[derive(Debug, Error)]
+pub enum ResolveError {
+    /// Nothing matches, the resolver failed or did not answer in time, or too many earlier
+    /// lookups are still unanswered ([`is_no_answer`] tells the silent resolver apart).
+    #[error("cannot resolve host \"{host}\": {source}")]
+    Failed {
+        host: String,
+        source: std::io::Error,
+    },
+    /// The caller's interrupt flag (Ctrl-C, SIGTERM or SIGHUP) was raised while waiting.
+    #[error("interrupted")]
+    Interrupted,
+}
+
 /// Resolves `host` to addresses of the wanted family, giving up after [`LOOKUP_LIMIT`].
 ///
 /// # Errors
-/// [`RunError::Interrupted`] when `interrupt` is raised while the resolver has not answered;
-/// [`RunError::Resolve`] when nothing matches, the resolver did not answer in time, or too
-/// many earlier lookups are still unanswered.
+/// [`ResolveError::Interrupted`] when `interrupt` is raised while the resolver has not
+/// answered; [`ResolveError::Failed`] when nothing matches, the resolver did not answer in
+/// time, or too many earlier lookups are still unanswered.
 pub fn resolve(
     host: &str,
     port: u16,
     family: Family,
     interrupt: &AtomicBool,
-) -> Result<Vec<SocketAddr>, RunError> {
+) -> Result<Vec<SocketAddr>, ResolveError> {
     resolve_within(host, port, family, LOOKUP_LIMIT, interrupt)
 }
 
@@ -66,8 +81,8 @@ pub fn resolve_within(
     family: Family,
     limit: Duration,
     interrupt: &AtomicBool,
-) -> Result<Vec<SocketAddr>, RunError> {
-    let fail = |source: std::io::Error| RunError::Resolve {
+) -> Result<Vec<SocketAddr>, ResolveError> {
+    let fail = |source: std::io::Error| ResolveError::Failed {
         host: host.to_string(),
         source,
     };
@@ -170,7 +185,7 @@ fn look_up(
     port: u16,
     limit: Duration,
     interrupt: &AtomicBool,
-) -> Result<std::io::Result<Vec<SocketAddr>>, RunError> {
+) -> Result<std::io::Result<Vec<SocketAddr>>, ResolveError> {
     let pending = match join_or_start(host) {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
@@ -184,7 +199,7 @@ fn look_up(
     loop {
         // A caller told to stop stops, answer or not.
         if interrupt.load(Ordering::Relaxed) {
-            return Err(RunError::Interrupted);
+            return Err(ResolveError::Interrupted);
         }
         if let Some(found) = answer.as_ref() {
             return Ok(match found {
@@ -224,8 +239,8 @@ fn look_up(
 /// own time-outs passed (EAI_AGAIN). The standard library keeps only the text of a
 /// `getaddrinfo` failure, not its code, so EAI_AGAIN is known by its text: glibc's and musl's
 /// (sonde never sets a locale, so it is never translated).
-pub fn is_no_answer(e: &RunError) -> bool {
-    let RunError::Resolve { source, .. } = e else {
+pub fn is_no_answer(e: &ResolveError) -> bool {
+    let ResolveError::Failed { source, .. } = e else {
         return false;
     };
     let text = source.to_string();
@@ -253,21 +268,21 @@ mod tests {
 
     #[test]
     fn a_resolver_that_did_not_answer_is_told_from_a_name_without_address() {
-        let err = |text: &str| RunError::Resolve {
+        let err = |text: &str| ResolveError::Failed {
             host: "peer.example".into(),
             source: std::io::Error::other(format!("failed to lookup address information: {text}")),
         };
         // glibc's and musl's texts for EAI_AGAIN, and the lookup's own limit.
         assert!(is_no_answer(&err("Temporary failure in name resolution")));
         assert!(is_no_answer(&err("Try again")));
-        assert!(is_no_answer(&RunError::Resolve {
+        assert!(is_no_answer(&ResolveError::Failed {
             host: "peer.example".into(),
             source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer"),
         }));
         // EAI_NONAME (glibc, musl): the name servers answered that there is no such name.
         assert!(!is_no_answer(&err("Name or service not known")));
         assert!(!is_no_answer(&err("Name does not resolve")));
-        assert!(!is_no_answer(&RunError::Interrupted));
+        assert!(!is_no_answer(&ResolveError::Interrupted));
     }
 
     #[test]
@@ -277,7 +292,7 @@ mod tests {
         let yes = AtomicBool::new(true);
         assert!(matches!(
             resolve("localhost", 1, Family::Any, &yes),
-            Err(RunError::Interrupted)
+            Err(ResolveError::Interrupted)
         ));
     }
 

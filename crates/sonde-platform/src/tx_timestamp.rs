@@ -102,11 +102,11 @@ mod tests {
             eprintln!("skipping: no SO_TIMESTAMPING transmit stamps here");
             return;
         }
-        let before = crate::os::timestamp::realtime_ns();
+        let before = crate::timestamp::realtime_ns();
         for _ in 0..5 {
             a.send(&[7u8; 100]).unwrap();
         }
-        let after = crate::os::timestamp::realtime_ns();
+        let after = crate::timestamp::realtime_ns();
         let mut got = Vec::new();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while got.len() < 4 && std::time::Instant::now() < deadline {

@@ -2,7 +2,13 @@
 //!
 //! TCP_INFO, congestion control, socket options, thread CPU times, zero-copy sending and
 //! readiness waits sit behind these small functions so the engine above stays portable; host
-//! facts (`uname`, the wall clock) and name resolution are here for the same reason.
+//! facts (`uname`, the wall clock), name resolution, the terminal's password prompt and the
+//! local time's text are here for the same reason.
+//!
+//! They are a crate of their own, below `sonde-runtime`, so that the runtime and the tools
+//! that need only a socket option, a clock or a lookup (the stress suite, the mesh, the
+//! agent, the command line) do not depend on each other for them: this crate depends on
+//! nothing of sonde's but the sans-IO `sonde-stats` (for the CPU-usage model).
 
 pub mod affinity;
 pub mod cpu;
@@ -10,10 +16,12 @@ pub mod discard;
 pub mod flowlabel;
 pub mod host;
 pub mod icmp;
+pub mod local_time;
 pub mod memory;
 pub mod mmsg;
 pub mod nofile;
 pub mod packet_socket;
+pub mod password;
 pub mod pktinfo;
 pub mod poll;
 pub mod random;

@@ -3,7 +3,11 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-pub(crate) fn set_raw(
+/// Sets socket option `name` at `level` to the bytes `val` (`setsockopt`).
+///
+/// # Errors
+/// The kernel's, as `setsockopt` reported it.
+pub fn set_raw(
     sock: &impl AsRawFd,
     level: libc::c_int,
     name: libc::c_int,
