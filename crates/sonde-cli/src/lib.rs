@@ -30,10 +30,42 @@ mod signals;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// Parses a command line as [`main`] does, and runs nothing: iperf3's spellings
+/// (`sonde -s`, `sonde -c HOST`) rewritten to their subcommands, then every flag and value
+/// checked by clap with sonde's rules (a repeated flag takes its last value, a negative value
+/// is refused as such). It opens no file, resolves no name and binds no socket, so what a
+/// subcommand checks when it starts (a client's contradicting flags, an `-F` file's size, a
+/// scenario's tests) is not covered. `args` starts with the program's name, as
+/// `std::env::args` does; the docs' test (`tests/docs.rs`) runs every command line of the
+/// README and `docs/` through it.
+///
+/// ```
+/// let line = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+/// assert!(sonde_cli::parse_only(&line("sonde -c HOST -u -b 90m -J")).is_ok());
+/// assert!(sonde_cli::parse_only(&line("sonde client --help")).is_ok());
+/// assert!(sonde_cli::parse_only(&line("sonde client HOST --no-such-flag")).is_err());
+/// ```
+///
+/// # Errors
+/// clap's message, as `main` would print it before exiting with the usage error's code. A
+/// request for help or the version is not an error: `main` prints it and exits with 0.
+pub fn parse_only(args: &[String]) -> Result<(), String> {
+    match parse(args.to_vec()) {
+        Ok(_) => Ok(()),
+        Err(e) if !e.use_stderr() => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The one parse of a command line: `main`'s, [`parse_only`]'s and the lab's check of a
+/// scenario's sonde tests.
+fn parse(args: Vec<String>) -> Result<cli::Cli, clap::Error> {
+    cli_parse::parse_from(cli::rewrite_iperf_style(args))
+}
+
 /// Runs the command line of this process and exits with its code; never returns.
 pub fn main() -> ! {
-    let args = cli::rewrite_iperf_style(std::env::args().collect());
-    let parsed = match cli_parse::parse_from(args) {
+    let parsed = match parse(std::env::args().collect()) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -188,8 +188,7 @@ fn check_sonde_tests(scenario: &sonde_emu::scenario::Scenario) -> Result<(), Str
         let Some(args) = &t.sonde else { continue };
         let mut argv = vec!["sonde".to_string()];
         argv.extend(args.iter().map(|a| stand_in(a)));
-        let argv = crate::cli::rewrite_iperf_style(argv);
-        if let Err(e) = crate::cli_parse::parse_from(argv) {
+        if let Err(e) = crate::parse(argv) {
             let first = e.to_string();
             let first = first
                 .lines()
