@@ -12,7 +12,7 @@ use sonde_stats::sweep_record::SweepDirection;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  sonde sweep board -u -l 64,100,500,1448 --max-loss 0.1% --max-rate 100m\n  sonde sweep board -b 1000m,140m,130m,100m,50m,10m",
-    mut_arg("json", |a| a.help("One JSON document: \"sweep\" (settings, layer), \"results\" per length and direction (verdict: found, at_max_rate (the --max-rate passed: a lower bound), below_floor, step_limit or sender_limited with limited_at_bps; rate_bps, datagrams_per_sec, loss_percent, steps, seconds), \"knees\" of a rate list, every step in \"steps\" (offered_bps, sent_bps, achieved_bps, loss_percent, passed, rerun), \"partial\", \"error\""))
+    mut_arg("json", |a| a.help("One JSON document: \"sweep\" (settings, layer), \"results\" per length and direction (verdict: found, at_max_rate (the --max-rate passed: a lower bound), below_floor, step_limit or sender_limited with limited_at_bps; rate_bps, datagrams_per_sec, loss_percent, steps, seconds), \"knees\" of a rate list (knee_bps; sender_short_bps: listed rates the sender could not offer, the receiver getting all it sent: there the sending host set the rate), every step in \"steps\" (offered_bps, sent_bps, achieved_bps, loss_percent, passed, rerun, sender_short), \"partial\", \"error\""))
 )]
 pub struct SweepArgs {
     /// sonde server host

@@ -28,6 +28,9 @@ pub struct SweepStepView {
     pub passed: Option<bool>,
     /// The step's sender fell short with too little loss to fail it: the rate ran again.
     pub rerun: bool,
+    /// A listed rate whose sender still fell short after its reruns, the receiver getting
+    /// what was sent: the sending host set its achieved rate.
+    pub sender_short: bool,
     pub seconds: Option<f64>,
 }
 
@@ -89,6 +92,10 @@ pub fn read(doc: &Value) -> SweepRun {
                 loss_percent: num(v, &["loss_percent"]),
                 passed: v.get("passed").and_then(Value::as_bool),
                 rerun: v.get("rerun").and_then(Value::as_bool).unwrap_or(false),
+                sender_short: v
+                    .get("sender_short")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 seconds: num(v, &["seconds"]),
             })
         })

@@ -190,6 +190,7 @@ fn rates(s: &SweepRun) -> Table {
             loss(x.loss_percent),
             match s.follows(x) {
                 _ if x.rerun => "again (sender short)".into(),
+                _ if x.sender_short => "no (sender short)".into(),
                 Some(true) => "yes".into(),
                 Some(false) => "no".into(),
                 None => DASH.into(),
@@ -223,6 +224,7 @@ fn steps(s: &SweepRun) -> Table {
             loss(x.loss_percent),
             match x.passed {
                 _ if x.rerun => "again (sender short)".into(),
+                _ if x.sender_short => "sender short".into(),
                 Some(true) => "pass".into(),
                 Some(false) => "FAIL".into(),
                 None => DASH.into(),

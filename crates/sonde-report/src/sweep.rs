@@ -54,6 +54,7 @@ pub fn step_row(s: &SweepStep) -> String {
     };
     let verdict = match s.passed {
         _ if s.rerun => "again",
+        _ if s.sender_short => "short",
         Some(true) => "pass",
         Some(false) => "FAIL",
         None => "",
@@ -136,6 +137,8 @@ pub fn rate_lines(steps: &[SweepStep], tolerance_percent: f64, protocol: &str) -
             loss_text(s.loss_percent),
             if s.rerun {
                 "again (sender short)"
+            } else if s.sender_short {
+                "no (sender short)"
             } else if follows(s.offered_bps, s.achieved_bps, tol) {
                 "yes"
             } else {
@@ -144,7 +147,7 @@ pub fn rate_lines(steps: &[SweepStep], tolerance_percent: f64, protocol: &str) -
         ));
     }
     for (dir, k) in knees(steps, tol) {
-        out.push(match k {
+        let mut line = match k {
             Some(rate) => format!(
                 "{}: achieved stops following asked at {} (the lowest rate short by more than {tolerance_percent}%)",
                 dir.name(),
@@ -154,9 +157,32 @@ pub fn rate_lines(steps: &[SweepStep], tolerance_percent: f64, protocol: &str) -
                 "{}: achieved follows asked at every rate (within {tolerance_percent}%)",
                 dir.name()
             ),
-        });
+        };
+        let short: Vec<String> = sender_short_rates(steps, dir)
+            .into_iter()
+            .map(|r| format_bitrate(r as f64))
+            .collect();
+        if !short.is_empty() {
+            line.push_str(&format!(
+                "; at {} the sender put out less than asked and the receiver got all of it: \
+                 there this host set the rate, not the path",
+                short.join(", ")
+            ));
+        }
+        out.push(line);
     }
     out
+}
+
+/// The listed rates of direction `d` whose sender still fell short after its reruns, the
+/// receiver getting what was sent: there the sending host (its CPU, or its own link) set the
+/// achieved rate, which the output says beside the knee.
+fn sender_short_rates(steps: &[SweepStep], d: SweepDirection) -> Vec<u64> {
+    steps
+        .iter()
+        .filter(|s| s.direction == d && s.kind == StepRole::Listed && s.sender_short)
+        .map(|s| s.offered_bps)
+        .collect()
 }
 
 /// The knee of each direction's listed rates, directions in the order they ran.
@@ -204,7 +230,7 @@ pub fn document(
     let knees: Vec<Value> = if s.mode == "rates" {
         knees(steps, tol)
             .into_iter()
-            .map(|(d, k)| json!({"direction": d, "knee_bps": k}))
+            .map(|(d, k)| json!({"direction": d, "knee_bps": k, "sender_short_bps": sender_short_rates(steps, d)}))
             .collect()
     } else {
         Vec::new()
@@ -253,6 +279,7 @@ mod tests {
             lost: Some(0),
             passed: None,
             rerun: false,
+            sender_short: false,
             seconds: 2.1,
         }
     }
@@ -276,6 +303,28 @@ mod tests {
             "{again_lines:#?}"
         );
         assert_eq!(again_lines.last(), lines.last());
+        // A rate whose sender stayed short after its reruns is marked so, and the knee's line
+        // says that there the host set the rate.
+        let mut stuck = step(3, 10_000_000, 6e6);
+        stuck.sent_bps = Some(6e6);
+        stuck.sender_short = true;
+        let short = [steps[0].clone(), steps[1].clone(), stuck.clone()];
+        let short_lines = rate_lines(&short, 2.0, "udp");
+        assert!(
+            short_lines[3].ends_with("no (sender short)"),
+            "{short_lines:#?}"
+        );
+        let knee_line = short_lines.last().unwrap();
+        assert!(
+            knee_line.contains("stops following asked at 10.0 Mbits/sec")
+                && knee_line.contains("at 10.0 Mbits/sec the sender put out less"),
+            "{knee_line}"
+        );
+        assert_eq!(
+            sender_short_rates(&short, SweepDirection::Up),
+            vec![10_000_000]
+        );
+        assert!(sender_short_rates(&steps, SweepDirection::Up).is_empty());
         assert!(lines[2].ends_with("no"), "{}", lines[2]);
         assert!(lines[3].ends_with("yes"), "{}", lines[3]);
         assert!(

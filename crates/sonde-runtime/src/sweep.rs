@@ -7,8 +7,8 @@ use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
 use sonde_stats::sweep::{
-    listed_step_runs_again, Bisection, Probe, SearchConfig, StepKind, StepOutcome,
-    SENDER_SHORT_RERUNS,
+    listed_step_runs_again, listed_step_sender_short, Bisection, Probe, SearchConfig, StepKind,
+    StepOutcome, SENDER_SHORT_RERUNS,
 };
 use sonde_stats::sweep_record::{SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
@@ -165,6 +165,14 @@ pub fn run(
                             *tolerance,
                             attempt,
                         );
+                        step.sender_short = !step.rerun
+                            && listed_step_sender_short(
+                                udp,
+                                rate,
+                                step.sent_bps,
+                                step.achieved_bps,
+                                *tolerance,
+                            );
                         let rerun = step.rerun;
                         if !rerun {
                             done += 1;
@@ -279,6 +287,7 @@ fn run_step(
         lost,
         passed: None,
         rerun: false,
+        sender_short: false,
         seconds: t0.elapsed().as_secs_f64(),
     });
     match step {

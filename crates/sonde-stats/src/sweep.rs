@@ -372,10 +372,24 @@ pub fn listed_step_runs_again(
     tolerance: f64,
     attempt: u32,
 ) -> bool {
-    let host_short = sent_bps.is_some_and(|s| {
+    listed_step_sender_short(udp, asked, sent_bps, achieved_bps, tolerance)
+        && attempt < SENDER_SHORT_RERUNS
+}
+
+/// Whether a UDP step of a rate list fell short of `asked` because of the host: its sender put
+/// out less than `asked` by more than `tolerance` (a fraction) and the receiver got what was
+/// sent. Such a step says what this host's sender managed, not whether the path follows
+/// `asked`: after its reruns it is left out of the [`knee`] and reported as not judged.
+pub fn listed_step_sender_short(
+    udp: bool,
+    asked: u64,
+    sent_bps: Option<f64>,
+    achieved_bps: f64,
+    tolerance: f64,
+) -> bool {
+    udp && sent_bps.is_some_and(|s| {
         s < asked as f64 * (1.0 - tolerance) && achieved_bps >= s * (1.0 - tolerance)
-    });
-    udp && host_short && attempt < SENDER_SHORT_RERUNS
+    })
 }
 
 /// In a list of (asked, achieved) rates, the lowest asked rate whose achieved rate falls short
@@ -683,6 +697,29 @@ mod tests {
             sent_bps: Some(r as f64),
         });
         assert!(matches!(v, Verdict::Found { .. }), "{v:?}");
+    }
+
+    #[test]
+    fn a_listed_step_is_the_hosts_only_when_the_receiver_got_what_was_sent() {
+        let m = 100_000_000;
+        // Sent 60 of 100, received all 60: the host's shortfall, on UDP only.
+        assert!(listed_step_sender_short(true, m, Some(60e6), 60e6, 0.02));
+        assert!(!listed_step_sender_short(false, m, Some(60e6), 60e6, 0.02));
+        // Sent 60, received 50: the path lost some, so the step judges the path.
+        assert!(!listed_step_sender_short(true, m, Some(60e6), 50e6, 0.02));
+        // Sent what was asked, or no sender figure: not short.
+        assert!(!listed_step_sender_short(true, m, Some(99e6), 99e6, 0.02));
+        assert!(!listed_step_sender_short(true, m, None, 10e6, 0.02));
+        // Short steps run again up to SENDER_SHORT_RERUNS times, then count as short.
+        assert!(listed_step_runs_again(true, m, Some(60e6), 60e6, 0.02, 0));
+        assert!(!listed_step_runs_again(
+            true,
+            m,
+            Some(60e6),
+            60e6,
+            0.02,
+            SENDER_SHORT_RERUNS
+        ));
     }
 
     #[test]

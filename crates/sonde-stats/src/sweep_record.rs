@@ -56,6 +56,11 @@ pub struct SweepStep {
     /// rate, so the same rate runs again (`sonde_stats::sweep::SENDER_SHORT_RERUNS`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rerun: bool,
+    /// Rate lists: the step's sender still fell short of the offered rate after its reruns,
+    /// with the receiver getting what was sent (`sonde_stats::sweep::listed_step_sender_short`):
+    /// its achieved rate is the host's, so it does not judge the knee.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sender_short: bool,
     /// Wall-clock seconds of the step, set-up included.
     pub seconds: f64,
 }

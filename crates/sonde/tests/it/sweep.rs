@@ -86,7 +86,12 @@ fn rate_list_gives_one_row_per_rate_and_the_knee() {
         .collect();
     assert_eq!(rows.len(), 2, "{}", out.describe());
     assert!(all.len() <= 2 * 3, "at most two reruns per rate: {all:?}");
-    assert!(rows[0].ends_with("no"), "{rows:?}");
+    // 1 Tbit/s does not follow; where the sender put out less and the receiver got it all
+    // (no host sends 1 Tbit/s), the row says the sender was short.
+    assert!(
+        rows[0].ends_with("no") || rows[0].ends_with("no (sender short)"),
+        "{rows:?}"
+    );
     let knee = if rows[1].ends_with("yes") {
         "1.00 Tbits/sec"
     } else {
