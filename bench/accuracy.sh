@@ -5,7 +5,7 @@
 # quiet host ..."]` so that CI (whose host may be busy) leaves it out. They check sonde against
 # ground truth the lab sets, to bounds a loaded 2-core machine cannot keep: the sweep's device
 # ceiling within 2 % at four lengths, paced TCP at 10-1000 Mbit/s on a gigabit link, TCP within
-# 1 % of a shaped link, capacity's early stop within 3 %, the coded flow's goodput against the
+# 1 % of a shaped link, BTC within 1 % of a 100 Mbit/s link's TCP ceiling, capacity's early stop within 3 %, the coded flow's goodput against the
 # loss bound and its share beside cubic, paced UDP within 0.5 % through a 4-frame ring with no
 # excuse taken, the planned IPv4/IPv6 switch's p90 stall within one RTT + 1 ms. CI keeps, for most of them, a check of what holds on any host (every byte
 # delivered, the bursts overflowing the ring, the sender's own notes); this is the rest. One
@@ -30,6 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 TESTS=(
     coded_lab::a_coded_flow_and_a_cubic_flow_share_a_clean_link_within_two_to_one
     coded_lab::coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link
+    lab_bare::btc_over_a_100_mbit_link_comes_within_one_percent_of_the_tcp_ceiling
     lab_bare::capacity_at_1000_mbit_and_behind_a_packet_ceiling_in_both_families
     lab_bare::capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent
     lab_bare::tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling
