@@ -278,7 +278,7 @@ impl LatencyTask {
 ///
 /// # Errors
 /// Why the text is not a rate, to follow the field's name.
-pub fn parse_rate(s: &str) -> Result<u64, String> {
+pub fn parse_positive_rate(s: &str) -> Result<u64, String> {
     match sonde_stats::units::parse_rate(s.trim()) {
         Ok(0) => Err("must be above 0 (e.g. \"100M\", \"1G\")".into()),
         Ok(bits) => Ok(bits),
@@ -473,7 +473,7 @@ impl AgentConfig {
                 )));
             }
             let rate = match &p.link_rate {
-                Some(r) => Some(parse_rate(r).map_err(|why| {
+                Some(r) => Some(parse_positive_rate(r).map_err(|why| {
                     ConfigError::Invalid(format!("peer {}: link_rate {r:?}: {why}", p.label()))
                 })?),
                 None => None,
@@ -582,14 +582,14 @@ link_rate = "100M"
 
     #[test]
     fn rates_take_si_suffixes() {
-        assert_eq!(parse_rate("100M"), Ok(100_000_000));
-        assert_eq!(parse_rate("1.5g"), Ok(1_500_000_000));
-        assert_eq!(parse_rate("800"), Ok(800));
-        assert!(parse_rate("x").is_err());
-        assert!(parse_rate("-1M")
+        assert_eq!(parse_positive_rate("100M"), Ok(100_000_000));
+        assert_eq!(parse_positive_rate("1.5g"), Ok(1_500_000_000));
+        assert_eq!(parse_positive_rate("800"), Ok(800));
+        assert!(parse_positive_rate("x").is_err());
+        assert!(parse_positive_rate("-1M")
             .unwrap_err()
             .contains("must not be negative"));
-        assert!(parse_rate("0").unwrap_err().contains("above 0"));
+        assert!(parse_positive_rate("0").unwrap_err().contains("above 0"));
     }
 
     #[test]

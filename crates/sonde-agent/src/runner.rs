@@ -5,8 +5,8 @@
 
 use crate::budget::{paced_write_len, profile_fits, profile_load, throughput_bitrate};
 use crate::config::{
-    parse_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask, ThroughputDirection,
-    ThroughputProtocol, ThroughputTask,
+    parse_positive_rate, AgentConfig, FamilyChoice, LatencyTask, Peer, ProfileTask,
+    ThroughputDirection, ThroughputProtocol, ThroughputTask,
 };
 use crate::outcome::{
     family_of, CapacityFigures, LatencyFigures, ProfileFigures, RunOutcome, RunResult,
@@ -176,7 +176,10 @@ pub fn run_throughput(
     measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    let link = peer.link_rate.as_deref().and_then(|r| parse_rate(r).ok());
+    let link = peer
+        .link_rate
+        .as_deref()
+        .and_then(|r| parse_positive_rate(r).ok());
     let (direction, direction_name, share) = direction_and_share(task);
     let paced = throughput_bitrate(link, measured, share);
     let params = serde_json::json!({
@@ -349,7 +352,10 @@ pub fn run_profile(
     measured: Option<u64>,
     interrupt: &AtomicBool,
 ) -> RunOutcome {
-    let link = peer.link_rate.as_deref().and_then(|r| parse_rate(r).ok());
+    let link = peer
+        .link_rate
+        .as_deref()
+        .and_then(|r| parse_positive_rate(r).ok());
     let mut out = base(peer, job, serde_json::Value::Null);
     let profile = match load_profile(task) {
         Ok(p) => p,

@@ -8,7 +8,7 @@
 //! the agent starts, before it listens, so a bad key stops the agent instead of leaving its
 //! server open.
 
-use crate::config::{parse_rate, ConfigError};
+use crate::config::{parse_positive_rate, ConfigError};
 use serde::Deserialize;
 use sonde_runtime::auth::{load_psk, ServerAuth};
 use sonde_runtime::server::source_limit::{Rate, SourceLimits};
@@ -77,7 +77,7 @@ impl ServerSettings {
         self.max_bitrate
             .as_deref()
             .map(|r| {
-                parse_rate(r)
+                parse_positive_rate(r)
                     .map_err(|why| ConfigError::Invalid(format!("server.max_bitrate {r:?}: {why}")))
             })
             .transpose()

@@ -1,8 +1,8 @@
 //! Flags of `sonde btc` (phase one: parse and validate).
 
 use crate::cli::OutputArgs;
+use crate::cli_values::parse_positive_size_arg;
 use clap::Args;
-use sonde_stats::units::parse_size;
 
 /// `sonde btc HOST`: bulk transfer capacity, one TCP transfer per session.
 #[derive(Debug, Args)]
@@ -15,10 +15,10 @@ pub struct BtcArgs {
     pub port: u16,
     /// Session sizes in bytes, comma-separated (e.g. 6M,12M,24M); default 6M doubling up to
     /// --max-size
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_size_arg)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_positive_size_arg)]
     pub sizes: Vec<u64>,
     /// Largest session of the default doubling series
-    #[arg(long = "max-size", value_name = "SIZE", default_value = "96M", value_parser = parse_size_arg)]
+    #[arg(long = "max-size", value_name = "SIZE", default_value = "96M", value_parser = parse_positive_size_arg)]
     pub max_size: u64,
     /// From one session's start to the next one's
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::cli_latency::parse_duration_arg)]
@@ -33,7 +33,7 @@ pub struct BtcArgs {
     #[arg(long)]
     pub both: bool,
     /// TCP write length
-    #[arg(short = 'l', long = "length", value_name = "LENGTH", default_value = "128K", value_parser = parse_size_arg)]
+    #[arg(short = 'l', long = "length", value_name = "LENGTH", default_value = "128K", value_parser = parse_positive_size_arg)]
     pub length: u64,
     /// Congestion control of the sessions
     #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
@@ -45,12 +45,4 @@ pub struct BtcArgs {
     pub psk: crate::cli_auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
-    match parse_size(s) {
-        Ok(0) => Err("a size must be above 0".into()),
-        Ok(v) => Ok(v),
-        Err(e) => Err(e.to_string()),
-    }
 }

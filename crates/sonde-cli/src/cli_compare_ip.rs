@@ -2,8 +2,8 @@
 //! plan they make: which modes run, how many probes per size.
 
 use crate::cli::OutputArgs;
-use crate::cli_btc::parse_size_arg;
 use crate::cli_latency::parse_duration_arg;
+use crate::cli_values::parse_positive_size_arg;
 use clap::Args;
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ pub struct CompareIpArgs {
     #[arg(long)]
     pub btc: bool,
     /// Sizes of the BTC sessions, comma-separated (6M,12M,24M)
-    #[arg(long = "btc-sizes", value_name = "LIST", value_delimiter = ',', default_value = "6M,12M,24M", value_parser = parse_size_arg)]
+    #[arg(long = "btc-sizes", value_name = "LIST", value_delimiter = ',', default_value = "6M,12M,24M", value_parser = parse_positive_size_arg)]
     pub btc_sizes: Vec<u64>,
     /// From one BTC session's start to the next one's
     #[arg(long = "btc-every", value_name = "TIME", default_value = "10s", value_parser = parse_duration_arg)]

@@ -28,10 +28,22 @@ pub fn parse_rate_unit(s: &str) -> Result<sonde_stats::units::RateUnit, String> 
     })
 }
 
+/// A size as iperf3 takes it (`-l 128K`, `-n 1.5G`; powers of 1024); 0 allowed.
 pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// A size as [`parse_size_arg`] takes it, but refusing 0: for sizes that mean nothing empty
+/// (the bytes of a BTC session, a write length).
+pub fn parse_positive_size_arg(s: &str) -> Result<u64, String> {
+    match parse_size(s) {
+        Ok(0) => Err("a size must be above 0".into()),
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A rate as iperf3 takes it (`-b 97.2m`, `100mbit`; powers of 1000); 0 allowed.
 pub fn parse_rate_arg(s: &str) -> Result<u64, String> {
     parse_rate(s).map_err(|e| e.to_string())
 }
@@ -233,6 +245,18 @@ mod tests {
         assert!(parse_affinity(",").is_err());
         assert!(parse_affinity("1024").is_err());
         assert!(parse_affinity("a,1").is_err());
+    }
+
+    #[test]
+    fn sizes_with_and_without_zero() {
+        assert_eq!(parse_size_arg("128K"), Ok(131_072));
+        assert_eq!(parse_size_arg("0"), Ok(0));
+        assert_eq!(parse_positive_size_arg("6M"), Ok(6_291_456));
+        assert_eq!(
+            parse_positive_size_arg("0"),
+            Err("a size must be above 0".into())
+        );
+        assert!(parse_positive_size_arg("6x").unwrap_err().contains("1.5M"));
     }
 
     #[test]

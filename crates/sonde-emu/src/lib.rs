@@ -38,7 +38,6 @@ pub mod packet;
 pub mod scenario;
 pub mod seed;
 pub mod time;
-pub mod units;
 
 pub use packet::{Meta, Packet};
 pub use seed::{ChainSeed, Direction};

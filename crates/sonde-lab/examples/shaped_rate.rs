@@ -102,7 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let recv = &doc["end"]["sum_received"];
     let bps = recv["bits_per_second"].as_f64().unwrap_or(0.0);
-    let rate_bps = sonde_emu::units::parse_rate(rate).map_or(0.0, |r| r as f64);
+    let rate_bps = sonde_stats::units::parse_scenario_rate(rate).map_or(0.0, |r| r as f64);
     let ceiling = rate_bps * 1448.0 / 1514.0;
     println!(
         "rate {rate} burst {}: TCP {:.2} Mbit/s over {:.2} s, ceiling {:.2} ({:+.2} %); \

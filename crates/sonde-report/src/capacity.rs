@@ -9,6 +9,7 @@ use sonde_stats::capacity::departure::DepartureCheck;
 use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
 use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
 use sonde_stats::capacity::{Estimate, Layers, Verdict, ETHERNET_HEADER};
+use sonde_stats::units::format_mbit;
 
 /// What the run was, besides the estimate.
 #[derive(Debug, Clone)]
@@ -28,12 +29,8 @@ pub struct RunInfo<'a> {
     pub error: Option<&'a str>,
 }
 
-fn mbit(bps: f64) -> String {
-    format!("{:.2} Mbit/s", bps / 1e6)
-}
-
 fn opt_mbit(bps: Option<f64>) -> String {
-    bps.map_or_else(|| "-".into(), mbit)
+    bps.map_or_else(|| "-".into(), format_mbit)
 }
 
 /// The overhead model in words.
@@ -51,9 +48,9 @@ pub fn overhead_model(l: &Layers) -> String {
 fn layered(l: &Layers, ip_bps: f64) -> String {
     format!(
         "{} IP ({} UDP payload, {} as a Linux shaper counts)",
-        mbit(ip_bps),
-        mbit(l.payload_bps(ip_bps)),
-        mbit(l.frame_bps(ip_bps))
+        format_mbit(ip_bps),
+        format_mbit(l.payload_bps(ip_bps)),
+        format_mbit(l.frame_bps(ip_bps))
     )
 }
 
@@ -85,7 +82,7 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
     if let Some(h) = &e.histogram {
         out.push(format!(
             "  histogram bin {} ({:.1} % of the 10th-90th percentile range, at least {:.0} % of the median)",
-            mbit(h.bin_bps),
+            format_mbit(h.bin_bps),
             BIN_SHARE_OF_RANGE * 100.0,
             MIN_BIN_SHARE_OF_MEDIAN * 100.0
         ));
@@ -95,7 +92,7 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
                 "  mode {}: {:.2}-{} ({} trains){}",
                 i + 1,
                 m.low_bps / 1e6,
-                mbit(m.high_bps),
+                format_mbit(m.high_bps),
                 m.count,
                 if chosen { "  <- peak" } else { "" }
             ));
@@ -133,7 +130,7 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
                     "  {} {:.2}-{} IP",
                     if shaped { "peak capacity: " } else { "capacity:      " },
                     m.low_bps / 1e6,
-                    mbit(m.high_bps)
+                    format_mbit(m.high_bps)
                 ));
             }
             if let Some(s) = e.sustained_bps {
@@ -141,7 +138,7 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
                 out.push(format!(
                     "                  range {:.2}-{} over {} long trains",
                     e.sustained_min_bps.unwrap_or(s) / 1e6,
-                    mbit(e.sustained_max_bps.unwrap_or(s)),
+                    format_mbit(e.sustained_max_bps.unwrap_or(s)),
                     e.long.used
                 ));
             }

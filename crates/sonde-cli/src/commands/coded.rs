@@ -10,6 +10,7 @@ use sonde_runtime::client::ClientConfig;
 use sonde_runtime::coded::client::CodedOutcome;
 use sonde_runtime::error::RunError;
 use sonde_stats::model::Direction;
+use sonde_stats::units::format_mbit;
 use std::sync::atomic::AtomicBool;
 
 /// Target rate without `-b`: the lossy-link scenario's 100 Mbit/s link.
@@ -197,10 +198,6 @@ fn competed(times: u64) -> String {
     }
 }
 
-fn mbit(bps: f64) -> String {
-    format!("{:.2} Mbit/s", bps / 1e6)
-}
-
 fn table(o: &CodedOutcome, mode: &Mode) -> String {
     let f = &o.figures;
     let x = figures(o);
@@ -243,7 +240,7 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
             },
         ),
         ("time", format!("{:.3} s", f.elapsed_secs)),
-        ("goodput", mbit(x.goodput_bps)),
+        ("goodput", format_mbit(x.goodput_bps)),
         ("delivered", format!("{} bytes", x.delivered)),
         (
             "reliability",
@@ -281,7 +278,7 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
                     "{} datagrams, {} bytes, {}",
                     s.datagrams,
                     s.wire_bytes,
-                    mbit(x.wire_bps.unwrap_or(0.0))
+                    format_mbit(x.wire_bps.unwrap_or(0.0))
                 ),
             ));
             rows.push(if mode.scheme == "arq" {
@@ -316,7 +313,7 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
             "path (sender's view)",
             format!(
                 "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs, {} competed for a shared queue",
-                mbit(rate),
+                format_mbit(rate),
                 loss * 100.0,
                 f.backoffs.unwrap_or(0),
                 competed(f.competitions.unwrap_or(0))

@@ -29,6 +29,9 @@ pub use loss::{GeParams, GilbertElliott, RandomLoss};
 pub use mangle::{Corrupt, Duplicate};
 pub use rate::{RateConfig, RateLimiter};
 pub use reorder::{Reorder, ReorderConfig};
+/// The queue limit of the rate and delay stages: a scenario quantity, so it is defined with the
+/// other units in [`sonde_stats::units`].
+pub use sonde_stats::units::QueueLimit;
 
 use std::collections::VecDeque;
 
@@ -112,44 +115,6 @@ impl StageStats {
     }
 }
 
-/// A queue limit, in packets or in bytes, as tc's `limit` (pfifo counts packets, bfifo bytes).
-///
-/// In scenario files it is a string: `"100pkt"` or `"150kb"` (see [`crate::units`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub enum QueueLimit {
-    /// At most this many packets queued.
-    Packets(u64),
-    /// At most this many bytes queued.
-    Bytes(u64),
-}
-
-impl QueueLimit {
-    /// True when a packet of `len` bytes does not fit behind `packets` packets of `bytes` bytes.
-    pub fn overflows(self, packets: usize, bytes: u64, len: usize) -> bool {
-        match self {
-            QueueLimit::Packets(max) => packets as u64 >= max,
-            QueueLimit::Bytes(max) => bytes.saturating_add(len as u64) > max,
-        }
-    }
-}
-
-impl TryFrom<String> for QueueLimit {
-    type Error = crate::units::UnitError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        crate::units::parse_queue_limit(&s)
-    }
-}
-
-impl From<QueueLimit> for String {
-    fn from(l: QueueLimit) -> String {
-        match l {
-            QueueLimit::Packets(n) => format!("{n}pkt"),
-            QueueLimit::Bytes(n) => format!("{n}b"),
-        }
-    }
-}
-
 /// Why a stage could not be made from its settings.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -198,18 +163,5 @@ impl Ready {
 
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_limits() {
-        assert!(!QueueLimit::Packets(2).overflows(1, 0, 1500));
-        assert!(QueueLimit::Packets(2).overflows(2, 0, 1500));
-        assert!(!QueueLimit::Bytes(3000).overflows(1, 1500, 1500));
-        assert!(QueueLimit::Bytes(3000).overflows(1, 1501, 1500));
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{self, UnitError};
+use sonde_stats::units::{self, UnitError};
 
 macro_rules! string_value {
     ($(#[$doc:meta])* $name:ident($inner:ty), $parse:expr, $format:expr) => {
@@ -42,26 +42,26 @@ macro_rules! string_value {
 string_value!(
     /// A rate in bits per second, written `"100mbit"`.
     Rate(u64),
-    units::parse_rate,
-    units::format_rate
+    units::parse_scenario_rate,
+    units::format_scenario_rate
 );
 string_value!(
     /// A duration, written `"10ms"`.
     Dur(Duration),
-    units::parse_duration,
-    units::format_duration
+    units::parse_scenario_duration,
+    units::format_scenario_duration
 );
 string_value!(
     /// A fraction, written as a percentage `"5%"`; range-checked by validation.
     Percent(f64),
-    units::parse_percent,
-    |f| format!("{}%", f * 100.0)
+    units::parse_scenario_percent,
+    units::format_scenario_percent
 );
 string_value!(
     /// A size in bytes, written `"1514b"` or `"64kib"`.
     Size(u64),
-    units::parse_size,
-    |b| format!("{b}b")
+    units::parse_scenario_size,
+    units::format_scenario_size
 );
 
 /// Why a subnet could not be parsed.
