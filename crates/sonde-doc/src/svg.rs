@@ -72,7 +72,7 @@ impl Line {
         let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
         for (i, &(x, y)) in self.points.iter().enumerate() {
             let finite = x.is_finite() && y.is_finite();
-            let last_empty = runs.last().map_or(true, Vec::is_empty);
+            let last_empty = runs.last().is_none_or(Vec::is_empty);
             if (!finite || breaks.contains(&i)) && !last_empty {
                 runs.push(Vec::new());
             }

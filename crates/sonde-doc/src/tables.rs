@@ -33,13 +33,7 @@ impl Table {
     pub(crate) fn drop_empty_columns(mut self, keep: usize) -> Table {
         let n = self.header.len();
         let empty: Vec<bool> = (0..n)
-            .map(|c| {
-                c >= keep
-                    && self
-                        .rows
-                        .iter()
-                        .all(|r| r.get(c).map_or(true, |v| v == DASH))
-            })
+            .map(|c| c >= keep && self.rows.iter().all(|r| r.get(c).is_none_or(|v| v == DASH)))
             .collect();
         let filter = |cells: Vec<String>| -> Vec<String> {
             cells

@@ -168,7 +168,7 @@ impl MeshMatrix {
         for &f in &self.families {
             for s in 0..n {
                 for d in (0..n).filter(|&d| d != s) {
-                    if !self.cell(f, s, d).is_some_and(|c| c.ok > 0) {
+                    if self.cell(f, s, d).is_none_or(|c| c.ok == 0) {
                         v.push((s, d, f));
                     }
                 }

@@ -150,53 +150,81 @@ pub fn ping_avg_ms(lab: &Lab, node: &str, args: &[&str]) -> f64 {
 /// the server's port 9000 at `pps`, with a receiver in the server. Returns the sequence
 /// numbers received, each with its arrival time relative to the first send.
 pub fn udp_run(lab: &Lab, count: u64, pps: u64, len: usize) -> Vec<(u64, Duration)> {
+    udp_run_counting_late(lab, count, pps, len).0
+}
+
+/// A send this late against its schedule leaves a device's 20-frame ring at 8000 frames/s
+/// empty (20 frames drain in 2.5 ms).
+pub const LATE_SEND: Duration = Duration::from_micros(2_500);
+
+/// [`udp_run`], and how many sends left [`LATE_SEND`] or more after their planned time (the
+/// sending thread held off the CPU). Arrival times are the kernel's receive timestamps where
+/// it gives them (the wall clock after the read otherwise), so a receiving thread that
+/// wakes late does not bunch the arrivals it reads; both clocks are `CLOCK_REALTIME`,
+/// counted from the sender's start.
+pub fn udp_run_counting_late(
+    lab: &Lab,
+    count: u64,
+    pps: u64,
+    len: usize,
+) -> (Vec<(u64, Duration)>, u64) {
+    use sonde_platform::timestamp;
     let dst = SocketAddr::from((server4(lab), 9000));
     let server_ns = lab
         .netns("server")
         .unwrap_or_else(|e| panic!("{e}"))
         .to_owned();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let receiver = std::thread::spawn(move || -> Vec<(u64, Instant)> {
+    let receiver = std::thread::spawn(move || -> Vec<(u64, u64)> {
         netns::enter(&server_ns).unwrap_or_else(|e| panic!("{e}"));
         let sock = UdpSocket::bind(("0.0.0.0", 9000)).unwrap_or_else(|e| panic!("bind: {e}"));
-        let _ = sock.set_read_timeout(Some(Duration::from_millis(500)));
+        timestamp::enable_rx(&sock);
         big_rcvbuf(&sock);
         let _ = ready_tx.send(());
         let mut got = Vec::new();
         let mut buf = [0u8; 2048];
-        while let Ok(n) = sock.recv(&mut buf) {
-            if n >= 8 {
-                let mut seq = [0u8; 8];
-                seq.copy_from_slice(&buf[..8]);
-                got.push((u64::from_be_bytes(seq), Instant::now()));
+        while timestamp::wait_readable(&sock, Duration::from_millis(500)).unwrap_or(false) {
+            while let Ok(r) = timestamp::recv(&sock, &mut buf) {
+                if r.len >= 8 {
+                    let mut seq = [0u8; 8];
+                    seq.copy_from_slice(&buf[..8]);
+                    got.push((u64::from_be_bytes(seq), r.best_ns()));
+                }
             }
         }
         got
     });
     let _ = ready_rx.recv();
-    let start = lab
+    let (start_ns, late) = lab
         .in_node("client", move || {
             let sock = UdpSocket::bind(("0.0.0.0", 0)).unwrap_or_else(|e| panic!("bind: {e}"));
             let mut buf = vec![0u8; len.max(8)];
+            let start_ns = timestamp::realtime_ns();
             let start = Instant::now();
             let gap = Duration::from_nanos(1_000_000_000 / pps.max(1));
+            let mut late = 0u64;
             for seq in 0..count {
                 buf[..8].copy_from_slice(&seq.to_be_bytes());
                 let due = start + gap * seq as u32;
                 while Instant::now() < due {
                     std::hint::spin_loop();
                 }
+                if Instant::now().saturating_duration_since(due) >= LATE_SEND {
+                    late += 1;
+                }
                 let _ = sock.send_to(&buf, dst);
             }
-            start
+            (start_ns, late)
         })
         .unwrap_or_else(|e| panic!("{e}"));
     let got = receiver
         .join()
         .unwrap_or_else(|_| panic!("receiver panicked"));
-    got.into_iter()
-        .map(|(s, t)| (s, t.saturating_duration_since(start)))
-        .collect()
+    let got = got
+        .into_iter()
+        .map(|(s, ns)| (s, Duration::from_nanos(ns.saturating_sub(start_ns))))
+        .collect();
+    (got, late)
 }
 
 /// The sequence numbers in 0..count missing from `got`.

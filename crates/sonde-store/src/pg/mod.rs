@@ -212,7 +212,7 @@ impl Remote {
     /// # Errors
     /// As [`Remote::sync`].
     pub fn connect(&mut self) -> Result<(), StoreError> {
-        if !self.client.as_ref().is_some_and(|c| !c.is_closed()) {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.copied.clear();
             self.client = Some(connect(&self.url)?);
         }
