@@ -13,10 +13,12 @@ use sonde_emu::scenario::Scenario;
 use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestStatus};
 
 use crate::input::{Document, Inputs};
+use crate::json;
 use crate::link::{backend_lines, LinkView};
 use crate::model::*;
-use crate::result::{self, CpuView, FeedbackView, ResultDoc};
+use crate::result::{self, ResultDoc};
 use crate::stages::StagesView;
+use crate::view::{CpuView, FeedbackView};
 
 /// Builds the report of `inputs`.
 pub fn report(inputs: &Inputs) -> Report {
@@ -313,7 +315,7 @@ fn from_documents(docs: &[Document]) -> Report {
         };
         let tool = result.as_ref().and_then(tool_of);
         tools.extend(tool.clone());
-        let params: Vec<(String, String)> = result::at(&d.value, &["start", "test_start"])
+        let params: Vec<(String, String)> = json::at(&d.value, &["start", "test_start"])
             .or_else(|| d.value.get("start"))
             .or_else(|| crate::kinds::parameters(&d.value))
             .map(|v| {
@@ -442,14 +444,14 @@ fn groups(tests: &[TestView], order: &[String], describe: bool) -> Vec<Group> {
         .collect()
 }
 
-fn th<'a>(t: &&'a TestView) -> Option<&'a crate::result::Throughput> {
+fn th<'a>(t: &&'a TestView) -> Option<&'a crate::view::Throughput> {
     match &t.result {
         Some(ResultDoc::Throughput(x)) => Some(x),
         _ => None,
     }
 }
 
-fn lat<'a>(t: &&'a TestView) -> Option<&'a crate::result::Latency> {
+fn lat<'a>(t: &&'a TestView) -> Option<&'a crate::latency::Latency> {
     match &t.result {
         Some(ResultDoc::Latency(x)) => Some(x),
         _ => None,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sonde_stats::capacity::converge::EarlyStop;
 
-use crate::result::{at, items, num, text, uint};
+use crate::json::{at, items, num, text, uint};
 
 /// A local mode of the histogram: a bin's edges and its count.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

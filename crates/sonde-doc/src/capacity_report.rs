@@ -13,9 +13,8 @@ use crate::capacity::CapacityRun;
 use crate::fmt::{self, opt};
 use crate::model::TestView;
 use crate::result::ResultDoc;
-use crate::sections::Section;
 use crate::svg::{Chart, Line, Style};
-use crate::tables::{count, Table, DASH};
+use crate::table::{count, Section, Table, DASH};
 
 fn capacity(t: &TestView) -> Option<&CapacityRun> {
     match &t.result {

@@ -7,8 +7,9 @@
 
 use crate::fmt;
 use crate::model::{GroupKind, Report, TestView};
-use crate::result::{ResultDoc, Series};
+use crate::result::ResultDoc;
 use crate::svg::{Chart, Line, Style};
+use crate::view::Series;
 
 fn rate_chart(title: String, x_label: &str, y_label: &str, lines: Vec<Line>) -> Chart {
     Chart {
@@ -290,7 +291,7 @@ pub fn for_test(t: &TestView) -> Vec<Chart> {
     .chain(crate::stress_charts::for_test(t))
     .chain(crate::sweep_report::charts(t))
     .chain(crate::capacity_report::charts(t))
-    .chain(crate::compare_ip::charts(t))
+    .chain(crate::compare_ip_report::charts(t))
     .flatten()
     .collect()
 }

@@ -7,7 +7,8 @@
 //! goodput, whose sent figures are the bytes the sender had to deliver and its wire rate.
 //! Reliability then reads as delivered / sent bytes, as for TCP.
 
-use crate::result::{num, text, uint, CpuView, DirView, FeedbackView, Throughput};
+use crate::json::{num, text, uint};
+use crate::view::{CpuView, DirView, FeedbackView, Throughput};
 use serde_json::Value;
 
 /// Whether `doc` is a coded transfer's document.
@@ -71,34 +72,6 @@ fn label(doc: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{read, ResultDoc};
-
-    #[test]
-    fn a_coded_document_reads_as_one_direction() {
-        let doc: Value = serde_json::from_str(
-            r#"{"protocol": "coded", "direction": "upload", "complete": true, "seconds": 2.0,
-                "delivered_bytes": 1000, "sent_bytes": 1000, "goodput_bits_per_second": 4000.0,
-                "target_bits_per_second": 100000000,
-                "sender": {"wire_bits_per_second": 5000.0},
-                "path": {"rtt_ms": 1.5},
-                "cpu_local": {"total": 12.5, "user": 2.5, "system": 10.0},
-                "cpu_remote": null}"#,
-        )
-        .unwrap_or_default();
-        let Ok(ResultDoc::Throughput(t)) = read(&doc) else {
-            panic!("not read as a throughput document");
-        };
-        assert_eq!(t.protocol, "CODED");
-        assert_eq!(t.goodput_bps(), Some(4000.0));
-        assert_eq!(t.delivered_percent(), Some(100.0));
-        assert_eq!(t.directions[0].sent_bps, Some(5000.0));
-        assert_eq!(t.cpu_client.map(|c| c.total), Some(12.5));
-        assert!(t.cpu_server.is_none());
-        assert_eq!(t.target_bitrate, Some(100_000_000));
-        assert!(!t.partial);
-        // No feedback mode named: older documents were unrestricted; no counts, none shown.
-        assert_eq!(t.feedback, Some(FeedbackView::mode("unrestricted")));
-    }
 
     #[test]
     fn feedback_mode_and_counts_are_read() {
@@ -126,30 +99,5 @@ mod tests {
         assert!(!t.directions[0].client_sends);
         assert_eq!(t.delivered_percent(), Some(50.0));
         assert!(t.error.is_some());
-    }
-
-    #[test]
-    fn an_arq_document_is_labelled_arq_and_restricted_feedback_is_named() {
-        let label_of = |extra: &str| {
-            let doc: Value = serde_json::from_str(&format!(
-                r#"{{"protocol": "coded", "direction": "upload", "complete": true,
-                    "delivered_bytes": 10, "sent_bytes": 10 {extra}}}"#
-            ))
-            .unwrap_or_default();
-            match read(&doc) {
-                Ok(ResultDoc::Throughput(t)) => t.protocol,
-                _ => panic!("not read as a throughput document"),
-            }
-        };
-        assert_eq!(
-            label_of(r#", "scheme": "arq", "feedback": "unrestricted""#),
-            "ARQ"
-        );
-        assert_eq!(label_of(r#", "scheme": "coded""#), "CODED");
-        assert_eq!(
-            label_of(r#", "scheme": "coded", "feedback": "restricted""#),
-            "CODED (restricted feedback)"
-        );
-        assert_eq!(label_of(""), "CODED");
     }
 }

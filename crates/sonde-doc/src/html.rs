@@ -13,9 +13,11 @@ use crate::charts;
 use crate::markdown::heading;
 use crate::model::Report;
 use crate::sections;
-use crate::stages::{self, StagesView};
+use crate::stage_tables;
+use crate::stages::StagesView;
 use crate::svg::esc;
-use crate::tables::{self, Table};
+use crate::table::Table;
+use crate::tables;
 
 const CSS: &str = r#"
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg-alt: #f6f8fa; --ok: #1a7f37; --bad: #cf222e; }
@@ -102,9 +104,9 @@ fn stage_stats(o: &mut String, s: &StagesView) {
     }
     for d in s.directions.iter().filter(|d| !d.stages.is_empty()) {
         let _ = writeln!(o, "<h5>{}</h5>", esc(&d.name));
-        table(o, &stages::stage_table(d));
+        table(o, &stage_tables::stage_table(d));
     }
-    let fwd = stages::forwarder_table(s);
+    let fwd = stage_tables::forwarder_table(s);
     if !fwd.rows.is_empty() {
         o.push_str("<h5>Lab forwarder</h5>\n");
         table(o, &fwd);

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sonde_store::{LoadedRun, RunId, RunRecord, Store};
 
-use crate::DocError;
+use crate::error::DocError;
 
 /// One result document given on the command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,8 +5,10 @@ use std::fmt::Write;
 
 use crate::model::Report;
 use crate::sections;
-use crate::stages::{self, StagesView};
-use crate::tables::{self, Table};
+use crate::stage_tables;
+use crate::stages::StagesView;
+use crate::table::Table;
+use crate::tables;
 
 /// Escapes a table cell: pipes, and line breaks folded to spaces.
 fn cell(s: &str) -> String {
@@ -118,9 +120,9 @@ fn stage_stats(o: &mut String, s: &StagesView) {
     o.push_str("\n\n");
     for d in s.directions.iter().filter(|d| !d.stages.is_empty()) {
         let _ = writeln!(o, "*{}*\n", d.name);
-        table(o, &stages::stage_table(d));
+        table(o, &stage_tables::stage_table(d));
     }
-    let fwd = stages::forwarder_table(s);
+    let fwd = stage_tables::forwarder_table(s);
     if !fwd.rows.is_empty() {
         o.push_str("**Lab forwarder**\n\n");
         table(o, &fwd);

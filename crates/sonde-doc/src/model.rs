@@ -6,8 +6,9 @@
 use serde::Serialize;
 
 use crate::link::{BackendLine, LinkView};
-use crate::result::{CpuView, ResultDoc};
+use crate::result::ResultDoc;
 use crate::stages::StagesView;
+use crate::view::CpuView;
 
 /// Everything in a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]

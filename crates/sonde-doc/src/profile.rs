@@ -15,7 +15,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::result::{at, num, text, uint};
+use crate::json::{at, num, text, uint};
 
 /// Most points of one stream's loss-per-burst series.
 pub const MAX_POINTS: usize = 1000;

@@ -5,36 +5,17 @@
 
 use crate::model::TestView;
 use crate::result::ResultDoc;
-use crate::tables::Table;
-
-/// One headed table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Section {
-    pub heading: String,
-    /// A sentence under the heading (what a figure means, where it stops).
-    pub note: Option<String>,
-    pub table: Table,
-}
-
-impl Section {
-    pub(crate) fn new(heading: &str, note: Option<String>, table: Table) -> Section {
-        Section {
-            heading: heading.to_owned(),
-            note,
-            table,
-        }
-    }
-}
+use crate::table::Section;
 
 /// The sections of one test, in page order (empty for the kinds without any).
 pub fn for_test(t: &TestView) -> Vec<Section> {
     match &t.result {
         Some(ResultDoc::Sweep(s)) => crate::sweep_report::sections(s),
         Some(ResultDoc::Capacity(c)) => crate::capacity_report::sections(c),
-        Some(ResultDoc::CompareIp(c)) => crate::compare_ip::sections(c),
+        Some(ResultDoc::CompareIp(c)) => crate::compare_ip_report::sections(c),
         Some(ResultDoc::Stress(s)) => crate::stress_tables::sections(s),
-        Some(ResultDoc::Rrul(r)) => crate::rrul::sections(r),
-        Some(ResultDoc::Btc(b)) => crate::btc::sections(b),
+        Some(ResultDoc::Rrul(r)) => crate::rrul_report::sections(r),
+        Some(ResultDoc::Btc(b)) => crate::btc_report::sections(b),
         _ => Vec::new(),
     }
 }

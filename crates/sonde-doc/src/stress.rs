@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::result::{at, num, text};
+use crate::json::{at, num, text};
 
 /// Most per-connection lines one chart draws.
 pub const MAX_LINES: usize = 32;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use sonde_stats::stress::overload::OverloadReport;
 use sonde_stats::stress::storm::StormReport;
 
-use crate::result::{items, num, text, uint};
+use crate::json::{items, num, text, uint};
 
 /// One connection's totals over a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]

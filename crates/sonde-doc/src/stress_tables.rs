@@ -6,10 +6,9 @@
 //! still counts every one, and any connection that did not close cleanly is listed too.
 
 use crate::fmt::{self, opt};
-use crate::sections::Section;
 use crate::stress::{StressKind, StressRun};
 use crate::stress_end::RunEnd;
-use crate::tables::{count, Table, DASH};
+use crate::table::{count, Section, Table, DASH};
 use sonde_stats::stress::overload::OverloadReport;
 use sonde_stats::stress::storm::StormReport;
 

@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::result::{at, items, num, text, uint};
+use crate::json::{at, items, num, text, uint};
 
 /// One step of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]

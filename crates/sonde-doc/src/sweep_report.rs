@@ -11,10 +11,9 @@
 use crate::fmt::{self, opt};
 use crate::model::TestView;
 use crate::result::ResultDoc;
-use crate::sections::Section;
 use crate::svg::{Chart, Line, Style};
 use crate::sweep::SweepRun;
-use crate::tables::{Table, DASH};
+use crate::table::{Section, Table, DASH};
 
 fn sweep(t: &TestView) -> Option<&SweepRun> {
     match &t.result {

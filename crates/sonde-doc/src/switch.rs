@@ -7,7 +7,8 @@
 //! marks each switch on the chart at the time the server's session saw it (its JOIN), by the
 //! family it moved to.
 
-use crate::result::{num, text, uint, DirView, Series, Throughput};
+use crate::json::{num, text, uint};
+use crate::view::{DirView, Series, Throughput};
 use serde_json::Value;
 
 /// Whether `doc` is a switch test's document.
@@ -94,12 +95,13 @@ pub fn throughput(doc: &Value) -> Throughput {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::result::{read, ResultDoc};
     use serde_json::json;
 
-    fn doc(equal: bool) -> Value {
+    /// A switch test's document, its hash check passed or not (the dispatcher's tests read it
+    /// too).
+    pub(crate) fn doc(equal: bool) -> Value {
         json!({"test": "switch-test",
             "start": {"every": 0.5},
             "end": {"bytes": 1000, "server_bytes": 1000, "seconds": 1.0,
@@ -108,26 +110,6 @@ mod tests {
                 "switches": [{"at": 0.25, "kind": "planned", "to": "IPv6"},
                              {"at": 0.75, "kind": "recovery", "to": "IPv4"}],
                 "received_over_time": {"interval": 0.5, "bytes": [600, 400], "gaps": []}}})
-    }
-
-    #[test]
-    fn a_switch_test_reads_as_an_upload_with_its_receiver_series_and_switches() {
-        let Ok(ResultDoc::Throughput(t)) = read(&doc(true)) else {
-            panic!("not read as a throughput document");
-        };
-        assert_eq!(t.protocol, "SWITCH");
-        assert_eq!(t.goodput_bps(), Some(8000.0));
-        assert_eq!(t.throughput.len(), 1);
-        assert_eq!(t.throughput[0].points, vec![(0.25, 9600.0), (0.75, 6400.0)]);
-        assert_eq!(
-            t.switches,
-            vec![
-                (0.25, "planned to IPv6".to_string()),
-                (0.75, "recovery to IPv4".to_string())
-            ]
-        );
-        assert!(t.error.is_none());
-        assert!(!t.partial);
     }
 
     #[test]

@@ -2,56 +2,12 @@
 //! two formats always show the same figures with the same formatting.
 
 use crate::fmt::{self, opt};
+use crate::latency::Latency;
 use crate::link::BackendLine;
 use crate::model::{Group, GroupKind, Report, Row, TestView};
-use crate::result::{Latency, ResultDoc, Throughput};
-
-/// Rows of text cells under a header.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
-
-/// A missing value.
-pub(crate) const DASH: &str = "–";
-
-/// A count, or a dash when unknown.
-pub(crate) fn count(v: Option<u64>) -> String {
-    v.map_or_else(|| DASH.into(), |n| n.to_string())
-}
-
-impl Table {
-    pub(crate) fn new(header: &[&str]) -> Table {
-        Table {
-            header: header.iter().map(|h| (*h).to_owned()).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    /// Drops columns whose every cell is a dash, except the first `keep` columns.
-    pub(crate) fn drop_empty_columns(mut self, keep: usize) -> Table {
-        let n = self.header.len();
-        let empty: Vec<bool> = (0..n)
-            .map(|c| c >= keep && self.rows.iter().all(|r| r.get(c).is_none_or(|v| v == DASH)))
-            .collect();
-        let filter = |cells: Vec<String>| -> Vec<String> {
-            cells
-                .into_iter()
-                .zip(&empty)
-                .filter(|(_, e)| !**e)
-                .map(|(v, _)| v)
-                .collect()
-        };
-        let header = std::mem::take(&mut self.header);
-        self.header = filter(header);
-        self.rows = std::mem::take(&mut self.rows)
-            .into_iter()
-            .map(filter)
-            .collect();
-        self
-    }
-}
+use crate::result::ResultDoc;
+use crate::table::{Table, DASH};
+use crate::view::Throughput;
 
 fn rate_pps(bps: Option<f64>, pps: Option<f64>) -> String {
     match (bps, pps) {

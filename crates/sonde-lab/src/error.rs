@@ -82,7 +82,7 @@ pub enum LabError {
     ThreadPanicked(String),
     /// An offload could not be switched off.
     #[error(transparent)]
-    Offload(#[from] crate::offload::OffloadError),
+    Offload(#[from] crate::ethtool::OffloadError),
     /// An impairment chain could not be built.
     #[error(transparent)]
     Build(#[from] sonde_emu::build::BuildError),

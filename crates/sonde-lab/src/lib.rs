@@ -25,6 +25,7 @@
 mod cmd;
 pub mod counters;
 pub mod error;
+mod ethtool;
 pub mod forward;
 pub mod lab;
 pub mod netns;

@@ -9,7 +9,7 @@ use std::process::Command;
 use sonde_lab::topology::PREFIX_ROOT;
 use sonde_lab::Cleaned;
 
-use crate::RunError;
+use crate::error::RunError;
 
 /// What [`clean`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -22,9 +22,11 @@ use sonde_store::{
     TestStatus,
 };
 
+use crate::error::RunError;
+use crate::host;
 use crate::server::LabServer;
+use crate::source::Loaded;
 use crate::test::{self, unix_now, TestEnv};
-use crate::{host, Loaded, RunError};
 
 /// The database's file name inside the output directory.
 pub const DATABASE: &str = "results.db";

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use sonde_emu::scenario::{builtin_text, Scenario, BUILTIN_NAMES};
 
-use crate::RunError;
+use crate::error::RunError;
 
 /// A scenario and the text it was read from (stored verbatim with the run).
 #[derive(Debug, Clone)]

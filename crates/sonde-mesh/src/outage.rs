@@ -19,7 +19,8 @@ use sonde_lab::Lab;
 use sonde_platform::host::unix_now;
 
 use crate::error::MeshError;
-use crate::plan::{link_name, node_index, MeshPlan, HUB};
+use crate::plan::{link_name, MeshPlan, HUB};
+use crate::spec::node_index;
 
 /// One outage as planned and as it happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]

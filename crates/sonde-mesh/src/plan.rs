@@ -24,7 +24,7 @@ use sonde_emu::scenario::{Link, LinkSetting, Matrix, Scenario, Settings};
 use sonde_lab::Layout;
 
 use crate::error::MeshError;
-use crate::spec::{Family, MeshSpec};
+use crate::spec::{node_index, node_name, Family, MeshSpec};
 
 /// The router every node's link ends at.
 pub const HUB: &str = "hub";
@@ -61,20 +61,6 @@ pub struct MeshPlan {
     /// True (the default) when agents name their peers (`host = "n02"`) and resolve them
     /// from [`MeshPlan::hosts_file`]; false when they are given addresses.
     pub peers_by_name: bool,
-}
-
-/// The name of node `i` (from 0).
-pub fn node_name(i: usize) -> String {
-    format!("n{:02}", i + 1)
-}
-
-/// The index of the node named `name` (`n03` is 2), whatever the mesh's size.
-pub fn node_index(name: &str) -> Option<usize> {
-    let digits = name.strip_prefix('n')?;
-    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<usize>().ok()?.checked_sub(1)
 }
 
 /// The name of the link between node `i` and the router.

@@ -19,6 +19,21 @@ pub const BUILTIN_NAME: &str = "mesh";
 /// round of latency runs no longer fits in a few seconds.
 pub const MAX_NODES: usize = 64;
 
+/// The name of node `i` (from 0).
+pub fn node_name(i: usize) -> String {
+    format!("n{:02}", i + 1)
+}
+
+/// The index of the node named `name` (`n03` is 2), whatever the mesh's size: how the spec's
+/// tables name a node, checked here and used by the plan.
+pub fn node_index(name: &str) -> Option<usize> {
+    let digits = name.strip_prefix('n')?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<usize>().ok()?.checked_sub(1)
+}
+
 /// A mesh description, as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -278,7 +293,7 @@ impl MeshSpec {
 
     /// The index of node `name`, checked to be one of the mesh's (`what` names the table).
     fn node_of(&self, name: &str, what: &str) -> Result<usize, MeshError> {
-        let Some(i) = crate::plan::node_index(name) else {
+        let Some(i) = node_index(name) else {
             return Err(MeshError::Spec(format!(
                 "{what} node {name:?}: nodes are named n01, n02, ..."
             )));

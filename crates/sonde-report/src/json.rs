@@ -12,7 +12,7 @@ use sonde_stats::model::{Direction, Event, Role, TestSummary};
 
 use crate::envelope::Envelope;
 use crate::iperf3_json;
-use crate::Sink;
+use crate::sink::Sink;
 
 /// Writes one pretty-printed iperf3-style JSON document at [`Sink::finish`].
 pub struct JsonReporter<W: Write> {

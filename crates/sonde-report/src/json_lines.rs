@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sonde_stats::model::{Direction, Event, Role};
 
 use crate::iperf3_json;
-use crate::Sink;
+use crate::sink::Sink;
 
 /// Writes one JSON object per line per event, flushing after each.
 pub struct JsonLinesReporter<W: Write> {
@@ -79,8 +79,8 @@ impl<W: Write> Sink for JsonLinesReporter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::JsonReporter;
     use crate::test_fixtures as fx;
-    use crate::JsonReporter;
 
     fn lines(events: &[Event]) -> Vec<Value> {
         let mut out = Vec::new();

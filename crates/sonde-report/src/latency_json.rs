@@ -29,35 +29,10 @@ use serde_json::{json, Map, Value};
 use sonde_stats::latency::model::{LatencyEvent, ProbeSent, RoundTrip};
 
 use crate::envelope::Envelope;
+pub use crate::sink::LatencySink;
 
 /// Per-probe records kept in one document (about 9 MB at most).
 pub const ROUND_TRIPS_MAX: usize = 100_000;
-
-/// A consumer of latency events (the latency counterpart of [`crate::Sink`]).
-///
-/// Calling order: [`LatencySink::event`] for each event, then [`LatencySink::finish`] once,
-/// also when the run failed before its `End`.
-pub trait LatencySink {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn event(&mut self, ev: &LatencyEvent) -> io::Result<()>;
-    /// Finish the output.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<S: LatencySink + ?Sized> LatencySink for Box<S> {
-    fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
-        (**self).event(ev)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)

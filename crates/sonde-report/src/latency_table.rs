@@ -15,7 +15,7 @@ use sonde_stats::latency::model::{
 };
 use sonde_stats::units::format_bitrate;
 
-use crate::latency_json::LatencySink;
+use crate::sink::LatencySink;
 
 /// Writes latency events as text; with [`LatencyTableReporter::verbose`] also one line per
 /// answered probe, as ping prints them.

@@ -28,8 +28,6 @@
 //! assert_eq!(doc["error"], "connection refused");
 //! ```
 
-use std::io;
-
 pub use sonde_stats::model::Event;
 
 pub mod btc;
@@ -43,6 +41,7 @@ pub mod latency_json;
 pub mod latency_table;
 pub mod profile_report;
 pub mod serial;
+mod sink;
 pub mod stress_json;
 pub mod stress_ramp;
 pub mod stress_steps;
@@ -56,159 +55,5 @@ mod test_fixtures;
 
 pub use json::{JsonReporter, ServerOutputSlot};
 pub use json_lines::JsonLinesReporter;
+pub use sink::{EventSink, Sink, Tee};
 pub use table::TableReporter;
-
-/// A consumer of test events.
-///
-/// Calling order: [`Sink::event`] for each event as it happens (typically `Start`, any number of
-/// `Interval`/`Note`/`Error`, then `End`), then [`Sink::finish`] exactly once at the very end,
-/// also when the run failed or was interrupted before `End`.
-pub trait Sink {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// Fails when the underlying writer fails.
-    fn event(&mut self, ev: &Event) -> io::Result<()>;
-
-    /// Finish the output (write buffered documents, flush).
-    ///
-    /// # Errors
-    /// Fails when the underlying writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<S: Sink + ?Sized> Sink for Box<S> {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
-        (**self).event(ev)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
-
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
-        (**self).event(ev)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
-
-/// Fan-out sink: passes every event to each inner sink in order.
-///
-/// A failing sink does not stop the others from receiving the event; the first error is
-/// returned after all sinks were called.
-#[derive(Default)]
-pub struct Tee {
-    sinks: Vec<Box<dyn Sink + Send>>,
-}
-
-impl Tee {
-    /// A tee over `sinks`.
-    pub fn new(sinks: Vec<Box<dyn Sink + Send>>) -> Self {
-        Tee { sinks }
-    }
-
-    /// Add one more sink.
-    pub fn push(&mut self, sink: Box<dyn Sink + Send>) {
-        self.sinks.push(sink);
-    }
-
-    /// Number of inner sinks.
-    pub fn len(&self) -> usize {
-        self.sinks.len()
-    }
-
-    /// True when there are no inner sinks.
-    pub fn is_empty(&self) -> bool {
-        self.sinks.is_empty()
-    }
-
-    fn each(
-        &mut self,
-        mut f: impl FnMut(&mut (dyn Sink + Send)) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut first_err = None;
-        for sink in &mut self.sinks {
-            if let Err(e) = f(sink.as_mut()) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
-    }
-}
-
-impl Sink for Tee {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
-        self.each(|s| s.event(ev))
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.each(|s| s.finish())
-    }
-}
-
-/// A consumer of one kind of typed event other than the throughput test's (`sonde stress`
-/// uses it with `sonde_stats::stress::model::StressEvent`): [`EventSink::event`] as each
-/// happens, then [`EventSink::finish`] exactly once, also after a failure.
-pub trait EventSink<E> {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn event(&mut self, ev: &E) -> io::Result<()>;
-    /// Finish the output.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<E, S: EventSink<E> + ?Sized> EventSink<E> for Box<S> {
-    fn event(&mut self, ev: &E) -> io::Result<()> {
-        (**self).event(ev)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::{Arc, Mutex};
-
-    struct Recorder(Arc<Mutex<Vec<String>>>, bool);
-
-    impl Sink for Recorder {
-        fn event(&mut self, ev: &Event) -> io::Result<()> {
-            self.0.lock().unwrap().push(format!("{ev:?}"));
-            if self.1 {
-                Err(io::Error::other("boom"))
-            } else {
-                Ok(())
-            }
-        }
-        fn finish(&mut self) -> io::Result<()> {
-            self.0.lock().unwrap().push("finish".into());
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn tee_calls_every_sink_even_after_an_error() {
-        let a = Arc::new(Mutex::new(Vec::new()));
-        let b = Arc::new(Mutex::new(Vec::new()));
-        let mut tee = Tee::new(vec![Box::new(Recorder(a.clone(), true))]);
-        tee.push(Box::new(Recorder(b.clone(), false)));
-        assert_eq!(tee.len(), 2);
-        let err = tee.event(&Event::Note("hi".into())).unwrap_err();
-        assert_eq!(err.to_string(), "boom");
-        tee.finish().unwrap();
-        assert_eq!(a.lock().unwrap().len(), 2);
-        assert_eq!(b.lock().unwrap().len(), 2);
-    }
-}

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sonde_stats::stress::model::StressEvent;
 
 /// A consumer of stress events; same calling order as [`crate::Sink`].
-pub use crate::EventSink as StressSink;
+pub use crate::sink::EventSink as StressSink;
 
 /// The event's name and data, as both JSON forms write them.
 fn section(ev: &StressEvent) -> (&'static str, Value) {

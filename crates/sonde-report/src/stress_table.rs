@@ -14,7 +14,7 @@ use sonde_stats::stress::model::{
 };
 use sonde_stats::units::{format_bitrate, format_bytes};
 
-use crate::stress_json::StressSink;
+use crate::sink::EventSink as StressSink;
 
 /// Connections up to which every one gets a row per interval by default.
 pub const EACH_LIMIT: usize = 64;

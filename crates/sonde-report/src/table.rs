@@ -15,7 +15,7 @@ use sonde_stats::model::{
 use sonde_stats::units::{format_bytes, format_rate_in, RateUnit};
 
 use crate::iperf3_json::split_host_port;
-use crate::Sink;
+use crate::sink::Sink;
 
 const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -";
 

@@ -7,13 +7,15 @@
 //! larger packet over IPv6. A packet above the path MTU is fragmented by the sending host in
 //! both families (IPv6 adds an 8-byte fragment header); each row names its IP size so a
 //! reader can see which rows crossed the MTU.
+//!
+//! The rows themselves ([`SizeRow`], [`BtcFamily`], [`CapacityFamily`]) are part of the result
+//! model, beside the [`CompareIpResult`](crate::latency::model::CompareIpResult) that holds
+//! them in [`crate::latency::model`], and are re-exported here; this module only weighs them.
 
-use crate::btc::{BtcSession, BtcStats};
 use crate::capacity::Verdict as CapacityVerdict;
 use crate::latency::compare::{mann_whitney_p, paired_ratio_p, positive_pairs, welch_p};
-use crate::latency::model::DelayStats;
+pub use crate::latency::model::{BtcFamily, CapacityFamily, SizeRow};
 use crate::verdict::{Measure, MeasureVerdict};
-use serde::{Deserialize, Serialize};
 
 /// Bytes the IP and UDP headers add to a UDP payload: 28 over IPv4, 48 over IPv6.
 pub fn udp_ip_overhead(v6: bool) -> u32 {
@@ -22,61 +24,6 @@ pub fn udp_ip_overhead(v6: bool) -> u32 {
     } else {
         28
     }
-}
-
-/// Latency of one probe size over one family.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizeRow {
-    /// "IPv4" or "IPv6".
-    pub family: String,
-    /// UDP payload bytes of each probe.
-    pub payload_bytes: u32,
-    /// IP packet bytes of each probe (payload + UDP + IP header).
-    pub ip_bytes: u32,
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    pub loss_percent: f64,
-    /// Probes the peer's host refused ("port unreachable": nothing listened); lost too.
-    #[serde(default)]
-    pub refused: u64,
-    /// min/mean/median/max/stddev/variance of the RTT, ms; None when nothing was answered.
-    pub rtt: Option<DelayStats>,
-    pub error: Option<String>,
-}
-
-/// One family's BTC sessions and their running statistics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BtcFamily {
-    pub family: String,
-    pub address: Option<String>,
-    pub sessions: Vec<BtcSession>,
-    /// min/max/mean/median goodput over the sessions, TCP payload bit/s.
-    pub summary: Option<BtcStats>,
-    pub error: Option<String>,
-}
-
-/// One family's path capacity, in short (the full estimate is `sonde capacity`'s).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapacityFamily {
-    pub family: String,
-    pub address: Option<String>,
-    /// What limits the path: link, shaped, host-limited or unmeasured.
-    pub verdict: Option<CapacityVerdict>,
-    /// Sustained rate of the long trains and its range, IP bit/s.
-    pub sustained_bps: Option<f64>,
-    pub sustained_min_bps: Option<f64>,
-    pub sustained_max_bps: Option<f64>,
-    /// The peak mode's bin of the short trains, IP bit/s.
-    pub peak_low_bps: Option<f64>,
-    pub peak_high_bps: Option<f64>,
-    /// Long trains that gave a rate.
-    pub long_trains_used: u32,
-    /// UDP payload bytes of each train datagram (chosen so the IP packet is 1500 B in both
-    /// families unless set).
-    pub payload_bytes: u32,
-    pub seconds: f64,
-    pub error: Option<String>,
 }
 
 /// Median latency, Mann-Whitney U over the RTT samples `v4` and `v6` (with sizes: over all
@@ -233,6 +180,7 @@ pub fn capacity_measure(v4: &CapacityFamily, v6: &CapacityFamily) -> MeasureVerd
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::btc::{BtcSession, BtcStats};
     use crate::verdict::FamilyChoice;
 
     fn cap(family: &str, v: CapacityVerdict, s: f64) -> CapacityFamily {

@@ -4,8 +4,36 @@
 use rusqlite::{Row, Statement};
 use serde_json::Value;
 
+use crate::error::StoreError;
 use crate::records::*;
-use crate::{seed_from_sql, Store, StoreError};
+use crate::store::{seed_from_sql, Store};
+
+impl Store {
+    /// Every run in the database, oldest first.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] or [`StoreError::Corrupt`] when a row cannot be read.
+    pub fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        runs(self)
+    }
+
+    /// The most recent run, if any (what `--resume` and `sonde report DB` pick by default).
+    ///
+    /// # Errors
+    /// As [`Store::runs`].
+    pub fn latest_run(&self) -> Result<Option<RunId>, StoreError> {
+        Ok(self.runs()?.last().map(|r| r.id))
+    }
+
+    /// A run with its settings and tests, in report order.
+    ///
+    /// # Errors
+    /// [`StoreError::NoSuchRun`]; [`StoreError::Corrupt`] when a stored JSON value or status
+    /// does not parse.
+    pub fn load_run(&self, run: RunId) -> Result<LoadedRun, StoreError> {
+        self::run(self, run)
+    }
+}
 
 fn parse_json(store: &Store, text: &str, what: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| store.corrupt(format!("{what}: invalid JSON ({e})")))

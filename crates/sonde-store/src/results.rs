@@ -8,7 +8,9 @@
 
 use std::path::Path;
 
-use crate::{is_postgres_url, Remote, Store, StoreError, SyncOutcome};
+use crate::error::StoreError;
+use crate::pg::{is_postgres_url, Remote, SyncOutcome};
+use crate::store::Store;
 
 /// The local store and, when chosen, the PostgreSQL database it is copied to.
 #[derive(Debug)]

@@ -19,7 +19,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use crate::{Store, StoreError};
+use crate::error::StoreError;
+use crate::store::Store;
 
 /// A point in the order test rows were written: every row written before it is at or under
 /// it, every row written after it above (see the module docs). `WriteMark::NONE` is before

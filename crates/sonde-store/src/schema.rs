@@ -9,7 +9,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Version 1: runs, link settings, tests and interface counters.
 const V1: &str = r#"

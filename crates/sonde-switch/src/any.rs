@@ -1,8 +1,10 @@
 //! One type for either backend, for callers that choose at run time (the C ABI, the
 //! `switch-test` command): each call goes to the framed [`Conn`] or the [`MptcpConn`].
 
-use crate::conn::{Conn, Error, Listener, Options, Targets};
+use crate::conn::{Conn, Listener};
+use crate::error::Error;
 use crate::mptcp::{Backend, MptcpConn, MptcpListener};
+use crate::options::{Options, Targets};
 use crate::stats::{Family, Stats, SwitchRecord};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;

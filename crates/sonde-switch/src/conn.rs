@@ -5,6 +5,8 @@
 //! it notices a closed session), each writer blocks in `write`; the session sits behind one
 //! mutex and a condition variable wakes whoever waits for room, data or a path change. Every
 //! wait ends: reads and writes on the application side fail after [`Options::io_timeout`].
+//! The threads themselves are `paths`'s; this module starts them and is what the
+//! application holds.
 //! Rust's standard library writes with `MSG_NOSIGNAL`, so a closed peer never raises SIGPIPE,
 //! and the library's threads block every asynchronous signal, so an application's handlers
 //! (a C program switching on SIGUSR1, say) run in the application's own threads.
@@ -13,55 +15,22 @@
 //! dials again, the other family first, and JOINs: break-before-make. The server keeps the
 //! session and waits for that JOIN. Both give up after [`Options::recovery_timeout`].
 
+pub use crate::error::Error;
 use crate::framer::{FrameReader, Polled};
+pub use crate::options::{Options, Targets};
+use crate::path::PathId;
+use crate::paths::{note_recovered, shut_all, spawn, spawn_path, spawn_timer, Shared, State, TICK};
 use crate::ready::Readiness;
-use crate::session::{Config, PathId, Role, Session, Transmit};
+use crate::session::{Role, Session};
 use crate::stats::{Family, Stats, SwitchRecord};
 use crate::wire::{Frame, RejectReason, SessionId};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// How often blocked reader and accept threads look whether they should stop.
-const TICK: Duration = Duration::from_millis(100);
-/// Bytes a writer takes from the session per write call. Each take is a lock, a copy and a
-/// wake-up of whoever waits for room; at 256 KiB the library ran at 0.90x a plain stream on
-/// loopback, at 512 KiB at 1.01-1.03x (bench/RESULTS.md).
-const WRITE_CHUNK: usize = 512 * 1024;
-/// Pause between rounds of dialing while recovering a failed path.
-const REDIAL: Duration = Duration::from_millis(20);
-
-/// What went wrong, with what was being done.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{what}: {source}")]
-    Io {
-        what: &'static str,
-        source: io::Error,
-    },
-    #[error("no {0} address to connect to")]
-    NoAddress(&'static str),
-    #[error("cannot resolve {host}: {source}")]
-    Resolve { host: String, source: io::Error },
-    #[error("{0} timed out")]
-    TimedOut(&'static str),
-    #[error("the session failed: {0}")]
-    Failed(String),
-    #[error("only the connecting end can switch paths")]
-    NotClient,
-    #[error("the session is closed")]
-    Closed,
-    #[error("{0} would block")]
-    WouldBlock(&'static str),
-    #[error("the MPTCP backend cannot run here: {0}")]
-    MptcpUnavailable(crate::mptcp::Unavailable),
-    #[error("the MPTCP path manager: {0}")]
-    PathManager(#[from] crate::mptcp::pm::PmError),
-}
 
 /// Hands all of `data` to `send`, which takes some bytes per call.
 pub(crate) fn send_all_with(
@@ -92,432 +61,6 @@ pub(crate) fn recv_exact_with(
 
 fn io_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
     move |source| Error::Io { what, source }
-}
-
-/// Sizes and time limits.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub session: Config,
-    /// Dial plus handshake of one path.
-    pub connect_timeout: Duration,
-    /// The longest a send, receive or close waits for the peer.
-    pub io_timeout: Duration,
-    /// After the path carrying the stream failed: how long the client keeps dialing (and the
-    /// server waits for its JOIN) before the session fails.
-    pub recovery_timeout: Duration,
-    /// TCP_USER_TIMEOUT of every path's socket: data unacknowledged this long fails the path
-    /// in the kernel (the write or read errors), a backstop behind the heartbeat deadline
-    /// ([`Config::dead_after`]). Longer than that deadline, because on a healthy but lossy path
-    /// one lost retransmission already holds data unacknowledged for 600 ms (Linux's minimum
-    /// retransmission timeout is 200 ms, doubled at each try). `None` keeps the system default.
-    pub user_timeout: Option<Duration>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            session: Config::default(),
-            connect_timeout: Duration::from_secs(3),
-            io_timeout: Duration::from_secs(30),
-            recovery_timeout: Duration::from_secs(10),
-            user_timeout: Some(Duration::from_secs(1)),
-        }
-    }
-}
-
-/// The peer's address in each family.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Targets {
-    pub v4: Option<SocketAddr>,
-    pub v6: Option<SocketAddr>,
-}
-
-impl Targets {
-    /// The first address of each family among `addrs`.
-    pub fn from_addrs(addrs: &[SocketAddr]) -> Self {
-        Self {
-            v4: addrs.iter().copied().find(SocketAddr::is_ipv4),
-            v6: addrs.iter().copied().find(SocketAddr::is_ipv6),
-        }
-    }
-
-    /// Resolves `host` (a name or an address) and keeps one address per family.
-    ///
-    /// This asks the system resolver and waits as long as it does (with a name server that
-    /// does not answer, its own time-outs: 10 s and more). An application that must stay
-    /// responsive looks the name up its own way and passes the addresses to [`Self::from_addrs`].
-    ///
-    /// # Errors
-    /// The name does not resolve.
-    pub fn resolve(host: &str, port: u16) -> Result<Self, Error> {
-        let addrs: Vec<SocketAddr> = (host, port)
-            .to_socket_addrs()
-            .map_err(|source| Error::Resolve {
-                host: host.to_string(),
-                source,
-            })?
-            .collect();
-        Ok(Self::from_addrs(&addrs))
-    }
-
-    /// The address of `family`.
-    ///
-    /// # Errors
-    /// There is none.
-    pub fn get(&self, family: Family) -> Result<SocketAddr, Error> {
-        match family {
-            Family::V4 => self.v4.ok_or(Error::NoAddress("IPv4")),
-            Family::V6 => self.v6.ok_or(Error::NoAddress("IPv6")),
-        }
-    }
-}
-
-struct State {
-    session: Session,
-    failure: Option<String>,
-    closed: bool,
-    /// Set by close: writers leave once they have nothing more to send.
-    closing: bool,
-    /// Writer threads running.
-    writers: usize,
-    sockets: HashMap<PathId, TcpStream>,
-    /// Since when the stream has had no path (the one carrying it failed), if it has none.
-    orphaned: Option<Instant>,
-    /// A recovery thread is dialing.
-    redialing: bool,
-    /// The pollable descriptor, once the application asked for it.
-    ready: Option<Readiness>,
-}
-
-impl State {
-    fn new(session: Session) -> Self {
-        Self {
-            session,
-            failure: None,
-            closed: false,
-            closing: false,
-            writers: 0,
-            sockets: HashMap::new(),
-            orphaned: None,
-            redialing: false,
-            ready: None,
-        }
-    }
-
-    /// Mirrors whether receive and send would block onto the pollable descriptor (a failed or
-    /// closed session blocks neither: the calls report it).
-    fn sync_ready(&mut self) {
-        let over = self.closed || self.failure.is_some();
-        let (r, w) = (
-            over || self.session.can_read(),
-            over || self.session.can_write(),
-        );
-        if let Some(ready) = self.ready.as_mut() {
-            ready.set(r, w);
-        }
-    }
-}
-
-struct Shared {
-    st: Mutex<State>,
-    cv: Condvar,
-    /// Wakes the timer thread only, so it does not wake at every change while no pollable
-    /// descriptor needs to follow them.
-    timer_cv: Condvar,
-    opts: Options,
-    /// Where a recovering client dials (empty on the server).
-    targets: Targets,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A poisoned lock means a thread of ours panicked; the state is still consistent
-        // enough to report and close.
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn wait<'a>(&self, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
-        Self::wait_on(&self.cv, g, d)
-    }
-
-    fn wait_on<'a>(cv: &Condvar, g: MutexGuard<'a, State>, d: Duration) -> MutexGuard<'a, State> {
-        match cv.wait_timeout(g, d) {
-            Ok((g, _)) => g,
-            Err(p) => p.into_inner().0,
-        }
-    }
-
-    fn fail(&self, st: &mut State, why: String) {
-        if st.failure.is_none() && !st.closed {
-            st.failure = Some(why);
-        }
-        shut_all(st);
-        self.cv.notify_all();
-    }
-}
-
-fn shut_all(st: &mut State) {
-    st.closed = true;
-    for s in st.sockets.values() {
-        let _ = s.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-/// Starts a library thread with every asynchronous signal blocked (see the module docs).
-fn spawn(f: impl FnOnce() + Send + 'static) {
-    thread::spawn(move || {
-        block_signals();
-        f()
-    });
-}
-
-fn block_signals() {
-    // SAFETY: a sigset_t initialised by sigfillset, changed by sigdelset and applied to the
-    // calling thread only. Faults (SIGSEGV and the like) stay deliverable.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut set);
-        for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL] {
-            libc::sigdelset(&mut set, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-/// Starts the reader and writer threads of one path.
-fn spawn_path(
-    shared: &Arc<Shared>,
-    st: &mut State,
-    id: PathId,
-    sock: TcpStream,
-    reader: FrameReader,
-) {
-    let (Ok(r), Ok(w)) = (sock.try_clone(), sock.try_clone()) else {
-        st.session.path_failed(id);
-        return;
-    };
-    let _ = sock.set_nodelay(true);
-    liveness::set_user_timeout(&sock, shared.opts.user_timeout);
-    let _ = sock.set_read_timeout(Some(TICK));
-    let _ = sock.set_write_timeout(Some(shared.opts.io_timeout));
-    st.sockets.insert(id, sock);
-    st.writers += 1;
-    let s1 = shared.clone();
-    let s2 = shared.clone();
-    spawn(move || read_path(&s1, id, r, reader));
-    spawn(move || write_path(&s2, id, w));
-}
-
-#[path = "liveness.rs"]
-mod liveness;
-
-fn path_done(shared: &Arc<Shared>, id: PathId, why: Option<String>) {
-    let mut st = shared.lock();
-    if let Some(s) = st.sockets.remove(&id) {
-        if why.is_some() {
-            let _ = s.shutdown(std::net::Shutdown::Both);
-        }
-    }
-    let family = st.session.path_family(id);
-    if why.is_some() && family.is_some() {
-        st.session.path_failed(id);
-    }
-    while st.session.poll_event().is_some() {}
-    if let (Some(why), Some(family)) = (why, family) {
-        orphaned(shared, &mut st, family, why);
-    }
-    shared.cv.notify_all();
-}
-
-/// After a path failed: if the stream has lost its last path, note since when, and on the
-/// client start dialing again.
-fn orphaned(shared: &Arc<Shared>, st: &mut State, lost: Family, why: String) {
-    if st.closed || !st.session.needs_path() {
-        return;
-    }
-    let since = *st.orphaned.get_or_insert_with(Instant::now);
-    if since.elapsed() >= shared.opts.recovery_timeout {
-        return shared.fail(
-            st,
-            format!("no path came back after the last failed: {why}"),
-        );
-    }
-    if st.session.role() == Role::Client && !st.redialing {
-        st.redialing = true;
-        let s = shared.clone();
-        spawn(move || redial(&s, lost, since));
-    } else if st.session.role() == Role::Server {
-        let s = shared.clone();
-        spawn(move || await_join(&s, since, why));
-    }
-}
-
-/// Ends an orphaned spell once a path carries the stream again.
-fn note_recovered(st: &mut State) {
-    if st.orphaned.is_some() && st.session.active_path().is_some() {
-        st.orphaned = None;
-    }
-}
-
-/// Break-before-make on the client: dials the other family, then the lost one, until one
-/// connects, and JOINs there (the session replays from what the server expects).
-fn redial(shared: &Arc<Shared>, lost: Family, since: Instant) {
-    let deadline = since + shared.opts.recovery_timeout;
-    let mut last = String::from("no address to dial");
-    loop {
-        for family in [lost.other(), lost] {
-            let Ok(addr) = shared.targets.get(family) else {
-                continue;
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            match TcpStream::connect_timeout(&addr, left.min(shared.opts.connect_timeout)) {
-                Ok(sock) => {
-                    let mut st = shared.lock();
-                    st.redialing = false;
-                    if !st.closed && st.session.needs_path() {
-                        // The switch record's setup then runs from the failure's detection.
-                        st.session.request_switch(since);
-                        let id = st.session.open_path(family, Instant::now());
-                        spawn_path(shared, &mut st, id, sock, FrameReader::new());
-                        shared.cv.notify_all();
-                    }
-                    return;
-                }
-                Err(e) => last = format!("dialing {addr}: {e}"),
-            }
-        }
-        let mut st = shared.lock();
-        if st.closed || Instant::now() >= deadline {
-            st.redialing = false;
-            return shared.fail(&mut st, format!("no path could be re-established: {last}"));
-        }
-        drop(st);
-        thread::sleep(REDIAL);
-    }
-}
-
-/// The server's side of a failed path: fails the session when no JOIN came in time.
-fn await_join(shared: &Shared, since: Instant, why: String) {
-    let deadline = since + shared.opts.recovery_timeout;
-    let mut st = shared.lock();
-    while !st.closed && st.session.needs_path() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return shared.fail(&mut st, format!("the client did not come back: {why}"));
-        }
-        st = shared.wait(st, left.min(TICK));
-    }
-}
-
-fn read_path(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream, mut fr: FrameReader) {
-    loop {
-        // Read a DATA frame only when the receive window can take it (backpressure).
-        let header = fr.peek_header(&mut sock);
-        let offset = match header {
-            Ok(Some(_)) => fr.peek_data_offset(&mut sock),
-            _ => Ok(None),
-        };
-        let mut st = shared.lock();
-        if st.closed || !st.session.path_readable(id) {
-            break;
-        }
-        match (header, offset) {
-            (Ok(Some(h)), Ok(Some(o)))
-                if st.session.recv_room_at(id, o) < h.len.saturating_sub(8) =>
-            {
-                // The peer's bytes are here; only this end's application (or, for bytes
-                // ahead of the stream, the path still filling the gap) is slow.
-                st.session.path_alive(id, Instant::now());
-                drop(shared.wait(st, TICK));
-                continue;
-            }
-            (Ok(Some(h)), Ok(None))
-                if h.kind == crate::framer::DATA && h.len >= 8 && !fr.at_eof() =>
-            {
-                // The offset is not in yet: the next peek waits for it.
-                continue;
-            }
-            (_, Err(e)) => {
-                drop(st);
-                return path_done(shared, id, Some(e.to_string()));
-            }
-            (Ok(_), Ok(_)) => {}
-            (Err(e), _) => {
-                drop(st);
-                return path_done(shared, id, Some(e.to_string()));
-            }
-        }
-        drop(st);
-        let before = fr.received();
-        let polled = fr.poll(&mut sock);
-        let mut st = shared.lock();
-        let now = Instant::now();
-        match polled {
-            Ok(Polled::Frame(f)) => {
-                if let Err(e) = st.session.handle(id, f, now) {
-                    shared.fail(&mut st, e.to_string());
-                    return;
-                }
-                note_recovered(&mut st);
-                shared.cv.notify_all();
-            }
-            Ok(Polled::Pending) => {
-                if fr.received() != before {
-                    st.session.path_alive(id, now);
-                }
-            }
-            Ok(Polled::Eof) => {
-                drop(st);
-                return path_done(shared, id, Some("closed by the peer".into()));
-            }
-            Err(e) => {
-                drop(st);
-                return path_done(shared, id, Some(e.to_string()));
-            }
-        }
-    }
-    path_done(shared, id, None);
-}
-
-fn write_path(shared: &Arc<Shared>, id: PathId, sock: TcpStream) {
-    write_loop(shared, id, sock);
-    let mut st = shared.lock();
-    st.writers = st.writers.saturating_sub(1);
-    shared.cv.notify_all();
-}
-
-fn write_loop(shared: &Arc<Shared>, id: PathId, mut sock: TcpStream) {
-    let mut out = Vec::with_capacity(WRITE_CHUNK + 64 * 1024);
-    loop {
-        out.clear();
-        let mut st = shared.lock();
-        loop {
-            if st.closed {
-                return;
-            }
-            let now = Instant::now();
-            liveness::handle_timeout(shared, &mut st, now);
-            match st.session.poll_transmit(id, now, &mut out, WRITE_CHUNK) {
-                Transmit::Some => break,
-                Transmit::Done => return,
-                Transmit::Idle if st.closing => return,
-                Transmit::Idle => {
-                    let until = st
-                        .session
-                        .poll_timeout()
-                        .map(|t| t.saturating_duration_since(now));
-                    st = shared.wait(st, until.unwrap_or(TICK).min(TICK));
-                }
-            }
-        }
-        drop(st);
-        if let Err(e) = sock.write_all(&out) {
-            return path_done(shared, id, Some(format!("writing: {e}")));
-        }
-    }
 }
 
 /// One end of a switching stream: blocking send and receive, switch, stats.
@@ -562,7 +105,7 @@ impl Conn {
         });
         let mut st = shared.lock();
         spawn_path(&shared, &mut st, id, sock, FrameReader::new());
-        liveness::spawn_timer(&shared);
+        spawn_timer(&shared);
         while !st.session.is_established() {
             if let Some(f) = &st.failure {
                 return Err(Error::Failed(f.clone()));
@@ -976,7 +519,7 @@ fn handshake(reg: &Registry, mut sock: TcpStream, family: Family) -> Result<(), 
         let mut st = shared.lock();
         let id = accepted.unwrap_or(PathId(0)); // a REJECT is queued on it either way
         spawn_path(&shared, &mut st, id, sock, fr);
-        liveness::spawn_timer(&shared);
+        spawn_timer(&shared);
         drop(st);
         if let Ok(mut m) = reg.sessions.lock() {
             m.retain(|_, w| w.strong_count() > 0);

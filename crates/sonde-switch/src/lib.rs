@@ -28,8 +28,12 @@
 
 mod any;
 pub mod conn;
+mod error;
 mod framer;
 pub mod mptcp;
+mod options;
+mod path;
+mod paths;
 pub mod policy;
 mod ready;
 pub mod session;

@@ -27,6 +27,7 @@
 //!
 //! The application side is [`Session::write`], [`Session::read`] and [`Session::finish`].
 
+pub use crate::path::PathId;
 use crate::stash::Stash;
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
 use crate::wire::{Frame, SessionId, VERSION};
@@ -82,10 +83,6 @@ impl Default for Config {
         }
     }
 }
-
-/// Identifies one path (one transport connection) of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PathId(pub u32);
 
 /// Which end of the session this is: the client dials, the server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

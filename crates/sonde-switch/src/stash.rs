@@ -8,7 +8,7 @@
 //! frames it took. The session bounds what may be held (against its receive capacity) and
 //! how many separate segments; this type only keeps them in order.
 
-use crate::session::PathId;
+use crate::path::PathId;
 use std::collections::BTreeMap;
 
 /// At most this many separate segments; a piece that would start another one does not fit.

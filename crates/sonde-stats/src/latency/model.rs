@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::btc::{BtcSession, BtcStats};
+use crate::capacity::Verdict as CapacityVerdict;
+
 /// How the probes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -292,6 +295,62 @@ pub struct FamilyResult {
     pub error: Option<String>,
 }
 
+/// Latency of one probe size over one family (`sonde compare-ip --sizes`; how it becomes a
+/// measure of the verdict is [`crate::dual_stack`]'s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    /// "IPv4" or "IPv6".
+    pub family: String,
+    /// UDP payload bytes of each probe.
+    pub payload_bytes: u32,
+    /// IP packet bytes of each probe (payload + UDP + IP header).
+    pub ip_bytes: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub loss_percent: f64,
+    /// Probes the peer's host refused ("port unreachable": nothing listened); lost too.
+    #[serde(default)]
+    pub refused: u64,
+    /// min/mean/median/max/stddev/variance of the RTT, ms; None when nothing was answered.
+    pub rtt: Option<DelayStats>,
+    pub error: Option<String>,
+}
+
+/// One family's BTC sessions and their running statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BtcFamily {
+    pub family: String,
+    pub address: Option<String>,
+    pub sessions: Vec<BtcSession>,
+    /// min/max/mean/median goodput over the sessions, TCP payload bit/s.
+    pub summary: Option<BtcStats>,
+    pub error: Option<String>,
+}
+
+/// One family's path capacity, in short (the full estimate is `sonde capacity`'s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityFamily {
+    pub family: String,
+    pub address: Option<String>,
+    /// What limits the path: link, shaped, host-limited or unmeasured.
+    pub verdict: Option<CapacityVerdict>,
+    /// Sustained rate of the long trains and its range, IP bit/s.
+    pub sustained_bps: Option<f64>,
+    pub sustained_min_bps: Option<f64>,
+    pub sustained_max_bps: Option<f64>,
+    /// The peak mode's bin of the short trains, IP bit/s.
+    pub peak_low_bps: Option<f64>,
+    pub peak_high_bps: Option<f64>,
+    /// Long trains that gave a rate.
+    pub long_trains_used: u32,
+    /// UDP payload bytes of each train datagram (chosen so the IP packet is 1500 B in both
+    /// families unless set).
+    pub payload_bytes: u32,
+    pub seconds: f64,
+    pub error: Option<String>,
+}
+
 /// The result of `sonde compare-ip`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareIpResult {
@@ -307,13 +366,13 @@ pub struct CompareIpResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every_secs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sizes: Vec<crate::dual_stack::SizeRow>,
+    pub sizes: Vec<SizeRow>,
     /// With `--btc`: each family's BTC sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub btc: Option<[crate::dual_stack::BtcFamily; 2]>,
+    pub btc: Option<[BtcFamily; 2]>,
     /// With `--capacity`: each family's path capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<[crate::dual_stack::CapacityFamily; 2]>,
+    pub capacity: Option<[CapacityFamily; 2]>,
     /// Which family is better, on which measure, by how much and how sure.
     pub verdict: crate::verdict::Verdict,
     /// The run was interrupted: the figures are of what ran.

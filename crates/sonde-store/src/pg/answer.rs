@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Helpers connecting at most at once.
 pub(crate) const MAX_PENDING: usize = 4;

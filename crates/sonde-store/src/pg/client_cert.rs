@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// What the client shows a server that asks for a certificate.
 #[derive(Debug)]

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use postgres::config::Host;
 
-use super::redact;
-use crate::StoreError;
+use super::url::redact;
+use crate::error::StoreError;
 
 /// PostgreSQL's port when a URL names none.
 const DEFAULT_PORT: u16 = 5432;

@@ -29,6 +29,7 @@ mod liveness;
 mod rows;
 pub(crate) mod schema;
 mod tls;
+mod url;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -36,17 +37,16 @@ use std::time::Duration;
 use postgres::Client;
 use serde_json::{Map, Value};
 
-use crate::{Store, StoreError, WriteMark};
+use crate::error::StoreError;
+use crate::retain::WriteMark;
+use crate::store::Store;
 
 pub use endpoint::{postgres_endpoint, postgres_url_via, PostgresEndpoint};
+pub use url::is_postgres_url;
+use url::{pg_err, redact};
 
 /// How long a connection attempt may take before the sync gives up until next time.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Whether `s` names a PostgreSQL database (`postgres://` or `postgresql://` URL).
-pub fn is_postgres_url(s: &str) -> bool {
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
-}
 
 /// Checks that `url` is a PostgreSQL URL the driver accepts, without connecting: so that a
 /// long-running process refuses a malformed URL at once, yet starts while the server is away.
@@ -66,52 +66,6 @@ pub fn check_postgres_url(url: &str) -> Result<(), StoreError> {
     let (_, settings) = tls::parse(url)?;
     // The trust file of a verifying mode is read now: a missing one is a bad URL too.
     tls::connector(&settings, &target).map(|_| ())
-}
-
-/// `url` without its password, for messages.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((auth, host)) => (Some(auth), host),
-        None => (None, rest),
-    };
-    match auth.and_then(|a| a.split_once(':')) {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
-
-pub(crate) fn pg_err(target: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
-    move |source| {
-        let mut detail = source.to_string();
-        let mut cause = std::error::Error::source(&source);
-        while let Some(c) = cause {
-            detail.push_str(": ");
-            detail.push_str(&c.to_string());
-            cause = c.source();
-        }
-        if let Some(hint) = tls_hint(&detail) {
-            detail.push_str(hint);
-        }
-        StoreError::Postgres {
-            target: target.to_owned(),
-            detail,
-            source,
-        }
-    }
-}
-
-/// What a TLS alert from the server means here, where the alert's name alone is cryptic.
-fn tls_hint(detail: &str) -> Option<&'static str> {
-    if detail.contains("fatal alert: UnknownCA") {
-        Some(" (the server does not trust the issuer of the client certificate: sslcert must be signed by a CA of the server's ssl_ca_file)")
-    } else if detail.contains("fatal alert: CertificateRequired") {
-        Some(" (the server wants a client certificate: give sslcert and sslkey)")
-    } else {
-        None
-    }
 }
 
 /// Time the server has to answer once the socket is connected (the start-up exchange and

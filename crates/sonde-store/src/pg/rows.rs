@@ -6,8 +6,9 @@
 use rusqlite::types::ValueRef;
 use serde_json::{Map, Value};
 
-use super::pg_err;
-use crate::{Store, StoreError};
+use super::url::pg_err;
+use crate::error::StoreError;
+use crate::store::Store;
 
 /// Every row of `query` on the local database, as JSON objects.
 pub(super) fn sqlite_rows(

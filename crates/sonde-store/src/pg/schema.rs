@@ -12,9 +12,9 @@
 
 use postgres::Client;
 
-use super::pg_err;
+use super::url::pg_err;
+use crate::error::StoreError;
 use crate::schema::MIGRATIONS;
-use crate::StoreError;
 
 /// A migration of the SQLite schema spelt for PostgreSQL: the run id becomes a `BIGSERIAL`,
 /// `INTEGER` becomes `BIGINT` and `REAL` becomes `DOUBLE PRECISION`. The schema is written

@@ -29,8 +29,9 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{client_cert, pg_err, redact};
-use crate::StoreError;
+use super::client_cert;
+use super::url::{pg_err, redact};
+use crate::error::StoreError;
 
 /// The system's roots on Debian and its derivatives (and where most distributions link it).
 const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";

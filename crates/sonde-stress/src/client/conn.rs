@@ -1,6 +1,6 @@
 //! One stress connection: its counters, its data moves, and its close.
 
-use super::poll_once;
+use super::error::poll_once;
 use crate::chargen::Pattern;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};

@@ -1,7 +1,8 @@
 //! The connect phase: every connection opened at once, each classified by how it settled.
 
+use super::config::StressConfig;
 use super::conn::Conn;
-use super::{poll_once, StressConfig, StressError};
+use super::error::{poll_once, StressError};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use sonde_stats::stress::model::ConnectReport;

@@ -6,49 +6,25 @@
 //! connection (our FIN) and wait for the device's FIN, so that a stack which cannot close
 //! cleanly under load shows it. Ctrl-C ends the data phase early and still closes and reports.
 
+mod config;
 mod conn;
 mod connect;
+mod error;
 pub mod overload;
 pub mod storm;
 pub mod udp;
 
+pub use config::StressConfig;
 use conn::Conn;
+use error::poll_once;
+pub use error::StressError;
 use mio::{Events, Poll};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressStart, StressSummary,
 };
 use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// One stress run.
-#[derive(Debug, Clone)]
-pub struct StressConfig {
-    pub addr: SocketAddr,
-    /// The host as the user typed it, for the report.
-    pub remote: String,
-    pub mode: StressMode,
-    pub connections: u32,
-    pub duration: Duration,
-    pub interval: Duration,
-    pub connect_timeout: Duration,
-    pub close_timeout: Duration,
-    /// Largest write per call.
-    pub block: usize,
-    /// Echo: bytes sent and not yet back at most, so that the rate is the device's echo rate
-    /// rather than how much the kernels buffer.
-    pub echo_window: u64,
-}
-
-/// Why a stress run could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum StressError {
-    #[error("event loop: {0}")]
-    Poll(#[source] std::io::Error),
-    #[error("no connection to {addr} could be opened ({why})")]
-    NoneConnected { addr: SocketAddr, why: String },
-}
 
 /// Runs the stress test, handing events to `emit` as they happen; returns the summary (also
 /// emitted as `End`).
@@ -158,18 +134,6 @@ fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
 
 fn secs(s: f64) -> Duration {
     Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::ZERO)
-}
-
-/// One epoll wait; an interrupted wait is an empty one.
-fn poll_once(poll: &mut Poll, events: &mut Events, wait: Duration) -> Result<(), StressError> {
-    match poll.poll(events, Some(wait)) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-            events.clear();
-            Ok(())
-        }
-        Err(e) => Err(StressError::Poll(e)),
-    }
 }
 
 fn counters(conns: &[Conn]) -> Vec<ConnCounters> {

@@ -2,9 +2,10 @@
 //! limit), holds them idle, closes them all (our FIN, then waiting for the device's), and
 //! measures how long until the device accepts a new connection again.
 
+use super::config::StressConfig;
 use super::conn::{close_all, Conn};
 use super::connect::open_all;
-use super::{StressConfig, StressError};
+use super::error::StressError;
 use mio::{Events, Poll};
 use sonde_stats::stress::model::CloseOutcome;
 use sonde_stats::stress::overload::{OverloadReport, Refusal};

@@ -4,7 +4,7 @@
 //! starts the next attempt until the time is up. Attempts still in flight at the end are not
 //! counted.
 
-use super::{poll_once, StressError};
+use super::error::{poll_once, StressError};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use sonde_stats::stress::storm::{Attempt, StormReport, StormTally};

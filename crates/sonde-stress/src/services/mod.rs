@@ -10,35 +10,20 @@
 //! a reset. UDP replies are never larger than the datagram that asked, and each source gets
 //! at most [`ServicesConfig::udp_rate`] replies per second.
 
+mod service;
 mod tcp;
 mod udp;
 
 use mio::net::{TcpListener, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
+pub use service::{Service, ServicesStats};
+use service::{CONN_BASE, UDP_BASE};
 use socket2::{Domain, Socket, Type};
 use sonde_stats::source_limit::{Rate, SourceLimiter, WhenFull};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tcp::Conns;
-
-/// One of the three services.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    Echo,
-    Discard,
-    Chargen,
-}
-
-impl Service {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Echo => "echo",
-            Self::Discard => "discard",
-            Self::Chargen => "chargen",
-        }
-    }
-}
 
 /// What to serve where.
 #[derive(Debug, Clone)]
@@ -58,19 +43,6 @@ pub struct ServicesConfig {
     pub udp_rate: u32,
     /// Sources the UDP limiter remembers.
     pub udp_sources: usize,
-}
-
-/// Counters of a services run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ServicesStats {
-    pub accepted: u64,
-    pub refused_over_limit: u64,
-    pub open_now: usize,
-    pub open_peak: usize,
-    pub closed: u64,
-    pub udp_requests: u64,
-    pub udp_replies: u64,
-    pub udp_rate_limited: u64,
 }
 
 /// Why the services could not start or run.
@@ -95,11 +67,6 @@ pub struct Services {
     udp: Vec<(Service, UdpSocket)>,
     cfg: ServicesConfig,
 }
-
-/// Tokens: listeners are their index, UDP sockets `UDP_BASE` + index, connections
-/// `CONN_BASE` + slab index.
-const UDP_BASE: usize = 1 << 15;
-const CONN_BASE: usize = 1 << 16;
 
 impl Services {
     /// Binds every (service, protocol) asked for.

@@ -3,7 +3,7 @@
 //! mio's readiness is edge-triggered, so every drive runs until the socket would block (or the
 //! echo buffer is full and its peer is not reading: then the next writable edge resumes it).
 
-use super::{Service, ServicesStats, CONN_BASE};
+use super::service::{Service, ServicesStats, CONN_BASE};
 use crate::chargen::Pattern;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Interest, Registry, Token};

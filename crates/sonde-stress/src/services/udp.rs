@@ -1,6 +1,6 @@
 //! The UDP side of the services: one datagram in, at most one datagram out, never larger.
 
-use super::{Service, ServicesStats};
+use super::service::{Service, ServicesStats};
 use crate::chargen::Pattern;
 use mio::net::UdpSocket;
 use sonde_platform::pktinfo;

@@ -16,7 +16,8 @@ pub mod pm;
 pub mod probe;
 pub mod subflows;
 
-use crate::conn::{Error, Options, Targets};
+use crate::error::Error;
+use crate::options::{Options, Targets};
 use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
 pub use probe::Unavailable;
 use socket2::Socket;
