@@ -23,21 +23,11 @@
 //! link_rate = "1G"
 //! ```
 
+pub use crate::config_error::{parse_positive_rate, ConfigError};
 use crate::server_settings::ServerSettings;
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// Why a configuration was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// Not TOML, an unknown key, or a value of the wrong type.
-    #[error("agent configuration: {0}")]
-    Parse(#[from] toml::de::Error),
-    /// A value out of its range, or settings that contradict each other.
-    #[error("agent configuration: {0}")]
-    Invalid(String),
-}
 
 /// The whole file, as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -268,21 +258,6 @@ impl LatencyTask {
     /// How long one latency run probes.
     pub fn probing(&self) -> Duration {
         Duration::from_secs_f64(self.probes as f64 * self.probe_interval_ms / 1e3)
-    }
-}
-
-/// A link or server rate with SI suffixes as iperf3 users type them (`100M`, `1.5g`, `800k`):
-/// the CLI's own [`sonde_stats::units::parse_rate`] (so a rate below 1 bit/s is refused as it
-/// is there), with zero refused too (to a client or server it means "unlimited", never a rate
-/// to take a share of).
-///
-/// # Errors
-/// Why the text is not a rate, to follow the field's name.
-pub fn parse_positive_rate(s: &str) -> Result<u64, String> {
-    match sonde_stats::units::parse_rate(s.trim()) {
-        Ok(0) => Err("must be above 0 (e.g. \"100M\", \"1G\")".into()),
-        Ok(bits) => Ok(bits),
-        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -27,6 +27,7 @@
 pub mod agent;
 pub mod budget;
 pub mod config;
+mod config_error;
 pub mod group;
 pub mod http;
 pub mod inflight;

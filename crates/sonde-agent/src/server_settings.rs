@@ -8,7 +8,7 @@
 //! the agent starts, before it listens, so a bad key stops the agent instead of leaving its
 //! server open.
 
-use crate::config::{parse_positive_rate, ConfigError};
+use crate::config_error::{parse_positive_rate, ConfigError};
 use serde::Deserialize;
 use sonde_runtime::auth::{load_psk, ServerAuth};
 use sonde_runtime::server::source_limit::{Rate, SourceLimits};

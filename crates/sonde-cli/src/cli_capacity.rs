@@ -1,6 +1,6 @@
 //! Flags of `sonde capacity` (phase one: parse and validate).
 
-use crate::cli::OutputArgs;
+use crate::cli_output::OutputArgs;
 use clap::Args;
 
 /// `sonde capacity HOST`: path capacity by packet dispersion against a sonde server.
@@ -48,7 +48,7 @@ pub struct CapacityArgs {
     #[arg(long = "tx-timestamps")]
     pub tx_timestamps: bool,
     /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
     pub psk: crate::cli_auth::PskArgs,

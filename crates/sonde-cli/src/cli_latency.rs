@@ -1,7 +1,8 @@
 //! Flags of `sonde latency` and `sonde rrul` (phase one: parse and
 //! validate, no DNS, no sockets).
 
-use crate::cli::OutputArgs;
+use crate::cli_output::OutputArgs;
+pub use crate::cli_values::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde latency`: sonde's own document, not iperf3's.
@@ -105,34 +106,12 @@ pub struct RrulArgs {
     pub ipv6: bool,
     /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
     /// unit (5s); default 30s
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
     pub psk: crate::cli_auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// `1.5` (seconds), `10ms`, `500us`, `2s`; 0 .. 1 day.
-pub fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 86_400.0 => {
-            Ok(std::time::Duration::from_secs_f64(v * scale))
-        }
-        _ => Err(format!(
-            "\"{s}\" is not a time: give seconds (1.5) or a unit (10ms, 500us), up to one day"
-        )),
-    }
 }
 
 fn parse_ms(s: &str) -> Result<f64, String> {

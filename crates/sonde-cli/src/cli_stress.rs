@@ -1,8 +1,8 @@
 //! Flags of `sonde stress` and `sonde services` (phase one: parse and validate, no DNS, no
 //! sockets).
 
-use crate::cli::OutputArgs;
-use crate::cli_latency::parse_duration_arg;
+use crate::cli_output::OutputArgs;
+use crate::cli_values::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde stress`: sonde's own document.

@@ -1,6 +1,6 @@
 //! Flags of `sonde sweep` (phase one: parse and validate, no sockets).
 
-use crate::cli::OutputArgs;
+use crate::cli_output::OutputArgs;
 use crate::cli_values::{parse_rate_arg, parse_size_arg};
 use clap::Args;
 use sonde_stats::sweep_record::SweepDirection;
@@ -67,7 +67,7 @@ pub struct SweepArgs {
     #[arg(short = '6', long = "version6")]
     pub ipv6: bool,
     /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli::parse_connect_timeout)]
+    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
     pub psk: crate::cli_auth::PskArgs,

@@ -31,11 +31,11 @@ pub struct SwitchTestArgs {
     #[arg(long, value_name = "framed|mptcp", default_value = "framed", value_parser = ["framed", "mptcp"])]
     pub backend: String,
     /// Seconds to stream
-    #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = positive_secs)]
+    #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::cli_values::parse_switch_secs)]
     pub time: f64,
     /// Switch family every this many seconds (0.001 and up); with --policy, read the
     /// verdict file this often instead
-    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = positive_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = crate::cli_values::parse_switch_secs)]
     pub every: f64,
     #[command(flatten)]
     pub policy: crate::cli_switch_policy::PolicyArgs,
@@ -49,13 +49,4 @@ pub struct SwitchTestArgs {
     pub json: bool,
     #[command(flatten)]
     pub more: crate::cli_switch_more::SwitchMoreArgs,
-}
-
-pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.001..=86_400.0).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a number of seconds between 0.001 and 86400"
-        )),
-    }
 }

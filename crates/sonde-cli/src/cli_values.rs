@@ -180,7 +180,7 @@ pub fn parse_connect_timeout(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     let with_unit = t.ends_with('s');
     let d = if with_unit {
-        crate::cli_latency::parse_duration_arg(t)?
+        parse_duration_arg(t)?
     } else {
         match t.parse::<f64>() {
             Ok(ms) if (0.0..=86_400_000.0).contains(&ms) => {
@@ -231,6 +231,38 @@ pub fn parse_dscp(s: &str) -> Result<u8, String> {
         .ok_or_else(|| {
             format!("DSCP \"{s}\" must be 0..63 or a name such as ef, af41, cs1, le, va")
         })
+}
+
+/// `1.5` (seconds), `10ms`, `500us`, `2s`; 0 .. 1 day.
+pub fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(format!(
+            "\"{s}\" is not a time: give seconds (1.5) or a unit (10ms, 500us), up to one day"
+        )),
+    }
+}
+
+/// Seconds, 0.001 to one day (`switch-test`'s `-t`, `--every`, `--at`).
+pub(crate) fn parse_switch_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.001..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds between 0.001 and 86400"
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod cli_coded;
 mod cli_compare_ip;
 mod cli_latency;
 mod cli_mesh;
+mod cli_output;
 mod cli_parse;
 mod cli_profile;
 mod cli_serial;
