@@ -277,6 +277,20 @@ fn sender_and_receiver_count_the_same_packets_over_a_100_mbit_link() {
 /// What TCP can carry on the 100 Mbit/s link: 1448 payload bytes per 1514-byte frame.
 const BTC_CEILING: f64 = 100e6 * 1448.0 / 1514.0;
 
+/// A client - router - server lab with a 100 Mbit/s link, a sonde server in it and one
+/// [`btc_sessions`] run, torn down after.
+fn btc_over_a_100_mbit_lab() -> (Vec<f64>, f64) {
+    let lab = build("btc", r#"rate = "100mbit""#);
+    let dst = lab.node("server").expect("server").ifaces[0]
+        .ipv4
+        .to_string();
+    let server = server_with(&lab, &["server"]);
+    let run = btc_sessions(&lab, &dst);
+    drop(server);
+    let _ = lab.finish();
+    run
+}
+
 /// One `sonde btc` of 6, 12 and 24 MiB sessions over the 100 Mbit/s link: each session's
 /// goodput and the IPv4 mean, bit/s, printed against [`BTC_CEILING`].
 fn btc_sessions(lab: &Lab, dst: &str) -> (Vec<f64>, f64) {
@@ -325,14 +339,7 @@ fn btc_over_a_100_mbit_link_never_exceeds_the_tcp_ceiling() {
     if !lab_available("btc") {
         return;
     }
-    let lab = build("btc", r#"rate = "100mbit""#);
-    let dst = lab.node("server").expect("server").ifaces[0]
-        .ipv4
-        .to_string();
-    let server = server_with(&lab, &["server"]);
-    let (sessions, mean) = btc_sessions(&lab, &dst);
-    drop(server);
-    let _ = lab.finish();
+    let (sessions, mean) = btc_over_a_100_mbit_lab();
     for b in sessions.iter().chain([&mean]) {
         assert!(
             *b <= BTC_CEILING * 1.01 && *b >= BTC_CEILING / 2.0,
@@ -352,14 +359,7 @@ fn btc_over_a_100_mbit_link_comes_within_one_percent_of_the_tcp_ceiling() {
     if !lab_available("btc") {
         return;
     }
-    let lab = build("btc", r#"rate = "100mbit""#);
-    let dst = lab.node("server").expect("server").ifaces[0]
-        .ipv4
-        .to_string();
-    let server = server_with(&lab, &["server"]);
-    let (_, mean) = btc_sessions(&lab, &dst);
-    drop(server);
-    let _ = lab.finish();
+    let (_, mean) = btc_over_a_100_mbit_lab();
     let off = (mean / BTC_CEILING - 1.0) * 100.0;
     assert!(off.abs() <= 1.0, "mean {off:+.2} % from the ceiling");
 }
