@@ -33,6 +33,7 @@ TESTS=(
     coded_lab::coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link
     lab_bare::btc_over_a_100_mbit_link_comes_within_one_percent_of_the_tcp_ceiling
     lab_bare::capacity_at_1000_mbit_and_behind_a_packet_ceiling_in_both_families
+    lab_bare::capacity_over_an_unshaped_veth_says_the_hosts_are_the_limit
     lab_bare::capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent
     lab_bare::tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling
     pacing_lab::paced_udp_fits_a_short_device_ring_in_both_directions_and_formats
