@@ -2,7 +2,7 @@
 //! engine (`--coded`, `sonde capacity`): the control session's set-up up to the stream's
 //! confirmation, and its close (stop, both ends' results). Each step waits a bounded time.
 
-use crate::client::{open_control, open_data_stream, udp_handshake, ClientConfig};
+use crate::connect::{open_control, open_data_stream, udp_handshake, ClientConfig};
 use crate::control_conn::ControlConn;
 use crate::control_wait;
 pub(crate) use crate::control_wait::flush;

@@ -2,7 +2,8 @@
 //! client, server, pacing and figures as `sonde client`), and feeds their outcomes to the pure
 //! search of `sonde_stats::sweep`. This module only schedules steps and reads each summary.
 
-use crate::client::{self, ClientConfig};
+use crate::client;
+use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};

@@ -10,7 +10,7 @@
 //! Ctrl-C, keeping what arrived. Both ends exchange results (their CPU) as for any test.
 
 use super::collect::Collector;
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
 use crate::error::RunError;
 use crate::own_loop::{self, Needs};
 use sonde_platform::{cpu, sockopt, timestamp};

@@ -7,7 +7,7 @@
 //! (their CPU). The coded figures of the far end arrive in the protocol's own close.
 
 use super::endpoint::{drive, CodedFigures, Limits, Side};
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
 use crate::control_conn::ControlConn;
 use crate::error::RunError;
 use crate::own_loop::{self, Needs};

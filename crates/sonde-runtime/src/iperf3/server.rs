@@ -13,8 +13,8 @@ use super::{Arrival, Hub, Route};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
-use crate::server::policy::{self, ClientSlot, Refusal};
-use crate::server::{ServerConfig, SinkFactory};
+use crate::serving::policy::{self, ClientSlot, Refusal};
+use crate::serving::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
 use crate::test_events::TestEvents;
@@ -60,7 +60,7 @@ pub struct ServerCtx<'a> {
     /// The refusal for a test from this address beyond the server's per-source test rate.
     pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
     /// Control connections held per address (`--max-sessions-per-source`).
-    pub sessions: &'a crate::server::source_slots::SourceSlots,
+    pub sessions: &'a crate::serving::source_slots::SourceSlots,
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {

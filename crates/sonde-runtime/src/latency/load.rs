@@ -8,7 +8,8 @@
 
 use super::unanswered::unanswered;
 use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
-use crate::client::{self, ClientConfig};
+use crate::client;
+use crate::connect::ClientConfig;
 use sonde_platform::host::software;
 use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;

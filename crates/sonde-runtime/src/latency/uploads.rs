@@ -9,7 +9,7 @@
 
 use super::load::{tcp_params, throughput};
 use super::probe_rounds::in_turns;
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
 use crate::sockets::ClientSockets;
 use sonde_platform::resolve::Family;
 use sonde_stats::model::Direction;

@@ -2,10 +2,10 @@
 //! figures. Ctrl-C stops the senders early and still collects and reports what was measured.
 
 use super::workers::{ProfileStream, Workers};
-use crate::client::{
-    flush, open_control, open_data_stream, udp_handshake, unexpected, ClientConfig, OpenControl,
-};
+use crate::connect::{open_control, open_data_stream, udp_handshake, unexpected};
+use crate::connect::{ClientConfig, OpenControl};
 use crate::control_conn::ControlConn;
+use crate::control_wait::flush;
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::sockets::ClientSockets;

@@ -1,11 +1,11 @@
 //! One test on the server: from the client's hello to its Done, in this connection's thread.
 
-use super::policy::{self, ClientSlot, Refusal};
 use super::registry::Arrival;
 use super::Shared;
 use crate::control_conn::ControlConn;
 use crate::engine::{DataSocket, Engine, LocalStream};
 use crate::error::RunError;
+use crate::serving::policy::{self, ClientSlot, Refusal};
 use crate::sockets;
 use crate::streams::StreamConfig;
 use crate::test_events::TestEvents;
@@ -521,7 +521,9 @@ impl SessionRun<'_> {
                 let _ = self.flush();
                 return Err(RunError::Setup(msg));
             }
-            if let Err(e) = crate::client::check_receiving(engine, self.shared.cfg.rcv_timeout) {
+            if let Err(e) =
+                crate::client_checks::check_receiving(engine, self.shared.cfg.rcv_timeout)
+            {
                 self.session.abort(&e.to_string());
                 let _ = self.flush();
                 return Err(e);
