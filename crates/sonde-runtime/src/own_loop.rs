@@ -144,6 +144,19 @@ pub(crate) fn close(
     Ok(peer.cpu)
 }
 
+/// Handles a control message if one is already here, without waiting (the control
+/// connection's own reads wait up to a poll slice, far too long between datagrams); the
+/// server's abort is an error.
+pub(crate) fn watch_control(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+    if let Some(m) = conn.try_recv()? {
+        s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
+        if let Some(ClientEvent::Aborted(r)) = s.poll_event() {
+            return Err(RunError::PeerAborted(r));
+        }
+    }
+    Ok(())
+}
+
 /// Tells the server why the test ends early (unless it ended the test itself).
 pub(crate) fn abort_on(conn: &mut ControlConn, s: &mut ClientSession, e: &RunError) {
     if !e.peer_ended() {

@@ -305,7 +305,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
                 source_refusal: &|p| shared.test_rate_refusal(p),
                 sessions: &shared.sessions,
             };
-            crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
+            crate::iperf3::accept::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
         Preamble::Data { cookie, stream_id } => {
             if !shared.registry.route_tcp(&cookie, stream_id, stream) {
