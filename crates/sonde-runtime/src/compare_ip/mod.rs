@@ -4,7 +4,7 @@
 //! Each latency figure and percentage comes from one place, the measure of the verdict, so a
 //! difference is told once: the `latency` and `throughput` comparisons of the document are
 //! the verdict's measures in short. The probes and the uploads alternate the families in rounds
-//! ([`probe_rounds`], [`uploads`]). `progress` hears of each phase as it starts
+//! (`probe_rounds`, [`uploads`]). `progress` hears of each phase as it starts
 //! (a [`ComparePhase`], data: the command words it for its progress lines on stderr).
 
 mod probe_rounds;
@@ -141,7 +141,7 @@ fn family_result(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Famil
     r
 }
 
-/// The families' latency from the probe rounds (see [`probe_rounds`]); each family's
+/// The families' latency from the probe rounds (see `probe_rounds`); each family's
 /// RTT samples.
 fn probe_families(
     cfg: &CompareConfig,
