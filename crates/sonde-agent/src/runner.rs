@@ -386,7 +386,7 @@ pub fn run_profile(
             clock_offset: None,
         },
     };
-    let result = sonde_runtime::profile::client::run(&cfg, interrupt, &mut |_note| {});
+    let result = sonde_runtime::profile_run::run(&cfg, interrupt, &mut |_note| {});
     out.ended_unix = now_unix();
     if let Some(r) = &result.report {
         let worst = r

@@ -3,8 +3,9 @@
 //! sonde test (the same client, server and figures); this module only schedules them and turns
 //! each summary into a [`BtcSession`].
 
-use crate::client::{self, ClientConfig};
+use crate::client;
 use crate::clock::sleep_unless_interrupted;
+use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;

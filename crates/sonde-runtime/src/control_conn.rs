@@ -124,7 +124,7 @@ impl ControlConn {
 
     /// One look at the connection on a non-blocking socket: a message already buffered or
     /// readable now, else `Ok(None)`. The socket is read once whatever the clock says, so a
-    /// sender that polls between datagrams ([`crate::coded::endpoint::poll_control`]) sees
+    /// loop that polls between datagrams (coded, capacity) sees
     /// what its peer sent.
     ///
     /// # Errors

@@ -14,8 +14,8 @@
 //! the same instant yet see the same conditions over the run.
 
 use crate::btc;
-use crate::client::ClientConfig;
 use crate::clock::sleep_unless_interrupted;
+use crate::connect::ClientConfig;
 use crate::latency::{run as run_latency, LatencyConfig};
 use crate::sockets::ClientSockets;
 use sonde_platform::resolve::Family;

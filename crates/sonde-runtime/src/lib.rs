@@ -6,6 +6,32 @@
 //! protocol state machines and statistics come from `sonde-proto` and `sonde-stats`; every
 //! OS-specific call (socket options, TCP_INFO, timestamps, CPU times, name resolution) is in
 //! the `sonde-platform` crate.
+//!
+//! # Layers
+//!
+//! The modules stand in four layers, and a module imports only from its own layer's core or
+//! from layers below it:
+//!
+//! - **Core**: what every measurement shares. Sockets and streams ([`sockets`], [`streams`],
+//!   [`pacing`], [`schedule_slips`], [`clock`]), the [`engine`] and its [`meter`], the
+//!   control connection and its waits ([`control_conn`], `control_wait`), a client's
+//!   connecting and data streams ([`connect`], [`client_checks`], `own_loop` for the tests
+//!   that run their own loop on one UDP stream), a test's events and figures
+//!   ([`test_events`], [`start`], [`summary`], [`end_condition`], [`peer_rows`]), the
+//!   server's configuration and admission ([`serving`]), [`auth`] and [`error`].
+//! - **Kinds**, siblings over the core: the throughput client ([`client`]), the iperf3
+//!   dialect ([`iperf3`]: its client and its server sessions), [`latency`] (the prober and
+//!   the responder), [`capacity`], [`coded`] and [`profile`]. A kind imports only the core:
+//!   never another kind's client or server. The sonde server's side of a kind lives with the
+//!   server's sessions, over the kind's public parts.
+//! - **Suites**, which run kinds together: [`btc`] and [`sweep`] (series of throughput
+//!   tests), [`rrul`] (latency under throughput load), [`dual_stack`] (latency, BTC and
+//!   capacity per address family), [`compare_ip`] (the families compared, over rrul's
+//!   runners and dual_stack's modes) and [`profile_run`] (the latency prober's clock offset,
+//!   then the profile).
+//! - **The server** ([`server`]): one port for both dialects, dispatching each connection to
+//!   the kind it asks for (sonde's sessions for throughput, capacity, coded and profile
+//!   tests; iperf3's sessions; the latency responder and tcp-rr).
 
 pub mod auth;
 pub mod btc;
@@ -14,6 +40,8 @@ pub mod client;
 pub mod client_checks;
 pub mod clock;
 pub mod coded;
+pub mod compare_ip;
+pub mod connect;
 pub mod control_conn;
 mod control_wait;
 pub mod dual_stack;
@@ -27,8 +55,11 @@ mod own_loop;
 pub mod pacing;
 pub mod peer_rows;
 pub mod profile;
+pub mod profile_run;
+pub mod rrul;
 pub mod schedule_slips;
 pub mod server;
+pub mod serving;
 pub mod sockets;
 pub mod start;
 pub mod streams;

@@ -2,7 +2,7 @@
 //! engine (`--coded`, `sonde capacity`): the control session's set-up up to the stream's
 //! confirmation, and its close (stop, both ends' results). Each step waits a bounded time.
 
-use crate::client::{open_control, open_data_stream, udp_handshake, ClientConfig};
+use crate::connect::{open_control, open_data_stream, udp_handshake, ClientConfig};
 use crate::control_conn::ControlConn;
 use crate::control_wait;
 pub(crate) use crate::control_wait::flush;
@@ -142,6 +142,19 @@ pub(crate) fn close(
     });
     let _ = flush(conn, s);
     Ok(peer.cpu)
+}
+
+/// Handles a control message if one is already here, without waiting (the control
+/// connection's own reads wait up to a poll slice, far too long between datagrams); the
+/// server's abort is an error.
+pub(crate) fn watch_control(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+    if let Some(m) = conn.try_recv()? {
+        s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
+        if let Some(ClientEvent::Aborted(r)) = s.poll_event() {
+            return Err(RunError::PeerAborted(r));
+        }
+    }
+    Ok(())
 }
 
 /// Tells the server why the test ends early (unless it ended the test itself).

@@ -2,7 +2,8 @@
 //! client, server, pacing and figures as `sonde client`), and feeds their outcomes to the pure
 //! search of `sonde_stats::sweep`. This module only schedules steps and reads each summary.
 
-use crate::client::{self, ClientConfig};
+use crate::client;
+use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
@@ -90,111 +91,143 @@ pub fn run(
     let mut rec = SweepRecord::default();
     let started = Instant::now();
     let error = match &cfg.mode {
-        SweepMode::Search { lengths, search } => {
-            let total = lengths.len() * cfg.directions.len();
-            let mut err = None;
-            'all: for &length in lengths {
-                for &dir in &cfg.directions {
-                    let t0 = Instant::now();
-                    let mut b = Bisection::new(*search);
-                    while let Some(probe) = b.next() {
-                        let done = rec.searches.len();
-                        let (step, error) = run_step(cfg, interrupt, &mut rec, length, dir, probe);
-                        let Some(step) = step else {
-                            err = error;
-                            break 'all;
-                        };
-                        let o = StepOutcome {
-                            achieved_bps: step.achieved_bps,
-                            loss_percent: step.loss_percent.unwrap_or(f64::INFINITY),
-                            sent_bps: step.sent_bps,
-                        };
-                        let mut step = step;
-                        step.passed = Some(b.passes(probe.rate_bps, &o));
-                        step.rerun = b.runs_again(probe.rate_bps, &o);
-                        b.record(o);
-                        let eta = eta(&rec, started, done, total, b.steps());
-                        on_step(&step, eta);
-                        rec.steps.push(step);
-                    }
-                    let Some(verdict) = b.verdict() else {
-                        continue;
-                    };
-                    let first = rec.steps.len().saturating_sub(b.steps() as usize);
-                    let mut result = SearchResult {
-                        length,
-                        direction: dir,
-                        verdict,
-                        loss_percent: None,
-                        steps: b.steps(),
-                        seconds: t0.elapsed().as_secs_f64(),
-                    };
-                    result.loss_percent = worst_loss_at(&rec.steps[first..], result.rate_bps());
-                    rec.searches.push(result);
-                }
-            }
-            err
-        }
+        SweepMode::Search { lengths, search } => run_searches(
+            cfg,
+            interrupt,
+            (&mut rec, started),
+            (lengths, search),
+            on_step,
+        ),
         SweepMode::Rates {
             rates,
             length,
             tolerance,
-        } => {
-            let total = rates.len() * cfg.directions.len();
-            let udp = cfg.client.params.protocol == Protocol::Udp;
-            let mut err = None;
-            let mut done = 0;
-            'rates: for &dir in &cfg.directions {
-                for &rate in rates {
-                    let probe = Probe {
-                        rate_bps: rate,
-                        kind: StepKind::Search,
-                    };
-                    for attempt in 0..=SENDER_SHORT_RERUNS {
-                        let (step, error) = run_step(cfg, interrupt, &mut rec, *length, dir, probe);
-                        let Some(mut step) = step else {
-                            err = error;
-                            break 'rates;
-                        };
-                        step.kind = StepRole::Listed;
-                        step.rerun = listed_step_runs_again(
-                            udp,
-                            rate,
-                            step.sent_bps,
-                            step.achieved_bps,
-                            *tolerance,
-                            attempt,
-                        );
-                        step.sender_short = !step.rerun
-                            && listed_step_sender_short(
-                                udp,
-                                rate,
-                                step.sent_bps,
-                                step.achieved_bps,
-                                *tolerance,
-                            );
-                        let rerun = step.rerun;
-                        if !rerun {
-                            done += 1;
-                        }
-                        let per = started.elapsed().as_secs_f64() / (rec.steps.len() + 1) as f64;
-                        let progress = Progress {
-                            done,
-                            total,
-                            eta_secs: per * total.saturating_sub(done) as f64,
-                        };
-                        on_step(&step, progress);
-                        rec.steps.push(step);
-                        if !rerun {
-                            break;
-                        }
-                    }
-                }
-            }
-            err
-        }
+        } => run_rates(
+            cfg,
+            interrupt,
+            (&mut rec, started),
+            (rates, *length, *tolerance),
+            on_step,
+        ),
     };
     (rec, error)
+}
+
+/// The searches of a [`SweepMode::Search`] sweep, one per length and direction, into `rec`;
+/// the error of the step that ended them.
+fn run_searches(
+    cfg: &SweepConfig,
+    interrupt: &AtomicBool,
+    (rec, started): (&mut SweepRecord, Instant),
+    (lengths, search): (&[u32], &SearchConfig),
+    on_step: &mut dyn FnMut(&SweepStep, Progress),
+) -> Option<StepError> {
+    let total = lengths.len() * cfg.directions.len();
+    let mut err = None;
+    'all: for &length in lengths {
+        for &dir in &cfg.directions {
+            let t0 = Instant::now();
+            let mut b = Bisection::new(*search);
+            while let Some(probe) = b.next() {
+                let done = rec.searches.len();
+                let (step, error) = run_step(cfg, interrupt, rec, length, dir, probe);
+                let Some(step) = step else {
+                    err = error;
+                    break 'all;
+                };
+                let o = StepOutcome {
+                    achieved_bps: step.achieved_bps,
+                    loss_percent: step.loss_percent.unwrap_or(f64::INFINITY),
+                    sent_bps: step.sent_bps,
+                };
+                let mut step = step;
+                step.passed = Some(b.passes(probe.rate_bps, &o));
+                step.rerun = b.runs_again(probe.rate_bps, &o);
+                b.record(o);
+                let eta = eta(rec, started, done, total, b.steps());
+                on_step(&step, eta);
+                rec.steps.push(step);
+            }
+            let Some(verdict) = b.verdict() else {
+                continue;
+            };
+            let first = rec.steps.len().saturating_sub(b.steps() as usize);
+            let mut result = SearchResult {
+                length,
+                direction: dir,
+                verdict,
+                loss_percent: None,
+                steps: b.steps(),
+                seconds: t0.elapsed().as_secs_f64(),
+            };
+            result.loss_percent = worst_loss_at(&rec.steps[first..], result.rate_bps());
+            rec.searches.push(result);
+        }
+    }
+    err
+}
+
+/// The steps of a [`SweepMode::Rates`] sweep, one per rate and direction (with its reruns),
+/// into `rec`; the error of the step that ended them.
+fn run_rates(
+    cfg: &SweepConfig,
+    interrupt: &AtomicBool,
+    (rec, started): (&mut SweepRecord, Instant),
+    (rates, length, tolerance): (&[u64], u32, f64),
+    on_step: &mut dyn FnMut(&SweepStep, Progress),
+) -> Option<StepError> {
+    let total = rates.len() * cfg.directions.len();
+    let udp = cfg.client.params.protocol == Protocol::Udp;
+    let mut err = None;
+    let mut done = 0;
+    'rates: for &dir in &cfg.directions {
+        for &rate in rates {
+            let probe = Probe {
+                rate_bps: rate,
+                kind: StepKind::Search,
+            };
+            for attempt in 0..=SENDER_SHORT_RERUNS {
+                let (step, error) = run_step(cfg, interrupt, rec, length, dir, probe);
+                let Some(mut step) = step else {
+                    err = error;
+                    break 'rates;
+                };
+                step.kind = StepRole::Listed;
+                step.rerun = listed_step_runs_again(
+                    udp,
+                    rate,
+                    step.sent_bps,
+                    step.achieved_bps,
+                    tolerance,
+                    attempt,
+                );
+                step.sender_short = !step.rerun
+                    && listed_step_sender_short(
+                        udp,
+                        rate,
+                        step.sent_bps,
+                        step.achieved_bps,
+                        tolerance,
+                    );
+                let rerun = step.rerun;
+                if !rerun {
+                    done += 1;
+                }
+                let per = started.elapsed().as_secs_f64() / (rec.steps.len() + 1) as f64;
+                let progress = Progress {
+                    done,
+                    total,
+                    eta_secs: per * total.saturating_sub(done) as f64,
+                };
+                on_step(&step, progress);
+                rec.steps.push(step);
+                if !rerun {
+                    break;
+                }
+            }
+        }
+    }
+    err
 }
 
 /// The worst loss of the steps run at `rate` (the search step that found it and its

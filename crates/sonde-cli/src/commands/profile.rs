@@ -8,7 +8,8 @@ use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
 use sonde_report::profile_report;
 use sonde_runtime::error::RunError;
-use sonde_runtime::profile::{self, ProfileConfig};
+use sonde_runtime::profile::ProfileConfig;
+use sonde_runtime::profile_run;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -85,7 +86,7 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         p.streams.len(),
         p.duration_s
     ));
-    let outcome = profile::run(&cfg, interrupt, &mut |note| {
+    let outcome = profile_run::run(&cfg, interrupt, &mut |note| {
         progress.suspend(|| {
             if lines {
                 outln!("{}", profile_report::json_line("note", note.into()));

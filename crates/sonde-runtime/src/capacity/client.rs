@@ -10,7 +10,7 @@
 //! Ctrl-C, keeping what arrived. Both ends exchange results (their CPU) as for any test.
 
 use super::collect::Collector;
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
 use crate::error::RunError;
 use crate::own_loop::{self, Needs};
 use sonde_platform::{cpu, sockopt, timestamp};
@@ -166,28 +166,14 @@ fn receive(
             out.interrupted = true;
             break Ok(false);
         }
-        if col.complete() || out.early_stop.stopped {
-            let since = *complete_at.get_or_insert_with(Instant::now);
-            let last_train = col.done.last().map_or(0, |t| t.id);
-            let reported = departures.iter().any(|d| d.train == last_train);
-            if !out.plan.tx_timestamps || reported || since.elapsed() >= REPORT_WAIT {
-                break Ok(true);
-            }
+        if all_in(&col, out, &departures, &mut complete_at) {
+            break Ok(true);
         }
         if Instant::now() >= deadline {
             break Ok(false);
         }
-        match crate::coded::endpoint::poll_control(conn) {
-            Ok(None) => {}
-            Ok(Some(m)) => {
-                if let Err(e) = s.handle(m) {
-                    break Err(RunError::Protocol(e.to_string()));
-                }
-                if let Some(sonde_proto::session::ClientEvent::Aborted(r)) = s.poll_event() {
-                    break Err(RunError::PeerAborted(r));
-                }
-            }
-            Err(e) => break Err(e),
+        if let Err(e) = own_loop::watch_control(conn, s) {
+            break Err(e);
         }
         let ready = match timestamp::wait_readable(sock, Duration::from_millis(5)) {
             Ok(r) => r,
@@ -230,6 +216,30 @@ fn receive(
             }
         }
     };
+    conclude(out, col, departures);
+    result
+}
+
+/// Whether the receiving is over: the last train is in (or the early stop came) and, with
+/// transmit stamps asked for, its departure report too or [`REPORT_WAIT`] has passed since.
+fn all_in(
+    col: &Collector,
+    out: &CapacityOutcome,
+    departures: &[Departure],
+    complete_at: &mut Option<Instant>,
+) -> bool {
+    if !(col.complete() || out.early_stop.stopped) {
+        return false;
+    }
+    let since = *complete_at.get_or_insert_with(Instant::now);
+    let last_train = col.done.last().map_or(0, |t| t.id);
+    let reported = departures.iter().any(|d| d.train == last_train);
+    !out.plan.tx_timestamps || reported || since.elapsed() >= REPORT_WAIT
+}
+
+/// The figures of what arrived, into `out`: counts, departure check, the last look of the
+/// early-stop rule, the estimate.
+fn conclude(out: &mut CapacityOutcome, col: Collector, departures: Vec<Departure>) {
     out.ignored = col.ignored;
     out.trains_received = col.done.len();
     let (short, long) = col.finish();
@@ -241,7 +251,6 @@ fn receive(
         out.early_stop.last = Some(out.early_stop.rule.check(&long));
     }
     out.estimate = Some(estimate(&short, &long));
-    result
 }
 
 /// After a long train of `long` closed before the plan's end: whether to stop now.

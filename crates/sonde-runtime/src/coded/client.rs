@@ -7,12 +7,12 @@
 //! (their CPU). The coded figures of the far end arrive in the protocol's own close.
 
 use super::endpoint::{drive, CodedFigures, Limits, Side};
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
 use crate::control_conn::ControlConn;
 use crate::error::RunError;
 use crate::own_loop::{self, Needs};
 use sonde_platform::cpu;
-use sonde_proto::session::{ClientEvent, ClientSession};
+use sonde_proto::session::ClientSession;
 use sonde_stats::model::{CpuUsage, Direction};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -91,19 +91,7 @@ fn run_session(
         deadline: t0 + run_for + GRACE,
         interrupt,
     };
-    let mut watch = || -> Result<bool, RunError> {
-        match crate::coded::endpoint::poll_control(conn) {
-            Ok(Some(m)) => {
-                s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
-                match s.poll_event() {
-                    Some(ClientEvent::Aborted(r)) => Err(RunError::PeerAborted(r)),
-                    _ => Ok(false),
-                }
-            }
-            Ok(None) => Ok(false),
-            Err(e) => Err(e),
-        }
-    };
+    let mut watch = || own_loop::watch_control(conn, s).map(|()| false);
     let driven = drive(&mut side, &sock, &limits, &mut watch, &mut out.figures);
     out.cpu_local = Some(span.usage());
     driven?;

@@ -335,14 +335,3 @@ fn file_write_err(e: std::io::Error) -> RunError {
 fn data_err(e: std::io::Error) -> RunError {
     RunError::Stream { id: 1, source: e }
 }
-
-/// The next control message if one is already here, without waiting (the control
-/// connection's own reads wait up to a poll slice, far too long between datagrams).
-///
-/// # Errors
-/// What [`ControlConn::try_recv`](crate::control_conn::ControlConn::try_recv) returns.
-pub fn poll_control(
-    conn: &mut crate::control_conn::ControlConn,
-) -> Result<Option<sonde_proto::message::Message>, RunError> {
-    conn.try_recv()
-}

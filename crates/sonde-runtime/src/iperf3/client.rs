@@ -8,8 +8,8 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, StreamSpec};
-use crate::client::{connect_control, open_data_stream, running, ClientConfig, ClientOutcome};
-use crate::engine::DataSocket;
+use crate::connect::{connect_control, open_data_stream, open_streams, running};
+use crate::connect::{ClientConfig, ClientOutcome};
 use crate::engine::Engine;
 use crate::error::RunError;
 use crate::streams::Budget;
@@ -25,8 +25,7 @@ use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
-    ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, StreamRole, TestStart,
-    TestSummary,
+    ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, TestStart, TestSummary,
 };
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -404,40 +403,28 @@ impl Run<'_> {
         }
     }
 
-    /// Opens the data streams in id order.
+    /// Opens the data streams in id order and announces each as iperf3 does: a TCP stream
+    /// with the cookie, a UDP one with the 4-byte hello.
     fn open_streams(
         &mut self,
         server: SocketAddr,
         cookie: &Cookie,
     ) -> Result<Vec<(StreamSpec, SocketAddr)>, RunError> {
-        let p = &self.cfg.params;
-        let mut out = Vec::new();
-        for id in 1..=p.stream_count() {
-            if self.interrupt.load(Ordering::Relaxed) {
-                return Err(RunError::Interrupted);
-            }
-            let role = if p.client_sends(id) {
-                StreamRole::Sender
-            } else {
-                StreamRole::Receiver
-            };
-            let (socket, local) = self.open_stream(server, cookie, id)?;
-            out.push((StreamSpec { id, role, socket }, local));
-        }
-        Ok(out)
-    }
-
-    /// Connects stream `id` and announces it as iperf3 does: a TCP stream with the cookie, a
-    /// UDP one with the 4-byte hello. Returns the socket and its local address.
-    fn open_stream(
-        &self,
-        server: SocketAddr,
-        cookie: &Cookie,
-        id: u32,
-    ) -> Result<(DataSocket, SocketAddr), RunError> {
-        open_data_stream(self.cfg, server, id, cookie, |s| {
-            udp_hello(s, id, self.interrupt)
-        })
+        let (cfg, interrupt) = (self.cfg, self.interrupt);
+        let opened = open_streams(&cfg.params, interrupt, |id| {
+            open_data_stream(cfg, server, id, cookie, |s| udp_hello(s, id, interrupt))
+        })?;
+        Ok(opened
+            .into_iter()
+            .map(|o| {
+                let spec = StreamSpec {
+                    id: o.id,
+                    role: o.role,
+                    socket: o.socket,
+                };
+                (spec, o.local)
+            })
+            .collect())
     }
 
     fn start_event(

@@ -1,4 +1,5 @@
-//! iperf3 results JSON to and from sonde's result model.
+//! iperf3 results JSON to and from sonde's result model, and the server's record as the
+//! text iperf3 prints (`--get-server-output`).
 //!
 //! sonde numbers streams 1..N; iperf3 1, 3, 4, ... ([`to_iperf3_id`]). A results message holds
 //! one end's view of every stream; which end sends a stream follows from the test direction
@@ -9,9 +10,11 @@ use sonde_proto::iperf3::{from_iperf3_id, to_iperf3_id};
 use sonde_proto::message::{PeerStream, Results, TestParams};
 use sonde_stats::interval::bits_per_second;
 use sonde_stats::model::{
-    CpuUsage, EndView, Protocol, Role, StreamRole, TcpSenderSummary, UdpReceiveStats,
+    CpuUsage, EndView, Protocol, Role, StreamRole, TcpSenderSummary, TestStart, TestSummary,
+    UdpReceiveStats,
 };
 use sonde_stats::udp_rx::lost_percent;
+use sonde_stats::units::{format_bitrate, format_bytes};
 
 /// This end's figures as an iperf3 results message.
 pub fn local_results(
@@ -124,6 +127,46 @@ pub fn peer_results(
         notes: Vec::new(),
         profile: Vec::new(),
     }
+}
+
+/// The server's record as text, for `--get-server-output` (iperf3 prints it after its own).
+pub(super) fn text_output(start: &TestStart, s: &TestSummary) -> String {
+    let mut out = format!(
+        "sonde {} server: {} test from {}, cookie {}\n[ ID] Interval           Transfer     Bitrate\n",
+        env!("CARGO_PKG_VERSION"),
+        describe_start(start),
+        start.remote,
+        start.cookie
+    );
+    for d in &s.directions {
+        for (view, what) in [(&d.sent, "sender"), (&d.received, "receiver")] {
+            if let Some(v) = view {
+                out.push_str(&format!(
+                    "[SUM] {:.2}-{:.2} sec  {}  {}  {what}{}\n",
+                    v.start,
+                    v.end,
+                    format_bytes(v.bytes),
+                    format_bitrate(v.bits_per_second),
+                    if d.client_sends {
+                        ""
+                    } else {
+                        " (server to client)"
+                    }
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn describe_start(s: &TestStart) -> String {
+    format!(
+        "{} {:?} x{}",
+        s.protocol.as_upper(),
+        s.direction,
+        s.num_streams
+    )
+    .to_lowercase()
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! The wire formats and state machines are pure (`sonde_proto::iperf3`); this module owns the
 //! sockets and threads around them:
 //!
-//! - [`server`]: a connection whose first bytes are not sonde's is read as an iperf3 cookie;
-//!   it is either a data connection of a running iperf3 session (routed by cookie through the
-//!   [`Hub`]) or a new iperf3 control connection, served in its own thread like a sonde test,
-//!   so iperf3 and sonde clients share one port and run at the same time.
+//! - [`accept`] and [`server`]: a connection whose first bytes are not sonde's is read as an
+//!   iperf3 cookie; it is either a data connection of a running iperf3 session (routed by
+//!   cookie through the [`Hub`]) or a new iperf3 control connection, served in its own thread
+//!   like a sonde test, so iperf3 and sonde clients share one port and run at the same time.
 //! - [`client`]: `sonde client --iperf3`, one test against a real `iperf3 -s`.
 //! - [`engine`]: the data streams, run by sonde's own stream workers: the TCP payload is
 //!   opaque, and UDP datagrams carry iperf3's 12/16-byte header through the workers' datagram
@@ -21,6 +21,7 @@
 //! Two iperf3 UDP tests from the same host setting up in the same instant can therefore swap
 //! streams; iperf3 itself avoids this only by serving one test at a time.
 
+pub mod accept;
 pub mod client;
 pub mod convert;
 pub mod engine;

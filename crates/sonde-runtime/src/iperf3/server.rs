@@ -1,36 +1,36 @@
 //! Serving a real iperf3 client on the sonde server's port, beside sonde clients.
 //!
-//! The accept loop hands over every connection whose first bytes are not sonde's. Its first 37
-//! bytes are an iperf3 cookie: a known cookie is a data connection of a session collecting its
-//! streams (routed through the [`Hub`]); any other is a new control connection, served here
-//! in the connection's own thread. Every read has a deadline, every protocol violation ends
+//! The accept loop hands over every connection whose first bytes are not sonde's; once its
+//! cookie is read ([`super::accept`]), a cookie no session knows is a new control connection,
+//! served here in the connection's own thread (a known one is a data stream for the [`Hub`]). Every read has a deadline, every protocol violation ends
 //! the session with a logged reason and, where iperf3 has one, the SERVER_ERROR code its client
 //! prints; nothing here blocks other clients (iperf3 #788 blocks the real server).
 
-use super::convert::{local_results, peer_results};
+use super::accept::is_timeout;
+use super::convert::{local_results, peer_results, text_output};
 use super::engine::{finish, local_views, StreamSpec};
-use super::{Arrival, Hub, Route};
+use super::{Arrival, Hub};
+use crate::control_wait::{self, ControlSide};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
 use crate::error::RunError;
-use crate::server::policy::{self, ClientSlot, Refusal};
-use crate::server::{ServerConfig, SinkFactory};
+use crate::serving::policy::{self, ClientSlot, Refusal};
+use crate::serving::{ServerConfig, SinkFactory};
 use crate::sockets;
 use crate::streams::Budget;
 use crate::test_events::TestEvents;
 use serde_json::json;
 use sonde_platform::{cpu, sockopt};
-use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::session::{ServerEvent, ServerSession};
-use sonde_proto::iperf3::state::{errno, State};
-use sonde_proto::iperf3::{cookie_text, Cookie, COOKIE_LEN};
+use sonde_proto::iperf3::state::errno;
+use sonde_proto::iperf3::{cookie_text, Cookie};
+use sonde_proto::message::PeerStream;
 use sonde_proto::message::TestParams;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
-    ConnectedStream, Direction, Event, Role, StreamRole, TestStart, TestSummary,
+    ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
 };
-use sonde_stats::units::{format_bitrate, format_bytes};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -38,8 +38,6 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A connection must complete its cookie within this time.
-const COOKIE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The parameters follow PARAM_EXCHANGE at once in every iperf3 version.
 const PARAMS_TIMEOUT: Duration = Duration::from_secs(5);
 /// Streams, results and other steps of the exchange.
@@ -60,80 +58,11 @@ pub struct ServerCtx<'a> {
     /// The refusal for a test from this address beyond the server's per-source test rate.
     pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
     /// Control connections held per address (`--max-sessions-per-source`).
-    pub sessions: &'a crate::server::source_slots::SourceSlots,
+    pub sessions: &'a crate::serving::source_slots::SourceSlots,
 }
 
-fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-    )
-}
-
-fn read_cookie(stream: &mut TcpStream, mut buf: Vec<u8>) -> Result<Cookie, String> {
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let deadline = Instant::now() + COOKIE_TIMEOUT;
-    while buf.len() < COOKIE_LEN {
-        if Instant::now() >= deadline {
-            return Err(format!(
-                "sent only {} of the 37 bytes of an iperf3 cookie in {} s",
-                buf.len(),
-                COOKIE_TIMEOUT.as_secs()
-            ));
-        }
-        let mut chunk = [0u8; COOKIE_LEN];
-        match stream.read(&mut chunk[..COOKIE_LEN - buf.len()]) {
-            Ok(0) => return Err(format!("closed after {} bytes", buf.len())),
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
-            Err(e) if is_timeout(&e) => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let mut c = [0u8; COOKIE_LEN];
-    c.copy_from_slice(&buf[..COOKIE_LEN]);
-    Ok(c)
-}
-
-/// Serves a connection whose first bytes (`first`) are not sonde's.
-/// `seq` is the connection's accept order, which orders an iperf3 test's data streams.
-pub fn handle_foreign(
-    mut stream: TcpStream,
-    peer: SocketAddr,
-    first: Vec<u8>,
-    seq: u64,
-    ctx: &ServerCtx,
-) {
-    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
-    let cookie = match read_cookie(&mut stream, first) {
-        Ok(c) => c,
-        Err(why) => {
-            (ctx.log)(&format!(
-                "connection from {peer} is neither sonde nor iperf3: it {why}; closed"
-            ));
-            return;
-        }
-    };
-    if recognise(&cookie, &[]) == Some(ForeignPeer::Iperf2Client) {
-        (ctx.log)(&format!(
-            "an iperf 2 client connected from {peer} (`iperf -c`): sonde server speaks sonde's \
-             and iperf3's protocols, not iperf 2's; test this server with `sonde client` or \
-             `iperf3 -c`, or run `iperf -s` for iperf 2 clients; closed"
-        ));
-        return;
-    }
-    match ctx.hub.route_tcp(&cookie, stream, seq) {
-        Route::Routed => {}
-        Route::Denied(mut s) => {
-            let _ = s.write_all(&[State::AccessDenied.to_byte()]);
-            (ctx.log)(&format!(
-                "iperf3 data connection from {peer} for a test that has all its streams; denied"
-            ));
-        }
-        Route::Unknown(s) => serve_control(s, peer, cookie, ctx),
-    }
-}
-
-fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
+/// Serves a new iperf3 control connection from `peer`, which sent `cookie`, in this thread.
+pub(super) fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &ServerCtx) {
     let slot = ClientSlot::take(ctx.active, ctx.cfg.max_clients);
     let source = ctx.sessions.take(peer.ip());
     let over_limit = slot.over_limit();
@@ -175,6 +104,23 @@ fn serve_control(stream: TcpStream, peer: SocketAddr, cookie: Cookie, ctx: &Serv
     // iperf3's -1 does not count a client refused for its credentials either.
     if ctx.cfg.one_off && served >= 1 && !over_limit && !run.auth_refused {
         ctx.shutdown.store(true, Ordering::SeqCst);
+    }
+}
+
+impl ControlSide for Session<'_, '_> {
+    type Event = ServerEvent;
+
+    fn ready_event(&mut self) -> Result<Option<ServerEvent>, RunError> {
+        Ok(self.session.poll_event())
+    }
+
+    fn read_peer(&mut self) -> Result<(), RunError> {
+        self.pump()
+    }
+
+    fn tell_interrupted(&mut self) {
+        self.session.terminate();
+        let _ = self.flush();
     }
 }
 
@@ -239,26 +185,14 @@ impl Session<'_, '_> {
         self.flush()
     }
 
+    /// Waits for the next session event (bounded); Ctrl-C terminates the test for the client.
     fn next_event(
         &mut self,
         timeout: Duration,
         what: &'static str,
     ) -> Result<ServerEvent, RunError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(ev) = self.session.poll_event() {
-                return Ok(ev);
-            }
-            if self.ctx.interrupt.load(Ordering::Relaxed) {
-                self.session.terminate();
-                let _ = self.flush();
-                return Err(RunError::Interrupted);
-            }
-            if Instant::now() >= deadline {
-                return Err(RunError::Timeout(what));
-            }
-            self.pump()?;
-        }
+        let interrupt = self.ctx.interrupt;
+        control_wait::wait(self, what, timeout, Some(interrupt))
     }
 
     fn refuse(&mut self, code: i32, why: &str) -> Result<(), RunError> {
@@ -290,29 +224,8 @@ impl Session<'_, '_> {
             }
             Err(e) => return Err(e),
         };
-        if self.ctx.cfg.auth.rsa.is_none() && self.ctx.cfg.auth.psk.is_some() {
-            // A key guards the server; iperf3 has no way to show it.
-            self.auth_refused = true;
-            return self.refuse(
-                errno::AUTH,
-                "the server requires sonde's pre-shared key (--psk-file), which iperf3 \
-                 cannot send (give the server --rsa-private-key-path and \
-                 --authorized-users-path to admit iperf3 clients)",
-            );
-        }
-        if let Some(rsa) = &self.ctx.cfg.auth.rsa {
-            // As iperf3's server: checked before anything else of the request, refused
-            // with error 142 and no data connection.
-            match rsa.check(params.authtoken.as_deref(), crate::auth::unix_now()) {
-                Ok(user) => (self.ctx.log)(&format!(
-                    "iperf3 client {} authenticated as user \"{user}\"",
-                    self.peer
-                )),
-                Err(why) => {
-                    self.auth_refused = true;
-                    return self.refuse(errno::AUTH, &format!("authentication failed: {why}"));
-                }
-            }
+        if let Some(refused) = self.refuse_unauthenticated(params.authtoken.as_deref()) {
+            return refused;
         }
         let interval = self.ctx.cfg.interval_secs.unwrap_or(1.0);
         let (mut p, opts) = match params.to_sonde(interval) {
@@ -351,6 +264,37 @@ impl Session<'_, '_> {
         self.session.start();
         self.flush()?;
         self.run_test(&p, opts, streams)
+    }
+
+    /// The refusal (sent) of a client the server does not admit: a server guarded by sonde's
+    /// key only, or an RSA token that does not pass; None when the client may go on.
+    fn refuse_unauthenticated(&mut self, token: Option<&str>) -> Option<Result<(), RunError>> {
+        if self.ctx.cfg.auth.rsa.is_none() && self.ctx.cfg.auth.psk.is_some() {
+            // A key guards the server; iperf3 has no way to show it.
+            self.auth_refused = true;
+            return Some(self.refuse(
+                errno::AUTH,
+                "the server requires sonde's pre-shared key (--psk-file), which iperf3 \
+                 cannot send (give the server --rsa-private-key-path and \
+                 --authorized-users-path to admit iperf3 clients)",
+            ));
+        }
+        let rsa = self.ctx.cfg.auth.rsa.as_ref()?;
+        // As iperf3's server: checked before anything else of the request, refused with
+        // error 142 and no data connection.
+        match rsa.check(token, crate::auth::unix_now()) {
+            Ok(user) => {
+                (self.ctx.log)(&format!(
+                    "iperf3 client {} authenticated as user \"{user}\"",
+                    self.peer
+                ));
+                None
+            }
+            Err(why) => {
+                self.auth_refused = true;
+                Some(self.refuse(errno::AUTH, &format!("authentication failed: {why}")))
+            }
+        }
     }
 
     /// Waits for every data stream, then numbers them in the order the client opened them
@@ -482,19 +426,7 @@ impl Session<'_, '_> {
         .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
         let congestion = engine.congestion();
         if let Err(e) = self.until_test_end(p, &mut engine) {
-            let cpu_fn = |workers: CpuTimes| {
-                let total = workers + cpu::thread_times().saturating_sub(cpu0);
-                cpu::usage(CpuTimes::default(), total, t0.elapsed().as_secs_f64())
-            };
-            let summary = finish(
-                &mut engine,
-                p,
-                Role::Server,
-                Some(e.to_string()),
-                &mut |e| self.events.emit(e),
-                &cpu_fn,
-            );
-            self.events.emit(Event::End(Box::new(summary)));
+            self.finish_partial(p, &mut engine, (t0, cpu0), &e);
             return Err(e);
         }
         let stop_at = engine.elapsed();
@@ -508,6 +440,42 @@ impl Session<'_, '_> {
             t0.elapsed().as_secs_f64(),
         );
         self.events.measured(&local, cpu_local);
+        self.exchange_results(p, opts, (&start, stop_at), (&local, cpu_local), congestion)
+    }
+
+    /// After a failure: the End with this end's figures so far (a partial summary).
+    fn finish_partial(
+        &mut self,
+        p: &TestParams,
+        engine: &mut Engine,
+        (t0, cpu0): (Instant, CpuTimes),
+        e: &RunError,
+    ) {
+        let cpu_fn = |workers: CpuTimes| {
+            let total = workers + cpu::thread_times().saturating_sub(cpu0);
+            cpu::usage(CpuTimes::default(), total, t0.elapsed().as_secs_f64())
+        };
+        let summary = finish(
+            engine,
+            p,
+            Role::Server,
+            Some(e.to_string()),
+            &mut |e| self.events.emit(e),
+            &cpu_fn,
+        );
+        self.events.emit(Event::End(Box::new(summary)));
+    }
+
+    /// Results both ways (this end's with the server's output when the client asked for
+    /// it), the summary, then the client's IPERF_DONE.
+    fn exchange_results(
+        &mut self,
+        p: &TestParams,
+        opts: Iperf3Options,
+        (start, stop_at): (&TestStart, f64),
+        (local, cpu_local): (&[PeerStream], CpuUsage),
+        congestion: Option<String>,
+    ) -> Result<(), RunError> {
         self.session.exchange_results();
         self.flush()?;
         let peer = match self.next_event(STEP, "the iperf3 client's results")? {
@@ -521,15 +489,15 @@ impl Session<'_, '_> {
         let summary = crate::summary::build(crate::summary::SummaryInput {
             role: Role::Server,
             params: p,
-            local: &local,
+            local,
             peer: Some(&peer),
             cpu_local,
             local_congestion: congestion.clone(),
             error: None,
         });
-        let mut results = local_results(&local, p.protocol, cpu_local, congestion);
+        let mut results = local_results(local, p.protocol, cpu_local, congestion);
         if opts.get_server_output {
-            results.server_output_text = Some(text_output(&start, &summary));
+            results.server_output_text = Some(text_output(start, &summary));
             results.server_output_json = Some(json!({"start": start, "end": summary}));
         }
         self.session.send_results(&results);
@@ -580,44 +548,4 @@ impl Session<'_, '_> {
             }
         }
     }
-}
-
-/// The server's record as text, for `--get-server-output` (iperf3 prints it after its own).
-fn text_output(start: &TestStart, s: &TestSummary) -> String {
-    let mut out = format!(
-        "sonde {} server: {} test from {}, cookie {}\n[ ID] Interval           Transfer     Bitrate\n",
-        env!("CARGO_PKG_VERSION"),
-        describe_start(start),
-        start.remote,
-        start.cookie
-    );
-    for d in &s.directions {
-        for (view, what) in [(&d.sent, "sender"), (&d.received, "receiver")] {
-            if let Some(v) = view {
-                out.push_str(&format!(
-                    "[SUM] {:.2}-{:.2} sec  {}  {}  {what}{}\n",
-                    v.start,
-                    v.end,
-                    format_bytes(v.bytes),
-                    format_bitrate(v.bits_per_second),
-                    if d.client_sends {
-                        ""
-                    } else {
-                        " (server to client)"
-                    }
-                ));
-            }
-        }
-    }
-    out
-}
-
-fn describe_start(s: &TestStart) -> String {
-    format!(
-        "{} {:?} x{}",
-        s.protocol.as_upper(),
-        s.direction,
-        s.num_streams
-    )
-    .to_lowercase()
 }

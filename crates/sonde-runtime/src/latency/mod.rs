@@ -4,24 +4,20 @@
 //! Modes: UDP request/response to a sonde server ([`transports`], answered by
 //! [`responder::Responder`] inside `sonde server`), ICMP echo to any host (RFC 792 / RFC 4443),
 //! TCP handshake times to any TCP service and request/response transactions on one TCP
-//! connection to a sonde server ([`tcp`]). [`load`] runs latency under load (RRUL) and the
-//! IPv4/IPv6 comparison on top.
+//! connection to a sonde server ([`tcp`]). Latency under load (`crate::rrul`) and the IPv4/IPv6
+//! comparison (`crate::compare_ip`) are suites on top.
 //!
 //! The schedule is absolute (probe n is due at start + n × interval, so delays never
 //! accumulate) and kept by sleeping until ~200 µs before the due time, then spinning: a 1 ms
 //! interval keeps a schedule error of a few microseconds where a plain sleep overshoots by
 //! 50-100 µs (irtt #4 reports 33 % on macOS).
 
-pub mod compare_ip;
-pub mod load;
-mod probe_rounds;
 mod prober;
 pub mod responder;
 mod run_state;
 pub mod tcp;
 mod transports;
 pub mod unanswered;
-pub mod uploads;
 
 pub use responder::Responder;
 

@@ -14,7 +14,7 @@
 //! `sonde_proto::probe_tag`), each sequence number once per session; the rest are dropped
 //! silently and counted, for a rate-limited log line.
 
-use crate::server::source_limit::SourceLimiter;
+use crate::serving::source_limit::SourceLimiter;
 use sonde_platform::timestamp;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
 use sonde_proto::probe_tag::{ProbeKey, ReplayWindow};
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_source_over_its_limit_gets_no_answer() {
-        use crate::server::source_limit::Rate;
+        use crate::serving::source_limit::Rate;
         let server = UdpSocket::bind("127.0.0.1:0").unwrap();
         let client = UdpSocket::bind("127.0.0.1:0").unwrap();
         client

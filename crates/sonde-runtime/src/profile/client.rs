@@ -2,10 +2,10 @@
 //! figures. Ctrl-C stops the senders early and still collects and reports what was measured.
 
 use super::workers::{ProfileStream, Workers};
-use crate::client::{
-    flush, open_control, open_data_stream, udp_handshake, unexpected, ClientConfig, OpenControl,
-};
+use crate::connect::{open_control, open_data_stream, udp_handshake, unexpected};
+use crate::connect::{ClientConfig, OpenControl};
 use crate::control_conn::ControlConn;
+use crate::control_wait::flush;
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use crate::sockets::ClientSockets;
@@ -61,40 +61,14 @@ impl ProfileConfig {
     }
 }
 
-/// Runs the profile; `note` receives progress lines for the user. Without `--clock-synced`
-/// the clocks' offset is measured first (see [`super::clock_offset`]) and sent with the
-/// request, so both ends correct their one-way delays by it.
-pub fn run(
+/// Runs the profile with the clocks as its request states them (synced, an offset already
+/// measured, or neither: delays above each stream's fastest datagram); `note` receives
+/// progress lines for the user. `crate::profile_run::run` measures the offset first.
+pub fn run_as_requested(
     cfg: &ProfileConfig,
     interrupt: &AtomicBool,
     note: &mut dyn FnMut(String),
 ) -> ProfileOutcome {
-    let mut measured;
-    let mut cfg = cfg;
-    if !cfg.request.clock_synced && cfg.request.clock_offset.is_none() {
-        measured = cfg.clone();
-        match super::clock_offset::measure(
-            &cfg.host,
-            cfg.port,
-            cfg.family,
-            cfg.local.psk.as_ref(),
-            interrupt,
-        ) {
-            Ok(o) => {
-                note(format!(
-                    "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
-                    o.offset_ns as f64 / 1e6,
-                    o.uncertainty_ns as f64 / 1e6,
-                    o.probes
-                ));
-                measured.request.clock_offset = Some(o);
-            }
-            Err(e) => note(format!(
-                "{e}; one-way delays will be given above each stream's fastest datagram"
-            )),
-        }
-        cfg = &measured;
-    }
     let ccfg = ClientConfig {
         host: cfg.host.clone(),
         port: cfg.port,

@@ -5,10 +5,11 @@
 //! stop, results): the request carries the profile (capability `profile`), the profile's
 //! streams are the test's UDP data streams in file order, and each end's results carry the
 //! figures of the streams it received. [`workers`] sends and counts; [`client`] drives a run;
-//! the server's side lives with its sessions.
+//! the server's side lives with its sessions. The clocks' offset, measured with the latency
+//! prober before a run, is the suite's part (`crate::profile_run`): this kind imports only
+//! the core.
 
 pub mod client;
-mod clock_offset;
 pub mod workers;
 
-pub use client::{run, ProfileConfig, ProfileOutcome};
+pub use client::{run_as_requested, ProfileConfig, ProfileOutcome};

@@ -9,7 +9,7 @@
 //! summary at most once a second, so a storm cannot flood the log either.
 
 use super::pending::{Fed, Key, Leaving, Pending, MAX_IDENTIFY_LEN};
-use super::source_limit::SourceLimiter;
+use crate::serving::source_limit::SourceLimiter;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use sonde_proto::preamble::Preamble;

@@ -10,11 +10,13 @@
 
 mod gate;
 mod pending;
-pub mod policy;
 mod registry;
 mod session;
-pub mod source_limit;
-pub mod source_slots;
+
+/// The server's configuration, its sinks and its admission rules, as every caller of
+/// [`Server::bind`] names them: the server is their public face (they live in the core's
+/// [`crate::serving`], shared with iperf3's sessions and the latency responder).
+pub use crate::serving::{policy, source_limit, source_slots, ServerConfig, SinkFactory};
 
 use crate::error::RunError;
 use gate::{Gate, Identified};
@@ -23,52 +25,11 @@ use socket2::{Domain, Protocol as SockProto, Socket, Type};
 use sonde_platform::poll;
 use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
-use sonde_stats::model::Event;
-use source_limit::{SourceLimiter, SourceLimits};
+use source_limit::SourceLimiter;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// How the server is configured.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    pub port: u16,
-    pub bind: Option<IpAddr>,
-    pub max_clients: Option<usize>,
-    pub max_duration_secs: Option<f64>,
-    pub max_bitrate: Option<u64>,
-    pub one_off: bool,
-    /// Interval for the server's own reports; None = use the client's.
-    pub interval_secs: Option<f64>,
-    /// With no `bind` address: serve IPv6 only (`-6`) instead of both families.
-    pub ipv6_only: bool,
-    /// A test whose data stops arriving this long while the server receives fails
-    /// (`--rcv-timeout`); None waits up to the test's time limit.
-    pub rcv_timeout: Option<Duration>,
-    /// Listen with Multipath TCP (`-m`); plain TCP clients are served as before.
-    pub mptcp: bool,
-    /// `--idle-timeout`: with `one_off`, stop when no client came for this long; otherwise
-    /// log the idle time and go on.
-    pub idle_timeout: Option<Duration>,
-    /// Per-source rates of connections, tests and latency probes.
-    pub source_limits: SourceLimits,
-    /// Who may run tests: sonde's pre-shared key, iperf3's RSA tokens (none by default).
-    pub auth: crate::auth::ServerAuth,
-}
-
-impl ServerConfig {
-    /// The limits this configuration puts on each test (for both protocols).
-    pub fn limits(&self) -> policy::Limits {
-        policy::Limits {
-            max_duration_secs: self.max_duration_secs,
-            max_bitrate: self.max_bitrate,
-        }
-    }
-}
-
-/// Creates the event sink for one test, given a label for the client.
-pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
 
 /// At most one log line per this long about probes left unanswered by the per-source limit
 /// or dropped for their key tag.
@@ -344,7 +305,7 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
                 source_refusal: &|p| shared.test_rate_refusal(p),
                 sessions: &shared.sessions,
             };
-            crate::iperf3::server::handle_foreign(stream, peer, bytes, seq, &ctx);
+            crate::iperf3::accept::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
         Preamble::Data { cookie, stream_id } => {
             if !shared.registry.route_tcp(&cookie, stream_id, stream) {

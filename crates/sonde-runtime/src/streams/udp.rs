@@ -406,17 +406,8 @@ fn receive_loop(
         if !poll::readable(sock, SLICE)? {
             continue;
         }
-        let n = {
-            let mut bufs: Vec<IoSliceMut<'_>> =
-                storage.chunks_mut(seg).map(IoSliceMut::new).collect();
-            match state.recv(sock.into(), &mut bufs, &mut meta) {
-                Ok(n) => n,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                    continue
-                }
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
-                Err(e) => return Err(e),
-            }
+        let Some(n) = recv_batch(&state, sock, &mut storage, seg, &mut meta)? else {
+            continue;
         };
         let user_arrival = now_ns();
         let read_wall = timestamp::realtime_ns();
@@ -461,17 +452,56 @@ fn receive_loop(
             }
         }
         let bytes = tracker.counters().bytes;
-        shared.bytes.store(bytes, Ordering::Relaxed);
-        if bytes > 0 {
-            shared.data_read(
-                arrived_before_read(first_data_wall, read_wall),
-                arrived_before_read(last_data_wall, read_wall),
-                user_arrival,
-            );
-        } else {
-            // Only hellos so far: not data, so not the stream's first arrival.
-            shared.last_rx_ns.store(user_arrival, Ordering::Relaxed);
-        }
+        batch_read(
+            shared,
+            bytes,
+            (first_data_wall, last_data_wall),
+            read_wall,
+            user_arrival,
+        );
+    }
+}
+
+/// One `recvmmsg` (or GRO read) into `storage`'s `seg`-byte slots: how many it filled, or
+/// None when the socket had nothing after all or refused (an ICMP error about an earlier
+/// datagram).
+#[inline]
+fn recv_batch(
+    state: &UdpSocketState,
+    sock: &UdpSocket,
+    storage: &mut [u8],
+    seg: usize,
+    meta: &mut [RecvMeta],
+) -> std::io::Result<Option<usize>> {
+    let mut bufs: Vec<IoSliceMut<'_>> = storage.chunks_mut(seg).map(IoSliceMut::new).collect();
+    match state.recv(sock.into(), &mut bufs, meta) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// After a batch: the stream's byte count, and when its data was read (`first`, `last`: the
+/// kernel times of the batch's first and last data datagrams, `read_wall` the read's).
+#[inline]
+fn batch_read(
+    shared: &StreamShared,
+    bytes: u64,
+    (first, last): (Option<u64>, Option<u64>),
+    read_wall: u64,
+    user_arrival: u64,
+) {
+    shared.bytes.store(bytes, Ordering::Relaxed);
+    if bytes > 0 {
+        shared.data_read(
+            arrived_before_read(first, read_wall),
+            arrived_before_read(last, read_wall),
+            user_arrival,
+        );
+    } else {
+        // Only hellos so far: not data, so not the stream's first arrival.
+        shared.last_rx_ns.store(user_arrival, Ordering::Relaxed);
     }
 }
 

@@ -75,22 +75,7 @@ impl SessionRun<'_> {
                 break;
             }
             if let Some(st) = stamps.as_mut() {
-                tx_timestamp::drain(&sock, st, STAMPS_KEPT);
-                let range = next_id..next_id.saturating_add(count);
-                let mut mine: Vec<u64> = st
-                    .drain(..)
-                    .filter(|(id, _)| range.contains(id))
-                    .map(|(_, ns)| ns)
-                    .collect();
-                next_id = range.end;
-                if let Some(d) = Departure::of(train, &mut mine) {
-                    let report = emit_departure(&d);
-                    for _ in 0..2 {
-                        if sock.send(&report).is_ok() {
-                            next_id = next_id.saturating_add(1);
-                        }
-                    }
-                }
+                report_departure(&sock, st, train, count, &mut next_id);
             }
             let took = if acked {
                 start.elapsed()
@@ -133,7 +118,7 @@ impl SessionRun<'_> {
                 let _ = self.flush();
                 return Err(RunError::Interrupted);
             }
-            if let Some(m) = crate::coded::endpoint::poll_control(&mut self.conn)? {
+            if let Some(m) = self.conn.try_recv()? {
                 self.session
                     .handle(m)
                     .map_err(|e| RunError::Protocol(e.to_string()))?;
@@ -166,6 +151,34 @@ impl SessionRun<'_> {
                         return Ok(true);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Sends the departure report of train `train` (`count` datagrams), from the transmit stamps
+/// read so far into `stamps`; `next_id` is the stamp id of the train's first datagram, and
+/// after the call of whatever the socket sends next.
+fn report_departure(
+    sock: &UdpSocket,
+    stamps: &mut Vec<(u32, u64)>,
+    train: u32,
+    count: u32,
+    next_id: &mut u32,
+) {
+    tx_timestamp::drain(sock, stamps, STAMPS_KEPT);
+    let range = *next_id..next_id.saturating_add(count);
+    let mut mine: Vec<u64> = stamps
+        .drain(..)
+        .filter(|(id, _)| range.contains(id))
+        .map(|(_, ns)| ns)
+        .collect();
+    *next_id = range.end;
+    if let Some(d) = Departure::of(train, &mut mine) {
+        let report = emit_departure(&d);
+        for _ in 0..2 {
+            if sock.send(&report).is_ok() {
+                *next_id = next_id.saturating_add(1);
             }
         }
     }

@@ -43,7 +43,7 @@ impl SessionRun<'_> {
         let driven = {
             let (conn, session) = (&mut self.conn, &mut self.session);
             let mut watch = || -> Result<bool, RunError> {
-                if let Some(m) = crate::coded::endpoint::poll_control(conn)? {
+                if let Some(m) = conn.try_recv()? {
                     session
                         .handle(m)
                         .map_err(|e| RunError::Protocol(e.to_string()))?;

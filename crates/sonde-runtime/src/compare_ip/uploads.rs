@@ -7,9 +7,9 @@
 //! family would be no samples of the family: they share their run's conditions, and one busy
 //! moment made one family "better" with a confidence of 0.996.
 
-use super::load::{tcp_params, throughput};
 use super::probe_rounds::in_turns;
-use crate::client::ClientConfig;
+use crate::connect::ClientConfig;
+use crate::rrul::{tcp_params, throughput};
 use crate::sockets::ClientSockets;
 use sonde_platform::resolve::Family;
 use sonde_stats::model::Direction;

@@ -4,15 +4,17 @@
 //! Each latency figure and percentage comes from one place, the measure of the verdict, so a
 //! difference is told once: the `latency` and `throughput` comparisons of the document are
 //! the verdict's measures in short. The probes and the uploads alternate the families in rounds
-//! ([`super::probe_rounds`], [`super::uploads`]). `progress` hears of each phase as it starts
+//! (`probe_rounds`, [`uploads`]). `progress` hears of each phase as it starts
 //! (a [`ComparePhase`], data: the command words it for its progress lines on stderr).
 
-use super::load::keyed;
-use super::probe_rounds::{round_count, run_probe_rounds};
-use super::unanswered::unanswered;
-use super::uploads::{run_uploads, UploadRounds, UploadTarget};
-use super::LatencyConfig;
+mod probe_rounds;
+pub mod uploads;
+
 use crate::dual_stack::{run_btc, run_capacity, run_sizes, BtcPlan, SizesPlan};
+use crate::latency::unanswered::unanswered;
+use crate::latency::LatencyConfig;
+use crate::rrul::keyed;
+use probe_rounds::{round_count, run_probe_rounds};
 use sonde_platform::host::software;
 use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::dual_stack::{self, BtcFamily, CapacityFamily, SizeRow};
@@ -25,6 +27,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use uploads::{run_uploads, UploadRounds, UploadTarget};
 
 /// A phase of `sonde compare-ip` as it starts, what [`run_compare`]'s `progress` hears; its
 /// [`fmt::Display`] is the progress line's words ("latency: round 1 of 4, ...").
@@ -138,7 +141,7 @@ fn family_result(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Famil
     r
 }
 
-/// The families' latency from the probe rounds (see [`super::probe_rounds`]); each family's
+/// The families' latency from the probe rounds (see `probe_rounds`); each family's
 /// RTT samples.
 fn probe_families(
     cfg: &CompareConfig,

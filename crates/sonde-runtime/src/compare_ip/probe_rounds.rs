@@ -6,8 +6,8 @@
 //! instead, IPv4 first in even rounds and IPv6 first in odd ones (ABBA), and each family's
 //! rounds are pooled: both families are sampled over the same span of time.
 
-use super::load::probe_quietly;
-use super::LatencyConfig;
+use crate::latency::{LatencyConfig, LatencyOutcome};
+use crate::rrul::probe_quietly;
 use sonde_stats::latency::model::LatencySummary;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,7 +80,7 @@ pub(super) fn in_turns(
     }
 }
 
-fn add_round(fam: &mut FamilyProbes, out: super::LatencyOutcome) {
+fn add_round(fam: &mut FamilyProbes, out: LatencyOutcome) {
     fam.samples_ms.extend(out.rtt_sample_ms);
     if let Some(s) = &out.summary {
         fam.sent += s.loss.sent;

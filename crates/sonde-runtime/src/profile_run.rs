@@ -1,5 +1,7 @@
-//! The clock offset between client and server, measured just before a profile runs.
+//! `sonde profile run` as the user runs it: a suite of two kinds, the latency prober for the
+//! clocks' offset and then the profile itself ([`crate::profile`]) with that offset.
 //!
+//! The clock offset between client and server is measured just before a profile runs.
 //! A profile's datagrams carry the sender's wall-clock stamp and the receiver subtracts it
 //! from its own receive time: that is a one-way delay only when both clocks agree. Without
 //! `--clock-synced` the client first sends a short burst of round-trip probes to the server's
@@ -10,6 +12,7 @@
 //! the run goes on with delays above each stream's fastest datagram, labelled as such.
 
 use crate::latency::{self, LatencyConfig};
+use crate::profile::{run_as_requested, ProfileConfig, ProfileOutcome};
 use sonde_platform::resolve::Family;
 use sonde_profile::result::ClockOffset;
 use sonde_stats::latency::model::OneWayBasis;
@@ -21,8 +24,45 @@ const PROBES: u64 = 30;
 /// Time between probes: the burst takes about a third of a second.
 const SPACING: Duration = Duration::from_millis(10);
 
+/// Runs the profile; `note` receives progress lines for the user. Without `--clock-synced`
+/// the clocks' offset is measured first (see `measure`) and sent with the request, so
+/// both ends correct their one-way delays by it.
+pub fn run(
+    cfg: &ProfileConfig,
+    interrupt: &AtomicBool,
+    note: &mut dyn FnMut(String),
+) -> ProfileOutcome {
+    let mut measured;
+    let mut cfg = cfg;
+    if !cfg.request.clock_synced && cfg.request.clock_offset.is_none() {
+        measured = cfg.clone();
+        match measure(
+            &cfg.host,
+            cfg.port,
+            cfg.family,
+            cfg.local.psk.as_ref(),
+            interrupt,
+        ) {
+            Ok(o) => {
+                note(format!(
+                    "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
+                    o.offset_ns as f64 / 1e6,
+                    o.uncertainty_ns as f64 / 1e6,
+                    o.probes
+                ));
+                measured.request.clock_offset = Some(o);
+            }
+            Err(e) => note(format!(
+                "{e}; one-way delays will be given above each stream's fastest datagram"
+            )),
+        }
+        cfg = &measured;
+    }
+    run_as_requested(cfg, interrupt, note)
+}
+
 /// Estimates the offset of `host:port`'s clock from this host's; an error says why not.
-pub(crate) fn measure(
+fn measure(
     host: &str,
     port: u16,
     family: Family,

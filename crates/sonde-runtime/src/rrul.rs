@@ -1,14 +1,15 @@
-//! Latency under load (`sonde rrul`, after flent's RRUL test), built from the latency prober
+//! Latency under load (`sonde rrul`, after flent's RRUL test): a suite of the latency prober
 //! and the throughput client; the IPv4/IPv6 comparison (`sonde compare-ip`, in
-//! [`super::compare_ip`]) shares its probe and load runners.
+//! [`crate::compare_ip`]) shares its probe and load runners.
 //!
 //! RRUL: an idle phase, then UDP probes while N TCP streams saturate the download, then the
 //! upload, then both; each phase reports the goodput and how much the median and p99 RTT grew
 //! over idle (the bufferbloat figure).
 
-use super::unanswered::unanswered;
-use super::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
-use crate::client::{self, ClientConfig};
+use crate::client;
+use crate::connect::ClientConfig;
+use crate::latency::unanswered::unanswered;
+use crate::latency::{run as run_latency, LatencyConfig, LatencyError, LatencyOutcome};
 use sonde_platform::host::software;
 use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
@@ -31,7 +32,7 @@ pub struct RrulConfig {
     pub connect_timeout: Duration,
 }
 
-pub(super) fn tcp_params(
+pub(crate) fn tcp_params(
     direction: Direction,
     streams: u32,
     secs: f64,
@@ -48,7 +49,7 @@ pub(super) fn tcp_params(
 }
 
 /// Goodput of a throughput run.
-pub(super) struct Load {
+pub(crate) struct Load {
     pub download_bps: Option<f64>,
     pub upload_bps: Option<f64>,
     pub error: Option<String>,
@@ -65,7 +66,7 @@ impl Load {
     }
 }
 
-pub(super) fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load {
+pub(crate) fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load {
     let outcome = client::run(&cfg, &interrupt, &mut |_: Event| {});
     let mut load = Load {
         download_bps: None,
@@ -85,7 +86,7 @@ pub(super) fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load 
     load
 }
 
-pub(super) fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> LatencyOutcome {
+pub(crate) fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> LatencyOutcome {
     run_latency(cfg, interrupt, &mut |_ev: LatencyEvent| {})
 }
 
@@ -108,7 +109,7 @@ pub fn run_rrul(
     interrupt: &Arc<AtomicBool>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RrulResult, LatencyError> {
-    let peer = super::target(&cfg.probe, interrupt)?;
+    let peer = crate::latency::target(&cfg.probe, interrupt)?;
     let probe = phase_probe(cfg, peer);
     let mut result = RrulResult {
         version: software(),
@@ -242,7 +243,7 @@ fn start_load(
 }
 
 /// The load's sockets: the probes' key answers the server's challenge.
-pub(super) fn keyed(probe: &LatencyConfig) -> crate::sockets::ClientSockets {
+pub(crate) fn keyed(probe: &LatencyConfig) -> crate::sockets::ClientSockets {
     crate::sockets::ClientSockets {
         psk: probe.psk.clone(),
         ..Default::default()
@@ -274,5 +275,3 @@ fn phase_result(
         latency: summary,
     }
 }
-
-pub use super::compare_ip::{run_compare, CompareConfig, ComparePhase};
