@@ -187,6 +187,39 @@ impl Running {
             log(&format!("cannot list the new peers in the run: {e}"));
         }
     }
+
+    /// The peers `job`'s entry stands for now; none when the entry is gone or its name gave no
+    /// address (then accounted as a failed run). Members that left lose their series.
+    fn resolve(
+        &mut self,
+        job: Job,
+        port: u16,
+        books: &mut Books,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Option<Vec<Peer>> {
+        let entry = self.cfg.peers.get(job.peer)?;
+        let mut left = Vec::new();
+        let due = self
+            .targets
+            .due(entry, job, port, &mut left, books.log, interrupt);
+        for gone in left {
+            books.metrics.forget_peer(&gone.label, gone.family);
+            self.measured.remove(&gone.label);
+        }
+        match due {
+            Due::Peers(p) => {
+                if entry.every_address {
+                    let (label, n) = (entry.label(), p.len());
+                    warn_long_round(&self.cfg, label, job.kind, n, &mut self.warned, books.log);
+                }
+                Some(p)
+            }
+            Due::Unresolved(error) => {
+                books.account(&crate::runner::not_started(entry, job, error));
+                None
+            }
+        }
+    }
 }
 
 fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
@@ -260,178 +293,253 @@ pub fn run(opts: AgentOptions, interrupt: Arc<AtomicBool>) -> Result<AgentTotals
     // Before the agent's threads start: each further malloc arena would stay resident for
     // the life of the process (sonde_platform::memory).
     sonde_platform::memory::limit_allocator_arenas(sonde_platform::memory::LONG_RUNNING_ARENAS);
+    let mut up = Started::start(&opts, &interrupt)?;
     let cfg = &opts.config;
-    let log = opts.log.clone();
-    check_peer_keys(cfg)?;
-    let server_cfg = cfg.server.server_config(cfg.listen_port)?;
-    let seed = cfg.seed.unwrap_or_else(default_seed);
-    let started_unix = now_unix();
-    let mut recorder = Recorder::open(
-        cfg,
-        &opts.config_text,
-        &opts.sonde_version,
-        seed,
-        started_unix,
-    )?;
-    let metrics = Arc::new(Metrics::with_process(started_unix));
-    let http = opts
-        .metrics
-        .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
-        .transpose()?;
-    let (port, server) = start_server(server_cfg, interrupt.clone(), log.clone())?;
-    log(&format!(
-        "serving tests on port {port}; {} peers; results of agent {:?} to {} (run {}){}",
-        cfg.peers.len(),
-        cfg.agent_name(),
-        cfg.store.display(),
-        recorder.run_id(),
-        http.as_ref()
-            .map(|h| format!("; metrics on http://{}/metrics", h.addr()))
-            .unwrap_or_default()
-    ));
-    let syncer = cfg
-        .store_url
-        .as_ref()
-        .map(|url| {
-            let plan = SyncPlan {
-                local: cfg.store.clone(),
-                url: url.clone(),
-                every: Duration::from_secs_f64(cfg.sync_every_secs),
-            };
-            Syncer::start(plan, metrics.clone(), log.clone())
-        })
-        .transpose()
-        .map_err(AgentError::Thread)?;
-    let mut retention = cfg.retain_days.map(Retention::new);
-    let mut state = Running {
-        cfg: cfg.clone(),
-        schedule: Schedule::new(&pairs(cfg), cfg.jitter, seed),
-        targets: Targets::new(cfg.peers.len(), seed),
-        measured: HashMap::new(),
-        warned: HashMap::new(),
-    };
     let mut totals = AgentTotals::default();
-    let mut inflight = InFlight::default();
-    let mut books = Books {
-        totals: &mut totals,
-        metrics: &metrics,
-        recorder: &mut recorder,
-        syncer: syncer.as_ref(),
-        log: &*log,
+    let mut agent = Loop {
+        state: Running {
+            cfg: cfg.clone(),
+            schedule: Schedule::new(&pairs(cfg), cfg.jitter, up.seed),
+            targets: Targets::new(cfg.peers.len(), up.seed),
+            measured: HashMap::new(),
+            warned: HashMap::new(),
+        },
+        inflight: InFlight::default(),
+        retention: cfg.retain_days.map(Retention::new),
+        books: Books {
+            totals: &mut totals,
+            metrics: &up.metrics,
+            recorder: &mut up.recorder,
+            syncer: up.syncer.as_ref(),
+            log: &*opts.log,
+        },
+        reload: opts.reload.as_ref(),
+        port: up.port,
+        interrupt: &interrupt,
+        start: Instant::now(),
     };
-    let start = Instant::now();
-    while !interrupt.load(Ordering::Relaxed) {
-        for o in inflight.ended() {
-            books.account(&o);
+    agent.run();
+    up.stop(&opts);
+    Ok(totals)
+}
+
+/// What the agent starts before its loop: the store, the metrics and their endpoint, the
+/// server, the copy to PostgreSQL.
+struct Started {
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    http: Option<MetricsServer>,
+    /// The port the server took.
+    port: u16,
+    server: std::thread::JoinHandle<()>,
+    syncer: Option<Syncer>,
+    seed: u64,
+}
+
+impl Started {
+    /// Checks the key files, then starts everything, and says so in one line.
+    fn start(opts: &AgentOptions, interrupt: &Arc<AtomicBool>) -> Result<Started, AgentError> {
+        let cfg = &opts.config;
+        let log = opts.log.clone();
+        check_peer_keys(cfg)?;
+        let server_cfg = cfg.server.server_config(cfg.listen_port)?;
+        let seed = cfg.seed.unwrap_or_else(default_seed);
+        let started_unix = now_unix();
+        let recorder = Recorder::open(
+            cfg,
+            &opts.config_text,
+            &opts.sonde_version,
+            seed,
+            started_unix,
+        )?;
+        let metrics = Arc::new(Metrics::with_process(started_unix));
+        let http = opts
+            .metrics
+            .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
+            .transpose()?;
+        let (port, server) = start_server(server_cfg, interrupt.clone(), log.clone())?;
+        log(&format!(
+            "serving tests on port {port}; {} peers; results of agent {:?} to {} (run {}){}",
+            cfg.peers.len(),
+            cfg.agent_name(),
+            cfg.store.display(),
+            recorder.run_id(),
+            http.as_ref()
+                .map(|h| format!("; metrics on http://{}/metrics", h.addr()))
+                .unwrap_or_default()
+        ));
+        let syncer = cfg
+            .store_url
+            .as_ref()
+            .map(|url| {
+                let plan = SyncPlan {
+                    local: cfg.store.clone(),
+                    url: url.clone(),
+                    every: Duration::from_secs_f64(cfg.sync_every_secs),
+                };
+                Syncer::start(plan, metrics.clone(), log.clone())
+            })
+            .transpose()
+            .map_err(AgentError::Thread)?;
+        Ok(Started {
+            recorder,
+            metrics,
+            http,
+            port,
+            server,
+            syncer,
+            seed,
+        })
+    }
+
+    /// Once the loop has ended: marks the run finished, makes the last copy to PostgreSQL
+    /// and waits for the server and the metrics endpoint to stop.
+    fn stop(self, opts: &AgentOptions) {
+        let log = &opts.log;
+        if let Err(e) = self.recorder.finish(now_unix()) {
+            log(&format!("cannot mark the run finished: {e}"));
         }
-        if let Some(r) = &opts.reload {
+        if let Some(s) = self.syncer {
+            if !s.stop() {
+                log(&format!(
+                    "stopping without the last copy to PostgreSQL: it did not end within {} s (a server that accepted and did not answer?); the results stay in {} and are copied by the agent's next start",
+                    crate::sync::STOP_GRACE.as_secs(),
+                    opts.config.store.display()
+                ));
+            }
+        }
+        let _ = self.server.join();
+        if let Some(h) = self.http {
+            h.join();
+        }
+    }
+}
+
+/// The schedule loop: its state, where outcomes go, and what it watches.
+struct Loop<'a> {
+    state: Running,
+    inflight: InFlight,
+    retention: Option<Retention>,
+    books: Books<'a>,
+    reload: Option<&'a Reload>,
+    /// The agent's own server port (an entry naming this agent is skipped).
+    port: u16,
+    interrupt: &'a Arc<AtomicBool>,
+    start: Instant,
+}
+
+impl Loop<'_> {
+    /// Turns until the interrupt flag is up; then the runs in flight end at once, with what
+    /// they measured.
+    fn run(&mut self) {
+        while !self.interrupt.load(Ordering::Relaxed) {
+            self.turn();
+        }
+        self.land_all();
+    }
+
+    /// One turn: lands what ended, reloads or prunes when due, then runs the job due or
+    /// waits for one.
+    fn turn(&mut self) {
+        for o in self.inflight.ended() {
+            self.books.account(&o);
+        }
+        if let Some(r) = self.reload {
             if r.requested.swap(false, Ordering::SeqCst) {
                 // A run in flight lands before its peer can be dropped from the metrics.
-                for o in inflight.drain() {
-                    books.account(&o);
-                }
-                state.reload(r, &metrics, &mut *books.recorder, start.elapsed(), &*log);
+                self.land_all();
+                let now = self.start.elapsed();
+                let books = &mut self.books;
+                self.state
+                    .reload(r, books.metrics, &mut *books.recorder, now, books.log);
             }
         }
-        let Running {
-            cfg,
-            schedule,
-            targets,
-            measured,
-            warned,
-        } = &mut state;
-        let cfg = &*cfg;
-        if let Some(r) = retention.as_mut() {
+        self.prune_if_due();
+        let now = self.start.elapsed();
+        let Some(job) = self.state.schedule.pop_due(now) else {
+            let wait = idle_wait(self.state.schedule.next_due(), now);
+            if let Some(o) = self.inflight.next(wait) {
+                self.books.account(&o);
+            }
+            return;
+        };
+        self.dispatch(job);
+    }
+
+    /// Lands every run in flight.
+    fn land_all(&mut self) {
+        for o in self.inflight.drain() {
+            self.books.account(&o);
+        }
+    }
+
+    fn prune_if_due(&mut self) {
+        if let Some(r) = self.retention.as_mut() {
             if r.due(Instant::now()) {
-                let copied = syncer.as_ref().map(Syncer::copied);
-                crate::retain::prune(r, now_unix(), copied, books.recorder, &metrics, &*log);
+                let b = &mut self.books;
+                let copied = b.syncer.map(Syncer::copied);
+                crate::retain::prune(r, now_unix(), copied, b.recorder, b.metrics, b.log);
             }
         }
-        let now = start.elapsed();
-        let Some(job) = schedule.pop_due(now) else {
-            let wait = schedule
-                .next_due()
-                .map_or(SLICE, |d| d.saturating_sub(now).min(SLICE));
-            if let Some(o) = inflight.next(wait.max(Duration::from_millis(1))) {
-                books.account(&o);
-            }
-            continue;
-        };
-        let Some(entry) = cfg.peers.get(job.peer) else {
-            continue;
-        };
-        let mut left = Vec::new();
-        let due = targets.due(entry, job, port, &mut left, &*log, &interrupt);
-        for gone in left {
-            metrics.forget_peer(&gone.label, gone.family);
-            measured.remove(&gone.label);
-        }
-        let peers = match due {
-            Due::Peers(p) => {
-                if entry.every_address {
-                    warn_long_round(cfg, entry.label(), job.kind, p.len(), warned, &*log);
-                }
-                p
-            }
-            Due::Unresolved(error) => {
-                books.account(&crate::runner::not_started(entry, job, error));
-                continue;
-            }
+    }
+
+    /// Runs `job` to each of its entry's peers: latency runs in flight, any other kind alone.
+    fn dispatch(&mut self, job: Job) {
+        let Some(peers) = self
+            .state
+            .resolve(job, self.port, &mut self.books, self.interrupt)
+        else {
+            return;
         };
         if job.kind != Kind::Latency {
             // Alone on the link: the latency runs in flight land first.
-            for o in inflight.drain() {
-                books.account(&o);
-            }
+            self.land_all();
         }
         for peer in &peers {
-            if interrupt.load(Ordering::Relaxed) {
+            if self.interrupt.load(Ordering::Relaxed) {
                 break;
             }
             if job.kind == Kind::Latency {
+                let state = &mut self.state;
                 fly(
                     peer,
                     job,
-                    cfg,
-                    &mut inflight,
-                    schedule,
-                    &mut books,
-                    &interrupt,
+                    &state.cfg,
+                    &mut self.inflight,
+                    &mut state.schedule,
+                    &mut self.books,
+                    self.interrupt,
                 );
                 continue;
             }
-            let known = measured.get(peer.label()).copied();
-            // A defect's panic is this run's failed outcome, not the agent's end.
-            let outcome = outcome_of(peer, job, || run_job(peer, job, cfg, known, &interrupt));
-            if let RunResult::Capacity(c) = &outcome.result {
-                measured.insert(peer.label().to_string(), c.bps as u64);
-            }
-            books.account(&outcome);
+            self.run_alone(peer, job);
         }
-        books.totals.skipped = schedule.skipped();
-        metrics.set_skipped(books.totals.skipped);
+        self.books.totals.skipped = self.state.schedule.skipped();
+        self.books.metrics.set_skipped(self.books.totals.skipped);
     }
-    // The flag is up: the runs in flight end at once, with what they measured.
-    for o in inflight.drain() {
-        books.account(&o);
-    }
-    if let Err(e) = recorder.finish(now_unix()) {
-        log(&format!("cannot mark the run finished: {e}"));
-    }
-    if let Some(s) = syncer {
-        if !s.stop() {
-            log(&format!(
-                "stopping without the last copy to PostgreSQL: it did not end within {} s (a server that accepted and did not answer?); the results stay in {} and are copied by the agent's next start",
-                crate::sync::STOP_GRACE.as_secs(),
-                opts.config.store.display()
-            ));
+
+    /// Runs a job other than latency to `peer` and accounts for it; a capacity figure becomes
+    /// the peer's throughput reference.
+    fn run_alone(&mut self, peer: &Peer, job: Job) {
+        let state = &mut self.state;
+        let known = state.measured.get(peer.label()).copied();
+        let (cfg, interrupt) = (&state.cfg, self.interrupt);
+        // A defect's panic is this run's failed outcome, not the agent's end.
+        let outcome = outcome_of(peer, job, || run_job(peer, job, cfg, known, interrupt));
+        if let RunResult::Capacity(c) = &outcome.result {
+            state
+                .measured
+                .insert(peer.label().to_string(), c.bps as u64);
         }
+        self.books.account(&outcome);
     }
-    let _ = server.join();
-    if let Some(h) = http {
-        h.join();
-    }
-    Ok(totals)
+}
+
+/// How long an idle turn waits for a run in flight to land: until the next job is due, at most
+/// [`SLICE`] (also without one), at least a millisecond.
+fn idle_wait(next_due: Option<Duration>, now: Duration) -> Duration {
+    let wait = next_due.map_or(SLICE, |d| d.saturating_sub(now).min(SLICE));
+    wait.max(Duration::from_millis(1))
 }
 
 /// Says once per member count when a round of `kind` over an `every_address` entry's
@@ -527,5 +635,23 @@ impl Books<'_> {
         // A test's buffers are freed by now; without this the allocator keeps them and the
         // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
         sonde_platform::memory::release_free_memory();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_turn_waits_until_the_next_job_at_most_a_slice() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // Due in 30 ms: wait 30 ms; due in 5 s, or nothing due: one slice.
+        assert_eq!(idle_wait(Some(s(10) + ms(30)), s(10)), ms(30));
+        assert_eq!(idle_wait(Some(s(15)), s(10)), SLICE);
+        assert_eq!(idle_wait(None, s(10)), SLICE);
+        // Overdue (popped next turn) or due now: still a millisecond, not a spin.
+        assert_eq!(idle_wait(Some(s(9)), s(10)), ms(1));
+        assert_eq!(idle_wait(Some(s(10)), s(10)), ms(1));
     }
 }

@@ -15,7 +15,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Metric, Registry, Unit};
 use std::sync::atomic::AtomicU64;
 
 /// Labels of per-peer series.
@@ -59,6 +59,116 @@ fn rtt_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(10e-6, 2.0, 20)
 }
 
+/// One series as the registry lists it: its name (the registry appends the unit's suffix, and
+/// `_total` to a counter's), its help text and its unit.
+struct Series {
+    name: &'static str,
+    help: &'static str,
+    unit: Option<Unit>,
+}
+
+impl Series {
+    const fn plain(name: &'static str, help: &'static str) -> Self {
+        Series {
+            name,
+            help,
+            unit: None,
+        }
+    }
+
+    const fn seconds(name: &'static str, help: &'static str) -> Self {
+        Series {
+            name,
+            help,
+            unit: Some(Unit::Seconds),
+        }
+    }
+}
+
+// Every series, in the order [`Metrics::new`] registers (and the exposition lists) them.
+const RTT: Series = Series::seconds(
+    "sonde_rtt",
+    "Round-trip times of the scheduled UDP latency probes",
+);
+const LATENCY_LOSS_RATIO: Series = Series::plain(
+    "sonde_latency_loss_ratio",
+    "Share of probes lost in the last latency run (0 to 1)",
+);
+const LATENCY_PROBES_SENT: Series =
+    Series::plain("sonde_latency_probes_sent", "Latency probes sent");
+const LATENCY_PROBES_LOST: Series =
+    Series::plain("sonde_latency_probes_lost", "Latency probes never answered");
+const THROUGHPUT: Series = Series::plain(
+    "sonde_throughput_bits_per_second",
+    "Received rate of the last scheduled throughput test, paced to the budget",
+);
+const UDP_LOSS_RATIO: Series = Series::plain(
+    "sonde_udp_loss_ratio",
+    "Share of datagrams lost in the last scheduled UDP throughput test (0 to 1)",
+);
+const UDP_JITTER: Series = Series::seconds(
+    "sonde_udp_jitter",
+    "Interarrival jitter (RFC 3550) at the end of the last scheduled UDP throughput test",
+);
+const UDP_DATAGRAMS: Series = Series::plain(
+    "sonde_udp_datagrams",
+    "Datagrams of scheduled UDP throughput tests, received or lost",
+);
+const UDP_DATAGRAMS_LOST: Series = Series::plain(
+    "sonde_udp_datagrams_lost",
+    "Datagrams of scheduled UDP throughput tests that never arrived",
+);
+const CAPACITY: Series = Series::plain(
+    "sonde_capacity_bits_per_second",
+    "Path capacity from the last packet-dispersion run (sustained rate)",
+);
+const PROFILE_WORST_LOSS: Series = Series::plain(
+    "sonde_profile_worst_stream_loss_ratio",
+    "Highest loss ratio of any stream in the last profile run (0 to 1)",
+);
+const TESTS: Series = Series::plain("sonde_tests", "Scheduled tests by kind and result");
+const SKIPPED_RUNS: Series = Series::plain(
+    "sonde_schedule_skipped_runs",
+    "Scheduled runs skipped because an earlier test outlasted their planned time, or the peer's last latency run was still going",
+);
+const SYNC_FAILURES: Series = Series::plain(
+    "sonde_store_sync_failures",
+    "Failed copies of the local results to PostgreSQL (store_url); 0 without it",
+);
+const UNSYNCED_TESTS: Series = Series::plain(
+    "sonde_store_unsynced_tests",
+    "Tests recorded locally since the last successful copy to PostgreSQL; 0 without it",
+);
+const PRUNED_TESTS: Series = Series::plain(
+    "sonde_store_pruned_tests",
+    "Tests deleted from the local store as older than retain_days; 0 without it",
+);
+const RELOADS: Series = Series::plain(
+    "sonde_config_reloads",
+    "Reloads of the configuration asked for (SIGHUP), by result",
+);
+const LAST_RELOAD_OK: Series = Series::plain(
+    "sonde_config_last_reload_successful",
+    "1 when the configuration running is the file's as last read, 0 when the last reload refused the file",
+);
+
+/// Registers `metric` as `series` in `registry`; the metric, to keep (a clone shares its
+/// values with the registered one).
+fn register<M: Metric + Clone>(registry: &mut Registry, series: &Series, metric: M) -> M {
+    match &series.unit {
+        Some(unit) => {
+            registry.register_with_unit(series.name, series.help, unit.clone(), metric.clone());
+        }
+        None => registry.register(series.name, series.help, metric.clone()),
+    }
+    metric
+}
+
+/// An RTT histogram of [`rtt_buckets`], as each peer's is made.
+fn rtt_histogram() -> Histogram {
+    Histogram::new(rtt_buckets())
+}
+
 /// Every series the agent exports, and the registry that encodes them.
 #[derive(Debug)]
 pub struct Metrics {
@@ -90,143 +200,33 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// An empty set of series, registered.
+    /// An empty set of series, registered in the order of the exposition (the table above).
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let rtt = Family::<PeerLabels, Histogram, fn() -> Histogram>::new_with_constructor(|| {
-            Histogram::new(rtt_buckets())
-        });
-        let loss_ratio = Family::<PeerLabels, FloatGauge>::default();
-        let probes_sent = Family::<PeerLabels, Counter>::default();
-        let probes_lost = Family::<PeerLabels, Counter>::default();
-        let throughput = Family::<ThroughputLabels, FloatGauge>::default();
-        let udp_loss_ratio = Family::<ThroughputLabels, FloatGauge>::default();
-        let udp_jitter = Family::<ThroughputLabels, FloatGauge>::default();
-        let udp_datagrams = Family::<ThroughputLabels, Counter>::default();
-        let udp_lost = Family::<ThroughputLabels, Counter>::default();
-        let capacity = Family::<PeerLabels, FloatGauge>::default();
-        let profile_loss = Family::<PeerLabels, FloatGauge>::default();
-        let tests = Family::<OutcomeLabels, Counter>::default();
-        let skipped = Counter::default();
-        let sync_failures = Counter::default();
-        let unsynced = Gauge::default();
-        let pruned = Counter::default();
-        let reloads = Family::<ReloadLabels, Counter>::default();
+        let r = &mut registry;
         // The configuration the agent started with loaded, or it would not have started.
         let last_reload_ok = Gauge::default();
         last_reload_ok.set(1);
-        registry.register_with_unit(
-            "sonde_rtt",
-            "Round-trip times of the scheduled UDP latency probes",
-            Unit::Seconds,
-            rtt.clone(),
-        );
-        registry.register(
-            "sonde_latency_loss_ratio",
-            "Share of probes lost in the last latency run (0 to 1)",
-            loss_ratio.clone(),
-        );
-        registry.register(
-            "sonde_latency_probes_sent",
-            "Latency probes sent",
-            probes_sent.clone(),
-        );
-        registry.register(
-            "sonde_latency_probes_lost",
-            "Latency probes never answered",
-            probes_lost.clone(),
-        );
-        registry.register(
-            "sonde_throughput_bits_per_second",
-            "Received rate of the last scheduled throughput test, paced to the budget",
-            throughput.clone(),
-        );
-        registry.register(
-            "sonde_udp_loss_ratio",
-            "Share of datagrams lost in the last scheduled UDP throughput test (0 to 1)",
-            udp_loss_ratio.clone(),
-        );
-        registry.register_with_unit(
-            "sonde_udp_jitter",
-            "Interarrival jitter (RFC 3550) at the end of the last scheduled UDP throughput test",
-            Unit::Seconds,
-            udp_jitter.clone(),
-        );
-        registry.register(
-            "sonde_udp_datagrams",
-            "Datagrams of scheduled UDP throughput tests, received or lost",
-            udp_datagrams.clone(),
-        );
-        registry.register(
-            "sonde_udp_datagrams_lost",
-            "Datagrams of scheduled UDP throughput tests that never arrived",
-            udp_lost.clone(),
-        );
-        registry.register(
-            "sonde_capacity_bits_per_second",
-            "Path capacity from the last packet-dispersion run (sustained rate)",
-            capacity.clone(),
-        );
-        registry.register(
-            "sonde_profile_worst_stream_loss_ratio",
-            "Highest loss ratio of any stream in the last profile run (0 to 1)",
-            profile_loss.clone(),
-        );
-        registry.register(
-            "sonde_tests",
-            "Scheduled tests by kind and result",
-            tests.clone(),
-        );
-        registry.register(
-            "sonde_schedule_skipped_runs",
-            "Scheduled runs skipped because an earlier test outlasted their planned time, or the peer's last latency run was still going",
-            skipped.clone(),
-        );
-        registry.register(
-            "sonde_store_sync_failures",
-            "Failed copies of the local results to PostgreSQL (store_url); 0 without it",
-            sync_failures.clone(),
-        );
-        registry.register(
-            "sonde_store_unsynced_tests",
-            "Tests recorded locally since the last successful copy to PostgreSQL; 0 without it",
-            unsynced.clone(),
-        );
-        registry.register(
-            "sonde_store_pruned_tests",
-            "Tests deleted from the local store as older than retain_days; 0 without it",
-            pruned.clone(),
-        );
-        registry.register(
-            "sonde_config_reloads",
-            "Reloads of the configuration asked for (SIGHUP), by result",
-            reloads.clone(),
-        );
-        registry.register(
-            "sonde_config_last_reload_successful",
-            "1 when the configuration running is the file's as last read, 0 when the last reload refused the file",
-            last_reload_ok.clone(),
-        );
         Self {
+            rtt: register(r, &RTT, Family::new_with_constructor(rtt_histogram)),
+            loss_ratio: register(r, &LATENCY_LOSS_RATIO, Family::default()),
+            probes_sent: register(r, &LATENCY_PROBES_SENT, Family::default()),
+            probes_lost: register(r, &LATENCY_PROBES_LOST, Family::default()),
+            throughput: register(r, &THROUGHPUT, Family::default()),
+            udp_loss_ratio: register(r, &UDP_LOSS_RATIO, Family::default()),
+            udp_jitter: register(r, &UDP_JITTER, Family::default()),
+            udp_datagrams: register(r, &UDP_DATAGRAMS, Family::default()),
+            udp_lost: register(r, &UDP_DATAGRAMS_LOST, Family::default()),
+            capacity: register(r, &CAPACITY, Family::default()),
+            profile_loss: register(r, &PROFILE_WORST_LOSS, Family::default()),
+            tests: register(r, &TESTS, Family::default()),
+            skipped: register(r, &SKIPPED_RUNS, Counter::default()),
+            sync_failures: register(r, &SYNC_FAILURES, Counter::default()),
+            unsynced: register(r, &UNSYNCED_TESTS, Gauge::default()),
+            pruned: register(r, &PRUNED_TESTS, Counter::default()),
+            reloads: register(r, &RELOADS, Family::default()),
+            last_reload_ok: register(r, &LAST_RELOAD_OK, last_reload_ok),
             registry,
-            rtt,
-            loss_ratio,
-            probes_sent,
-            probes_lost,
-            throughput,
-            udp_loss_ratio,
-            udp_jitter,
-            udp_datagrams,
-            udp_lost,
-            capacity,
-            profile_loss,
-            tests,
-            skipped,
-            sync_failures,
-            unsynced,
-            pruned,
-            reloads,
-            last_reload_ok,
         }
     }
 
@@ -485,6 +485,37 @@ mod tests {
         assert!(
             text.contains("sonde_tests_total{peer=\"c\",family=\"ipv4\",test=\"capacity\",result=\"failed\"} 1"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_series_is_registered_with_its_help_and_unit() {
+        let mut registry = Registry::default();
+        let jitter: Gauge = register(
+            &mut registry,
+            &Series::seconds("sonde_x_jitter", "Jitter, as a test"),
+            Gauge::default(),
+        );
+        let runs: Counter = register(
+            &mut registry,
+            &Series::plain("sonde_x_runs", "Runs, as a test"),
+            Counter::default(),
+        );
+        // The kept clones share their values with the registered metrics.
+        jitter.set(3);
+        runs.inc_by(2);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        assert_eq!(
+            text,
+            "# HELP sonde_x_jitter_seconds Jitter, as a test.\n\
+             # TYPE sonde_x_jitter_seconds gauge\n\
+             # UNIT sonde_x_jitter_seconds seconds\n\
+             sonde_x_jitter_seconds 3\n\
+             # HELP sonde_x_runs Runs, as a test.\n\
+             # TYPE sonde_x_runs counter\n\
+             sonde_x_runs_total 2\n\
+             # EOF\n"
         );
     }
 }

@@ -20,7 +20,7 @@ use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
-use sonde_stats::model::{Direction, Event, Protocol};
+use sonde_stats::model::{Direction, DirectionSummary, Event, Protocol};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -206,20 +206,7 @@ pub fn run_throughput(
         port: peer.port,
         family: family(peer.family),
         cport: None,
-        params: sonde_proto::message::TestParams {
-            duration_secs: task.duration_secs,
-            protocol: match task.protocol {
-                ThroughputProtocol::Tcp => Protocol::Tcp,
-                ThroughputProtocol::Udp => Protocol::Udp,
-            },
-            direction,
-            bitrate: paced,
-            length: match task.protocol {
-                ThroughputProtocol::Tcp => paced_write_len(paced),
-                ThroughputProtocol::Udp => UDP_LEN,
-            },
-            ..Default::default()
-        },
+        params: throughput_params(task, direction, paced),
         connect_timeout: CONNECT_TIMEOUT,
         local: sockets_with(key),
         rcv_timeout: Some(RCV_TIMEOUT),
@@ -236,41 +223,65 @@ pub fn run_throughput(
         out.family = f.into();
     }
     if let Some(s) = &outcome.summary {
-        let received_bps = s
-            .directions
-            .iter()
-            .filter_map(|d| {
-                let dir = if d.client_sends { "upload" } else { "download" };
-                Some((dir, d.received.as_ref()?.bits_per_second))
-            })
-            .collect();
-        let udp = s
-            .directions
-            .iter()
-            .filter_map(|d| {
-                let dir = if d.client_sends { "upload" } else { "download" };
-                let u = d.received.as_ref()?.udp_received.as_ref()?;
-                Some((
-                    dir,
-                    UdpFigures {
-                        packets: u.packets,
-                        lost: u.lost,
-                        jitter_ms: u.jitter_ms,
-                    },
-                ))
-            })
-            .collect();
-        out.result = RunResult::Throughput(ThroughputFigures {
-            paced_bps: paced,
-            received_bps,
-            udp,
-        });
+        out.result = RunResult::Throughput(throughput_figures(&s.directions, paced));
     }
     if let Some(e) = outcome.error {
         out.error = Some(e.to_string());
     }
     out.document = Some(serde_json::json!({ "start": start, "end": outcome.summary }));
     out
+}
+
+/// A throughput test's parameters: the task's length and protocol, one direction of data at
+/// `paced` bits/s, each write or datagram of the size that pacing takes.
+fn throughput_params(
+    task: &ThroughputTask,
+    direction: Direction,
+    paced: u64,
+) -> sonde_proto::message::TestParams {
+    sonde_proto::message::TestParams {
+        duration_secs: task.duration_secs,
+        protocol: match task.protocol {
+            ThroughputProtocol::Tcp => Protocol::Tcp,
+            ThroughputProtocol::Udp => Protocol::Udp,
+        },
+        direction,
+        bitrate: paced,
+        length: match task.protocol {
+            ThroughputProtocol::Tcp => paced_write_len(paced),
+            ThroughputProtocol::Udp => UDP_LEN,
+        },
+        ..Default::default()
+    }
+}
+
+/// What a throughput test's directions received, named `upload` (this agent sends) or
+/// `download`; a direction whose receiver's figures never arrived is left out.
+fn throughput_figures(directions: &[DirectionSummary], paced: u64) -> ThroughputFigures {
+    let name = |d: &DirectionSummary| if d.client_sends { "upload" } else { "download" };
+    let received_bps = directions
+        .iter()
+        .filter_map(|d| Some((name(d), d.received.as_ref()?.bits_per_second)))
+        .collect();
+    let udp = directions
+        .iter()
+        .filter_map(|d| {
+            let u = d.received.as_ref()?.udp_received.as_ref()?;
+            Some((
+                name(d),
+                UdpFigures {
+                    packets: u.packets,
+                    lost: u.lost,
+                    jitter_ms: u.jitter_ms,
+                },
+            ))
+        })
+        .collect();
+    ThroughputFigures {
+        paced_bps: paced,
+        received_bps,
+        udp,
+    }
 }
 
 /// Runs a capacity job: `sonde capacity`'s default plan (trains sent by the peer's server).
@@ -477,6 +488,55 @@ pub fn unknown(peer: &Peer, job: Job) -> RunOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn throughput_figures_name_each_direction_that_received() {
+        let view = |bps: f64, udp: Option<(u64, u64, f64)>| sonde_stats::model::EndView {
+            start: 0.0,
+            end: 10.0,
+            bytes: 0,
+            bits_per_second: bps,
+            tcp: None,
+            udp_sent_packets: None,
+            udp_received: udp.map(|(packets, lost, jitter_ms)| {
+                sonde_stats::model::UdpReceiveStats {
+                    packets,
+                    lost,
+                    lost_percent: 0.0,
+                    jitter_ms,
+                    out_of_order: 0,
+                    duplicates: 0,
+                }
+            }),
+        };
+        let directions = [
+            DirectionSummary {
+                client_sends: true,
+                sent: None,
+                received: Some(view(9e5, None)),
+            },
+            DirectionSummary {
+                client_sends: false,
+                sent: None,
+                received: Some(view(8e5, Some((200, 10, 0.5)))),
+            },
+            // Its receiver's figures never came: left out.
+            DirectionSummary {
+                client_sends: false,
+                sent: None,
+                received: None,
+            },
+        ];
+        let f = throughput_figures(&directions, 1_000_000);
+        assert_eq!(f.paced_bps, 1_000_000);
+        assert_eq!(f.received_bps, vec![("upload", 9e5), ("download", 8e5)]);
+        assert_eq!(f.udp.len(), 1);
+        let (name, u) = &f.udp[0];
+        assert_eq!(
+            (*name, u.packets, u.lost, u.jitter_ms),
+            ("download", 200, 10, 0.5)
+        );
+    }
 
     fn peer(name: &str) -> Peer {
         Peer {

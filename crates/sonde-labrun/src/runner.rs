@@ -236,9 +236,8 @@ pub fn run(
         .map_err(io_err(format!("creating {}", opts.out_dir.display())))?;
     let database = opts.out_dir.join(DATABASE);
     let mut store = Store::open(&database)?;
-    let mut remote = connect_remote(opts)?;
-    let mut synced = SyncOutcome::default();
-    let mut progress = open_progress(&mut store, loaded, opts.resume)?;
+    let remote = connect_remote(opts)?;
+    let progress = open_progress(&mut store, loaded, opts.resume)?;
     let to_run: Vec<&Run> = runs
         .iter()
         .filter(|r| !progress.done.contains(&r.id))
@@ -249,7 +248,7 @@ pub fn run(
         .map(test::estimate)
         .sum();
     obs.planned(runs.len(), to_run.len(), estimate);
-    let mut summary = RunSummary {
+    let summary = RunSummary {
         run: progress.run.unwrap_or(RunId(0)),
         database: database.clone(),
         total: runs.len(),
@@ -260,15 +259,20 @@ pub fn run(
         interrupted: false,
         remote: None,
     };
-    let mut settings_order: Vec<&str> = Vec::new();
-    for r in &to_run {
-        if !settings_order.contains(&r.settings.as_str()) {
-            settings_order.push(&r.settings);
-        }
-    }
-    for name in settings_order {
-        if interrupt.load(Ordering::Relaxed) {
-            summary.interrupted = true;
+    let mut m = MatrixRun {
+        loaded,
+        opts,
+        obs,
+        interrupt,
+        store,
+        remote,
+        synced: SyncOutcome::default(),
+        progress,
+        summary,
+    };
+    for name in settings_order(&to_run) {
+        if m.interrupt.load(Ordering::Relaxed) {
+            m.summary.interrupted = true;
             break;
         }
         let todo: Vec<&Run> = to_run
@@ -276,16 +280,58 @@ pub fn run(
             .copied()
             .filter(|r| r.settings == name)
             .collect();
+        if !m.setting(name, &todo)? {
+            break;
+        }
+    }
+    m.finish()
+}
+
+/// The settings of `to_run`, each once, in the order of their first test.
+fn settings_order<'a>(to_run: &[&'a Run]) -> Vec<&'a str> {
+    let mut order: Vec<&str> = Vec::new();
+    for r in to_run {
+        if !order.contains(&r.settings.as_str()) {
+            order.push(&r.settings);
+        }
+    }
+    order
+}
+
+/// A run of the matrix under way: where it records, and what it has done.
+struct MatrixRun<'a> {
+    loaded: &'a Loaded,
+    opts: &'a RunOptions,
+    obs: &'a mut dyn Observer,
+    interrupt: &'a AtomicBool,
+    store: Store,
+    remote: Option<Remote>,
+    /// What this run's copies to PostgreSQL wrote.
+    synced: SyncOutcome,
+    progress: Progress,
+    summary: RunSummary,
+}
+
+impl MatrixRun<'_> {
+    /// Runs setting `name`'s tests `todo` in its lab (recorded as failed when the lab cannot
+    /// be built); false when the run stops here (Ctrl-C).
+    fn setting(&mut self, name: &str, todo: &[&Run]) -> Result<bool, RunError> {
+        let (scenario, interrupt) = (&self.loaded.scenario, self.interrupt);
         let built = Lab::build(scenario, Some(name), LabOptions::default());
         if built.is_err() && interrupt.load(Ordering::Relaxed) {
             // Ctrl-C while the lab was being built: whatever stopped the build, its tests did
             // not fail, they were not run; `--resume` runs them.
-            summary.interrupted = true;
-            break;
+            self.summary.interrupted = true;
+            return Ok(false);
         }
-        let run_id = match (&built, progress.run) {
+        let run_id = match (&built, self.progress.run) {
             (_, Some(id)) => id,
-            (Ok(lab), None) => begin(&mut store, loaded, opts, lab.plan().map(|p| p.caps))?,
+            (Ok(lab), None) => begin(
+                &mut self.store,
+                self.loaded,
+                self.opts,
+                lab.plan().map(|p| p.caps),
+            )?,
             (Err(_), None) => {
                 // Nothing is recorded yet: a lab that cannot be built at all (missing
                 // tools, a taken name) is the run's error, not 40 failed tests.
@@ -294,31 +340,32 @@ pub fn run(
                 }));
             }
         };
-        progress.run = Some(run_id);
-        summary.run = run_id;
+        self.progress.run = Some(run_id);
+        self.summary.run = run_id;
         let lab = match built {
             Ok(lab) => lab,
             Err(e) => {
                 let reason = format!("the lab of settings {name:?} could not be built: {e}");
-                obs.setting_started(name, None, Some(&reason));
-                for r in todo {
-                    let rec = unbuilt_record(r, &reason);
-                    store.record_test(run_id, &rec)?;
-                    summary.failed += 1;
-                    obs.test_finished(r, &rec);
-                }
-                continue;
+                self.record_unbuilt(name, todo, run_id, &reason)?;
+                return Ok(true);
             }
         };
-        obs.setting_started(name, lab.plan(), None);
-        obs.namespaces(lab.prefix());
+        self.obs.setting_started(name, lab.plan(), None);
+        self.obs.namespaces(lab.prefix());
         let (records, report) = run_setting(
-            lab, scenario, opts, &todo, &mut store, run_id, obs, interrupt,
+            lab,
+            scenario,
+            self.opts,
+            todo,
+            &mut self.store,
+            run_id,
+            &mut *self.obs,
+            interrupt,
         )?;
         for rec in &records {
             match rec.status {
-                TestStatus::Ok => summary.ok += 1,
-                TestStatus::Failed => summary.failed += 1,
+                TestStatus::Ok => self.summary.ok += 1,
+                TestStatus::Failed => self.summary.failed += 1,
             }
         }
         if let Some(stats) = stage_stats(&report, records.len()) {
@@ -329,28 +376,52 @@ pub fn run(
                     r
                 })
                 .collect();
-            store.record_tests(run_id, &with)?;
+            self.store.record_tests(run_id, &with)?;
         }
-        obs.setting_finished(name, &report);
-        summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
+        self.obs.setting_finished(name, &report);
+        self.summary.remote = sync_remote(self.remote.as_mut(), &self.store, &mut self.synced);
         if interrupt.load(Ordering::Relaxed) {
-            summary.interrupted = true;
-            break;
+            self.summary.interrupted = true;
+            return Ok(false);
         }
+        Ok(true)
     }
-    let run_id = match progress.run {
-        Some(id) => id,
-        None => begin(&mut store, loaded, opts, None)?,
-    };
-    summary.run = run_id;
-    let status = if summary.interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Completed
-    };
-    store.finish_run(run_id, status, unix_now())?;
-    summary.remote = sync_remote(remote.as_mut(), &store, &mut synced);
-    Ok(summary)
+
+    /// Records each of `todo` as failed for `reason`: its setting's lab could not be built.
+    fn record_unbuilt(
+        &mut self,
+        name: &str,
+        todo: &[&Run],
+        run_id: RunId,
+        reason: &str,
+    ) -> Result<(), RunError> {
+        self.obs.setting_started(name, None, Some(reason));
+        for r in todo {
+            let rec = unbuilt_record(r, reason);
+            self.store.record_test(run_id, &rec)?;
+            self.summary.failed += 1;
+            self.obs.test_finished(r, &rec);
+        }
+        Ok(())
+    }
+
+    /// Marks the run completed or interrupted (beginning it first when no setting did) and
+    /// makes the last copy to PostgreSQL.
+    fn finish(mut self) -> Result<RunSummary, RunError> {
+        let run_id = match self.progress.run {
+            Some(id) => id,
+            None => begin(&mut self.store, self.loaded, self.opts, None)?,
+        };
+        self.summary.run = run_id;
+        let status = if self.summary.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+        self.store.finish_run(run_id, status, unix_now())?;
+        self.summary.remote = sync_remote(self.remote.as_mut(), &self.store, &mut self.synced);
+        Ok(self.summary)
+    }
 }
 
 /// The PostgreSQL database of `--store`, connected once now so that a wrong URL stops the
@@ -526,5 +597,18 @@ mod tests {
             Err(RunError::UnknownSettings { .. })
         ));
         assert_eq!(safe("loss 5/x"), "loss_5_x");
+    }
+
+    #[test]
+    fn settings_in_the_order_of_their_first_test() {
+        let q = sonde_emu::scenario::builtin("quick").expect("quick");
+        let runs = matrix(&q, &[]).unwrap_or_default();
+        let mut to_run: Vec<&Run> = runs.iter().collect();
+        assert_eq!(settings_order(&to_run).len(), 2);
+        to_run.reverse();
+        let order = settings_order(&to_run);
+        let last = runs.last().map(|r| r.settings.as_str());
+        assert_eq!(order.first().copied(), last);
+        assert!(order.iter().all(|s| runs.iter().any(|r| r.settings == *s)));
     }
 }

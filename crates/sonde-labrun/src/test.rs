@@ -168,7 +168,68 @@ fn failure(f: &exec::Finished, timeout: f64, doc: Option<&Value>, sonde: bool) -
 
 /// Runs `run` in `env` and returns its record, or `None` when `interrupt` stopped it.
 pub(crate) fn run_test(env: &TestEnv<'_>, run: &Run, interrupt: &AtomicBool) -> Option<TestRecord> {
-    let mut rec = TestRecord {
+    let mut rec = blank_record(env, run);
+    let Some(test) = env.scenario.test(&run.test) else {
+        rec.failure_reason = Some(format!("the scenario has no test {:?}", run.test));
+        return Some(rec);
+    };
+    let (client, server) = nodes(env.scenario, test);
+    let (ep, c_if, s_if) = match endpoints(env.lab, client, server) {
+        Ok(v) => v,
+        Err(e) => {
+            rec.failure_reason = Some(e);
+            return Some(rec);
+        }
+    };
+    let inv = Invocation::of(test, env.sonde_exe, &ep);
+    rec.kind = if inv.sonde { "sonde" } else { "command" }.into();
+    rec.protocol = inv.protocol();
+    rec.parameters = json!({
+        "argv": inv.shown(),
+        "client": client,
+        "server": server,
+        "server_address": ep.server4.to_string(),
+        "client_address": ep.client4.to_string(),
+        "timeout_secs": inv.timeout,
+        "seed": run.seed,
+    });
+    let counters = || {
+        (
+            read_counters(env.lab, client, &c_if),
+            read_counters(env.lab, server, &s_if),
+        )
+    };
+    let before = counters();
+    let arg_refs: Vec<&str> = inv.argv.iter().map(String::as_str).collect();
+    let cmd = match env.lab.command(client, &inv.program, &arg_refs) {
+        Ok(c) => c,
+        Err(e) => {
+            rec.failure_reason = Some(e.to_string());
+            return Some(rec);
+        }
+    };
+    rec.started_unix = unix_now();
+    let finished = exec::run(cmd, Duration::from_secs_f64(inv.timeout), interrupt);
+    rec.ended_unix = unix_now();
+    let finished = match finished {
+        Ok(f) if f.interrupted => return None,
+        Ok(f) => f,
+        Err(e) => {
+            let program = &inv.program;
+            rec.failure_reason = Some(format!("cannot start `ip netns exec ... {program}`: {e}"));
+            return Some(rec);
+        }
+    };
+    let after = counters();
+    rec.client.traffic = traffic(&c_if, before.0, after.0);
+    rec.server.traffic = traffic(&s_if, before.1, after.1);
+    finish_record(&mut rec, env, run, &finished, &inv);
+    Some(rec)
+}
+
+/// `run`'s record before it runs: failed, with no reason yet.
+fn blank_record(env: &TestEnv<'_>, run: &Run) -> TestRecord {
+    TestRecord {
         matrix_id: run.id.clone(),
         ordinal: u32::try_from(run.index).unwrap_or(u32::MAX),
         settings: run.settings.clone(),
@@ -188,82 +249,71 @@ pub(crate) fn run_test(env: &TestEnv<'_>, run: &Run, interrupt: &AtomicBool) -> 
         client: EndRecord::default(),
         server: EndRecord::default(),
         stage_stats: None,
-    };
-    let Some(test) = env.scenario.test(&run.test) else {
-        rec.failure_reason = Some(format!("the scenario has no test {:?}", run.test));
-        return Some(rec);
-    };
-    let (client, server) = nodes(env.scenario, test);
-    let (ep, c_if, s_if) = match endpoints(env.lab, client, server) {
-        Ok(v) => v,
-        Err(e) => {
-            rec.failure_reason = Some(e);
-            return Some(rec);
+    }
+}
+
+/// What a test runs: its program and arguments, placeholders filled, and its deadline.
+struct Invocation {
+    program: String,
+    argv: Vec<String>,
+    /// A sonde test (else a command of the scenario's).
+    sonde: bool,
+    timeout: f64,
+}
+
+impl Invocation {
+    fn of(test: &Test, sonde_exe: &Path, ep: &Endpoints) -> Invocation {
+        let (program, argv) = command_line(test, sonde_exe, ep);
+        let sonde = matches!(test.kind(), Some(TestKind::Sonde(_)));
+        let timeout = args::timeout_secs(test.timeout.map(|d| d.0.as_secs_f64()), &argv);
+        Invocation {
+            program,
+            argv,
+            sonde,
+            timeout,
         }
-    };
-    let (program, argv) = command_line(test, env.sonde_exe, &ep);
-    let sonde = matches!(test.kind(), Some(TestKind::Sonde(_)));
-    rec.kind = if sonde { "sonde" } else { "command" }.into();
-    let timeout = args::timeout_secs(test.timeout.map(|d| d.0.as_secs_f64()), &argv);
-    rec.protocol = if sonde {
-        args::protocol(&argv)
-    } else {
-        args::protocol(&[vec![program.clone()], argv.clone()].concat())
-    };
-    let shown: Vec<String> = if sonde {
-        std::iter::once("sonde".to_owned())
-            .chain(argv.iter().cloned())
+    }
+
+    /// The protocol the arguments (a command's program among them) ask for.
+    fn protocol(&self) -> Option<String> {
+        if self.sonde {
+            args::protocol(&self.argv)
+        } else {
+            args::protocol(&[vec![self.program.clone()], self.argv.clone()].concat())
+        }
+    }
+
+    /// The command line as the record shows it: `sonde` for the executable's path.
+    fn shown(&self) -> Vec<String> {
+        let program = if self.sonde { "sonde" } else { &self.program };
+        std::iter::once(program.to_owned())
+            .chain(self.argv.iter().cloned())
             .collect()
-    } else {
-        std::iter::once(program.clone())
-            .chain(argv.iter().cloned())
-            .collect()
-    };
-    rec.parameters = json!({
-        "argv": shown,
-        "client": client,
-        "server": server,
-        "server_address": ep.server4.to_string(),
-        "client_address": ep.client4.to_string(),
-        "timeout_secs": timeout,
-        "seed": run.seed,
-    });
-    let before = (
-        read_counters(env.lab, client, &c_if),
-        read_counters(env.lab, server, &s_if),
-    );
-    let arg_refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let cmd = match env.lab.command(client, &program, &arg_refs) {
-        Ok(c) => c,
-        Err(e) => {
-            rec.failure_reason = Some(e.to_string());
-            return Some(rec);
-        }
-    };
-    rec.started_unix = unix_now();
-    let finished = exec::run(cmd, Duration::from_secs_f64(timeout), interrupt);
-    rec.ended_unix = unix_now();
-    let finished = match finished {
-        Ok(f) if f.interrupted => return None,
-        Ok(f) => f,
-        Err(e) => {
-            rec.failure_reason = Some(format!("cannot start `ip netns exec ... {program}`: {e}"));
-            return Some(rec);
-        }
-    };
-    let after = (
-        read_counters(env.lab, client, &c_if),
-        read_counters(env.lab, server, &s_if),
-    );
-    let traffic = |iface: &str, b: Option<IfCounters>, a: Option<IfCounters>| {
-        Some(InterfaceTraffic {
-            interface: iface.to_owned(),
-            before: b?,
-            after: a?,
-        })
-    };
-    rec.client.traffic = traffic(&c_if, before.0, after.0);
-    rec.server.traffic = traffic(&s_if, before.1, after.1);
+    }
+}
+
+/// An interface's traffic over the test, when its counters were read before and after.
+fn traffic(
+    iface: &str,
+    before: Option<IfCounters>,
+    after: Option<IfCounters>,
+) -> Option<InterfaceTraffic> {
+    Some(InterfaceTraffic {
+        interface: iface.to_owned(),
+        before: before?,
+        after: after?,
+    })
+}
+
+/// Adds what the finished process printed (its result document, both ends' CPU) to `rec`,
+/// and whether it succeeded.
+fn finish_record(
+    rec: &mut TestRecord,
+    env: &TestEnv<'_>,
+    run: &Run,
+    finished: &exec::Finished,
+    inv: &Invocation,
+) {
     let text = String::from_utf8_lossy(&finished.stdout).into_owned();
     let doc: Option<Value> = serde_json::from_str(text.trim()).ok();
     if let Some(d) = &doc {
@@ -271,11 +321,10 @@ pub(crate) fn run_test(env: &TestEnv<'_>, run: &Run, interrupt: &AtomicBool) -> 
         rec.result_path = save_raw(env.out_dir, &run.id, &text);
         rec.result_json = Some(text);
     }
-    match failure(&finished, timeout, doc.as_ref(), sonde) {
+    match failure(finished, inv.timeout, doc.as_ref(), inv.sonde) {
         Some(reason) => rec.failure_reason = Some(reason),
         None => rec.status = TestStatus::Ok,
     }
-    Some(rec)
 }
 
 /// Writes the raw document beside the database; its path relative to `out_dir`, or `None`
@@ -292,6 +341,41 @@ fn save_raw(out_dir: &Path, matrix_id: &str, text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invocation_shows_sonde_and_tells_a_commands_protocol() {
+        let sonde = Invocation {
+            program: "/usr/bin/sonde".into(),
+            argv: vec!["latency".into(), "10.0.0.2".into()],
+            sonde: true,
+            timeout: 15.0,
+        };
+        assert_eq!(sonde.shown(), ["sonde", "latency", "10.0.0.2"]);
+        assert_eq!(sonde.protocol().as_deref(), Some("latency"));
+        // A command's protocol is told by its program too.
+        let command = Invocation {
+            program: "iperf3".into(),
+            argv: vec!["-c".into(), "10.0.0.2".into()],
+            sonde: false,
+            timeout: 15.0,
+        };
+        assert_eq!(command.shown(), ["iperf3", "-c", "10.0.0.2"]);
+        assert_eq!(command.protocol().as_deref(), Some("tcp"));
+    }
+
+    #[test]
+    fn traffic_needs_both_readings() {
+        let c = |rx: u64| IfCounters {
+            rx_packets: rx,
+            rx_bytes: rx * 100,
+            tx_packets: 0,
+            tx_bytes: 0,
+        };
+        let t = traffic("veth0", Some(c(1)), Some(c(5))).unwrap();
+        assert_eq!((t.interface.as_str(), t.after.rx_bytes), ("veth0", 500));
+        assert!(traffic("veth0", None, Some(c(5))).is_none());
+        assert!(traffic("veth0", Some(c(1)), None).is_none());
+    }
 
     #[test]
     fn cpu_from_documents() {

@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
+use crate::agents::AgentEnd;
 use crate::matrix::MeshMatrix;
 use crate::run::MeshSummary;
+use crate::scrape::Scrape;
 use crate::spec::{Family, LinkDirection, NodeLink};
 
 /// One impaired link as a line: `n03's link, both ways: delay 10ms, loss 5%`.
@@ -152,27 +154,7 @@ pub fn summary(s: &MeshSummary) -> String {
         t.push_str(&rtt_table(m, f));
         t.push_str(&loss_lines(m, f));
     }
-    let failed = m.failed_pairs();
-    let pairs = m.nodes.len() * m.nodes.len().saturating_sub(1) * m.families.len();
-    if failed.is_empty() {
-        let _ = writeln!(
-            t,
-            "\nall {pairs} ordered pairs x families measured at least once"
-        );
-    } else {
-        let _ = writeln!(
-            t,
-            "\n{} of {pairs} ordered pairs x families without a successful latency run:",
-            failed.len()
-        );
-        for (a, b, f) in failed {
-            let why = m
-                .cell(f, a, b)
-                .and_then(|c| c.last_error.clone())
-                .unwrap_or_else(|| "never run".into());
-            let _ = writeln!(t, "  {}->{} {}: {why}", m.nodes[a], m.nodes[b], f.as_str());
-        }
-    }
+    t.push_str(&pair_lines(m));
     let _ = writeln!(
         t,
         "throughput runs: {} ok, {} failed",
@@ -181,13 +163,52 @@ pub fn summary(s: &MeshSummary) -> String {
     for o in &s.outages {
         t.push_str(&outage_line(o));
     }
-    let answered = s.scrapes.iter().filter(|x| x.answered()).count();
+    t.push_str(&scrape_lines(&s.scrapes, s.peers_per_node));
+    t.push_str(&agent_lines(&s.agents));
+    for n in &s.notes {
+        let _ = writeln!(t, "note: {n}");
+    }
+    t
+}
+
+/// Whether every ordered pair measured over every family, or which did not and why.
+fn pair_lines(m: &MeshMatrix) -> String {
+    let mut t = String::new();
+    let failed = m.failed_pairs();
+    let pairs = m.nodes.len() * m.nodes.len().saturating_sub(1) * m.families.len();
+    if failed.is_empty() {
+        let _ = writeln!(
+            t,
+            "\nall {pairs} ordered pairs x families measured at least once"
+        );
+        return t;
+    }
+    let _ = writeln!(
+        t,
+        "\n{} of {pairs} ordered pairs x families without a successful latency run:",
+        failed.len()
+    );
+    for (a, b, f) in failed {
+        let why = m
+            .cell(f, a, b)
+            .and_then(|c| c.last_error.clone())
+            .unwrap_or_else(|| "never run".into());
+        let _ = writeln!(t, "  {}->{} {}: {why}", m.nodes[a], m.nodes[b], f.as_str());
+    }
+    t
+}
+
+/// How many endpoints answered at the end, and a line for each that did not or that lacked
+/// series for some of its `peers_per_node` peers.
+fn scrape_lines(scrapes: &[Scrape], peers_per_node: usize) -> String {
+    let mut t = String::new();
+    let answered = scrapes.iter().filter(|x| x.answered()).count();
     let _ = writeln!(
         t,
         "metrics: {answered} of {} endpoints answered at the end",
-        s.scrapes.len()
+        scrapes.len()
     );
-    for x in &s.scrapes {
+    for x in scrapes {
         if !x.answered() {
             let _ = writeln!(
                 t,
@@ -197,18 +218,23 @@ pub fn summary(s: &MeshSummary) -> String {
                     .clone()
                     .unwrap_or_else(|| format!("HTTP {:?}", x.status))
             );
-        } else if x.peers.len() < s.peers_per_node {
+        } else if x.peers.len() < peers_per_node {
             let _ = writeln!(
                 t,
                 "  {}: series for {} of {} peers",
                 x.url,
                 x.peers.len(),
-                s.peers_per_node
+                peers_per_node
             );
         }
     }
-    for a in s
-        .agents
+    t
+}
+
+/// A line for each agent that did not stop cleanly when asked.
+fn agent_lines(agents: &[AgentEnd]) -> String {
+    let mut t = String::new();
+    for a in agents
         .iter()
         .filter(|a| a.early || a.killed || a.code != Some(0))
     {
@@ -221,8 +247,60 @@ pub fn summary(s: &MeshSummary) -> String {
         };
         let _ = writeln!(t, "agent {}: {what} (exit code {:?})", a.node, a.code);
     }
-    for n in &s.notes {
-        let _ = writeln!(t, "note: {n}");
-    }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scrape(url: &str, status: Option<u16>, error: Option<&str>, peers: &[&str]) -> Scrape {
+        Scrape {
+            url: url.into(),
+            status,
+            error: error.map(String::from),
+            peers: peers.iter().map(|p| p.to_string()).collect(),
+            body: String::new(),
+        }
+    }
+
+    #[test]
+    fn endpoints_that_did_not_answer_or_lacked_peers() {
+        let scrapes = [
+            scrape("http://a/metrics", Some(200), None, &["x", "y"]),
+            scrape("http://b/metrics", Some(200), None, &["x"]),
+            scrape("http://c/metrics", None, Some("refused"), &[]),
+            scrape("http://d/metrics", Some(500), None, &[]),
+        ];
+        assert_eq!(
+            scrape_lines(&scrapes, 2),
+            "metrics: 2 of 4 endpoints answered at the end\n\
+             \x20 http://b/metrics: series for 1 of 2 peers\n\
+             \x20 http://c/metrics: refused\n\
+             \x20 http://d/metrics: HTTP Some(500)\n"
+        );
+    }
+
+    #[test]
+    fn agents_that_did_not_stop_cleanly() {
+        let end = |node: &str, code, early, killed| AgentEnd {
+            node: node.into(),
+            code,
+            early,
+            killed,
+        };
+        let agents = [
+            end("n01", Some(0), false, false),
+            end("n02", None, true, false),
+            end("n03", None, false, true),
+            end("n04", Some(3), false, false),
+        ];
+        assert_eq!(
+            agent_lines(&agents),
+            "agent n02: exited before the end (exit code None)\n\
+             agent n03: did not stop after SIGTERM and was killed (exit code None)\n\
+             agent n04: stopped with an error (exit code Some(3))\n"
+        );
+        assert_eq!(agent_lines(&agents[..1]), "");
+    }
 }

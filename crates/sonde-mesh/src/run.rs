@@ -345,80 +345,39 @@ pub fn run(
     let prefix = sonde_lab::topology::fresh_prefix();
     let mut plan = MeshPlan::new(spec, &prefix)?;
     make_dirs(out)?;
-    // Impaired links, when the description has any (through the userspace engine where the
-    // kernel has no netem, as every lab run).
-    let settings = (!plan.spec.links.is_empty()).then_some(crate::plan::SETTINGS);
-    let lab = Lab::build(
-        &plan.scenario,
-        settings,
-        LabOptions {
-            prefix: Some(prefix.clone()),
-            ..LabOptions::default()
-        },
-    )?;
-    let mut early_notes = Vec::new();
-    if let Err(e) = lab.set_hosts(&plan.hosts_file()) {
-        plan.peers_by_name = false;
-        early_notes.push(format!(
-            "the nodes' hosts files could not be written ({e}): agents were given addresses, not names"
-        ));
-    }
+    let lab = build_lab(&plan, &prefix)?;
+    let early_notes = set_hosts(&lab, &mut plan);
     let mut outages = Outages::prepare(&lab, &plan)?;
     let relay = start_relay(&lab, &plan, opts.store.as_deref(), interrupt)?;
     let store = opts.store.as_deref().zip(relay.as_ref());
     write_configs(&plan, out, store)?;
     obs.lab_up(&prefix, &plan);
-    let started_unix = unix_now();
-    let mut agents = start_agents(&lab, &plan, opts)?;
-    let ready = wait_ready(&lab, &plan, &mut agents, interrupt);
-    obs.agents_ready(ready, agents.len());
-    let total = Duration::from_secs_f64(plan.spec.duration_secs);
-    let interrupted = wait_duration(total, &mut agents, &mut outages, obs, interrupt)
-        || interrupt.load(Ordering::Relaxed);
-    obs.stopping();
-    let scrapes = scrape_all(&lab, &plan);
-    let ends = stop_all(
-        &mut agents,
-        Duration::from_secs_f64(plan.spec.stop_grace_secs()),
-    );
-    drop(agents);
+    let measured = measure(&lab, &plan, opts, &mut outages, obs, interrupt)?;
     // The agents have made their last copies: nothing is left to carry.
     if let Some(r) = relay {
         r.stop();
     }
     let report = lab.finish();
     let ended_unix = unix_now();
-    let mut notes = early_notes;
-    for o in outages.records() {
-        if let Some(e) = &o.error {
-            notes.push(format!("outage of {}: {e}", o.node));
-        }
-    }
-    notes.extend(report.teardown_errors);
-    notes.extend(report.notes);
+    let notes = run_notes(
+        early_notes,
+        outages.records(),
+        report.teardown_errors,
+        report.notes,
+    );
     // Agents started after `started_unix`; a second of slack for clock steps.
-    let (matrix, per_node) = collect(&plan, out, started_unix - 1.0)?;
-    let mut outage_records = outages.records().to_vec();
-    for o in &mut outage_records {
-        for (n, runs) in plan.nodes.iter().zip(&per_node) {
-            for r in runs {
-                o.tally(&n.name, &r.tests);
-            }
-        }
-    }
-    for (n, s) in plan.nodes.iter().zip(&scrapes) {
-        let path = out.join("metrics").join(format!("{}.txt", n.name));
-        std::fs::write(&path, &s.body).map_err(io_err(format!("writing {}", path.display())))?;
-    }
+    let (matrix, per_node) = collect(&plan, out, measured.started_unix - 1.0)?;
+    let outage_records = tallied(outages.records(), &plan, &per_node);
+    write_scrapes(&plan, out, &measured.scrapes)?;
     let database = out.join(DATABASE);
     let combined = CombinedRun {
         plan: &plan,
         spec_text: &opts.spec_text,
         sonde_version: &opts.sonde_version,
         prefix: &prefix,
-        started_unix,
+        started_unix: measured.started_unix,
         ended_unix,
-        interrupted,
+        interrupted: measured.interrupted,
     };
     let run_id = combine(&database, &combined, &per_node)?;
     let remote = opts
@@ -430,16 +389,129 @@ pub fn run(
         database,
         run: run_id,
         matrix,
-        scrapes,
+        scrapes: measured.scrapes,
         peers_per_node: plan.peers_of(0).len(),
-        agents: ends,
-        interrupted,
+        agents: measured.ends,
+        interrupted: measured.interrupted,
         remote,
         outages: outage_records,
         notes,
     };
     write_summary(out, &summary)?;
     Ok(summary)
+}
+
+/// Builds the mesh's lab, its links impaired when the description has any (through the
+/// userspace engine where the kernel has no netem, as every lab run).
+fn build_lab(plan: &MeshPlan, prefix: &str) -> Result<Lab, MeshError> {
+    let settings = (!plan.spec.links.is_empty()).then_some(crate::plan::SETTINGS);
+    Ok(Lab::build(
+        &plan.scenario,
+        settings,
+        LabOptions {
+            prefix: Some(prefix.to_owned()),
+            ..LabOptions::default()
+        },
+    )?)
+}
+
+/// Writes the nodes' hosts files, so that agents are given names; without them, addresses
+/// (and a note saying so, returned).
+fn set_hosts(lab: &Lab, plan: &mut MeshPlan) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Err(e) = lab.set_hosts(&plan.hosts_file()) {
+        plan.peers_by_name = false;
+        notes.push(format!(
+            "the nodes' hosts files could not be written ({e}): agents were given addresses, not names"
+        ));
+    }
+    notes
+}
+
+/// What the agents' part of the run gave: when they started, whether Ctrl-C cut it short,
+/// the last scrape of each endpoint and how each agent stopped.
+struct Measured {
+    started_unix: f64,
+    interrupted: bool,
+    scrapes: Vec<Scrape>,
+    ends: Vec<AgentEnd>,
+}
+
+/// Starts the agents, waits for their endpoints and out the run's duration (the outages
+/// taken meanwhile), scrapes every endpoint once, and stops the agents.
+fn measure(
+    lab: &Lab,
+    plan: &MeshPlan,
+    opts: &MeshOptions,
+    outages: &mut Outages,
+    obs: &mut dyn MeshObserver,
+    interrupt: &AtomicBool,
+) -> Result<Measured, MeshError> {
+    let started_unix = unix_now();
+    let mut agents = start_agents(lab, plan, opts)?;
+    let ready = wait_ready(lab, plan, &mut agents, interrupt);
+    obs.agents_ready(ready, agents.len());
+    let total = Duration::from_secs_f64(plan.spec.duration_secs);
+    let interrupted = wait_duration(total, &mut agents, outages, obs, interrupt)
+        || interrupt.load(Ordering::Relaxed);
+    obs.stopping();
+    let scrapes = scrape_all(lab, plan);
+    let ends = stop_all(
+        &mut agents,
+        Duration::from_secs_f64(plan.spec.stop_grace_secs()),
+    );
+    drop(agents);
+    Ok(Measured {
+        started_unix,
+        interrupted,
+        scrapes,
+        ends,
+    })
+}
+
+/// The run's notes: those said early, each outage that could not be taken, and the lab's
+/// teardown errors and notes.
+fn run_notes(
+    early: Vec<String>,
+    outages: &[OutageRecord],
+    teardown_errors: Vec<String>,
+    lab_notes: Vec<String>,
+) -> Vec<String> {
+    let mut notes = early;
+    for o in outages {
+        if let Some(e) = &o.error {
+            notes.push(format!("outage of {}: {e}", o.node));
+        }
+    }
+    notes.extend(teardown_errors);
+    notes.extend(lab_notes);
+    notes
+}
+
+/// The outages, each with the runs every node's agent began while it lasted.
+fn tallied(
+    outages: &[OutageRecord],
+    plan: &MeshPlan,
+    per_node: &[Vec<sonde_store::LoadedRun>],
+) -> Vec<OutageRecord> {
+    let mut records = outages.to_vec();
+    for o in &mut records {
+        for (n, runs) in plan.nodes.iter().zip(per_node) {
+            for r in runs {
+                o.tally(&n.name, &r.tests);
+            }
+        }
+    }
+    records
+}
+
+/// Each node's last scrape as `out/metrics/NODE.txt`.
+fn write_scrapes(plan: &MeshPlan, out: &Path, scrapes: &[Scrape]) -> Result<(), MeshError> {
+    for (n, s) in plan.nodes.iter().zip(scrapes) {
+        let path = out.join("metrics").join(format!("{}.txt", n.name));
+        std::fs::write(&path, &s.body).map_err(io_err(format!("writing {}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// `mesh.json`: the matrix, the scrapes and the agents' ends, for scripts and tests.
@@ -463,4 +535,34 @@ fn write_summary(out: &Path, s: &MeshSummary) -> Result<(), MeshError> {
     let path = out.join(SUMMARY);
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     std::fs::write(&path, text).map_err(io_err(format!("writing {}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outage::RunTally;
+
+    #[test]
+    fn notes_in_order_with_the_outages_not_taken() {
+        let outage = |node: &str, error: Option<&str>| OutageRecord {
+            node: node.into(),
+            at_secs: 3.0,
+            for_secs: 2.0,
+            down_unix: None,
+            up_unix: None,
+            error: error.map(String::from),
+            through: RunTally::default(),
+            elsewhere: RunTally::default(),
+        };
+        let notes = run_notes(
+            vec!["hosts".into()],
+            &[outage("n02", Some("no such device")), outage("n03", None)],
+            vec!["teardown".into()],
+            vec!["lab".into()],
+        );
+        assert_eq!(
+            notes,
+            ["hosts", "outage of n02: no such device", "teardown", "lab"]
+        );
+    }
 }

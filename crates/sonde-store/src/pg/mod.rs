@@ -231,34 +231,73 @@ fn sync_run(
 ) -> Result<WriteMark, StoreError> {
     let err = pg_err(target);
     let local_id = column(&run, "id").as_i64().unwrap_or(0);
-    let text = |c: &str| column(&run, c).as_str().unwrap_or("").to_owned();
-    let seed = column(&run, "seed").as_i64().unwrap_or(0);
-    let started = column(&run, "started_unix").as_f64().unwrap_or(0.0);
     let mut tx = client.transaction().map_err(&err)?;
+    let remote_id = remote_run_id(&mut tx, target, &run, outcome)?;
+    copy_link_settings(&mut tx, target, local, local_id, remote_id)?;
+    tx.execute(
+        "UPDATE runs SET status = j.status, ended_unix = j.ended_unix
+         FROM json_populate_record(NULL::runs, $1::text::json) j WHERE runs.id = $2",
+        &[&Value::Object(run.clone()).to_string(), &remote_id],
+    )
+    .map_err(&err)?;
+    let local_tests = local_tests(local, local_id, known)?;
+    let remote = remote_ended(&mut tx, target, remote_id, known, &local_tests)?;
+    let mark = copied_mark(&local_tests, known);
+    let mut batch = Batch::default();
+    for id in stale_tests(&local_tests, &remote) {
+        batch.add(local, local_id, remote_id, id)?;
+        if batch.is_full() {
+            outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
+        }
+    }
+    outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
+    tx.commit().map_err(&err)?;
+    Ok(mark)
+}
+
+/// PostgreSQL's id of local `run`, found by its identity or inserted (counted in `outcome`).
+fn remote_run_id(
+    tx: &mut postgres::Transaction<'_>,
+    target: &str,
+    run: &Map<String, Value>,
+    outcome: &mut SyncOutcome,
+) -> Result<i64, StoreError> {
+    let text = |c: &str| column(run, c).as_str().unwrap_or("").to_owned();
+    let seed = column(run, "seed").as_i64().unwrap_or(0);
+    let started = column(run, "started_unix").as_f64().unwrap_or(0.0);
     let found = tx
         .query_opt(
             RUN_IDENTITY,
             &[&text("hostname"), &text("scenario_name"), &seed, &started],
         )
-        .map_err(&err)?;
-    let remote_id: i64 = match found {
+        .map_err(pg_err(target))?;
+    Ok(match found {
         Some(row) => row.get(0),
         None => {
             let mut fields = run.clone();
             fields.remove("id");
-            let id = rows::insert(&mut tx, target, "runs", &fields, true)?;
+            let id = rows::insert(tx, target, "runs", &fields, true)?;
             outcome.runs_created += 1;
             id
         }
-    };
-    // The run's link settings PostgreSQL lacks: all of a new run's, and those added to a run
-    // since its last copy (an agent's peers added by a reload).
+    })
+}
+
+/// Copies the run's link settings PostgreSQL lacks: all of a new run's, and those added to a
+/// run since its last copy (an agent's peers added by a reload).
+fn copy_link_settings(
+    tx: &mut postgres::Transaction<'_>,
+    target: &str,
+    local: &Store,
+    local_id: i64,
+    remote_id: i64,
+) -> Result<(), StoreError> {
     let remote_names: Vec<String> = tx
         .query(
             "SELECT name FROM link_settings WHERE run_id = $1",
             &[&remote_id],
         )
-        .map_err(&err)?
+        .map_err(pg_err(target))?
         .iter()
         .map(|r| r.get(0))
         .collect();
@@ -273,28 +312,43 @@ fn sync_run(
             continue;
         }
         s.insert("run_id".into(), remote_id.into());
-        rows::insert(&mut tx, target, "link_settings", &s, false)?;
+        rows::insert(tx, target, "link_settings", &s, false)?;
     }
-    tx.execute(
-        "UPDATE runs SET status = j.status, ended_unix = j.ended_unix
-         FROM json_populate_record(NULL::runs, $1::text::json) j WHERE runs.id = $2",
-        &[&Value::Object(run.clone()).to_string(), &remote_id],
-    )
-    .map_err(&err)?;
+    Ok(())
+}
+
+/// The local run's tests to look at (`matrix_id`, `ended_unix`, `mark`): those written at or
+/// after `known`, else all.
+fn local_tests(
+    local: &Store,
+    local_id: i64,
+    known: Option<WriteMark>,
+) -> Result<Vec<Map<String, Value>>, StoreError> {
     // Incremental: by rowid from the mark (`+run_id` keeps SQLite off the run's index, which
     // would read every test of the run); full: by the run's index.
-    let local_tests = match known {
+    match known {
         Some(m) => rows::sqlite_rows(
             local,
             "SELECT matrix_id, ended_unix, rowid AS mark FROM tests WHERE +run_id = ?1 AND rowid >= ?2",
             [local_id, m.0],
-        )?,
+        ),
         None => rows::sqlite_rows(
             local,
             "SELECT matrix_id, ended_unix, rowid AS mark FROM tests WHERE run_id = ?1",
             [local_id],
-        )?,
-    };
+        ),
+    }
+}
+
+/// The end of each of remote run `remote_id`'s tests, by matrix id: all of them, or with
+/// `known` those among `local_tests`.
+fn remote_ended(
+    tx: &mut postgres::Transaction<'_>,
+    target: &str,
+    remote_id: i64,
+    known: Option<WriteMark>,
+    local_tests: &[Map<String, Value>],
+) -> Result<HashMap<String, f64>, StoreError> {
     let remote_rows = match known {
         None => tx.query(
             "SELECT matrix_id, ended_unix FROM tests WHERE run_id = $1",
@@ -311,17 +365,27 @@ fn sync_run(
             )
         }
     };
-    let remote: HashMap<String, f64> = remote_rows
-        .map_err(&err)?
+    Ok(remote_rows
+        .map_err(pg_err(target))?
         .into_iter()
         .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    let mark = local_tests
+        .collect())
+}
+
+/// The mark the run's tests are copied up to once `local_tests` are: the highest of theirs,
+/// else the one before.
+fn copied_mark(local_tests: &[Map<String, Value>], known: Option<WriteMark>) -> WriteMark {
+    local_tests
         .iter()
         .filter_map(|t| column(t, "mark").as_i64())
         .max()
-        .map_or(known.unwrap_or(WriteMark::NONE), WriteMark);
-    let stale: Vec<String> = local_tests
+        .map_or(known.unwrap_or(WriteMark::NONE), WriteMark)
+}
+
+/// The matrix ids of `local_tests` that PostgreSQL lacks or holds with another end (a test
+/// recorded again), or that have no end yet.
+fn stale_tests(local_tests: &[Map<String, Value>], remote: &HashMap<String, f64>) -> Vec<String> {
+    local_tests
         .iter()
         .filter(|t| {
             let ended = column(t, "ended_unix").as_f64();
@@ -329,17 +393,7 @@ fn sync_run(
             ended.is_none() || remote.get(id).copied() != ended
         })
         .map(|t| column(t, "matrix_id").as_str().unwrap_or("").to_owned())
-        .collect();
-    let mut batch = Batch::default();
-    for id in stale {
-        batch.add(local, local_id, remote_id, id)?;
-        if batch.is_full() {
-            outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
-        }
-    }
-    outcome.tests_written += batch.write(&mut tx, target, remote_id)?;
-    tx.commit().map_err(&err)?;
-    Ok(mark)
+        .collect()
 }
 
 /// Tests to replace in PostgreSQL, with their counters, written together: a backlog of
@@ -444,6 +498,28 @@ pub(crate) fn snapshot(url: &str) -> Result<Store, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_row(id: &str, ended: Option<f64>, mark: i64) -> Map<String, Value> {
+        let v = serde_json::json!({"matrix_id": id, "ended_unix": ended, "mark": mark});
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn stale_tests_and_the_mark_copied_up_to() {
+        let local = [
+            test_row("a", Some(1.0), 4),
+            test_row("b", Some(2.0), 7),
+            test_row("c", None, 5),
+            test_row("d", Some(3.0), 6),
+        ];
+        // a as remote has it; b recorded again since (another end); c without an end; d new.
+        let remote = HashMap::from([("a".to_owned(), 1.0), ("b".to_owned(), 1.5)]);
+        assert_eq!(stale_tests(&local, &remote), ["b", "c", "d"]);
+        assert_eq!(copied_mark(&local, Some(WriteMark(3))), WriteMark(7));
+        // Nothing new: the mark stays where it was.
+        assert_eq!(copied_mark(&[], Some(WriteMark(3))), WriteMark(3));
+        assert_eq!(copied_mark(&[], None), WriteMark::NONE);
+    }
 
     #[test]
     fn urls_are_told_and_passwords_hidden() {

@@ -203,6 +203,31 @@ impl Conn {
     }
 }
 
+/// Registers every open connection for reading and sends our FIN; the indices of those it
+/// could (one that could not is settled as reset).
+fn send_fins(conns: &mut [Conn], poll: &Poll) -> Vec<usize> {
+    let mut again = Vec::new();
+    for (i, c) in conns.iter_mut().enumerate() {
+        if !c.open {
+            continue;
+        }
+        // Registered already (data phase), or not any more (held idle by --overload).
+        let registered = poll
+            .registry()
+            .reregister(&mut c.stream, Token(i), Interest::READABLE)
+            .or_else(|_| {
+                poll.registry()
+                    .register(&mut c.stream, Token(i), Interest::READABLE)
+            });
+        if let Err(e) = registered.and_then(|()| c.stream.shutdown(Shutdown::Write)) {
+            c.settle(CloseOutcome::Reset, Some(e.to_string()));
+            continue;
+        }
+        again.push(i);
+    }
+    again
+}
+
 fn transient(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
 }
@@ -226,25 +251,7 @@ pub(super) fn close_all(
     timeout: Duration,
     scratch: &mut [u8],
 ) {
-    let mut again = Vec::new();
-    for (i, c) in conns.iter_mut().enumerate() {
-        if !c.open {
-            continue;
-        }
-        // Registered already (data phase), or not any more (held idle by --overload).
-        let registered = poll
-            .registry()
-            .reregister(&mut c.stream, Token(i), Interest::READABLE)
-            .or_else(|_| {
-                poll.registry()
-                    .register(&mut c.stream, Token(i), Interest::READABLE)
-            });
-        if let Err(e) = registered.and_then(|()| c.stream.shutdown(Shutdown::Write)) {
-            c.settle(CloseOutcome::Reset, Some(e.to_string()));
-            continue;
-        }
-        again.push(i);
-    }
+    let mut again = send_fins(conns, poll);
     let start = Instant::now();
     // Per connection: when it last made progress, and its unacknowledged bytes then.
     let mut progress: Vec<(Instant, Option<u32>)> = conns

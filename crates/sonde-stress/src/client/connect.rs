@@ -24,20 +24,20 @@ fn classify(r: &mut ConnectReport, e: &std::io::Error) {
     }
 }
 
-/// Opens `cfg.connections` connections and waits until each is connected, refused, failed or
-/// past the connect timeout. Returns the connected ones, in the order they were opened.
-pub(super) fn open_all(
+/// A connect under way and when it began; none once it settled or failed at once.
+type Attempt = Option<(TcpStream, Instant)>;
+
+/// Starts `cfg.connections` non-blocking connects (fewer when `stop` is raised meanwhile),
+/// each registered for writability under its index. Per index: the attempt under way and
+/// when it began (none: it failed at once, classified in `report`), and a slot for the stream
+/// once connected.
+fn start_all(
     cfg: &StressConfig,
-    poll: &mut Poll,
-    events: &mut Events,
+    poll: &Poll,
     stop: &AtomicBool,
-) -> Result<(Vec<Conn>, ConnectReport), StressError> {
-    let t0 = Instant::now();
-    let mut report = ConnectReport {
-        asked: cfg.connections,
-        ..ConnectReport::default()
-    };
-    let mut pending: Vec<Option<(TcpStream, Instant)>> = Vec::new();
+    report: &mut ConnectReport,
+) -> (Vec<Attempt>, Vec<Option<TcpStream>>) {
+    let mut pending: Vec<Attempt> = Vec::new();
     let mut connected: Vec<Option<TcpStream>> = Vec::new();
     for i in 0..cfg.connections as usize {
         if stop.load(Ordering::SeqCst) {
@@ -52,11 +52,40 @@ pub(super) fn open_all(
         match attempt {
             Ok(s) => pending.push(Some((s, Instant::now()))),
             Err(e) => {
-                classify(&mut report, &e);
+                classify(report, &e);
                 pending.push(None);
             }
         }
     }
+    (pending, connected)
+}
+
+/// Gives up the attempts begun `timeout` or more before `now`; how many.
+fn expire<T>(pending: &mut [Option<(T, Instant)>], now: Instant, timeout: Duration) -> u32 {
+    let mut expired = 0;
+    for slot in pending.iter_mut() {
+        if slot.as_ref().is_some_and(|(_, at)| now >= *at + timeout) {
+            *slot = None;
+            expired += 1;
+        }
+    }
+    expired
+}
+
+/// Opens `cfg.connections` connections and waits until each is connected, refused, failed or
+/// past the connect timeout. Returns the connected ones, in the order they were opened.
+pub(super) fn open_all(
+    cfg: &StressConfig,
+    poll: &mut Poll,
+    events: &mut Events,
+    stop: &AtomicBool,
+) -> Result<(Vec<Conn>, ConnectReport), StressError> {
+    let t0 = Instant::now();
+    let mut report = ConnectReport {
+        asked: cfg.connections,
+        ..ConnectReport::default()
+    };
+    let (mut pending, mut connected) = start_all(cfg, poll, stop, &mut report);
     let mut waiting = pending.iter().filter(|p| p.is_some()).count();
     while waiting > 0 && !stop.load(Ordering::SeqCst) {
         let now = Instant::now();
@@ -99,17 +128,9 @@ pub(super) fn open_all(
                 }
             }
         }
-        let now = Instant::now();
-        for slot in pending.iter_mut() {
-            if slot
-                .as_ref()
-                .is_some_and(|(_, at)| now >= *at + cfg.connect_timeout)
-            {
-                *slot = None;
-                report.timed_out += 1;
-                waiting -= 1;
-            }
-        }
+        let expired = expire(&mut pending, Instant::now(), cfg.connect_timeout);
+        report.timed_out += expired;
+        waiting -= expired as usize;
     }
     report.seconds = t0.elapsed().as_secs_f64();
     let conns = connected
@@ -119,4 +140,36 @@ pub(super) fn open_all(
         .map(|(i, s)| Conn::new(s, i))
         .collect();
     Ok((conns, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_classified_the_first_odd_one_kept() {
+        let mut r = ConnectReport::default();
+        classify(&mut r, &ErrorKind::ConnectionRefused.into());
+        classify(&mut r, &ErrorKind::ConnectionReset.into());
+        classify(&mut r, &ErrorKind::TimedOut.into());
+        classify(&mut r, &std::io::Error::other("no route"));
+        classify(&mut r, &std::io::Error::other("later"));
+        assert_eq!((r.refused, r.timed_out, r.other_failed), (2, 1, 2));
+        assert_eq!(r.first_error.as_deref(), Some("no route"));
+    }
+
+    #[test]
+    fn attempts_past_their_timeout_are_given_up() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut pending = vec![
+            Some(((), t0)),
+            None,
+            Some(((), t0 + s(2))),
+            Some(((), t0 + s(1))),
+        ];
+        assert_eq!(expire(&mut pending, t0 + s(3), s(2)), 2);
+        assert_eq!(pending, [None, None, Some(((), t0 + s(2))), None]);
+        assert_eq!(expire(&mut pending, t0 + s(3), s(2)), 0);
+    }
 }

@@ -20,7 +20,7 @@ use error::poll_once;
 pub use error::StressError;
 use mio::{Events, Poll};
 use sonde_stats::stress::model::{
-    CloseOutcome, ConnTotal, StressEvent, StressMode, StressStart, StressSummary,
+    CloseOutcome, ConnTotal, ConnectReport, StressEvent, StressMode, StressStart, StressSummary,
 };
 use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,30 +37,10 @@ pub fn run(
     emit: &mut dyn FnMut(StressEvent),
 ) -> Result<StressSummary, StressError> {
     crate::os::raise_nofile_limit();
-    emit(StressEvent::Start(StressStart {
-        remote: cfg.remote.clone(),
-        port: cfg.addr.port(),
-        mode: cfg.mode,
-        transport: sonde_stats::stress::model::Transport::Tcp,
-        connections: cfg.connections,
-        duration_secs: cfg.duration.as_secs_f64(),
-        interval_secs: cfg.interval.as_secs_f64(),
-        connect_timeout_secs: cfg.connect_timeout.as_secs_f64(),
-    }));
+    emit(StressEvent::Start(start_event(cfg)));
     let mut poll = Poll::new().map_err(StressError::Poll)?;
     let mut events = Events::with_capacity(4096);
-    let (mut conns, report) = connect::open_all(cfg, &mut poll, &mut events, stop)?;
-    emit(StressEvent::Connected(report.clone()));
-    if conns.is_empty() {
-        let why = report
-            .first_error
-            .clone()
-            .unwrap_or_else(|| describe_failures(&report));
-        return Err(StressError::NoneConnected {
-            addr: cfg.addr,
-            why,
-        });
-    }
+    let (mut conns, report) = connect(cfg, &mut poll, &mut events, stop, emit)?;
     let pattern = crate::chargen::Pattern::new(cfg.block.max(1));
     let mut scratch = vec![0u8; 256 * 1024];
     for c in conns.iter_mut() {
@@ -123,6 +103,43 @@ pub fn run(
     let summary = summarise(cfg.mode, seconds, report, &conns, partial);
     emit(StressEvent::End(summary.clone()));
     Ok(summary)
+}
+
+/// The run's `Start` event: what it was asked to do.
+fn start_event(cfg: &StressConfig) -> StressStart {
+    StressStart {
+        remote: cfg.remote.clone(),
+        port: cfg.addr.port(),
+        mode: cfg.mode,
+        transport: sonde_stats::stress::model::Transport::Tcp,
+        connections: cfg.connections,
+        duration_secs: cfg.duration.as_secs_f64(),
+        interval_secs: cfg.interval.as_secs_f64(),
+        connect_timeout_secs: cfg.connect_timeout.as_secs_f64(),
+    }
+}
+
+/// The connect phase, its report emitted; an error when not one connection could be opened.
+fn connect(
+    cfg: &StressConfig,
+    poll: &mut Poll,
+    events: &mut Events,
+    stop: &AtomicBool,
+    emit: &mut dyn FnMut(StressEvent),
+) -> Result<(Vec<Conn>, ConnectReport), StressError> {
+    let (conns, report) = connect::open_all(cfg, poll, events, stop)?;
+    emit(StressEvent::Connected(report.clone()));
+    if conns.is_empty() {
+        let why = report
+            .first_error
+            .clone()
+            .unwrap_or_else(|| describe_failures(&report));
+        return Err(StressError::NoneConnected {
+            addr: cfg.addr,
+            why,
+        });
+    }
+    Ok((conns, report))
 }
 
 fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
