@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use sonde_emu::scenario::Scenario;
-use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestStatus};
+use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestRecord, TestStatus};
 
 use crate::input::{Document, Inputs};
 use crate::json;
-use crate::link::{backend_lines, LinkView};
+use crate::link::{backend_lines, BackendLine, LinkView};
 use crate::model::*;
 use crate::result::{self, ResultDoc};
 use crate::stages::StagesView;
@@ -103,7 +103,7 @@ fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
         .iter()
         .map(|s| LinkView::resolve(&s.name, &s.settings, scenario.as_ref()))
         .collect();
-    let backends: Vec<_> = loaded
+    let backends: Vec<BackendLine> = loaded
         .settings
         .iter()
         .flat_map(|s| {
@@ -116,64 +116,7 @@ fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
     let tests: Vec<TestView> = loaded
         .tests
         .iter()
-        .map(|t| {
-            let (result, result_problem) = match &t.result_json {
-                Some(text) => match serde_json::from_str::<Value>(text) {
-                    Ok(v) => match result::read(&v) {
-                        Ok(r) => (Some(r), None),
-                        Err(why) => (None, Some(why)),
-                    },
-                    Err(e) => (None, Some(format!("result is not valid JSON: {e}"))),
-                },
-                None => (None, None),
-            };
-            let (doc_client, doc_server) = match &result {
-                Some(ResultDoc::Throughput(th)) => (th.cpu_client, th.cpu_server),
-                _ => (None, None),
-            };
-            // The counters are read just before and after the test process, which also spends
-            // time connecting and draining; rates are over the time traffic flowed (the
-            // result's measured duration) when the result says, the whole window otherwise.
-            let traffic_secs = match &result {
-                Some(ResultDoc::Throughput(th)) => th.directions.iter().find_map(|d| d.seconds),
-                _ => None,
-            };
-            let secs = traffic_secs
-                .filter(|s| *s > 0.0)
-                .or(Some(t.ended_unix - t.started_unix));
-            let mut traffic = Vec::new();
-            for (name, end) in [("client", &t.client), ("server", &t.server)] {
-                if let Some(tr) = &end.traffic {
-                    traffic.push(traffic_view(name, tr, secs));
-                }
-            }
-            let link = settings.iter().find(|s| s.name == t.settings).cloned();
-            TestView {
-                id: t.matrix_id.clone(),
-                settings: t.settings.clone(),
-                group: t.test_name.clone(),
-                repetition: Some(t.repetition),
-                ok: t.status == TestStatus::Ok,
-                failure_reason: t.failure_reason.clone(),
-                started_unix: Some(t.started_unix),
-                ended_unix: Some(t.ended_unix),
-                parameters: flatten(&t.parameters),
-                result_path: t.result_path.clone(),
-                tool: result.as_ref().and_then(tool_of),
-                link: Some(link.unwrap_or_else(|| LinkView::unknown(&t.settings))),
-                backends: backends
-                    .iter()
-                    .filter(|b| b.settings == t.settings)
-                    .cloned()
-                    .collect(),
-                result,
-                result_problem,
-                cpu_client: t.client.cpu.as_ref().map(cpu_of).or(doc_client),
-                cpu_server: t.server.cpu.as_ref().map(cpu_of).or(doc_server),
-                traffic,
-                stage_stats: t.stage_stats.as_ref().map(StagesView::read),
-            }
-        })
+        .map(|t| run_test(t, &settings, &backends))
         .collect();
     let order: Vec<String> = settings.iter().map(|s| s.name.clone()).collect();
     let groups = groups(&tests, &order, true);
@@ -214,6 +157,78 @@ fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
         totals: totals(&tests),
         tests,
     }
+}
+
+/// One test of a lab run: its stored result read, its link settings and backends attached,
+/// CPU from the lab's measurement or else the result's.
+fn run_test(t: &TestRecord, settings: &[LinkView], backends: &[BackendLine]) -> TestView {
+    let (result, result_problem) = stored_result(t.result_json.as_deref());
+    let (doc_client, doc_server) = match &result {
+        Some(ResultDoc::Throughput(th)) => (th.cpu_client, th.cpu_server),
+        _ => (None, None),
+    };
+    let traffic = run_traffic(t, result.as_ref());
+    let link = settings.iter().find(|s| s.name == t.settings).cloned();
+    TestView {
+        id: t.matrix_id.clone(),
+        settings: t.settings.clone(),
+        group: t.test_name.clone(),
+        repetition: Some(t.repetition),
+        ok: t.status == TestStatus::Ok,
+        failure_reason: t.failure_reason.clone(),
+        started_unix: Some(t.started_unix),
+        ended_unix: Some(t.ended_unix),
+        parameters: flatten(&t.parameters),
+        result_path: t.result_path.clone(),
+        tool: result.as_ref().and_then(tool_of),
+        link: Some(link.unwrap_or_else(|| LinkView::unknown(&t.settings))),
+        backends: backends
+            .iter()
+            .filter(|b| b.settings == t.settings)
+            .cloned()
+            .collect(),
+        result,
+        result_problem,
+        cpu_client: t.client.cpu.as_ref().map(cpu_of).or(doc_client),
+        cpu_server: t.server.cpu.as_ref().map(cpu_of).or(doc_server),
+        traffic,
+        stage_stats: t.stage_stats.as_ref().map(StagesView::read),
+    }
+}
+
+/// A stored result document read, or why it could not be (none when nothing was stored).
+fn stored_result(text: Option<&str>) -> (Option<ResultDoc>, Option<String>) {
+    match text {
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(v) => match result::read(&v) {
+                Ok(r) => (Some(r), None),
+                Err(why) => (None, Some(why)),
+            },
+            Err(e) => (None, Some(format!("result is not valid JSON: {e}"))),
+        },
+        None => (None, None),
+    }
+}
+
+/// The interface counters of a test's client and server ends, as rates.
+fn run_traffic(t: &TestRecord, result: Option<&ResultDoc>) -> Vec<TrafficView> {
+    // The counters are read just before and after the test process, which also spends
+    // time connecting and draining; rates are over the time traffic flowed (the
+    // result's measured duration) when the result says, the whole window otherwise.
+    let traffic_secs = match result {
+        Some(ResultDoc::Throughput(th)) => th.directions.iter().find_map(|d| d.seconds),
+        _ => None,
+    };
+    let secs = traffic_secs
+        .filter(|s| *s > 0.0)
+        .or(Some(t.ended_unix - t.started_unix));
+    let mut traffic = Vec::new();
+    for (name, end) in [("client", &t.client), ("server", &t.server)] {
+        if let Some(tr) = &end.traffic {
+            traffic.push(traffic_view(name, tr, secs));
+        }
+    }
+    traffic
 }
 
 fn tool_of(r: &ResultDoc) -> Option<String> {
@@ -280,68 +295,32 @@ fn from_documents(docs: &[Document]) -> Report {
     for d in docs {
         // Inputs::parse_document checked that this reads.
         let result = result::read(&d.value).ok();
-        let (started, secs, ok, reason, cpu) = match &result {
-            Some(ResultDoc::Throughput(t)) => {
-                hosts.extend(t.system_info.clone());
-                let secs = t.directions.iter().find_map(|d| d.seconds);
-                let failed = t.partial || t.error.is_some();
-                (
-                    t.timestamp_unix,
-                    secs.or(t.duration_secs),
-                    !failed,
-                    t.error.clone(),
-                    (t.cpu_client, t.cpu_server),
-                )
-            }
-            Some(ResultDoc::Latency(l)) => {
-                let failed = l.partial || l.error.is_some();
-                (
-                    l.timestamp_unix,
-                    None,
-                    !failed,
-                    l.error.clone(),
-                    (None, None),
-                )
-            }
-            Some(ResultDoc::Profile(p)) => {
-                let why = p.error.clone().or_else(|| p.ended_early.clone());
-                (None, p.ran_s, why.is_none(), why, (None, None))
-            }
-            Some(other) => {
-                let (secs, why) = crate::kinds::outcome(other);
-                (None, secs, why.is_none(), why, (None, None))
-            }
-            None => (None, None, false, None, (None, None)),
-        };
+        if let Some(ResultDoc::Throughput(t)) = &result {
+            hosts.extend(t.system_info.clone());
+        }
+        let o = doc_outcome(result.as_ref());
         let tool = result.as_ref().and_then(tool_of);
         tools.extend(tool.clone());
-        let params: Vec<(String, String)> = json::at(&d.value, &["start", "test_start"])
-            .or_else(|| d.value.get("start"))
-            .or_else(|| crate::kinds::parameters(&d.value))
-            .map(|v| {
-                let mut p = flatten(v);
-                p.retain(|(k, _)| !k.starts_with("timestamp") && k != "connected");
-                p
-            })
-            .unwrap_or_default();
         tests.push(TestView {
             id: d.name.clone(),
             settings: d.name.clone(),
             group: result.as_ref().map_or_else(|| "other".into(), doc_protocol),
             repetition: None,
-            ok,
-            failure_reason: reason.or_else(|| (!ok).then(|| "the test did not complete".into())),
-            started_unix: started,
-            ended_unix: started.zip(secs).map(|(s, d)| s + d),
-            parameters: params,
+            ok: o.ok,
+            failure_reason: o
+                .reason
+                .or_else(|| (!o.ok).then(|| "the test did not complete".into())),
+            started_unix: o.started,
+            ended_unix: o.started.zip(o.secs).map(|(s, d)| s + d),
+            parameters: doc_parameters(&d.value),
             result_path: Some(d.name.clone()),
             tool,
             link: None,
             backends: Vec::new(),
             result,
             result_problem: None,
-            cpu_client: cpu.0,
-            cpu_server: cpu.1,
+            cpu_client: o.cpu.0,
+            cpu_server: o.cpu.1,
             traffic: Vec::new(),
             stage_stats: None,
         });
@@ -374,6 +353,73 @@ fn from_documents(docs: &[Document]) -> Report {
         totals: totals(&tests),
         tests,
     }
+}
+
+/// What a result document says of its own run.
+struct DocOutcome {
+    started: Option<f64>,
+    secs: Option<f64>,
+    ok: bool,
+    reason: Option<String>,
+    /// Client and server CPU.
+    cpu: (Option<CpuView>, Option<CpuView>),
+}
+
+/// When a document's test started, how long it ran, whether it succeeded (and why not) and
+/// its CPU, as far as its kind records them.
+fn doc_outcome(result: Option<&ResultDoc>) -> DocOutcome {
+    let (started, secs, ok, reason, cpu) = match result {
+        Some(ResultDoc::Throughput(t)) => {
+            let secs = t.directions.iter().find_map(|d| d.seconds);
+            let failed = t.partial || t.error.is_some();
+            (
+                t.timestamp_unix,
+                secs.or(t.duration_secs),
+                !failed,
+                t.error.clone(),
+                (t.cpu_client, t.cpu_server),
+            )
+        }
+        Some(ResultDoc::Latency(l)) => {
+            let failed = l.partial || l.error.is_some();
+            (
+                l.timestamp_unix,
+                None,
+                !failed,
+                l.error.clone(),
+                (None, None),
+            )
+        }
+        Some(ResultDoc::Profile(p)) => {
+            let why = p.error.clone().or_else(|| p.ended_early.clone());
+            (None, p.ran_s, why.is_none(), why, (None, None))
+        }
+        Some(other) => {
+            let (secs, why) = crate::kinds::outcome(other);
+            (None, secs, why.is_none(), why, (None, None))
+        }
+        None => (None, None, false, None, (None, None)),
+    };
+    DocOutcome {
+        started,
+        secs,
+        ok,
+        reason,
+        cpu,
+    }
+}
+
+/// A document's parameters (its `start` section, timestamps and connections left out).
+fn doc_parameters(v: &Value) -> Vec<(String, String)> {
+    json::at(v, &["start", "test_start"])
+        .or_else(|| v.get("start"))
+        .or_else(|| crate::kinds::parameters(v))
+        .map(|v| {
+            let mut p = flatten(v);
+            p.retain(|(k, _)| !k.starts_with("timestamp") && k != "connected");
+            p
+        })
+        .unwrap_or_default()
 }
 
 fn totals(tests: &[TestView]) -> Totals {

@@ -106,6 +106,8 @@ const W: f64 = 640.0;
 const PLOT_H: f64 = 240.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
+/// Width of the plot area.
+const PLOT_W: f64 = W - LEFT - RIGHT;
 const TOP: f64 = 30.0;
 const LEGEND_ROW: f64 = 18.0;
 const COLORS: [&str; 8] = [
@@ -178,6 +180,67 @@ fn bounds(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
         })
 }
 
+/// A chart's axes: their ticks, the y axis' SI scale, and the data-to-screen mapping.
+struct Axes {
+    x_ticks: Vec<f64>,
+    x_dec: usize,
+    y_ticks: Vec<f64>,
+    y_dec: usize,
+    /// The first and last tick of each axis: the plot's data range.
+    x: (f64, f64),
+    y: (f64, f64),
+    /// y values are divided by `div` and shown with `prefix` on their unit.
+    div: f64,
+    prefix: &'static str,
+}
+
+impl Axes {
+    /// Screen x of data x.
+    fn sx(&self, x: f64) -> f64 {
+        let (x0, x1) = self.x;
+        LEFT + (x - x0) / (x1 - x0).max(1e-12) * PLOT_W
+    }
+
+    /// Screen y of a (scaled) y value.
+    fn sy(&self, y: f64) -> f64 {
+        let (y0, y1) = self.y;
+        TOP + PLOT_H - (y - y0) / (y1 - y0).max(1e-12) * PLOT_H
+    }
+
+    /// Screen coordinates of a data point (y divided by the prefix's scale).
+    fn at(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        (self.sx(x), self.sy(y / self.div))
+    }
+
+    /// The grid lines and labels of the y ticks, then the ticks and labels of the x axis.
+    fn grid(&self, s: &mut String) {
+        for &y in &self.y_ticks {
+            let py = self.sy(y);
+            let _ = write!(
+                s,
+                "<line x1=\"{LEFT:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" class=\"grid\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"yl\">{}</text>",
+                W - RIGHT,
+                LEFT - 6.0,
+                py + 4.0,
+                fmt::num(y, self.y_dec)
+            );
+        }
+        for &x in &self.x_ticks {
+            let px = self.sx(x);
+            let _ = write!(
+                s,
+                "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" class=\"tick\"/>\
+                 <text x=\"{px:.1}\" y=\"{:.1}\" class=\"xl\">{}</text>",
+                TOP + PLOT_H,
+                TOP + PLOT_H + 5.0,
+                TOP + PLOT_H + 18.0,
+                fmt::num(x, self.x_dec)
+            );
+        }
+    }
+}
+
 impl Chart {
     /// True when there is at least one finite point to draw.
     pub fn has_data(&self) -> bool {
@@ -188,6 +251,34 @@ impl Chart {
 
     /// The chart as an `<svg>` element.
     pub fn render(&self) -> String {
+        let axes = self.axes();
+        let legend_rows = self.legend_layout();
+        let rows = legend_rows.iter().map(|r| r.1).fold(0, usize::max);
+        let h = TOP + PLOT_H + 44.0 + (rows as f64) * LEGEND_ROW;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {W:.0} {h:.0}\" \
+             role=\"img\" aria-label=\"{t}\"><title>{t}</title>\
+             <rect x=\"0\" y=\"0\" width=\"{W:.0}\" height=\"{h:.0}\" fill=\"#fff\"/>\
+             <text x=\"{LEFT:.0}\" y=\"18\" class=\"ct\">{t}</text>",
+            t = esc(&self.title)
+        );
+        axes.grid(&mut s);
+        self.axis_titles(&mut s, &axes);
+        for (i, l) in self.lines.iter().enumerate() {
+            series(&mut s, i, l, &axes);
+        }
+        for (i, &(x, row)) in legend_rows.iter().enumerate() {
+            legend_entry(&mut s, i, &self.lines[i], x, row);
+        }
+        s.push_str("</svg>");
+        s
+    }
+
+    /// The axes that fit every finite point (and each bar's upper edge), y scaled by an SI
+    /// prefix when `si`.
+    fn axes(&self) -> Axes {
         let pts = || {
             self.lines
                 .iter()
@@ -221,147 +312,35 @@ impl Chart {
             .y_range
             .unwrap_or((y_min.min(0.0) / div, (y_max / div).max(1e-9)));
         let (y_ticks, y_dec) = ticks(y_lo, y_hi, 5.0);
-        let (x0, x1) = (x_ticks[0], x_ticks[x_ticks.len() - 1]);
-        let (y0, y1) = (y_ticks[0], y_ticks[y_ticks.len() - 1]);
-        let pw = W - LEFT - RIGHT;
-        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0).max(1e-12) * pw;
-        let sy = |y: f64| TOP + PLOT_H - (y - y0) / (y1 - y0).max(1e-12) * PLOT_H;
+        Axes {
+            x: (x_ticks[0], x_ticks[x_ticks.len() - 1]),
+            y: (y_ticks[0], y_ticks[y_ticks.len() - 1]),
+            x_ticks,
+            x_dec,
+            y_ticks,
+            y_dec,
+            div,
+            prefix,
+        }
+    }
 
-        let legend_rows = self.legend_layout();
-        let rows = legend_rows.iter().map(|r| r.1).fold(0, usize::max);
-        let h = TOP + PLOT_H + 44.0 + (rows as f64) * LEGEND_ROW;
-        let mut s = String::new();
+    /// The plot's frame and the titles of both axes (y with its prefixed unit).
+    fn axis_titles(&self, s: &mut String, axes: &Axes) {
         let _ = write!(
             s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {W:.0} {h:.0}\" \
-             role=\"img\" aria-label=\"{t}\"><title>{t}</title>\
-             <rect x=\"0\" y=\"0\" width=\"{W:.0}\" height=\"{h:.0}\" fill=\"#fff\"/>\
-             <text x=\"{LEFT:.0}\" y=\"18\" class=\"ct\">{t}</text>",
-            t = esc(&self.title)
-        );
-        for &y in &y_ticks {
-            let py = sy(y);
-            let _ = write!(
-                s,
-                "<line x1=\"{LEFT:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" class=\"grid\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"yl\">{}</text>",
-                W - RIGHT,
-                LEFT - 6.0,
-                py + 4.0,
-                fmt::num(y, y_dec)
-            );
-        }
-        for &x in &x_ticks {
-            let px = sx(x);
-            let _ = write!(
-                s,
-                "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" class=\"tick\"/>\
-                 <text x=\"{px:.1}\" y=\"{:.1}\" class=\"xl\">{}</text>",
-                TOP + PLOT_H,
-                TOP + PLOT_H + 5.0,
-                TOP + PLOT_H + 18.0,
-                fmt::num(x, x_dec)
-            );
-        }
-        let _ = write!(
-            s,
-            "<rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{pw:.1}\" height=\"{PLOT_H:.1}\" class=\"frame\"/>\
+            "<rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{PLOT_W:.1}\" height=\"{PLOT_H:.1}\" class=\"frame\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\" class=\"xt\">{}</text>\
              <text transform=\"translate(14 {:.1}) rotate(-90)\" class=\"yt\">{}</text>",
-            LEFT + pw / 2.0,
+            LEFT + PLOT_W / 2.0,
             TOP + PLOT_H + 34.0,
             esc(&self.x_label),
             TOP + PLOT_H / 2.0,
-            esc(&if self.y_unit.is_empty() && prefix.is_empty() {
+            esc(&if self.y_unit.is_empty() && axes.prefix.is_empty() {
                 self.y_label.clone()
             } else {
-                format!("{} ({prefix}{})", self.y_label, self.y_unit)
+                format!("{} ({}{})", self.y_label, axes.prefix, self.y_unit)
             }),
         );
-        for (i, l) in self.lines.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let dashed = l.style == Style::Reference || i >= COLORS.len();
-            let runs = l.runs(|(x, y)| (sx(x), sy(y / div)));
-            let n: usize = runs.iter().map(Vec::len).sum();
-            let _ = write!(
-                s,
-                "<g class=\"series\" data-name=\"{}\" data-style=\"{}\">",
-                esc(&l.name),
-                l.style.name()
-            );
-            if let Style::Bars { width } = l.style {
-                bars(
-                    &mut s,
-                    color,
-                    l,
-                    width,
-                    |(x, y)| (sx(x), sy(y / div)),
-                    sy(y0.max(0.0)),
-                );
-            } else if l.style != Style::Markers {
-                for run in runs.iter().filter(|r| r.len() > 1) {
-                    polyline(&mut s, color, dashed, &l.style, run);
-                }
-            }
-            for run in &runs {
-                let markers = match l.style {
-                    Style::Markers => true,
-                    Style::Joined { .. } => n <= 40 || run.len() == 1,
-                    Style::Steps | Style::Reference | Style::Bars { .. } => false,
-                };
-                if markers {
-                    for (x, y) in run {
-                        let _ = write!(
-                            s,
-                            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>"
-                        );
-                    }
-                }
-            }
-            s.push_str("</g>");
-        }
-        let ly = TOP + PLOT_H + 50.0;
-        for (i, (x, row)) in legend_rows.iter().enumerate() {
-            let l = &self.lines[i];
-            let color = COLORS[i % COLORS.len()];
-            let dash = if l.style == Style::Reference || i >= COLORS.len() {
-                " stroke-dasharray=\"6 4\""
-            } else {
-                ""
-            };
-            let y = ly + (*row as f64 - 1.0) * LEGEND_ROW;
-            if let Style::Bars { .. } = l.style {
-                let _ = write!(
-                    s,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"8\" fill=\"{color}\" \
-                     fill-opacity=\"0.6\"/>",
-                    x + 3.0,
-                    y - 4.0
-                );
-            } else if l.style == Style::Markers {
-                let _ = write!(
-                    s,
-                    "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>",
-                    x + 9.0
-                );
-            } else {
-                let _ = write!(
-                    s,
-                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
-                     stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
-                    x + 18.0,
-                );
-            }
-            let _ = write!(
-                s,
-                "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
-                x + 22.0,
-                y + 4.0,
-                esc(&l.name)
-            );
-        }
-        s.push_str("</svg>");
-        s
     }
 
     /// For each line, its legend x and row (1-based), flowing left to right.
@@ -380,6 +359,91 @@ impl Chart {
         }
         out
     }
+}
+
+/// Line `i` of a chart as a `<g>` group: its bars or polylines, then its markers.
+fn series(s: &mut String, i: usize, l: &Line, axes: &Axes) {
+    let color = COLORS[i % COLORS.len()];
+    let dashed = l.style == Style::Reference || i >= COLORS.len();
+    let runs = l.runs(|p| axes.at(p));
+    let n: usize = runs.iter().map(Vec::len).sum();
+    let _ = write!(
+        s,
+        "<g class=\"series\" data-name=\"{}\" data-style=\"{}\">",
+        esc(&l.name),
+        l.style.name()
+    );
+    if let Style::Bars { width } = l.style {
+        bars(
+            s,
+            color,
+            l,
+            width,
+            |p| axes.at(p),
+            axes.sy(axes.y.0.max(0.0)),
+        );
+    } else if l.style != Style::Markers {
+        for run in runs.iter().filter(|r| r.len() > 1) {
+            polyline(s, color, dashed, &l.style, run);
+        }
+    }
+    for run in &runs {
+        let markers = match l.style {
+            Style::Markers => true,
+            Style::Joined { .. } => n <= 40 || run.len() == 1,
+            Style::Steps | Style::Reference | Style::Bars { .. } => false,
+        };
+        if markers {
+            for (x, y) in run {
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>"
+                );
+            }
+        }
+    }
+    s.push_str("</g>");
+}
+
+/// The legend entry of line `i` at legend x `x` and row `row` (1-based): its swatch (a bar, a
+/// marker or a line segment) and its name.
+fn legend_entry(s: &mut String, i: usize, l: &Line, x: f64, row: usize) {
+    let color = COLORS[i % COLORS.len()];
+    let dash = if l.style == Style::Reference || i >= COLORS.len() {
+        " stroke-dasharray=\"6 4\""
+    } else {
+        ""
+    };
+    let y = TOP + PLOT_H + 50.0 + (row as f64 - 1.0) * LEGEND_ROW;
+    if let Style::Bars { .. } = l.style {
+        let _ = write!(
+            s,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"8\" fill=\"{color}\" \
+             fill-opacity=\"0.6\"/>",
+            x + 3.0,
+            y - 4.0
+        );
+    } else if l.style == Style::Markers {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>",
+            x + 9.0
+        );
+    } else {
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
+             stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
+            x + 18.0,
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
+        x + 22.0,
+        y + 4.0,
+        esc(&l.name)
+    );
 }
 
 /// The bars of a histogram line: one rectangle per finite point, from the zero line (`base`,

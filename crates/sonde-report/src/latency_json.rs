@@ -29,7 +29,7 @@ use serde_json::{json, Map, Value};
 use sonde_stats::latency::model::{LatencyEvent, ProbeSent, RoundTrip};
 
 use crate::envelope::Envelope;
-pub use crate::sink::LatencySink;
+use crate::sink::Sink;
 
 /// Per-probe records kept in one document (about 9 MB at most).
 pub const ROUND_TRIPS_MAX: usize = 100_000;
@@ -91,7 +91,7 @@ impl RoundTrips {
     }
 }
 
-/// Collects events into one document written at [`LatencySink::finish`].
+/// Collects events into one document written at [`Sink::finish`].
 pub struct LatencyJsonReporter<W: Write> {
     out: W,
     doc: Map<String, Value>,
@@ -177,7 +177,7 @@ struct DocumentView<'a> {
     round_trips_omitted: u64,
 }
 
-impl<W: Write> LatencySink for LatencyJsonReporter<W> {
+impl<W: Write> Sink<LatencyEvent> for LatencyJsonReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
         match ev {
             LatencyEvent::Start(s) => {
@@ -226,7 +226,7 @@ impl<W: Write> LatencyJsonLinesReporter<W> {
     }
 }
 
-impl<W: Write> LatencySink for LatencyJsonLinesReporter<W> {
+impl<W: Write> Sink<LatencyEvent> for LatencyJsonLinesReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
         match ev {
             LatencyEvent::Sent(_) => return Ok(()),

@@ -15,7 +15,7 @@ use sonde_stats::latency::model::{
 };
 use sonde_stats::units::format_bitrate;
 
-use crate::sink::LatencySink;
+use crate::sink::Sink;
 
 /// Writes latency events as text; with [`LatencyTableReporter::verbose`] also one line per
 /// answered probe, as ping prints them.
@@ -290,7 +290,7 @@ fn ms(v: f64) -> String {
     format!("{v:.3}")
 }
 
-impl<W: Write> LatencySink for LatencyTableReporter<W> {
+impl<W: Write> Sink<LatencyEvent> for LatencyTableReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
         match ev {
             LatencyEvent::Start(s) => self.start(s),

@@ -1,6 +1,7 @@
-//! The sink traits: what every reporter implements and what measuring code hands its events
-//! to. [`Sink`] for the throughput test's [`Event`]s (with [`Tee`] to fan out), [`EventSink`]
-//! for another kind's typed events (`sonde stress`), [`LatencySink`] for latency runs.
+//! The sink trait: what every reporter implements and what measuring code hands its events
+//! to. [`Sink<E>`] is generic over the event type: the throughput test's [`Event`] by default
+//! (with [`Tee`] to fan out), `sonde_stats::stress::model::StressEvent` for `sonde stress`,
+//! `sonde_stats::latency::model::LatencyEvent` for latency runs.
 //!
 //! A leaf: the reporters (`json`, `json_lines`, `table`, the latency and stress modules)
 //! import it, and it imports none of them, so two reporters of one kind (a table and its
@@ -8,20 +9,20 @@
 
 use std::io;
 
-use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::Event;
 
-/// A consumer of test events.
+/// A consumer of test events of type `E` (the throughput test's [`Event`] unless named).
 ///
-/// Calling order: [`Sink::event`] for each event as it happens (typically `Start`, any number of
-/// `Interval`/`Note`/`Error`, then `End`), then [`Sink::finish`] exactly once at the very end,
-/// also when the run failed or was interrupted before `End`.
-pub trait Sink {
+/// Calling order: [`Sink::event`] for each event as it happens (for the throughput test
+/// typically `Start`, any number of `Interval`/`Note`/`Error`, then `End`), then
+/// [`Sink::finish`] exactly once at the very end, also when the run failed or was interrupted
+/// before `End`.
+pub trait Sink<E = Event> {
     /// Consume one event.
     ///
     /// # Errors
     /// Fails when the underlying writer fails.
-    fn event(&mut self, ev: &Event) -> io::Result<()>;
+    fn event(&mut self, ev: &E) -> io::Result<()>;
 
     /// Finish the output (write buffered documents, flush).
     ///
@@ -30,8 +31,8 @@ pub trait Sink {
     fn finish(&mut self) -> io::Result<()>;
 }
 
-impl<S: Sink + ?Sized> Sink for Box<S> {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+impl<E, S: Sink<E> + ?Sized> Sink<E> for Box<S> {
+    fn event(&mut self, ev: &E) -> io::Result<()> {
         (**self).event(ev)
     }
 
@@ -40,8 +41,8 @@ impl<S: Sink + ?Sized> Sink for Box<S> {
     }
 }
 
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+impl<E, S: Sink<E> + ?Sized> Sink<E> for &mut S {
+    fn event(&mut self, ev: &E) -> io::Result<()> {
         (**self).event(ev)
     }
 
@@ -101,57 +102,6 @@ impl Sink for Tee {
 
     fn finish(&mut self) -> io::Result<()> {
         self.each(|s| s.finish())
-    }
-}
-
-/// A consumer of one kind of typed event other than the throughput test's (`sonde stress`
-/// uses it with `sonde_stats::stress::model::StressEvent`): [`EventSink::event`] as each
-/// happens, then [`EventSink::finish`] exactly once, also after a failure.
-pub trait EventSink<E> {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn event(&mut self, ev: &E) -> io::Result<()>;
-    /// Finish the output.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<E, S: EventSink<E> + ?Sized> EventSink<E> for Box<S> {
-    fn event(&mut self, ev: &E) -> io::Result<()> {
-        (**self).event(ev)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
-
-/// A consumer of latency events (the latency counterpart of [`Sink`]).
-///
-/// Calling order: [`LatencySink::event`] for each event, then [`LatencySink::finish`] once,
-/// also when the run failed before its `End`.
-pub trait LatencySink {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn event(&mut self, ev: &LatencyEvent) -> io::Result<()>;
-    /// Finish the output.
-    ///
-    /// # Errors
-    /// When the writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<S: LatencySink + ?Sized> LatencySink for Box<S> {
-    fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
-        (**self).event(ev)
-    }
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
     }
 }
 

@@ -13,8 +13,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 use sonde_stats::stress::model::StressEvent;
 
-/// A consumer of stress events; same calling order as [`crate::Sink`].
-pub use crate::sink::EventSink as StressSink;
+use crate::sink::Sink;
 
 /// The event's name and data, as both JSON forms write them.
 fn section(ev: &StressEvent) -> (&'static str, Value) {
@@ -29,7 +28,7 @@ fn section(ev: &StressEvent) -> (&'static str, Value) {
     }
 }
 
-/// Collects the run and writes one document at [`StressSink::finish`].
+/// Collects the run and writes one document at [`Sink::finish`].
 pub struct StressJsonReporter<W: Write> {
     out: W,
     doc: serde_json::Map<String, Value>,
@@ -48,7 +47,7 @@ impl<W: Write> StressJsonReporter<W> {
     }
 }
 
-impl<W: Write> StressSink<StressEvent> for StressJsonReporter<W> {
+impl<W: Write> Sink<StressEvent> for StressJsonReporter<W> {
     fn event(&mut self, ev: &StressEvent) -> io::Result<()> {
         let (name, data) = section(ev);
         match name {
@@ -96,7 +95,7 @@ impl<W: Write> StressJsonLinesReporter<W> {
     }
 }
 
-impl<W: Write> StressSink<StressEvent> for StressJsonLinesReporter<W> {
+impl<W: Write> Sink<StressEvent> for StressJsonLinesReporter<W> {
     fn event(&mut self, ev: &StressEvent) -> io::Result<()> {
         let (name, data) = section(ev);
         serde_json::to_writer(&mut self.out, &json!({"event": name, "data": data}))?;

@@ -14,7 +14,7 @@ use sonde_stats::stress::model::{
 };
 use sonde_stats::units::{format_bitrate, format_bytes};
 
-use crate::sink::EventSink as StressSink;
+use crate::sink::Sink;
 
 /// Connections up to which every one gets a row per interval by default.
 pub const EACH_LIMIT: usize = 64;
@@ -249,7 +249,7 @@ fn spread(sorted: &[f64]) -> String {
     )
 }
 
-impl<W: Write> StressSink<StressEvent> for StressTableReporter<W> {
+impl<W: Write> Sink<StressEvent> for StressTableReporter<W> {
     fn event(&mut self, ev: &StressEvent) -> io::Result<()> {
         match ev {
             StressEvent::Start(s) => self.start(s),

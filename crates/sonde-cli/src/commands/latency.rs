@@ -5,8 +5,9 @@ use super::exit;
 use crate::cli::OutputArgs;
 use crate::cli_latency::LatencyArgs;
 use crate::output::{self, LineOut};
-use sonde_report::latency_json::{LatencyJsonLinesReporter, LatencyJsonReporter, LatencySink};
+use sonde_report::latency_json::{LatencyJsonLinesReporter, LatencyJsonReporter};
 use sonde_report::latency_table::LatencyTableReporter;
+use sonde_report::Sink;
 use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use std::sync::atomic::AtomicBool;
@@ -17,7 +18,7 @@ pub fn reporter(
     o: &OutputArgs,
     verbose: bool,
     out: output::SharedOut,
-) -> Box<dyn LatencySink + Send> {
+) -> Box<dyn Sink<LatencyEvent> + Send> {
     let w = LineOut::new(out);
     if o.json {
         Box::new(LatencyJsonReporter::new(w))

@@ -7,8 +7,9 @@ use super::exit;
 use crate::cli_stress::StressArgs;
 use crate::output::{self, LineOut, SharedOut};
 use sonde_platform::resolve::{resolve, Family};
-use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter, StressSink};
+use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter};
 use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
+use sonde_report::Sink;
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
 };
@@ -158,7 +159,7 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
 /// One run of `cfg` with its live rows (or events) and its summary written to `out`.
 fn single(a: &StressArgs, cfg: &StressConfig, out: SharedOut, interrupt: &AtomicBool) -> i32 {
     let w = LineOut::new(out);
-    let mut sink: Box<dyn StressSink<StressEvent>> = if a.output.json {
+    let mut sink: Box<dyn Sink<StressEvent>> = if a.output.json {
         Box::new(StressJsonReporter::new(w))
     } else if a.output.json_stream {
         Box::new(StressJsonLinesReporter::new(w))
