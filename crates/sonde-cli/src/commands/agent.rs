@@ -2,7 +2,7 @@
 //! SIGTERM.
 
 use super::exit;
-use crate::cli_agent::AgentArgs;
+use crate::flags::agent::AgentArgs;
 use sonde_agent::config::{AgentConfig, Peer};
 use sonde_agent::own::Identity;
 use sonde_agent::reload::Reload;

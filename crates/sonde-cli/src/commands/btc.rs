@@ -1,7 +1,7 @@
 //! `sonde btc`: phase two (the run configuration), then the sessions and their report.
 
 use super::exit;
-use crate::cli_btc::BtcArgs;
+use crate::flags::btc::BtcArgs;
 use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
 use sonde_report::btc;

@@ -1,7 +1,7 @@
 //! `sonde client`: phase two of the CLI (build the run configuration), then run and report.
 
 use super::exit;
-use crate::cli::ClientArgs;
+use crate::flags::ClientArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
 use sonde_proto::psk::Psk;
@@ -258,11 +258,11 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
         .trim_end_matches(']')
         .parse::<std::net::IpAddr>();
     match literal {
-        Ok(std::net::IpAddr::V4(_)) if a.ipv6 => Err(format!(
+        Ok(std::net::IpAddr::V4(_)) if a.ip.ipv6 => Err(format!(
             "-6 asks for IPv6, but {} is an IPv4 address",
             a.host
         )),
-        Ok(std::net::IpAddr::V6(_)) if a.ipv4 => Err(format!(
+        Ok(std::net::IpAddr::V6(_)) if a.ip.ipv4 => Err(format!(
             "-4 asks for IPv4, but {} is an IPv6 address",
             a.host
         )),
@@ -270,7 +270,7 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
             "-L sets an IPv6 flow label, but {} is an IPv4 address",
             a.host
         )),
-        _ if a.flowlabel.is_some() && a.ipv4 => {
+        _ if a.flowlabel.is_some() && a.ip.ipv4 => {
             Err("-L sets an IPv6 flow label: it cannot go with -4".into())
         }
         _ => check_bind_family(a),
@@ -288,8 +288,8 @@ fn check_bind_family(a: &ClientArgs) -> Result<(), String> {
         .trim_end_matches(']')
         .parse::<std::net::IpAddr>()
         .ok();
-    let clash = (a.ipv6 && b.is_ipv4())
-        || (a.ipv4 && b.is_ipv6())
+    let clash = (a.ip.ipv6 && b.is_ipv4())
+        || (a.ip.ipv4 && b.is_ipv6())
         || host.is_some_and(|h| h.is_ipv4() != b.is_ipv4());
     if clash {
         return Err(format!(
@@ -373,7 +373,7 @@ fn config(a: &ClientArgs, p: TestParams, psk: Option<Psk>) -> ClientConfig {
         port: a.port,
         // A local address of one family (-B) talks only to servers of that family.
         // A flow label (-L) exists only in IPv6.
-        family: match (a.ipv4, a.ipv6 || a.flowlabel.is_some(), bind_ip) {
+        family: match (a.ip.ipv4, a.ip.ipv6 || a.flowlabel.is_some(), bind_ip) {
             (true, _, _) | (_, _, Some(std::net::IpAddr::V4(_))) => Family::V4,
             (_, true, _) | (_, _, Some(std::net::IpAddr::V6(_))) => Family::V6,
             _ => Family::Any,

@@ -2,7 +2,7 @@
 //! table or (`-J`) a JSON document.
 
 use super::exit;
-use crate::cli::OutputArgs;
+use crate::flags::OutputArgs;
 use serde_json::json;
 use sonde_proto::coded::{CodedData, CodedFeedback, CodedOptions, CodedScheme};
 use sonde_proto::message::TestParams;
@@ -20,7 +20,10 @@ pub const DEFAULT_RATE: u64 = 100_000_000;
 /// The coded test's options from its flags: a file upload sends the file's bytes (`-R --file`
 /// receives the server's test data into the file), `--feedback` picks the receiver's policy,
 /// `--coded=arq` the ARQ baseline.
-pub fn options(a: &crate::cli::ClientArgs, scheme: crate::cli_coded::SchemeArg) -> CodedOptions {
+pub fn options(
+    a: &crate::flags::ClientArgs,
+    scheme: crate::flags::coded::SchemeArg,
+) -> CodedOptions {
     CodedOptions {
         data: if a.file.is_some() && !a.reverse {
             CodedData::File

@@ -97,7 +97,7 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
     crate::output::outln!(
         "sonde demo: in-process server on 127.0.0.1:{port}; four {secs} s loopback tests\n"
     );
-    let out = match output::destination(&crate::cli::OutputArgs::default()) {
+    let out = match output::destination(&crate::flags::OutputArgs::default()) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("sonde: error - {e:#}");

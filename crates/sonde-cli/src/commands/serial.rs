@@ -2,7 +2,7 @@
 //! size and its report, or the far end (`--serve`) until Ctrl-C.
 
 use super::exit;
-use crate::cli_serial::SerialArgs;
+use crate::flags::serial::SerialArgs;
 use crate::output::{self, outln};
 use sha2::{Digest, Sha256};
 use sonde_report::serial::{document, lines, served_line, SerialRow, SerialRun};

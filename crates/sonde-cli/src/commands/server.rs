@@ -1,7 +1,7 @@
 //! `sonde server`: binds, prints where it listens, serves until Ctrl-C (or one test with -1).
 
 use super::{daemon, exit};
-use crate::cli::{OutputArgs, ServerArgs};
+use crate::flags::{OutputArgs, ServerArgs};
 use crate::output::{self, SharedOut};
 use sonde_runtime::auth::ServerAuth;
 use sonde_runtime::server::source_limit::{Rate, SourceLimits};

@@ -2,7 +2,7 @@
 //! the table or JSON document.
 
 use super::exit;
-use crate::cli_sweep::SweepArgs;
+use crate::flags::sweep::SweepArgs;
 use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
 use sonde_report::sweep::{self as report, SweepSettings};
@@ -121,7 +121,7 @@ fn client_config(a: &SweepArgs, protocol: Protocol) -> Result<ClientConfig, Stri
     Ok(ClientConfig {
         host: a.host.clone(),
         port: a.port,
-        family: super::family(a.ipv4, a.ipv6),
+        family: a.ip.family(),
         cport: None,
         params: TestParams {
             protocol,

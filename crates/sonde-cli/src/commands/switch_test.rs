@@ -11,7 +11,7 @@ use super::switch_driver::SwitchDriver;
 use super::switch_policy::Chooser;
 use super::switch_samples::Samples;
 use super::switch_schedule::Schedule;
-use crate::cli_switch::SwitchTestArgs;
+use crate::flags::switch::SwitchTestArgs;
 use crate::output::outln;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
