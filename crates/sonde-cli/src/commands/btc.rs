@@ -81,7 +81,7 @@ fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
                 congestion: a.congestion.clone(),
                 ..TestParams::default()
             },
-            connect_timeout: a.connect_timeout,
+            connect_timeout: a.connect.connect_timeout,
             local,
             rcv_timeout: None,
             file: None,

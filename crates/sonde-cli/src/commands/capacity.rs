@@ -93,7 +93,7 @@ fn config(a: &CapacityArgs) -> Result<(ClientConfig, CapacityPlan), i32> {
         family: a.ip.family(),
         cport: None,
         params,
-        connect_timeout: a.connect_timeout,
+        connect_timeout: a.connect.connect_timeout,
         local,
         rcv_timeout: None,
         file: None,

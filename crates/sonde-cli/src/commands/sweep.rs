@@ -129,7 +129,7 @@ fn client_config(a: &SweepArgs, protocol: Protocol) -> Result<ClientConfig, Stri
             steady_pacing: protocol == Protocol::Udp,
             ..TestParams::default()
         },
-        connect_timeout: a.connect_timeout,
+        connect_timeout: a.connect.connect_timeout,
         local: super::auth::keyed_sockets(&a.psk)?,
         rcv_timeout: Some(std::time::Duration::from_secs(
             (a.step_time.ceil() as u64).saturating_add(10),

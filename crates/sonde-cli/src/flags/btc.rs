@@ -38,9 +38,8 @@ pub struct BtcArgs {
     /// Congestion control of the sessions
     #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
     pub congestion: Option<String>,
-    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::flags::values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::flags::values::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub connect: crate::flags::connection::ConnectTimeoutArgs,
     #[command(flatten)]
     pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]

@@ -1,5 +1,5 @@
 //! Connection flags several commands share word for word, defined once and flattened into
-//! each: `-4` / `-6` (the address family of the server's address).
+//! each: `-4` / `-6` (the address family of the server's address) and `--connect-timeout`.
 
 use clap::Args;
 
@@ -25,4 +25,13 @@ impl FamilyArgs {
             _ => Family::Any,
         }
     }
+}
+
+/// `--connect-timeout` of `btc`, `capacity` and `sweep` (the other commands say their wait in
+/// words of their own, with the same default and syntax from [`crate::flags::values`]).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ConnectTimeoutArgs {
+    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
+    #[arg(long, value_name = "MS|TIME", default_value = crate::flags::values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::flags::values::parse_connect_timeout)]
+    pub connect_timeout: std::time::Duration,
 }

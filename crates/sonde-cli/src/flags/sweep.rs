@@ -62,9 +62,8 @@ pub struct SweepArgs {
     pub tolerance: f64,
     #[command(flatten)]
     pub ip: crate::flags::connection::FamilyArgs,
-    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::flags::values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::flags::values::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub connect: crate::flags::connection::ConnectTimeoutArgs,
     #[command(flatten)]
     pub psk: crate::flags::auth::PskArgs,
     /// No progress lines on stderr
