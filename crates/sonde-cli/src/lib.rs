@@ -3,27 +3,8 @@
 //! a library lets that package (its `main` and the integration tests) build at a low
 //! optimisation level, while every line that runs here keeps the workspace's release profile.
 
-mod cli;
-mod cli_agent;
-mod cli_auth;
-mod cli_btc;
-mod cli_capacity;
-mod cli_coded;
-mod cli_compare_ip;
-mod cli_latency;
-mod cli_mesh;
-mod cli_output;
-mod cli_parse;
-mod cli_profile;
-mod cli_serial;
-mod cli_store;
-mod cli_stress;
-mod cli_sweep;
-mod cli_switch;
-mod cli_switch_more;
-mod cli_switch_policy;
-mod cli_values;
 mod commands;
+mod flags;
 mod output;
 mod progress;
 mod signals;
@@ -60,8 +41,8 @@ pub fn parse_only(args: &[String]) -> Result<(), String> {
 
 /// The one parse of a command line: `main`'s, [`parse_only`]'s and the lab's check of a
 /// scenario's sonde tests.
-fn parse(args: Vec<String>) -> Result<cli::Cli, clap::Error> {
-    cli_parse::parse_from(cli::rewrite_iperf_style(args))
+fn parse(args: Vec<String>) -> Result<flags::Cli, clap::Error> {
+    flags::parse::parse_from(flags::rewrite_iperf_style(args))
 }
 
 /// Runs the command line of this process and exits with its code; never returns.
@@ -80,40 +61,43 @@ pub fn main() -> ! {
     let interrupt = Arc::new(AtomicBool::new(false));
     output::set_stop_flag(interrupt.clone());
     // A lab must be torn down whatever happens: there a second Ctrl-C only repeats that it is.
-    let builds_lab = matches!(parsed.command, cli::Command::Lab(_) | cli::Command::Demo(_));
+    let builds_lab = matches!(
+        parsed.command,
+        flags::Command::Lab(_) | flags::Command::Demo(_)
+    );
     // The agent reads its configuration again on SIGHUP.
-    let reload =
-        matches!(parsed.command, cli::Command::Agent(_)).then(|| Arc::new(AtomicBool::new(false)));
+    let reload = matches!(parsed.command, flags::Command::Agent(_))
+        .then(|| Arc::new(AtomicBool::new(false)));
     let targets = signals::Targets {
         stop: interrupt.clone(),
         builds_lab,
         reload: reload.clone(),
     };
     let arm = move || signals::arm(targets.clone());
-    if !matches!(parsed.command, cli::Command::Server(_)) {
+    if !matches!(parsed.command, flags::Command::Server(_)) {
         arm();
     }
     let code = match parsed.command {
         // The server arms it itself, after it may have detached (-D).
-        cli::Command::Server(a) => commands::server::run(a, interrupt, &arm),
-        cli::Command::Client(a) => commands::client::run(*a, &interrupt),
-        cli::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
-        cli::Command::Report(a) => commands::report::run(&a),
-        cli::Command::Latency(a) => commands::latency::run(a, &interrupt),
-        cli::Command::Btc(a) => commands::btc::run(a, &interrupt),
-        cli::Command::Capacity(a) => commands::capacity::run(a, &interrupt),
-        cli::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
-        cli::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
-        cli::Command::Profile(c) => commands::profile::run(c, &interrupt),
-        cli::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
-        cli::Command::Serial(a) => commands::serial::run(a, &interrupt),
-        cli::Command::Lab(c) => commands::lab::run(c, &interrupt),
-        cli::Command::Stress(a) => commands::stress::run(a, &interrupt),
-        cli::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
-        cli::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
-        cli::Command::Services(a) => commands::services::run(&a, &interrupt),
-        cli::Command::Completions { shell } => commands::docs::completions(shell),
-        cli::Command::Man(a) => commands::docs::man(&a),
+        flags::Command::Server(a) => commands::server::run(a, interrupt, &arm),
+        flags::Command::Client(a) => commands::client::run(*a, &interrupt),
+        flags::Command::Demo(a) => commands::demo::run(a.time, &a.out, interrupt),
+        flags::Command::Report(a) => commands::report::run(&a),
+        flags::Command::Latency(a) => commands::latency::run(a, &interrupt),
+        flags::Command::Btc(a) => commands::btc::run(a, &interrupt),
+        flags::Command::Capacity(a) => commands::capacity::run(a, &interrupt),
+        flags::Command::Rrul(a) => commands::rrul::run(a, &interrupt),
+        flags::Command::CompareIp(a) => commands::compare_ip::run(a, &interrupt),
+        flags::Command::Profile(c) => commands::profile::run(c, &interrupt),
+        flags::Command::SwitchTest(a) => commands::switch_test::run(a, &interrupt),
+        flags::Command::Serial(a) => commands::serial::run(a, &interrupt),
+        flags::Command::Lab(c) => commands::lab::run(c, &interrupt),
+        flags::Command::Stress(a) => commands::stress::run(a, &interrupt),
+        flags::Command::Sweep(a) => commands::sweep::run(a, &interrupt),
+        flags::Command::Agent(a) => commands::agent::run(a, interrupt.clone(), reload),
+        flags::Command::Services(a) => commands::services::run(&a, &interrupt),
+        flags::Command::Completions { shell } => commands::docs::completions(shell),
+        flags::Command::Man(a) => commands::docs::man(&a),
     };
     if output::stdout_closed() {
         std::process::exit(commands::exit::STDOUT_CLOSED);

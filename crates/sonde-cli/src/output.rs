@@ -1,6 +1,6 @@
 //! Wires reporters to where output goes: standard output or `--logfile`, table or JSON.
 
-use crate::cli::OutputArgs;
+use crate::flags::OutputArgs;
 use anyhow::Context;
 use sonde_report::envelope::Envelope;
 use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};

@@ -2,8 +2,8 @@
 //! SIGTERM.
 
 use super::exit;
-use crate::cli_agent::AgentArgs;
-use sonde_agent::config::AgentConfig;
+use crate::flags::agent::AgentArgs;
+use sonde_agent::config::{AgentConfig, Peer};
 use sonde_agent::own::Identity;
 use sonde_agent::reload::Reload;
 use sonde_agent::{AgentError, AgentOptions};
@@ -82,43 +82,13 @@ fn check(file: &std::path::Path, config: &AgentConfig, interrupt: &AtomicBool) -
     if let Err(e) = sonde_agent::check_files(config) {
         return config_error(file, &e);
     }
-    let mut runs = Vec::new();
-    if let Some(l) = &config.latency {
-        runs.push(format!("latency every {} s", l.every_secs));
-    }
-    if let Some(t) = &config.throughput {
-        runs.push(format!("throughput every {} min", t.every_mins));
-    }
-    if let Some(c) = &config.capacity {
-        runs.push(format!("capacity every {} min", c.every_mins));
-    }
-    if let Some(p) = &config.profile {
-        runs.push(format!("profile every {} min", p.every_mins));
-    }
-    let peers: Vec<String> = config
-        .peers
-        .iter()
-        .map(|p| {
-            if p.every_address {
-                format!(
-                    "{} (every address of {}, port {})",
-                    p.label(),
-                    p.host,
-                    p.port
-                )
-            } else if p.host.contains(':') {
-                format!("{} ([{}]:{})", p.label(), p.host, p.port)
-            } else {
-                format!("{} ({}:{})", p.label(), p.host, p.port)
-            }
-        })
-        .collect();
+    let peers: Vec<String> = config.peers.iter().map(peer_text).collect();
     println!(
         "{}: agent {:?} would serve tests on port {}, run {} to {} peer(s): {}; results to {}{}",
         file.display(),
         config.agent_name(),
         config.listen_port,
-        runs.join(", "),
+        scheduled_runs(config).join(", "),
         peers.len(),
         peers.join(", "),
         config.store.display(),
@@ -137,31 +107,71 @@ fn check(file: &std::path::Path, config: &AgentConfig, interrupt: &AtomicBool) -
         check_group(p, config.listen_port, &mut lookups);
     }
     for p in config.peers.iter().filter(|p| !p.every_address) {
-        let addr = match lookups.first(p) {
-            Ok(a) => a,
-            Err(e) => {
-                println!(
-                    "  peer {}: {} does not resolve here now ({e}; tried again before each run)",
-                    p.label(),
-                    p.host
-                );
-                continue;
-            }
-        };
-        let own = sonde_agent::own::identify(
-            &p.host,
-            addr,
-            config.listen_port,
-            sonde_agent::own::is_local_address,
-        );
-        if let Identity::Own(addr) = own {
-            println!(
-                "  peer {} ({addr}) is this agent itself here: it would not be measured",
-                p.label()
-            );
-        }
+        check_peer(p, config.listen_port, &mut lookups);
     }
     exit::OK
+}
+
+/// The configuration's schedules, as the check says them ("latency every 10 s").
+fn scheduled_runs(config: &AgentConfig) -> Vec<String> {
+    let mut runs = Vec::new();
+    if let Some(l) = &config.latency {
+        runs.push(format!("latency every {} s", l.every_secs));
+    }
+    if let Some(t) = &config.throughput {
+        runs.push(format!("throughput every {} min", t.every_mins));
+    }
+    if let Some(c) = &config.capacity {
+        runs.push(format!("capacity every {} min", c.every_mins));
+    }
+    if let Some(p) = &config.profile {
+        runs.push(format!("profile every {} min", p.every_mins));
+    }
+    runs
+}
+
+/// A peer as the check lists it: its label and where it is measured.
+fn peer_text(p: &Peer) -> String {
+    if p.every_address {
+        format!(
+            "{} (every address of {}, port {})",
+            p.label(),
+            p.host,
+            p.port
+        )
+    } else if p.host.contains(':') {
+        format!("{} ([{}]:{})", p.label(), p.host, p.port)
+    } else {
+        format!("{} ({}:{})", p.label(), p.host, p.port)
+    }
+}
+
+/// A peer of one address: a line when its name does not resolve now, or when it is this
+/// agent itself (which would not be measured).
+fn check_peer(p: &Peer, listen_port: u16, lookups: &mut Lookups<'_>) {
+    let addr = match lookups.first(p) {
+        Ok(a) => a,
+        Err(e) => {
+            println!(
+                "  peer {}: {} does not resolve here now ({e}; tried again before each run)",
+                p.label(),
+                p.host
+            );
+            return;
+        }
+    };
+    let own = sonde_agent::own::identify(
+        &p.host,
+        addr,
+        listen_port,
+        sonde_agent::own::is_local_address,
+    );
+    if let Identity::Own(addr) = own {
+        println!(
+            "  peer {} ({addr}) is this agent itself here: it would not be measured",
+            p.label()
+        );
+    }
 }
 
 /// The check's lookups: each waits as long as the agent's runs would (names::LOOKUP_WAIT),

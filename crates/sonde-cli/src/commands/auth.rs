@@ -1,7 +1,7 @@
 //! Turns the authentication flags into what the runtime needs: keys read from their files,
 //! and the iperf3 password from `IPERF3_PASSWORD` or a prompt (as iperf3 does).
 
-use crate::cli_auth::{ClientAuthArgs, PskArgs, ServerAuthArgs};
+use crate::flags::auth::{ClientAuthArgs, PskArgs, ServerAuthArgs};
 use sonde_proto::iperf3::auth::{Padding, DEFAULT_SKEW_SECS};
 use sonde_proto::psk::Psk;
 use sonde_runtime::auth::{self, RsaServer, ServerAuth};

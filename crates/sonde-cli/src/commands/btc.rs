@@ -1,7 +1,7 @@
 //! `sonde btc`: phase two (the run configuration), then the sessions and their report.
 
 use super::exit;
-use crate::cli_btc::BtcArgs;
+use crate::flags::btc::BtcArgs;
 use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
 use sonde_report::btc;
@@ -81,7 +81,7 @@ fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
                 congestion: a.congestion.clone(),
                 ..TestParams::default()
             },
-            connect_timeout: a.connect_timeout,
+            connect_timeout: a.connect.connect_timeout,
             local,
             rcv_timeout: None,
             file: None,

@@ -1,7 +1,7 @@
 //! `sonde capacity`: phase two (the run configuration), then the run and its report.
 
 use super::exit;
-use crate::cli_capacity::CapacityArgs;
+use crate::flags::capacity::CapacityArgs;
 use crate::output::{self, outln};
 use sonde_proto::capacity::CapacityPlan;
 use sonde_report::capacity::{departure_lines, document, lines, RunInfo};
@@ -80,7 +80,7 @@ fn config(a: &CapacityArgs) -> Result<(ClientConfig, CapacityPlan), i32> {
         .is_ok_and(|ip| ip.is_ipv6());
     let length = a
         .length
-        .unwrap_or(if a.ipv6 || literal_v6 { 1452 } else { 1472 });
+        .unwrap_or(if a.ip.ipv6 || literal_v6 { 1452 } else { 1472 });
     let params = sonde_runtime::capacity::params(plan, length);
     if let Err(e) = params.validate() {
         eprintln!("sonde: usage error - {e}");
@@ -90,10 +90,10 @@ fn config(a: &CapacityArgs) -> Result<(ClientConfig, CapacityPlan), i32> {
     let cfg = ClientConfig {
         host: a.host.clone(),
         port: a.port,
-        family: super::family(a.ipv4, a.ipv6),
+        family: a.ip.family(),
         cport: None,
         params,
-        connect_timeout: a.connect_timeout,
+        connect_timeout: a.connect.connect_timeout,
         local,
         rcv_timeout: None,
         file: None,

@@ -1,11 +1,12 @@
 //! `sonde client`: phase two of the CLI (build the run configuration), then run and report.
 
 use super::exit;
-use crate::cli::ClientArgs;
+use crate::flags::ClientArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
-use sonde_report::Sink;
-use sonde_runtime::client::{self, ClientConfig, Family};
+use sonde_proto::psk::Psk;
+use sonde_report::{ServerOutputSlot, Sink};
+use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
 use std::sync::atomic::AtomicBool;
 
@@ -21,24 +22,40 @@ const UDP_DEFAULT_RATE: u64 = 1024 * 1024;
 /// # Errors
 /// A usage message when flags contradict each other or exceed protocol limits.
 pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
-    let protocol = if a.udp || a.coded.is_some() {
-        Protocol::Udp
-    } else {
-        Protocol::Tcp
-    };
-    let direction = if a.bidir {
-        Direction::Bidir
-    } else if a.reverse {
-        Direction::Reverse
-    } else {
-        Direction::Upload
-    };
+    let length = length(a)?;
+    refuse_empty_counts(a)?;
+    if a.udp && a.congestion.is_some() {
+        return Err("-C (congestion control) applies to TCP only; UDP has none".into());
+    }
+    let end = end_condition(a)?;
+    let window = a
+        .window
+        .map(|w| u32::try_from(w).map_err(|_| format!("-w {w} is too large (max 4G)")))
+        .transpose()?;
+    check_transport_only_flags(a)?;
+    let burst = burst(a)?;
+    let p = test_params(a, &end, length, window, burst);
+    p.validate().map_err(|e| e.to_string())?;
+    if a.coded.is_some() {
+        super::coded::check(&p)?;
+    }
+    check_cport(a, &p)?;
+    check_family(a)?;
+    Ok(p)
+}
+
+/// `-l`, or the protocol's default write length or datagram size.
+fn length(a: &ClientArgs) -> Result<u32, String> {
     let length = a.length.unwrap_or(if a.udp || a.coded.is_some() {
         UDP_DEFAULT_LEN
     } else {
         TCP_DEFAULT_LEN
     });
-    let length = u32::try_from(length).map_err(|_| format!("-l {length} is too large"))?;
+    u32::try_from(length).map_err(|_| format!("-l {length} is too large"))
+}
+
+/// `-n 0` and `-k 0`: end conditions that would send nothing.
+fn refuse_empty_counts(a: &ClientArgs) -> Result<(), String> {
     if a.bytes == Some(0) {
         return Err(
             "-n 0 would send nothing: give a byte count above 0, or -t for a timed test".into(),
@@ -49,15 +66,24 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             "-k 0 would send nothing: give a block count above 0, or -t for a timed test".into(),
         );
     }
-    if a.udp && a.congestion.is_some() {
-        return Err("-C (congestion control) applies to TCP only; UDP has none".into());
-    }
+    Ok(())
+}
+
+/// What ends the test: a byte budget (`-n`, or `-F`'s file size), a block count (`-k`) or a
+/// duration (`-t`, 10 s by default).
+struct EndCondition {
+    bytes: u64,
+    blocks: u64,
+    duration_secs: f64,
+}
+
+fn end_condition(a: &ClientArgs) -> Result<EndCondition, String> {
     let bytes = match file_budget(a)? {
         Some(size) => a.bytes.map_or(size, |n| n.min(size)),
         None => a.bytes.unwrap_or(0),
     };
     let blocks = a.blockcount.unwrap_or(0);
-    let duration = match a.time {
+    let duration_secs = match a.time {
         Some(t) if bytes > 0 || blocks > 0 => {
             return Err(format!(
                 "-t {t} cannot be combined with -n or -k: choose one end condition"
@@ -68,10 +94,15 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
         None if bytes > 0 || blocks > 0 => 0.0,
         None => 10.0,
     };
-    let window = a
-        .window
-        .map(|w| u32::try_from(w).map_err(|_| format!("-w {w} is too large (max 4G)")))
-        .transpose()?;
+    Ok(EndCondition {
+        bytes,
+        blocks,
+        duration_secs,
+    })
+}
+
+/// Flags of one transport given with the other: `-Z`, `--dont-fragment`, `--skip-rx-copy`.
+fn check_transport_only_flags(a: &ClientArgs) -> Result<(), String> {
     if a.zerocopy && a.udp {
         return Err("-Z (zero-copy) applies to TCP only".into());
     }
@@ -83,6 +114,11 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             "--skip-rx-copy applies to TCP only (UDP receivers must read every header)".into(),
         );
     }
+    Ok(())
+}
+
+/// The UDP burst (`-b RATE/N` or `--burst N`, 1 by default) and the pacing flags' checks.
+fn burst(a: &ClientArgs) -> Result<u32, String> {
     let rate = a.bitrate.map(|r| r.bits_per_sec);
     let burst = match (a.bitrate.and_then(|r| r.burst), a.burst) {
         (Some(x), Some(y)) if x != y => {
@@ -103,21 +139,47 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     if burst > 1 && rate == Some(0) {
         return Err("--burst needs a paced rate: -b 0 sends as fast as possible already".into());
     }
-    let p = TestParams {
+    Ok(burst)
+}
+
+/// The test's parameters from the flags and the values checked above.
+fn test_params(
+    a: &ClientArgs,
+    end: &EndCondition,
+    length: u32,
+    window: Option<u32>,
+    burst: u32,
+) -> TestParams {
+    let protocol = if a.udp || a.coded.is_some() {
+        Protocol::Udp
+    } else {
+        Protocol::Tcp
+    };
+    let direction = if a.bidir {
+        Direction::Bidir
+    } else if a.reverse {
+        Direction::Reverse
+    } else {
+        Direction::Upload
+    };
+    TestParams {
         protocol,
         direction,
         parallel: a.parallel,
-        duration_secs: duration,
-        bytes,
-        blocks,
+        duration_secs: end.duration_secs,
+        bytes: end.bytes,
+        blocks: end.blocks,
         length,
-        bitrate: rate.unwrap_or(if a.coded.is_some() {
-            super::coded::DEFAULT_RATE
-        } else if a.udp {
-            UDP_DEFAULT_RATE
-        } else {
-            0
-        }),
+        bitrate: a
+            .bitrate
+            .map(|r| r.bits_per_sec)
+            .unwrap_or(if a.coded.is_some() {
+                super::coded::DEFAULT_RATE
+            } else if a.udp {
+                UDP_DEFAULT_RATE
+            } else {
+                0
+            }),
         omit_secs: a.omit,
         interval_secs: a.interval,
         congestion: a.congestion.clone(),
@@ -140,11 +202,11 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             .filter(|o| o.needs_capability()),
         capacity: None,
         psk_answer: None,
-    };
-    p.validate().map_err(|e| e.to_string())?;
-    if a.coded.is_some() {
-        super::coded::check(&p)?;
     }
+}
+
+/// `--cport`: the data streams' ports (one per stream from it) must fit below 65536.
+fn check_cport(a: &ClientArgs, p: &TestParams) -> Result<(), String> {
     if let Some(c) = a.cport {
         let last = u32::from(c) + p.stream_count() - 1;
         if last > u32::from(u16::MAX) {
@@ -155,8 +217,7 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
             ));
         }
     }
-    check_family(a)?;
-    Ok(p)
+    Ok(())
 }
 
 /// `-F`: its checks, and when this end sends the file, its size (the test's byte budget).
@@ -197,11 +258,11 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
         .trim_end_matches(']')
         .parse::<std::net::IpAddr>();
     match literal {
-        Ok(std::net::IpAddr::V4(_)) if a.ipv6 => Err(format!(
+        Ok(std::net::IpAddr::V4(_)) if a.ip.ipv6 => Err(format!(
             "-6 asks for IPv6, but {} is an IPv4 address",
             a.host
         )),
-        Ok(std::net::IpAddr::V6(_)) if a.ipv4 => Err(format!(
+        Ok(std::net::IpAddr::V6(_)) if a.ip.ipv4 => Err(format!(
             "-4 asks for IPv4, but {} is an IPv6 address",
             a.host
         )),
@@ -209,7 +270,7 @@ fn check_family(a: &ClientArgs) -> Result<(), String> {
             "-L sets an IPv6 flow label, but {} is an IPv4 address",
             a.host
         )),
-        _ if a.flowlabel.is_some() && a.ipv4 => {
+        _ if a.flowlabel.is_some() && a.ip.ipv4 => {
             Err("-L sets an IPv6 flow label: it cannot go with -4".into())
         }
         _ => check_bind_family(a),
@@ -227,8 +288,8 @@ fn check_bind_family(a: &ClientArgs) -> Result<(), String> {
         .trim_end_matches(']')
         .parse::<std::net::IpAddr>()
         .ok();
-    let clash = (a.ipv6 && b.is_ipv4())
-        || (a.ipv4 && b.is_ipv6())
+    let clash = (a.ip.ipv6 && b.is_ipv4())
+        || (a.ip.ipv4 && b.is_ipv6())
         || host.is_some_and(|h| h.is_ipv4() != b.is_ipv4());
     if clash {
         return Err(format!(
@@ -248,15 +309,8 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::USAGE;
         }
     };
-    if a.no_gso {
-        sonde_runtime::streams::udp::set_gso(false);
-    }
-    if let Some(core) = a.affinity.and_then(|(here, _)| here) {
-        // Before any stream worker starts: they inherit this thread's mask.
-        if let Err(e) = sonde_platform::affinity::pin_current_thread(core as usize) {
-            eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
-            return exit::FAILED;
-        }
+    if let Err(code) = prepare_process(&a) {
+        return code;
     }
     let psk = match super::auth::client_psk(&a.auth.psk) {
         Ok(k) => k,
@@ -276,13 +330,50 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
             return exit::FAILED;
         }
     };
+    let cfg = config(&a, p, psk);
+    let server_json: Option<ServerOutputSlot> = (a.get_server_output && !a.iperf3)
+        .then(|| std::sync::Arc::new(std::sync::Mutex::new(None)));
+    let mut sink =
+        output::client_reporter(&a.output, out, a.extra_data.clone(), server_json.clone());
+    if a.coded.is_some() {
+        return super::coded::run(&cfg, &a.output, interrupt);
+    }
+    let outcome = match run_test(&a, &cfg, iperf3_auth.as_ref(), interrupt, &mut *sink) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    show_server_view(&a, &outcome, server_json.as_ref(), &mut *sink);
+    if let (Some(path), Some(s)) = (&a.file, &outcome.summary) {
+        output::send(&mut *sink, &Event::Note(file_note(path, s, a.reverse)));
+    }
+    finish(&a, &outcome, &mut *sink)
+}
+
+/// This process's settings before any stream starts: `--no-gso`, and `-A`'s core for this
+/// end. `Err` holds the exit code.
+fn prepare_process(a: &ClientArgs) -> Result<(), i32> {
+    if a.no_gso {
+        sonde_runtime::streams::udp::set_gso(false);
+    }
+    if let Some(core) = a.affinity.and_then(|(here, _)| here) {
+        // Before any stream worker starts: they inherit this thread's mask.
+        if let Err(e) = sonde_platform::affinity::pin_current_thread(core as usize) {
+            eprintln!("sonde: error - cannot pin to CPU core {core} (-A): {e}");
+            return Err(exit::FAILED);
+        }
+    }
+    Ok(())
+}
+
+/// The run configuration: where to connect, from where, and the test.
+fn config(a: &ClientArgs, p: TestParams, psk: Option<Psk>) -> ClientConfig {
     let bind_ip = a.bind.as_ref().and_then(|b| b.addr);
-    let cfg = ClientConfig {
+    ClientConfig {
         host: a.host.clone(),
         port: a.port,
         // A local address of one family (-B) talks only to servers of that family.
         // A flow label (-L) exists only in IPv6.
-        family: match (a.ipv4, a.ipv6 || a.flowlabel.is_some(), bind_ip) {
+        family: match (a.ip.ipv4, a.ip.ipv6 || a.flowlabel.is_some(), bind_ip) {
             (true, _, _) | (_, _, Some(std::net::IpAddr::V4(_))) => Family::V4,
             (_, true, _) | (_, _, Some(std::net::IpAddr::V6(_))) => Family::V6,
             _ => Family::Any,
@@ -304,66 +395,79 @@ pub fn run(a: ClientArgs, interrupt: &AtomicBool) -> i32 {
         },
         rcv_timeout: Some(a.rcv_timeout),
         file: a.file.clone(),
-    };
-    let server_json = (a.get_server_output && !a.iperf3)
-        .then(|| std::sync::Arc::new(std::sync::Mutex::new(None)));
-    let mut sink =
-        output::client_reporter(&a.output, out, a.extra_data.clone(), server_json.clone());
-    let mut emit = |ev: Event| output::send(&mut *sink, &ev);
-    if a.coded.is_some() {
-        return super::coded::run(&cfg, &a.output, interrupt);
     }
-    let outcome = if a.iperf3 {
-        let opts = sonde_proto::iperf3::params::Iperf3Options {
-            udp_counters_64bit: a.udp_counters_64bit,
-            get_server_output: a.get_server_output,
-            repeating_payload: a.repeating_payload,
-        };
-        // Made before connecting: an unreadable or invalid --rsa-public-key-path is a
-        // usage error, as every other key file.
-        let token = match iperf3_auth.as_ref().map(|c| c.token()).transpose() {
-            Ok(t) => t,
-            Err(e) => return super::auth::unusable_file(&e),
-        };
-        sonde_runtime::iperf3::client::run_with_token(
-            &cfg,
-            opts,
-            token.as_deref(),
-            interrupt,
-            &mut emit,
-        )
-    } else {
-        client::run(&cfg, interrupt, &mut emit)
+}
+
+/// Runs the test against a sonde server, or with `--iperf3` an iperf3 one, its events to
+/// `sink`. `Err` holds the exit code of a key file that cannot be used.
+fn run_test(
+    a: &ClientArgs,
+    cfg: &ClientConfig,
+    iperf3_auth: Option<&super::auth::Iperf3Credentials>,
+    interrupt: &AtomicBool,
+    sink: &mut (dyn Sink + Send),
+) -> Result<ClientOutcome, i32> {
+    let mut emit = |ev: Event| output::send(&mut *sink, &ev);
+    if !a.iperf3 {
+        return Ok(client::run(cfg, interrupt, &mut emit));
+    }
+    let opts = sonde_proto::iperf3::params::Iperf3Options {
+        udp_counters_64bit: a.udp_counters_64bit,
+        get_server_output: a.get_server_output,
+        repeating_payload: a.repeating_payload,
     };
-    if let (true, Some(events)) = (a.get_server_output && !a.iperf3, &outcome.server_view) {
-        match &server_json {
-            Some(slot) if a.output.json => {
-                if let Ok(mut s) = slot.lock() {
-                    *s = server_document(events);
-                }
-            }
-            _ => {
-                let text = server_table(events);
-                output::send(
-                    &mut *sink,
-                    &Event::Note(format!("\nServer output:\n{text}")),
-                );
+    // Made before connecting: an unreadable or invalid --rsa-public-key-path is a
+    // usage error, as every other key file.
+    let token = match iperf3_auth.map(|c| c.token()).transpose() {
+        Ok(t) => t,
+        Err(e) => return Err(super::auth::unusable_file(&e)),
+    };
+    Ok(sonde_runtime::iperf3::client::run_with_token(
+        cfg,
+        opts,
+        token.as_deref(),
+        interrupt,
+        &mut emit,
+    ))
+}
+
+/// `--get-server-output` of a sonde server: its view into `-J`'s document, or as a table
+/// after this end's.
+fn show_server_view(
+    a: &ClientArgs,
+    outcome: &ClientOutcome,
+    server_json: Option<&ServerOutputSlot>,
+    sink: &mut (dyn Sink + Send),
+) {
+    let (true, Some(events)) = (a.get_server_output && !a.iperf3, &outcome.server_view) else {
+        return;
+    };
+    match server_json {
+        Some(slot) if a.output.json => {
+            if let Ok(mut s) = slot.lock() {
+                *s = server_document(events);
             }
         }
+        _ => {
+            let text = server_table(events);
+            output::send(sink, &Event::Note(format!("\nServer output:\n{text}")));
+        }
     }
-    if let (Some(path), Some(s)) = (&a.file, &outcome.summary) {
-        output::send(&mut *sink, &Event::Note(file_note(path, s, a.reverse)));
-    }
+}
+
+/// The run's error into the output (unless only stderr would show it), the output finished,
+/// then the error's last line; the exit code.
+fn finish(a: &ClientArgs, outcome: &ClientOutcome, sink: &mut (dyn Sink + Send)) -> i32 {
     let code = match &outcome.error {
         None => exit::OK,
         Some(e) => {
             if !output::errors_only_on_stderr(&a.output) {
-                output::send(&mut *sink, &Event::Error(e.to_string()));
+                output::send(sink, &Event::Error(e.to_string()));
             }
             exit::FAILED
         }
     };
-    output::finish(&mut *sink);
+    output::finish(sink);
     // After the result: the message is the last line, below what it speaks of.
     if let Some(e) = &outcome.error {
         output::run_error(e, matches!(e, sonde_runtime::error::RunError::Interrupted));

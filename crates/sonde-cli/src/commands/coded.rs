@@ -2,12 +2,13 @@
 //! table or (`-J`) a JSON document.
 
 use super::exit;
-use crate::cli::OutputArgs;
+use crate::flags::OutputArgs;
 use serde_json::json;
 use sonde_proto::coded::{CodedData, CodedFeedback, CodedOptions, CodedScheme};
 use sonde_proto::message::TestParams;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::coded::client::CodedOutcome;
+use sonde_runtime::coded::CodedFigures;
 use sonde_runtime::error::RunError;
 use sonde_stats::model::Direction;
 use sonde_stats::units::format_mbit;
@@ -19,7 +20,10 @@ pub const DEFAULT_RATE: u64 = 100_000_000;
 /// The coded test's options from its flags: a file upload sends the file's bytes (`-R --file`
 /// receives the server's test data into the file), `--feedback` picks the receiver's policy,
 /// `--coded=arq` the ARQ baseline.
-pub fn options(a: &crate::cli::ClientArgs, scheme: crate::cli_coded::SchemeArg) -> CodedOptions {
+pub fn options(
+    a: &crate::flags::ClientArgs,
+    scheme: crate::flags::coded::SchemeArg,
+) -> CodedOptions {
     CodedOptions {
         data: if a.file.is_some() && !a.reverse {
             CodedData::File
@@ -198,11 +202,40 @@ fn competed(times: u64) -> String {
     }
 }
 
+/// One row of the result table: its label and its text.
+type Row = (&'static str, String);
+
 fn table(o: &CodedOutcome, mode: &Mode) -> String {
-    let f = &o.figures;
     let x = figures(o);
-    let unknown = || "unknown (the other end's figures did not arrive)".to_string();
-    let mut rows: Vec<(&str, String)> = vec![
+    let mut rows = transfer_rows(o, mode, &x);
+    receiver_rows(&mut rows, o, mode);
+    sender_rows(&mut rows, o, mode, &x);
+    if let Some(path) = o.figures.path {
+        rows.push(path_row(path, &o.figures));
+    }
+    let cpu = |c: Option<sonde_stats::model::CpuUsage>| {
+        c.map_or("-".into(), |c| format!("{:.1} %", c.total))
+    };
+    rows.push((
+        "cpu",
+        format!("local {}, remote {}", cpu(o.cpu_local), cpu(o.cpu_remote)),
+    ));
+    let mut s = format!("coded transfer with {}\n", o.server);
+    for (k, v) in rows {
+        s.push_str(&format!("  {k:<22}{v}\n"));
+    }
+    s.trim_end().to_string()
+}
+
+/// A figure only the other end knows, when its figures did not arrive.
+fn unknown() -> String {
+    "unknown (the other end's figures did not arrive)".to_string()
+}
+
+/// What was sent how, whether it arrived whole, and the goodput.
+fn transfer_rows(o: &CodedOutcome, mode: &Mode, x: &Figures) -> Vec<Row> {
+    let f = &o.figures;
+    vec![
         (
             "mode",
             format!("{}, {} feedback", mode.scheme, mode.feedback),
@@ -244,92 +277,92 @@ fn table(o: &CodedOutcome, mode: &Mode) -> String {
         ("delivered", format!("{} bytes", x.delivered)),
         (
             "reliability",
-            reliability(&x).map_or_else(unknown, |r| {
+            reliability(x).map_or_else(unknown, |r| {
                 format!("{r:.2} % of {} bytes sent", x.sent.unwrap_or(0))
             }),
         ),
-    ];
-    if let Some(r) = f.receiver {
-        // A file's bytes are checked by their digest only (the pattern check is for test data).
-        if mode.file.is_none() || !o.client_sends {
-            rows.push(("checked", format!("{} bytes wrong", r.mismatched_bytes)));
-        }
-        rows.push((
-            "decode delay",
-            format!(
-                "p50 {:.2} ms, p99 {:.2} ms",
-                r.decode_delay_p50_us as f64 / 1e3,
-                r.decode_delay_p99_us as f64 / 1e3
-            ),
-        ));
-        rows.push((
-            "received",
-            format!(
-                "{} datagrams ({} useless, {} rejected), {} feedback sent",
-                r.datagrams_received, r.useless_symbols, r.rejected, r.feedback_sent
-            ),
-        ));
+    ]
+}
+
+/// The receiver's rows, when its figures arrived: the pattern check, the decode delay, what
+/// arrived.
+fn receiver_rows(rows: &mut Vec<Row>, o: &CodedOutcome, mode: &Mode) {
+    let Some(r) = o.figures.receiver else {
+        return;
+    };
+    // A file's bytes are checked by their digest only (the pattern check is for test data).
+    if mode.file.is_none() || !o.client_sends {
+        rows.push(("checked", format!("{} bytes wrong", r.mismatched_bytes)));
     }
-    match f.sender {
-        Some(s) => {
-            rows.push((
-                "on the wire",
-                format!(
-                    "{} datagrams, {} bytes, {}",
-                    s.datagrams,
-                    s.wire_bytes,
-                    format_mbit(x.wire_bps.unwrap_or(0.0))
-                ),
-            ));
-            rows.push(if mode.scheme == "arq" {
-                (
-                    "resent",
-                    format!(
-                        "{} datagrams on feedback = {:.1} % of {} sent once",
-                        s.feedback_repair,
-                        x.overhead.unwrap_or(0.0) * 100.0,
-                        s.source_symbols
-                    ),
-                )
-            } else {
-                (
-                    "repair",
-                    format!(
-                        "{} proactive + {} on feedback = {:.1} % of {} source symbols",
-                        s.proactive_repair,
-                        s.feedback_repair,
-                        x.overhead.unwrap_or(0.0) * 100.0,
-                        s.source_symbols
-                    ),
-                )
-            });
-            rows.push(("feedback rounds", s.feedback_rounds.to_string()));
-        }
-        None => rows.push(("sender", unknown())),
-    }
-    if let Some((rate, loss, rtt)) = f.path {
-        let rtt = rtt.map_or("no sample".into(), |r| format!("{r:.2} ms"));
-        rows.push((
-            "path (sender's view)",
-            format!(
-                "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs, {} competed for a shared queue",
-                format_mbit(rate),
-                loss * 100.0,
-                f.backoffs.unwrap_or(0),
-                competed(f.competitions.unwrap_or(0))
-            ),
-        ));
-    }
-    let cpu = |c: Option<sonde_stats::model::CpuUsage>| {
-        c.map_or("-".into(), |c| format!("{:.1} %", c.total))
+    rows.push((
+        "decode delay",
+        format!(
+            "p50 {:.2} ms, p99 {:.2} ms",
+            r.decode_delay_p50_us as f64 / 1e3,
+            r.decode_delay_p99_us as f64 / 1e3
+        ),
+    ));
+    rows.push((
+        "received",
+        format!(
+            "{} datagrams ({} useless, {} rejected), {} feedback sent",
+            r.datagrams_received, r.useless_symbols, r.rejected, r.feedback_sent
+        ),
+    ));
+}
+
+/// The sender's rows: the wire, the repair (or with ARQ the resends), the feedback rounds;
+/// one row saying they are unknown when its figures did not arrive.
+fn sender_rows(rows: &mut Vec<Row>, o: &CodedOutcome, mode: &Mode, x: &Figures) {
+    let Some(s) = o.figures.sender else {
+        rows.push(("sender", unknown()));
+        return;
     };
     rows.push((
-        "cpu",
-        format!("local {}, remote {}", cpu(o.cpu_local), cpu(o.cpu_remote)),
+        "on the wire",
+        format!(
+            "{} datagrams, {} bytes, {}",
+            s.datagrams,
+            s.wire_bytes,
+            format_mbit(x.wire_bps.unwrap_or(0.0))
+        ),
     ));
-    let mut s = format!("coded transfer with {}\n", o.server);
-    for (k, v) in rows {
-        s.push_str(&format!("  {k:<22}{v}\n"));
-    }
-    s.trim_end().to_string()
+    rows.push(if mode.scheme == "arq" {
+        (
+            "resent",
+            format!(
+                "{} datagrams on feedback = {:.1} % of {} sent once",
+                s.feedback_repair,
+                x.overhead.unwrap_or(0.0) * 100.0,
+                s.source_symbols
+            ),
+        )
+    } else {
+        (
+            "repair",
+            format!(
+                "{} proactive + {} on feedback = {:.1} % of {} source symbols",
+                s.proactive_repair,
+                s.feedback_repair,
+                x.overhead.unwrap_or(0.0) * 100.0,
+                s.source_symbols
+            ),
+        )
+    });
+    rows.push(("feedback rounds", s.feedback_rounds.to_string()));
+}
+
+/// The sender's last view of the path: rate, loss, RTT, its rate controller's reactions.
+fn path_row((rate, loss, rtt): (f64, f64, Option<f64>), f: &CodedFigures) -> Row {
+    let rtt = rtt.map_or("no sample".into(), |r| format!("{r:.2} ms"));
+    (
+        "path (sender's view)",
+        format!(
+            "rate {}, loss {:.2} %, rtt {rtt}, {} back-offs, {} competed for a shared queue",
+            format_mbit(rate),
+            loss * 100.0,
+            f.backoffs.unwrap_or(0),
+            competed(f.competitions.unwrap_or(0))
+        ),
+    )
 }

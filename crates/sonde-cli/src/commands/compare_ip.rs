@@ -5,7 +5,7 @@
 //! interrupted (Ctrl-C prints what was measured, marked partial); 2 usage error.
 
 use super::exit;
-use crate::cli_compare_ip::{CompareIpArgs, DEFAULT_COUNT};
+use crate::flags::compare_ip::{CompareIpArgs, DEFAULT_COUNT};
 use crate::output;
 use sonde_report::latency_table::write_compare;
 use sonde_runtime::compare_ip::{run_compare, CompareConfig};

@@ -8,11 +8,11 @@
 //! each printed as a table, then the report of those results.
 
 use super::exit;
-use crate::output::{self, LineOut};
-use sonde_doc::{Format, Inputs};
+use crate::output::{self, LineOut, SharedOut};
+use sonde_doc::{Document, Format, Inputs};
 use sonde_proto::message::TestParams;
 use sonde_report::{JsonReporter, Sink, TableReporter};
-use sonde_runtime::client::{self, ClientConfig, Family};
+use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_stats::model::{Direction, Event, Protocol};
 use sonde_stats::units::format_bitrate;
@@ -89,39 +89,108 @@ fn lab_demo(secs: f64, out_dir: &Path, interrupt: &AtomicBool) -> Option<i32> {
 
 /// The loopback demo: an in-process server and four short tests.
 fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
-    let cfg = ServerConfig {
-        port: 0,
-        bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
-        max_clients: None,
-        max_duration_secs: None,
-        max_bitrate: None,
-        one_off: false,
-        interval_secs: None,
-        ipv6_only: false,
-        rcv_timeout: None,
-        idle_timeout: None,
-        mptcp: false,
-        source_limits: Default::default(),
-        auth: Default::default(),
-    };
-    let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
-    let server_stop = Arc::new(AtomicBool::new(false));
-    let server = match Server::bind(cfg, server_stop.clone(), quiet, Arc::new(|_: &str| {})) {
+    let server = match DemoServer::start() {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("sonde: error - demo server: {e}");
-            return exit::FAILED;
-        }
+        Err(code) => return code,
     };
-    let Some(port) = server.local_addr().map(|a| a.port()) else {
-        eprintln!("sonde: error - demo server has no address");
-        return exit::FAILED;
-    };
-    let handle = std::thread::spawn(move || server.run());
+    let port = server.port;
     crate::output::outln!(
         "sonde demo: in-process server on 127.0.0.1:{port}; four {secs} s loopback tests\n"
     );
-    let plan = [
+    let out = match output::destination(&crate::flags::OutputArgs::default()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sonde: error - {e:#}");
+            return exit::FAILED;
+        }
+    };
+    let mut rows = Vec::new();
+    let mut documents = Vec::new();
+    let mut code = exit::OK;
+    for (name, params) in plan(secs) {
+        crate::output::outln!("=== {name} ===");
+        let (row, passed) = loopback_test(name, params, port, &out, &interrupt, &mut documents);
+        rows.push(row);
+        if !passed {
+            code = exit::FAILED;
+        }
+        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+    }
+    crate::output::outln!("sonde demo summary (received goodput):");
+    for r in rows {
+        crate::output::outln!("{r}");
+    }
+    server.stop();
+    if !documents.is_empty() {
+        crate::output::outln!();
+        let report = super::report::write(
+            &Inputs::Documents(documents),
+            out_dir,
+            &[Format::Markdown, Format::Html],
+        );
+        code = code.max(report);
+    }
+    code
+}
+
+/// The demo's server: on a free port of 127.0.0.1, serving in a thread of its own.
+struct DemoServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Result<(), sonde_runtime::RunError>>,
+}
+
+impl DemoServer {
+    /// Binds the server and starts its thread. `Err` holds the exit code.
+    fn start() -> Result<Self, i32> {
+        let cfg = ServerConfig {
+            port: 0,
+            bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            max_clients: None,
+            max_duration_secs: None,
+            max_bitrate: None,
+            one_off: false,
+            interval_secs: None,
+            ipv6_only: false,
+            rcv_timeout: None,
+            idle_timeout: None,
+            mptcp: false,
+            source_limits: Default::default(),
+            auth: Default::default(),
+        };
+        let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
+        let server_stop = Arc::new(AtomicBool::new(false));
+        let server = match Server::bind(cfg, server_stop.clone(), quiet, Arc::new(|_: &str| {})) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("sonde: error - demo server: {e}");
+                return Err(exit::FAILED);
+            }
+        };
+        let Some(port) = server.local_addr().map(|a| a.port()) else {
+            eprintln!("sonde: error - demo server has no address");
+            return Err(exit::FAILED);
+        };
+        let thread = std::thread::spawn(move || server.run());
+        Ok(Self {
+            port,
+            stop: server_stop,
+            thread,
+        })
+    }
+
+    /// Stops the server and waits for its thread.
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
+/// The four tests, each `secs` long: TCP and UDP, upload and reverse.
+fn plan(secs: f64) -> [(&'static str, TestParams); 4] {
+    [
         ("TCP upload", test(Protocol::Tcp, Direction::Upload, secs)),
         (
             "TCP reverse (-R)",
@@ -135,86 +204,75 @@ fn loopback_demo(secs: f64, out_dir: &Path, interrupt: Arc<AtomicBool>) -> i32 {
             "UDP reverse (-R) at 200 Mbit/s",
             test(Protocol::Udp, Direction::Reverse, secs),
         ),
-    ];
-    let out = match output::destination(&crate::cli::OutputArgs::default()) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("sonde: error - {e:#}");
-            return exit::FAILED;
-        }
+    ]
+}
+
+/// Runs one test against the demo's server, its table to `out` and its `-J` document into
+/// `documents` (for the report); its summary row, and whether it passed.
+fn loopback_test(
+    name: &str,
+    params: TestParams,
+    port: u16,
+    out: &SharedOut,
+    interrupt: &AtomicBool,
+    documents: &mut Vec<Document>,
+) -> (String, bool) {
+    let cfg = ClientConfig {
+        host: "127.0.0.1".into(),
+        port,
+        family: Family::V4,
+        cport: None,
+        params,
+        connect_timeout: Duration::from_secs(5),
+        local: Default::default(),
+        rcv_timeout: None,
+        file: None,
     };
-    let mut rows = Vec::new();
-    let mut documents = Vec::new();
-    let mut code = exit::OK;
-    for (name, params) in plan {
-        crate::output::outln!("=== {name} ===");
-        let cfg = ClientConfig {
-            host: "127.0.0.1".into(),
-            port,
-            family: Family::V4,
-            cport: None,
-            params,
-            connect_timeout: Duration::from_secs(5),
-            local: Default::default(),
-            rcv_timeout: None,
-            file: None,
-        };
-        let mut table = TableReporter::new(LineOut::new(out.clone()));
-        let mut json = JsonReporter::new(Vec::new());
-        let outcome = client::run(&cfg, &interrupt, &mut |ev: Event| {
-            let _ = table.event(&ev);
-            let _ = json.event(&ev);
-        });
-        let _ = table.finish();
-        let _ = json.finish();
-        crate::output::outln!();
-        let text = String::from_utf8_lossy(&json.into_inner()).into_owned();
-        match Inputs::parse_document(&format!("{name}.json"), &text) {
-            Ok(doc) => documents.push(doc),
-            Err(e) => {
-                eprintln!("sonde: warning - the {name} result is left out of the report: {e}")
-            }
+    let mut table = TableReporter::new(LineOut::new(out.clone()));
+    let mut json = JsonReporter::new(Vec::new());
+    let outcome = client::run(&cfg, interrupt, &mut |ev: Event| {
+        let _ = table.event(&ev);
+        let _ = json.event(&ev);
+    });
+    let _ = table.finish();
+    let _ = json.finish();
+    crate::output::outln!();
+    let text = String::from_utf8_lossy(&json.into_inner()).into_owned();
+    match Inputs::parse_document(&format!("{name}.json"), &text) {
+        Ok(doc) => documents.push(doc),
+        Err(e) => {
+            eprintln!("sonde: warning - the {name} result is left out of the report: {e}")
         }
-        let received = outcome
-            .summary
-            .as_ref()
-            .and_then(|s| s.directions.first())
-            .and_then(|d| d.received.as_ref())
-            .map(|v| (v.bits_per_second, v.udp_received.map(|u| u.lost_percent)));
-        match (&outcome.error, received) {
-            (None, Some((bps, loss))) => rows.push(format!(
+    }
+    summary_row(name, &outcome)
+}
+
+/// A test's line of the demo's summary (received goodput and UDP loss, or why it failed),
+/// and whether it passed.
+fn summary_row(name: &str, outcome: &ClientOutcome) -> (String, bool) {
+    let received = outcome
+        .summary
+        .as_ref()
+        .and_then(|s| s.directions.first())
+        .and_then(|d| d.received.as_ref())
+        .map(|v| (v.bits_per_second, v.udp_received.map(|u| u.lost_percent)));
+    match (&outcome.error, received) {
+        (None, Some((bps, loss))) => (
+            format!(
                 "  {name:<32} {:>16}{}",
                 format_bitrate(bps),
                 loss.map(|l| format!("  loss {l:.3} %")).unwrap_or_default()
-            )),
-            (e, _) => {
-                code = exit::FAILED;
-                rows.push(format!(
-                    "  {name:<32} FAILED: {}",
-                    e.as_ref()
-                        .map(|e| e.to_string())
-                        .unwrap_or_else(|| "no result".into())
-                ));
-            }
-        }
-        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
+            ),
+            true,
+        ),
+        (e, _) => (
+            format!(
+                "  {name:<32} FAILED: {}",
+                e.as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "no result".into())
+            ),
+            false,
+        ),
     }
-    crate::output::outln!("sonde demo summary (received goodput):");
-    for r in rows {
-        crate::output::outln!("{r}");
-    }
-    server_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = handle.join();
-    if !documents.is_empty() {
-        crate::output::outln!();
-        let report = super::report::write(
-            &Inputs::Documents(documents),
-            out_dir,
-            &[Format::Markdown, Format::Html],
-        );
-        code = code.max(report);
-    }
-    code
 }

@@ -9,8 +9,8 @@
 //! under SEE ALSO, and every page it names is in the set.
 
 use super::exit;
-use crate::cli::ManArgs;
-use crate::cli_parse::command;
+use crate::flags::parse::command;
+use crate::flags::ManArgs;
 use clap::Command;
 use clap_mangen::Man;
 use std::io::{self, Write};

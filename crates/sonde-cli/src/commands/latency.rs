@@ -2,8 +2,8 @@
 //! run and report. Exit 0 when the run completed and at least one probe was answered.
 
 use super::exit;
-use crate::cli::OutputArgs;
-use crate::cli_latency::LatencyArgs;
+use crate::flags::latency::LatencyArgs;
+use crate::flags::OutputArgs;
 use crate::output::{self, LineOut};
 use sonde_report::latency_json::{LatencyJsonLinesReporter, LatencyJsonReporter};
 use sonde_report::latency_table::LatencyTableReporter;
@@ -96,7 +96,7 @@ pub fn config(a: &LatencyArgs) -> Result<LatencyConfig, String> {
     Ok(LatencyConfig {
         host,
         port,
-        family: super::family(a.ipv4, a.ipv6),
+        family: a.ip.family(),
         mode,
         size: a.size as usize,
         interval,

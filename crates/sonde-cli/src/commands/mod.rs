@@ -23,15 +23,6 @@ pub mod stress_steps;
 pub mod stress_udp;
 pub mod sweep;
 
-/// The address family of `-4` / `-6` (clap already refuses both at once).
-pub fn family(ipv4: bool, ipv6: bool) -> sonde_platform::resolve::Family {
-    use sonde_platform::resolve::Family;
-    match (ipv4, ipv6) {
-        (true, _) => Family::V4,
-        (_, true) => Family::V6,
-        _ => Family::Any,
-    }
-}
 pub mod switch_driver;
 pub mod switch_peer;
 pub mod switch_policy;

@@ -2,7 +2,7 @@
 //! the run went to its end (whatever it measured), 1 when it failed or ended early.
 
 use super::exit;
-use crate::cli_profile::{ProfileCommand, ProfileRunArgs};
+use crate::flags::profile::{ProfileCommand, ProfileRunArgs};
 use crate::output::{self, outln};
 use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
@@ -61,7 +61,7 @@ fn config(a: &ProfileRunArgs) -> Result<ProfileConfig, String> {
     Ok(ProfileConfig {
         host: a.host.clone(),
         port: a.port,
-        family: super::family(a.ipv4, a.ipv6),
+        family: a.ip.family(),
         local: super::auth::keyed_sockets(&a.psk)?,
         connect_timeout: Duration::from_secs_f64(a.connect_timeout),
         request: ProfileRequest {

@@ -3,7 +3,7 @@
 //! `--list-runs` lists them.
 
 use super::exit;
-use crate::cli::ReportArgs;
+use crate::flags::ReportArgs;
 use crate::output::outln;
 use sonde_doc::{fmt, list_runs, write_report, Format, Inputs, RunId, RunLine};
 use std::path::Path;

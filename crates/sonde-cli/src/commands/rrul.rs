@@ -3,7 +3,7 @@
 //! answered probes; 1 when any phase's load or probes could not run (the error is in `-J`).
 
 use super::exit;
-use crate::cli_latency::RrulArgs;
+use crate::flags::latency::RrulArgs;
 use crate::output;
 use sonde_report::envelope::Envelope;
 use sonde_report::latency_table::write_rrul;
@@ -25,7 +25,7 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     }
     let mut probe = LatencyConfig::udp(&a.host, a.port);
     probe.size = a.size as usize;
-    probe.family = super::family(a.ipv4, a.ipv6);
+    probe.family = a.ip.family();
     probe.psk = match super::auth::client_psk(&a.psk) {
         Ok(k) => k,
         Err(e) => return super::auth::unusable_file(&e),

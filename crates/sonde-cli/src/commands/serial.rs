@@ -2,7 +2,7 @@
 //! size and its report, or the far end (`--serve`) until Ctrl-C.
 
 use super::exit;
-use crate::cli_serial::SerialArgs;
+use crate::flags::serial::SerialArgs;
 use crate::output::{self, outln};
 use sha2::{Digest, Sha256};
 use sonde_report::serial::{document, lines, served_line, SerialRow, SerialRun};
@@ -195,6 +195,44 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let (rows, last) = match transfers(a, &tty, &data, &name, interrupt) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sonde: usage error - {e}");
+            return exit::USAGE;
+        }
+    };
+    print_run(a, path, &data, &rows, &last);
+    match last {
+        Ended::Done => exit::OK,
+        Ended::Interrupted => {
+            let so_far = format!(
+                "the report {} shows the transfers done and how far the last one got",
+                output::result_place(a.json)
+            );
+            output::run_error_saying(&"interrupted", true, &so_far);
+            exit::FAILED
+        }
+        Ended::Failed(e) => {
+            let block = rows.last().map_or(0, |r| r.block);
+            output::final_error(format_args!("sonde: error - block size {block}: {e}"));
+            exit::FAILED
+        }
+    }
+}
+
+/// One transfer of `data` per `--block` size, until one does not end done: their rows and
+/// how the last ended.
+///
+/// # Errors
+/// A sender configuration refused (a usage error).
+fn transfers(
+    a: &SerialArgs,
+    tty: &Tty,
+    data: &Arc<[u8]>,
+    name: &str,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<SerialRow>, Ended), sonde_serial::SendError> {
     let mode = if a.loopback {
         AckMode::Echo
     } else {
@@ -210,25 +248,23 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
             timeout: a.timeout,
             mode,
             transfer: id.wrapping_add(i as u16),
-            name: name.clone(),
+            name: name.to_owned(),
         };
-        match one_transfer(&tty, cfg, &data, interrupt) {
-            Ok((row, ended)) => {
-                rows.push(row);
-                last = ended;
-            }
-            Err(e) => {
-                eprintln!("sonde: usage error - {e}");
-                return exit::USAGE;
-            }
-        }
+        let (row, ended) = one_transfer(tty, cfg, data, interrupt)?;
+        rows.push(row);
+        last = ended;
         if !matches!(last, Ended::Done) {
             break;
         }
     }
+    Ok((rows, last))
+}
+
+/// The run's report: the table, or with `-J` its document.
+fn print_run(a: &SerialArgs, path: &Path, data: &[u8], rows: &[SerialRow], last: &Ended) {
     let device = a.device.display().to_string();
     let file = path.display().to_string();
-    let sha = hex(&Sha256::digest(&data));
+    let sha = hex(&Sha256::digest(data));
     let run = SerialRun {
         device: &device,
         baud: a.baud,
@@ -238,7 +274,7 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         sha256: &sha,
         retries: a.retries,
         timeout_ms: a.timeout.as_millis() as u64,
-        rows: &rows,
+        rows,
         interrupted: matches!(last, Ended::Interrupted),
     };
     if a.json {
@@ -246,22 +282,6 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     } else {
         for l in lines(&run) {
             outln!("{l}");
-        }
-    }
-    match last {
-        Ended::Done => exit::OK,
-        Ended::Interrupted => {
-            let so_far = format!(
-                "the report {} shows the transfers done and how far the last one got",
-                output::result_place(a.json)
-            );
-            output::run_error_saying(&"interrupted", true, &so_far);
-            exit::FAILED
-        }
-        Ended::Failed(e) => {
-            let block = rows.last().map_or(0, |r| r.block);
-            output::final_error(format_args!("sonde: error - block size {block}: {e}"));
-            exit::FAILED
         }
     }
 }

@@ -2,7 +2,7 @@
 //! Ctrl-C, then print what was served.
 
 use super::exit;
-use crate::cli_stress::ServicesArgs;
+use crate::flags::stress::ServicesArgs;
 use crate::output::outln;
 use sonde_stress::services::{Service, Services, ServicesConfig};
 use std::sync::atomic::AtomicBool;

@@ -4,7 +4,7 @@
 //! came back unchanged: a stress test is a check of the device, so any breakage is a failure.
 
 use super::exit;
-use crate::cli_stress::StressArgs;
+use crate::flags::stress::StressArgs;
 use crate::output::{self, LineOut, SharedOut};
 use sonde_platform::resolve::{resolve, Family};
 use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter};
@@ -130,7 +130,7 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
     }
     let mode = mode(&a);
     let port = a.port.unwrap_or(mode.well_known_port());
-    let family = super::family(a.ipv4, a.ipv6);
+    let family = a.ip.family();
     let out = match output::destination(&a.output) {
         Ok(o) => o,
         Err(e) => {

@@ -6,7 +6,7 @@
 //! when a step failed (the steps after it are not run) or the run was interrupted.
 
 use super::exit;
-use crate::cli_stress::StressArgs;
+use crate::flags::stress::StressArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
 use sonde_report::stress_steps;
@@ -122,7 +122,7 @@ fn step(a: &StressArgs, rate: u64, local: &ClientSockets, interrupt: &AtomicBool
     let cfg = ClientConfig {
         host: a.host.clone(),
         port: a.port.unwrap_or(DEFAULT_PORT),
-        family: super::family(a.ipv4, a.ipv6),
+        family: a.ip.family(),
         cport: None,
         params: params(a, rate),
         connect_timeout: a.connect_timeout,

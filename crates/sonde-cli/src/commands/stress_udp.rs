@@ -7,7 +7,7 @@
 //! ours, no reply at all from a service that should answer, and replies larger than their
 //! request (the device amplifies: a reflector for spoofed requests).
 
-use crate::cli_stress::StressArgs;
+use crate::flags::stress::StressArgs;
 use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
 use sonde_stats::stress::udp::UdpSummary;
 use sonde_stress::client::udp::{self, probe, UdpStressConfig, MAX_DATAGRAM};

@@ -2,7 +2,7 @@
 //! the table or JSON document.
 
 use super::exit;
-use crate::cli_sweep::SweepArgs;
+use crate::flags::sweep::SweepArgs;
 use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
 use sonde_report::sweep::{self as report, SweepSettings};
@@ -38,6 +38,28 @@ pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
     if let Some(0) = a.rates.iter().copied().find(|&r| r == 0) {
         return Err("-b 0 is unpaced: every rate of a sweep must be above 0".into());
     }
+    let checked = lengths(a, protocol)?;
+    let mut directions = a.directions.clone();
+    directions.dedup();
+    let mode = if search {
+        search_mode(a, checked)?
+    } else {
+        SweepMode::Rates {
+            rates: a.rates.clone(),
+            length: checked.first().copied().unwrap_or(1448),
+            tolerance: a.tolerance / 100.0,
+        }
+    };
+    Ok(SweepConfig {
+        client: client_config(a, protocol)?,
+        step_secs: a.step_time,
+        directions,
+        mode,
+    })
+}
+
+/// The lengths to sweep (`-l`, or the protocol's default), each checked as a test's.
+fn lengths(a: &SweepArgs, protocol: Protocol) -> Result<Vec<u32>, String> {
     let default_len = if a.udp {
         UDP_DEFAULT_LEN
     } else {
@@ -61,63 +83,58 @@ pub fn config(a: &SweepArgs) -> Result<SweepConfig, String> {
         p.validate().map_err(|e| format!("-l {l}: {e}"))?;
         checked.push(length);
     }
-    let mut directions = a.directions.clone();
-    directions.dedup();
-    let mode = if search {
-        let Some(ceiling) = a.max_rate else {
-            return Err("give the link's nominal rate as the search's ceiling with \
-                        --max-rate RATE (e.g. --max-rate 100m): sonde does not read link \
-                        speeds yet"
-                .into());
-        };
-        if ceiling <= a.min_rate {
-            return Err(format!(
-                "--max-rate {} must be above --min-rate {}",
-                format_bitrate(ceiling as f64),
-                format_bitrate(a.min_rate as f64)
-            ));
-        }
-        SweepMode::Search {
-            lengths: checked,
-            search: SearchConfig {
-                floor_bps: a.min_rate,
-                ceiling_bps: ceiling,
-                max_loss_percent: a.max_loss,
-                resolution: a.resolution / 100.0,
-                shortfall: a.tolerance / 100.0,
-                confirm: a.confirm,
-                max_steps: a.max_steps,
-            },
-        }
-    } else {
-        SweepMode::Rates {
-            rates: a.rates.clone(),
-            length: checked.first().copied().unwrap_or(1448),
-            tolerance: a.tolerance / 100.0,
-        }
+    Ok(checked)
+}
+
+/// The search for the highest rate within `--max-loss`, between `--min-rate` and
+/// `--max-rate`, per length.
+fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
+    let Some(ceiling) = a.max_rate else {
+        return Err("give the link's nominal rate as the search's ceiling with \
+                    --max-rate RATE (e.g. --max-rate 100m): sonde does not read link \
+                    speeds yet"
+            .into());
     };
-    Ok(SweepConfig {
-        client: ClientConfig {
-            host: a.host.clone(),
-            port: a.port,
-            family: super::family(a.ipv4, a.ipv6),
-            cport: None,
-            params: TestParams {
-                protocol,
-                // A UDP step measures the device, not the sender's catch-up after a hold-up.
-                steady_pacing: protocol == Protocol::Udp,
-                ..TestParams::default()
-            },
-            connect_timeout: a.connect_timeout,
-            local: super::auth::keyed_sockets(&a.psk)?,
-            rcv_timeout: Some(std::time::Duration::from_secs(
-                (a.step_time.ceil() as u64).saturating_add(10),
-            )),
-            file: None,
+    if ceiling <= a.min_rate {
+        return Err(format!(
+            "--max-rate {} must be above --min-rate {}",
+            format_bitrate(ceiling as f64),
+            format_bitrate(a.min_rate as f64)
+        ));
+    }
+    Ok(SweepMode::Search {
+        lengths,
+        search: SearchConfig {
+            floor_bps: a.min_rate,
+            ceiling_bps: ceiling,
+            max_loss_percent: a.max_loss,
+            resolution: a.resolution / 100.0,
+            shortfall: a.tolerance / 100.0,
+            confirm: a.confirm,
+            max_steps: a.max_steps,
         },
-        step_secs: a.step_time,
-        directions,
-        mode,
+    })
+}
+
+/// The client side of every step: the server, the family, the key, the timeouts.
+fn client_config(a: &SweepArgs, protocol: Protocol) -> Result<ClientConfig, String> {
+    Ok(ClientConfig {
+        host: a.host.clone(),
+        port: a.port,
+        family: a.ip.family(),
+        cport: None,
+        params: TestParams {
+            protocol,
+            // A UDP step measures the device, not the sender's catch-up after a hold-up.
+            steady_pacing: protocol == Protocol::Udp,
+            ..TestParams::default()
+        },
+        connect_timeout: a.connect.connect_timeout,
+        local: super::auth::keyed_sockets(&a.psk)?,
+        rcv_timeout: Some(std::time::Duration::from_secs(
+            (a.step_time.ceil() as u64).saturating_add(10),
+        )),
+        file: None,
     })
 }
 

@@ -3,7 +3,7 @@
 //! verdict that file holds (re-read each time, so a `compare-ip` run elsewhere can update it).
 //! Every decision that differs from the one before is logged with its reason.
 
-use crate::cli_switch_policy::PolicyArgs;
+use crate::flags::switch_policy::PolicyArgs;
 use anyhow::Context;
 use serde_json::{json, Value};
 use sonde_stats::verdict::{Verdict, MAX_INPUT};

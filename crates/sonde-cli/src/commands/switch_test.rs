@@ -11,7 +11,7 @@ use super::switch_driver::SwitchDriver;
 use super::switch_policy::Chooser;
 use super::switch_samples::Samples;
 use super::switch_schedule::Schedule;
-use crate::cli_switch::SwitchTestArgs;
+use crate::flags::switch::SwitchTestArgs;
 use crate::output::outln;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -223,66 +223,17 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
     };
     let mut chooser = Chooser::new(&a.policy)?;
     let c = connect(a, &t, fam)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 128 * 1024];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut stream = Stream::new();
     let start = Instant::now();
-    let end = start + Duration::from_secs_f64(a.time);
-    // The schedule says when (every `--every` s, or at `--at` times); the chooser where to
-    // (the other family, or what a `--policy` verdict says). A thread of its own switches
-    // (see `switch_driver`) while this one sends.
-    let schedule = Schedule::new(a.every, &a.more.at);
-    let stop = AtomicBool::new(false);
-    let switched = AtomicU64::new(0);
-    let driver = SwitchDriver {
-        conn: &c,
-        start,
-        family: fam,
-        limit: a.more.switches,
-        stop: &stop,
-        switched: &switched,
-    };
-    let mut bytes = 0u64;
-    let mut pending = 0..0;
-    let (sent, switching) = std::thread::scope(|s| {
-        let switcher = s.spawn(|| driver.run(&mut chooser, schedule));
-        let sent = (|| -> anyhow::Result<()> {
-            while Instant::now() < end
-                && !interrupt.load(Ordering::SeqCst)
-                && !stop.load(Ordering::SeqCst)
-            {
-                if pending.is_empty() {
-                    fill(&mut buf, &mut seed);
-                    h.update(&buf);
-                    pending = 0..buf.len();
-                }
-                let k = c.send(buf.get(pending.clone()).unwrap_or(&[]))?;
-                pending.start += k;
-                bytes += k as u64;
-            }
-            Ok(())
-        })();
-        stop.store(true, Ordering::SeqCst);
-        let switching = switcher
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the switching thread panicked")));
-        (sent, switching)
-    });
+    let (sent, switching) =
+        send_while_switching(a, &c, fam, start, &mut chooser, &mut stream, interrupt);
     let mut secs = start.elapsed().as_secs_f64();
     let ended = (|| -> anyhow::Result<(Vec<u8>, u64, Value)> {
         switching?;
         sent?;
-        // The hash covers whole chunks: send the rest of the current one.
-        c.send_all(buf.get(pending.clone()).unwrap_or(&[]))?;
-        bytes += pending.len() as u64;
+        stream.send_rest(&c)?;
         secs = start.elapsed().as_secs_f64();
-        c.finish()?;
-        let reply = read_reply(&c)?;
-        // The server's figures are in: a failed close loses nothing measured.
-        if let Err(e) = c.close() {
-            eprintln!("sonde switch-test: warning - closing the connection: {e}");
-        }
-        Ok(reply)
+        close_transfer(&c)
     })();
     // A failure after the connection keeps what was measured: the document (or table) is
     // printed, partial, with the error, and the exit status says it failed.
@@ -291,9 +242,9 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         Err(e) => (Vec::new(), 0, Value::Null, Some(e.to_string())),
     };
     let o = Outcome {
-        bytes,
+        bytes: stream.bytes,
         secs,
-        sha: h.finalize().into(),
+        sha: stream.hash.finalize().into(),
         server_sha,
         server_bytes,
         client: c.stats(),
@@ -303,6 +254,107 @@ fn client(a: &SwitchTestArgs, interrupt: &AtomicBool) -> anyhow::Result<i32> {
         error,
     };
     report(a, &o)
+}
+
+/// Streams for `-t` seconds (or until Ctrl-C or the last switch) while a thread of its own
+/// switches: the schedule says when (every `--every` s, or at `--at` times), the chooser
+/// where to (the other family, or what a `--policy` verdict says); see `switch_driver`. The
+/// sender's result, then the switcher's.
+fn send_while_switching(
+    a: &SwitchTestArgs,
+    c: &AnyConn,
+    family: Family,
+    start: Instant,
+    chooser: &mut Chooser,
+    stream: &mut Stream,
+    interrupt: &AtomicBool,
+) -> (anyhow::Result<()>, anyhow::Result<()>) {
+    let end = start + Duration::from_secs_f64(a.time);
+    let schedule = Schedule::new(a.every, &a.more.at);
+    let stop = AtomicBool::new(false);
+    let switched = AtomicU64::new(0);
+    let driver = SwitchDriver {
+        conn: c,
+        start,
+        family,
+        limit: a.more.switches,
+        stop: &stop,
+        switched: &switched,
+    };
+    std::thread::scope(|s| {
+        let switcher = s.spawn(|| driver.run(chooser, schedule));
+        let sent = stream.send_until(c, end, interrupt, &stop);
+        stop.store(true, Ordering::SeqCst);
+        let switching = switcher
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the switching thread panicked")));
+        (sent, switching)
+    })
+}
+
+/// Ends the stream and reads the server's reply: its SHA-256, byte count and switch records.
+fn close_transfer(c: &AnyConn) -> anyhow::Result<(Vec<u8>, u64, Value)> {
+    c.finish()?;
+    let reply = read_reply(c)?;
+    // The server's figures are in: a failed close loses nothing measured.
+    if let Err(e) = c.close() {
+        eprintln!("sonde switch-test: warning - closing the connection: {e}");
+    }
+    Ok(reply)
+}
+
+/// The client's stream: pseudo-random chunks, hashed whole as they are made.
+struct Stream {
+    hash: Sha256,
+    buf: Vec<u8>,
+    seed: u64,
+    /// What of the current chunk is still to send.
+    pending: std::ops::Range<usize>,
+    /// Bytes sent.
+    bytes: u64,
+}
+
+impl Stream {
+    fn new() -> Self {
+        Self {
+            hash: Sha256::new(),
+            buf: vec![0u8; 128 * 1024],
+            seed: 0x9e37_79b9_7f4a_7c15u64,
+            pending: 0..0,
+            bytes: 0,
+        }
+    }
+
+    /// Sends until `end`, Ctrl-C or `stop`.
+    fn send_until(
+        &mut self,
+        c: &AnyConn,
+        end: Instant,
+        interrupt: &AtomicBool,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<()> {
+        while Instant::now() < end
+            && !interrupt.load(Ordering::SeqCst)
+            && !stop.load(Ordering::SeqCst)
+        {
+            if self.pending.is_empty() {
+                fill(&mut self.buf, &mut self.seed);
+                self.hash.update(&self.buf);
+                self.pending = 0..self.buf.len();
+            }
+            let k = c.send(self.buf.get(self.pending.clone()).unwrap_or(&[]))?;
+            self.pending.start += k;
+            self.bytes += k as u64;
+        }
+        Ok(())
+    }
+
+    /// The hash covers whole chunks: sends the rest of the current one.
+    fn send_rest(&mut self, c: &AnyConn) -> anyhow::Result<()> {
+        c.send_all(self.buf.get(self.pending.clone()).unwrap_or(&[]))?;
+        self.bytes += self.pending.len() as u64;
+        Ok(())
+    }
 }
 
 /// Prints the run's table or document, says why it failed once on stderr; the exit code.

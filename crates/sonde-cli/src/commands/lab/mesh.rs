@@ -13,7 +13,7 @@ use sonde_mesh::plan::MeshPlan;
 use sonde_mesh::{MeshError, MeshObserver, MeshOptions, MeshSpec};
 
 use super::super::exit;
-use crate::cli::LabRunArgs;
+use crate::flags::LabRunArgs;
 
 /// The mesh description `arg` names: a file holding one, or the built-in `mesh`; `None`
 /// when it names neither (a matrix scenario).

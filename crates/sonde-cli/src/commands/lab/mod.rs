@@ -10,7 +10,7 @@ mod mesh;
 mod progress;
 
 use super::exit;
-use crate::cli::{LabCommand, LabRunArgs};
+use crate::flags::{LabCommand, LabRunArgs};
 use sonde_doc::{Format, Inputs};
 use sonde_labrun::{Loaded, RunError, RunOptions, RunSummary};
 use std::path::Path;

@@ -10,7 +10,7 @@ pub struct SwitchMoreArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub switches: Option<u64>,
     /// Switch at these times (seconds from the start, comma-separated) instead of --every
-    #[arg(long, value_name = "SECS,...", value_delimiter = ',', value_parser = crate::cli_values::parse_switch_secs)]
+    #[arg(long, value_name = "SECS,...", value_delimiter = ',', value_parser = crate::flags::values::parse_switch_secs)]
     pub at: Vec<f64>,
     /// With --listen: count received bytes per this many seconds (0.001 to 60) for the
     /// throughput series sent back to the client

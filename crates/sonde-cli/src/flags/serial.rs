@@ -25,7 +25,7 @@ pub struct SerialArgs {
     pub retries: u32,
     /// How long to wait for each frame's acknowledgement, ms (at low baud rates allow for the
     /// time a block takes on the line)
-    #[arg(long, value_name = "MS", default_value = "1000", value_parser = crate::cli_values::parse_ms_arg)]
+    #[arg(long, value_name = "MS", default_value = "1000", value_parser = crate::flags::values::parse_ms_arg)]
     pub timeout: Duration,
     /// The device echoes what it receives (a loopback plug, an echo firmware): every frame
     /// must come back intact and identical, and the echoed file's SHA-256 is checked here

@@ -3,9 +3,30 @@
 //! Flag names and short letters follow iperf3 so its users feel at home; `sonde -s` and
 //! `sonde -c HOST` are rewritten to the `server` / `client HOST` subcommands before parsing.
 
-pub use crate::cli_output::OutputArgs;
-use crate::cli_values::*;
-pub use crate::cli_values::{
+pub mod agent;
+pub mod auth;
+pub mod btc;
+pub mod capacity;
+pub mod coded;
+pub mod compare_ip;
+pub mod connection;
+pub mod latency;
+pub mod mesh;
+pub mod output;
+pub mod parse;
+pub mod profile;
+pub mod serial;
+pub mod store;
+pub mod stress;
+pub mod sweep;
+pub mod switch;
+pub mod switch_more;
+pub mod switch_policy;
+pub mod values;
+
+pub use crate::flags::output::OutputArgs;
+use crate::flags::values::*;
+pub use crate::flags::values::{
     parse_connect_timeout, BindArg, RateBurst, CONNECT_TIMEOUT_DEFAULT, RCV_TIMEOUT_DEFAULT,
 };
 use clap::{Args, Parser, Subcommand};
@@ -31,34 +52,34 @@ pub enum Command {
     /// The built-in demo: the `quick` lab scenario as root, else short loopback tests; writes a report
     Demo(DemoArgs),
     /// Latency: UDP probes to a sonde server, ICMP echo, TCP connect or TCP request/response
-    Latency(crate::cli_latency::LatencyArgs),
+    Latency(crate::flags::latency::LatencyArgs),
     /// Latency under load (RRUL): idle, then download, upload and both saturated by TCP
-    Rrul(crate::cli_latency::RrulArgs),
+    Rrul(crate::flags::latency::RrulArgs),
     /// IPv4 against IPv6 to one sonde server: latency (per probe size), throughput, BTC, capacity, and which is better
     #[command(name = "compare-ip")]
-    CompareIp(crate::cli_compare_ip::CompareIpArgs),
+    CompareIp(crate::flags::compare_ip::CompareIpArgs),
     /// Bulk transfer capacity: TCP transfers of growing size every few seconds, per family
-    Btc(crate::cli_btc::BtcArgs),
+    Btc(crate::flags::btc::BtcArgs),
     /// Path capacity by packet dispersion: peak rate, sustained (shaped) rate and bucket depth
-    Capacity(crate::cli_capacity::CapacityArgs),
+    Capacity(crate::flags::capacity::CapacityArgs),
     /// Traffic profiles: concurrent UDP burst streams both ways, per-stream loss, lateness
     /// and per-burst completeness
     #[command(subcommand)]
-    Profile(crate::cli_profile::ProfileCommand),
+    Profile(crate::flags::profile::ProfileCommand),
     /// Many TCP connections to a small stack's echo, discard or chargen server: speed per
     /// connection, fairness, clean close
-    Stress(crate::cli_stress::StressArgs),
+    Stress(crate::flags::stress::StressArgs),
     /// Rate sweep: per datagram length the highest rate within a loss limit, or achieved against asked
-    Sweep(crate::cli_sweep::SweepArgs),
+    Sweep(crate::flags::sweep::SweepArgs),
     /// Serve RFC 862 echo, RFC 863 discard and RFC 864 chargen over TCP and UDP
-    Services(crate::cli_stress::ServicesArgs),
+    Services(crate::flags::stress::ServicesArgs),
     /// A long transfer that switches between IPv4 and IPv6 every N s, SHA-256 checked at both ends
     #[command(name = "switch-test")]
-    SwitchTest(crate::cli_switch::SwitchTestArgs),
+    SwitchTest(crate::flags::switch::SwitchTestArgs),
     /// A file in blocks over a serial line (tty), each block acknowledged: bytes/s, retries and errors per block size
-    Serial(crate::cli_serial::SerialArgs),
+    Serial(crate::flags::serial::SerialArgs),
     /// Serve tests and measure peers on a schedule (latency, paced throughput, capacity, profiles); results to the store, metrics for Prometheus
-    Agent(crate::cli_agent::AgentArgs),
+    Agent(crate::flags::agent::AgentArgs),
     /// Write report.md and report.html from a lab results database or sonde JSON results
     Report(ReportArgs),
     /// The emulated lab: scenarios over impaired links in network namespaces (root)
@@ -118,9 +139,9 @@ pub struct LabRunArgs {
     #[arg(long = "settings", value_name = "NAME")]
     pub settings: Vec<String>,
     #[command(flatten)]
-    pub store: crate::cli_store::StoreArgs,
+    pub store: crate::flags::store::StoreArgs,
     #[command(flatten)]
-    pub mesh: crate::cli_mesh::MeshArgs,
+    pub mesh: crate::flags::mesh::MeshArgs,
 }
 
 #[derive(Debug, Args)]
@@ -219,7 +240,7 @@ pub struct ServerArgs {
     #[arg(short = 'A', long = "affinity", value_name = "N", value_parser = clap::value_parser!(u32).range(0..1024))]
     pub affinity: Option<u32>,
     #[command(flatten)]
-    pub auth: crate::cli_auth::ServerAuthArgs,
+    pub auth: crate::flags::auth::ServerAuthArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -238,9 +259,9 @@ pub struct ClientArgs {
     /// rate); --coded=arq runs plain selective-repeat ARQ instead (no coding) as a baseline
     #[arg(long, value_enum, value_name = "SCHEME", num_args = 0..=1, require_equals = true,
           default_missing_value = "rs", conflicts_with_all = ["udp", "bidir", "iperf3"])]
-    pub coded: Option<crate::cli_coded::SchemeArg>,
+    pub coded: Option<crate::flags::coded::SchemeArg>,
     #[command(flatten)]
-    pub coded_args: crate::cli_coded::CodedArgs,
+    pub coded_args: crate::flags::coded::CodedArgs,
     /// Seconds to transmit (default 10; ignored with -n or -k)
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
     pub time: Option<f64>,
@@ -299,12 +320,8 @@ pub struct ClientArgs {
     /// DSCP value (0..63, or a name: ef, af11..af43, cs0..cs7, le, va), sets TOS = DSCP << 2
     #[arg(long, value_name = "DSCP", value_parser = parse_dscp)]
     pub dscp: Option<u8>,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub ip: crate::flags::connection::FamilyArgs,
     /// Client port for data streams (stream i uses PORT + i - 1)
     #[arg(long, value_name = "PORT")]
     pub cport: Option<u16>,
@@ -380,7 +397,7 @@ pub struct ClientArgs {
     #[arg(long, requires = "iperf3")]
     pub repeating_payload: bool,
     #[command(flatten)]
-    pub auth: crate::cli_auth::ClientAuthArgs,
+    pub auth: crate::flags::auth::ClientAuthArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

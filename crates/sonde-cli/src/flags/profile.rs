@@ -44,17 +44,13 @@ pub struct ProfileRunArgs {
     /// burst, and an "end" line (ran_s, planned_s, clock_synced, ended_early, error)
     #[arg(long = "json-stream")]
     pub json_stream: bool,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub ip: crate::flags::connection::FamilyArgs,
     /// Seconds to wait for the control connection
     #[arg(long = "connect-timeout", value_name = "SECS", default_value = "10", value_parser = parse_secs)]
     pub connect_timeout: f64,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub psk: crate::flags::auth::PskArgs,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {

@@ -9,7 +9,7 @@
 //!   takes a hyphen only in a negative number, so a flag after it stays a flag; positional
 //!   arguments are left as they are.
 
-use crate::cli::Cli;
+use crate::flags::Cli;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgMatches, Command, CommandFactory, FromArgMatches};
 
@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn a_repeated_flag_takes_its_last_value() {
         let cli = parse_from(["sonde", "client", "h", "-t", "1", "-t", "2", "-u", "-u"]).unwrap();
-        let crate::cli::Command::Client(c) = cli.command else {
+        let crate::flags::Command::Client(c) = cli.command else {
             panic!("not a client line")
         };
         assert_eq!(c.time, Some(2.0));

@@ -31,14 +31,14 @@ pub struct SwitchTestArgs {
     #[arg(long, value_name = "framed|mptcp", default_value = "framed", value_parser = ["framed", "mptcp"])]
     pub backend: String,
     /// Seconds to stream
-    #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::cli_values::parse_switch_secs)]
+    #[arg(short = 't', long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::flags::values::parse_switch_secs)]
     pub time: f64,
     /// Switch family every this many seconds (0.001 and up); with --policy, read the
     /// verdict file this often instead
-    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = crate::cli_values::parse_switch_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = crate::flags::values::parse_switch_secs)]
     pub every: f64,
     #[command(flatten)]
-    pub policy: crate::cli_switch_policy::PolicyArgs,
+    pub policy: crate::flags::switch_policy::PolicyArgs,
     /// The family to start on
     #[arg(long = "start", value_name = "4|6", default_value = "4", value_parser = ["4", "6"])]
     pub start: String,
@@ -48,5 +48,5 @@ pub struct SwitchTestArgs {
     #[arg(short = 'J', long = "json")]
     pub json: bool,
     #[command(flatten)]
-    pub more: crate::cli_switch_more::SwitchMoreArgs,
+    pub more: crate::flags::switch_more::SwitchMoreArgs,
 }

@@ -1,7 +1,7 @@
 //! Flags of `sonde btc` (phase one: parse and validate).
 
-use crate::cli_output::OutputArgs;
-use crate::cli_values::parse_positive_size_arg;
+use crate::flags::output::OutputArgs;
+use crate::flags::values::parse_positive_size_arg;
 use clap::Args;
 
 /// `sonde btc HOST`: bulk transfer capacity, one TCP transfer per session.
@@ -21,7 +21,7 @@ pub struct BtcArgs {
     #[arg(long = "max-size", value_name = "SIZE", default_value = "96M", value_parser = parse_positive_size_arg)]
     pub max_size: u64,
     /// From one session's start to the next one's
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::cli_values::parse_duration_arg)]
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::flags::values::parse_duration_arg)]
     pub every: std::time::Duration,
     /// IPv4 only
     #[arg(short = '4', long = "version4", conflicts_with_all = ["ipv6", "both"])]
@@ -38,11 +38,10 @@ pub struct BtcArgs {
     /// Congestion control of the sessions
     #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
     pub congestion: Option<String>,
-    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub connect: crate::flags::connection::ConnectTimeoutArgs,
+    #[command(flatten)]
+    pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

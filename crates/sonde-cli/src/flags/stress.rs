@@ -1,8 +1,8 @@
 //! Flags of `sonde stress` and `sonde services` (phase one: parse and validate, no DNS, no
 //! sockets).
 
-use crate::cli_output::OutputArgs;
-use crate::cli_values::parse_duration_arg;
+use crate::flags::output::OutputArgs;
+use crate::flags::values::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde stress`: sonde's own document.
@@ -40,7 +40,7 @@ pub struct StressArgs {
     #[arg(long = "connect-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub psk: crate::flags::auth::PskArgs,
     /// How long, after this end's FIN, the device may take to close each connection
     #[arg(long = "close-timeout", value_name = "TIME", default_value = "5", value_parser = parse_duration_arg)]
     pub close_timeout: std::time::Duration,
@@ -57,14 +57,14 @@ pub struct StressArgs {
     pub udp: bool,
     /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
     /// unpaced
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::cli_values::parse_rate_arg)]
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::flags::values::parse_rate_arg)]
     pub bitrate: Option<u64>,
     /// CPU load against offered rate: a paced test per rate (e.g. 10m,20m,50m,100m, over all
     /// -P streams) against a sonde server (port 5201 unless -p), each -step-time long; a row
     /// per step with offered, achieved, loss (-u) or retransmits, the server process's CPU as
     /// it reports it ("not reported" by servers without it) and this client's CPU. The data
     /// goes to the server unless --chargen (the server sends) or --echo (both ways)
-    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = crate::cli_values::parse_rate_arg, conflicts_with_all = ["ramp", "storm", "overload"])]
+    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = crate::flags::values::parse_rate_arg, conflicts_with_all = ["ramp", "storm", "overload"])]
     pub steps: Option<Vec<u64>>,
     /// --steps against an iperf3 server (its protocol; it reports no process CPU, so the
     /// server column says "not reported")
@@ -97,12 +97,8 @@ pub struct StressArgs {
     /// interval shows the spread: minimum, median, maximum)
     #[arg(long)]
     pub each: bool,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub ip: crate::flags::connection::FamilyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -171,7 +167,7 @@ pub struct ServicesArgs {
 /// The client's -J and the services' flags parse (a usage error exits 2 before any socket).
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, Command};
+    use crate::flags::{Cli, Command};
     use clap::Parser;
 
     #[test]

@@ -1,8 +1,8 @@
 //! Flags of `sonde latency` and `sonde rrul` (phase one: parse and
 //! validate, no DNS, no sockets).
 
-use crate::cli_output::OutputArgs;
-pub use crate::cli_values::parse_duration_arg;
+use crate::flags::output::OutputArgs;
+pub use crate::flags::values::parse_duration_arg;
 use clap::Args;
 
 /// `-J` of `sonde latency`: sonde's own document, not iperf3's.
@@ -63,14 +63,10 @@ pub struct LatencyArgs {
     /// Seconds between interval lines (0 = summary only)
     #[arg(long = "report-interval", value_name = "SECS", default_value = "1", value_parser = parse_duration_arg)]
     pub report_interval: std::time::Duration,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub ip: crate::flags::connection::FamilyArgs,
+    #[command(flatten)]
+    pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -98,18 +94,14 @@ pub struct RrulArgs {
     /// UDP probe size in bytes
     #[arg(short = 's', long, default_value_t = 56, value_parser = clap::value_parser!(u32).range(16..=65507))]
     pub size: u32,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub ip: crate::flags::connection::FamilyArgs,
     /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
     /// unit (5s); default 30s
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
+    #[arg(long, value_name = "MS|TIME", default_value = crate::flags::values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::flags::values::parse_connect_timeout)]
     pub connect_timeout: std::time::Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,6 +1,6 @@
 //! Flags of `sonde capacity` (phase one: parse and validate).
 
-use crate::cli_output::OutputArgs;
+use crate::flags::output::OutputArgs;
 use clap::Args;
 
 /// `sonde capacity HOST`: path capacity by packet dispersion against a sonde server.
@@ -12,12 +12,8 @@ pub struct CapacityArgs {
     /// Server port
     #[arg(short = 'p', long, default_value_t = 5201)]
     pub port: u16,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub ip: crate::flags::connection::FamilyArgs,
     /// UDP payload per datagram (default 1472, or 1452 with -6 or an IPv6 address: 1500-byte
     /// IP packets)
     #[arg(short = 'l', long = "length", value_name = "BYTES")]
@@ -47,11 +43,10 @@ pub struct CapacityArgs {
     /// to back
     #[arg(long = "tx-timestamps")]
     pub tx_timestamps: bool,
-    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub connect: crate::flags::connection::ConnectTimeoutArgs,
+    #[command(flatten)]
+    pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -2,7 +2,7 @@
 //! `--logfile`, `-T`, `--timestamps`), in a file of their own so that each command's flags can
 //! flatten them without importing the whole command line (`cli.rs`), which imports them all.
 
-use crate::cli_values::parse_rate_unit;
+use crate::flags::values::parse_rate_unit;
 use clap::Args;
 
 /// Output selection shared by client and server.

@@ -1,7 +1,7 @@
 //! Flags of `sonde sweep` (phase one: parse and validate, no sockets).
 
-use crate::cli_output::OutputArgs;
-use crate::cli_values::{parse_rate_arg, parse_size_arg};
+use crate::flags::output::OutputArgs;
+use crate::flags::values::{parse_rate_arg, parse_size_arg};
 use clap::Args;
 use sonde_stats::sweep_record::SweepDirection;
 
@@ -60,17 +60,12 @@ pub struct SweepArgs {
     /// loss): with -b the knee, in a search a step where the sender could not offer its rate
     #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_percent)]
     pub tolerance: f64,
-    /// IPv4 only
-    #[arg(short = '4', long = "version4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only
-    #[arg(short = '6', long = "version6")]
-    pub ipv6: bool,
-    /// How long to wait for the server to answer: milliseconds, or with a unit (5s)
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
-    pub connect_timeout: std::time::Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub ip: crate::flags::connection::FamilyArgs,
+    #[command(flatten)]
+    pub connect: crate::flags::connection::ConnectTimeoutArgs,
+    #[command(flatten)]
+    pub psk: crate::flags::auth::PskArgs,
     /// No progress lines on stderr
     #[arg(short = 'q', long)]
     pub quiet: bool,

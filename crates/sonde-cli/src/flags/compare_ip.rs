@@ -1,9 +1,9 @@
 //! Flags of `sonde compare-ip` (phase one: parse and validate, no DNS, no sockets), and the
 //! plan they make: which modes run, how many probes per size.
 
-use crate::cli_output::OutputArgs;
-use crate::cli_values::parse_duration_arg;
-use crate::cli_values::parse_positive_size_arg;
+use crate::flags::output::OutputArgs;
+use crate::flags::values::parse_duration_arg;
+use crate::flags::values::parse_positive_size_arg;
 use clap::Args;
 use std::time::Duration;
 
@@ -72,10 +72,10 @@ pub struct CompareIpArgs {
     pub ipv6_addr: Option<std::net::Ipv6Addr>,
     /// How long to wait for a TCP connection: milliseconds as in iperf3, or a time with a
     /// unit (5s); default 30s
-    #[arg(long, value_name = "MS|TIME", default_value = crate::cli_values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::cli_values::parse_connect_timeout)]
+    #[arg(long, value_name = "MS|TIME", default_value = crate::flags::values::CONNECT_TIMEOUT_DEFAULT, value_parser = crate::flags::values::parse_connect_timeout)]
     pub connect_timeout: Duration,
     #[command(flatten)]
-    pub psk: crate::cli_auth::PskArgs,
+    pub psk: crate::flags::auth::PskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
