@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::page::{chart, series};
+use sonde_testkit::page::{chart, series};
 
 use std::path::PathBuf;
 

@@ -14,9 +14,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::page::{chart, html_rows, markers, series, value};
 use serde_json::Value;
 use sonde_doc::{render, Format, Inputs};
+use sonde_testkit::page::{chart, html_rows, markers, series, value};
 
 fn path(name: &str) -> String {
     format!("tests/fixtures/docs/{name}")

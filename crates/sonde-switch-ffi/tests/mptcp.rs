@@ -11,9 +11,8 @@ use std::ptr::null_mut;
 
 mod common;
 use common::last_error;
-#[path = "../../sonde-switch/tests/common/mod.rs"]
-mod stream;
-use stream::{in_own_netns, skip};
+use sonde_testkit::lab::in_own_netns;
+use sonde_testkit::skip;
 
 fn mptcp_options() -> SondeSwitchOptions {
     let mut o = SondeSwitchOptions::default();

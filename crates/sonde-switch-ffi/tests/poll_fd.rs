@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::last_error;
-#[path = "../../sonde-switch/tests/common/mod.rs"]
-mod stream;
-use stream::poll_two;
+use sonde_testkit::stream::poll_two;
 
 #[test]
 fn poll_and_the_nonblocking_calls_move_a_stream_across_a_switch() {

@@ -5,8 +5,7 @@
 use sonde_switch::{Conn, Family, Listener, Options, SwitchKind, Targets};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::byte_at;
+use sonde_testkit::stream::byte_at;
 
 fn pair() -> (Conn, Conn, Listener) {
     let l = Listener::bind(&["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()]).unwrap();

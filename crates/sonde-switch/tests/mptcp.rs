@@ -11,8 +11,9 @@ use sonde_switch::mptcp::{probe, Unavailable};
 use sonde_switch::{Error, Family, MptcpConn, MptcpListener, Options, Targets};
 use std::time::Duration;
 
-mod common;
-use common::{byte_at, in_own_netns, skip};
+use sonde_testkit::lab::in_own_netns;
+use sonde_testkit::skip;
+use sonde_testkit::stream::{byte_at, receive_all_with};
 
 fn sysctl_mptcp(on: bool) {
     std::fs::write("/proc/sys/net/mptcp/enabled", if on { "1" } else { "0" }).unwrap();
@@ -87,7 +88,7 @@ fn one_mptcp_connection_moves_between_ipv4_and_ipv6_subflows() {
             let mut h = Sha256::new();
             let got = {
                 let mut got = 0u64;
-                common::receive_all_with(
+                receive_all_with(
                     |b| s.recv(b).unwrap(),
                     |b| {
                         h.update(b);

@@ -7,8 +7,7 @@ use sha2::{Digest, Sha256};
 use sonde_switch::{Conn, Error, Family, Listener, Options, Targets};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{byte_at, poll_two};
+use sonde_testkit::stream::{byte_at, poll_two};
 
 fn pair(opts: Options) -> (Conn, Conn, Listener) {
     let l = Listener::bind(&["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()]).unwrap();

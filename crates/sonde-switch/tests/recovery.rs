@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{byte_at, receive_all};
+use sonde_testkit::stream::{byte_at, receive_all};
 
 type Relayed = Arc<Mutex<Vec<(Family, TcpStream, TcpStream)>>>;
 
@@ -105,12 +104,15 @@ fn a_path_cut_mid_transfer_recovers_on_the_other_family_with_nothing_lost() {
     let s = l.accept(Some(Duration::from_secs(5))).unwrap();
     let reader = std::thread::spawn(move || {
         let mut at = 0u64;
-        let worst = receive_all(&s, |got| {
-            for b in got {
-                assert_eq!(*b, byte_at(at), "byte {at} differs");
-                at += 1;
-            }
-        });
+        let worst = receive_all(
+            |b| s.recv(b).unwrap(),
+            |got| {
+                for b in got {
+                    assert_eq!(*b, byte_at(at), "byte {at} differs");
+                    at += 1;
+                }
+            },
+        );
         s.close().unwrap();
         (at, worst, s.stats())
     });

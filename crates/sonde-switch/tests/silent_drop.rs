@@ -13,8 +13,9 @@ use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
 
-mod common;
-use common::{byte_at, in_own_netns, receive_all, skip};
+use sonde_testkit::lab::in_own_netns;
+use sonde_testkit::skip;
+use sonde_testkit::stream::{byte_at, receive_all};
 
 fn nft(script: &str) -> Result<(), String> {
     let out = Command::new("nft")
@@ -77,10 +78,13 @@ fn one_run() -> Run {
     let reader = std::thread::spawn(move || {
         let mut h = Sha256::new();
         let mut got = 0u64;
-        let worst = receive_all(&s, |b| {
-            h.update(b);
-            got += b.len() as u64;
-        });
+        let worst = receive_all(
+            |b| s.recv(b).unwrap(),
+            |b| {
+                h.update(b);
+                got += b.len() as u64;
+            },
+        );
         s.close().unwrap();
         (got, h.finalize(), worst, s.stats())
     });

@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 use sonde_doc::Inputs;
 use sonde_store::{LoadedRun, NewRun, Store};
 
-pub mod page;
-
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }

@@ -20,11 +20,7 @@ use crate::common;
 use common::{lab_available, run, TempDir};
 use serde_json::Value;
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// The two labs here share 2 cores with nothing else of theirs: one at a time.
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The built-in lossy-link scenario's topology and loss settings (its TCP and UDP tests left
 /// out), plus a Gilbert-Elliott setting and the coded test. The burst setting loses every
@@ -115,7 +111,6 @@ fn coded_delivers_every_byte_right_through_random_and_burst_loss() {
     if !lab_available() {
         return;
     }
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = TempDir::new("coded-lab-ci");
     let out_dir = run_coded_lab(&dir, 3, &["loss-10", "ge-5"]);
     for settings in ["loss-10", "ge-5"] {
@@ -130,7 +125,6 @@ fn coded_delivers_every_byte_near_the_loss_bound_on_a_lossy_100_mbit_link() {
     if !lab_available() {
         return;
     }
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = TempDir::new("coded-lab");
     let out_dir = run_coded_lab(&dir, 6, &SETTINGS);
     // Issue 14's goodput targets at 0, 5 and 10 % random loss.
@@ -172,7 +166,6 @@ fn a_coded_flow_and_a_cubic_flow_share_a_clean_link_within_two_to_one() {
     if !lab_available() {
         return;
     }
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (c, t) = coded_and_cubic_together("coded-fair");
     let within = |c: f64, t: f64| c * 2.0 >= t && t * 2.0 >= c;
     if within(c, t) {

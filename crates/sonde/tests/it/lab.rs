@@ -14,70 +14,45 @@ use crate::common;
 use common::{lab_available, run, Proc, TempDir};
 use serde_json::Value;
 use sonde_store::{LoadedRun, RunStatus, Store, TestStatus};
+use sonde_testkit::scenario::chain;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// One link, a clean and a 20 % loss setting, TCP and UDP for 2 s each.
-const SMALL: &str = r#"
-name = "small"
-description = "one link, 0 and 20 % random loss"
-seed = 11
-hosts = ["client", "server"]
-
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-
-[[settings]]
-name = "loss-0"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "100mbit"
-
-[[settings]]
-name = "loss-20"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "100mbit"
-loss = "20%"
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "2"]
-
-[[test]]
-name = "udp"
-sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "2"]
-
-[matrix]
-repetitions = 1
-"#;
+fn small() -> String {
+    chain()
+        .name("small")
+        .description("one link, 0 and 20 % random loss")
+        .seed(11)
+        .host("client")
+        .link("wan")
+        .host("server")
+        .settings("loss-0")
+        .impair("wan", "rate = \"100mbit\"")
+        .settings("loss-20")
+        .impair("wan", "rate = \"100mbit\"\nloss = \"20%\"")
+        .sonde("tcp", &["client", "{server}", "-t", "2"])
+        .sonde("udp", &["client", "{server}", "-u", "-b", "10m", "-t", "2"])
+        .matrix("repetitions = 1")
+        .to_toml()
+}
 
 /// A failing external command between two sonde tests.
-const FAILING: &str = r#"
-name = "failing"
-seed = 12
-hosts = ["client", "server"]
-
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-
-[[settings]]
-name = "clean"
-
-[[test]]
-name = "broken"
-command = ["sh", "-c", "echo 'no such peer {server}' >&2; exit 7"]
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "1"]
-"#;
+fn failing() -> String {
+    chain()
+        .name("failing")
+        .seed(12)
+        .host("client")
+        .link("wan")
+        .host("server")
+        .settings("clean")
+        .command(
+            "broken",
+            &["sh", "-c", "echo 'no such peer {server}' >&2; exit 7"],
+        )
+        .sonde("tcp", &["client", "{server}", "-t", "1"])
+        .to_toml()
+}
 
 /// The namespaces left of the labs whose run printed `stdout` (each lab says its prefix when
 /// it is up): the module's tests run side by side, so only a run's own are its leftovers.
@@ -128,7 +103,7 @@ fn small_scenario_runs_end_to_end_and_records_everything() {
         return;
     }
     let dir = TempDir::new("lab-small");
-    let file = scenario_file(&dir, "small.toml", SMALL);
+    let file = scenario_file(&dir, "small.toml", &small());
     let out_dir = dir.file("out");
     let out_arg = out_dir.to_string_lossy().into_owned();
     let out = run(
@@ -210,7 +185,7 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
         return;
     }
     let dir = TempDir::new("lab-resume");
-    let file = scenario_file(&dir, "small.toml", SMALL);
+    let file = scenario_file(&dir, "small.toml", &small());
     let out_dir = dir.file("out");
     let out_arg = out_dir.to_string_lossy().into_owned();
     let mut first = Proc::spawn(&["lab", "run", &file, "--out", &out_arg]);
@@ -268,7 +243,7 @@ fn failing_external_command_is_recorded_and_the_run_goes_on() {
         return;
     }
     let dir = TempDir::new("lab-failing");
-    let file = scenario_file(&dir, "failing.toml", FAILING);
+    let file = scenario_file(&dir, "failing.toml", &failing());
     let out_dir = dir.file("out");
     let out_arg = out_dir.to_string_lossy().into_owned();
     let out = run(

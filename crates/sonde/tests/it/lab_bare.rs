@@ -9,31 +9,20 @@
 
 use crate::common;
 
-use common::{lab_server as server_with, require_all, sonde_bin, which, Killed, TempDir};
+use common::{lab_server as server_with, sonde_bin, which, Killed, TempDir};
 use serde_json::Value;
 use sonde_lab::{IfCounters, Lab};
+use sonde_testkit::lab::available_with;
+use sonde_testkit::scenario::chain;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// True when the lab can run here (root, and iproute2 installed); otherwise prints why (and
-/// fails under SONDE_REQUIRE_ALL).
+/// True when the lab can run here (root, and iproute2's `ip` and `tc` installed); otherwise
+/// prints why (and fails under SONDE_REQUIRE_ALL).
 fn lab_available(test: &str) -> bool {
-    if !common::lab_available() {
-        return false;
-    }
-    if which("ip").is_some() && which("tc").is_some() {
-        return true;
-    }
-    assert!(
-        !require_all(),
-        "{test}: SONDE_REQUIRE_ALL=1 but iproute2 (ip, tc) is not installed"
-    );
-    eprintln!("skipping {test}: iproute2 (ip, tc) is not installed");
-    false
+    available_with(test, &["ip", "tc"])
 }
 
 fn build(tag: &str, impair: &str) -> Lab {
@@ -159,7 +148,6 @@ const QUIET_BUSY_PCT: f64 = 10.0;
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("tcp_over_shaped_links") {
         return;
     }
@@ -239,7 +227,6 @@ fn tcp_over_shaped_links_comes_within_one_percent_of_the_wire_ceiling() {
 #[test]
 fn sender_and_receiver_count_the_same_packets_over_a_100_mbit_link() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("packet_counts") {
         return;
     }
@@ -335,7 +322,6 @@ fn btc_sessions(lab: &Lab, dst: &str) -> (Vec<f64>, f64) {
 #[test]
 fn btc_over_a_100_mbit_link_never_exceeds_the_tcp_ceiling() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("btc") {
         return;
     }
@@ -355,7 +341,6 @@ fn btc_over_a_100_mbit_link_never_exceeds_the_tcp_ceiling() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn btc_over_a_100_mbit_link_comes_within_one_percent_of_the_tcp_ceiling() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("btc") {
         return;
     }
@@ -402,45 +387,23 @@ fn sonde_with_path(args: &[&str], path: &Path, timeout: Duration) -> (Option<i32
 
 /// One link through the userspace engine (loss) and one shaped by tbf. The node names are
 /// this test's own, to tell its namespaces from those of other labs on the machine.
-const BARE: &str = r#"
-name = "bare"
-seed = 3
-hosts = ["bclient", "bserver"]
-routers = ["brouter"]
-
-[[link]]
-name = "lan"
-a = "bclient"
-b = "brouter"
-
-[[link]]
-name = "wan"
-a = "brouter"
-b = "bserver"
-
-[[settings]]
-name = "lossy"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "100mbit"
-loss = "2%"
-
-[[settings]]
-name = "shaped"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "50mbit"
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "1"]
-
-[[test]]
-name = "udp"
-sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "1"]
-"#;
+fn bare() -> String {
+    chain()
+        .name("bare")
+        .seed(3)
+        .host("bclient")
+        .link("lan")
+        .router("brouter")
+        .link("wan")
+        .host("bserver")
+        .settings("lossy")
+        .impair("wan", "rate = \"100mbit\"\nloss = \"2%\"")
+        .settings("shaped")
+        .impair("wan", "rate = \"50mbit\"")
+        .sonde("tcp", &["client", "{server}", "-t", "1"])
+        .sonde("udp", &["client", "{server}", "-u", "-b", "10m", "-t", "1"])
+        .to_toml()
+}
 
 /// Issue 9: `sonde lab` on a machine with only iproute2: `PATH` holds `ip` and `tc` and
 /// nothing else (no nft, ethtool, sysctl, not even a shell), and a scenario with a userspace
@@ -448,7 +411,6 @@ sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "1"]
 #[test]
 fn lab_run_needs_nothing_but_iproute2() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("lab_run_bare") {
         return;
     }
@@ -460,7 +422,7 @@ fn lab_run_needs_nothing_but_iproute2() {
         std::os::unix::fs::symlink(target, bin.join(tool)).expect("symlink");
     }
     let file = dir.file("bare.toml");
-    std::fs::write(&file, BARE).expect("scenario file");
+    std::fs::write(&file, bare()).expect("scenario file");
     let out_dir = dir.file("out");
     let (file, out_arg) = (
         file.to_string_lossy().into_owned(),
@@ -528,7 +490,6 @@ fn capacity(lab: &Lab, dst: &str, extra: &[&str]) -> Value {
 #[test]
 fn capacity_finds_the_shaped_rate_and_the_bucket_and_knows_an_unshaped_link() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("capacity") {
         return;
     }
@@ -635,7 +596,6 @@ fn capacity_case(tag: &str, impair: &str) -> (Value, f64, String) {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn capacity_stops_early_once_long_trains_agree_and_stays_within_3_percent() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("capacity-early-stop") {
         return;
     }
@@ -777,7 +737,6 @@ fn tbf_arrival_share(departure: f64, rate: f64, bucket: f64, train: f64) -> f64 
 #[ignore = "intermittent: once let 25,520 pkt/s through the 8000 pkt/s device on a quiet host (bench/RESULTS.md, 2026-12-01); bench/accuracy.sh runs it until that is understood"]
 fn capacity_at_1000_mbit_and_behind_a_packet_ceiling_in_both_families() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("capacity-fast") {
         return;
     }

@@ -21,6 +21,7 @@ use crate::common;
 
 use common::{lab_available, sonde_bin, TempDir};
 use sonde_store::{LoadedRun, RunStatus, Store, TestStatus};
+use sonde_testkit::scenario::chain;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -34,38 +35,21 @@ use std::time::{Duration, Instant};
 
 /// Two settings of one link, a TCP and a UDP test of 1 s each. The node and link names mark
 /// the run's namespaces (`sonde-XXXXXX-drillc`, ...) apart from any other lab on the host.
-const SCENARIO: &str = r#"
-name = "ctrl-c-drill"
-seed = 16
-hosts = ["drillc", "drills"]
-
-[[link]]
-name = "drillwan"
-a = "drillc"
-b = "drills"
-
-[[settings]]
-name = "s1"
-[[settings.link]]
-link = "drillwan"
-[settings.link.impair]
-rate = "100mbit"
-
-[[settings]]
-name = "s2"
-[[settings.link]]
-link = "drillwan"
-[settings.link.impair]
-rate = "50mbit"
-
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}", "-t", "1"]
-
-[[test]]
-name = "udp"
-sonde = ["client", "{server}", "-u", "-b", "10m", "-t", "1"]
-"#;
+fn scenario() -> String {
+    chain()
+        .name("ctrl-c-drill")
+        .seed(16)
+        .host("drillc")
+        .link("drillwan")
+        .host("drills")
+        .settings("s1")
+        .impair("drillwan", "rate = \"100mbit\"")
+        .settings("s2")
+        .impair("drillwan", "rate = \"50mbit\"")
+        .sonde("tcp", &["client", "{server}", "-t", "1"])
+        .sonde("udp", &["client", "{server}", "-u", "-b", "10m", "-t", "1"])
+        .to_toml()
+}
 
 const ALL: [&str; 4] = ["s1/tcp/1", "s1/udp/1", "s2/tcp/1", "s2/udp/1"];
 
@@ -565,7 +549,7 @@ fn issue16_drill_ctrl_c_at_every_phase_of_a_lab_run_then_resume() {
     }
     let dir = TempDir::new("ctrl-c-drill");
     let file = dir.file("drill.toml");
-    std::fs::write(&file, SCENARIO).unwrap();
+    std::fs::write(&file, scenario()).unwrap();
     let out_dir = dir.file("out");
     let (file, out) = (file.to_str().unwrap(), out_dir.to_str().unwrap());
     let fresh = ["--out", out];

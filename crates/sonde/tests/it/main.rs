@@ -10,11 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 mod common;
-#[path = "../../../sonde-doc/tests/common/page.rs"]
-mod page;
 mod peers;
-#[path = "../../../sonde-switch/tests/common/mod.rs"]
-mod stream;
 mod turns;
 
 mod agent;

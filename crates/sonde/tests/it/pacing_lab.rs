@@ -15,77 +15,44 @@ use crate::common;
 
 use common::{lab_available, lab_result as result_of, require_all, run_lab, TempDir};
 use serde_json::Value;
+use sonde_testkit::scenario::{chain, Scenario};
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// client - router - server; the router's link to the server is a device with a packet ceiling
-/// of 8000/s and a 4-frame ring.
-const DEVICE_RING: &str = r#"
-name = "device-ring"
-description = "a device link of 8000 packets/s with a 4-frame ring"
-seed = 9
-hosts = ["client", "server"]
-routers = ["router"]
+/// of 8000/s and a 4-frame ring. Its tests: 64 B datagrams at 4.1 Mbit/s up, down, and in
+/// bursts of 8.
+fn device_ring() -> Scenario {
+    let paced = ["client", "{server}", "-u", "-l", "64", "-b", "4.1m"];
+    let with = |rest: &[&'static str]| [&paced[..], rest].concat();
+    chain()
+        .name("device-ring")
+        .description("a device link of 8000 packets/s with a 4-frame ring")
+        .seed(9)
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("dev")
+        .host("server")
+        .settings("ring-4")
+        .impair("dev", "device = { pps = 8000, ring = 4 }")
+        .sonde("up", &with(&["-t", "4"]))
+        .sonde("down", &with(&["-t", "4", "-R"]))
+        .sonde("burst", &with(&["--burst", "8", "-t", "3"]))
+}
 
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-
-[[link]]
-name = "dev"
-a = "router"
-b = "server"
-
-[[settings]]
-name = "ring-4"
-[[settings.link]]
-link = "dev"
-[settings.link.impair]
-device = { pps = 8000, ring = 4 }
-
-[[test]]
-name = "up"
-sonde = ["client", "{server}", "-u", "-l", "64", "-b", "4.1m", "-t", "4"]
-
-[[test]]
-name = "down"
-sonde = ["client", "{server}", "-u", "-l", "64", "-b", "4.1m", "-t", "4", "-R"]
-
-[[test]]
-name = "burst"
-sonde = ["client", "{server}", "-u", "-l", "64", "-b", "4.1m", "--burst", "8", "-t", "3"]
-"#;
-
-/// iperf3's client against the lab's sonde server, which then sends iperf3's datagram format.
-const IPERF3_TESTS: &str = r#"
-[[test]]
-name = "iperf3-down"
-command = ["iperf3", "-c", "{server}", "-u", "-l", "64", "-b", "4.1m", "-t", "4", "-R", "-J"]
-"#;
-
-/// One 1000 Mbit/s link and TCP capped at each of the rates board bring-up sweeps.
-const TCP_SWEEP: &str = r#"
-name = "tcp-sweep"
-description = "TCP with -b over a 1000 Mbit/s link"
-seed = 3
-hosts = ["client", "server"]
-
-[[link]]
-name = "wan"
-a = "client"
-b = "server"
-
-[[settings]]
-name = "gig"
-[[settings.link]]
-link = "wan"
-[settings.link.impair]
-rate = "1000mbit"
-"#;
+/// One 1000 Mbit/s link (tests to be added).
+fn tcp_sweep() -> Scenario {
+    chain()
+        .name("tcp-sweep")
+        .description("TCP with -b over a 1000 Mbit/s link")
+        .seed(3)
+        .host("client")
+        .link("wan")
+        .host("server")
+        .settings("gig")
+        .impair("wan", "rate = \"1000mbit\"")
+}
 
 const SWEEP_MBIT: [u64; 6] = [1000, 140, 130, 100, 50, 10];
 
@@ -156,9 +123,15 @@ fn ring_scenario() -> (String, Vec<&'static str>) {
     let mut smooth = vec!["up", "down"];
     if iperf3 {
         smooth.push("iperf3-down");
-        (format!("{DEVICE_RING}{IPERF3_TESTS}"), smooth)
+        // iperf3's client against the lab's sonde server, which then sends iperf3's datagram
+        // format.
+        let iperf3_down = [
+            "iperf3", "-c", "{server}", "-u", "-l", "64", "-b", "4.1m", "-t", "4", "-R", "-J",
+        ];
+        let ring = device_ring().command("iperf3-down", &iperf3_down);
+        (ring.to_toml(), smooth)
     } else {
-        (DEVICE_RING.to_owned(), smooth)
+        (device_ring().to_toml(), smooth)
     }
 }
 
@@ -188,7 +161,6 @@ fn sender_fell_behind(out_dir: &Path, test: &str) -> bool {
 #[test]
 fn paced_udp_fits_a_short_device_ring_unless_the_host_held_the_sender_back() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -240,7 +212,6 @@ fn paced_udp_fits_a_short_device_ring_unless_the_host_held_the_sender_back() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn paced_udp_fits_a_short_device_ring_in_both_directions_and_formats() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -282,16 +253,18 @@ fn paced_udp_fits_a_short_device_ring_in_both_directions_and_formats() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn tcp_with_a_bitrate_achieves_what_was_asked_on_a_gigabit_link() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
-    let mut scenario = TCP_SWEEP.to_owned();
+    let mut sweep = tcp_sweep();
     for mbit in SWEEP_MBIT {
-        scenario.push_str(&format!(
-            "\n[[test]]\nname = \"b{mbit}\"\nsonde = [\"client\", \"{{server}}\", \"-b\", \"{mbit}m\", \"-t\", \"3\"]\n"
-        ));
+        let rate = format!("{mbit}m");
+        sweep = sweep.sonde(
+            &format!("b{mbit}"),
+            &["client", "{server}", "-b", &rate, "-t", "3"],
+        );
     }
+    let scenario = sweep.to_toml();
     let dir = TempDir::new("pacing-tcp");
     let out = run_lab(&dir, &scenario, Duration::from_secs(240));
     // What TCP can carry over a 1000 Mbit/s Ethernet link: 1448 payload bytes per 1514-byte

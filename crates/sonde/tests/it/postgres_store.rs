@@ -162,7 +162,7 @@ fn lab_run_with_store_writes_postgresql() {
     let url = pg.url();
     let dir = TempDir::new("pg-lab");
     let scenario = dir.file("one-test.toml");
-    std::fs::write(&scenario, common::ONE_TCP_TEST).unwrap();
+    std::fs::write(&scenario, common::one_tcp_test()).unwrap();
     let out_dir = dir.file("out");
     let out = run(
         &[

@@ -25,41 +25,27 @@ use crate::common;
 
 use common::{arr, lab_available, lab_result, num, run, run_lab, text, uint, TempDir};
 use serde_json::Value;
+use sonde_testkit::scenario::chain;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// client - router - server; `{impair}` is the router-server link's impairment, both ways.
-const TOPOLOGY: &str = r#"
-name = "profile-lab"
-description = "a traffic profile through an impaired router-server link"
-seed = 10
-hosts = ["client", "server"]
-routers = ["router"]
-
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-
-[[link]]
-name = "dev"
-a = "router"
-b = "server"
-
-[[settings]]
-name = "link"
-[[settings.link]]
-link = "dev"
-[settings.link.impair]
-{impair}
-
-[[test]]
-name = "profile"
-sonde = [{sonde}]
-"#;
+/// client - router - server, the router-server link impaired both ways by `impair` (TOML
+/// keys, one a line), and one test: `sonde SONDE...`.
+fn topology(impair: &str, sonde: &[&str]) -> String {
+    chain()
+        .name("profile-lab")
+        .description("a traffic profile through an impaired router-server link")
+        .seed(10)
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("dev")
+        .host("server")
+        .settings("link")
+        .impair("dev", impair)
+        .sonde("profile", sonde)
+        .to_toml()
+}
 
 /// 10^5 datagrams per stream in 10 s, one stream each way: 100 B x20 every 2 ms.
 const DENSE: &str = r#"
@@ -89,15 +75,9 @@ late_ms = 100
 /// stage (the report model's `stage_stats`): the ground truth of what the link dropped.
 fn run_profile(tag: &str, impair: &str, args: &[&str]) -> (Value, Value) {
     let dir = TempDir::new(tag);
-    let mut argv = vec![
-        "\"profile\"".to_owned(),
-        "\"run\"".into(),
-        "\"{server}\"".into(),
-    ];
-    argv.extend(args.iter().map(|a| format!("{a:?}")));
-    let scenario = TOPOLOGY
-        .replace("{impair}", impair)
-        .replace("{sonde}", &argv.join(", "));
+    let mut sonde = vec!["profile", "run", "{server}"];
+    sonde.extend_from_slice(args);
+    let scenario = topology(impair, &sonde);
     let out_dir = run_lab(&dir, &scenario, Duration::from_secs(120));
     let report_dir = dir.file("report");
     run(
@@ -214,7 +194,6 @@ fn ended_normally(doc: &Value) {
 #[test]
 fn monitoring_over_a_clean_100_mbit_link_loses_nothing_and_is_never_late() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -241,7 +220,6 @@ fn monitoring_over_a_clean_100_mbit_link_loses_nothing_and_is_never_late() {
 #[test]
 fn one_percent_random_loss_is_measured_per_stream_within_0_3_points() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -280,7 +258,6 @@ fn one_percent_random_loss_is_measured_per_stream_within_0_3_points() {
 #[test]
 fn a_device_ring_loses_only_the_bursts_that_overflow_it() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }

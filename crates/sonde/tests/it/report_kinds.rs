@@ -7,12 +7,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 use crate::common;
-use crate::page;
 
 use common::services::Services;
 use common::{ipv6_loopback_or_skip, run, Output, Server, TempDir};
-use page::{chart, html_rows as rows, markers, value};
 use serde_json::Value;
+use sonde_testkit::page::{chart, html_rows as rows, markers, value};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);

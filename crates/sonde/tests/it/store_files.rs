@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{lab_available, run, run_lab, TempDir, ONE_TCP_TEST};
+use crate::common::{lab_available, one_tcp_test, run, run_lab, TempDir};
 use serde_json::json;
 use sonde_store::{EndRecord, NewRun, RunStatus, Store, TestRecord, TestStatus};
 use std::path::Path;
@@ -98,7 +98,7 @@ fn lab_run_leaves_no_wal_or_shm_files_beside_its_results_database() {
         return;
     }
     let dir = TempDir::new("store-files-lab");
-    let db = run_lab(&dir, ONE_TCP_TEST, Duration::from_secs(120)).join("results.db");
+    let db = run_lab(&dir, &one_tcp_test(), Duration::from_secs(120)).join("results.db");
     assert!(db.exists(), "no {}", db.display());
     assert_eq!(leftovers(&db), Vec::<String>::new());
 }

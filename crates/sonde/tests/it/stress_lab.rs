@@ -24,36 +24,15 @@
 
 use crate::common;
 
-use common::{lab_available, require_all, which, Output, Proc, TempDir};
+use common::{Output, Proc, TempDir};
 use serde_json::Value;
 use sonde_lab::Lab;
+use sonde_testkit::lab::available_with;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// True when the lab runs here and every program in `programs` is installed; otherwise prints
-/// why (and fails under SONDE_REQUIRE_ALL).
-fn available(test: &str, programs: &[&str]) -> bool {
-    if !lab_available() {
-        return false;
-    }
-    for p in ["ip"].iter().chain(programs) {
-        if which(p).is_none() {
-            assert!(
-                !require_all(),
-                "{test}: SONDE_REQUIRE_ALL=1 but {p} is not installed"
-            );
-            eprintln!("skipping {test}: {p} is not installed");
-            return false;
-        }
-    }
-    true
-}
 
 /// client - router - server; the router-server link impaired by `impair` (TOML inline table
 /// body, both ways; empty for none).
@@ -593,8 +572,7 @@ fn under_stress(
     udp: Option<UdpServices>,
     start: impl FnOnce(&Lab, &TempDir) -> Vec<Daemon>,
 ) {
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available(who, programs) {
+    if !available_with(who, programs) {
         return;
     }
     let tag = &who[..2];
@@ -685,8 +663,7 @@ fn frames(lab: &Lab, node: &str, iface: &str) -> (u64, u64) {
 #[test]
 fn a_device_link_caps_the_frame_rate_and_the_shares_are_reported() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("device link", &[]) {
+    if !available_with("device link", &[]) {
         return;
     }
     let lab = build(

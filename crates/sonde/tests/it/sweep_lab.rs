@@ -21,50 +21,37 @@ use crate::common;
 
 use common::{arr, lab_available, lab_result, num, run_lab_exiting, text, uint, TempDir};
 use serde_json::Value;
-use std::sync::Mutex;
+use sonde_testkit::scenario::chain;
 use std::time::Duration;
-
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Frames per second of the device link.
 const PPS: f64 = 8000.0;
 
-const TOPOLOGY: &str = r#"
-name = "sweep-lab"
-description = "a rate sweep through a device link with a packet ceiling"
-seed = 10
-hosts = ["client", "server"]
-routers = ["router"]
-
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-
-[[link]]
-name = "dev"
-a = "router"
-b = "server"
-
-[[settings]]
-name = "device"
-[[settings.link]]
-link = "dev"
-[settings.link.impair]
-device = { pps = 8000, ring = 20 }
-
-[[test]]
-name = "sweep"
-timeout = "200s"
-sonde = [{sonde}]
-"#;
+/// client - router - server, the router-server link a device of [`PPS`] frames a second with
+/// a 20-frame ring, and one test: `sonde SONDE...`.
+fn topology(sonde: &[&str]) -> String {
+    chain()
+        .name("sweep-lab")
+        .description("a rate sweep through a device link with a packet ceiling")
+        .seed(10)
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("dev")
+        .host("server")
+        .settings("device")
+        .impair("dev", "device = { pps = 8000, ring = 20 }")
+        .sonde("sweep", sonde)
+        .timeout("200s")
+        .to_toml()
+}
 
 /// Runs `sonde sweep {server} ARGS...` once through the device link; its JSON document.
 fn run_sweep(tag: &str, args: &[&str]) -> Value {
     let dir = TempDir::new(tag);
-    let mut argv = vec!["\"sweep\"".to_owned(), "\"{server}\"".into()];
-    argv.extend(args.iter().map(|a| format!("{a:?}")));
-    let scenario = TOPOLOGY.replace("{sonde}", &argv.join(", "));
+    let mut sonde = vec!["sweep", "{server}"];
+    sonde.extend_from_slice(args);
+    let scenario = topology(&sonde);
     // A sweep that ends sender-limited or out of steps exits 1, and the lab run with it; its document is
     // still written, and the caller judges it.
     let out_dir = run_lab_exiting(&dir, &scenario, Duration::from_secs(260), &[0, 1]);
@@ -75,7 +62,6 @@ fn run_sweep(tag: &str, args: &[&str]) -> Value {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_minutes() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }
@@ -161,7 +147,6 @@ fn the_search_finds_the_device_ceiling_per_length_within_2_percent_in_under_2_mi
 #[test]
 fn a_rate_list_stops_following_at_the_first_rate_above_the_ceiling() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available() {
         return;
     }

@@ -26,29 +26,11 @@
 
 use crate::common;
 
-use common::{free_port, require_all, sonde_bin, which, Output, Proc};
+use common::{free_port, sonde_bin, Output, Proc};
 use serde_json::Value;
 use sonde_lab::Lab;
-use std::sync::Mutex;
+use sonde_testkit::lab::available_with;
 use std::time::Duration;
-
-/// The labs measure stalls in milliseconds on a 2-core machine: one at a time.
-static ONE_LAB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn available(test: &str, tools: &[&str]) -> bool {
-    if !common::lab_available() {
-        return false;
-    }
-    if let Some(missing) = tools.iter().find(|t| which(t).is_none()) {
-        assert!(
-            !require_all(),
-            "{test}: SONDE_REQUIRE_ALL=1 but {missing} is not installed"
-        );
-        eprintln!("skipping {test}: {missing} is not installed");
-        return false;
-    }
-    true
-}
 
 /// The binary under test; `SONDE_SWITCH_LAB_BIN` names another build (an older one, to
 /// compare stalls side by side on the same host).
@@ -131,8 +113,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 #[test]
 fn a_thousand_planned_switches_lose_nothing() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("planned switches", &["ip"]) {
+    if !available_with("planned switches", &["ip"]) {
         return;
     }
     let lab1 = lab("p1", 1);
@@ -186,8 +167,7 @@ fn planned_stalls(lab5: &Lab) -> (f64, f64, f64) {
 #[test]
 fn a_planned_switch_stalls_the_receiver_a_median_of_at_most_one_rtt_plus_1ms() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("planned-switch stall", &["ip"]) {
+    if !available_with("planned-switch stall", &["ip"]) {
         return;
     }
     let (median, _, _) = planned_stalls(&lab("p5", 5));
@@ -203,8 +183,7 @@ fn a_planned_switch_stalls_the_receiver_a_median_of_at_most_one_rtt_plus_1ms() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn a_planned_switch_stalls_the_receiver_at_most_one_rtt_plus_1ms() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("planned-switch stall", &["ip"]) {
+    if !available_with("planned-switch stall", &["ip"]) {
         return;
     }
     let (median, p90, _) = planned_stalls(&lab("p5", 5));
@@ -291,8 +270,7 @@ fn cut_run(lab5: &Lab) -> f64 {
 #[test]
 fn a_cut_ipv4_path_recovers_on_ipv6_with_nothing_lost() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("path cut", &["ip", "nft"]) {
+    if !available_with("path cut", &["ip", "nft"]) {
         return;
     }
     let gap = cut_run(&lab("c5", 5));
@@ -307,8 +285,7 @@ fn a_cut_ipv4_path_recovers_on_ipv6_with_nothing_lost() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn a_cut_ipv4_path_recovers_on_ipv6_within_300_ms_and_one_rtt() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !available("path cut", &["ip", "nft"]) {
+    if !available_with("path cut", &["ip", "nft"]) {
         return;
     }
     let gap = cut_run(&lab("c5", 5));

@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 use crate::common;
-use crate::stream;
 
 use common::{run, switch_test_server};
+use sonde_testkit::lab::in_own_netns;
+use sonde_testkit::skip;
 use std::time::Duration;
-use stream::{in_own_netns, skip};
 
 #[test]
 fn switch_test_over_mptcp_keeps_the_stream_intact() {

@@ -18,8 +18,8 @@
 //! sockets, so they run side by side with each other, as many tests at once as the harness
 //! has threads (`RUST_TEST_THREADS`, set for this workspace in `.cargo/config.toml`), and
 //! never beside a measuring module. A module not listed there runs alone: a new module
-//! measures until it is shown not to. A module whose own tests must not overlap says so with
-//! a lock of its own (`ONE_LAB_AT_A_TIME`).
+//! measures until it is shown not to. A measuring module whose own tests must not overlap
+//! either is listed in [`ONE_AT_A_TIME`]: its tests run one after another.
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -57,6 +57,20 @@ pub const SHARING: &[&str] = &[
     "stress_silent",
     "switch_test",
     "turns",
+];
+
+/// The measuring modules whose tests run one at a time, not as many as there are cores: each
+/// test builds a lab whose userspace forwarder, sender and receiver take the 2 cores between
+/// them, and measures through it (stalls in milliseconds, goodput against a bound, a ring's
+/// overflow, a sweep's ceiling), so a second lab beside it would show in its figures.
+pub const ONE_AT_A_TIME: &[&str] = &[
+    "coded_lab",
+    "lab_bare",
+    "pacing_lab",
+    "profile_lab",
+    "stress_lab",
+    "sweep_lab",
+    "switch_lab",
 ];
 
 #[derive(Default)]
@@ -115,8 +129,16 @@ fn current() -> MutexGuard<'static, Current> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
-/// How many tests of a measuring module run at once: the cores, the harness's default width.
-fn alone_width() -> usize {
+/// How many tests of the measuring module `module` (`it::sweep_lab`) run at once: one for
+/// those of [`ONE_AT_A_TIME`], else the cores, the harness's default width.
+fn alone_width(module: &str) -> usize {
+    if module
+        .split("::")
+        .nth(1)
+        .is_some_and(|m| ONE_AT_A_TIME.contains(&m))
+    {
+        return 1;
+    }
     std::thread::available_parallelism().map_or(2, usize::from)
 }
 
@@ -150,7 +172,7 @@ pub fn take(module_path: &str) -> Turn {
         loop {
             let mine = now.alone.as_deref() == Some(module.as_str());
             let free = now.running_tests() == 0;
-            if free || (mine && now.running_of(&module) < alone_width()) {
+            if free || (mine && now.running_of(&module) < alone_width(&module)) {
                 break;
             }
             now = ENDED.wait(now).unwrap_or_else(PoisonError::into_inner);
@@ -204,6 +226,18 @@ fn every_sharing_module_exists() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
     for m in SHARING {
         assert!(dir.join(format!("{m}.rs")).is_file(), "no module {m}");
+    }
+}
+
+/// Every module named in [`ONE_AT_A_TIME`] exists and measures (is not in [`SHARING`]): a
+/// renamed one would otherwise quietly run its labs side by side.
+#[test]
+fn every_one_at_a_time_module_exists_and_measures() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    for m in ONE_AT_A_TIME {
+        assert!(dir.join(format!("{m}.rs")).is_file(), "no module {m}");
+        assert!(!SHARING.contains(m), "{m} is in SHARING and ONE_AT_A_TIME");
     }
 }
 

@@ -76,10 +76,9 @@ impl Iperf3 {
             }
             thread::sleep(Duration::from_millis(20));
         };
-        let mut a = vec![format!("({} iperf3)", self.label)];
-        a.extend(args.iter().cloned());
         Output {
-            args: a,
+            program: format!("{} ({} iperf3)", self.path.display(), self.label),
+            args: args.to_vec(),
             status,
             stdout: so.join().unwrap_or_default(),
             stderr: se.join().unwrap_or_default(),

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{free_port, require_all, TempDir};
+use crate::net::free_port;
+use crate::{require_all, which, TempDir};
 
 /// The PostgreSQL server binaries (`/usr/lib/postgresql/VERSION/bin`), newest first.
 pub fn pg_available() -> bool {
@@ -217,7 +218,7 @@ impl Drop for Postgres {
 }
 
 pub fn openssl_available() -> bool {
-    if super::which("openssl").is_some() {
+    if which("openssl").is_some() {
         return true;
     }
     assert!(
