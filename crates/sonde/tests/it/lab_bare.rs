@@ -546,7 +546,6 @@ fn capacity_finds_the_shaped_rate_and_the_bucket_and_knows_an_unshaped_link() {
 #[ignore = "benchmark: needs a quiet host (bench/accuracy.sh runs it)"]
 fn capacity_over_an_unshaped_veth_says_the_hosts_are_the_limit() {
     let _turn = crate::turns::take(module_path!());
-    let _one = ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_available("capacity-unshaped") {
         return;
     }
