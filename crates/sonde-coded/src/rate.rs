@@ -200,15 +200,7 @@ impl RateController {
         // it: scale it back up, or every back-off on a lossy path would also cut by the loss.
         let passed = delivered_bps.map(|d| d / (1.0 - loss.loss.clamp(0.0, 0.5)));
         let passed = self.recent_max(now, passed);
-        if let Some(latest) = rtt.latest {
-            self.round_min_rtt = Some(self.round_min_rtt.map_or(latest, |m| m.min(latest)));
-        }
-        if loss.samples() > self.samples_seen {
-            self.samples_seen = loss.samples();
-            if let (Some(s), true) = (loss.last_sample, now >= self.loss_ignored_until) {
-                self.round_loss.add(s, loss.last_span);
-            }
-        }
+        self.note_samples(now, rtt, loss);
         if now < self.next_step {
             return;
         }
@@ -219,26 +211,69 @@ impl RateController {
             .max(Duration::from_millis(5));
         let queued = self.queued(rtt);
         self.round_min_rtt = None;
-        if let Some(c) = self.competing.as_mut() {
-            match c.step(queued, &round_loss, self.rate, round, now) {
-                Step::Leave => {
-                    self.competing = None;
-                    self.undrained = 0;
-                }
-                Step::BackOff(rate) => {
-                    self.rate = rate.max(MIN_RATE_BPS);
-                    self.backoffs += 1;
-                    self.next_step = now + round * 2;
-                    self.loss_ignored_until = now + round;
-                    return;
-                }
-                Step::Grow(rate) => {
-                    self.rate = rate.clamp(MIN_RATE_BPS, self.cap);
-                    self.next_step = now + round;
-                    return;
-                }
+        if self.step_competing(now, queued, &round_loss, round) {
+            return;
+        }
+        self.step_alone(now, queued, loss, passed, round);
+    }
+
+    /// Counts the feedback's samples into the round: its RTT into the round's minimum, its
+    /// loss sample (a new one, outside the time loss is ignored) into the round's loss.
+    fn note_samples(&mut self, now: Duration, rtt: &RttEstimator, loss: &LossEstimator) {
+        if let Some(latest) = rtt.latest {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(latest, |m| m.min(latest)));
+        }
+        if loss.samples() > self.samples_seen {
+            self.samples_seen = loss.samples();
+            if let (Some(s), true) = (loss.last_sample, now >= self.loss_ignored_until) {
+                self.round_loss.add(s, loss.last_span);
             }
         }
+    }
+
+    /// The round's step while competing with another flow; true when that step set the rate
+    /// (false when not competing, or when the competition just ended).
+    fn step_competing(
+        &mut self,
+        now: Duration,
+        queued: bool,
+        round_loss: &RoundLoss,
+        round: Duration,
+    ) -> bool {
+        let Some(c) = self.competing.as_mut() else {
+            return false;
+        };
+        match c.step(queued, round_loss, self.rate, round, now) {
+            Step::Leave => {
+                self.competing = None;
+                self.undrained = 0;
+                false
+            }
+            Step::BackOff(rate) => {
+                self.rate = rate.max(MIN_RATE_BPS);
+                self.backoffs += 1;
+                self.next_step = now + round * 2;
+                self.loss_ignored_until = now + round;
+                true
+            }
+            Step::Grow(rate) => {
+                self.rate = rate.clamp(MIN_RATE_BPS, self.cap);
+                self.next_step = now + round;
+                true
+            }
+        }
+    }
+
+    /// The round's step with the queue to itself: start competing when back-offs left the
+    /// queue standing, back off on a standing queue or a jump in loss, grow otherwise.
+    fn step_alone(
+        &mut self,
+        now: Duration,
+        queued: bool,
+        loss: &LossEstimator,
+        passed: Option<f64>,
+        round: Duration,
+    ) {
         if !queued {
             self.undrained = 0;
         } else if self.undrained >= compete::UNDRAINED_BACKOFFS {

@@ -116,6 +116,9 @@ fn realtime_offset() -> i64 {
         .map_or(0, |(_, off)| off)
 }
 
+/// Frames read per `recvmmsg` in [`receive`].
+const RECV_BATCH: usize = 64;
+
 /// Reads the generator's frames in `sink` until `secs` pass; returns, per frame, the kernel's
 /// receive timestamp (taken when the engine's write reached `sink`'s interface, so this
 /// thread's own wakeups do not count) minus the generator's timestamp, in ns.
@@ -123,6 +126,22 @@ fn receive(netns_name: &str, secs: f64, ready: std::sync::mpsc::Sender<()>) -> R
     netns::enter(netns_name)?;
     let sock = PacketSocket::open("s-wire", true)?;
     let fd = sock.raw_fd();
+    enable_rx_timestamps(fd);
+    let off = realtime_offset();
+    let _ = ready.send(());
+    let mut bufs = vec![[0u8; 2048]; RECV_BATCH];
+    let mut ctrl = vec![[0u64; 16]; RECV_BATCH];
+    let mut lat = Vec::new();
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    while Instant::now() < end {
+        wait_readable(&[fd], Duration::from_millis(20));
+        receive_batch(fd, &mut bufs, &mut ctrl, off, &mut lat);
+    }
+    Ok(lat)
+}
+
+/// Asks the kernel for a receive timestamp (`SO_TIMESTAMPNS`) on each frame read from `fd`.
+fn enable_rx_timestamps(fd: libc::c_int) {
     let one: libc::c_int = 1;
     // SAFETY: valid fd and option value.
     unsafe {
@@ -134,74 +153,76 @@ fn receive(netns_name: &str, secs: f64, ready: std::sync::mpsc::Sender<()>) -> R
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    let off = realtime_offset();
-    let _ = ready.send(());
-    const N: usize = 64;
-    let mut bufs = vec![[0u8; 2048]; N];
-    let mut ctrl = vec![[0u64; 16]; N];
-    let mut lat = Vec::new();
-    let end = Instant::now() + Duration::from_secs_f64(secs);
-    while Instant::now() < end {
-        wait_readable(&[fd], Duration::from_millis(20));
-        let mut iovs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: b.len(),
-            })
-            .collect();
-        let mut msgs: Vec<libc::mmsghdr> = iovs
-            .iter_mut()
-            .zip(ctrl.iter_mut())
-            .map(|(iov, c)| {
-                // SAFETY: plain data, pointers set below.
-                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = iov;
-                m.msg_hdr.msg_iovlen = 1;
-                m.msg_hdr.msg_control = c.as_mut_ptr().cast();
-                m.msg_hdr.msg_controllen = std::mem::size_of_val(c);
-                m
-            })
-            .collect();
-        // SAFETY: headers point at live buffers of the stated sizes.
-        let n = unsafe {
-            libc::recvmmsg(
-                fd,
-                msgs.as_mut_ptr(),
-                N as u32,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        for (m, b) in msgs.iter().zip(&bufs).take(n.max(0) as usize) {
-            let f = &b[..m.msg_len as usize];
-            if f.len() < 30 || f[12..14] != ETHERTYPE {
-                continue;
-            }
-            // SAFETY: the kernel filled msg_control; CMSG_* walk it within msg_controllen.
-            let arrival = unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&m.msg_hdr);
-                let mut t = None;
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET
-                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
-                    {
-                        let ts =
-                            std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                        t = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec - off);
-                    }
-                    c = libc::CMSG_NXTHDR(&m.msg_hdr, c);
-                }
-                t
-            };
-            let mut ts = [0u8; 8];
-            ts.copy_from_slice(&f[22..30]);
-            if let Some(a) = arrival {
-                lat.push(a - u64::from_be_bytes(ts) as i64);
-            }
+}
+
+/// Reads what is queued on `fd` (one `recvmmsg` into `bufs`, their control messages into
+/// `ctrl`, without waiting) and pushes each generator frame's latency onto `lat`.
+fn receive_batch(
+    fd: libc::c_int,
+    bufs: &mut [[u8; 2048]],
+    ctrl: &mut [[u64; 16]],
+    off: i64,
+    lat: &mut Vec<i64>,
+) {
+    let mut iovs: Vec<libc::iovec> = bufs
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    let mut msgs: Vec<libc::mmsghdr> = iovs
+        .iter_mut()
+        .zip(ctrl.iter_mut())
+        .map(|(iov, c)| {
+            // SAFETY: plain data, pointers set below.
+            let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            m.msg_hdr.msg_iov = iov;
+            m.msg_hdr.msg_iovlen = 1;
+            m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+            m.msg_hdr.msg_controllen = std::mem::size_of_val(c);
+            m
+        })
+        .collect();
+    // SAFETY: headers point at live buffers of the stated sizes.
+    let n = unsafe {
+        libc::recvmmsg(
+            fd,
+            msgs.as_mut_ptr(),
+            msgs.len() as u32,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    for (m, b) in msgs.iter().zip(bufs.iter()).take(n.max(0) as usize) {
+        let f = &b[..m.msg_len as usize];
+        if f.len() < 30 || f[12..14] != ETHERTYPE {
+            continue;
+        }
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&f[22..30]);
+        if let Some(a) = arrival_ns(&m.msg_hdr, off) {
+            lat.push(a - u64::from_be_bytes(ts) as i64);
         }
     }
-    Ok(lat)
+}
+
+/// The kernel receive timestamp of the frame `hdr` was filled for, on the monotonic clock
+/// (`off` is [`realtime_offset`]); None when the kernel gave none.
+fn arrival_ns(hdr: &libc::msghdr, off: i64) -> Option<i64> {
+    // SAFETY: the kernel filled msg_control; CMSG_* walk it within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        let mut t = None;
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                t = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec - off);
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+        t
+    }
 }
 
 /// Lab options; `SONDE_SPIN_US` overrides the forwarder's spin window.

@@ -166,20 +166,29 @@ pub fn send(
     let Some(src) = src.filter(|ip| !ip.is_multicast() && !is_v4_broadcast(*ip)) else {
         return send_plain(sock, buf, peer);
     };
-    let v6_socket = peer.is_ipv6();
-    let to: socket2::SockAddr = peer.into();
     let mut control = Control([0; CONTROL_LEN]);
-    let mut iov = libc::iovec {
-        iov_base: buf.as_ptr().cast_mut().cast(),
-        iov_len: buf.len(),
+    let Some(control_len) = write_pktinfo(&mut control, peer.is_ipv6(), src) else {
+        return send_plain(sock, buf, peer);
     };
-    // SAFETY: a plain C structure, all-zero is a valid value.
-    let mut msg: libc::msghdr = unsafe { zeroed() };
-    msg.msg_name = to.as_ptr().cast_mut().cast();
-    msg.msg_namelen = to.len();
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast();
+    match send_with_control(sock, buf, peer, &mut control, control_len) {
+        // A destination that cannot be a source (a subnet's broadcast address, one not this
+        // host's): answer as before, from the address the routing table picks.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EINVAL | libc::EADDRNOTAVAIL | libc::ENETUNREACH)
+            ) =>
+        {
+            send_plain(sock, buf, peer)
+        }
+        sent => sent,
+    }
+}
+
+/// Writes into `control` the packet-info control message that sends from `src` on a socket
+/// of the family `v6_socket` says (an IPv4 `src` v4-mapped on an IPv6 socket): the control
+/// length to send with, or None when it cannot be written (an IPv6 `src` on an IPv4 socket).
+fn write_pktinfo(control: &mut Control, v6_socket: bool, src: IpAddr) -> Option<usize> {
     let (level, kind, len) = if v6_socket {
         (
             libc::IPPROTO_IPV6,
@@ -196,15 +205,18 @@ pub fn send(
     // SAFETY: CMSG_SPACE/CMSG_LEN compute sizes only.
     let (space, cmsg_len) = unsafe { (libc::CMSG_SPACE(len as u32), libc::CMSG_LEN(len as u32)) };
     if space as usize > CONTROL_LEN {
-        return send_plain(sock, buf, peer);
+        return None;
     }
+    // SAFETY: a plain C structure, all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_control = control.0.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
     // SAFETY: msg_control points at CONTROL_LEN bytes, at least `space`; the header and its
     // payload are written within them, the payload unaligned.
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         if c.is_null() {
-            return send_plain(sock, buf, peer);
+            return None;
         }
         (*c).cmsg_level = level;
         (*c).cmsg_type = kind;
@@ -220,26 +232,42 @@ pub fn send(
             std::ptr::write_unaligned(data.cast(), info);
         } else {
             let IpAddr::V4(ip) = src else {
-                return send_plain(sock, buf, peer);
+                return None;
             };
             let mut info: libc::in_pktinfo = zeroed();
             info.ipi_spec_dst.s_addr = u32::from(ip).to_be();
             std::ptr::write_unaligned(data.cast(), info);
         }
     }
+    Some(space as usize)
+}
+
+/// `sendmsg` of `buf` to `peer` with the first `control_len` bytes of `control` (what
+/// [`write_pktinfo`] wrote).
+fn send_with_control(
+    sock: &impl AsFd,
+    buf: &[u8],
+    peer: SocketAddr,
+    control: &mut Control,
+    control_len: usize,
+) -> io::Result<usize> {
+    let to: socket2::SockAddr = peer.into();
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr().cast_mut().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: a plain C structure, all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_name = to.as_ptr().cast_mut().cast();
+    msg.msg_namelen = to.len();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = control_len.min(CONTROL_LEN) as _;
     // SAFETY: every pointer in msg points at live storage of the stated length.
     let n = unsafe { libc::sendmsg(sock.as_fd().as_raw_fd(), &msg, 0) };
     if n < 0 {
-        let e = io::Error::last_os_error();
-        // A destination that cannot be a source (a subnet's broadcast address, one not this
-        // host's): answer as before, from the address the routing table picks.
-        if matches!(
-            e.raw_os_error(),
-            Some(libc::EINVAL | libc::EADDRNOTAVAIL | libc::ENETUNREACH)
-        ) {
-            return send_plain(sock, buf, peer);
-        }
-        return Err(e);
+        return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
 }

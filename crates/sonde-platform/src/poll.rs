@@ -38,7 +38,8 @@ pub fn writable(sock: &impl AsRawFd, timeout: Duration) -> std::io::Result<bool>
 }
 
 /// Like [`readable`] with microsecond resolution (`ppoll` with a timespec): for pacing
-/// loops whose waits are far below a millisecond.
+/// loops whose waits are far below a millisecond, and the probes' receive waits
+/// ([`crate::timestamp::wait_readable`]).
 pub fn readable_precise(sock: &impl AsRawFd, timeout: Duration) -> std::io::Result<bool> {
     let mut pfd = libc::pollfd {
         fd: sock.as_raw_fd(),

@@ -173,32 +173,15 @@ fn kernel_stamp(_msg: &libc::msghdr) -> Option<u64> {
     None
 }
 
-/// Waits until `sock` is readable or `timeout` passes, with nanosecond resolution (`ppoll`;
-/// `poll` counts whole milliseconds, too coarse for a 1 ms schedule).
+/// Waits until `sock` is readable or `timeout` passes, with nanosecond resolution (`ppoll`,
+/// [`crate::poll::readable_precise`]; `poll` counts whole milliseconds, too coarse for a 1 ms
+/// schedule).
 ///
 /// # Errors
 /// The OS error other than `EINTR` (reported as not readable).
 #[cfg(target_os = "linux")]
 pub fn wait_readable(sock: &impl AsRawFd, timeout: std::time::Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as _,
-    };
-    // SAFETY: one valid pollfd and timespec for the duration of the call.
-    let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(false);
-        }
-        return Err(e);
-    }
-    Ok(rc > 0)
+    super::poll::readable_precise(sock, timeout)
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -3,8 +3,10 @@
 //! Times are nanoseconds since the start of the profile at the sending end. Datagrams are
 //! numbered from 1 across the whole stream, `burst` per burst, so a receiver finds a datagram's
 //! burst from its sequence number alone: the datagram header needs no burst field.
-
-use crate::spec::StreamSpec;
+//!
+//! The plan is plain arithmetic on a stream's timing: this module knows nothing of the
+//! profile model. The model (the `spec` module) builds a stream's plan with `Schedule::new`
+//! and checks its size against its limits.
 
 /// The burst plan of one stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,21 +18,28 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The plan of `s` in a profile of `profile_s` seconds: bursts from its offset, every
-    /// period, while before the stream's end (its own duration or the profile's, the earlier).
-    pub fn new(s: &StreamSpec, profile_s: f64) -> Self {
+    /// The plan of a stream of `burst` datagrams every `period_ms` from `offset_ms`, for
+    /// `duration_s` from its first burst (None: to the end) in a profile of `profile_s`
+    /// seconds: bursts while before the stream's end (its own or the profile's, the earlier).
+    pub fn from_timing(
+        offset_ms: f64,
+        period_ms: f64,
+        burst: u32,
+        duration_s: Option<f64>,
+        profile_s: f64,
+    ) -> Self {
         let ns = |ms: f64| (ms * 1e6).max(0.0) as u64;
-        let offset_ns = ns(s.offset_ms);
-        let period_ns = ns(s.period_ms).max(1);
+        let offset_ns = ns(offset_ms);
+        let period_ns = ns(period_ms).max(1);
         let mut end_ns = ns(profile_s * 1000.0);
-        if let Some(d) = s.duration_s {
+        if let Some(d) = duration_s {
             end_ns = end_ns.min(offset_ns.saturating_add(ns(d * 1000.0)));
         }
         let bursts = end_ns.saturating_sub(offset_ns).div_ceil(period_ns);
         Self {
             offset_ns,
             period_ns,
-            burst: s.burst.max(1),
+            burst: burst.max(1),
             bursts,
         }
     }
@@ -73,25 +82,20 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Direction;
 
-    fn spec(burst: u32, period_ms: f64, offset_ms: f64, duration_s: Option<f64>) -> StreamSpec {
-        StreamSpec {
-            name: "s".into(),
-            direction: Direction::ToServer,
-            size: 100,
-            burst,
-            period_ms,
-            offset_ms,
-            duration_s,
-            dscp: 0,
-            late_ms: 50.0,
-        }
+    fn plan(
+        burst: u32,
+        period_ms: f64,
+        offset_ms: f64,
+        duration_s: Option<f64>,
+        profile_s: f64,
+    ) -> Schedule {
+        Schedule::from_timing(offset_ms, period_ms, burst, duration_s, profile_s)
     }
 
     #[test]
     fn monitoring_status_stream_for_300_s() {
-        let s = Schedule::new(&spec(4, 200.0, 0.0, None), 300.0);
+        let s = plan(4, 200.0, 0.0, None, 300.0);
         assert_eq!(s.bursts(), 1500);
         assert_eq!(s.datagrams(), 6000);
         assert_eq!(s.due_ns(0), 0);
@@ -108,14 +112,14 @@ mod tests {
     #[test]
     fn offsets_and_stream_durations_cut_the_train() {
         // 5 s period from 100 ms in a 12 s profile: bursts at 0.1, 5.1, 10.1 s.
-        let s = Schedule::new(&spec(25, 5000.0, 100.0, None), 12.0);
+        let s = plan(25, 5000.0, 100.0, None, 12.0);
         assert_eq!(s.bursts(), 3);
         assert_eq!(s.due_ns(2), 10_100_000_000);
         // Its own 6 s from the offset: bursts at 0.1 and 5.1 s only.
-        let s = Schedule::new(&spec(25, 5000.0, 100.0, Some(6.0)), 12.0);
+        let s = plan(25, 5000.0, 100.0, Some(6.0), 12.0);
         assert_eq!(s.bursts(), 2);
         // A burst due exactly at the end is not sent.
-        let s = Schedule::new(&spec(1, 500.0, 0.0, None), 1.0);
+        let s = plan(1, 500.0, 0.0, None, 1.0);
         assert_eq!(s.bursts(), 2);
     }
 }

@@ -21,6 +21,7 @@
 //! Unknown keys are errors, so a misspelt key never silently falls back to a default. The same
 //! structure travels to the server inside the test request, checked again there.
 
+use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -254,7 +255,7 @@ impl StreamSpec {
                 self.late_ms
             ));
         }
-        let plan = crate::schedule::Schedule::new(self, profile_s);
+        let plan = Schedule::new(self, profile_s);
         if plan.bursts() > limits::MAX_BURSTS || plan.datagrams() > limits::MAX_DATAGRAMS {
             return Err(format!(
                 "{} bursts of {} datagrams exceed the limits of {} bursts and {} datagrams per stream",
@@ -265,6 +266,16 @@ impl StreamSpec {
             ));
         }
         Ok(())
+    }
+}
+
+impl Schedule {
+    /// The plan of `s` in a profile of `profile_s` seconds: bursts from its offset, every
+    /// period, while before the stream's end (its own duration or the profile's, the earlier).
+    /// Here rather than in [`crate::schedule`], so that the plan's arithmetic does not depend
+    /// on the model that uses it to check a profile's size.
+    pub fn new(s: &StreamSpec, profile_s: f64) -> Self {
+        Self::from_timing(s.offset_ms, s.period_ms, s.burst, s.duration_s, profile_s)
     }
 }
 
@@ -358,6 +369,18 @@ late_ms = 100
             .replace("period_ms = 200", "period_ms = 1");
         let e = Profile::from_toml(&huge).unwrap_err();
         assert!(e.to_string().contains("exceed the limits"), "{e}");
+    }
+
+    #[test]
+    fn a_streams_plan_is_its_timing_in_the_profile() {
+        let p = Profile::from_toml(FILE).unwrap();
+        let reply = &p.streams[1];
+        assert_eq!(
+            Schedule::new(reply, p.duration_s),
+            Schedule::from_timing(150.0, 1000.0, 30, None, 10.0)
+        );
+        // 1 s period from 150 ms in a 10 s profile: bursts at 0.15 .. 9.15 s.
+        assert_eq!(Schedule::new(reply, p.duration_s).bursts(), 10);
     }
 
     #[test]

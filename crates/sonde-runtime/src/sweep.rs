@@ -8,8 +8,8 @@ use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
 use sonde_stats::sweep::{
-    listed_step_runs_again, listed_step_sender_short, Bisection, Probe, SearchConfig, StepKind,
-    StepOutcome, SENDER_SHORT_RERUNS,
+    listed_step_sender_short, Bisection, Probe, SearchConfig, StepKind, StepOutcome,
+    SENDER_SHORT_RERUNS,
 };
 use sonde_stats::sweep_record::{SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
@@ -193,22 +193,17 @@ fn run_rates(
                     break 'rates;
                 };
                 step.kind = StepRole::Listed;
-                step.rerun = listed_step_runs_again(
+                // Short once, judged once: a short step runs again while reruns are left,
+                // and the last one is reported as sender short.
+                let short = listed_step_sender_short(
                     udp,
                     rate,
                     step.sent_bps,
                     step.achieved_bps,
                     tolerance,
-                    attempt,
                 );
-                step.sender_short = !step.rerun
-                    && listed_step_sender_short(
-                        udp,
-                        rate,
-                        step.sent_bps,
-                        step.achieved_bps,
-                        tolerance,
-                    );
+                step.rerun = short && attempt < SENDER_SHORT_RERUNS;
+                step.sender_short = short && !step.rerun;
                 let rerun = step.rerun;
                 if !rerun {
                     done += 1;

@@ -174,9 +174,7 @@ impl Bisection {
     /// the receiver got the offered rate (less the loss and the shortfall allowed).
     pub fn passes(&self, offered_bps: u64, o: &StepOutcome) -> bool {
         let expected = offered_bps as f64 * (1.0 - o.loss_percent / 100.0);
-        o.loss_percent.is_finite()
-            && o.loss_percent <= self.cfg.max_loss_percent
-            && o.achieved_bps >= expected * (1.0 - self.cfg.shortfall)
+        self.loss_within_limit(o) && o.achieved_bps >= expected * (1.0 - self.cfg.shortfall)
     }
 
     /// Whether a step at `offered_bps` that measured `o` says nothing about the path and is
@@ -185,16 +183,21 @@ impl Bisection {
     /// times yet, and the step bound leaves room for the rerun. Asked before [`Self::record`]
     /// takes the same outcome, it says what `record` will do.
     pub fn runs_again(&self, offered_bps: u64, o: &StepOutcome) -> bool {
-        self.sender_short(offered_bps, o)
-            && self.loss_within_limit(o)
-            && self.reruns < SENDER_SHORT_RERUNS
-            && self.steps + 1 < self.cfg.max_steps
+        self.host_short(offered_bps, o) && self.may_rerun()
     }
 
-    /// The sender put out less than the offered rate less the shortfall allowed.
-    fn sender_short(&self, offered_bps: u64, o: &StepOutcome) -> bool {
-        o.sent_bps
-            .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall))
+    /// The step's shortfall is the host's: its loss was within the limit, and its sender put
+    /// out less than the offered rate less the shortfall allowed. (The one test of a sender
+    /// short step: [`Self::runs_again`] and [`Self::record`] both ask it.)
+    fn host_short(&self, offered_bps: u64, o: &StepOutcome) -> bool {
+        self.loss_within_limit(o)
+            && o.sent_bps
+                .is_some_and(|s| s < offered_bps as f64 * (1.0 - self.cfg.shortfall))
+    }
+
+    /// Whether the pending probe may run again: reruns left, and room in the step bound.
+    fn may_rerun(&self) -> bool {
+        self.reruns < SENDER_SHORT_RERUNS && self.steps + 1 < self.cfg.max_steps
     }
 
     fn loss_within_limit(&self, o: &StepOutcome) -> bool {
@@ -206,8 +209,8 @@ impl Bisection {
         let Some(p) = self.pending.take() else {
             return;
         };
-        let again = self.runs_again(p.rate_bps, &o);
-        let starved = self.sender_short(p.rate_bps, &o) && self.loss_within_limit(&o);
+        let starved = self.host_short(p.rate_bps, &o);
+        let again = starved && self.may_rerun();
         self.steps += 1;
         if again {
             self.reruns += 1;

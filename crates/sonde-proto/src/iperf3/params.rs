@@ -215,55 +215,11 @@ impl Iperf3Params {
     /// # Errors
     /// The first [`ParamsError`] found.
     pub fn to_sonde(&self, interval_secs: f64) -> Result<(TestParams, Iperf3Options), ParamsError> {
-        if self.sctp {
-            return Err(ParamsError::Sctp);
-        }
-        let protocol = match (self.tcp, self.udp) {
-            (_, true) => Protocol::Udp,
-            (true, false) => Protocol::Tcp,
-            (false, false) => return Err(ParamsError::NoProtocol),
-        };
-        if self.reverse && self.bidirectional {
-            return Err(ParamsError::ReverseBidir);
-        }
-        range("omit", self.omit, 0, 600, errno::OMIT)?;
-        range("time", self.time, 0, 86400, errno::DURATION)?;
-        range("parallel", self.parallel, 1, 128, errno::NUM_STREAMS)?;
-        let len = match (protocol, self.len) {
-            (Protocol::Udp, 0) => 1448,
-            (Protocol::Tcp, 0) => 128 * 1024,
-            (_, l) => l,
-        };
-        match protocol {
-            Protocol::Udp => range("len", len, 16, 65507, errno::UDP_BLOCK_SIZE)?,
-            Protocol::Tcp => range("len", len, 1, 1 << 20, errno::BLOCK_SIZE)?,
-        }
-        if let Some(w) = self.window {
-            range("window", w, 0, 512 << 20, errno::BUF_SIZE)?;
-        }
-        if let Some(m) = self.mss {
-            range("MSS", m, 0, 32767, errno::MSS)?;
-        }
-        if let Some(t) = self.tos {
-            range("TOS", t, 0, 255, errno::BAD_TOS)?;
-        }
-        if let Some(b) = self.burst {
-            range("burst", b, 0, 1000, errno::BURST)?;
-        }
-        if self.time == 0 && self.num == 0 && self.blockcount == 0 {
-            return Err(ParamsError::Unbounded);
-        }
-        let direction = if self.bidirectional {
-            Direction::Bidir
-        } else if self.reverse {
-            Direction::Reverse
-        } else {
-            Direction::Upload
-        };
+        let (protocol, len) = self.check()?;
         let bounded = self.num > 0 || self.blockcount > 0;
         let p = TestParams {
             protocol,
-            direction,
+            direction: self.direction(),
             parallel: self.parallel as u32,
             duration_secs: if bounded { 0.0 } else { self.time as f64 },
             bytes: self.num,
@@ -296,6 +252,67 @@ impl Iperf3Params {
             repeating_payload: self.repeating_payload,
         };
         Ok((p, opts))
+    }
+
+    /// The checks of [`Iperf3Params::to_sonde`], in iperf3's order: the protocol and the
+    /// block length (iperf3's default for the protocol when 0) when every value is in range.
+    fn check(&self) -> Result<(Protocol, i64), ParamsError> {
+        if self.sctp {
+            return Err(ParamsError::Sctp);
+        }
+        let protocol = match (self.tcp, self.udp) {
+            (_, true) => Protocol::Udp,
+            (true, false) => Protocol::Tcp,
+            (false, false) => return Err(ParamsError::NoProtocol),
+        };
+        if self.reverse && self.bidirectional {
+            return Err(ParamsError::ReverseBidir);
+        }
+        range("omit", self.omit, 0, 600, errno::OMIT)?;
+        range("time", self.time, 0, 86400, errno::DURATION)?;
+        range("parallel", self.parallel, 1, 128, errno::NUM_STREAMS)?;
+        let len = match (protocol, self.len) {
+            (Protocol::Udp, 0) => 1448,
+            (Protocol::Tcp, 0) => 128 * 1024,
+            (_, l) => l,
+        };
+        match protocol {
+            Protocol::Udp => range("len", len, 16, 65507, errno::UDP_BLOCK_SIZE)?,
+            Protocol::Tcp => range("len", len, 1, 1 << 20, errno::BLOCK_SIZE)?,
+        }
+        self.check_options()?;
+        if self.time == 0 && self.num == 0 && self.blockcount == 0 {
+            return Err(ParamsError::Unbounded);
+        }
+        Ok((protocol, len))
+    }
+
+    /// The ranges of the optional socket and pacing values, when given.
+    fn check_options(&self) -> Result<(), ParamsError> {
+        if let Some(w) = self.window {
+            range("window", w, 0, 512 << 20, errno::BUF_SIZE)?;
+        }
+        if let Some(m) = self.mss {
+            range("MSS", m, 0, 32767, errno::MSS)?;
+        }
+        if let Some(t) = self.tos {
+            range("TOS", t, 0, 255, errno::BAD_TOS)?;
+        }
+        if let Some(b) = self.burst {
+            range("burst", b, 0, 1000, errno::BURST)?;
+        }
+        Ok(())
+    }
+
+    /// Bidirectional, reverse or upload, as the flags say (both set is refused by the check).
+    fn direction(&self) -> Direction {
+        if self.bidirectional {
+            Direction::Bidir
+        } else if self.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Upload
+        }
     }
 }
 

@@ -96,15 +96,7 @@ pub fn fit(arrivals: &[Arrival]) -> Option<ShapeFit> {
     if n < 2 * MIN_SEGMENT {
         return None;
     }
-    let t0 = arrivals.first()?.rx_ns;
-    let mut pts = Vec::with_capacity(n);
-    let mut bytes = 0u64;
-    for (i, a) in arrivals.iter().enumerate() {
-        if i > 0 {
-            bytes += u64::from(a.ip_bytes);
-        }
-        pts.push((bytes as f64, a.rx_ns.saturating_sub(t0) as f64));
-    }
+    let pts = delivery_points(arrivals)?;
     let (xl, yl) = *pts.last()?;
     if yl <= 0.0 {
         return None;
@@ -112,12 +104,7 @@ pub fn fit(arrivals: &[Arrival]) -> Option<ShapeFit> {
     let whole_bps = xl * 8e9 / yl;
     // Centre the points so the sums stay small next to f64's precision.
     let (mx, my) = (xl / 2.0, yl / 2.0);
-    let mut prefix = Vec::with_capacity(n + 1);
-    prefix.push(Sums::default());
-    for &(x, y) in &pts {
-        let last = *prefix.last()?;
-        prefix.push(last.add(x - mx, y - my));
-    }
+    let prefix = prefix_sums(&pts, mx, my);
     let all = *prefix.last()?;
     let (s1, _, e1) = all.line()?;
     if s1 <= 0.0 {
@@ -130,31 +117,13 @@ pub fn fit(arrivals: &[Arrival]) -> Option<ShapeFit> {
         knee_bytes: None,
         bucket_bytes: None,
     };
-    // Head = points 0..=k, tail = k..n (the knee point in both).
-    let mut best: Option<Split> = None;
-    for k in (MIN_SEGMENT - 1)..=(n - MIN_SEGMENT) {
-        let head = prefix[k + 1];
-        let tail = all.minus(prefix[k]);
-        let (Some((sh, _, eh)), Some((st, it, et))) = (head.line(), tail.line()) else {
-            continue;
-        };
-        if !best.is_some_and(|b| b.err <= eh + et) {
-            best = Some(Split {
-                err: eh + et,
-                knee: k,
-                head: sh,
-                tail: st,
-                tail_icpt: it,
-            });
-        }
-    }
     let Some(Split {
         err: e2,
         knee: k,
         head: sh,
         tail: st,
         tail_icpt: it,
-    }) = best
+    }) = best_split(&prefix)
     else {
         return Some(one);
     };
@@ -173,6 +142,60 @@ pub fn fit(arrivals: &[Arrival]) -> Option<ShapeFit> {
         knee_bytes,
         bucket_bytes: Some((-icpt / st).max(0.0)),
     })
+}
+
+/// One point per arrival: (bytes delivered after the first datagram, ns since the first
+/// arrival). None for no arrivals.
+fn delivery_points(arrivals: &[Arrival]) -> Option<Vec<(f64, f64)>> {
+    let t0 = arrivals.first()?.rx_ns;
+    let mut pts = Vec::with_capacity(arrivals.len());
+    let mut bytes = 0u64;
+    for (i, a) in arrivals.iter().enumerate() {
+        if i > 0 {
+            bytes += u64::from(a.ip_bytes);
+        }
+        pts.push((bytes as f64, a.rx_ns.saturating_sub(t0) as f64));
+    }
+    Some(pts)
+}
+
+/// The running sums of the points centred on (`mx`, `my`): entry `i` sums points `0..i`, so
+/// the last sums them all.
+fn prefix_sums(pts: &[(f64, f64)], mx: f64, my: f64) -> Vec<Sums> {
+    let mut prefix = Vec::with_capacity(pts.len() + 1);
+    let mut sum = Sums::default();
+    prefix.push(sum);
+    for &(x, y) in pts {
+        sum = sum.add(x - mx, y - my);
+        prefix.push(sum);
+    }
+    prefix
+}
+
+/// The two-line split of least total squared error, each side at least [`MIN_SEGMENT`]
+/// points; None when no split has two lines. `prefix` is [`prefix_sums`] of the points.
+fn best_split(prefix: &[Sums]) -> Option<Split> {
+    let all = *prefix.last()?;
+    let n = prefix.len() - 1;
+    // Head = points 0..=k, tail = k..n (the knee point in both).
+    let mut best: Option<Split> = None;
+    for k in (MIN_SEGMENT - 1)..=n.checked_sub(MIN_SEGMENT)? {
+        let head = prefix[k + 1];
+        let tail = all.minus(prefix[k]);
+        let (Some((sh, _, eh)), Some((st, it, et))) = (head.line(), tail.line()) else {
+            continue;
+        };
+        if !best.is_some_and(|b| b.err <= eh + et) {
+            best = Some(Split {
+                err: eh + et,
+                knee: k,
+                head: sh,
+                tail: st,
+                tail_icpt: it,
+            });
+        }
+    }
+    best
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! the stream moves. Time advances 1 ms a step.
 
 use super::*;
+use crate::stats::SwitchKind;
 use crate::wire::{Header, HEADER_LEN};
 
 const SOCKET_BUFFER: usize = 64 * 1024;
@@ -178,7 +179,6 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-#[path = "session_drain_tests.rs"]
 mod drain;
 
 #[test]

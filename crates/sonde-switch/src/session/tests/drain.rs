@@ -1,5 +1,5 @@
 //! Planned switches whose old path drains while the new one already delivers, and old paths
-//! lost during that drain, on the virtual-clock harness of `session_tests`.
+//! lost during that drain, on the virtual-clock harness of `session::tests`.
 
 use super::*;
 

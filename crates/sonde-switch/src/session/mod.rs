@@ -8,10 +8,10 @@
 //! each end then writes MOVED {X, the offset it stops at} on the old path and goes on from X
 //! on the new one, so nothing is sent twice while the old path drains. The receiver holds
 //! bytes the new path brings before the old path's last ones in a reorder stash (see
-//! `session_recv.rs`) and delivers them once the old path's bytes reach them; a receiver
+//! `recv.rs`) and delivers them once the old path's bytes reach them; a receiver
 //! keeps only bytes beyond its next offset, so bytes that arrive twice are counted and
 //! dropped, never delivered twice. When the old path fails before its MOVED is read, the
-//! bytes below X are resent (see `session_drain.rs`). When the path carrying the stream
+//! bytes below X are resent (see `drain.rs`). When the path carrying the stream
 //! failed, the same JOIN repairs it (break-before-make): the new path then starts at the
 //! offset the other end expects.
 //!
@@ -21,15 +21,19 @@
 //! 2. for each connected socket, [`Session::open_path`] (client) or
 //!    [`Session::accept_hello`] / [`Session::accept_join`] (server, after the first frame);
 //! 3. feed each frame read from path P to [`Session::handle`];
-//! 4. send what [`Session::poll_transmit`] gives for P on P's socket (`session_send.rs`);
+//! 4. send what [`Session::poll_transmit`] gives for P on P's socket (`send.rs`);
 //! 5. call [`Session::handle_timeout`] at [`Session::poll_timeout`];
 //! 6. drain [`Session::poll_event`]: a closed path's socket can go.
 //!
 //! The application side is [`Session::write`], [`Session::read`] and [`Session::finish`].
+//!
+//! By job: this file holds the state and the frame dispatch; `switch.rs` the handshakes and
+//! the moves between paths, `recv.rs` and `send.rs` the two halves of the stream, `drain.rs`
+//! the rewind after a path lost mid-drain, and `timers.rs` the heartbeats and time-outs.
 
 pub use crate::path::PathId;
 use crate::stash::Stash;
-use crate::stats::{Family, Stats, SwitchKind, SwitchRecord};
+use crate::stats::{Family, Stats};
 use crate::wire::{Frame, SessionId, VERSION};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -320,195 +324,8 @@ impl Session {
         self.paths.iter().find(|p| p.id == id)
     }
 
-    /// Notes that the application asked for a switch at `now` (before the dial starts), so
-    /// the switch record can say how long setup took.
-    pub fn request_switch(&mut self, now: Instant) {
-        self.requested = Some(now);
-    }
-
-    /// Client: a new connected socket of `family`. Queues HELLO on the first path, JOIN on
-    /// later ones; the stream moves there when the answer arrives.
-    pub fn open_path(&mut self, family: Family, now: Instant) -> PathId {
-        let id = self.add_path(family, PathState::Opening, now);
-        let frame = if self.established {
-            if self.requested.is_none() {
-                self.requested = Some(now);
-            }
-            Frame::Join {
-                session: self.id,
-                next: self.recv_next,
-            }
-        } else {
-            Frame::Hello {
-                version: VERSION,
-                session: self.id,
-            }
-        };
-        if let Some(p) = self.path_mut(id) {
-            frame.emit(&mut p.ctrl);
-        }
-        if self.established {
-            // Right behind the JOIN: the peer may still think its old path healthy.
-            self.emit_owed_rewind(id, now);
-        }
-        id
-    }
-
-    /// Server: the first path, whose HELLO (with `version`) created this session.
-    ///
-    /// # Errors
-    /// A version this end does not speak (REJECT is queued for the path; send it, then close).
-    pub fn accept_hello(
-        &mut self,
-        family: Family,
-        version: u8,
-        now: Instant,
-    ) -> Result<PathId, SessionError> {
-        let id = self.add_path(family, PathState::Open, now);
-        if version != VERSION {
-            if let Some(p) = self.path_mut(id) {
-                Frame::Reject {
-                    reason: crate::wire::RejectReason::Version,
-                }
-                .emit(&mut p.ctrl);
-            }
-            return Err(SessionError::Version(version));
-        }
-        let session = self.id;
-        if let Some(p) = self.path_mut(id) {
-            Frame::HelloOk {
-                version: VERSION,
-                session,
-            }
-            .emit(&mut p.ctrl);
-        }
-        self.established = true;
-        self.activate(id, self.acked, false, now)?;
-        Ok(id)
-    }
-
-    /// Server: a new path whose JOIN says the client expects offset `next`. The stream moves
-    /// to it at once.
-    ///
-    /// # Errors
-    /// `next` beyond what this end sent.
-    pub fn accept_join(
-        &mut self,
-        family: Family,
-        next: u64,
-        now: Instant,
-    ) -> Result<PathId, SessionError> {
-        let id = self.add_path(family, PathState::Open, now);
-        let frame = Frame::JoinOk {
-            next: self.recv_next,
-        };
-        if let Some(p) = self.path_mut(id) {
-            frame.emit(&mut p.ctrl);
-        }
-        self.requested = Some(now);
-        self.activate(id, next, true, now)?;
-        Ok(id)
-    }
-
     fn written(&self) -> u64 {
         self.acked + self.replay.len() as u64
-    }
-
-    /// Moves sending to `id`, resending from `next`; the old path gets MOVED.
-    fn activate(
-        &mut self,
-        id: PathId,
-        next: u64,
-        is_switch: bool,
-        now: Instant,
-    ) -> Result<(), SessionError> {
-        let written = self.written();
-        if next > written {
-            return Err(SessionError::BeyondSent {
-                offset: next,
-                written,
-            });
-        }
-        // A JOIN or JOIN_OK can be older than an ACK that overtook it on the old path: what
-        // was confirmed is held by the peer either way.
-        let next = next.max(self.acked);
-        let old = self.active.filter(|o| *o != id);
-        let mut from = None;
-        let mut start = next;
-        if let Some(o) = old.and_then(|o| self.path_mut(o)) {
-            Frame::Moved {
-                offset: o.send_next,
-            }
-            .emit(&mut o.ctrl);
-            o.state = PathState::Draining;
-            o.draining_since = Some(now);
-            from = Some(o.family);
-            // A planned switch: the old path carries everything below its MOVED offset, so
-            // the new one continues from there and resends nothing. If the old path fails
-            // before delivering it, a rewind resends it (see `lose_path`).
-            start = start.max(o.send_next);
-        }
-        let Some(p) = self.path_mut(id) else {
-            return Ok(());
-        };
-        p.state = PathState::Open;
-        p.send_next = start;
-        let to = p.family;
-        self.active = Some(id);
-        self.emit_owed_rewind(id, now);
-        self.events.push_back(Event::Switched(id));
-        self.stats.family = Some(to);
-        if is_switch {
-            self.begin_record(id, old, from, to, now);
-        }
-        Ok(())
-    }
-
-    fn begin_record(
-        &mut self,
-        new: PathId,
-        old: Option<PathId>,
-        from: Option<Family>,
-        to: Family,
-        now: Instant,
-    ) {
-        self.close_window();
-        let requested = self.requested.take().unwrap_or(now);
-        self.stats.switches.push(SwitchRecord {
-            at: requested.saturating_duration_since(self.start),
-            kind: if old.is_some() {
-                SwitchKind::Planned
-            } else {
-                SwitchKind::Recovery
-            },
-            from,
-            to,
-            setup: (self.role == Role::Client).then(|| now.saturating_duration_since(requested)),
-            first_sent: None,
-            first_received: None,
-            stall: None,
-            replayed: 0,
-            duplicates: 0,
-        });
-        let record = self.stats.switches.len() - 1;
-        let max_gap = self.last_delivery.map(|t| now.saturating_duration_since(t));
-        self.window = Some(Window {
-            record,
-            requested,
-            old,
-            new,
-            max_gap,
-            old_done: old.is_none(),
-        });
-        self.first_sent_pending = Some((record, new, requested));
-    }
-
-    fn close_window(&mut self) {
-        if let Some(w) = self.window.take() {
-            if let Some(r) = self.stats.switches.get_mut(w.record) {
-                r.stall = w.max_gap.filter(|_| r.first_received.is_some());
-            }
-        }
     }
 
     /// Handles one frame read from path `id` at `now`.
@@ -649,97 +466,6 @@ impl Session {
         self.path(id).is_some_and(|p| !p.moved_recv)
     }
 
-    /// When [`Session::handle_timeout`] should next run.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        let drain = self
-            .paths
-            .iter()
-            .filter_map(|p| p.draining_since)
-            .min()
-            .map(|t| t + self.cfg.moved_timeout);
-        let silent = self
-            .paths
-            .iter()
-            .filter(|p| !p.moved_recv)
-            .filter_map(|p| p.draining_since.map(|t| p.last_recv.max(t)))
-            .min()
-            .map(|t| t + self.cfg.dead_after);
-        let rewind = self
-            .rewind_owed
-            .then_some(self.active)
-            .flatten()
-            .map(|_| self.last_rewind.map_or(self.start, |t| t + REWIND_SPACING));
-        [
-            self.ack_deadline,
-            drain,
-            silent,
-            rewind,
-            self.heartbeat_deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
-    /// The active path, when heartbeats watch it (open, and the stream not complete).
-    fn watched(&self) -> Option<&Path> {
-        let p = self.active.and_then(|a| self.path(a))?;
-        (p.state == PathState::Open && !self.complete()).then_some(p)
-    }
-
-    /// The next PING or the failure verdict of the active path, whichever comes first.
-    fn heartbeat_deadline(&self) -> Option<Instant> {
-        let p = self.watched()?;
-        let ping = p.last_ping.unwrap_or(p.last_recv) + self.cfg.heartbeat_idle;
-        Some(ping.min(p.last_recv + self.cfg.dead_after))
-    }
-
-    /// Closes old paths whose peer never sent MOVED, queues a PING on a quiet active path,
-    /// and closes the active path when nothing arrived on it for [`Config::dead_after`]
-    /// (then [`Session::needs_path`] says so, as after [`Session::path_failed`]). Returns the
-    /// paths it declared failed, whose sockets the driver should close. (A due ACK goes out
-    /// with the next [`Session::poll_transmit`] of the active path.)
-    pub fn handle_timeout(&mut self, now: Instant) -> Vec<PathId> {
-        let mut dead = Vec::new();
-        let (idle, dead_after) = (self.cfg.heartbeat_idle, self.cfg.dead_after);
-        if let Some((id, last_recv, last_ping)) =
-            self.watched().map(|p| (p.id, p.last_recv, p.last_ping))
-        {
-            if now >= last_recv + dead_after {
-                self.stats.heartbeat_failures += 1;
-                self.lose_path(id);
-                dead.push(id);
-            } else if now >= last_ping.unwrap_or(last_recv) + idle {
-                self.ping_token += 1;
-                let token = self.ping_token;
-                if let Some(p) = self.path_mut(id) {
-                    Frame::Ping { token }.emit(&mut p.ctrl);
-                    p.last_ping = Some(now);
-                }
-            }
-        }
-        // An old path whose MOVED did not come: given up after the drain timeout, or once
-        // nothing arrived on it for the heartbeat deadline (its sender would still be sending
-        // what it wrote before MOVED).
-        let expired: Vec<(PathId, bool)> = self
-            .paths
-            .iter()
-            .filter_map(|p| {
-                let since = p.draining_since?;
-                let timed_out = p.ctrl.is_empty() && now >= since + self.cfg.moved_timeout;
-                let silent = !p.moved_recv && now >= p.last_recv.max(since) + dead_after;
-                (timed_out || silent).then_some((p.id, silent))
-            })
-            .collect();
-        for (id, silent) in expired {
-            self.lose_path(id);
-            if silent {
-                dead.push(id);
-            }
-        }
-        dead
-    }
-
     /// Whether both streams ended and were confirmed.
     fn complete(&self) -> bool {
         self.fin_confirmed && self.fin_ack_sent && self.peer_fin == Some(self.recv_next)
@@ -844,13 +570,11 @@ impl Session {
     }
 }
 
-#[path = "session_drain.rs"]
 mod drain;
-#[path = "session_recv.rs"]
 mod recv;
-#[path = "session_send.rs"]
 mod send;
+mod switch;
+mod timers;
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;
