@@ -6,10 +6,11 @@
 
 use super::server::{serve_control, ServerCtx};
 use super::Route;
+use crate::error::is_timeout;
 use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::iperf3::state::State;
 use sonde_proto::iperf3::{Cookie, COOKIE_LEN};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -18,13 +19,6 @@ use super::Hub;
 
 /// A connection must complete its cookie within this time.
 const COOKIE_TIMEOUT: Duration = Duration::from_secs(5);
-
-pub(super) fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-    )
-}
 
 fn read_cookie(stream: &mut TcpStream, mut buf: Vec<u8>) -> Result<Cookie, String> {
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));

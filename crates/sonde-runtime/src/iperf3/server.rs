@@ -6,13 +6,13 @@
 //! the session with a logged reason and, where iperf3 has one, the SERVER_ERROR code its client
 //! prints; nothing here blocks other clients (iperf3 #788 blocks the real server).
 
-use super::accept::is_timeout;
 use super::convert::{local_results, peer_results, text_output};
 use super::engine::{finish, local_views, StreamSpec};
 use super::{Arrival, Hub};
 use crate::control_wait::{self, ControlSide};
 use crate::engine::DataSocket;
 use crate::engine::Engine;
+use crate::error::is_timeout;
 use crate::error::RunError;
 use crate::serving::policy::{self, ClientSlot, Refusal};
 use crate::serving::{ServerConfig, SinkFactory};

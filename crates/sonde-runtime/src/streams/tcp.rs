@@ -2,6 +2,7 @@
 
 use super::{Budget, Control, StreamConfig, StreamShared};
 use crate::clock::sleep_coarse;
+use crate::error::is_timeout;
 use crate::pacing::Pacer;
 use sonde_platform::{cpu, zerocopy::ZeroCopySource};
 use sonde_stats::cpu::CpuTimes;
@@ -12,13 +13,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SLICE: Duration = Duration::from_millis(100);
-
-fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-    )
-}
 
 /// Headroom of the kernel's pacing over the asked rate.
 const KERNEL_PACING_HEADROOM: f64 = 1.05;
