@@ -8,8 +8,7 @@ use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
 use sonde_stats::sweep::{
-    listed_step_sender_short, Bisection, Probe, SearchConfig, StepKind, StepOutcome,
-    SENDER_SHORT_RERUNS,
+    judge_listed_step, Bisection, Probe, SearchConfig, StepKind, StepOutcome, SENDER_SHORT_RERUNS,
 };
 use sonde_stats::sweep_record::{SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
@@ -38,7 +37,7 @@ pub enum SweepMode {
         search: SearchConfig,
     },
     /// One step per rate at one length: achieved against asked. A step the host fell short
-    /// in runs again (`sonde_stats::sweep::listed_step_runs_again`; `tolerance` a fraction).
+    /// in runs again (`sonde_stats::sweep::judge_listed_step`; `tolerance` a fraction).
     Rates {
         rates: Vec<u64>,
         length: u32,
@@ -193,17 +192,15 @@ fn run_rates(
                     break 'rates;
                 };
                 step.kind = StepRole::Listed;
-                // Short once, judged once: a short step runs again while reruns are left,
-                // and the last one is reported as sender short.
-                let short = listed_step_sender_short(
+                let judged = judge_listed_step(
                     udp,
                     rate,
                     step.sent_bps,
                     step.achieved_bps,
                     tolerance,
+                    attempt,
                 );
-                step.rerun = short && attempt < SENDER_SHORT_RERUNS;
-                step.sender_short = short && !step.rerun;
+                (step.rerun, step.sender_short) = (judged.rerun, judged.sender_short);
                 let rerun = step.rerun;
                 if !rerun {
                     done += 1;

@@ -363,20 +363,32 @@ impl Bisection {
     }
 }
 
-/// Whether a step of a rate list (`attempt` reruns so far) runs again: a UDP step whose sender
-/// put out less than `asked` by more than `tolerance` (a fraction) while the receiver got what
-/// was sent, so the shortfall is the host's, not the path's; at most [`SENDER_SHORT_RERUNS`]
-/// times. (A TCP sender writes what the path takes: its shortfall is the path's.)
-pub fn listed_step_runs_again(
+/// What a step of a rate list (`attempt` reruns so far) comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListedStep {
+    /// It runs again: the host fell short ([`listed_step_sender_short`]) and fewer than
+    /// [`SENDER_SHORT_RERUNS`] reruns were made. (A TCP sender writes what the path takes: its
+    /// shortfall is the path's.)
+    pub rerun: bool,
+    /// It is the last run and the host still fell short: reported as not judged.
+    pub sender_short: bool,
+}
+
+/// Judges a step of a rate list once: whether it runs again, or stands as sender short.
+pub fn judge_listed_step(
     udp: bool,
     asked: u64,
     sent_bps: Option<f64>,
     achieved_bps: f64,
     tolerance: f64,
     attempt: u32,
-) -> bool {
-    listed_step_sender_short(udp, asked, sent_bps, achieved_bps, tolerance)
-        && attempt < SENDER_SHORT_RERUNS
+) -> ListedStep {
+    let short = listed_step_sender_short(udp, asked, sent_bps, achieved_bps, tolerance);
+    let rerun = short && attempt < SENDER_SHORT_RERUNS;
+    ListedStep {
+        rerun,
+        sender_short: short && !rerun,
+    }
 }
 
 /// Whether a UDP step of a rate list fell short of `asked` because of the host: its sender put
@@ -509,12 +521,44 @@ mod tests {
     #[test]
     fn a_listed_step_runs_again_only_when_the_host_fell_short() {
         let again = |udp, sent, achieved, attempt| {
-            listed_step_runs_again(udp, 50_000_000, sent, achieved, 0.02, attempt)
+            judge_listed_step(udp, 50_000_000, sent, achieved, 0.02, attempt).rerun
         };
         // Sent 48.8 of 50 (2.4 % short) and all of it arrived: the host's shortfall.
         assert!(again(true, Some(48.8e6), 48.7e6, 0));
         assert!(again(true, Some(48.8e6), 48.7e6, SENDER_SHORT_RERUNS - 1));
         assert!(!again(true, Some(48.8e6), 48.7e6, SENDER_SHORT_RERUNS));
+        // The last run of a short step stands as sender short; a rerun one does not.
+        let last = judge_listed_step(
+            true,
+            50_000_000,
+            Some(48.8e6),
+            48.7e6,
+            0.02,
+            SENDER_SHORT_RERUNS,
+        );
+        assert_eq!(
+            last,
+            ListedStep {
+                rerun: false,
+                sender_short: true
+            }
+        );
+        let first = judge_listed_step(true, 50_000_000, Some(48.8e6), 48.7e6, 0.02, 0);
+        assert_eq!(
+            first,
+            ListedStep {
+                rerun: true,
+                sender_short: false
+            }
+        );
+        let fine = judge_listed_step(true, 50_000_000, Some(49.5e6), 49.4e6, 0.02, 0);
+        assert_eq!(
+            fine,
+            ListedStep {
+                rerun: false,
+                sender_short: false
+            }
+        );
         // Within the tolerance, lost on the path, unknown, or TCP: it counts as it is.
         assert!(!again(true, Some(49.5e6), 49.4e6, 0));
         assert!(!again(true, Some(48.8e6), 40e6, 0));
@@ -713,16 +757,6 @@ mod tests {
         // Sent what was asked, or no sender figure: not short.
         assert!(!listed_step_sender_short(true, m, Some(99e6), 99e6, 0.02));
         assert!(!listed_step_sender_short(true, m, None, 10e6, 0.02));
-        // Short steps run again up to SENDER_SHORT_RERUNS times, then count as short.
-        assert!(listed_step_runs_again(true, m, Some(60e6), 60e6, 0.02, 0));
-        assert!(!listed_step_runs_again(
-            true,
-            m,
-            Some(60e6),
-            60e6,
-            0.02,
-            SENDER_SHORT_RERUNS
-        ));
     }
 
     #[test]
