@@ -57,6 +57,17 @@ pub fn text<'a>(doc: &'a Value, path: &str) -> &'a str {
         .unwrap_or_else(|| panic!("`{path}` is not a string: {}", at(doc, path)))
 }
 
+/// The notes of a sonde `-J` document (`sonde.notes`: both ends' words about the run, such
+/// as a sender that fell behind its schedule); none for a document without them.
+pub fn notes(doc: &Value) -> Vec<&str> {
+    doc["sonde"]["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +85,12 @@ mod tests {
     #[should_panic(expected = "JSON has no `end.nope` (stopped at `nope`)")]
     fn a_missing_step_is_named() {
         at(&serde_json::json!({"end": {}}), "end.nope");
+    }
+
+    #[test]
+    fn notes_are_the_strings_under_sonde_notes_or_none() {
+        let doc = serde_json::json!({"sonde": {"notes": ["a", 3, "b"]}});
+        assert_eq!(notes(&doc), ["a", "b"]);
+        assert!(notes(&serde_json::json!({"end": {}})).is_empty());
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::{arr, at, num, require_all, run, text, uint, Output, Server, TempDir};
+use common::{arr, at, notes, num, require_all, run, text, uint, Output, Server, TempDir};
 use serde_json::Value;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -114,11 +114,7 @@ fn check_udp_loss(doc: &Value, suffix: &str) {
 #[track_caller]
 fn assert_paced(doc: &Value, what: &str, path: &str, want: f64, tolerance: f64) {
     let got = num(doc, path);
-    let behind: Vec<&str> = doc["sonde"]["notes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let behind: Vec<&str> = behind
+    let behind: Vec<&str> = notes(doc)
         .into_iter()
         .filter(|n| n.contains("fell behind its schedule"))
         .collect();

@@ -13,7 +13,7 @@
 
 use crate::common;
 
-use common::{lab_available, lab_result as result_of, require_all, run_lab, TempDir};
+use common::{lab_available, lab_result as result_of, notes, require_all, run_lab, TempDir};
 use serde_json::Value;
 use sonde_testkit::scenario::{chain, Scenario};
 use std::path::Path;
@@ -93,8 +93,8 @@ fn loss_of(out_dir: &Path, test: &str, attempt: u32) -> (f64, u64) {
     let (loss, packets) = udp_loss(&doc);
     eprintln!("{test} (run {attempt}): {loss:.3} % of {packets} datagrams lost");
     // A sender held off the CPU says so (sonde's documents only).
-    for note in doc["sonde"]["notes"].as_array().into_iter().flatten() {
-        if note.as_str().is_some_and(|n| n.contains("fell behind")) {
+    for note in notes(&doc) {
+        if note.contains("fell behind") {
             eprintln!("  {note}");
         }
     }
@@ -139,11 +139,7 @@ fn ring_scenario() -> (String, Vec<&'static str>) {
 /// carry the notes of both ends; iperf3's have none).
 fn sender_fell_behind(out_dir: &Path, test: &str) -> bool {
     let doc = result_of(out_dir, "ring-4", test, 1);
-    doc["sonde"]["notes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|n| n.as_str().is_some_and(|n| n.contains("fell behind")))
+    notes(&doc).iter().any(|n| n.contains("fell behind"))
 }
 
 /// What one lab run shows on any host, however busy. A sender that spaces every datagram

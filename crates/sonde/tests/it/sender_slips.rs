@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{Output, Proc, Server};
+use common::{notes, Output, Proc, Server};
 use std::time::Duration;
 
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
@@ -76,10 +76,7 @@ fn a_sender_kept_off_the_cpu_says_so() {
     let args = ["-u", "-b", "2m", "-l", "250", "-t", "3", "-J"];
     // The client's sender.
     let doc = stopped_run(&mut server, &args, false, 80).json();
-    let notes: Vec<&str> = doc["sonde"]["notes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
-        .unwrap_or_default();
+    let notes = notes(&doc);
     let ours: Vec<&str> = notes
         .iter()
         .copied()
@@ -101,15 +98,7 @@ fn a_sender_kept_off_the_cpu_says_so() {
 /// Datagrams the client's `-J` document says the sender sent, and its notes.
 fn sent_and_notes(doc: &serde_json::Value) -> (u64, Vec<String>) {
     let sent = doc["end"]["sum_sent"]["packets"].as_u64().unwrap_or(0);
-    let notes = doc["sonde"]["notes"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|n| n.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    (sent, notes)
+    (sent, notes(doc).into_iter().map(str::to_owned).collect())
 }
 
 #[test]

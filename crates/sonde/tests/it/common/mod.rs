@@ -9,7 +9,7 @@
 pub mod agent;
 pub mod services;
 
-pub use sonde_testkit::json::{arr, at, num, text, uint};
+pub use sonde_testkit::json::{arr, at, notes, num, text, uint};
 pub use sonde_testkit::net::{
     free_port, ipv6_loopback_available, ipv6_loopback_or_skip, ControlRelay,
 };
