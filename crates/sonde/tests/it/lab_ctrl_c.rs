@@ -591,15 +591,22 @@ fn issue16_drill_ctrl_c_at_every_phase_of_a_lab_run_then_resume() {
     assert_eq!(first.keys().collect::<Vec<_>>(), ["s1/tcp/1"]);
 
     // 4. While the second setting's lab is being built.
+    //    The mark is taken while the run is held at the first setting's last progress line,
+    //    so no command of the second lab can come before it however late this thread runs;
+    //    and the counters read after every test (`ip -n NS -s -j link show`) are no build.
     let mut run = LabRun::spawn(&[file, resume[0], resume[1], resume[2]]);
     let mut w = Watcher::start(run.pid());
-    run.wait_line("ok      s1/udp/1");
+    w.wait_for(0, "the first setting's last test", is_test, &mut run);
+    run.hold_at_next_line();
     let mark = w.mark();
+    run.release();
+    run.wait_line("ok      s1/udp/1");
     let building = |c: &str| {
         lab_cmd(c)
             && (c.contains("-drillc") || c.contains("-drills"))
             && !c.contains(" del")
             && !c.contains(" pids")
+            && !c.contains(" show")
     };
     w.wait_for(mark, "the second lab's commands", building, &mut run);
     run.ctrl_c();
