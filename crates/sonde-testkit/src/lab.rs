@@ -1,40 +1,21 @@
-//! Whether a test that needs network namespaces can run here: root (the capabilities the lab
-//! uses) and a working `ip netns`; and a network namespace of a test thread's own.
+//! Whether a test that needs network namespaces can run here: the lab's own privilege check
+//! (passed in: the kit links no sonde crate) and a working `ip netns`; and a network namespace
+//! of a test thread's own.
 //!
 //! Each says why a test skips when it cannot run, and fails it instead under
 //! `SONDE_REQUIRE_ALL=1` ([`crate::skip`]).
 
+use std::fmt::Display;
 use std::process::{Command, Stdio};
 
 use crate::{installed, skip};
 
-/// CAP_NET_ADMIN (links, addresses, qdiscs) and CAP_SYS_ADMIN (`setns`, mounting the
-/// namespaces' files): what root has and a lab needs.
-const CAPABILITIES: [(u32, &str); 2] = [(12, "CAP_NET_ADMIN"), (21, "CAP_SYS_ADMIN")];
-
-/// Why the lab cannot run here, or `None` when it can: root with the capabilities it uses
-/// (a container's root may lack them), and `ip netns list` succeeding.
-pub fn why_not() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("the lab needs root (network namespaces)".into());
-    }
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let effective = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .unwrap_or(0);
-    let missing: Vec<&str> = CAPABILITIES
-        .iter()
-        .filter(|(bit, _)| effective & (1 << bit) == 0)
-        .map(|(_, name)| *name)
-        .collect();
-    if !missing.is_empty() {
-        return Some(format!(
-            "the lab needs {} (root here lacks it)",
-            missing.join(" and ")
-        ));
+/// Why the lab cannot run here, or `None` when it can: `privileges` is the lab's own check
+/// (`sonde_lab::check_privileges()`: root with the capabilities it uses, which a container's
+/// root may lack), and `ip netns list` must succeed.
+pub fn why_not<E: Display>(privileges: Result<(), E>) -> Option<String> {
+    if let Err(e) = privileges {
+        return Some(e.to_string());
     }
     match Command::new("ip")
         .args(["netns", "list"])
@@ -52,11 +33,11 @@ pub fn why_not() -> Option<String> {
     }
 }
 
-/// True when the lab (network namespaces, root) can run here; otherwise says why, and fails
-/// instead under `SONDE_REQUIRE_ALL=1`.
+/// True when the lab can run here ([`why_not`]); otherwise says why, and fails instead under
+/// `SONDE_REQUIRE_ALL=1`.
 #[track_caller]
-pub fn available() -> bool {
-    match why_not() {
+pub fn available<E: Display>(privileges: Result<(), E>) -> bool {
+    match why_not(privileges) {
         None => true,
         Some(why) => {
             skip(&why);
@@ -68,8 +49,12 @@ pub fn available() -> bool {
 /// [`available`], and every program of `programs` installed (else says that `what` skips for
 /// want of it; fails under `SONDE_REQUIRE_ALL=1`).
 #[track_caller]
-pub fn available_with(what: &str, programs: &[&str]) -> bool {
-    available() && installed(what, programs)
+pub fn available_with<E: Display>(
+    privileges: Result<(), E>,
+    what: &str,
+    programs: &[&str],
+) -> bool {
+    available(privileges) && installed(what, programs)
 }
 
 /// Runs `f` on a thread in a fresh network namespace with loopback up; `None` (after saying

@@ -9,10 +9,10 @@
 
 use crate::common;
 
+use common::lab_available_with as available_with;
 use common::{lab_server as server_with, sonde_bin, which, Killed, TempDir};
 use serde_json::Value;
 use sonde_lab::{IfCounters, Lab};
-use sonde_testkit::lab::available_with;
 use sonde_testkit::scenario::chain;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -24,10 +24,10 @@
 
 use crate::common;
 
+use common::lab_available_with as available_with;
 use common::{Output, Proc, TempDir};
 use serde_json::Value;
 use sonde_lab::Lab;
-use sonde_testkit::lab::available_with;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};

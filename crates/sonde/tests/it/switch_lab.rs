@@ -26,10 +26,10 @@
 
 use crate::common;
 
+use common::lab_available_with as available_with;
 use common::{free_port, sonde_bin, Output, Proc};
 use serde_json::Value;
 use sonde_lab::Lab;
-use sonde_testkit::lab::available_with;
 use std::time::Duration;
 
 /// The binary under test; `SONDE_SWITCH_LAB_BIN` names another build (an older one, to

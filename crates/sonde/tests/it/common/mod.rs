@@ -29,7 +29,14 @@ use std::time::Duration;
 /// True when the lab (network namespaces, root) can run here; otherwise prints why, and fails
 /// instead under `SONDE_REQUIRE_ALL=1`.
 pub fn lab_available() -> bool {
-    sonde_testkit::lab::available()
+    sonde_testkit::lab::available(sonde_lab::check_privileges())
+}
+
+/// [`lab_available`], and every program of `programs` installed (else says that `what` skips
+/// for want of it; fails under `SONDE_REQUIRE_ALL=1`).
+#[track_caller]
+pub fn lab_available_with(what: &str, programs: &[&str]) -> bool {
+    sonde_testkit::lab::available_with(sonde_lab::check_privileges(), what, programs)
 }
 
 /// The binary under test, as the program a [`Proc`] starts.
