@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use sonde_emu::scenario::Scenario;
 use sonde_lab::{netns, Lab, LabOptions};
+use sonde_testkit::lab::available_with;
+use sonde_testkit::scenario::chain;
+pub use sonde_testkit::which;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -16,45 +19,15 @@ pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// True when the lab can run here (root and iproute2, all a lab needs); otherwise prints why
-/// and returns false, or panics when `SONDE_REQUIRE_ALL=1`.
+/// True when the lab can run here (root and iproute2, all a lab needs); otherwise says why
+/// and returns false, or fails when `SONDE_REQUIRE_ALL=1`.
 pub fn lab_available(test: &str) -> bool {
-    available(test, &["ip", "tc"])
+    available_with(sonde_lab::check_privileges(), test, &["ip", "tc"])
 }
 
 /// [`lab_available`] and `ping` installed, for the tests that measure with it.
 pub fn lab_and_ping_available(test: &str) -> bool {
-    available(test, &["ip", "tc", "ping"])
-}
-
-fn available(test: &str, tools: &[&str]) -> bool {
-    let mut why = sonde_lab::check_privileges().err().map(|e| e.to_string());
-    for tool in tools {
-        if why.is_none() && which(tool).is_none() {
-            why = Some(format!("{tool} is not installed"));
-        }
-    }
-    match why {
-        None => true,
-        Some(w) if std::env::var("SONDE_REQUIRE_ALL").as_deref() == Ok("1") => {
-            panic!("{test}: cannot run ({w}) and SONDE_REQUIRE_ALL=1")
-        }
-        Some(w) => {
-            eprintln!("skipping {test}: {w}");
-            false
-        }
-    }
-}
-
-/// Where `program` is on `PATH`.
-pub fn which(program: &str) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    available_with(sonde_lab::check_privileges(), test, &["ip", "tc", "ping"])
 }
 
 /// A unique prefix for one test: `sonde-t<pid>-<tag>`.
@@ -83,31 +56,18 @@ impl Drop for Cleanup {
 /// client - router - server, the `wan` link (router-server) impaired as `impair` (TOML
 /// inline table body) in setting "s".
 pub fn chain3(impair: &str) -> Scenario {
-    let text = format!(
-        r#"
-        name = "t"
-        seed = 11
-        hosts = ["client", "server"]
-        routers = ["router"]
-        [[link]]
-        name = "lan"
-        a = "client"
-        b = "router"
-        [[link]]
-        name = "wan"
-        a = "router"
-        b = "server"
-        [[settings]]
-        name = "s"
-        [[settings.link]]
-        link = "wan"
-        direction = "both"
-        impair = {{ {impair} }}
-        [[test]]
-        name = "none"
-        command = ["true"]
-        "#
-    );
+    let text = chain()
+        .name("t")
+        .seed(11)
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("wan")
+        .host("server")
+        .settings("s")
+        .impair_inline("wan", impair)
+        .command("none", &["true"])
+        .to_toml();
     Scenario::from_toml(&text).unwrap_or_else(|e| panic!("test scenario: {e}"))
 }
 
