@@ -33,6 +33,21 @@ pub fn chain() -> Scenario {
     Scenario::default()
 }
 
+/// client - router - server over the links `lan` and `wan`, `wan` impaired as `impair` (an
+/// inline table's body, `loss = "5%"`) in the setting `s`, and one test, `none`, that does
+/// nothing: a lab for a test to measure in itself. Name and seed follow.
+pub fn chain3(impair: &str) -> Scenario {
+    chain()
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("wan")
+        .host("server")
+        .settings("s")
+        .impair_inline("wan", impair)
+        .command("none", &["true"])
+}
+
 /// A scenario being built; [`Scenario::to_toml`] writes it out.
 #[derive(Clone, Debug, Default)]
 pub struct Scenario {
@@ -299,16 +314,6 @@ mod tests {
 
     use super::*;
 
-    /// The client - router - server chain with the given names.
-    fn three(client: &str, router: &str, server: &str, wan: &str) -> Scenario {
-        chain()
-            .host(client)
-            .link("lan")
-            .router(router)
-            .link(wan)
-            .host(server)
-    }
-
     #[track_caller]
     fn same(built: &str, literal: &str) {
         let literal = literal.strip_prefix('\n').unwrap_or(literal);
@@ -356,7 +361,12 @@ sonde = [{sonde}]
         let old = TOPOLOGY.replace("{sonde}", &argv.join(", "));
         let mut sonde = vec!["sweep", "{server}"];
         sonde.extend(args);
-        let built = three("client", "router", "server", "dev")
+        let built = chain()
+            .host("client")
+            .link("lan")
+            .router("router")
+            .link("dev")
+            .host("server")
             .name("sweep-lab")
             .description("a rate sweep through a device link with a packet ceiling")
             .seed(10)
@@ -371,7 +381,7 @@ sonde = [{sonde}]
     /// `crates/sonde/tests/it/common/mod.rs`'s `chain3_lab`: indented and without blank lines
     /// there, so the same lines once each is trimmed and the blank ones dropped.
     #[test]
-    fn chain3() {
+    fn chain3_lab() {
         for impair in ["", r#"delay = "10ms""#, r#"rate = "100mbit", loss = "2%""#] {
             let old = format!(
                 r#"
@@ -397,13 +407,7 @@ sonde = [{sonde}]
         command = ["true"]
         "#
             );
-            let built = three("client", "router", "server", "wan")
-                .name("chain3")
-                .seed(5)
-                .settings("s")
-                .impair_inline("wan", impair)
-                .command("none", &["true"])
-                .to_toml();
+            let built = chain3(impair).name("chain3").seed(5).to_toml();
             let lines = |t: &str| -> Vec<String> {
                 t.lines()
                     .map(str::trim)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use sonde_emu::scenario::Scenario;
 use sonde_lab::{netns, Lab, LabOptions};
 use sonde_testkit::lab::available_with;
-use sonde_testkit::scenario::chain;
+use sonde_testkit::scenario;
 pub use sonde_testkit::which;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -56,18 +56,7 @@ impl Drop for Cleanup {
 /// client - router - server, the `wan` link (router-server) impaired as `impair` (TOML
 /// inline table body) in setting "s".
 pub fn chain3(impair: &str) -> Scenario {
-    let text = chain()
-        .name("t")
-        .seed(11)
-        .host("client")
-        .link("lan")
-        .router("router")
-        .link("wan")
-        .host("server")
-        .settings("s")
-        .impair_inline("wan", impair)
-        .command("none", &["true"])
-        .to_toml();
+    let text = scenario::chain3(impair).name("t").seed(11).to_toml();
     Scenario::from_toml(&text).unwrap_or_else(|e| panic!("test scenario: {e}"))
 }
 

@@ -236,17 +236,9 @@ pub fn chain3_lab(prefix: &str, impair: &str) -> sonde_lab::Lab {
 /// [`chain3_lab`] with its build options given (e.g. `caps: Some(KernelCaps::default())`, which
 /// puts every impairment in the userspace engine's box between router and server).
 pub fn chain3_lab_with(impair: &str, opts: sonde_lab::LabOptions) -> sonde_lab::Lab {
-    let text = chain()
+    let text = sonde_testkit::scenario::chain3(impair)
         .name("chain3")
         .seed(5)
-        .host("client")
-        .link("lan")
-        .router("router")
-        .link("wan")
-        .host("server")
-        .settings("s")
-        .impair_inline("wan", impair)
-        .command("none", &["true"])
         .to_toml();
     let scenario = sonde_emu::scenario::Scenario::from_toml(&text).expect("test scenario");
     sonde_lab::Lab::build(&scenario, Some("s"), opts).expect("lab builds")
