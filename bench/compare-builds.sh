@@ -51,7 +51,12 @@ one_run() { # binary, client arguments, figure expression -> prints the figure
     local bin="$1" args="$2" expr="$3"
     "$bin" server -B 127.0.0.1 -p "$PORT" >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
-    sleep 0.3
+    # Ready once it says it listens (at most 5 s), not after a guessed pause.
+    local waited=0
+    until grep -q "listening" "$WORK/server.log"; do
+        ((waited++ < 500)) || { echo "the server of $bin never listened:" >&2; cat "$WORK/server.log" >&2; exit 1; }
+        sleep 0.01
+    done
     local sub=(client)
     [[ "$args" == latency* ]] && sub=()
     # shellcheck disable=SC2086 # the arguments are words by design
