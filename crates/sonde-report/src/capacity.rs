@@ -58,47 +58,79 @@ fn layered(l: &Layers, ip_bps: f64) -> String {
 pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
     let l = &info.layers;
     let mut out = vec![
-        format!(
-            "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s",
-            info.host, info.server, info.family, e.short.trains, info.short_len, e.long.trains,
-            info.long_len, l.payload, l.ip, info.seconds
-        ),
-        format!(
-            "Receive times: {}",
-            if info.kernel_stamps {
-                "the kernel's (SO_TIMESTAMPING, software)"
-            } else {
-                "the wall clock after each read (no kernel stamps here: coarser)"
-            }
-        ),
-        format!(
-            "Short trains: {} clean, {} coalesced, {} used; CoV of their rates {}",
-            e.short.clean,
-            e.short.coalesced,
-            e.short.used,
-            e.cov.map_or_else(|| "-".into(), |c| format!("{c:.3}"))
-        ),
+        run_line(info, e),
+        receive_times_line(info.kernel_stamps),
+        short_trains_line(e),
     ];
-    if let Some(h) = &e.histogram {
-        out.push(format!(
-            "  histogram bin {} ({:.1} % of the 10th-90th percentile range, at least {:.0} % of the median)",
-            format_mbit(h.bin_bps),
-            BIN_SHARE_OF_RANGE * 100.0,
-            MIN_BIN_SHARE_OF_MEDIAN * 100.0
-        ));
-        for (i, m) in h.modes.iter().enumerate() {
-            let chosen = e.peak.as_ref() == Some(m);
-            out.push(format!(
-                "  mode {}: {:.2}-{} ({} trains){}",
-                i + 1,
-                m.low_bps / 1e6,
-                format_mbit(m.high_bps),
-                m.count,
-                if chosen { "  <- peak" } else { "" }
-            ));
-        }
+    out.extend(histogram_lines(e));
+    out.push(long_trains_line(e));
+    out.extend(verdict_lines(l, e));
+    if let Some(es) = info.early_stop {
+        out.push(early_stop_line(es));
     }
-    out.push(format!(
+    out.push(format!("Overhead model: {}", overhead_model(l)));
+    out
+}
+
+/// What was sent where: the trains, their datagrams and how long it took.
+fn run_line(info: &RunInfo<'_>, e: &Estimate) -> String {
+    let l = &info.layers;
+    format!(
+        "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s",
+        info.host, info.server, info.family, e.short.trains, info.short_len, e.long.trains,
+        info.long_len, l.payload, l.ip, info.seconds
+    )
+}
+
+/// Which clock stamped the arrivals (it bounds how fine the rates can be).
+fn receive_times_line(kernel_stamps: bool) -> String {
+    format!(
+        "Receive times: {}",
+        if kernel_stamps {
+            "the kernel's (SO_TIMESTAMPING, software)"
+        } else {
+            "the wall clock after each read (no kernel stamps here: coarser)"
+        }
+    )
+}
+
+fn short_trains_line(e: &Estimate) -> String {
+    format!(
+        "Short trains: {} clean, {} coalesced, {} used; CoV of their rates {}",
+        e.short.clean,
+        e.short.coalesced,
+        e.short.used,
+        e.cov.map_or_else(|| "-".into(), |c| format!("{c:.3}"))
+    )
+}
+
+/// The short trains' histogram: its bin width, then each mode, the chosen peak marked.
+fn histogram_lines(e: &Estimate) -> Vec<String> {
+    let Some(h) = &e.histogram else {
+        return Vec::new();
+    };
+    let mut out = vec![format!(
+        "  histogram bin {} ({:.1} % of the 10th-90th percentile range, at least {:.0} % of the median)",
+        format_mbit(h.bin_bps),
+        BIN_SHARE_OF_RANGE * 100.0,
+        MIN_BIN_SHARE_OF_MEDIAN * 100.0
+    )];
+    for (i, m) in h.modes.iter().enumerate() {
+        let chosen = e.peak.as_ref() == Some(m);
+        out.push(format!(
+            "  mode {}: {:.2}-{} ({} trains){}",
+            i + 1,
+            m.low_bps / 1e6,
+            format_mbit(m.high_bps),
+            m.count,
+            if chosen { "  <- peak" } else { "" }
+        ));
+    }
+    out
+}
+
+fn long_trains_line(e: &Estimate) -> String {
+    format!(
         "Long trains: {} clean, {} coalesced, {} used, {} with a knee; ADR {}; sender's departure rate {}",
         e.long.clean,
         e.long.coalesced,
@@ -106,51 +138,60 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
         e.knees,
         opt_mbit(e.adr_bps),
         opt_mbit(e.departure_bps)
-    ));
+    )
+}
+
+/// The verdict, and for a shaped or plain link the figures that back it.
+fn verdict_lines(l: &Layers, e: &Estimate) -> Vec<String> {
     match e.verdict {
-        Verdict::HostLimited => out.push(format!(
+        Verdict::HostLimited => vec![format!(
             "Verdict: host-limited. Long trains arrived at {} while the sender handed them over at {} ({:.0} % of that pace, train by train): nothing on the path slowed them, so these figures are the hosts' speed, not the path's capacity",
             opt_mbit(e.adr_bps),
             opt_mbit(e.departure_bps),
             e.arrival_share.unwrap_or(0.0) * 100.0
-        )),
-        Verdict::Unmeasured => out.push("Verdict: unmeasured (too few usable trains)".into()),
-        Verdict::Shaped | Verdict::Link => {
-            let shaped = e.verdict == Verdict::Shaped;
-            out.push(format!(
-                "Verdict: {}",
-                if shaped {
-                    "shaped (a token bucket: a peak rate, then a lower sustained one)"
-                } else {
-                    "one rate throughout"
-                }
-            ));
-            if let Some(m) = e.peak {
-                out.push(format!(
-                    "  {} {:.2}-{} IP",
-                    if shaped { "peak capacity: " } else { "capacity:      " },
-                    m.low_bps / 1e6,
-                    format_mbit(m.high_bps)
-                ));
-            }
-            if let Some(s) = e.sustained_bps {
-                out.push(format!("  sustained rate: {}", layered(l, s)));
-                out.push(format!(
-                    "                  range {:.2}-{} over {} long trains",
-                    e.sustained_min_bps.unwrap_or(s) / 1e6,
-                    format_mbit(e.sustained_max_bps.unwrap_or(s)),
-                    e.long.used
-                ));
-            }
-            if let Some(b) = e.bucket_bytes {
-                out.push(format!("  bucket:         {:.1} KB of IP bytes", b / 1000.0));
-            }
+        )],
+        Verdict::Unmeasured => vec!["Verdict: unmeasured (too few usable trains)".into()],
+        Verdict::Shaped | Verdict::Link => path_rate_lines(l, e, e.verdict == Verdict::Shaped),
+    }
+}
+
+/// A measured path: the verdict, the peak (or only) capacity, the sustained rate and the bucket.
+fn path_rate_lines(l: &Layers, e: &Estimate, shaped: bool) -> Vec<String> {
+    let mut out = vec![format!(
+        "Verdict: {}",
+        if shaped {
+            "shaped (a token bucket: a peak rate, then a lower sustained one)"
+        } else {
+            "one rate throughout"
         }
+    )];
+    if let Some(m) = e.peak {
+        out.push(format!(
+            "  {} {:.2}-{} IP",
+            if shaped {
+                "peak capacity: "
+            } else {
+                "capacity:      "
+            },
+            m.low_bps / 1e6,
+            format_mbit(m.high_bps)
+        ));
     }
-    if let Some(es) = info.early_stop {
-        out.push(early_stop_line(es));
+    if let Some(s) = e.sustained_bps {
+        out.push(format!("  sustained rate: {}", layered(l, s)));
+        out.push(format!(
+            "                  range {:.2}-{} over {} long trains",
+            e.sustained_min_bps.unwrap_or(s) / 1e6,
+            format_mbit(e.sustained_max_bps.unwrap_or(s)),
+            e.long.used
+        ));
     }
-    out.push(format!("Overhead model: {}", overhead_model(l)));
+    if let Some(b) = e.bucket_bytes {
+        out.push(format!(
+            "  bucket:         {:.1} KB of IP bytes",
+            b / 1000.0
+        ));
+    }
     out
 }
 

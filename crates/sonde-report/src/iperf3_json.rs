@@ -62,8 +62,8 @@
 
 use serde_json::{json, Map, Value};
 use sonde_stats::model::{
-    ConnectedStream, Direction, EndView, IntervalReport, Protocol, Role, StreamRole, StreamSample,
-    SumSample, TestStart, TestSummary, UdpReceiveStats,
+    ConnectedStream, Direction, DirectionSummary, EndView, IntervalReport, Protocol, Role,
+    StreamRole, StreamSample, StreamSummary, SumSample, TestStart, TestSummary, UdpReceiveStats,
 };
 
 /// Name of a role as written in the `sonde` objects.
@@ -177,20 +177,37 @@ pub fn start(s: &TestStart) -> Value {
     );
     m.insert("version".into(), json!(s.version));
     m.insert("system_info".into(), json!(s.system_info));
-    let secs = s.timestamp_unix.floor();
+    m.insert("timestamp".into(), timestamp_json(s.timestamp_unix));
+    insert_peer(&mut m, s);
+    m.insert("cookie".into(), json!(s.cookie));
+    insert_mss(&mut m, s);
+    m.insert("target_bitrate".into(), json!(s.target_bitrate));
+    m.insert("fq_rate".into(), json!(s.fq_rate));
+    m.insert("sock_bufsize".into(), json!(s.sock_bufsize.unwrap_or(0)));
+    insert_actual_buffers(&mut m, s);
+    m.insert("test_start".into(), test_start_json(s));
+    m.insert("sonde".into(), start_sonde_json(s));
+    Value::Object(m)
+}
+
+/// `start.timestamp`: the RFC 2822 date, whole seconds and milliseconds (0 when not finite).
+fn timestamp_json(unix: f64) -> Value {
+    let secs = unix.floor();
     let secs_i = if secs.is_finite() { secs as i64 } else { 0 };
-    m.insert(
-        "timestamp".into(),
-        json!({
-            "time": rfc2822_time(secs_i),
-            "timesecs": secs_i,
-            "timemillisecs": if s.timestamp_unix.is_finite() {
-                (s.timestamp_unix * 1000.0).floor() as i64
-            } else {
-                0
-            },
-        }),
-    );
+    json!({
+        "time": rfc2822_time(secs_i),
+        "timesecs": secs_i,
+        "timemillisecs": if unix.is_finite() {
+            (unix * 1000.0).floor() as i64
+        } else {
+            0
+        },
+    })
+}
+
+/// The peer as iperf3 names it: `connecting_to` (the server's port) on a client,
+/// `accepted_connection` (the client's own port) on a server.
+fn insert_peer(m: &mut Map<String, Value>, s: &TestStart) {
     let (remote_host, remote_port) = split_host_port(&s.remote);
     match s.role {
         Role::Client => {
@@ -206,60 +223,65 @@ pub fn start(s: &TestStart) -> Value {
             );
         }
     }
-    m.insert("cookie".into(), json!(s.cookie));
-    let figures = &s.sockets;
+}
+
+/// `tcp_mss` when one was requested, else (TCP only) the kernel's `tcp_mss_default` if known.
+fn insert_mss(m: &mut Map<String, Value>, s: &TestStart) {
     if let Some(mss) = s.tcp_mss {
         m.insert("tcp_mss".into(), json!(mss));
-    } else if let Some(mss) = figures
+    } else if let Some(mss) = s
+        .sockets
         .tcp_mss_default
         .filter(|_| s.protocol == Protocol::Tcp)
     {
         m.insert("tcp_mss_default".into(), json!(mss));
     }
-    m.insert("target_bitrate".into(), json!(s.target_bitrate));
-    m.insert("fq_rate".into(), json!(s.fq_rate));
-    m.insert("sock_bufsize".into(), json!(s.sock_bufsize.unwrap_or(0)));
-    if let Some(b) = figures.sndbuf_actual {
+}
+
+/// The first data socket's buffers as the kernel reports them, each only when known.
+fn insert_actual_buffers(m: &mut Map<String, Value>, s: &TestStart) {
+    if let Some(b) = s.sockets.sndbuf_actual {
         m.insert("sndbuf_actual".into(), json!(b));
     }
-    if let Some(b) = figures.rcvbuf_actual {
+    if let Some(b) = s.sockets.rcvbuf_actual {
         m.insert("rcvbuf_actual".into(), json!(b));
     }
-    m.insert(
-        "test_start".into(),
-        json!({
-            "protocol": s.protocol.as_upper(),
-            "num_streams": s.num_streams,
-            "blksize": s.blksize,
-            "omit": secs_value(s.omit_secs),
-            "duration": secs_value(s.duration_secs),
-            "bytes": s.bytes,
-            "blocks": s.blocks,
-            "reverse": i32::from(s.direction == Direction::Reverse),
-            "bidir": i32::from(s.direction == Direction::Bidir),
-            "tos": s.tos,
-            "target_bitrate": s.target_bitrate,
-            "fqrate": s.fq_rate,
-            "interval": s.interval_secs,
-            "gso": i32::from(figures.gso),
-            "gro": i32::from(figures.gro),
-        }),
-    );
+}
+
+/// `start.test_start`: the test's parameters as iperf3 echoes them.
+fn test_start_json(s: &TestStart) -> Value {
+    json!({
+        "protocol": s.protocol.as_upper(),
+        "num_streams": s.num_streams,
+        "blksize": s.blksize,
+        "omit": secs_value(s.omit_secs),
+        "duration": secs_value(s.duration_secs),
+        "bytes": s.bytes,
+        "blocks": s.blocks,
+        "reverse": i32::from(s.direction == Direction::Reverse),
+        "bidir": i32::from(s.direction == Direction::Bidir),
+        "tos": s.tos,
+        "target_bitrate": s.target_bitrate,
+        "fqrate": s.fq_rate,
+        "interval": s.interval_secs,
+        "gso": i32::from(s.sockets.gso),
+        "gro": i32::from(s.sockets.gro),
+    })
+}
+
+/// `start.sonde`: role, direction, congestion control and each stream's role.
+fn start_sonde_json(s: &TestStart) -> Value {
     let streams: Vec<Value> = s
         .connected
         .iter()
         .map(|c| json!({"socket": c.id, "role": stream_role_name(c.role)}))
         .collect();
-    m.insert(
-        "sonde".into(),
-        json!({
-            "role": role_name(s.role),
-            "direction": direction_name(s.direction),
-            "congestion": s.congestion,
-            "streams": streams,
-        }),
-    );
-    Value::Object(m)
+    json!({
+        "role": role_name(s.role),
+        "direction": direction_name(s.direction),
+        "congestion": s.congestion,
+        "streams": streams,
+    })
 }
 
 /// Adds the UDP receiver fields (`jitter_ms`, `lost_packets`, `packets`, `lost_percent`,
@@ -457,28 +479,46 @@ pub fn end(s: &TestSummary, notes: &[String]) -> Value {
     let streams: Vec<Value> = s
         .streams
         .iter()
-        .map(|st| {
-            let mut o = Map::new();
-            if udp {
-                let mut u = Map::new();
-                u.insert("socket".into(), json!(st.id));
-                udp_combined(&mut u, st.sender.as_ref(), st.receiver.as_ref());
-                let local = host_sends(s.role, st.client_sends);
-                u.insert("sender".into(), json!(local));
-                o.insert("udp".into(), Value::Object(u));
-            } else {
-                if let Some(v) = &st.sender {
-                    o.insert("sender".into(), tcp_end_side(st.id, v, true));
-                }
-                if let Some(v) = &st.receiver {
-                    o.insert("receiver".into(), tcp_end_side(st.id, v, false));
-                }
-            }
-            Value::Object(o)
-        })
+        .map(|st| end_stream(st, s.role, udp))
         .collect();
     m.insert("streams".into(), Value::Array(streams));
+    insert_end_sums(&mut m, s, udp);
+    m.insert("cpu_utilization_percent".into(), cpu_json(s));
+    if let Some(c) = &s.sender_congestion {
+        m.insert("sender_tcp_congestion".into(), json!(c));
+    }
+    if let Some(c) = &s.receiver_congestion {
+        m.insert("receiver_tcp_congestion".into(), json!(c));
+    }
+    m.insert("sonde".into(), end_sonde_json(s, notes));
+    Value::Object(m)
+}
 
+/// One element of `end.streams[]`: a combined `udp` object, or TCP's `sender` and `receiver`
+/// objects (each only when that end's view arrived).
+fn end_stream(st: &StreamSummary, role: Role, udp: bool) -> Value {
+    let mut o = Map::new();
+    if udp {
+        let mut u = Map::new();
+        u.insert("socket".into(), json!(st.id));
+        udp_combined(&mut u, st.sender.as_ref(), st.receiver.as_ref());
+        let local = host_sends(role, st.client_sends);
+        u.insert("sender".into(), json!(local));
+        o.insert("udp".into(), Value::Object(u));
+    } else {
+        if let Some(v) = &st.sender {
+            o.insert("sender".into(), tcp_end_side(st.id, v, true));
+        }
+        if let Some(v) = &st.receiver {
+            o.insert("receiver".into(), tcp_end_side(st.id, v, false));
+        }
+    }
+    Value::Object(o)
+}
+
+/// `sum_sent`, `sum_received` and (UDP) `sum` for the main direction, then the
+/// `_bidir_reverse` ones in bidir tests (the main one is client-to-server there).
+fn insert_end_sums(m: &mut Map<String, Value>, s: &TestSummary, udp: bool) {
     let c2s = s.directions.iter().find(|d| d.client_sends);
     let s2c = s.directions.iter().find(|d| !d.client_sends);
     let (main, reverse) = match s.direction {
@@ -487,53 +527,58 @@ pub fn end(s: &TestSummary, notes: &[String]) -> Value {
     };
     for (dir, suffix) in [(main, ""), (reverse, "_bidir_reverse")] {
         let Some(d) = dir else { continue };
-        let host_sent = host_sends(s.role, d.client_sends);
-        if let Some(sent) = &d.sent {
-            let v = end_sum(sent, d.received.as_ref(), true, udp, host_sent);
-            m.insert(format!("sum_sent{suffix}"), v);
-        }
-        if let Some(received) = &d.received {
-            let v = end_sum(received, d.sent.as_ref(), false, udp, host_sent);
-            m.insert(format!("sum_received{suffix}"), v);
-        }
-        if udp {
-            let mut u = Map::new();
-            udp_combined(&mut u, d.sent.as_ref(), d.received.as_ref());
-            u.insert("sender".into(), json!(host_sent));
-            m.insert(format!("sum{suffix}"), Value::Object(u));
-        }
+        insert_direction_sums(m, d, s.role, udp, suffix);
     }
+}
 
+/// The sums of one direction, their keys ending in `suffix`.
+fn insert_direction_sums(
+    m: &mut Map<String, Value>,
+    d: &DirectionSummary,
+    role: Role,
+    udp: bool,
+    suffix: &str,
+) {
+    let host_sent = host_sends(role, d.client_sends);
+    if let Some(sent) = &d.sent {
+        let v = end_sum(sent, d.received.as_ref(), true, udp, host_sent);
+        m.insert(format!("sum_sent{suffix}"), v);
+    }
+    if let Some(received) = &d.received {
+        let v = end_sum(received, d.sent.as_ref(), false, udp, host_sent);
+        m.insert(format!("sum_received{suffix}"), v);
+    }
+    if udp {
+        let mut u = Map::new();
+        udp_combined(&mut u, d.sent.as_ref(), d.received.as_ref());
+        u.insert("sender".into(), json!(host_sent));
+        m.insert(format!("sum{suffix}"), Value::Object(u));
+    }
+}
+
+/// `end.cpu_utilization_percent`; the remote figures are 0 when they never arrived.
+fn cpu_json(s: &TestSummary) -> Value {
     let remote = s.cpu_remote.unwrap_or_default();
-    m.insert(
-        "cpu_utilization_percent".into(),
-        json!({
-            "host_total": s.cpu_local.total,
-            "host_user": s.cpu_local.user,
-            "host_system": s.cpu_local.system,
-            "remote_total": remote.total,
-            "remote_user": remote.user,
-            "remote_system": remote.system,
-        }),
-    );
-    if let Some(c) = &s.sender_congestion {
-        m.insert("sender_tcp_congestion".into(), json!(c));
-    }
-    if let Some(c) = &s.receiver_congestion {
-        m.insert("receiver_tcp_congestion".into(), json!(c));
-    }
-    m.insert(
-        "sonde".into(),
-        json!({
-            "partial": s.partial,
-            "role": role_name(s.role),
-            "direction": direction_name(s.direction),
-            "remote_cpu_known": s.cpu_remote.is_some(),
-            "error": s.error,
-            "notes": notes,
-        }),
-    );
-    Value::Object(m)
+    json!({
+        "host_total": s.cpu_local.total,
+        "host_user": s.cpu_local.user,
+        "host_system": s.cpu_local.system,
+        "remote_total": remote.total,
+        "remote_user": remote.user,
+        "remote_system": remote.system,
+    })
+}
+
+/// `end.sonde`: whether the summary is partial, who wrote it, and the notes seen so far.
+fn end_sonde_json(s: &TestSummary, notes: &[String]) -> Value {
+    json!({
+        "partial": s.partial,
+        "role": role_name(s.role),
+        "direction": direction_name(s.direction),
+        "remote_cpu_known": s.cpu_remote.is_some(),
+        "error": s.error,
+        "notes": notes,
+    })
 }
 
 #[cfg(test)]
