@@ -20,24 +20,25 @@ const DOCS: [(&str, &str); 3] = [
     ),
 ];
 
+/// The tests of each loss setting, and how often each runs.
+const TESTS: [&str; 4] = ["tcp-cubic", "tcp-bbr", "udp-97m", "latency"];
+const REPS: u32 = 5;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: u32 = std::env::args().nth(1).map_or(Ok(1000), |s| s.parse())?;
     let dir = std::env::temp_dir().join(format!("sonde-bench-render-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let db = dir.join("results.db");
-    let tests = ["tcp-cubic", "tcp-bbr", "udp-97m", "latency"];
-    let reps = 5;
-    let settings_n = n.div_ceil(tests.len() as u32 * reps);
-    let mut store = Store::open(&db)?;
-    let settings: Vec<LinkSettingsRecord> = (0..settings_n)
-        .map(|i| LinkSettingsRecord {
-            name: format!("loss-{i}"),
-            ordinal: i,
-            settings: json!({"name": format!("loss-{i}"), "link": [{"link": "wan",
-                "impair": {"rate": "100mbit", "loss": format!("{}%", f64::from(i) * 0.4)}}]}),
-            backend_plan: None,
-        })
-        .collect();
+    store_lab_run(&db, n)?;
+    time_reading_and_rendering(db)?;
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+/// Writes a run of `n` tests into the database at `db`, timing the writing.
+fn store_lab_run(db: &std::path::Path, n: u32) -> Result<(), Box<dyn std::error::Error>> {
+    let settings_n = n.div_ceil(TESTS.len() as u32 * REPS);
+    let mut store = Store::open(db)?;
     let run = store.begin_run(&NewRun {
         scenario_name: "bench".into(),
         scenario_toml: String::new(),
@@ -47,45 +48,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         host_info: json!({}),
         seed: 1,
         started_unix: 1.8e9,
-        settings,
+        settings: (0..settings_n).map(loss_setting).collect(),
     })?;
-    let mut records = Vec::new();
-    for i in 0..n {
-        let s = i / (tests.len() as u32 * reps);
-        let rep = i / tests.len() as u32 % reps + 1;
-        let test = tests[i as usize % tests.len()];
-        let doc = DOCS[(i as usize % tests.len()).saturating_sub(1).min(2)].1;
-        records.push(TestRecord {
-            matrix_id: format!("loss-{s}/{test}/{rep}"),
-            ordinal: i,
-            settings: format!("loss-{s}"),
-            test_name: test.into(),
-            repetition: rep,
-            seed: u64::from(i),
-            kind: "sonde".into(),
-            protocol: None,
-            parameters: json!({"argv": ["client", "10.77.2.2", "-t", "10"]}),
-            link_status: None,
-            started_unix: 1.8e9 + f64::from(i) * 11.0,
-            ended_unix: 1.8e9 + f64::from(i) * 11.0 + 10.0,
-            status: if i % 37 == 0 {
-                TestStatus::Failed
-            } else {
-                TestStatus::Ok
-            },
-            failure_reason: (i % 37 == 0).then(|| "timed out".into()),
-            result_path: None,
-            result_json: Some(doc.into()),
-            client: EndRecord::default(),
-            server: EndRecord::default(),
-            stage_stats: None,
-        });
-    }
+    let records: Vec<TestRecord> = (0..n).map(test_record).collect();
     let t = Instant::now();
     store.record_tests(run, &records)?;
     println!("stored {n} tests in {:.3} s", t.elapsed().as_secs_f64());
-    drop(store);
+    Ok(())
+}
 
+/// The `i`th link setting: 100 Mbit/s with 0.4 % more loss than the one before.
+fn loss_setting(i: u32) -> LinkSettingsRecord {
+    LinkSettingsRecord {
+        name: format!("loss-{i}"),
+        ordinal: i,
+        settings: json!({"name": format!("loss-{i}"), "link": [{"link": "wan",
+            "impair": {"rate": "100mbit", "loss": format!("{}%", f64::from(i) * 0.4)}}]}),
+        backend_plan: None,
+    }
+}
+
+/// The `i`th test of the run: tests cycle fastest, then repetitions, then settings; every
+/// 37th failed.
+fn test_record(i: u32) -> TestRecord {
+    let s = i / (TESTS.len() as u32 * REPS);
+    let rep = i / TESTS.len() as u32 % REPS + 1;
+    let test = TESTS[i as usize % TESTS.len()];
+    let doc = DOCS[(i as usize % TESTS.len()).saturating_sub(1).min(2)].1;
+    TestRecord {
+        matrix_id: format!("loss-{s}/{test}/{rep}"),
+        ordinal: i,
+        settings: format!("loss-{s}"),
+        test_name: test.into(),
+        repetition: rep,
+        seed: u64::from(i),
+        kind: "sonde".into(),
+        protocol: None,
+        parameters: json!({"argv": ["client", "10.77.2.2", "-t", "10"]}),
+        link_status: None,
+        started_unix: 1.8e9 + f64::from(i) * 11.0,
+        ended_unix: 1.8e9 + f64::from(i) * 11.0 + 10.0,
+        status: if i.is_multiple_of(37) {
+            TestStatus::Failed
+        } else {
+            TestStatus::Ok
+        },
+        failure_reason: i.is_multiple_of(37).then(|| "timed out".into()),
+        result_path: None,
+        result_json: Some(doc.into()),
+        client: EndRecord::default(),
+        server: EndRecord::default(),
+        stage_stats: None,
+    }
+}
+
+/// Times reading the database and rendering it in each format.
+fn time_reading_and_rendering(db: std::path::PathBuf) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let inputs = Inputs::from_paths(&[db])?;
     println!("read the database in {:.3} s", t.elapsed().as_secs_f64());
@@ -99,6 +117,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t.elapsed().as_secs_f64()
         );
     }
-    std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

@@ -157,11 +157,26 @@ pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
     vec![histogram(t), rate_vs_length(t)]
 }
 
-/// The figures the command prints, each with its layer.
+/// The figures the command prints, each with its layer; rows without a value are left out.
 fn figures(c: &CapacityRun) -> Table {
     let ip = c.layer_name();
     let mut tb = Table::new(&["Figure", "Value", "Layer"]);
-    let mut row = |f: &str, v: String, l: &str| tb.rows.push(vec![f.into(), v, l.into()]);
+    train_figures(&mut tb, c);
+    mode_figures(&mut tb, c, &ip);
+    rate_figures(&mut tb, c, &ip);
+    method_figures(&mut tb, c);
+    tb.rows.retain(|r| r.get(1).is_some_and(|v| v != DASH));
+    tb
+}
+
+/// One row of the figures table: figure, value, layer.
+fn push_figure(tb: &mut Table, figure: &str, value: String, layer: &str) {
+    tb.rows.push(vec![figure.into(), value, layer.into()]);
+}
+
+/// The verdict and what the trains were: counts, lengths, the spread of the short ones.
+fn train_figures(tb: &mut Table, c: &CapacityRun) {
+    let mut row = |f: &str, v: String, l: &str| push_figure(tb, f, v, l);
     row(
         "Verdict",
         c.verdict.clone().unwrap_or_else(|| DASH.into()),
@@ -188,8 +203,13 @@ fn figures(c: &CapacityRun) -> Table {
         opt(c.cov, |v| fmt::num(v, 3)),
         "",
     );
+}
+
+/// The histogram's bin and modes, the peak chosen from them and the long trains' ADR.
+fn mode_figures(tb: &mut Table, c: &CapacityRun, ip: &str) {
+    let mut row = |f: &str, v: String, l: &str| push_figure(tb, f, v, l);
     if let Some(h) = &c.histogram {
-        row("Histogram bin", fmt::rate(h.bin_bps), &ip);
+        row("Histogram bin", fmt::rate(h.bin_bps), ip);
         for (i, m) in h.modes.iter().enumerate() {
             let chosen = if Some(*m) == c.peak { " (peak)" } else { "" };
             row(
@@ -199,7 +219,7 @@ fn figures(c: &CapacityRun) -> Table {
                     fmt::rate_range(m.low_bps, m.high_bps),
                     m.count
                 ),
-                &ip,
+                ip,
             );
         }
     }
@@ -207,20 +227,26 @@ fn figures(c: &CapacityRun) -> Table {
         "Peak capacity",
         c.peak
             .map_or_else(|| DASH.into(), |p| fmt::rate_range(p.low_bps, p.high_bps)),
-        &ip,
+        ip,
     );
-    row("ADR (long trains)", opt(c.adr_bps, fmt::rate), &ip);
+    row("ADR (long trains)", opt(c.adr_bps, fmt::rate), ip);
+}
+
+/// The sender's rate, the sustained rate at each layer and its range, and the shaper's knees
+/// and bucket.
+fn rate_figures(tb: &mut Table, c: &CapacityRun, ip: &str) {
+    let mut row = |f: &str, v: String, l: &str| push_figure(tb, f, v, l);
     row(
         "Sender's departure rate",
         opt(c.departure_bps, fmt::rate),
-        &ip,
+        ip,
     );
     row(
         "Arrival / departure",
         opt(c.arrival_share, |v| fmt::percent(v * 100.0)),
         "",
     );
-    row("Sustained rate", opt(c.sustained_bps, fmt::rate), &ip);
+    row("Sustained rate", opt(c.sustained_bps, fmt::rate), ip);
     row(
         "Sustained rate",
         opt(c.sustained_payload_bps, fmt::rate),
@@ -232,7 +258,7 @@ fn figures(c: &CapacityRun) -> Table {
         "as a Linux shaper counts",
     );
     if let (Some(lo), Some(hi)) = (c.sustained_min_bps, c.sustained_max_bps) {
-        row("Sustained range", fmt::rate_range(lo, hi), &ip);
+        row("Sustained range", fmt::rate_range(lo, hi), ip);
     }
     row("Long trains with a knee", count(c.knees), "");
     row(
@@ -240,6 +266,11 @@ fn figures(c: &CapacityRun) -> Table {
         opt(c.bucket_bytes, |b| fmt::bytes(b as u64)),
         &format!("{ip} bytes"),
     );
+}
+
+/// How the run measured: datagram sizes, whose receive times, an early stop, how long.
+fn method_figures(tb: &mut Table, c: &CapacityRun) {
+    let mut row = |f: &str, v: String, l: &str| push_figure(tb, f, v, l);
     row(
         "Datagram",
         match (c.payload_bytes, c.ip_bytes) {
@@ -265,8 +296,6 @@ fn figures(c: &CapacityRun) -> Table {
         "",
     );
     row("Run time", opt(c.seconds, fmt::secs), "");
-    tb.rows.retain(|r| r.get(1).is_some_and(|v| v != DASH));
-    tb
 }
 
 /// The capacity table, with the verdict's meaning and the overhead model as its note.

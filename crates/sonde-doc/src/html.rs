@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use crate::charts;
 use crate::markdown::heading;
-use crate::model::Report;
+use crate::model::{Report, TestView};
 use crate::sections;
 use crate::stage_tables;
 use crate::stages::StagesView;
@@ -119,6 +119,22 @@ fn stage_stats(o: &mut String, s: &StagesView) {
 /// The report as one HTML document.
 pub fn render(r: &Report) -> String {
     let mut o = String::with_capacity(64 * 1024 + r.tests.len() * 12 * 1024);
+    head(&mut o, r);
+    pairs(&mut o, &tables::meta(r));
+    contents(&mut o, r);
+    lab_setup(&mut o, r);
+    summary(&mut o, r);
+    o.push_str("<h2 id=\"tests\">Tests</h2>\n");
+    for (i, t) in r.tests.iter().enumerate() {
+        test_section(&mut o, i, t);
+    }
+    appendix(&mut o, r);
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// The document's head (its content-security policy, the stylesheet) and the page title.
+fn head(o: &mut String, r: &Report) {
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -130,19 +146,30 @@ pub fn render(r: &Report) -> String {
         esc(&r.title),
         esc(&r.title)
     );
-    pairs(&mut o, &tables::meta(r));
+}
+
+/// The table of contents: summary, tests (with their count) and appendix.
+fn contents(o: &mut String, r: &Report) {
     o.push_str("<nav class=\"toc\"><strong>Contents</strong><ul>");
     o.push_str("<li><a href=\"#summary\">Summary</a></li><li><a href=\"#tests\">Tests</a> (");
     let _ = write!(o, "{})</li>", r.tests.len());
     o.push_str("<li><a href=\"#appendix\">Appendix: outcomes</a></li></ul></nav>\n");
+}
+
+/// The impairment backends and link settings the run used, each when there are any.
+fn lab_setup(o: &mut String, r: &Report) {
     if !r.meta.backends.is_empty() {
         o.push_str("<h3>Impairment backends</h3>\n");
-        table(&mut o, &tables::backends(&r.meta.backends));
+        table(o, &tables::backends(&r.meta.backends));
     }
     if !r.settings.is_empty() {
         o.push_str("<h3>Link settings</h3>\n");
-        table(&mut o, &tables::settings(r));
+        table(o, &tables::settings(r));
     }
+}
+
+/// The summary: the run-wide charts, why some tests have no RTT curve, one table per group.
+fn summary(o: &mut String, r: &Report) {
     o.push_str(
         "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">Figures are means over the \
         successful repetitions of each row. Goodput is what the receivers got; link rates come \
@@ -168,54 +195,56 @@ pub fn render(r: &Report) -> String {
     }
     for g in &r.groups {
         let _ = writeln!(o, "<h3>{}</h3>", esc(&heading(&g.name, &g.title)));
-        table(&mut o, &tables::summary(g));
+        table(o, &tables::summary(g));
     }
-    o.push_str("<h2 id=\"tests\">Tests</h2>\n");
-    for (i, t) in r.tests.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "<section class=\"test\" id=\"test-{i}\"><h3>{}</h3>",
-            esc(&t.id)
-        );
-        pairs(&mut o, &tables::test_overview(t));
-        for c in charts::for_test(t) {
-            o.push_str(&c.render());
-            o.push('\n');
-        }
-        let ends = tables::ends(t);
-        if !ends.rows.is_empty() {
-            o.push_str("<h4>Results</h4>\n");
-            table(&mut o, &ends);
-        }
-        for s in sections::for_test(t) {
-            let _ = writeln!(o, "<h4>{}</h4>", esc(&s.heading));
-            if let Some(n) = &s.note {
-                let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(n));
-            }
-            table(&mut o, &s.table);
-        }
-        let cpu = tables::cpu_table(t);
-        if !cpu.rows.is_empty() {
-            o.push_str("<h4>CPU</h4>\n");
-            table(&mut o, &cpu);
-        }
-        let traffic = tables::traffic(t);
-        if !traffic.rows.is_empty() {
-            o.push_str("<h4>Interface traffic</h4>\n");
-            table(&mut o, &traffic);
-        }
-        if !t.parameters.is_empty() {
-            o.push_str("<h4>Parameters</h4>\n");
-            table(&mut o, &tables::parameters(t));
-        }
-        if let Some(s) = &t.stage_stats {
-            stage_stats(&mut o, s);
-        }
-        o.push_str("</section>\n");
+}
+
+/// One test's section: overview, charts, results, its own sections, then the tables that
+/// only some tests have.
+fn test_section(o: &mut String, i: usize, t: &TestView) {
+    let _ = writeln!(
+        o,
+        "<section class=\"test\" id=\"test-{i}\"><h3>{}</h3>",
+        esc(&t.id)
+    );
+    pairs(o, &tables::test_overview(t));
+    for c in charts::for_test(t) {
+        o.push_str(&c.render());
+        o.push('\n');
     }
+    titled_table(o, "Results", &tables::ends(t));
+    for s in sections::for_test(t) {
+        let _ = writeln!(o, "<h4>{}</h4>", esc(&s.heading));
+        if let Some(n) = &s.note {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(n));
+        }
+        table(o, &s.table);
+    }
+    titled_table(o, "CPU", &tables::cpu_table(t));
+    titled_table(o, "Interface traffic", &tables::traffic(t));
+    if !t.parameters.is_empty() {
+        o.push_str("<h4>Parameters</h4>\n");
+        table(o, &tables::parameters(t));
+    }
+    if let Some(s) = &t.stage_stats {
+        stage_stats(o, s);
+    }
+    o.push_str("</section>\n");
+}
+
+/// A table under its `h4` heading, both left out when the table has no rows.
+fn titled_table(o: &mut String, title: &str, t: &Table) {
+    if !t.rows.is_empty() {
+        let _ = writeln!(o, "<h4>{title}</h4>");
+        table(o, t);
+    }
+}
+
+/// The appendix: how many tests ran, succeeded and failed, and the failed ones.
+fn appendix(o: &mut String, r: &Report) {
     o.push_str("<h2 id=\"appendix\">Appendix: outcomes</h2>\n");
     pairs(
-        &mut o,
+        o,
         &[
             ("Total".into(), r.totals.total.to_string()),
             ("Succeeded".into(), r.totals.succeeded.to_string()),
@@ -224,8 +253,6 @@ pub fn render(r: &Report) -> String {
     );
     if r.totals.failed > 0 {
         o.push_str("<h3>Failed tests</h3>\n");
-        table(&mut o, &tables::failures(r));
+        table(o, &tables::failures(r));
     }
-    o.push_str("</body></html>\n");
-    o
 }

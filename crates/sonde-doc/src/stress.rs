@@ -97,27 +97,7 @@ fn opt_num(v: &Value, k: &str) -> Option<f64> {
 
 /// Reads what the report needs; missing fields leave their series empty.
 pub fn read(doc: &Value) -> StressRun {
-    let error = text(doc, &["error"]);
-    let mut run = StressRun {
-        kind: StressKind::Run,
-        mode: text(doc, &["start", "mode"])
-            .or_else(|| text(doc, &["mode"]))
-            .or_else(|| text(doc, &["protocol"]))
-            .unwrap_or_default(),
-        transport: text(doc, &["start", "transport"])
-            .or_else(|| text(doc, &["transport"]))
-            .unwrap_or_else(|| "tcp".into()),
-        connections: num(doc, &["start", "connections"]).map_or(0, |n| n as u64),
-        speeds: Vec::new(),
-        fairness: Vec::new(),
-        ramp: Vec::new(),
-        steps: Vec::new(),
-        seconds: num(doc, &["end", "seconds"]),
-        error,
-        end: None,
-        storm: None,
-        overload: None,
-    };
+    let mut run = common_fields(doc);
     if let Some(st) = crate::stress_end::storm(doc) {
         run.kind = StressKind::Storm;
         run.transport = "tcp".into();
@@ -144,47 +124,83 @@ pub fn read(doc: &Value) -> StressRun {
     }
     if let Some(rows) = doc.get("ramp").and_then(Value::as_array) {
         run.kind = StressKind::Ramp;
-        run.ramp = rows
-            .iter()
-            .filter_map(|r| {
-                Some(RampPoint {
-                    connections: opt_num(r, "connections")?,
-                    sent_bps: opt_num(r, "sent_bps").unwrap_or(0.0),
-                    received_bps: opt_num(r, "received_bps").unwrap_or(0.0),
-                    loss_percent: r.get("udp").and_then(|u| opt_num(u, "loss_percent")),
-                })
-            })
-            .collect();
+        run.ramp = ramp_points(rows);
         return run;
     }
     if let Some(rows) = doc.get("steps").and_then(Value::as_array) {
         run.kind = StressKind::Steps;
         run.transport = std::mem::take(&mut run.mode);
-        run.steps = rows
-            .iter()
-            .filter_map(|r| {
-                Some(StepPoint {
-                    offered_bps: opt_num(r, "offered_bps")?,
-                    achieved_bps: opt_num(r, "achieved_bps"),
-                    server_cpu: opt_num(r, "server_cpu_percent"),
-                    client_cpu: opt_num(r, "client_cpu_percent"),
-                })
-            })
-            .collect();
+        run.steps = step_points(rows);
         return run;
     }
+    read_intervals(doc, &mut run);
+    run.end = crate::stress_end::run_end(doc);
+    run
+}
+
+/// The fields every shape may carry, read as a run with empty series; [`read`] then fills in
+/// what the document's shape holds.
+fn common_fields(doc: &Value) -> StressRun {
+    StressRun {
+        kind: StressKind::Run,
+        mode: text(doc, &["start", "mode"])
+            .or_else(|| text(doc, &["mode"]))
+            .or_else(|| text(doc, &["protocol"]))
+            .unwrap_or_default(),
+        transport: text(doc, &["start", "transport"])
+            .or_else(|| text(doc, &["transport"]))
+            .unwrap_or_else(|| "tcp".into()),
+        connections: num(doc, &["start", "connections"]).map_or(0, |n| n as u64),
+        speeds: Vec::new(),
+        fairness: Vec::new(),
+        ramp: Vec::new(),
+        steps: Vec::new(),
+        seconds: num(doc, &["end", "seconds"]),
+        error: text(doc, &["error"]),
+        end: None,
+        storm: None,
+        overload: None,
+    }
+}
+
+/// A ramp's rows; a row without its connection count is skipped.
+fn ramp_points(rows: &[Value]) -> Vec<RampPoint> {
+    rows.iter()
+        .filter_map(|r| {
+            Some(RampPoint {
+                connections: opt_num(r, "connections")?,
+                sent_bps: opt_num(r, "sent_bps").unwrap_or(0.0),
+                received_bps: opt_num(r, "received_bps").unwrap_or(0.0),
+                loss_percent: r.get("udp").and_then(|u| opt_num(u, "loss_percent")),
+            })
+        })
+        .collect()
+}
+
+/// A load-step run's rows; a row without its offered rate is skipped.
+fn step_points(rows: &[Value]) -> Vec<StepPoint> {
+    rows.iter()
+        .filter_map(|r| {
+            Some(StepPoint {
+                offered_bps: opt_num(r, "offered_bps")?,
+                achieved_bps: opt_num(r, "achieved_bps"),
+                server_cpu: opt_num(r, "server_cpu_percent"),
+                client_cpu: opt_num(r, "client_cpu_percent"),
+            })
+        })
+        .collect()
+}
+
+/// A run's intervals: the fairness per interval and the first [`MAX_LINES`] connections'
+/// speeds in the mode's direction.
+fn read_intervals(doc: &Value, run: &mut StressRun) {
     let key = if run.mode == "chargen" {
         "received_bps"
     } else {
         "sent_bps"
     };
     let mut per: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
-    for iv in doc
-        .get("intervals")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for iv in array_items(doc, "intervals") {
         let Some(end) = opt_num(iv, "end") else {
             continue;
         };
@@ -193,12 +209,7 @@ pub fn read(doc: &Value) -> StressRun {
             sent: opt_num(iv, "fairness_sent"),
             received: opt_num(iv, "fairness_received"),
         });
-        for c in iv
-            .get("connections")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for c in array_items(iv, "connections") {
             if let (Some(id), Some(bps)) = (c.get("id").and_then(Value::as_u64), opt_num(c, key)) {
                 if id as usize <= MAX_LINES {
                     per.entry(id).or_default().push((end, bps));
@@ -207,8 +218,11 @@ pub fn read(doc: &Value) -> StressRun {
         }
     }
     run.speeds = per.into_iter().collect();
-    run.end = crate::stress_end::run_end(doc);
-    run
+}
+
+/// The items of the array `v[k]`; none when it is missing or not an array.
+fn array_items<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(k).and_then(Value::as_array).into_iter().flatten()
 }
 
 impl StressRun {

@@ -50,84 +50,14 @@ fn direction_of(doc: &Value) -> String {
 /// Reads a throughput document (one with `start.test_start`).
 pub(crate) fn throughput(doc: &Value) -> Throughput {
     let ts = |k: &str| at(doc, &["start", "test_start", k]).cloned();
-    let protocol = ts("protocol")
-        .and_then(|v| v.as_str().map(str::to_uppercase))
-        .unwrap_or_else(|| "?".into());
-    let udp = protocol == "UDP";
+    let protocol = protocol_of(doc);
     let direction = direction_of(doc);
-    let role = text(doc, &["start", "sonde", "role"]).unwrap_or_else(|| {
-        if at(doc, &["start", "accepted_connection"]).is_some() {
-            "server".into()
-        } else {
-            "client".into()
-        }
-    });
+    let role = role_of(doc);
     let end = at(doc, &["end"]).cloned().unwrap_or(Value::Null);
-    let mut directions = Vec::new();
-    for suffix in ["", "_bidir_reverse"] {
-        let sent = end.get(format!("sum_sent{suffix}"));
-        let recv = end.get(format!("sum_received{suffix}"));
-        if sent.is_none() && recv.is_none() {
-            continue;
-        }
-        let client_sends = if suffix.is_empty() {
-            direction != "reverse"
-        } else {
-            false
-        };
-        let udp_src = end.get(format!("sum{suffix}")).or(recv);
-        directions.push(DirView {
-            client_sends,
-            sent_bytes: sent.and_then(|v| uint(v, &["bytes"])),
-            sent_bps: sent.and_then(|v| num(v, &["bits_per_second"])),
-            received_bytes: recv.and_then(|v| uint(v, &["bytes"])),
-            received_bps: recv.and_then(|v| num(v, &["bits_per_second"])),
-            seconds: recv.and_then(|v| num(v, &["seconds"])),
-            retransmits: if udp {
-                None
-            } else {
-                sent.and_then(|v| uint(v, &["retransmits"]))
-            },
-            udp: if udp {
-                udp_src.and_then(udp_view)
-            } else {
-                None
-            },
-        });
-    }
-    let rtts: Vec<f64> = end
-        .get("streams")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| num(s, &["sender", "mean_rtt"]))
-                .collect()
-        })
-        .unwrap_or_default();
-    let tcp_rtt_ms = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 / 1e3);
-    let remote_known = at(&end, &["sonde", "remote_cpu_known"])
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    let (host, remote) = (
-        cpu(doc, "host"),
-        cpu(doc, "remote").filter(|_| remote_known),
-    );
-    let (cpu_client, cpu_server) = if role == "server" {
-        (remote, host)
-    } else {
-        (host, remote)
-    };
-    let (mut throughput, mut stream_loss) = intervals(doc.get("intervals"), &direction, &role);
-    // The other end's intervals: sonde's peer_intervals, or iperf3's server output (a client
-    // document only; the server's own document has no such field).
-    let peer_role = if role == "server" { "client" } else { "server" };
-    let peer = at(doc, &["sonde", "peer_intervals"])
-        .or_else(|| at(doc, &["server_output_json", "intervals"]).filter(|_| role == "client"));
-    let (peer_sums, peer_loss) = intervals(peer, &direction, peer_role);
-    throughput.extend(peer_sums);
-    stream_loss.extend(peer_loss);
-    let protocol_name = protocol.clone();
-    let protocol_name = protocol_name.as_str();
+    let directions = directions(&end, &direction, protocol == "UDP");
+    let (cpu_client, cpu_server) = cpu_by_end(doc, &end, &role);
+    let (throughput, stream_loss) = both_ends_intervals(doc, &direction, &role);
+    let feedback = feedback_of(&protocol);
     Throughput {
         protocol,
         direction,
@@ -135,9 +65,7 @@ pub(crate) fn throughput(doc: &Value) -> Throughput {
         tool: tool(doc),
         version: text(doc, &["start", "version"]),
         system_info: text(doc, &["start", "system_info"]),
-        timestamp_unix: num(doc, &["start", "timestamp", "timemillisecs"])
-            .map(|ms| ms / 1e3)
-            .or_else(|| num(doc, &["start", "timestamp", "timesecs"])),
+        timestamp_unix: timestamp_unix(doc),
         streams: ts("num_streams").and_then(|v| v.as_u64()),
         congestion: text(doc, &["end", "sender_tcp_congestion"])
             .or_else(|| text(doc, &["start", "sonde", "congestion"])),
@@ -145,7 +73,7 @@ pub(crate) fn throughput(doc: &Value) -> Throughput {
         blksize: ts("blksize").and_then(|v| v.as_u64()),
         duration_secs: ts("duration").and_then(|v| v.as_f64()),
         directions,
-        tcp_rtt_ms,
+        tcp_rtt_ms: mean_tcp_rtt_ms(&end),
         cpu_client,
         cpu_server,
         throughput,
@@ -155,11 +83,129 @@ pub(crate) fn throughput(doc: &Value) -> Throughput {
             .unwrap_or(end.is_null()),
         error: text(doc, &["error"]),
         switches: Vec::new(),
-        feedback: match protocol_name {
-            "TCP" => Some(FeedbackView::mode("ACKs")),
-            "UDP" => Some(FeedbackView::mode("none")),
-            _ => None,
+        feedback,
+    }
+}
+
+/// The test's protocol in capitals ("TCP", "UDP"), "?" when the document does not say.
+fn protocol_of(doc: &Value) -> String {
+    at(doc, &["start", "test_start", "protocol"])
+        .and_then(|v| v.as_str().map(str::to_uppercase))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Which end wrote the document: sonde says so; iperf3's server document is the one that
+/// accepted a connection.
+fn role_of(doc: &Value) -> String {
+    text(doc, &["start", "sonde", "role"]).unwrap_or_else(|| {
+        if at(doc, &["start", "accepted_connection"]).is_some() {
+            "server".into()
+        } else {
+            "client".into()
+        }
+    })
+}
+
+/// When the test started, Unix seconds (milliseconds preferred when present).
+fn timestamp_unix(doc: &Value) -> Option<f64> {
+    num(doc, &["start", "timestamp", "timemillisecs"])
+        .map(|ms| ms / 1e3)
+        .or_else(|| num(doc, &["start", "timestamp", "timesecs"]))
+}
+
+/// The end's totals per direction: the main one and, in a bidirectional test, the reverse one.
+fn directions(end: &Value, direction: &str, udp: bool) -> Vec<DirView> {
+    ["", "_bidir_reverse"]
+        .into_iter()
+        .filter_map(|suffix| direction_totals(end, suffix, direction, udp))
+        .collect()
+}
+
+/// One direction's totals from `sum_sent{suffix}` and `sum_received{suffix}`; `None` when the
+/// end holds neither.
+fn direction_totals(end: &Value, suffix: &str, direction: &str, udp: bool) -> Option<DirView> {
+    let sent = end.get(format!("sum_sent{suffix}"));
+    let recv = end.get(format!("sum_received{suffix}"));
+    if sent.is_none() && recv.is_none() {
+        return None;
+    }
+    let client_sends = if suffix.is_empty() {
+        direction != "reverse"
+    } else {
+        false
+    };
+    let udp_src = end.get(format!("sum{suffix}")).or(recv);
+    Some(DirView {
+        client_sends,
+        sent_bytes: sent.and_then(|v| uint(v, &["bytes"])),
+        sent_bps: sent.and_then(|v| num(v, &["bits_per_second"])),
+        received_bytes: recv.and_then(|v| uint(v, &["bytes"])),
+        received_bps: recv.and_then(|v| num(v, &["bits_per_second"])),
+        seconds: recv.and_then(|v| num(v, &["seconds"])),
+        retransmits: if udp {
+            None
+        } else {
+            sent.and_then(|v| uint(v, &["retransmits"]))
         },
+        udp: if udp {
+            udp_src.and_then(udp_view)
+        } else {
+            None
+        },
+    })
+}
+
+/// The senders' mean TCP round trip over the streams, milliseconds (`None`: none reported).
+fn mean_tcp_rtt_ms(end: &Value) -> Option<f64> {
+    let rtts: Vec<f64> = end
+        .get("streams")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| num(s, &["sender", "mean_rtt"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 / 1e3)
+}
+
+/// The CPU use of (client, server): the document's host is the end that wrote it; the remote
+/// figure is dropped when sonde marks it unknown.
+fn cpu_by_end(doc: &Value, end: &Value, role: &str) -> (Option<CpuView>, Option<CpuView>) {
+    let remote_known = at(end, &["sonde", "remote_cpu_known"])
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let (host, remote) = (
+        cpu(doc, "host"),
+        cpu(doc, "remote").filter(|_| remote_known),
+    );
+    if role == "server" {
+        (remote, host)
+    } else {
+        (host, remote)
+    }
+}
+
+/// The interval series of the writing end followed by the other end's, when passed along.
+fn both_ends_intervals(doc: &Value, direction: &str, role: &str) -> (Vec<Series>, Vec<Series>) {
+    let (mut throughput, mut stream_loss) = intervals(doc.get("intervals"), direction, role);
+    // The other end's intervals: sonde's peer_intervals, or iperf3's server output (a client
+    // document only; the server's own document has no such field).
+    let peer_role = if role == "server" { "client" } else { "server" };
+    let peer = at(doc, &["sonde", "peer_intervals"])
+        .or_else(|| at(doc, &["server_output_json", "intervals"]).filter(|_| role == "client"));
+    let (peer_sums, peer_loss) = intervals(peer, direction, peer_role);
+    throughput.extend(peer_sums);
+    stream_loss.extend(peer_loss);
+    (throughput, stream_loss)
+}
+
+/// What carries the receiver's feedback for the protocol: TCP's ACKs; plain UDP has none.
+fn feedback_of(protocol: &str) -> Option<FeedbackView> {
+    match protocol {
+        "TCP" => Some(FeedbackView::mode("ACKs")),
+        "UDP" => Some(FeedbackView::mode("none")),
+        _ => None,
     }
 }
 
