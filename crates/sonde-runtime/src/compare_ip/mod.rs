@@ -177,10 +177,17 @@ fn probe_families(
         f.rtt = rtt_of(&p.samples_ms);
         let silent = p.last.as_ref().filter(|_| p.received == 0);
         let why = silent.and_then(|s| family_unanswered(&probe, f, &s.loss));
+        let not_sent = (p.rounds_not_sent > 0).then(|| {
+            format!(
+                "the other {} probe rounds were not sent once a whole round went unanswered",
+                p.rounds_not_sent
+            )
+        });
         f.error = p
             .error
             .into_iter()
             .chain(why)
+            .chain(not_sent)
             .reduce(|a, b| format!("{a}; {b}"));
         *s = p.samples_ms;
     }

@@ -5,6 +5,12 @@
 //! made a family's median "significantly" worse. The probes go out in [`ROUNDS`] rounds
 //! instead, IPv4 first in even rounds and IPv6 first in odd ones (ABBA), and each family's
 //! rounds are pooled: both families are sampled over the same span of time.
+//!
+//! A family none of whose probes was answered in a whole round is not probed again: its
+//! server or its path is not there (a closed port refuses at once; a keyed server drops
+//! untagged probes without a word), and each further round would only wait out the probes'
+//! timeout once more, seconds a round, to say the same. Its rounds not sent are counted and
+//! said with its error.
 
 use crate::latency::{LatencyConfig, LatencyOutcome};
 use crate::rrul::probe_quietly;
@@ -26,6 +32,15 @@ pub struct FamilyProbes {
     pub last: Option<LatencySummary>,
     /// What ended the family's rounds.
     pub error: Option<String>,
+    /// Rounds not sent because every probe so far went unanswered (see the module's docs).
+    pub rounds_not_sent: u64,
+}
+
+impl FamilyProbes {
+    /// Whether probes went out and none came back.
+    fn all_unanswered(&self) -> bool {
+        self.sent > 0 && self.received == 0
+    }
 }
 
 /// The probes of round `round` of `rounds` when `count` are split as evenly as can be.
@@ -35,7 +50,7 @@ pub fn round_count(count: u64, rounds: u64, round: u64) -> u64 {
 
 /// Probes `addrs` (IPv4's, IPv6's; None: not measured) with `probe`'s settings, its count
 /// split into rounds; `progress` hears each round as it starts. An error ends that family's
-/// rounds; Ctrl-C ends all.
+/// rounds, as does a round in which nothing it ever sent was answered; Ctrl-C ends all.
 pub fn run_probe_rounds(
     probe: &LatencyConfig,
     addrs: [Option<IpAddr>; 2],
@@ -49,7 +64,9 @@ pub fn run_probe_rounds(
         let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
             return;
         };
-        if fam.error.is_none() {
+        if fam.all_unanswered() {
+            fam.rounds_not_sent += 1;
+        } else if fam.error.is_none() {
             let mut p = probe.clone();
             p.host = addr.to_string();
             p.count = Some(round_count(count, rounds, round));

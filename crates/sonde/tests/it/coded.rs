@@ -167,11 +167,12 @@ fn ctrl_c_ends_the_wait_for_a_silent_server() {
     for command in [&["client", "--coded", "-t", "5"][..], &["capacity"][..]] {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port().to_string();
+        let (done, held) = std::sync::mpsc::channel::<()>();
         let holder = std::thread::spawn(move || {
             let (conn, _) = listener.accept().unwrap();
-            // Longer than the test allows, so a client that ignored Ctrl-C and ended at the
-            // close instead would still fail it.
-            std::thread::sleep(Duration::from_secs(4));
+            // Held longer than the test allows (unless the test is done first), so a client
+            // that ignored Ctrl-C and ended at the close instead would still fail it.
+            let _ = held.recv_timeout(Duration::from_secs(4));
             drop(conn);
         });
         let mut args = vec![command[0], "127.0.0.1", "-p", &port];
@@ -187,6 +188,7 @@ fn ctrl_c_ends_the_wait_for_a_silent_server() {
             out.elapsed
         );
         assert!(out.stderr_lc().contains("interrupt"), "{args:?}: {out:?}");
+        let _ = done.send(());
         holder.join().unwrap();
     }
 }

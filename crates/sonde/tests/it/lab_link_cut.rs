@@ -1,7 +1,9 @@
 //! Issue 16, the link cut and restored in the middle of a test (root). A client - router -
 //! server lab whose router-server link runs through the userspace impairment box; the cut is
 //! the box's server-side interface set down (the server's interface loses its carrier, as
-//! with a pulled cable) and the restore sets it up again. One `sonde server` serves every run:
+//! with a pulled cable) and the restore sets it up again. Two tests, each with a lab and one
+//! `sonde server` of its own serving its runs, side by side (the TCP runs are paced at
+//! 200 Mbit/s so that the box of one lab does not take the cores from the other's):
 //!
 //! - TCP (`-R`, the client receives) with a 2.5 s cut: the transfer stalls and resumes (TCP's
 //!   retransmission timer backs off to about a second by then), exit 0;
@@ -98,7 +100,12 @@ fn table(rows: &[(f64, f64, Value)], key: &str) -> String {
 /// the test passes. Returns (cut, seconds from the restore to the first data again).
 fn tcp_short_cut(lab: &Lab, imp: &ImpBox, dst: &str) -> ((f64, f64), f64) {
     let c = cut(imp, Duration::from_secs(2), Duration::from_millis(2500));
-    let out = client(lab, &["client", dst, "-R", "-t", "8", "-i", "0.5", "-J"]);
+    let out = client(
+        lab,
+        &[
+            "client", dst, "-R", "-b", "200m", "-t", "8", "-i", "0.5", "-J",
+        ],
+    );
     let (down, up) = c.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let rows = intervals(&json(&out));
@@ -153,6 +160,8 @@ fn tcp_long_cut(lab: &Lab, imp: &ImpBox, dst: &str) -> ((f64, f64), f64) {
             "client",
             dst,
             "-R",
+            "-b",
+            "200m",
             "-t",
             "6",
             "-i",
@@ -300,16 +309,14 @@ fn latency_cut(lab: &Lab, imp: &ImpBox, dst: &str) -> ((f64, f64), usize, usize,
     ((down, up), during.len(), after.len(), answered)
 }
 
-#[test]
-fn issue16_drill_link_cut_and_restored_mid_test() {
-    let _turn = crate::turns::take(module_path!());
-    if !lab_available() {
-        return;
-    }
+/// A client - router - server lab of its own for one drill test (`tag` tells the labs of the
+/// two tests apart, which run side by side), the router-server link through the userspace
+/// box: the lab, its box, the server's address and its `sonde server`.
+fn drill_lab(tag: char) -> (Lab, ImpBox, String, common::Killed) {
     let lab = common::chain3_lab_with(
         r#"delay = "1ms""#,
         LabOptions {
-            prefix: Some(format!("sonde-cut{}", std::process::id() % 100_000)),
+            prefix: Some(format!("sonde-cu{tag}{}", std::process::id() % 100_000)),
             caps: Some(KernelCaps::default()),
             ..LabOptions::default()
         },
@@ -319,8 +326,28 @@ fn issue16_drill_link_cut_and_restored_mid_test() {
         .and_then(|l| l.imp_box.clone())
         .expect("the wan link runs through the userspace box");
     let dst = lab.node("server").unwrap().ifaces[0].ipv4.to_string();
-    let mut srv = lab_server(&lab, &["server"]);
+    let srv = lab_server(&lab, &["server"]);
+    (lab, imp, dst, srv)
+}
 
+/// After a lab's drills: a normal test passes, and the server never exited.
+fn still_serving(lab: &Lab, dst: &str, srv: &mut common::Killed) {
+    let last = client(lab, &["client", dst, "-t", "1", "-J"]);
+    assert_eq!(last.status.code(), Some(0), "{}", describe(&last));
+    assert!(
+        matches!(srv.0.try_wait(), Ok(None)),
+        "the server exited during the drills"
+    );
+}
+
+/// The two TCP drills in a lab of their own (the UDP and latency ones run beside, in theirs).
+#[test]
+fn issue16_drill_tcp_through_a_link_cut_and_restored_mid_test() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let (lab, imp, dst, mut srv) = drill_lab('t');
     let (c, resumed) = tcp_short_cut(&lab, &imp, &dst);
     eprintln!(
         "DRILL link cut {:.1}-{:.1} s of TCP -R -t 8: stalled, data again {resumed:.1} s after the restore, exit 0",
@@ -331,6 +358,17 @@ fn issue16_drill_link_cut_and_restored_mid_test() {
         "DRILL link cut {:.1}-{:.1} s of TCP -R -t 6 --rcv-timeout 2s: exit 1 at {ended:.1} s, partial result in --logfile",
         c.0, c.1
     );
+    still_serving(&lab, &dst, &mut srv);
+}
+
+/// The UDP and latency drills in a lab of their own (the TCP ones run beside, in theirs).
+#[test]
+fn issue16_drill_udp_and_latency_through_a_link_cut_and_restored_mid_test() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let (lab, imp, dst, mut srv) = drill_lab('u');
     let (c, lost, in_cut, shown) = udp_cut(&lab, &imp, &dst);
     eprintln!(
         "DRILL link cut {:.1}-{:.1} s of UDP -R 20 Mbit/s -t 6: {lost} datagrams lost, {in_cut:.0} sent in the cut\n{shown}",
@@ -341,12 +379,7 @@ fn issue16_drill_link_cut_and_restored_mid_test() {
         "DRILL link cut {:.1}-{:.1} s of latency -i 100ms -c 60: {lost} probes in the cut all lost, {answered} of {after} after it answered",
         c.0, c.1
     );
-    let last = client(&lab, &["client", &dst, "-t", "1", "-J"]);
-    assert_eq!(last.status.code(), Some(0), "{}", describe(&last));
-    assert!(
-        matches!(srv.0.try_wait(), Ok(None)),
-        "the server exited during the drills"
-    );
+    still_serving(&lab, &dst, &mut srv);
 }
 
 /// A cut that outlasts the end of a forward test (the client sends): the client's data has

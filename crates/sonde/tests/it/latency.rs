@@ -550,4 +550,14 @@ fn compare_ip_side_by_side() {
         "{}",
         out.describe()
     );
+    // Each family's first round went unanswered (the port refused it): its other two
+    // rounds were not sent, and it says so.
+    assert_eq!(
+        out.stdout
+            .matches("the other 2 probe rounds were not sent")
+            .count(),
+        2,
+        "{}",
+        out.describe()
+    );
 }
