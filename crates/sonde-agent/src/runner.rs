@@ -21,6 +21,7 @@ use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::{Direction, DirectionSummary, Event, Protocol};
+use sonde_stats::sink::FnSink;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -117,11 +118,12 @@ pub fn run_latency(
     }
     let mut start = None;
     let mut end = None;
-    let outcome = latency::run(&cfg, interrupt, &mut |ev| match ev {
-        LatencyEvent::Start(s) => start = Some(s),
-        LatencyEvent::End(e) => end = Some(e),
+    let mut sink = FnSink(|ev: &LatencyEvent| match ev {
+        LatencyEvent::Start(s) => start = Some(s.clone()),
+        LatencyEvent::End(e) => end = Some(e.clone()),
         _ => {}
     });
+    let outcome = latency::run(&cfg, interrupt, &mut sink);
     out.ended_unix = now_unix();
     if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
         out.family = f.into();
@@ -213,11 +215,12 @@ pub fn run_throughput(
         file: None,
     };
     let mut start = None;
-    let outcome = client::run(&cfg, interrupt, &mut |ev| {
+    let mut sink = FnSink(|ev: &Event| {
         if let Event::Start(s) = ev {
-            start = Some(s);
+            start = Some(s.clone());
         }
     });
+    let outcome = client::run(&cfg, interrupt, &mut sink);
     out.ended_unix = now_unix();
     if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
         out.family = f.into();

@@ -331,7 +331,7 @@ fn bare_reporter(o: &OutputArgs, out: SharedOut, prefix: LinePrefix) -> Box<dyn 
 }
 
 /// Hands `ev` to `sink`; a failed write goes to [`write_failed`].
-pub fn send(sink: &mut (impl Sink + ?Sized), ev: &Event) {
+pub fn send<E>(sink: &mut (impl Sink<E> + ?Sized), ev: &E) {
     if let Err(e) = sink.event(ev) {
         write_failed(&e);
     }
@@ -433,15 +433,55 @@ pub fn result_place(document: bool) -> &'static str {
     }
 }
 
-/// Adapts a reporter to the runtime's event callback; finishes it after the End event.
-pub fn event_fn(mut sink: Box<dyn Sink + Send>) -> Box<dyn FnMut(Event) + Send> {
-    Box::new(move |ev: Event| {
-        let end = matches!(ev, Event::End(_));
-        send(&mut *sink, &ev);
-        if end {
-            finish(&mut *sink);
+/// A reporter as the runtime's sink: a failed write goes to [`write_failed`] here (reported
+/// once; a closed pipe raises the stop flag, so the run ends as after Ctrl-C) and is not
+/// passed on, since the runtime does not act on a sink's failure (`sonde_report::Sink`).
+pub struct Reported<S>(pub S);
+
+impl<E, S: Sink<E>> Sink<E> for Reported<S> {
+    fn event(&mut self, ev: &E) -> std::io::Result<()> {
+        if let Err(e) = self.0.event(ev) {
+            write_failed(&e);
         }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Err(e) = self.0.finish() {
+            write_failed(&e);
+        }
+        Ok(())
+    }
+}
+
+/// One server test's reporter as the runtime's sink: [`Reported`], finished right after the
+/// test's End (the server never calls `finish`, so this sink's own `finish` does nothing);
+/// `open` counts its output as open while it lives.
+pub fn test_sink(sink: Box<dyn Sink + Send>, open: OpenOutput) -> Box<dyn Sink + Send> {
+    Box::new(TestSink {
+        sink: Reported(sink),
+        _open: open,
     })
+}
+
+/// See [`test_sink`].
+struct TestSink {
+    sink: Reported<Box<dyn Sink + Send>>,
+    _open: OpenOutput,
+}
+
+impl Sink for TestSink {
+    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+        self.sink.event(ev)?;
+        if matches!(ev, Event::End(_)) {
+            self.sink.finish()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

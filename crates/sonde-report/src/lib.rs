@@ -55,5 +55,5 @@ mod test_fixtures;
 
 pub use json::{JsonReporter, ServerOutputSlot};
 pub use json_lines::JsonLinesReporter;
-pub use sink::{Sink, Tee};
+pub use sink::{Discard, FnSink, Sink, Tee};
 pub use table::TableReporter;

@@ -1,55 +1,15 @@
-//! The sink trait: what every reporter implements and what measuring code hands its events
-//! to. [`Sink<E>`] is generic over the event type: the throughput test's [`Event`] by default
-//! (with [`Tee`] to fan out), `sonde_stats::stress::model::StressEvent` for `sonde stress`,
-//! `sonde_stats::latency::model::LatencyEvent` for latency runs.
+//! The sink trait every reporter implements, re-exported from `sonde_stats::sink` (where it
+//! lives beside the event types, so that the runtime below can take the same trait), and
+//! [`Tee`], the fan-out over several reporters, which only output needs.
 //!
 //! A leaf: the reporters (`json`, `json_lines`, `table`, the latency and stress modules)
-//! import it, and it imports none of them, so two reporters of one kind (a table and its
-//! JSON) need not import each other for the trait they share.
+//! import the trait from here, and it imports none of them, so two reporters of one kind (a
+//! table and its JSON) need not import each other for the trait they share.
 
 use std::io;
 
 use sonde_stats::model::Event;
-
-/// A consumer of test events of type `E` (the throughput test's [`Event`] unless named).
-///
-/// Calling order: [`Sink::event`] for each event as it happens (for the throughput test
-/// typically `Start`, any number of `Interval`/`Note`/`Error`, then `End`), then
-/// [`Sink::finish`] exactly once at the very end, also when the run failed or was interrupted
-/// before `End`.
-pub trait Sink<E = Event> {
-    /// Consume one event.
-    ///
-    /// # Errors
-    /// Fails when the underlying writer fails.
-    fn event(&mut self, ev: &E) -> io::Result<()>;
-
-    /// Finish the output (write buffered documents, flush).
-    ///
-    /// # Errors
-    /// Fails when the underlying writer fails.
-    fn finish(&mut self) -> io::Result<()>;
-}
-
-impl<E, S: Sink<E> + ?Sized> Sink<E> for Box<S> {
-    fn event(&mut self, ev: &E) -> io::Result<()> {
-        (**self).event(ev)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
-
-impl<E, S: Sink<E> + ?Sized> Sink<E> for &mut S {
-    fn event(&mut self, ev: &E) -> io::Result<()> {
-        (**self).event(ev)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        (**self).finish()
-    }
-}
+pub use sonde_stats::sink::{Discard, FnSink, Sink};
 
 /// Fan-out sink: passes every event to each inner sink in order.
 ///

@@ -11,6 +11,7 @@ use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcSession;
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
+use sonde_stats::sink::FnSink;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -91,11 +92,15 @@ pub fn run_session(
         .map_or(0.0, |d| d.as_secs_f64());
     // The family the session really used: its server address.
     let mut remote = String::new();
-    let outcome = client::run(&session_cfg, interrupt, &mut |ev| {
-        if let Event::Start(s) = ev {
-            remote = s.remote;
-        }
-    });
+    let outcome = client::run(
+        &session_cfg,
+        interrupt,
+        &mut FnSink(|ev: &Event| {
+            if let Event::Start(s) = ev {
+                remote.clone_from(&s.remote);
+            }
+        }),
+    );
     if let Some(e) = outcome.error {
         return Err(e);
     }

@@ -23,6 +23,7 @@ use sonde_stats::model::{
     ConnectedStream, Direction, Event, IntervalReport, Role, SocketFigures, StreamRole, TestStart,
     TestSummary,
 };
+use sonde_stats::sink::{deliver, Sink};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -42,7 +43,7 @@ const CONTROL_WAIT: Duration = crate::control_conn::POLL_SLICE;
 pub fn run(
     cfg: &ClientConfig,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
 ) -> ClientOutcome {
     let mut run = ClientRun {
         cfg,
@@ -82,7 +83,7 @@ pub fn run(
 struct ClientRun<'a> {
     cfg: &'a ClientConfig,
     interrupt: &'a AtomicBool,
-    emit: &'a mut dyn FnMut(Event),
+    emit: &'a mut dyn Sink<Event>,
     engine: Option<Engine>,
     cpu_span: Option<cpu::ProcessSpan>,
     peer_results: Option<Results>,
@@ -167,7 +168,7 @@ impl ClientRun<'_> {
             .push(Event::Start(Box::new(crate::start::as_seen_by_server(
                 &start,
             ))));
-        (self.emit)(Event::Start(Box::new(start)));
+        deliver(self.emit, &Event::Start(Box::new(start)));
         self.run_until_end(conn, session)?;
         let (stop_at, peer) = self.stop_and_collect(conn, session)?;
         self.finish(conn, session, peer, stop_at, congestion)
@@ -294,10 +295,10 @@ impl ClientRun<'_> {
             .take(sonde_proto::message::MAX_RESULT_NOTES)
             .map(|n| n.chars().take(400).collect::<String>());
         for note in slips.into_iter().chain(server_notes) {
-            (self.emit)(Event::Note(note));
+            deliver(self.emit, &Event::Note(note));
         }
         for r in self.peer_rows.finish() {
-            (self.emit)(Event::PeerInterval(r));
+            deliver(self.emit, &Event::PeerInterval(r));
         }
         engine.join();
         // Set with the engine in `start_engine`; the fallback is never taken.
@@ -324,7 +325,7 @@ impl ClientRun<'_> {
             error: None,
         });
         self.peer_results = Some(peer);
-        (self.emit)(Event::End(Box::new(summary.clone())));
+        deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Ok(summary)
     }
 
@@ -350,7 +351,7 @@ impl ClientRun<'_> {
             if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
             {
                 if let Some(note) = ending.note() {
-                    (self.emit)(Event::Note(note));
+                    deliver(self.emit, &Event::Note(note));
                 }
                 return Ok(());
             }
@@ -443,7 +444,7 @@ impl ClientRun<'_> {
         self.peer_live.add(&r);
         self.server_events.push(Event::Interval(r.clone()));
         for r in self.peer_rows.peer(r) {
-            (self.emit)(Event::PeerInterval(r));
+            deliver(self.emit, &Event::PeerInterval(r));
         }
     }
 
@@ -468,16 +469,16 @@ impl ClientRun<'_> {
     /// Shows this end's interval row, then the server's rows of the same span.
     fn show_interval(&mut self, r: IntervalReport) {
         let end = r.streams.iter().map(|s| s.end).fold(0.0, f64::max);
-        (self.emit)(Event::Interval(r));
+        deliver(self.emit, &Event::Interval(r));
         for r in self.peer_rows.local(end) {
-            (self.emit)(Event::PeerInterval(r));
+            deliver(self.emit, &Event::PeerInterval(r));
         }
     }
 
     /// Shows the server's rows still held (see `peer_rows`).
     fn show_peer_after_stop(&mut self) {
         for r in self.peer_rows.finish() {
-            (self.emit)(Event::PeerInterval(r));
+            deliver(self.emit, &Event::PeerInterval(r));
         }
     }
 
@@ -522,7 +523,7 @@ impl ClientRun<'_> {
         if from_live {
             summary.cpu_remote = None; // the live reports carry no CPU figures
         }
-        (self.emit)(Event::End(Box::new(summary.clone())));
+        deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Some(summary)
     }
 }
@@ -533,10 +534,10 @@ fn final_views(
     engine: &mut Engine,
     stop_at: f64,
     sent_by_peer: &dyn Fn(u32) -> Option<u64>,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
 ) -> Vec<PeerStream> {
     if let Some(r) = engine.meter.finish(stop_at) {
-        emit(Event::Interval(r));
+        deliver(emit, &Event::Interval(r));
     }
     engine
         .meter

@@ -24,7 +24,7 @@ use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcStats;
 use sonde_stats::capacity::Estimate;
 use sonde_stats::dual_stack::{udp_ip_overhead, BtcFamily, CapacityFamily, SizeRow};
-use sonde_stats::latency::model::LatencyEvent;
+use sonde_stats::sink::Discard;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -86,7 +86,7 @@ pub fn run_sizes(
                         Vec::new(),
                     );
                 }
-                let out = run_latency(&cfg, &stop, &mut |_e: LatencyEvent| {});
+                let out = run_latency(&cfg, &stop, &mut Discard);
                 let err = out.error.map(|e| e.to_string());
                 (size_row(v6, size, out.summary, err), out.rtt_sample_ms)
             });

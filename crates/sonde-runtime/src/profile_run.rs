@@ -16,6 +16,7 @@ use crate::profile::{run_as_requested, ProfileConfig, ProfileOutcome};
 use sonde_platform::resolve::Family;
 use sonde_profile::result::ClockOffset;
 use sonde_stats::latency::model::OneWayBasis;
+use sonde_stats::sink::Discard;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -77,7 +78,7 @@ fn measure(
     cfg.interval = SPACING;
     cfg.report_interval = None;
     cfg.wait = Some(Duration::from_millis(500));
-    let outcome = latency::run(&cfg, interrupt, &mut |_| {});
+    let outcome = latency::run(&cfg, interrupt, &mut Discard);
     if let Some(e) = outcome.error {
         return Err(format!("the clock-offset probes failed: {e}"));
     }

@@ -13,8 +13,9 @@ use crate::latency::{run as run_latency, LatencyConfig, LatencyError, LatencyOut
 use sonde_platform::host::software;
 use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
-use sonde_stats::latency::model::{LatencyEvent, LatencySummary, RrulPhase, RrulResult};
-use sonde_stats::model::{Direction, Event, Protocol};
+use sonde_stats::latency::model::{LatencySummary, RrulPhase, RrulResult};
+use sonde_stats::model::{Direction, Protocol};
+use sonde_stats::sink::Discard;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -67,7 +68,7 @@ impl Load {
 }
 
 pub(crate) fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load {
-    let outcome = client::run(&cfg, &interrupt, &mut |_: Event| {});
+    let outcome = client::run(&cfg, &interrupt, &mut Discard);
     let mut load = Load {
         download_bps: None,
         upload_bps: None,
@@ -87,7 +88,7 @@ pub(crate) fn throughput(cfg: ClientConfig, interrupt: Arc<AtomicBool>) -> Load 
 }
 
 pub(crate) fn probe_quietly(cfg: &LatencyConfig, interrupt: &AtomicBool) -> LatencyOutcome {
-    run_latency(cfg, interrupt, &mut |_ev: LatencyEvent| {})
+    run_latency(cfg, interrupt, &mut Discard)
 }
 
 /// The RRUL phases in order: a name and the direction of the TCP load (none when idle). A run

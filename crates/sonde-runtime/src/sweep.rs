@@ -7,6 +7,7 @@ use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
+use sonde_stats::sink::Discard;
 use sonde_stats::sweep::{
     judge_listed_step, Bisection, Probe, SearchConfig, StepKind, StepOutcome, SENDER_SHORT_RERUNS,
 };
@@ -280,7 +281,7 @@ fn run_step(
         ..cfg.client.clone()
     };
     let t0 = Instant::now();
-    let outcome = client::run(&step_cfg, interrupt, &mut |_| {});
+    let outcome = client::run(&step_cfg, interrupt, &mut Discard);
     let fail = |source| StepError {
         index,
         length,

@@ -12,10 +12,11 @@
 use crate::error::RunError;
 use sonde_proto::message::{PeerStream, TestParams};
 use sonde_stats::model::{CpuUsage, Event, Role, TestStart};
+use sonde_stats::sink::{deliver, Sink};
 
 /// A sink for one test's events. See the module docs.
 pub struct TestEvents<'a> {
-    sink: &'a mut (dyn FnMut(Event) + Send),
+    sink: &'a mut (dyn Sink<Event> + Send),
     /// The started test still waiting for its End.
     open: Option<(TestParams, Role)>,
     ended: bool,
@@ -24,7 +25,7 @@ pub struct TestEvents<'a> {
 }
 
 impl<'a> TestEvents<'a> {
-    pub fn new(sink: &'a mut (dyn FnMut(Event) + Send)) -> Self {
+    pub fn new(sink: &'a mut (dyn Sink<Event> + Send)) -> Self {
         Self {
             sink,
             open: None,
@@ -49,14 +50,14 @@ impl<'a> TestEvents<'a> {
             self.ended = true;
             self.open = None;
         }
-        (self.sink)(ev);
+        deliver(self.sink, &ev);
     }
 
     /// Emits the `Start` of the test run with `params` by `role`.
     pub fn start(&mut self, start: TestStart, params: &TestParams, role: Role) {
         self.open = Some((params.clone(), role));
         self.ended = false;
-        (self.sink)(Event::Start(Box::new(start)));
+        deliver(self.sink, &Event::Start(Box::new(start)));
     }
 
     /// Whether a started test still lacks its End.
@@ -98,6 +99,7 @@ impl Drop for TestEvents<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sonde_stats::sink::FnSink;
 
     fn start_event() -> TestStart {
         crate::start::start_event(
@@ -127,7 +129,7 @@ mod tests {
     #[test]
     fn a_started_test_that_fails_still_ends_once_with_its_error() {
         let mut log = Vec::new();
-        let mut sink = |e: Event| log.push(e);
+        let mut sink = FnSink(|e: &Event| log.push(e.clone()));
         let mut ev = TestEvents::new(&mut sink);
         ev.start(start_event(), &TestParams::default(), Role::Server);
         assert!(ev.is_open());
@@ -144,7 +146,7 @@ mod tests {
     #[test]
     fn a_complete_test_gets_no_second_end_and_no_start_means_no_end() {
         let mut log = Vec::new();
-        let mut sink = |e: Event| log.push(e);
+        let mut sink = FnSink(|e: &Event| log.push(e.clone()));
         let mut ev = TestEvents::new(&mut sink);
         ev.start(start_event(), &TestParams::default(), Role::Client);
         let done = crate::summary::build(crate::summary::SummaryInput {
@@ -163,7 +165,7 @@ mod tests {
         assert_eq!(ends(&log), [None]);
 
         let mut log = Vec::new();
-        let mut sink = |e: Event| log.push(e);
+        let mut sink = FnSink(|e: &Event| log.push(e.clone()));
         let mut ev = TestEvents::new(&mut sink);
         ev.emit(Event::Note("refused".into()));
         drop(ev);
@@ -173,7 +175,7 @@ mod tests {
     #[test]
     fn a_failure_after_the_final_figures_keeps_them() {
         let mut log = Vec::new();
-        let mut sink = |e: Event| log.push(e);
+        let mut sink = FnSink(|e: &Event| log.push(e.clone()));
         let mut ev = TestEvents::new(&mut sink);
         ev.start(start_event(), &TestParams::default(), Role::Server);
         let view = sonde_stats::model::EndView {
@@ -208,7 +210,7 @@ mod tests {
     #[test]
     fn dropping_an_open_test_emits_the_partial_end() {
         let mut log = Vec::new();
-        let mut sink = |e: Event| log.push(e);
+        let mut sink = FnSink(|e: &Event| log.push(e.clone()));
         let mut ev = TestEvents::new(&mut sink);
         ev.start(start_event(), &TestParams::default(), Role::Server);
         drop(ev);

@@ -18,6 +18,7 @@ pub mod jitter;
 pub mod latency;
 pub mod live_totals;
 pub mod model;
+pub mod sink;
 pub mod source_limit;
 pub mod stress;
 pub mod sum;

@@ -23,7 +23,6 @@ use crate::sync::{SyncPlan, Syncer};
 use crate::targets::{Due, Targets};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_runtime::RunError;
-use sonde_stats::model::Event;
 use sonde_store::StoreError;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -33,6 +32,7 @@ use std::time::{Duration, Instant};
 
 mod schedule_loop;
 use schedule_loop::Loop;
+use sonde_stats::sink::Discard;
 
 /// Longest sleep between looks at the interrupt flag.
 const SLICE: Duration = Duration::from_millis(100);
@@ -241,7 +241,7 @@ fn start_server(
 ) -> Result<(u16, std::thread::JoinHandle<()>), AgentError> {
     let listen_port = server_cfg.port;
     // The peers' tests are theirs to record; this end keeps no events.
-    let sinks: SinkFactory = Arc::new(|_peer: &str| Box::new(|_ev: Event| {}));
+    let sinks: SinkFactory = Arc::new(|_peer: &str| Box::new(Discard));
     let server_log = log.clone();
     let server = Server::bind(
         server_cfg,

@@ -407,7 +407,7 @@ fn run_test(
     interrupt: &AtomicBool,
     sink: &mut (dyn Sink + Send),
 ) -> Result<ClientOutcome, i32> {
-    let mut emit = |ev: Event| output::send(&mut *sink, &ev);
+    let mut emit = output::Reported(&mut *sink);
     if !a.iperf3 {
         return Ok(client::run(cfg, interrupt, &mut emit));
     }

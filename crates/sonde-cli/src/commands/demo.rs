@@ -11,7 +11,7 @@ use super::exit;
 use crate::output::{self, LineOut, SharedOut};
 use sonde_doc::{Document, Format, Inputs};
 use sonde_proto::message::TestParams;
-use sonde_report::{JsonReporter, Sink, TableReporter};
+use sonde_report::{Discard, FnSink, JsonReporter, Sink, TableReporter};
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_stats::model::{Direction, Event, Protocol};
@@ -160,7 +160,7 @@ impl DemoServer {
             source_limits: Default::default(),
             auth: Default::default(),
         };
-        let quiet: SinkFactory = Arc::new(|_| Box::new(|_ev: Event| {}));
+        let quiet: SinkFactory = Arc::new(|_| Box::new(Discard));
         let server_stop = Arc::new(AtomicBool::new(false));
         let server = match Server::bind(cfg, server_stop.clone(), quiet, Arc::new(|_: &str| {})) {
             Ok(s) => s,
@@ -230,10 +230,11 @@ fn loopback_test(
     };
     let mut table = TableReporter::new(LineOut::new(out.clone()));
     let mut json = JsonReporter::new(Vec::new());
-    let outcome = client::run(&cfg, interrupt, &mut |ev: Event| {
-        let _ = table.event(&ev);
-        let _ = json.event(&ev);
+    let mut both = FnSink(|ev: &Event| {
+        let _ = table.event(ev);
+        let _ = json.event(ev);
     });
+    let outcome = client::run(&cfg, interrupt, &mut both);
     let _ = table.finish();
     let _ = json.finish();
     crate::output::outln!();

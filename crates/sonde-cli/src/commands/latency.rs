@@ -131,15 +131,10 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     let mut sink = reporter(&a.output, a.output.verbose, out);
-    let mut emit = |ev: LatencyEvent| {
-        if let Err(e) = sink.event(&ev) {
-            crate::output::write_failed(&e);
-        }
-    };
-    let outcome = latency::run(&cfg, interrupt, &mut emit);
+    let outcome = latency::run(&cfg, interrupt, &mut output::Reported(&mut sink));
     if let Some(e) = &outcome.error {
         if !crate::output::errors_only_on_stderr(&a.output) {
-            emit(LatencyEvent::Error(e.to_string()));
+            output::send(&mut sink, &LatencyEvent::Error(e.to_string()));
         }
     }
     // A run that measured but failed (no answer) says why in its document too.
@@ -149,7 +144,7 @@ pub fn run(a: LatencyArgs, interrupt: &AtomicBool) -> i32 {
         .filter(|s| s.error.is_none())
         .and_then(|s| latency::unanswered::unanswered(&cfg, &s.loss));
     if let (Some(why), false) = (&unanswered, output::errors_only_on_stderr(&a.output)) {
-        emit(LatencyEvent::Error(why.clone()));
+        output::send(&mut sink, &LatencyEvent::Error(why.clone()));
     }
     {
         let _whole = crate::signals::writing();

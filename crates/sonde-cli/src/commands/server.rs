@@ -138,11 +138,10 @@ fn sinks(o: &OutputArgs, out: SharedOut) -> SinkFactory {
             ..output::LinePrefix::of(&oa)
         };
         let counted = output::OpenOutput::new(&open);
-        let mut emit = output::event_fn(output::reporter_with_prefix(&oa, out.clone(), prefix));
-        Box::new(move |ev| {
-            let _open = &counted;
-            emit(ev)
-        })
+        output::test_sink(
+            output::reporter_with_prefix(&oa, out.clone(), prefix),
+            counted,
+        )
     })
 }
 

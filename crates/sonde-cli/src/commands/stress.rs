@@ -9,7 +9,7 @@ use crate::output::{self, LineOut, SharedOut};
 use sonde_platform::resolve::{resolve, Family};
 use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter};
 use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
-use sonde_report::Sink;
+use sonde_report::{Discard, Sink};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
 };
@@ -167,15 +167,10 @@ fn single(a: &StressArgs, cfg: &StressConfig, out: SharedOut, interrupt: &Atomic
         let limit = if a.each { usize::MAX } else { EACH_LIMIT };
         Box::new(StressTableReporter::new(w).each_limit(limit))
     };
-    let mut emit = |ev: StressEvent| {
-        if let Err(e) = sink.event(&ev) {
-            output::write_failed(&e);
-        }
-    };
     let result = if a.udp {
-        super::stress_udp::run(a, cfg, interrupt, &mut emit)
+        super::stress_udp::run(a, cfg, interrupt, &mut output::Reported(&mut sink))
     } else {
-        client::run(cfg, interrupt, &mut emit).map_err(|e| e.to_string())
+        client::run(cfg, interrupt, &mut output::Reported(&mut sink)).map_err(|e| e.to_string())
     };
     // A failure's reason goes into the document too (`-J`: its `error`), and once on stderr.
     let failure = match &result {
@@ -184,7 +179,7 @@ fn single(a: &StressArgs, cfg: &StressConfig, out: SharedOut, interrupt: &Atomic
     };
     if let Some((lead, why)) = &failure {
         if !output::errors_only_on_stderr(&a.output) {
-            emit(StressEvent::Error(why.clone()));
+            output::send(&mut sink, &StressEvent::Error(why.clone()));
         }
         output::final_error(format_args!("sonde: {lead}{why}"));
     }
@@ -343,14 +338,14 @@ fn ramp_step(
             flows: n,
             ..super::stress_udp::config(a, cfg)
         };
-        return sonde_stress::client::udp::run(&udp, interrupt, &mut |_| {})
+        return sonde_stress::client::udp::run(&udp, interrupt, &mut Discard)
             .map_err(|e| e.to_string());
     }
     let step_cfg = StressConfig {
         connections: n,
         ..cfg.clone()
     };
-    client::run(&step_cfg, interrupt, &mut |_| {}).map_err(|e| e.to_string())
+    client::run(&step_cfg, interrupt, &mut Discard).map_err(|e| e.to_string())
 }
 
 /// `--storm`: connections opened and closed as fast as the device takes them.

@@ -9,7 +9,7 @@ use super::exit;
 use crate::flags::stress::StressArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
-use sonde_report::stress_steps;
+use sonde_report::{stress_steps, Discard};
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
@@ -136,9 +136,9 @@ fn step(a: &StressArgs, rate: u64, local: &ClientSockets, interrupt: &AtomicBool
             get_server_output: false,
             repeating_payload: false,
         };
-        sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut |_| {})
+        sonde_runtime::iperf3::client::run(&cfg, opts, interrupt, &mut Discard)
     } else {
-        client::run(&cfg, interrupt, &mut |_| {})
+        client::run(&cfg, interrupt, &mut Discard)
     };
     LoadStep::of(
         rate as f64,

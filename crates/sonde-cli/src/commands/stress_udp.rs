@@ -8,6 +8,7 @@
 //! request (the device amplifies: a reflector for spoofed requests).
 
 use crate::flags::stress::StressArgs;
+use sonde_report::Sink;
 use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
 use sonde_stats::stress::udp::UdpSummary;
 use sonde_stress::client::udp::{self, probe, UdpStressConfig, MAX_DATAGRAM};
@@ -42,7 +43,7 @@ pub fn run(
     a: &StressArgs,
     tcp: &StressConfig,
     stop: &AtomicBool,
-    emit: &mut dyn FnMut(StressEvent),
+    emit: &mut dyn Sink<StressEvent>,
 ) -> Result<StressSummary, String> {
     udp::run(&config(a, tcp), stop, emit).map_err(|e| e.to_string())
 }

@@ -27,6 +27,7 @@ use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, TestStart, TestSummary,
 };
+use sonde_stats::sink::{deliver, Sink};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +42,7 @@ pub fn run(
     cfg: &ClientConfig,
     opts: Iperf3Options,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
 ) -> ClientOutcome {
     run_with_token(cfg, opts, None, interrupt, emit)
 }
@@ -52,7 +53,7 @@ pub fn run_with_token(
     opts: Iperf3Options,
     authtoken: Option<&str>,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
 ) -> ClientOutcome {
     let mut run = Run {
         cfg,
@@ -159,7 +160,7 @@ struct Run<'a> {
     opts: Iperf3Options,
     authtoken: Option<&'a str>,
     interrupt: &'a AtomicBool,
-    emit: &'a mut dyn FnMut(Event),
+    emit: &'a mut dyn Sink<Event>,
     engine: Option<Engine>,
     cpu0: cpu::ProcessSpan,
 }
@@ -238,7 +239,7 @@ impl Run<'_> {
             crate::start::socket_figures(p, streams.iter().map(|(s, _)| (&s.socket, s.role)));
         let congestion = self.start_engine(streams)?;
         let start = self.start_event(server, local, cookie, (connected, sockets));
-        (self.emit)(Event::Start(Box::new(start)));
+        deliver(self.emit, &Event::Start(Box::new(start)));
         self.until_end(c)?;
         let stop_at = self.end_test(c)?;
         let (local_streams, cpu_local) = self.send_local_results(c, stop_at, &congestion)?;
@@ -253,7 +254,7 @@ impl Run<'_> {
             local_congestion: congestion,
             error: None,
         });
-        (self.emit)(Event::End(Box::new(summary.clone())));
+        deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Ok(summary)
     }
 
@@ -362,9 +363,15 @@ impl Run<'_> {
         self.wait_for(c, "DISPLAY_RESULTS", |e| matches!(e, ClientEvent::Done))?;
         c.flush()?;
         if let Some(t) = &results.server_output_text {
-            (self.emit)(Event::Note(format!("iperf3 server output:\n{t}")));
+            deliver(
+                self.emit,
+                &Event::Note(format!("iperf3 server output:\n{t}")),
+            );
         } else if let Some(j) = &results.server_output_json {
-            (self.emit)(Event::Note(format!("iperf3 server output: {j}")));
+            deliver(
+                self.emit,
+                &Event::Note(format!("iperf3 server output: {j}")),
+            );
         }
         Ok(results)
     }
@@ -379,12 +386,12 @@ impl Run<'_> {
             let engine = running(&mut self.engine)?;
             let elapsed = engine.elapsed();
             if let Some(r) = engine.meter.tick(elapsed) {
-                (self.emit)(Event::Interval(r));
+                deliver(self.emit, &Event::Interval(r));
             }
             if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
             {
                 if let Some(note) = ending.note() {
-                    (self.emit)(Event::Note(note));
+                    deliver(self.emit, &Event::Note(note));
                 }
                 return Ok(());
             }
@@ -463,7 +470,7 @@ impl Run<'_> {
             &mut *self.emit,
             &cpu_fn,
         );
-        (self.emit)(Event::End(Box::new(summary.clone())));
+        deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Some(summary)
     }
 }

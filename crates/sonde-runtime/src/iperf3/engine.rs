@@ -8,6 +8,7 @@ use crate::streams::{Budget, StreamConfig};
 use sonde_proto::message::{PeerStream, TestParams};
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Protocol, Role, StreamRole, TestSummary};
+use sonde_stats::sink::{deliver, Sink};
 use std::sync::atomic::Ordering;
 
 /// One stream to run on this host (sonde id, 1-based).
@@ -53,10 +54,10 @@ pub fn start(
 pub(crate) fn local_views(
     engine: &mut Engine,
     stop_at: f64,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
 ) -> Vec<PeerStream> {
     if let Some(r) = engine.meter.finish(stop_at) {
-        emit(Event::Interval(r));
+        deliver(emit, &Event::Interval(r));
     }
     engine
         .meter
@@ -73,7 +74,7 @@ pub(crate) fn finish(
     p: &TestParams,
     role: Role,
     error: Option<String>,
-    emit: &mut dyn FnMut(Event),
+    emit: &mut dyn Sink<Event>,
     cpu: &dyn Fn(CpuTimes) -> CpuUsage,
 ) -> TestSummary {
     let stop_at = engine.elapsed();

@@ -31,6 +31,7 @@ use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
 };
+use sonde_stats::sink::FnSink;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -433,7 +434,11 @@ impl Session<'_, '_> {
         engine.stop_senders(Duration::from_secs(1));
         engine.flush_tcp_senders(Duration::from_secs(1));
         engine.drain_receivers(&[], Duration::from_millis(250));
-        let local = local_views(&mut engine, stop_at, &mut |e| self.events.emit(e));
+        let local = local_views(
+            &mut engine,
+            stop_at,
+            &mut FnSink(|e: &Event| self.events.emit(e.clone())),
+        );
         let cpu_local = cpu::usage(
             CpuTimes::default(),
             engine.join() + cpu::thread_times().saturating_sub(cpu0),
@@ -460,7 +465,7 @@ impl Session<'_, '_> {
             p,
             Role::Server,
             Some(e.to_string()),
-            &mut |e| self.events.emit(e),
+            &mut FnSink(|e: &Event| self.events.emit(e.clone())),
             &cpu_fn,
         );
         self.events.emit(Event::End(Box::new(summary)));

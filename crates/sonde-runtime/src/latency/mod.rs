@@ -25,6 +25,7 @@ use crate::error::RunError;
 use sonde_platform::host::software;
 use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencyStart, LatencySummary};
+use sonde_stats::sink::Sink;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -181,7 +182,7 @@ pub(crate) fn start_event(
 pub fn run(
     cfg: &LatencyConfig,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(LatencyEvent),
+    emit: &mut dyn Sink<LatencyEvent>,
 ) -> LatencyOutcome {
     let result = match cfg.mode {
         LatencyMode::Udp | LatencyMode::Icmp => prober::run_datagram(cfg, interrupt, emit),

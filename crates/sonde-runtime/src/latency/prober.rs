@@ -6,6 +6,7 @@ use super::transports::{IcmpEcho, Incoming, Transport, UdpProbes};
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{ScheduleTracker, Verdict};
+use sonde_stats::sink::{deliver, Sink};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,7 +107,7 @@ fn wait_until(
 pub(crate) fn run_datagram(
     cfg: &LatencyConfig,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(LatencyEvent),
+    emit: &mut dyn Sink<LatencyEvent>,
 ) -> Result<LatencyOutcome, LatencyError> {
     let peer = target(cfg, interrupt)?;
     let t = open(cfg, peer)?;
@@ -134,16 +135,19 @@ fn announce(
     cfg: &LatencyConfig,
     t: &dyn Transport,
     peer: SocketAddr,
-    emit: &mut dyn FnMut(LatencyEvent),
+    emit: &mut dyn Sink<LatencyEvent>,
 ) {
-    emit(start_event(
-        cfg,
-        peer,
-        t.local(),
-        t.wire_size(),
-        t.size_meaning(),
-        t.timestamping(),
-    ));
+    deliver(
+        emit,
+        &start_event(
+            cfg,
+            peer,
+            t.local(),
+            t.wire_size(),
+            t.size_meaning(),
+            t.timestamping(),
+        ),
+    );
     let min = super::transports::min_probe_len(cfg);
     if cfg.mode == LatencyMode::Udp && cfg.size < min {
         let what = if cfg.psk.is_some() {
@@ -151,11 +155,14 @@ fn announce(
         } else {
             "header"
         };
-        emit(LatencyEvent::Note(format!(
-            "UDP probes carry a {}-byte {what}; --size {} raised to {min}",
-            sonde_proto::probe::HEADER_LEN,
-            cfg.size,
-        )));
+        deliver(
+            emit,
+            &LatencyEvent::Note(format!(
+                "UDP probes carry a {}-byte {what}; --size {} raised to {min}",
+                sonde_proto::probe::HEADER_LEN,
+                cfg.size,
+            )),
+        );
     }
 }
 

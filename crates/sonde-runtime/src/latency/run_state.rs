@@ -11,6 +11,7 @@
 use super::{LatencyConfig, LatencyOutcome};
 use sonde_stats::latency::model::{LatencyEvent, LatencySummary, ProbeSent};
 use sonde_stats::latency::tracker::{ProbeTracker, Reply, TrackerConfig, Verdict};
+use sonde_stats::sink::{deliver, Sink};
 use std::time::{Duration, Instant};
 
 /// Shared bookkeeping of a run: tracker, interval clock, event sink.
@@ -20,7 +21,7 @@ pub(crate) struct RunState<'a> {
     /// The next interval boundary (None for the summary only, and once probing ended).
     pub next_report: Option<Instant>,
     report_every: Option<Duration>,
-    emit: &'a mut dyn FnMut(LatencyEvent),
+    emit: &'a mut dyn Sink<LatencyEvent>,
     pub max_rtt: Duration,
     /// Count replies seen (UDP).
     pub count_replies: u64,
@@ -31,7 +32,7 @@ pub(crate) struct RunState<'a> {
 }
 
 impl<'a> RunState<'a> {
-    pub(crate) fn new(cfg: &LatencyConfig, emit: &'a mut dyn FnMut(LatencyEvent)) -> Self {
+    pub(crate) fn new(cfg: &LatencyConfig, emit: &'a mut dyn Sink<LatencyEvent>) -> Self {
         let start = Instant::now();
         Self {
             tracker: ProbeTracker::new(TrackerConfig {
@@ -56,7 +57,10 @@ impl<'a> RunState<'a> {
     /// Probe `seq` left at `sent_unix_ns` (wall clock).
     pub(crate) fn sent(&mut self, seq: u64, sent_unix_ns: u64) {
         self.tracker.on_sent(seq);
-        (self.emit)(LatencyEvent::Sent(ProbeSent { seq, sent_unix_ns }));
+        deliver(
+            self.emit,
+            &LatencyEvent::Sent(ProbeSent { seq, sent_unix_ns }),
+        );
     }
 
     /// Accounts a reply; a fresh one also goes out as a per-probe record.
@@ -67,7 +71,7 @@ impl<'a> RunState<'a> {
                 .max_rtt
                 .max(Duration::from_nanos(r.recv_ns.saturating_sub(r.sent_ns)));
             if let Some(rt) = self.tracker.last_round_trip().copied() {
-                (self.emit)(LatencyEvent::RoundTrip(rt));
+                deliver(self.emit, &LatencyEvent::RoundTrip(rt));
             }
         }
         v
@@ -92,7 +96,7 @@ impl<'a> RunState<'a> {
         }
         let (now, grace) = (self.secs(now), self.final_wait().as_secs_f64());
         while let Some(iv) = self.tracker.pop_interval(now, grace, force) {
-            (self.emit)(LatencyEvent::Interval(iv));
+            deliver(self.emit, &LatencyEvent::Interval(iv));
         }
     }
 
@@ -161,7 +165,7 @@ impl<'a> RunState<'a> {
             error,
         };
         extra(&mut s);
-        (self.emit)(LatencyEvent::End(Box::new(s.clone())));
+        deliver(self.emit, &LatencyEvent::End(Box::new(s.clone())));
         LatencyOutcome {
             summary: Some(s),
             error: None,

@@ -28,6 +28,7 @@ use sonde_proto::probe_tag::{
 use sonde_proto::psk::AuthError;
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
+use sonde_stats::sink::{deliver, Sink};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,7 +143,7 @@ impl Rr {
 pub(crate) fn run(
     cfg: &LatencyConfig,
     interrupt: &AtomicBool,
-    emit: &mut dyn FnMut(LatencyEvent),
+    emit: &mut dyn Sink<LatencyEvent>,
 ) -> Result<LatencyOutcome, LatencyError> {
     let peer = target(cfg, interrupt)?;
     let size = cfg.size.clamp(1, MAX_PROBE_LEN);
@@ -153,7 +154,7 @@ pub(crate) fn run(
         }
         _ => None,
     };
-    emit(tcp_start_event(cfg, peer, rr.as_ref(), size));
+    deliver(emit, &tcp_start_event(cfg, peer, rr.as_ref(), size));
     let mut st = RunState::new(cfg, emit);
     let mut probes = TcpProbes {
         cfg,

@@ -12,6 +12,7 @@ pub mod source_limit;
 pub mod source_slots;
 
 use sonde_stats::model::Event;
+use sonde_stats::sink::Sink;
 use source_limit::SourceLimits;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -54,5 +55,7 @@ impl ServerConfig {
     }
 }
 
-/// Creates the event sink for one test, given a label for the client.
-pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn FnMut(Event) + Send> + Send + Sync>;
+/// Creates the event sink for one test, given a label for the client. The server only hands
+/// it events (see [`Sink`] for what a failed write does); the sink finishes itself after the
+/// test's `End`.
+pub type SinkFactory = Arc<dyn Fn(&str) -> Box<dyn Sink<Event> + Send> + Send + Sync>;

@@ -19,6 +19,7 @@ use conn::Conn;
 use error::poll_once;
 pub use error::StressError;
 use mio::{Events, Poll};
+use sonde_stats::sink::{deliver, Sink};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, ConnectReport, StressEvent, StressMode, StressStart, StressSummary,
 };
@@ -34,10 +35,10 @@ use std::time::{Duration, Instant};
 pub fn run(
     cfg: &StressConfig,
     stop: &AtomicBool,
-    emit: &mut dyn FnMut(StressEvent),
+    emit: &mut dyn Sink<StressEvent>,
 ) -> Result<StressSummary, StressError> {
     crate::os::raise_nofile_limit();
-    emit(StressEvent::Start(start_event(cfg)));
+    deliver(emit, &StressEvent::Start(start_event(cfg)));
     let mut poll = Poll::new().map_err(StressError::Poll)?;
     let mut events = Events::with_capacity(4096);
     let (mut conns, report) = connect(cfg, &mut poll, &mut events, stop, emit)?;
@@ -57,7 +58,7 @@ pub fn run(
         }
         if now >= slicer.next_boundary() {
             if let Some(iv) = slicer.cut(now, &counters(&conns)) {
-                emit(StressEvent::Interval(iv));
+                deliver(emit, &StressEvent::Interval(iv));
             }
             continue;
         }
@@ -89,7 +90,7 @@ pub fn run(
     let seconds = t0.elapsed().as_secs_f64().min(end.max(0.0));
     let partial = stop.load(Ordering::SeqCst);
     if let Some(iv) = slicer.cut(seconds, &counters(&conns)) {
-        emit(StressEvent::Interval(iv));
+        deliver(emit, &StressEvent::Interval(iv));
     }
     conn::close_all(
         &mut conns,
@@ -101,7 +102,7 @@ pub fn run(
         &mut scratch,
     );
     let summary = summarise(cfg.mode, seconds, report, &conns, partial);
-    emit(StressEvent::End(summary.clone()));
+    deliver(emit, &StressEvent::End(summary.clone()));
     Ok(summary)
 }
 
@@ -125,10 +126,10 @@ fn connect(
     poll: &mut Poll,
     events: &mut Events,
     stop: &AtomicBool,
-    emit: &mut dyn FnMut(StressEvent),
+    emit: &mut dyn Sink<StressEvent>,
 ) -> Result<(Vec<Conn>, ConnectReport), StressError> {
     let (conns, report) = connect::open_all(cfg, poll, events, stop)?;
-    emit(StressEvent::Connected(report.clone()));
+    deliver(emit, &StressEvent::Connected(report.clone()));
     if conns.is_empty() {
         let why = report
             .first_error

@@ -17,6 +17,7 @@ pub mod probe;
 
 use flow::Flow;
 use mio::{Events, Interest, Poll, Token};
+use sonde_stats::sink::{deliver, Sink};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, ConnectReport, StressEvent, StressMode, StressStart, StressSummary,
     Transport,
@@ -69,22 +70,25 @@ pub enum UdpStressError {
 pub fn run(
     cfg: &UdpStressConfig,
     stop: &AtomicBool,
-    emit: &mut dyn FnMut(StressEvent),
+    emit: &mut dyn Sink<StressEvent>,
 ) -> Result<StressSummary, UdpStressError> {
     crate::os::raise_nofile_limit();
-    emit(StressEvent::Start(StressStart {
-        remote: cfg.remote.clone(),
-        port: cfg.addr.port(),
-        mode: cfg.mode,
-        transport: Transport::Udp,
-        connections: cfg.flows,
-        duration_secs: cfg.duration.as_secs_f64(),
-        interval_secs: cfg.interval.as_secs_f64(),
-        connect_timeout_secs: 0.0,
-    }));
+    deliver(
+        emit,
+        &StressEvent::Start(StressStart {
+            remote: cfg.remote.clone(),
+            port: cfg.addr.port(),
+            mode: cfg.mode,
+            transport: Transport::Udp,
+            connections: cfg.flows,
+            duration_secs: cfg.duration.as_secs_f64(),
+            interval_secs: cfg.interval.as_secs_f64(),
+            connect_timeout_secs: 0.0,
+        }),
+    );
     let poll = Poll::new().map_err(UdpStressError::Poll)?;
     let (mut flows, connect) = open(cfg, &poll);
-    emit(StressEvent::Connected(connect.clone()));
+    deliver(emit, &StressEvent::Connected(connect.clone()));
     if flows.is_empty() {
         return Err(UdpStressError::NoSocket {
             addr: cfg.addr,
@@ -98,7 +102,7 @@ pub fn run(
         run.drain(&mut flows, stop)?;
     }
     let summary = run.summarise(&flows, seconds, connect, partial);
-    emit(StressEvent::End(summary.clone()));
+    deliver(emit, &StressEvent::End(summary.clone()));
     Ok(summary)
 }
 
@@ -184,7 +188,7 @@ impl<'a> Runner<'a> {
         &mut self,
         flows: &mut [Flow],
         stop: &AtomicBool,
-        emit: &mut dyn FnMut(StressEvent),
+        emit: &mut dyn Sink<StressEvent>,
     ) -> Result<f64, UdpStressError> {
         let mut slicer =
             IntervalSlicer::new(self.cfg.mode, flows.len(), self.cfg.interval.as_secs_f64());
@@ -218,7 +222,7 @@ impl<'a> Runner<'a> {
         now: f64,
         flows: &[Flow],
         last: &mut (u64, u64),
-        emit: &mut dyn FnMut(StressEvent),
+        emit: &mut dyn Sink<StressEvent>,
     ) {
         let start = slicer.next_boundary() - self.cfg.interval.as_secs_f64();
         if let Some(iv) = slicer.cut(now, &counters(flows)) {
@@ -229,7 +233,7 @@ impl<'a> Runner<'a> {
                 replies: counts.1 - last.1,
             });
             *last = counts;
-            emit(StressEvent::Interval(iv));
+            deliver(emit, &StressEvent::Interval(iv));
         }
     }
 
