@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sonde_emu::scenario::{Scenario, Settings};
+use sonde_scenario::{Scenario, Settings};
 
 use crate::fmt;
 

@@ -13,7 +13,7 @@
 //! ```no_run
 //! use sonde_lab::{Lab, LabOptions};
 //!
-//! let scenario = sonde_emu::scenario::builtin("quick").ok_or("no quick scenario")?;
+//! let scenario = sonde_scenario::builtin("quick").ok_or("no quick scenario")?;
 //! let lab = Lab::build(&scenario, Some("loss-5"), LabOptions::default())?;
 //! let server = lab.node("server")?.ifaces[0].ipv4;
 //! let status = lab.command("client", "ping", &["-c", "3", &server.to_string()])?.status()?;
