@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use sonde_emu::scenario::Scenario;
+use sonde_scenario::Scenario;
 use sonde_store::{InterfaceTraffic, LoadedRun, RunId, TestRecord, TestStatus};
 
 use crate::input::{Document, Inputs};

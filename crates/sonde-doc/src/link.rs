@@ -1,15 +1,15 @@
 //! Link settings and backend plans, as the report shows them.
 //!
-//! The store keeps each settings entry as the lab serialised it (`sonde_emu`'s `Settings`) and
-//! the scenario file verbatim. The report reads the JSON first and falls back to the scenario
-//! text, so a database whose settings JSON is missing or from another version still gives the
+//! The store keeps each settings entry as the lab serialised it (`sonde_scenario`'s
+//! `Settings`) and the scenario file verbatim. The report reads the JSON first and falls back
+//! to the scenario text, so a database whose settings JSON is missing or from another version still gives the
 //! link columns where it can. One number per column summarises a settings entry: the lowest
 //! rate, the highest one-way delay and the highest random loss of any impaired direction (in
 //! the built-in scenarios one link carries every impairment, so these are exact there).
 
 use serde::Serialize;
 use serde_json::Value;
-use sonde_emu::scenario::{Scenario, Settings};
+use sonde_scenario::{Scenario, Settings};
 
 use crate::fmt;
 

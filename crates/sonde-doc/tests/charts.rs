@@ -61,7 +61,7 @@ fn polyline_points(svg: &str) -> Vec<Vec<(f64, f64)>> {
 
 #[test]
 fn a_loss_sweep_is_markers_never_a_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sonde_testkit::TempDir::new("doc");
     let page = html(&common::lab_inputs(dir.path()));
     let svg = chart(&page, "Goodput against link loss");
     let s = series(svg);
@@ -193,7 +193,7 @@ fn the_rtt_cdf_is_drawn_from_binned_samples_only() {
 
 #[test]
 fn the_labs_counters_are_tables() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sonde_testkit::TempDir::new("doc");
     let inputs = common::lab_inputs(dir.path());
     let md = markdown(&inputs);
     assert!(

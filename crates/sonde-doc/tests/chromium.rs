@@ -98,8 +98,8 @@ fn html_report_renders_its_charts_in_chromium() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html");
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap_or_else(|e| panic!("{e}"));
-    let db_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let profile = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db_dir = sonde_testkit::TempDir::new("doc");
+    let profile = sonde_testkit::TempDir::new("doc");
     let inputs = common::lab_inputs(db_dir.path());
     let html = render(&inputs, Format::Html).unwrap_or_else(|e| panic!("{e}"));
     let page = out.join("report.html");

@@ -79,7 +79,8 @@ fn a_rate_search_draws_loss_per_step_and_tabulates_the_rates_found() {
 fn a_search_that_passed_at_its_max_rate_is_shown_as_a_lower_bound() {
     let mut d = doc("sweep-search-loopback.json");
     d["results"][0]["verdict"] = "at_max_rate".into();
-    let file = std::env::temp_dir().join(format!("sonde-doc-at-max-{}.json", std::process::id()));
+    let dir = sonde_testkit::TempDir::new("doc");
+    let file = dir.file("at-max.json");
     std::fs::write(&file, d.to_string()).unwrap();
     let html = String::from_utf8(
         render(
@@ -89,7 +90,6 @@ fn a_search_that_passed_at_its_max_rate_is_shown_as_a_lower_bound() {
         .unwrap(),
     )
     .unwrap();
-    let _ = std::fs::remove_file(&file);
     let rows = html_rows(&html, "Rates found");
     assert!(
         rows[0][7].contains("a lower bound, not the ceiling"),

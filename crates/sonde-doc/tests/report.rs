@@ -42,7 +42,7 @@ fn render_ok(inputs: &Inputs, f: Format) -> Vec<u8> {
 
 #[test]
 fn lab_run_markdown_matches_golden() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = sonde_testkit::TempDir::new("doc");
     let md = render_ok(&common::lab_inputs(dir.path()), Format::Markdown);
     check_golden("lab-run.md", &md);
 }
@@ -56,8 +56,8 @@ fn documents_markdown_matches_golden() {
 #[test]
 fn rendering_is_deterministic() {
     for _ in 0..2 {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let dir2 = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = sonde_testkit::TempDir::new("doc");
+        let dir2 = sonde_testkit::TempDir::new("doc");
         let (a, b) = (
             common::lab_inputs(dir.path()),
             common::lab_inputs(dir2.path()),
@@ -74,7 +74,7 @@ fn rendering_is_deterministic() {
 
 #[test]
 fn lab_report_has_every_part() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = sonde_testkit::TempDir::new("doc");
     let inputs = common::lab_inputs(dir.path());
     let md = String::from_utf8(render_ok(&inputs, Format::Markdown)).unwrap_or_default();
     for want in [
@@ -125,7 +125,7 @@ fn documents_report_has_stream_loss_and_latency() {
 
 #[test]
 fn write_report_writes_each_format() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = sonde_testkit::TempDir::new("doc");
     let out = dir.path().join("out/nested");
     let paths = write_report(
         &common::doc_inputs(),
@@ -146,7 +146,7 @@ fn err_of(paths: &[PathBuf]) -> String {
 
 #[test]
 fn bad_inputs_name_the_file() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = sonde_testkit::TempDir::new("doc");
     let write = |name: &str, body: &[u8]| {
         let p = dir.path().join(name);
         std::fs::write(&p, body).unwrap_or_else(|e| panic!("{e}"));
@@ -183,7 +183,7 @@ fn bad_inputs_name_the_file() {
 
 #[test]
 fn a_bad_result_inside_a_database_is_reported_not_fatal() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = sonde_testkit::TempDir::new("doc");
     let mut run = common::lab_run();
     run.tests[0].result_json = Some("{not json".into());
     let db = dir.path().join("r.db");

@@ -10,8 +10,8 @@ use std::time::Instant as Wall;
 
 use sonde_emu::build::build_chain;
 use sonde_emu::impair::Stage;
-use sonde_emu::scenario::Impairments;
 use sonde_emu::{ChainSeed, Direction, Instant, Packet};
+use sonde_scenario::Impairments;
 
 const CHAIN: &str = r#"
 rate = "10gbit"

@@ -16,8 +16,8 @@
 use serde::Serialize;
 
 use crate::impair::QueueLimit;
-use crate::scenario::{Impairments, Scenario};
 use crate::seed::Direction;
+use sonde_scenario::{Impairments, Scenario};
 
 /// What the running kernel offers (probed by the lab, e.g. by trying `tc qdisc add`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -256,7 +256,7 @@ pub fn plan(
 mod tests {
     use super::*;
     use crate::impair::QueueLimit;
-    use crate::scenario::{Dur, Percent, Rate};
+    use sonde_scenario::{Dur, Percent, Rate};
     use std::time::Duration;
 
     const HERE: KernelCaps = KernelCaps {

@@ -16,8 +16,8 @@ use crate::impair::{
     Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplicate, GilbertElliott, RandomLoss,
     RateConfig, RateLimiter, Reorder, ReorderConfig,
 };
-use crate::scenario::{Impairments, Scenario};
 use crate::seed::{ChainSeed, Direction};
+use sonde_scenario::{Impairments, Scenario};
 
 /// The fixed seed slot of each kind of stage. Slots 0 and 1 belong to the rate limiter and the
 /// device model, which draw no random numbers today.

@@ -1,4 +1,4 @@
-//! The sans-IO core of `sonde lab`: link impairments on a virtual clock, and the scenario model.
+//! The sans-IO core of `sonde lab`: link impairments on a virtual clock.
 //!
 //! sonde's lab runs tests across emulated links (client, router, server in network
 //! namespaces). Where the kernel has netem, the kernel impairs the links; where it does not,
@@ -10,9 +10,9 @@
 //!   device model), composed into a [`Chain`](impair::Chain) per link direction. Every stage
 //!   takes `now` as an argument and draws from its own seeded PRNG, so a run repeats exactly
 //!   and tests run 20 000 packets through a 10 ms delay in no real time.
-//! - [`scenario`]: the TOML scenario file (topology, link settings, tests, the matrix), its
-//!   validation, the built-in scenarios and the expansion of the matrix into runs.
-//! - [`build`]: turns one link direction's settings into a [`Chain`](impair::Chain).
+//! - [`build`]: turns one link direction's settings (a [`sonde_scenario::Impairments`]) into a
+//!   [`Chain`](impair::Chain). The scenario file itself (topology, settings, tests, matrix) is
+//!   `sonde-scenario`'s, below this crate.
 //! - [`backend`]: which backend (kernel qdisc or userspace) applies each impairment, given
 //!   what the kernel offers; the answer is recorded with each run.
 //!
@@ -35,7 +35,6 @@ pub mod backend;
 pub mod build;
 pub mod impair;
 pub mod packet;
-pub mod scenario;
 pub mod seed;
 pub mod time;
 

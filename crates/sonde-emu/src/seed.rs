@@ -12,54 +12,8 @@ use rand::SeedableRng;
 /// The PRNG every stage uses: PCG-64 MCG, small state and a few ns per draw.
 pub type StageRng = rand_pcg::Pcg64Mcg;
 
-/// A link direction, as seen from the link's endpoints `a` and `b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Direction {
-    /// From endpoint `a` to endpoint `b`.
-    AToB,
-    /// From endpoint `b` to endpoint `a`.
-    BToA,
-}
-
-impl Direction {
-    /// Both directions, `a`→`b` first.
-    pub const BOTH: [Direction; 2] = [Direction::AToB, Direction::BToA];
-
-    /// The name used in scenario files and records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::AToB => "a-to-b",
-            Direction::BToA => "b-to-a",
-        }
-    }
-}
-
-impl core::fmt::Display for Direction {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One step of SplitMix64: a bijective, well-mixed 64-bit function.
-pub const fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// FNV-1a over `bytes`: a stable hash of a name.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// Mixes a run seed with a name, giving an independent seed (used for per-run seeds too).
-pub fn mix(seed: u64, name: &str) -> u64 {
-    splitmix64(seed ^ splitmix64(fnv1a(name.as_bytes())))
-}
+pub use sonde_scenario::seed::{fnv1a, mix, splitmix64};
+pub use sonde_scenario::Direction;
 
 /// Where a chain's stages take their seeds from: run seed, link and direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use sonde_emu::impair::{
     Chain, Corrupt, Delay, DelayConfig, Device, DeviceConfig, Distribution, Duplicate, GeParams,
     GilbertElliott, QueueLimit, RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, Stage,
 };
-use sonde_emu::scenario::Impairments;
 use sonde_emu::{ChainSeed, Direction, Instant, Packet};
+use sonde_scenario::Impairments;
 
 const N: u64 = 20_000;
 

@@ -18,11 +18,11 @@
 
 use std::time::{Duration, Instant};
 
-use sonde_emu::scenario::Scenario;
 use sonde_emu::Packet;
 use sonde_lab::forward::clock::{monotonic_ns, wait_readable};
 use sonde_lab::forward::sock::{send_all, PacketSocket, BATCH};
 use sonde_lab::{netns, Lab, LabOptions};
+use sonde_scenario::Scenario;
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 

@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let name = args.next().unwrap_or_else(|| "quick".into());
     let settings = args.next();
     let secs: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
-    let scenario = sonde_emu::scenario::builtin(&name).ok_or("no such built-in scenario")?;
+    let scenario = sonde_scenario::builtin(&name).ok_or("no such built-in scenario")?;
     let lab = Lab::build(&scenario, settings.as_deref(), LabOptions::default())?;
     println!("lab {} up for {secs} s:", lab.prefix());
     for ns in lab.layout().namespaces() {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use sonde_lab::{Lab, LabOptions};
 
-fn scenario(rate: &str, burst: Option<&str>) -> Result<sonde_emu::scenario::Scenario, String> {
+fn scenario(rate: &str, burst: Option<&str>) -> Result<sonde_scenario::Scenario, String> {
     let burst = burst
         .map(|b| format!(", burst = \"{b}\""))
         .unwrap_or_default();
@@ -44,7 +44,7 @@ fn scenario(rate: &str, burst: Option<&str>) -> Result<sonde_emu::scenario::Scen
         command = ["true"]
         "#
     );
-    sonde_emu::scenario::Scenario::from_toml(&text).map_err(|e| e.to_string())
+    sonde_scenario::Scenario::from_toml(&text).map_err(|e| e.to_string())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

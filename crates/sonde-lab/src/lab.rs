@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use sonde_emu::backend::{self, Backend, BackendPlan, KernelCaps};
 use sonde_emu::build::build_settings;
-use sonde_emu::scenario::Scenario;
 use sonde_emu::Direction;
+use sonde_scenario::Scenario;
 
 use crate::cmd;
 use crate::counters::{self, IfCounters};

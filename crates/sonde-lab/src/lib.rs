@@ -1,8 +1,8 @@
 //! sonde's lab: a scenario's hosts and routers as network namespaces joined by veth pairs,
 //! with each link direction impaired by a kernel qdisc or by the userspace engine.
 //!
-//! [`sonde_emu`] holds the pure parts (the scenario model, the impairment stages, the backend
-//! decision); this crate does what needs root and a kernel: it creates namespaces, links,
+//! [`sonde_scenario`] holds the scenario model and [`sonde_emu`] the other pure parts (the
+//! impairment stages, the backend decision); this crate does what needs root and a kernel: it creates namespaces, links,
 //! addresses and routes ([`Lab::build`]), shapes with tbf/htb (or netem where present) via
 //! [`qdisc`], runs the userspace forwarder ([`forward`]) in a bump-in-the-wire namespace on
 //! each link that needs it, turns segmentation offloads off with the ethtool ioctl
@@ -13,7 +13,7 @@
 //! ```no_run
 //! use sonde_lab::{Lab, LabOptions};
 //!
-//! let scenario = sonde_emu::scenario::builtin("quick").ok_or("no quick scenario")?;
+//! let scenario = sonde_scenario::builtin("quick").ok_or("no quick scenario")?;
 //! let lab = Lab::build(&scenario, Some("loss-5"), LabOptions::default())?;
 //! let server = lab.node("server")?.ifaces[0].ipv4;
 //! let status = lab.command("client", "ping", &["-c", "3", &server.to_string()])?.status()?;

@@ -36,7 +36,7 @@
 
 use sonde_emu::backend::{KernelCaps, Qdisc};
 use sonde_emu::impair::{Distribution, QueueLimit};
-use sonde_emu::scenario::Impairments;
+use sonde_scenario::Impairments;
 
 use crate::cmd;
 use crate::error::LabError;
@@ -217,7 +217,7 @@ pub fn probe(netns: &str, dev: &str) -> KernelCaps {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_emu::scenario::{Dur, Percent, Rate, Size};
+    use sonde_scenario::{Dur, Percent, Rate, Size};
     use std::time::Duration;
 
     fn line(v: &[String]) -> String {

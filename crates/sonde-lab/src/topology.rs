@@ -21,7 +21,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use sonde_emu::scenario::{Ipv4Subnet, Ipv6Subnet, Scenario};
+use sonde_scenario::{Ipv4Subnet, Ipv6Subnet, Scenario};
 
 use crate::error::LabError;
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use sonde_emu::backend::{self, BackendPlan};
-use sonde_emu::scenario::{Run, Scenario};
 use sonde_lab::{Lab, LabOptions, LabReport};
+use sonde_scenario::{Run, Scenario};
 use sonde_store::{
     LinkSettingsRecord, NewRun, Remote, RunId, RunStatus, Store, SyncOutcome, TestRecord,
     TestStatus,
@@ -588,7 +588,7 @@ mod tests {
 
     #[test]
     fn settings_filter() {
-        let q = sonde_emu::scenario::builtin("quick").expect("quick");
+        let q = sonde_scenario::builtin("quick").expect("quick");
         assert_eq!(matrix(&q, &[]).map(|m| m.len()).unwrap_or(0), 8);
         let only = matrix(&q, &["loss-5".into()]).unwrap_or_default();
         assert!(only.len() == 4 && only.iter().all(|r| r.settings == "loss-5"));
@@ -601,7 +601,7 @@ mod tests {
 
     #[test]
     fn settings_in_the_order_of_their_first_test() {
-        let q = sonde_emu::scenario::builtin("quick").expect("quick");
+        let q = sonde_scenario::builtin("quick").expect("quick");
         let runs = matrix(&q, &[]).unwrap_or_default();
         let mut to_run: Vec<&Run> = runs.iter().collect();
         assert_eq!(settings_order(&to_run).len(), 2);

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use sonde_emu::scenario::{builtin_text, Scenario, BUILTIN_NAMES};
+use sonde_scenario::{builtin_text, Scenario, BUILTIN_NAMES};
 
 use crate::error::RunError;
 
@@ -57,7 +57,7 @@ pub fn builtins() -> Vec<(&'static str, String)> {
     BUILTIN_NAMES
         .iter()
         .map(|n| {
-            let d = sonde_emu::scenario::builtin(n)
+            let d = sonde_scenario::builtin(n)
                 .map(|s| s.description)
                 .unwrap_or_default();
             (*n, d)

@@ -12,8 +12,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use sonde_emu::scenario::{Run, Scenario, Test, TestKind};
 use sonde_lab::Lab;
+use sonde_scenario::{Run, Scenario, Test, TestKind};
 use sonde_store::{Cpu, EndRecord, IfCounters, InterfaceTraffic, Store, TestRecord, TestStatus};
 
 use crate::args::{self, Endpoints};

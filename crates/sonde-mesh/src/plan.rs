@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use sonde_emu::scenario::{Link, LinkSetting, Matrix, Scenario, Settings};
 use sonde_lab::Layout;
+use sonde_scenario::{Link, LinkSetting, Matrix, Scenario, Settings};
 
 use crate::error::MeshError;
 use crate::spec::{node_index, node_name, Family, MeshSpec};

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use sonde_agent::config::ThroughputProtocol;
-use sonde_emu::scenario::{validate_impairments, DirectionSel, Impairments};
+use sonde_scenario::{validate_impairments, DirectionSel, Impairments};
 
 use crate::error::MeshError;
 

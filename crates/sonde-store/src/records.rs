@@ -87,7 +87,7 @@ pub struct LinkSettingsRecord {
     pub name: String,
     /// Position in the scenario (report order).
     pub ordinal: u32,
-    /// The settings, serialised (`sonde_emu::scenario::Settings`).
+    /// The settings, serialised (`sonde_scenario::Settings`).
     pub settings: Value,
     /// Which backend applied each impairment (`sonde_emu::backend::BackendPlan`).
     pub backend_plan: Option<Value>,
@@ -202,7 +202,7 @@ pub struct EndRecord {
 /// One test of the matrix, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestRecord {
-    /// Stable id `SETTINGS/TEST/REPETITION` (`sonde_emu::scenario::Run::id`).
+    /// Stable id `SETTINGS/TEST/REPETITION` (`sonde_scenario::Run::id`).
     pub matrix_id: String,
     /// Position in the run order.
     pub ordinal: u32,

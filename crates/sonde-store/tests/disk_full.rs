@@ -12,7 +12,7 @@ use sonde_store::*;
 
 #[test]
 fn issue16_drill_disk_full_names_the_database_and_keeps_earlier_rows() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("results.db");
     let mut store = Store::open(&path).unwrap();
     let run = store.begin_run(&new_run(&["clean"])).unwrap();

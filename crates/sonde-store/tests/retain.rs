@@ -9,8 +9,8 @@ use common::{new_run, test_record};
 use sonde_store::{RunId, Store, StoreError, TestRecord, WriteMark};
 
 /// A store with one run and tests `s/tN/1` for each end time given (in that order).
-fn store_with(ends: &[f64]) -> (tempfile::TempDir, Store, RunId) {
-    let dir = tempfile::tempdir().unwrap();
+fn store_with(ends: &[f64]) -> (sonde_testkit::TempDir, Store, RunId) {
+    let dir = sonde_testkit::TempDir::new("store");
     let mut store = Store::open(dir.path().join("r.db")).unwrap();
     let run = store.begin_run(&new_run(&["s"])).unwrap();
     for (i, end) in ends.iter().enumerate() {
@@ -30,7 +30,7 @@ fn ids(store: &Store, run: RunId) -> Vec<String> {
     store.completed_ids(run).unwrap().into_iter().collect()
 }
 
-fn counter_rows(dir: &tempfile::TempDir) -> i64 {
+fn counter_rows(dir: &sonde_testkit::TempDir) -> i64 {
     let conn = rusqlite::Connection::open(dir.path().join("r.db")).unwrap();
     conn.query_row("SELECT count(*) FROM interface_counters", [], |r| r.get(0))
         .unwrap()

@@ -13,7 +13,7 @@ use common::{new_run, test_record};
 
 #[test]
 fn migrates_an_empty_database_and_reopens_idempotently() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("results.db");
     let mut store = Store::open(&path)?;
     assert_eq!(store.schema_version()?, SCHEMA_VERSION);
@@ -36,7 +36,7 @@ fn migrates_an_empty_database_and_reopens_idempotently() -> Result<(), StoreErro
 
 #[test]
 fn a_newer_schema_is_refused_with_a_clear_error() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("future.db");
     drop(Store::open(&path)?);
     let conn = Connection::open(&path).map_err(|e| panic!("{e}"))?;
@@ -57,7 +57,7 @@ fn a_newer_schema_is_refused_with_a_clear_error() -> Result<(), StoreError> {
 
 #[test]
 fn a_file_that_is_not_a_database_names_the_file() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("garbage.db");
     std::fs::write(&path, vec![b'x'; 4096]).unwrap_or_else(|e| panic!("{e}"));
     let e = Store::open(&path).err().map(|e| e.to_string());
@@ -68,7 +68,7 @@ fn a_file_that_is_not_a_database_names_the_file() {
 
 #[test]
 fn records_round_trip() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let mut store = Store::open(dir.path().join("r.db"))?;
     let spec = new_run(&["loss-0", "loss-5"]);
     let run = store.begin_run(&spec)?;
@@ -103,7 +103,7 @@ fn records_round_trip() -> Result<(), StoreError> {
 
 #[test]
 fn completed_ids_drive_resume() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("r.db");
     let mut store = Store::open(&path)?;
     let run = store.begin_run(&new_run(&["s"]))?;
@@ -135,7 +135,7 @@ fn completed_ids_drive_resume() -> Result<(), StoreError> {
 
 #[test]
 fn a_thousand_records_insert_fast_in_one_transaction() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let mut store = Store::open(dir.path().join("big.db"))?;
     let run = store.begin_run(&new_run(&["s"]))?;
     let tests: Vec<TestRecord> = (0..1000)
@@ -156,7 +156,7 @@ fn a_thousand_records_insert_fast_in_one_transaction() -> Result<(), StoreError>
 
 #[test]
 fn corrupt_json_in_a_row_is_an_error_not_a_panic() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("c.db");
     let mut store = Store::open(&path)?;
     let run = store.begin_run(&new_run(&["s"]))?;
@@ -181,7 +181,7 @@ fn wal_files(path: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn a_closed_database_leaves_no_wal_or_shm_files() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("results.db");
     let mut store = Store::open(&path)?;
     let run = store.begin_run(&new_run(&["loss-0"]))?;
@@ -210,7 +210,7 @@ fn a_closed_database_leaves_no_wal_or_shm_files() -> Result<(), StoreError> {
 
 #[test]
 fn a_read_only_store_still_refuses_to_write() -> Result<(), StoreError> {
-    let dir = tempfile::tempdir().map_err(|e| panic!("tempdir: {e}"))?;
+    let dir = sonde_testkit::TempDir::new("store");
     let path = dir.path().join("results.db");
     drop(Store::open(&path)?);
     let mut reader = Store::open_read_only(&path)?;

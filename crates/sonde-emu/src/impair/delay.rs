@@ -16,26 +16,10 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::{QueueLimit, Stage, StageStats};
+use super::{Distribution, QueueLimit, Stage, StageStats};
 use crate::packet::Packet;
 use crate::seed::StageRng;
 use crate::time::{duration_nanos, Instant};
-
-/// The distribution of the jitter term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Distribution {
-    /// Uniform on `[-jitter, +jitter]` (netem's default without a table).
-    #[default]
-    Uniform,
-    /// Normal with standard deviation `jitter`.
-    Normal,
-    /// Pareto (shape 3), shifted and scaled to mean 0 and standard deviation `jitter`: mostly a
-    /// little early, sometimes very late.
-    Pareto,
-    /// netem's `paretonormal`: a quarter of the variance Pareto, three quarters normal.
-    ParetoNormal,
-}
 
 /// Pareto shape; 3 keeps the variance finite.
 const ALPHA: f64 = 3.0;
@@ -43,15 +27,13 @@ const ALPHA: f64 = 3.0;
 const PARETO_MEAN: f64 = 1.5;
 const PARETO_SD: f64 = 0.866_025_403_784_438_6;
 
-impl Distribution {
-    /// One draw with mean 0 and standard deviation 1 (half-width 1 for uniform).
-    pub fn sample(self, rng: &mut StageRng) -> f64 {
-        match self {
-            Distribution::Uniform => rng.random::<f64>() * 2.0 - 1.0,
-            Distribution::Normal => normal(rng),
-            Distribution::Pareto => pareto(rng),
-            Distribution::ParetoNormal => 0.5 * pareto(rng) + 0.75_f64.sqrt() * normal(rng),
-        }
+/// One draw of `distribution` with mean 0 and standard deviation 1 (half-width 1 for uniform).
+pub fn sample(distribution: Distribution, rng: &mut StageRng) -> f64 {
+    match distribution {
+        Distribution::Uniform => rng.random::<f64>() * 2.0 - 1.0,
+        Distribution::Normal => normal(rng),
+        Distribution::Pareto => pareto(rng),
+        Distribution::ParetoNormal => 0.5 * pareto(rng) + 0.75_f64.sqrt() * normal(rng),
     }
 }
 
@@ -177,7 +159,7 @@ impl Delay {
         if self.jitter == 0.0 {
             return self.delay as u64;
         }
-        let x = self.distribution.sample(&mut self.rng);
+        let x = sample(self.distribution, &mut self.rng);
         // Float to integer casts saturate; negative sums clamp to zero.
         (self.delay + self.jitter * x).max(0.0) as u64
     }
@@ -271,7 +253,7 @@ mod tests {
             (Distribution::ParetoNormal, 1.0),
         ] {
             let n = 200_000;
-            let xs: Vec<f64> = (0..n).map(|_| dist.sample(&mut rng)).collect();
+            let xs: Vec<f64> = (0..n).map(|_| sample(dist, &mut rng)).collect();
             let mean = xs.iter().sum::<f64>() / n as f64;
             let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
             assert!(mean.abs() < 0.02, "{dist:?} mean {mean}");

@@ -9,19 +9,9 @@
 
 use std::collections::VecDeque;
 
-use super::{ConfigError, Stage, StageStats};
+use super::{ConfigError, DeviceConfig, Stage, StageStats};
 use crate::packet::Packet;
 use crate::time::Instant;
-
-/// Settings of a [`Device`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeviceConfig {
-    /// Most frames per second the device moves.
-    pub pps: u64,
-    /// Frames the ring holds, including the one being moved.
-    pub ring: u32,
-}
 
 /// A frame ring drained at a fixed packet rate. See the module docs.
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 //! `(r·(1-k) + p·(1-h)) / (p + r)`, and with `1-h = 1`, `1-k = 0` bursts last `1/r` packets
 //! on average.
 
-use super::{chance, ConfigError, Ready, Stage, StageStats};
+use super::{chance, ConfigError, GeParams, Ready, Stage, StageStats};
 use crate::packet::Packet;
 use crate::seed::{Chance, StageRng};
 use crate::time::Instant;
@@ -67,40 +67,6 @@ impl Stage for RandomLoss {
 
     fn stats(&self) -> StageStats {
         self.stats
-    }
-}
-
-/// The four netem `gemodel` parameters, as probabilities in 0..=1.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct GeParams {
-    /// Good → bad transition probability.
-    pub p: f64,
-    /// Bad → good transition probability.
-    pub r: f64,
-    /// Loss probability in the bad state (netem's `1-h`).
-    pub loss_bad: f64,
-    /// Loss probability in the good state (netem's `1-k`).
-    pub loss_good: f64,
-}
-
-impl GeParams {
-    /// netem's defaults for the omitted parameters: `r = 1 - p`, `1-h = 1`, `1-k = 0`.
-    pub fn simple(p: f64) -> Self {
-        GeParams {
-            p,
-            r: 1.0 - p,
-            loss_bad: 1.0,
-            loss_good: 0.0,
-        }
-    }
-
-    /// The long-run loss rate, `(r·(1-k) + p·(1-h)) / (p + r)`; with `p = r = 0` the chain
-    /// stays in the good state.
-    pub fn stationary_loss(&self) -> f64 {
-        if self.p + self.r == 0.0 {
-            return self.loss_good;
-        }
-        (self.r * self.loss_good + self.p * self.loss_bad) / (self.p + self.r)
     }
 }
 

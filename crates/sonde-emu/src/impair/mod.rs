@@ -23,12 +23,15 @@ mod rate;
 mod reorder;
 
 pub use chain::Chain;
-pub use delay::{Delay, DelayConfig, Distribution};
-pub use device::{Device, DeviceConfig};
-pub use loss::{GeParams, GilbertElliott, RandomLoss};
+pub use delay::{sample, Delay, DelayConfig};
+pub use device::Device;
+pub use loss::{GilbertElliott, RandomLoss};
 pub use mangle::{Corrupt, Duplicate};
 pub use rate::{RateConfig, RateLimiter};
 pub use reorder::{Reorder, ReorderConfig};
+/// The settings of the device, delay and Gilbert-Elliott stages: values a scenario names, so
+/// they are defined with the file format in [`sonde_scenario`].
+pub use sonde_scenario::{DeviceConfig, Distribution, GeParams};
 /// The queue limit of the rate and delay stages: a scenario quantity, so it is defined with the
 /// other units in [`sonde_stats::units`].
 pub use sonde_stats::units::QueueLimit;

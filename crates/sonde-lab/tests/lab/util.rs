@@ -6,8 +6,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use sonde_emu::scenario::Scenario;
 use sonde_lab::{netns, Lab, LabOptions};
+use sonde_scenario::Scenario;
 use sonde_testkit::lab::available_with;
 use sonde_testkit::scenario;
 pub use sonde_testkit::which;

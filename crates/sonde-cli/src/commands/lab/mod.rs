@@ -32,7 +32,7 @@ pub fn run(cmd: LabCommand, interrupt: &AtomicBool) -> i32 {
             }
             exit::OK
         }
-        LabCommand::Show { name } => match sonde_emu::scenario::builtin_text(&name).or_else(|| {
+        LabCommand::Show { name } => match sonde_scenario::builtin_text(&name).or_else(|| {
             (name == sonde_mesh::spec::BUILTIN_NAME).then_some(sonde_mesh::spec::BUILTIN_TEXT)
         }) {
             Some(text) => {
@@ -183,7 +183,7 @@ fn check_out_dir(a: &LabRunArgs) -> Result<(), String> {
 
 /// Checks every `sonde = [...]` test's flags before any namespace is built, as the test's
 /// sonde will parse them (addresses stand in for `{server}` and the like).
-fn check_sonde_tests(scenario: &sonde_emu::scenario::Scenario) -> Result<(), String> {
+fn check_sonde_tests(scenario: &sonde_scenario::Scenario) -> Result<(), String> {
     for t in &scenario.tests {
         let Some(args) = &t.sonde else { continue };
         let mut argv = vec!["sonde".to_string()];

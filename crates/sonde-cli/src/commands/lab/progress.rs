@@ -10,9 +10,9 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use sonde_emu::backend::{Backend, BackendPlan};
-use sonde_emu::scenario::Run;
 use sonde_lab::LabReport;
 use sonde_labrun::Observer;
+use sonde_scenario::Run;
 use sonde_stats::units::format_bitrate;
 use sonde_store::{TestRecord, TestStatus};
 use std::time::{Duration, Instant};

@@ -240,7 +240,7 @@ pub fn chain3_lab_with(impair: &str, opts: sonde_lab::LabOptions) -> sonde_lab::
         .name("chain3")
         .seed(5)
         .to_toml();
-    let scenario = sonde_emu::scenario::Scenario::from_toml(&text).expect("test scenario");
+    let scenario = sonde_scenario::Scenario::from_toml(&text).expect("test scenario");
     sonde_lab::Lab::build(&scenario, Some("s"), opts).expect("lab builds")
 }
 

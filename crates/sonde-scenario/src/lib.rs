@@ -1,4 +1,9 @@
-//! Scenario files: the lab's topology, link settings, tests and matrix, in TOML.
+//! The lab's scenario files: the model, its TOML, its checks.
+//!
+//! Sans-IO: text in, a validated [`Scenario`] and its ordered runs out. The lab (`sonde-lab`),
+//! its runner (`sonde-labrun`), the mesh, the report (`sonde-doc`) and the command line read
+//! this format; the impairment engine (`sonde-emu`) builds its stages from the settings here,
+//! so the format sits below the engine and every reader needs only this crate.
 //!
 //! A scenario names its hosts and routers (each becomes a network namespace), joins them with
 //! links (veth pairs, with an MTU and an IPv4 and IPv6 subnet each), lists named link
@@ -51,11 +56,17 @@
 //! ```
 //!
 //! Every table rejects unknown keys, so a misspelt impairment is an error, not a silent no-op.
-//! The impairment keys mirror the [`impair`](crate::impair) stages; see [`Impairments`].
+//! The impairment keys mirror `sonde-emu`'s stages; see [`Impairments`].
 
+mod direction;
 mod matrix;
+pub mod seed;
+mod stages;
 mod validate;
 mod values;
+
+pub use direction::Direction;
+pub use stages::{DeviceConfig, Distribution, GeParams};
 
 pub use matrix::Run;
 pub use validate::{validate_impairments, ValidationError};
@@ -63,8 +74,9 @@ pub use values::{Dur, Ipv4Subnet, Ipv6Subnet, Percent, Rate, Size, SubnetError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::impair::{DeviceConfig, Distribution, GeParams, QueueLimit};
-use crate::seed::Direction;
+/// The queue limit of the rate and delay stages, defined with the other units in
+/// [`sonde_stats::units`].
+pub use sonde_stats::units::QueueLimit;
 
 /// A parsed, validated scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -440,10 +452,10 @@ pub const BUILTIN_NAMES: [&str; 4] = ["quick", "lossy-link", "rates", "coded-vs-
 /// The TOML text of a built-in scenario.
 pub fn builtin_text(name: &str) -> Option<&'static str> {
     match name {
-        "quick" => Some(include_str!("../../scenarios/quick.toml")),
-        "lossy-link" => Some(include_str!("../../scenarios/lossy-link.toml")),
-        "rates" => Some(include_str!("../../scenarios/rates.toml")),
-        "coded-vs-tcp" => Some(include_str!("../../scenarios/coded-vs-tcp.toml")),
+        "quick" => Some(include_str!("../scenarios/quick.toml")),
+        "lossy-link" => Some(include_str!("../scenarios/lossy-link.toml")),
+        "rates" => Some(include_str!("../scenarios/rates.toml")),
+        "coded-vs-tcp" => Some(include_str!("../scenarios/coded-vs-tcp.toml")),
         _ => None,
     }
 }

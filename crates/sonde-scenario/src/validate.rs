@@ -4,7 +4,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::{Impairments, Ipv4Subnet, Ipv6Subnet, Link, Percent, Scenario, Test};
-use crate::seed::Direction;
+use crate::Direction;
 
 /// Longest node or link name: interface names (`IFNAMSIZ` = 16 with the NUL) are built as a
 /// short prefix, the name and a suffix.
@@ -509,7 +509,7 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
     if imp.queue_limit.is_some_and(|l| {
         matches!(
             l,
-            crate::impair::QueueLimit::Packets(0) | crate::impair::QueueLimit::Bytes(0)
+            crate::QueueLimit::Packets(0) | crate::QueueLimit::Bytes(0)
         )
     }) {
         return Err(zero("queue_limit"));
