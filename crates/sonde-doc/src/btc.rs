@@ -5,7 +5,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::json::{items, num, text, uint};
+use sonde_schema::btc::BtcDocument;
+
+use crate::json::text;
 
 /// One session as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,38 +63,56 @@ pub fn is_btc(doc: &Value) -> bool {
             && text(doc, &["layer"]).as_deref() == Some("TCP payload"))
 }
 
-/// Reads a btc document.
-pub fn read(doc: &Value) -> BtcRun {
+/// Reads a btc document through its model ([`sonde_schema::btc`]); a document that does not
+/// fit it is an error naming the kind and the field.
+pub fn read(doc: &Value) -> Result<BtcRun, String> {
+    let doc: BtcDocument = crate::json::model("btc", doc)?;
+    let finite = |f: f64| Some(f).filter(|f| f.is_finite());
     let summary = doc
-        .get("summary")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(family, s)| FamilyStats {
-                    family: family.clone(),
-                    sessions: uint(s, &["sessions"]),
-                    min_bps: num(s, &["min_bps"]),
-                    median_bps: num(s, &["median_bps"]),
-                    mean_bps: num(s, &["mean_bps"]),
-                    max_bps: num(s, &["max_bps"]),
-                })
-                .collect()
+        .summary
+        .into_iter()
+        .map(|(family, s)| FamilyStats {
+            family,
+            sessions: Some(s.sessions),
+            min_bps: finite(s.min_bps),
+            median_bps: finite(s.median_bps),
+            mean_bps: finite(s.mean_bps),
+            max_bps: finite(s.max_bps),
         })
-        .unwrap_or_default();
-    BtcRun {
-        host: text(doc, &["host"]),
-        sessions: items(doc, "sessions")
+        .collect();
+    Ok(BtcRun {
+        host: doc.host,
+        sessions: doc
+            .sessions
+            .into_iter()
             .map(|s| SessionRow {
-                index: uint(s, &["index"]),
-                family: text(s, &["family"]).unwrap_or_default(),
-                bytes: uint(s, &["bytes"]),
-                seconds: num(s, &["seconds"]),
-                goodput_bps: num(s, &["goodput_bps"]),
-                retransmits: uint(s, &["retransmits"]),
+                index: Some(u64::from(s.index)),
+                family: s.family,
+                bytes: Some(s.bytes),
+                seconds: finite(s.seconds),
+                goodput_bps: finite(s.goodput_bps),
+                retransmits: Some(s.retransmits),
             })
             .collect(),
         summary,
-        partial: doc.get("partial").and_then(Value::as_bool) == Some(true),
-        error: text(doc, &["error"]),
+        partial: doc.envelope.partial,
+        error: doc.envelope.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_that_does_not_fit_the_model_is_an_error_naming_the_kind() {
+        let doc = serde_json::json!({"kind": "btc", "sessions": [{"index": 1, "bytes": "many"}]});
+        let e = read(&doc).unwrap_err();
+        assert!(e.contains("btc") && e.contains("invalid type"), "{e}");
+        let ok = serde_json::json!({"kind": "btc", "host": "h", "sessions": [{"index": 1,
+            "family": "IPv4", "bytes": 10, "seconds": 1.0, "goodput_bps": 80.0, "retransmits": 0}]});
+        let run = read(&ok).unwrap();
+        assert_eq!(run.label(), "btc, h");
+        assert_eq!(run.sessions[0].goodput_bps, Some(80.0));
     }
 }

@@ -1,8 +1,9 @@
 //! Paths into a result document's JSON: the lookups every reader uses.
 //!
-//! The documents are read from JSON values, not deserialised into the runtime's types: a report
-//! must render results from older sondes and from iperf3 itself, where fields are missing or
-//! extra. Every field is optional here; what is missing shows as a dash in the report.
+//! The kinds that have a typed model in `sonde_schema` are read through it ([`model`]); the
+//! others are still read from JSON values by path: a report must render results from older
+//! sondes and from iperf3 itself, where fields are missing or extra. Every field is optional
+//! here; what is missing shows as a dash in the report.
 //!
 //! A leaf: it knows `serde_json` and nothing of the report, so every reader (and the stage
 //! counters) can use it without pulling in the dispatcher that calls them.
@@ -34,6 +35,12 @@ pub fn items<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = &'a Value> {
 /// A string at `path`.
 pub fn text(v: &Value, path: &[&str]) -> Option<String> {
     at(v, path).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The document read into its kind's typed model (`sonde_schema`); the error names the kind
+/// and serde's account of the field that did not fit.
+pub fn model<T: serde::de::DeserializeOwned>(kind: &'static str, doc: &Value) -> Result<T, String> {
+    sonde_schema::from_value(kind, doc.clone()).map_err(|e| e.to_string())
 }
 
 /// The tool that wrote a document, with its version: `"sonde 0.1.0"`, `"iperf3 3.12"`.

@@ -61,7 +61,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
         return Ok(ResultDoc::Rrul(Box::new(crate::rrul::read(doc))));
     }
     if crate::btc::is_btc(doc) {
-        return Ok(ResultDoc::Btc(Box::new(crate::btc::read(doc))));
+        return Ok(ResultDoc::Btc(Box::new(crate::btc::read(doc)?)));
     }
     // Before latency: a stress run's start also names a mode.
     if crate::stress::is_stress(doc) {

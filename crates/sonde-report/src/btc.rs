@@ -1,8 +1,8 @@
 //! `sonde btc` output: a table row per session as it ends and the running statistics per
 //! family at the end, or one JSON document (`sessions`, `summary` per family, `error`).
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sonde_schema::btc as schema;
 use sonde_stats::btc::{BtcSession, BtcStats};
 use sonde_stats::units::{format_bitrate, format_bytes};
 
@@ -61,27 +61,49 @@ pub fn summary_lines(sessions: &[BtcSession]) -> Vec<String> {
         .collect()
 }
 
-/// The whole run as one document.
+/// The whole run as one document: the [`sonde_schema::btc`] model, as JSON.
 pub fn document(host: &str, sessions: &[BtcSession], error: Option<&str>) -> Value {
-    let summary: serde_json::Map<String, Value> = families(sessions)
+    let summary = families(sessions)
         .into_iter()
         .filter_map(|f| {
             let st = BtcStats::of(sessions.iter().filter(|s| s.family == f))?;
-            Some((f.to_owned(), json!(st)))
+            Some((f.to_owned(), stats(&st)))
         })
         .collect();
-    let mut doc = json!({
-        "host": host,
-        "layer": "TCP payload",
-        "sessions": sessions,
-        "summary": summary,
-    });
     // A failed session ends the run: the sessions after it are not run.
-    Envelope::new("btc")
-        .partial(error.is_some())
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&schema::BtcDocument {
+        host: Some(host.to_owned()),
+        layer: Some("TCP payload".into()),
+        sessions: sessions.iter().map(session).collect(),
+        summary,
+        envelope: sonde_schema::Envelope::new("btc", error.is_some(), error),
+    })
+}
+
+fn session(s: &BtcSession) -> schema::BtcSession {
+    schema::BtcSession {
+        index: s.index,
+        family: s.family.clone(),
+        size: s.size,
+        bytes: s.bytes,
+        seconds: s.seconds,
+        goodput_bps: s.goodput_bps,
+        retransmits: s.retransmits,
+        max_cwnd: s.max_cwnd,
+        mean_rtt_us: s.mean_rtt_us,
+        congestion: s.congestion.clone(),
+        start_unix_s: s.start_unix_s,
+    }
+}
+
+fn stats(st: &BtcStats) -> schema::BtcStats {
+    schema::BtcStats {
+        sessions: st.sessions as u64,
+        min_bps: st.min_bps,
+        max_bps: st.max_bps,
+        mean_bps: st.mean_bps,
+        median_bps: st.median_bps,
+    }
 }
 
 #[cfg(test)]
