@@ -24,27 +24,22 @@ pub struct BtcDocument {
     pub envelope: Envelope,
 }
 
-/// One session.
+/// One session. The figures a report shows are required: a session without one is refused,
+/// never read as a zero.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BtcSession {
     /// 1-based, in the order run.
-    #[serde(default)]
     pub index: u32,
     /// "IPv4" or "IPv6".
-    #[serde(default)]
     pub family: String,
     /// Bytes asked for (`-n`).
     #[serde(default)]
     pub size: u64,
     /// Bytes the receiver counted.
-    #[serde(default)]
     pub bytes: u64,
-    #[serde(default)]
     pub seconds: f64,
     /// TCP payload bits per second at the receiver.
-    #[serde(default)]
     pub goodput_bps: f64,
-    #[serde(default)]
     pub retransmits: u64,
     #[serde(default)]
     pub max_cwnd: Option<u64>,
@@ -113,5 +108,13 @@ mod tests {
         let v = serde_json::json!({"sessions": [{"index": "one"}]});
         let e = crate::from_value::<BtcDocument>("btc", v).unwrap_err();
         assert!(e.to_string().starts_with("not a valid btc document"), "{e}");
+    }
+
+    #[test]
+    fn a_session_without_its_goodput_is_refused_not_read_as_zero() {
+        let v = serde_json::json!({"sessions": [{"index": 1, "family": "IPv4", "bytes": 10,
+            "seconds": 1.0, "retransmits": 0}]});
+        let e = crate::from_value::<BtcDocument>("btc", v).unwrap_err();
+        assert!(e.to_string().contains("goodput_bps"), "{e}");
     }
 }
