@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use sonde_stats::model::{Direction, Protocol};
+use sonde_stats::units::Rate;
 use thiserror::Error;
 
 /// What the client asks the server to run.
@@ -16,8 +17,9 @@ pub struct TestParams {
     pub bytes: u64,
     pub blocks: u64,
     pub length: u32,
-    /// Target bit/s per stream, 0 = unlimited.
-    pub bitrate: u64,
+    /// Target rate per stream, 0 = unlimited ([`Rate::UNLIMITED`]); `bitrate` on the wire.
+    #[serde(rename = "bitrate")]
+    pub rate: Rate,
     pub omit_secs: f64,
     pub interval_secs: f64,
     #[serde(default)]
@@ -119,7 +121,7 @@ impl Default for TestParams {
             bytes: 0,
             blocks: 0,
             length: 128 * 1024,
-            bitrate: 0,
+            rate: Rate::UNLIMITED,
             omit_secs: 0.0,
             interval_secs: 1.0,
             congestion: None,

@@ -12,7 +12,7 @@ pub(crate) fn params() -> TestParams {
         direction: Direction::Bidir,
         parallel: 2,
         length: 1448,
-        bitrate: 1_000_000,
+        rate: sonde_stats::units::Rate::from_bits_per_sec(1_000_000),
         ..TestParams::default()
     }
 }

@@ -199,7 +199,7 @@ impl StreamConfig {
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
             fq_rate_set: p.fq_rate > 0,
-            ..Self::new(p.length as usize, p.bitrate)
+            ..Self::new(p.length as usize, p.rate.bits_per_sec())
         }
     }
 }
