@@ -249,7 +249,7 @@ fn throughput_params(
             ThroughputProtocol::Udp => Protocol::Udp,
         },
         direction,
-        bitrate: paced,
+        rate: sonde_stats::units::Rate::from_bits_per_sec(paced),
         length: match task.protocol {
             ThroughputProtocol::Tcp => paced_write_len(paced),
             ThroughputProtocol::Udp => UDP_LEN,

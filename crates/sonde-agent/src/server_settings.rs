@@ -11,7 +11,7 @@
 use crate::config_error::{parse_positive_rate, ConfigError};
 use serde::Deserialize;
 use sonde_runtime::auth::{load_psk, ServerAuth};
-use sonde_runtime::server::source_limit::{Rate, SourceLimits};
+use sonde_runtime::server::source_limit::{RateCap, SourceLimits};
 use sonde_runtime::server::ServerConfig;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -108,9 +108,9 @@ impl ServerSettings {
             mptcp: false,
             idle_timeout: None,
             source_limits: SourceLimits {
-                connections: self.max_conn_rate.map(Rate::per_second),
-                tests: self.max_test_rate.map(Rate::per_minute),
-                probes: self.max_probe_rate.map(Rate::per_second),
+                connections: self.max_conn_rate.map(RateCap::per_second),
+                tests: self.max_test_rate.map(RateCap::per_minute),
+                probes: self.max_probe_rate.map(RateCap::per_second),
                 ..SourceLimits::default()
             },
             auth: ServerAuth { psk, rsa: None },
@@ -151,9 +151,9 @@ mod tests {
         assert_eq!(s.max_clients, Some(2));
         assert_eq!(s.max_duration_secs, Some(30.0));
         assert_eq!(s.max_bitrate, Some(50_000_000));
-        assert_eq!(s.source_limits.tests, Some(Rate::per_minute(6)));
-        assert_eq!(s.source_limits.connections, Some(Rate::per_second(20)));
-        assert_eq!(s.source_limits.probes, Some(Rate::per_second(100)));
+        assert_eq!(s.source_limits.tests, Some(RateCap::per_minute(6)));
+        assert_eq!(s.source_limits.connections, Some(RateCap::per_second(20)));
+        assert_eq!(s.source_limits.probes, Some(RateCap::per_second(100)));
     }
 
     #[test]

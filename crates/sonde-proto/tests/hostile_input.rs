@@ -160,7 +160,7 @@ fn params(rng: &mut Rng) -> TestParams {
         } else {
             131_072
         },
-        bitrate: rng.below(1_000_000_000) as u64,
+        rate: sonde_stats::units::Rate::from_bits_per_sec(rng.below(1_000_000_000) as u64),
         omit_secs: if rng.chance(4) { 2.0 } else { 0.0 },
         interval_secs: *rng.pick(&[0.0, 0.5, 1.0, 2.0]),
         congestion: if rng.chance(3) {

@@ -50,8 +50,8 @@ impl EndCondition {
             p.blocks.saturating_mul(u64::from(p.length))
         };
         // Several datagram periods of silence, and never less than 2 s.
-        let period = if p.bitrate > 0 {
-            f64::from(p.length) * 8.0 / p.bitrate as f64
+        let period = if !p.rate.is_unlimited() {
+            f64::from(p.length) * 8.0 / p.rate.bits_per_sec() as f64
         } else {
             0.0
         };
@@ -108,7 +108,7 @@ mod tests {
             duration_secs: duration,
             bytes,
             length: 1000,
-            bitrate: 8_000, // one datagram per second: the quiet limit becomes 8 s
+            rate: sonde_stats::units::Rate::from_bits_per_sec(8_000), // one datagram per second: the quiet limit becomes 8 s
             omit_secs: 1.0,
             ..TestParams::default()
         }
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn quiet_limit_is_at_least_two_seconds() {
         let mut p = params(Direction::Reverse, 0.0, 5000);
-        p.bitrate = 0;
+        p.rate = sonde_stats::units::Rate::UNLIMITED;
         let mut e = EndCondition::new(&p);
         assert_eq!(e.check(1.9, 0, false), None);
         assert_eq!(

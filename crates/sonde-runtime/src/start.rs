@@ -74,7 +74,7 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         duration_secs: p.duration_secs,
         bytes: p.bytes,
         blocks: p.blocks,
-        target_bitrate: p.bitrate,
+        target_bitrate: p.rate.bits_per_sec(),
         tos: u32::from(p.tos),
         interval_secs: ctx.interval_secs,
         congestion: p.congestion.clone(),

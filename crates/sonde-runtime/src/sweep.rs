@@ -273,7 +273,7 @@ fn run_step(
             bytes: 0,
             blocks: 0,
             length,
-            bitrate: probe.rate_bps,
+            rate: sonde_stats::units::Rate::from_bits_per_sec(probe.rate_bps),
             interval_secs: 0.0,
             omit_secs: 0.0,
             ..cfg.client.params.clone()

@@ -20,12 +20,12 @@ use std::time::Duration;
 
 /// One limit: `burst` at once, refilled at `per_second`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rate {
+pub struct RateCap {
     pub per_second: f64,
     pub burst: f64,
 }
 
-impl Rate {
+impl RateCap {
     /// `n` per second, as many at once.
     pub fn per_second(n: u32) -> Self {
         Self {
@@ -61,7 +61,7 @@ struct Bucket {
 /// Token buckets per source address; see the module documentation.
 #[derive(Debug)]
 pub struct SourceLimiter {
-    rate: Rate,
+    rate: RateCap,
     max_sources: usize,
     when_full: WhenFull,
     buckets: HashMap<IpAddr, Bucket>,
@@ -69,7 +69,7 @@ pub struct SourceLimiter {
 
 impl SourceLimiter {
     /// At most `max_sources` sources remembered.
-    pub fn new(rate: Rate, max_sources: usize, when_full: WhenFull) -> Self {
+    pub fn new(rate: RateCap, max_sources: usize, when_full: WhenFull) -> Self {
         Self {
             rate,
             max_sources: max_sources.max(1),
@@ -79,7 +79,7 @@ impl SourceLimiter {
     }
 
     /// The limit it applies.
-    pub fn rate(&self) -> Rate {
+    pub fn rate(&self) -> RateCap {
         self.rate
     }
 
@@ -150,7 +150,7 @@ mod tests {
     }
 
     fn limiter(per_second: f64, burst: f64, max: usize, when_full: WhenFull) -> SourceLimiter {
-        SourceLimiter::new(Rate { per_second, burst }, max, when_full)
+        SourceLimiter::new(RateCap { per_second, burst }, max, when_full)
     }
 
     #[test]
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn per_minute_limits_tests() {
-        let mut l = SourceLimiter::new(Rate::per_minute(3), 16, WhenFull::EvictOldest);
+        let mut l = SourceLimiter::new(RateCap::per_minute(3), 16, WhenFull::EvictOldest);
         let a: IpAddr = "2001:db8::1".parse().unwrap();
         assert!((0..3).all(|_| l.allow(a, Duration::ZERO)));
         assert!(!l.allow(a, Duration::from_secs(10)));
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_mapped_ipv4_address_is_the_same_source() {
-        let mut l = SourceLimiter::new(Rate::per_second(1), 16, WhenFull::EvictOldest);
+        let mut l = SourceLimiter::new(RateCap::per_second(1), 16, WhenFull::EvictOldest);
         assert!(l.allow("192.0.2.7".parse().unwrap(), Duration::ZERO));
         assert!(!l.allow("::ffff:192.0.2.7".parse().unwrap(), Duration::ZERO));
     }

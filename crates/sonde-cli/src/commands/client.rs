@@ -8,6 +8,7 @@ use sonde_proto::psk::Psk;
 use sonde_report::{ServerOutputSlot, Sink};
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
+use sonde_stats::units::Rate;
 use std::sync::atomic::AtomicBool;
 
 /// Default TCP write length, as iperf3's.
@@ -119,7 +120,7 @@ fn check_transport_only_flags(a: &ClientArgs) -> Result<(), String> {
 
 /// The UDP burst (`-b RATE/N` or `--burst N`, 1 by default) and the pacing flags' checks.
 fn burst(a: &ClientArgs) -> Result<u32, String> {
-    let rate = a.bitrate.map(|r| r.bits_per_sec);
+    let rate = a.bitrate.map(|r| r.rate);
     let burst = match (a.bitrate.and_then(|r| r.burst), a.burst) {
         (Some(x), Some(y)) if x != y => {
             return Err(format!(
@@ -136,7 +137,7 @@ fn burst(a: &ClientArgs) -> Result<u32, String> {
     if a.steady_pacing && !a.udp {
         return Err("--steady-pacing applies to UDP; TCP with -b is paced by the kernel".into());
     }
-    if burst > 1 && rate == Some(0) {
+    if burst > 1 && rate == Some(Rate::UNLIMITED) {
         return Err("--burst needs a paced rate: -b 0 sends as fast as possible already".into());
     }
     Ok(burst)
@@ -170,16 +171,13 @@ fn test_params(
         bytes: end.bytes,
         blocks: end.blocks,
         length,
-        bitrate: a
-            .bitrate
-            .map(|r| r.bits_per_sec)
-            .unwrap_or(if a.coded.is_some() {
-                super::coded::DEFAULT_RATE
-            } else if a.udp {
-                UDP_DEFAULT_RATE
-            } else {
-                0
-            }),
+        rate: a.bitrate.map(|r| r.rate).unwrap_or(if a.coded.is_some() {
+            Rate::from_bits_per_sec(super::coded::DEFAULT_RATE)
+        } else if a.udp {
+            Rate::from_bits_per_sec(UDP_DEFAULT_RATE)
+        } else {
+            Rate::UNLIMITED
+        }),
         omit_secs: a.omit,
         interval_secs: a.interval,
         congestion: a.congestion.clone(),

@@ -78,7 +78,7 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
     };
     if output.json {
         let mut doc = document(&out);
-        doc["target_bits_per_second"] = json!(cfg.params.bitrate);
+        doc["target_bits_per_second"] = json!(cfg.params.rate.bits_per_sec());
         doc["scheme"] = json!(mode.scheme);
         doc["feedback"] = json!(mode.feedback);
         doc["file"] = json!(mode.file);

@@ -4,7 +4,7 @@ use super::{daemon, exit};
 use crate::flags::{OutputArgs, ServerArgs};
 use crate::output::{self, SharedOut};
 use sonde_runtime::auth::ServerAuth;
-use sonde_runtime::server::source_limit::{Rate, SourceLimits};
+use sonde_runtime::server::source_limit::{RateCap, SourceLimits};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -118,9 +118,9 @@ fn config(a: &ServerArgs, bind: Option<IpAddr>, auth: ServerAuth) -> ServerConfi
         mptcp: a.mptcp,
         idle_timeout: a.idle_timeout.map(|s| Duration::from_secs(u64::from(s))),
         source_limits: SourceLimits {
-            connections: a.max_conn_rate.map(Rate::per_second),
-            tests: a.max_test_rate.map(Rate::per_minute),
-            probes: a.max_probe_rate.map(Rate::per_second),
+            connections: a.max_conn_rate.map(RateCap::per_second),
+            tests: a.max_test_rate.map(RateCap::per_minute),
+            probes: a.max_probe_rate.map(RateCap::per_second),
             sessions: (a.max_sessions_per_source > 0).then_some(a.max_sessions_per_source as usize),
         },
         auth,

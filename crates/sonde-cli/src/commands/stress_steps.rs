@@ -40,7 +40,9 @@ fn params(a: &StressArgs, rate_bps: u64) -> TestParams {
         parallel: a.parallel,
         duration_secs: a.step_time.as_secs_f64(),
         length: u32::try_from(a.length.unwrap_or(default_len)).unwrap_or(default_len as u32),
-        bitrate: (rate_bps / u64::from(a.parallel.max(1))).max(1),
+        rate: sonde_stats::units::Rate::from_bits_per_sec(
+            (rate_bps / u64::from(a.parallel.max(1))).max(1),
+        ),
         interval_secs: a.step_time.as_secs_f64(),
         ..TestParams::default()
     }

@@ -77,7 +77,7 @@ fn lengths(a: &SweepArgs, protocol: Protocol) -> Result<Vec<u32>, String> {
             protocol,
             length,
             duration_secs: a.step_time,
-            bitrate: 1,
+            rate: sonde_stats::units::Rate::from_bits_per_sec(1),
             ..TestParams::default()
         };
         p.validate().map_err(|e| format!("-l {l}: {e}"))?;

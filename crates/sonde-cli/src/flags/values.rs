@@ -1,7 +1,7 @@
 //! Value parsers of the command line (rates, sizes, times, addresses, DSCP names, ...): each
 //! turns one flag's text into its typed value or a message that says what was expected.
 
-use sonde_stats::units::{parse_rate, parse_size};
+use sonde_stats::units::{parse_rate, parse_size, Rate};
 
 /// `-A N[,M]` (either may be empty, as in iperf3's `-A ,2`): this end's core, the server's.
 pub fn parse_affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
@@ -51,7 +51,7 @@ pub fn parse_rate_arg(s: &str) -> Result<u64, String> {
 /// `-b RATE` or iperf3's `-b RATE/BURST`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateBurst {
-    pub bits_per_sec: u64,
+    pub rate: Rate,
     pub burst: Option<u32>,
 }
 
@@ -69,7 +69,7 @@ pub fn parse_rate_burst(s: &str) -> Result<RateBurst, String> {
         })
         .transpose()?;
     Ok(RateBurst {
-        bits_per_sec: parse_rate_arg(rate)?,
+        rate: rate.parse::<Rate>().map_err(|e| e.to_string())?,
         burst,
     })
 }
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(
             parse_rate_burst("4.1m/8"),
             Ok(RateBurst {
-                bits_per_sec: 4_100_000,
+                rate: Rate::from_bits_per_sec(4_100_000),
                 burst: Some(8)
             })
         );

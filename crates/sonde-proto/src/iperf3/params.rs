@@ -225,7 +225,7 @@ impl Iperf3Params {
             bytes: self.num,
             blocks: self.blockcount,
             length: len as u32,
-            bitrate: self.bandwidth,
+            rate: sonde_stats::units::Rate::from_bits_per_sec(self.bandwidth),
             omit_secs: self.omit as f64,
             interval_secs,
             congestion: self.congestion.clone().filter(|c| !c.is_empty()),
@@ -357,8 +357,8 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     if let Some(core) = p.server_affinity {
         m.insert("server_affinity".into(), json!(core));
     }
-    if p.bitrate > 0 {
-        m.insert("bandwidth".into(), json!(p.bitrate));
+    if !p.rate.is_unlimited() {
+        m.insert("bandwidth".into(), json!(p.rate.bits_per_sec()));
     }
     if p.burst > 1 {
         m.insert("burst".into(), json!(p.burst));

@@ -39,7 +39,7 @@ fn pump(c: &mut ClientSession, s: &mut ServerSession) {
 fn params() -> TestParams {
     TestParams {
         duration_secs: 2.5,
-        bitrate: 123_456_789,
+        rate: sonde_stats::units::Rate::from_bits_per_sec(123_456_789),
         interval_secs: 0.3,
         congestion: Some("bbr".into()),
         ..TestParams::default()
@@ -149,7 +149,7 @@ fn an_answer_for_another_request_is_refused() {
     let Some(Message::TestRequest(mut p)) = c.poll_transmit() else {
         panic!("no request")
     };
-    p.bitrate += 1;
+    p.rate = sonde_stats::units::Rate::from_bits_per_sec(p.rate.bits_per_sec() + 1);
     s.handle(wire(Message::TestRequest(p))).unwrap();
     assert!(matches!(s.poll_event(), Some(ServerEvent::Greeted { .. })));
     assert!(matches!(s.poll_event(), Some(ServerEvent::AuthRefused(_))));

@@ -26,7 +26,7 @@ pub fn params(plan: CapacityPlan, length: u32) -> TestParams {
         direction: Direction::Reverse,
         parallel: 1,
         length,
-        bitrate: 0,
+        rate: sonde_stats::units::Rate::UNLIMITED,
         duration_secs: (f64::from(plan.trains()) * SECS_PER_TRAIN).min(3600.0),
         interval_secs: 0.0,
         capacity: Some(plan),

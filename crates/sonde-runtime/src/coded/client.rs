@@ -84,7 +84,7 @@ fn run_session(
         p.duration_secs
     } else {
         // A sized transfer at the target rate, with room for repair and a slow path.
-        (p.bytes as f64 * 8.0 / p.bitrate.max(1_000_000) as f64) * 4.0
+        (p.bytes as f64 * 8.0 / p.rate.bits_per_sec().max(1_000_000) as f64) * 4.0
     });
     let limits = Limits {
         finish_at: timed.then(|| t0 + run_for),

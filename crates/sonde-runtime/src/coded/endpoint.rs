@@ -54,10 +54,10 @@ impl Side {
             let cfg = SenderConfig {
                 symbol_size: symbol,
                 k: K,
-                max_rate_bps: if p.bitrate == 0 {
+                max_rate_bps: if p.rate.is_unlimited() {
                     10_000_000_000
                 } else {
-                    p.bitrate
+                    p.rate.bits_per_sec()
                 },
                 ..SenderConfig::default()
             };

@@ -181,7 +181,7 @@ mod tests {
             parallel,
             duration_secs: 1.0,
             length: 1448,
-            bitrate: 1_000_000,
+            rate: sonde_stats::units::Rate::from_bits_per_sec(1_000_000),
             ..TestParams::default()
         }
     }

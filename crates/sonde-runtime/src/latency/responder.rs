@@ -251,13 +251,13 @@ mod tests {
 
     #[test]
     fn a_source_over_its_limit_gets_no_answer() {
-        use crate::serving::source_limit::Rate;
+        use crate::serving::source_limit::RateCap;
         let server = UdpSocket::bind("127.0.0.1:0").unwrap();
         let client = UdpSocket::bind("127.0.0.1:0").unwrap();
         client
             .set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
-        let mut r = Responder::with_limit(SourceLimiter::new(Rate::per_second(3)));
+        let mut r = Responder::with_limit(SourceLimiter::new(RateCap::per_second(3)));
         let peer = client.local_addr().unwrap();
         for seq in 1..=10 {
             let mut buf = vec![0u8; 64];

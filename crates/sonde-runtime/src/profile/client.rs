@@ -53,7 +53,7 @@ impl ProfileConfig {
             parallel: p.streams.len() as u32,
             duration_secs: p.duration_s,
             length: p.max_size(),
-            bitrate: p.max_stream_bitrate().max(1),
+            rate: sonde_stats::units::Rate::from_bits_per_sec(p.max_stream_bitrate().max(1)),
             interval_secs: 0.0,
             profile: Some(self.request.clone()),
             ..TestParams::default()

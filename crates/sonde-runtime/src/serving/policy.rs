@@ -95,11 +95,12 @@ pub fn check_test(
             1
         };
         let total = p
-            .bitrate
+            .rate
+            .bits_per_sec()
             .saturating_mul(u64::from(p.parallel))
             .saturating_mul(dirs);
-        if p.bitrate == 0 || total > max {
-            let asked = if p.bitrate == 0 {
+        if p.rate.is_unlimited() || total > max {
+            let asked = if p.rate.is_unlimited() {
                 "an unlimited rate".to_string()
             } else {
                 format_bitrate(total as f64)
@@ -176,7 +177,7 @@ mod tests {
         TestParams {
             protocol: Protocol::Udp,
             duration_secs: secs,
-            bitrate,
+            rate: sonde_stats::units::Rate::from_bits_per_sec(bitrate),
             parallel,
             direction,
             ..TestParams::default()

@@ -3,7 +3,7 @@
 //! are pure code in `sonde_stats::source_limit`.
 
 pub use super::source_slots::DEFAULT_SESSIONS_PER_SOURCE;
-pub use sonde_stats::source_limit::Rate;
+pub use sonde_stats::source_limit::RateCap;
 use sonde_stats::source_limit::{SourceLimiter as Buckets, WhenFull};
 use std::net::IpAddr;
 use std::time::Instant;
@@ -15,11 +15,11 @@ pub const MAX_SOURCES: usize = 8192;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SourceLimits {
     /// TCP connections accepted per source (`--max-conn-rate`, per second).
-    pub connections: Option<Rate>,
+    pub connections: Option<RateCap>,
     /// Tests started per source, any kind (`--max-test-rate`, per minute).
-    pub tests: Option<Rate>,
+    pub tests: Option<RateCap>,
     /// Latency probes answered per source (`--max-probe-rate`, per second).
-    pub probes: Option<Rate>,
+    pub probes: Option<RateCap>,
     /// Control connections (tests running or waiting to start) held at once per source
     /// (`--max-sessions-per-source`).
     pub sessions: Option<usize>,
@@ -48,7 +48,7 @@ pub struct SourceLimiter {
 }
 
 impl SourceLimiter {
-    pub fn new(rate: Rate) -> Self {
+    pub fn new(rate: RateCap) -> Self {
         Self {
             buckets: Buckets::new(rate, MAX_SOURCES, WhenFull::EvictOldest),
             origin: Instant::now(),
@@ -56,7 +56,7 @@ impl SourceLimiter {
     }
 
     /// The limit it applies.
-    pub fn rate(&self) -> Rate {
+    pub fn rate(&self) -> RateCap {
         self.buckets.rate()
     }
 

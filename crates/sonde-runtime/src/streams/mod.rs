@@ -149,8 +149,8 @@ impl StreamShared {
 #[derive(Debug, Clone)]
 pub struct StreamConfig {
     pub length: usize,
-    /// Target bit/s of this stream, 0 = unlimited.
-    pub bitrate: u64,
+    /// Target rate of this stream, 0 = unlimited.
+    pub rate: sonde_stats::units::Rate,
     /// UDP: datagrams sent back to back at each departure (`--burst`, 1 = smooth pacing).
     pub burst: u32,
     /// UDP: how a paced sender treats lost schedule (`--steady-pacing`).
@@ -170,12 +170,12 @@ pub struct StreamConfig {
 }
 
 impl StreamConfig {
-    /// A sonde-format sender: `length`-byte writes or datagrams at `bitrate` (0 = unlimited),
+    /// A sonde-format sender: `length`-byte writes or datagrams at `rate` (0 = unlimited),
     /// smoothly paced.
-    pub fn new(length: usize, bitrate: u64) -> Self {
+    pub fn new(length: usize, rate: sonde_stats::units::Rate) -> Self {
         Self {
             length,
-            bitrate,
+            rate,
             burst: 1,
             pacing: crate::pacing::Pacing::Average,
             zerocopy: false,
@@ -199,7 +199,7 @@ impl StreamConfig {
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
             fq_rate_set: p.fq_rate > 0,
-            ..Self::new(p.length as usize, p.bitrate)
+            ..Self::new(p.length as usize, p.rate)
         }
     }
 }

@@ -47,8 +47,8 @@ pub fn send(
     } else {
         None
     };
-    let pacer = Pacer::new(cfg.bitrate);
-    if let Some(rate) = kernel_pacing_rate(cfg.bitrate).filter(|_| !cfg.fq_rate_set) {
+    let pacer = Pacer::new(cfg.rate.bits_per_sec());
+    if let Some(rate) = kernel_pacing_rate(cfg.rate.bits_per_sec()).filter(|_| !cfg.fq_rate_set) {
         // Best effort: without it the cumulative schedule below still holds the average.
         let _ = sonde_platform::sockopt::set_max_pacing_rate(&sock, rate);
     }

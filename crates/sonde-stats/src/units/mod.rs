@@ -20,15 +20,20 @@
 //! [`format_bytes`]: `942 Mbits/sec`), a fixed unit where figures are compared with each other
 //! ([`format_mbit`]: `94.12 Mbit/s`), and a scenario file's canonical spelling
 //! ([`format_scenario_rate`] and friends: `100mbit`), which reads back to the same value.
+//!
+//! [`Rate`] and [`Size`] carry a parsed rate or size as a type, not a bare `u64`, and read and
+//! print through the functions above.
 
 mod flag;
 mod format;
+mod quantity;
 mod scenario;
 
 use std::fmt;
 
 pub use flag::{parse_rate, parse_size};
 pub use format::{format_bitrate, format_bytes, format_mbit, format_rate_in, RateUnit};
+pub use quantity::{Rate, Size};
 pub use scenario::{
     format_scenario_duration, format_scenario_percent, format_scenario_rate, format_scenario_size,
     parse_queue_limit, parse_scenario_duration, parse_scenario_percent, parse_scenario_rate,

@@ -19,7 +19,7 @@ use mio::{Events, Interest, Poll, Token};
 pub use service::{Service, ServicesStats};
 use service::{CONN_BASE, UDP_BASE};
 use socket2::{Domain, Socket, Type};
-use sonde_stats::source_limit::{Rate, SourceLimiter, WhenFull};
+use sonde_stats::source_limit::{RateCap, SourceLimiter, WhenFull};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -151,7 +151,7 @@ impl Services {
         let mut stats = ServicesStats::default();
         let mut conns = Conns::new(self.cfg.max_connections, self.cfg.echo_buffer);
         let mut limiter = SourceLimiter::new(
-            Rate::per_second(self.cfg.udp_rate),
+            RateCap::per_second(self.cfg.udp_rate),
             self.cfg.udp_sources,
             WhenFull::RefuseNew,
         );
