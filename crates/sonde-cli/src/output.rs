@@ -2,8 +2,8 @@
 
 use crate::flags::OutputArgs;
 use anyhow::Context;
-use sonde_report::envelope::Envelope;
-use sonde_report::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
+use sonde_live::envelope::Envelope;
+use sonde_live::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -281,7 +281,7 @@ pub fn client_reporter(
     o: &OutputArgs,
     out: SharedOut,
     extra_data: Option<String>,
-    server_output: Option<sonde_report::ServerOutputSlot>,
+    server_output: Option<sonde_live::ServerOutputSlot>,
 ) -> Box<dyn Sink + Send> {
     if o.json {
         Whole::boxed(Box::new(
@@ -435,7 +435,7 @@ pub fn result_place(document: bool) -> &'static str {
 
 /// A reporter as the runtime's sink: a failed write goes to [`write_failed`] here (reported
 /// once; a closed pipe raises the stop flag, so the run ends as after Ctrl-C) and is not
-/// passed on, since the runtime does not act on a sink's failure (`sonde_report::Sink`).
+/// passed on, since the runtime does not act on a sink's failure (`sonde_live::Sink`).
 pub struct Reported<S>(pub S);
 
 impl<E, S: Sink<E>> Sink<E> for Reported<S> {

@@ -1,151 +1,118 @@
-//! `sonde btc` output: a table row per session as it ends and the running statistics per
-//! family at the end, or one JSON document (`sessions`, `summary` per family, `error`).
+//! `sonde btc -J` documents (RFC 3148 bulk transfer capacity): one TCP session per size and
+//! family, and the statistics of their goodput per family. This module reads them; the
+//! tables are [`crate::btc_report`]'s.
 
+use serde::Serialize;
 use serde_json::Value;
-use sonde_schema::btc as schema;
-use sonde_stats::btc::{BtcSession, BtcStats};
-use sonde_stats::units::{format_bitrate, format_bytes};
 
-/// The table's header line.
-pub fn header() -> String {
-    format!(
-        "{:>3}  {:<4}  {:>11}  {:>8}  {:>14}  {:>5}  {:>11}  {:>8}  {}",
-        "#", "IP", "Size", "Time", "BTC (TCP)", "Retr", "Max cwnd", "RTT ms", "CC"
-    )
+use sonde_schema::btc::BtcDocument;
+
+use crate::json::text;
+
+/// One session as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    pub index: Option<u64>,
+    pub family: String,
+    pub bytes: Option<u64>,
+    pub seconds: Option<f64>,
+    pub goodput_bps: Option<f64>,
+    pub retransmits: Option<u64>,
 }
 
-/// One session's row.
-pub fn row(s: &BtcSession) -> String {
-    format!(
-        "{:>3}  {:<4}  {:>11}  {:>7.2}s  {:>14}  {:>5}  {:>11}  {:>8}  {}",
-        s.index,
-        s.family.trim_start_matches("IP"),
-        format_bytes(s.size),
-        s.seconds,
-        format_bitrate(s.goodput_bps),
-        s.retransmits,
-        s.max_cwnd.map_or_else(|| "-".into(), format_bytes),
-        s.mean_rtt_us
-            .map_or_else(|| "-".into(), |r| format!("{:.2}", f64::from(r) / 1000.0)),
-        s.congestion.as_deref().unwrap_or("-")
-    )
+/// One family's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilyStats {
+    pub family: String,
+    pub sessions: Option<u64>,
+    pub min_bps: Option<f64>,
+    pub median_bps: Option<f64>,
+    pub mean_bps: Option<f64>,
+    pub max_bps: Option<f64>,
 }
 
-/// The families in the order they first appear.
-fn families(sessions: &[BtcSession]) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for s in sessions {
-        if !out.contains(&s.family.as_str()) {
-            out.push(&s.family);
+/// A btc run as the report uses it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BtcRun {
+    pub host: Option<String>,
+    pub sessions: Vec<SessionRow>,
+    pub summary: Vec<FamilyStats>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+impl BtcRun {
+    /// "btc, HOST".
+    pub fn label(&self) -> String {
+        match &self.host {
+            Some(h) => format!("btc, {h}"),
+            None => "btc".into(),
         }
     }
-    out
+
+    /// Seconds the sessions moved data.
+    pub fn seconds(&self) -> Option<f64> {
+        Some(self.sessions.iter().filter_map(|s| s.seconds).sum::<f64>()).filter(|s| *s > 0.0)
+    }
 }
 
-/// The running statistics per family, as lines.
-pub fn summary_lines(sessions: &[BtcSession]) -> Vec<String> {
-    families(sessions)
-        .into_iter()
-        .filter_map(|f| {
-            let st = BtcStats::of(sessions.iter().filter(|s| s.family == f))?;
-            Some(format!(
-                "{f} BTC over {} session{}: min {}  max {}  mean {}  median {} (TCP payload)",
-                st.sessions,
-                if st.sessions == 1 { "" } else { "s" },
-                format_bitrate(st.min_bps),
-                format_bitrate(st.max_bps),
-                format_bitrate(st.mean_bps),
-                format_bitrate(st.median_bps)
-            ))
-        })
-        .collect()
+/// Whether `doc` is a btc document (its kind, or its sessions and TCP payload layer).
+pub fn is_btc(doc: &Value) -> bool {
+    text(doc, &["kind"]).as_deref() == Some("btc")
+        || (doc.get("sessions").is_some_and(Value::is_array)
+            && text(doc, &["layer"]).as_deref() == Some("TCP payload"))
 }
 
-/// The whole run as one document: the [`sonde_schema::btc`] model, as JSON.
-pub fn document(host: &str, sessions: &[BtcSession], error: Option<&str>) -> Value {
-    let summary = families(sessions)
+/// Reads a btc document through its model ([`sonde_schema::btc`]); a document that does not
+/// fit it is an error naming the kind and the field.
+pub fn read(doc: &Value) -> Result<BtcRun, String> {
+    let doc: BtcDocument = crate::json::model("btc", doc)?;
+    let finite = |f: f64| Some(f).filter(|f| f.is_finite());
+    let summary = doc
+        .summary
         .into_iter()
-        .filter_map(|f| {
-            let st = BtcStats::of(sessions.iter().filter(|s| s.family == f))?;
-            Some((f.to_owned(), stats(&st)))
+        .map(|(family, s)| FamilyStats {
+            family,
+            sessions: Some(s.sessions),
+            min_bps: finite(s.min_bps),
+            median_bps: finite(s.median_bps),
+            mean_bps: finite(s.mean_bps),
+            max_bps: finite(s.max_bps),
         })
         .collect();
-    // A failed session ends the run: the sessions after it are not run.
-    sonde_schema::to_value(&schema::BtcDocument {
-        host: Some(host.to_owned()),
-        layer: Some("TCP payload".into()),
-        sessions: sessions.iter().map(session).collect(),
+    Ok(BtcRun {
+        host: doc.host,
+        sessions: doc
+            .sessions
+            .into_iter()
+            .map(|s| SessionRow {
+                index: Some(u64::from(s.index)),
+                family: s.family,
+                bytes: Some(s.bytes),
+                seconds: finite(s.seconds),
+                goodput_bps: finite(s.goodput_bps),
+                retransmits: Some(s.retransmits),
+            })
+            .collect(),
         summary,
-        envelope: sonde_schema::Envelope::new("btc", error.is_some(), error),
+        partial: doc.envelope.partial,
+        error: doc.envelope.error,
     })
-}
-
-fn session(s: &BtcSession) -> schema::BtcSession {
-    schema::BtcSession {
-        index: s.index,
-        family: s.family.clone(),
-        size: s.size,
-        bytes: s.bytes,
-        seconds: s.seconds,
-        goodput_bps: s.goodput_bps,
-        retransmits: s.retransmits,
-        max_cwnd: s.max_cwnd,
-        mean_rtt_us: s.mean_rtt_us,
-        congestion: s.congestion.clone(),
-        start_unix_s: s.start_unix_s,
-    }
-}
-
-fn stats(st: &BtcStats) -> schema::BtcStats {
-    schema::BtcStats {
-        sessions: st.sessions as u64,
-        min_bps: st.min_bps,
-        max_bps: st.max_bps,
-        mean_bps: st.mean_bps,
-        median_bps: st.median_bps,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn s(index: u32, family: &str, bps: f64) -> BtcSession {
-        BtcSession {
-            index,
-            family: family.into(),
-            size: 6_000_000,
-            bytes: 6_000_000,
-            seconds: 0.5,
-            goodput_bps: bps,
-            retransmits: 2,
-            max_cwnd: Some(1 << 20),
-            mean_rtt_us: Some(1500),
-            congestion: Some("cubic".into()),
-            start_unix_s: 0.0,
-        }
-    }
-
     #[test]
-    fn rows_line_up_under_the_header_and_each_family_gets_its_statistics() {
-        let sessions = vec![s(1, "IPv4", 90e6), s(2, "IPv6", 80e6), s(3, "IPv4", 96e6)];
-        let h = header();
-        let r = row(&sessions[0]);
-        assert_eq!(
-            h.find("BTC (TCP)").map(|i| i + 9),
-            r.find("Mbits/sec").map(|i| i + 9)
-        );
-        assert!(r.contains("cubic") && r.contains("1.50"), "{r}");
-        let lines = summary_lines(&sessions);
-        assert_eq!(lines.len(), 2);
-        assert!(
-            lines[0].starts_with("IPv4 BTC over 2 sessions")
-                && lines[0].contains("mean 93.0 Mbits/sec"),
-            "{lines:?}"
-        );
-        let doc = document("h", &sessions, None);
-        assert_eq!(doc["summary"]["IPv6"]["sessions"], 1);
-        assert_eq!(doc["sessions"].as_array().map(Vec::len), Some(3));
-        assert_eq!(doc["partial"], false);
+    fn a_session_that_does_not_fit_the_model_is_an_error_naming_the_kind() {
+        let doc = serde_json::json!({"kind": "btc", "sessions": [{"index": 1, "bytes": "many"}]});
+        let e = read(&doc).unwrap_err();
+        assert!(e.contains("btc") && e.contains("invalid type"), "{e}");
+        let ok = serde_json::json!({"kind": "btc", "host": "h", "sessions": [{"index": 1,
+            "family": "IPv4", "bytes": 10, "seconds": 1.0, "goodput_bps": 80.0, "retransmits": 0}]});
+        let run = read(&ok).unwrap();
+        assert_eq!(run.label(), "btc, h");
+        assert_eq!(run.sessions[0].goodput_bps, Some(80.0));
     }
 }

@@ -1,373 +1,223 @@
-//! `sonde capacity` output: the estimate as a table (one figure a line, each with its layer)
-//! or one JSON document. Rates are printed in Mbit/s with two decimals, finer than iperf3's
-//! three significant digits: a ±3 % check needs them.
+//! Reading a path-capacity document (`sonde capacity -J`).
+//!
+//! Every rate in it is at the IP layer (the document says so in `layer`); the sustained rate
+//! also comes at the UDP payload and as a Linux shaper counts it. The estimate carries the
+//! short trains' dispersion rates, their histogram (bin width, counts from a start edge, the
+//! local modes strongest first), the mode taken as the peak, the long trains' fits (rate of
+//! the whole train, after and before the knee) and the verdict. Train lengths are in the
+//! document from the version that draws rate against train length; an older document gets
+//! no such chart, rather than one with guessed lengths.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sonde_stats::capacity::converge::EarlyStop;
-use sonde_stats::capacity::departure::DepartureCheck;
-use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
-use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
-use sonde_stats::capacity::{Estimate, Layers, Verdict, ETHERNET_HEADER};
-use sonde_stats::units::format_mbit;
 
-/// What the run was, besides the estimate.
-#[derive(Debug, Clone)]
-pub struct RunInfo<'a> {
-    pub host: &'a str,
-    pub server: &'a str,
-    /// "IPv4" or "IPv6".
-    pub family: &'a str,
-    pub layers: Layers,
-    pub short_len: u32,
-    pub long_len: u32,
-    pub kernel_stamps: bool,
-    pub seconds: f64,
-    pub ignored: u64,
-    /// Whether the run stopped once its long trains agreed.
-    pub early_stop: Option<&'a EarlyStop>,
-    pub error: Option<&'a str>,
+use crate::json::{at, items, num, text, uint};
+
+/// A local mode of the histogram: a bin's edges and its count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ModeView {
+    pub low_bps: f64,
+    pub high_bps: f64,
+    pub count: u64,
 }
 
-fn opt_mbit(bps: Option<f64>) -> String {
-    bps.map_or_else(|| "-".into(), format_mbit)
+/// The short trains' histogram.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistogramView {
+    pub bin_bps: f64,
+    pub start_bps: f64,
+    pub counts: Vec<u64>,
+    /// Strongest first.
+    pub modes: Vec<ModeView>,
 }
 
-/// The overhead model in words.
-pub fn overhead_model(l: &Layers) -> String {
-    format!(
-        "IP = UDP payload {} B + 8 B UDP header + {} B IP header = {} B; Linux tbf/htb charge IP + {} B (Ethernet header, no FCS, preamble or gap unless configured)",
-        l.payload,
-        l.ip - l.payload - 8,
-        l.ip,
-        ETHERNET_HEADER
-    )
+/// One long train's fit, IP bit/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FitView {
+    pub whole_bps: Option<f64>,
+    pub tail_bps: Option<f64>,
+    pub head_bps: Option<f64>,
+    pub knee_bytes: Option<u64>,
 }
 
-/// A rate at the IP layer with its payload and shaper-counted equivalents.
-fn layered(l: &Layers, ip_bps: f64) -> String {
-    format!(
-        "{} IP ({} UDP payload, {} as a Linux shaper counts)",
-        format_mbit(ip_bps),
-        format_mbit(l.payload_bps(ip_bps)),
-        format_mbit(l.frame_bps(ip_bps))
-    )
+/// Train counts of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CountsView {
+    pub trains: Option<u64>,
+    pub clean: Option<u64>,
+    pub coalesced: Option<u64>,
+    pub used: Option<u64>,
 }
 
-/// The table: a line per figure.
-pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
-    let l = &info.layers;
-    let mut out = vec![
-        run_line(info, e),
-        receive_times_line(info.kernel_stamps),
-        short_trains_line(e),
-    ];
-    out.extend(histogram_lines(e));
-    out.push(long_trains_line(e));
-    out.extend(verdict_lines(l, e));
-    if let Some(es) = info.early_stop {
-        out.push(early_stop_line(es));
+/// A capacity run as the report uses it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityRun {
+    pub host: Option<String>,
+    pub server: Option<String>,
+    pub family: Option<String>,
+    /// The layer of the rates ("ip").
+    pub layer: String,
+    pub overhead_model: Option<String>,
+    pub payload_bytes: Option<u64>,
+    pub ip_bytes: Option<u64>,
+    /// Datagrams per short and per long train.
+    pub short_len: Option<u64>,
+    pub long_len: Option<u64>,
+    pub kernel_timestamps: Option<bool>,
+    pub seconds: Option<f64>,
+    /// host-limited, shaped, link or unmeasured.
+    pub verdict: Option<String>,
+    pub sustained_payload_bps: Option<f64>,
+    pub sustained_shaper_bps: Option<f64>,
+    pub short: CountsView,
+    pub long: CountsView,
+    pub short_rates: Vec<f64>,
+    pub histogram: Option<HistogramView>,
+    pub cov: Option<f64>,
+    pub peak: Option<ModeView>,
+    pub adr_bps: Option<f64>,
+    pub sustained_bps: Option<f64>,
+    pub sustained_min_bps: Option<f64>,
+    pub sustained_max_bps: Option<f64>,
+    pub bucket_bytes: Option<f64>,
+    pub knees: Option<u64>,
+    pub departure_bps: Option<f64>,
+    pub arrival_share: Option<f64>,
+    pub fits: Vec<FitView>,
+    /// Whether the run stopped once its long trains agreed (the command's own record; None
+    /// in documents from before it, or when it does not read as one).
+    pub early_stop: Option<EarlyStop>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+/// Whether `doc` is a capacity document: an overhead model and an estimate (or its
+/// absence, `null`, when too little arrived).
+pub fn is_capacity(doc: &Value) -> bool {
+    doc.get("overhead_model").is_some_and(Value::is_string) && doc.get("estimate").is_some()
+}
+
+fn mode(v: &Value) -> Option<ModeView> {
+    Some(ModeView {
+        low_bps: num(v, &["low_bps"])?,
+        high_bps: num(v, &["high_bps"])?,
+        count: uint(v, &["count"]).unwrap_or(0),
+    })
+}
+
+fn counts(e: &Value, k: &str) -> CountsView {
+    let c = |f: &str| uint(e, &[k, f]);
+    CountsView {
+        trains: c("trains"),
+        clean: c("clean"),
+        coalesced: c("coalesced"),
+        used: c("used"),
     }
-    out.push(format!("Overhead model: {}", overhead_model(l)));
-    out
 }
 
-/// What was sent where: the trains, their datagrams and how long it took.
-fn run_line(info: &RunInfo<'_>, e: &Estimate) -> String {
-    let l = &info.layers;
-    format!(
-        "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s",
-        info.host, info.server, info.family, e.short.trains, info.short_len, e.long.trains,
-        info.long_len, l.payload, l.ip, info.seconds
-    )
+fn histogram(e: &Value) -> Option<HistogramView> {
+    let h = e.get("histogram").filter(|h| h.is_object())?;
+    Some(HistogramView {
+        bin_bps: num(h, &["bin_bps"]).filter(|b| *b > 0.0)?,
+        start_bps: num(h, &["start_bps"]).unwrap_or(0.0),
+        counts: items(h, "counts").filter_map(Value::as_u64).collect(),
+        modes: items(h, "modes").filter_map(mode).collect(),
+    })
 }
 
-/// Which clock stamped the arrivals (it bounds how fine the rates can be).
-fn receive_times_line(kernel_stamps: bool) -> String {
-    format!(
-        "Receive times: {}",
-        if kernel_stamps {
-            "the kernel's (SO_TIMESTAMPING, software)"
-        } else {
-            "the wall clock after each read (no kernel stamps here: coarser)"
+/// Reads a capacity document; what is missing is `None` (dashes in the tables).
+pub fn read(doc: &Value) -> CapacityRun {
+    let null = Value::Null;
+    let e = doc.get("estimate").unwrap_or(&null);
+    let n = |k: &str| num(e, &[k]);
+    CapacityRun {
+        host: text(doc, &["host"]),
+        server: text(doc, &["server"]),
+        family: text(doc, &["family"]),
+        layer: text(doc, &["layer"]).unwrap_or_else(|| "ip".into()),
+        overhead_model: text(doc, &["overhead_model"]),
+        payload_bytes: uint(doc, &["payload_bytes"]),
+        ip_bytes: uint(doc, &["ip_bytes"]),
+        short_len: uint(doc, &["short_train_len"]),
+        long_len: uint(doc, &["long_train_len"]),
+        kernel_timestamps: at(doc, &["kernel_timestamps"]).and_then(Value::as_bool),
+        seconds: num(doc, &["seconds"]),
+        verdict: text(doc, &["verdict"]),
+        sustained_payload_bps: num(doc, &["sustained_payload_bps"]),
+        sustained_shaper_bps: num(doc, &["sustained_shaper_bps"]),
+        short: counts(e, "short"),
+        long: counts(e, "long"),
+        short_rates: items(e, "short_rates")
+            .filter_map(Value::as_f64)
+            .filter(|r| r.is_finite())
+            .collect(),
+        histogram: histogram(e),
+        cov: n("cov"),
+        peak: e.get("peak").and_then(mode),
+        adr_bps: n("adr_bps"),
+        sustained_bps: n("sustained_bps"),
+        sustained_min_bps: n("sustained_min_bps"),
+        sustained_max_bps: n("sustained_max_bps"),
+        bucket_bytes: n("bucket_bytes"),
+        knees: uint(e, &["knees"]),
+        departure_bps: n("departure_bps"),
+        arrival_share: n("arrival_share"),
+        fits: items(e, "fits")
+            .map(|f| FitView {
+                whole_bps: num(f, &["whole_bps"]),
+                tail_bps: num(f, &["tail_bps"]),
+                head_bps: num(f, &["head_bps"]),
+                knee_bytes: uint(f, &["knee_bytes"]),
+            })
+            .collect(),
+        early_stop: doc
+            .get("early_stop")
+            .and_then(|v| EarlyStop::deserialize(v).ok()),
+        partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
+        error: text(doc, &["error"]),
+    }
+}
+
+impl CapacityRun {
+    /// "capacity, IPv4".
+    pub fn label(&self) -> String {
+        match &self.family {
+            Some(f) => format!("capacity, {f}"),
+            None => "capacity".into(),
         }
-    )
-}
-
-fn short_trains_line(e: &Estimate) -> String {
-    format!(
-        "Short trains: {} clean, {} coalesced, {} used; CoV of their rates {}",
-        e.short.clean,
-        e.short.coalesced,
-        e.short.used,
-        e.cov.map_or_else(|| "-".into(), |c| format!("{c:.3}"))
-    )
-}
-
-/// The short trains' histogram: its bin width, then each mode, the chosen peak marked.
-fn histogram_lines(e: &Estimate) -> Vec<String> {
-    let Some(h) = &e.histogram else {
-        return Vec::new();
-    };
-    let mut out = vec![format!(
-        "  histogram bin {} ({:.1} % of the 10th-90th percentile range, at least {:.0} % of the median)",
-        format_mbit(h.bin_bps),
-        BIN_SHARE_OF_RANGE * 100.0,
-        MIN_BIN_SHARE_OF_MEDIAN * 100.0
-    )];
-    for (i, m) in h.modes.iter().enumerate() {
-        let chosen = e.peak.as_ref() == Some(m);
-        out.push(format!(
-            "  mode {}: {:.2}-{} ({} trains){}",
-            i + 1,
-            m.low_bps / 1e6,
-            format_mbit(m.high_bps),
-            m.count,
-            if chosen { "  <- peak" } else { "" }
-        ));
     }
-    out
-}
 
-fn long_trains_line(e: &Estimate) -> String {
-    format!(
-        "Long trains: {} clean, {} coalesced, {} used, {} with a knee; ADR {}; sender's departure rate {}",
-        e.long.clean,
-        e.long.coalesced,
-        e.long.used,
-        e.knees,
-        opt_mbit(e.adr_bps),
-        opt_mbit(e.departure_bps)
-    )
-}
-
-/// The verdict, and for a shaped or plain link the figures that back it.
-fn verdict_lines(l: &Layers, e: &Estimate) -> Vec<String> {
-    match e.verdict {
-        Verdict::HostLimited => vec![format!(
-            "Verdict: host-limited. Long trains arrived at {} while the sender handed them over at {} ({:.0} % of that pace, train by train): nothing on the path slowed them, so these figures are the hosts' speed, not the path's capacity",
-            opt_mbit(e.adr_bps),
-            opt_mbit(e.departure_bps),
-            e.arrival_share.unwrap_or(0.0) * 100.0
-        )],
-        Verdict::Unmeasured => vec!["Verdict: unmeasured (too few usable trains)".into()],
-        Verdict::Shaped | Verdict::Link => path_rate_lines(l, e, e.verdict == Verdict::Shaped),
-    }
-}
-
-/// A measured path: the verdict, the peak (or only) capacity, the sustained rate and the bucket.
-fn path_rate_lines(l: &Layers, e: &Estimate, shaped: bool) -> Vec<String> {
-    let mut out = vec![format!(
-        "Verdict: {}",
-        if shaped {
-            "shaped (a token bucket: a peak rate, then a lower sustained one)"
+    /// The layer in words, for labels: "IP".
+    pub fn layer_name(&self) -> String {
+        if self.layer == "ip" {
+            "IP".into()
         } else {
-            "one rate throughout"
+            self.layer.clone()
         }
-    )];
-    if let Some(m) = e.peak {
-        out.push(format!(
-            "  {} {:.2}-{} IP",
-            if shaped {
-                "peak capacity: "
-            } else {
-                "capacity:      "
-            },
-            m.low_bps / 1e6,
-            format_mbit(m.high_bps)
-        ));
     }
-    if let Some(s) = e.sustained_bps {
-        out.push(format!("  sustained rate: {}", layered(l, s)));
-        out.push(format!(
-            "                  range {:.2}-{} over {} long trains",
-            e.sustained_min_bps.unwrap_or(s) / 1e6,
-            format_mbit(e.sustained_max_bps.unwrap_or(s)),
-            e.long.used
-        ));
-    }
-    if let Some(b) = e.bucket_bytes {
-        out.push(format!(
-            "  bucket:         {:.1} KB of IP bytes",
-            b / 1000.0
-        ));
-    }
-    out
-}
-
-/// Whether the run stopped early, and the rule's figures.
-pub fn early_stop_line(es: &EarlyStop) -> String {
-    format!("Early stop: {}", es.describe())
-}
-
-fn micros(ns: Option<u64>) -> String {
-    ns.map_or_else(|| "-".into(), |n| format!("{:.1} µs", n as f64 / 1e3))
-}
-
-/// The departure check (`--tx-timestamps`) as lines for the table.
-pub fn departure_lines(d: &DepartureCheck, trains: u32) -> Vec<String> {
-    if d.reported == 0 {
-        return vec![
-            "Departures: no transmit stamps from the server (its kernel gives none, or it predates them)"
-                .into(),
-        ];
-    }
-    let mut out = vec![format!(
-        "Departures (server's kernel transmit stamps): {} of {trains} trains reported; median gap {}, largest gap {}",
-        d.reported,
-        micros(d.median_gap_ns),
-        micros(d.max_gap_ns)
-    )];
-    if d.not_back_to_back.is_empty() {
-        out.push("  every reported train left back to back (no departure gap as long as its median arrival gap)".into());
-    } else {
-        let ids: Vec<String> = d
-            .not_back_to_back
-            .iter()
-            .take(20)
-            .map(u32::to_string)
-            .collect();
-        out.push(format!(
-            "  {} trains did NOT leave back to back (a departure gap as long as their median arrival gap: the sender, not the path, may have spaced them): {}{}",
-            d.not_back_to_back.len(),
-            ids.join(", "),
-            if d.not_back_to_back.len() > 20 { ", ..." } else { "" }
-        ));
-    }
-    out
-}
-
-/// The JSON document.
-pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
-    let l = &info.layers;
-    let sustained = e.and_then(|e| e.sustained_bps);
-    let mut doc = json!({
-        "host": info.host,
-        "server": info.server,
-        "family": info.family,
-        "layer": "ip",
-        "overhead_model": overhead_model(l),
-        "payload_bytes": l.payload,
-        "ip_bytes": l.ip,
-        "short_train_len": info.short_len,
-        "long_train_len": info.long_len,
-        "kernel_timestamps": info.kernel_stamps,
-        "seconds": info.seconds,
-        "ignored_datagrams": info.ignored,
-        "verdict": e.map(|e| e.verdict),
-        "sustained_ip_bps": sustained,
-        "sustained_payload_bps": sustained.map(|s| l.payload_bps(s)),
-        "sustained_shaper_bps": sustained.map(|s| l.frame_bps(s)),
-        "estimate": e,
-        "early_stop": info.early_stop,
-    });
-    // A failure (or a signal) stops the trains: the estimate is of those that arrived.
-    Envelope::new("capacity")
-        .partial(info.error.is_some())
-        .error(info.error)
-        .stamp(&mut doc);
-    doc
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_stats::capacity::estimate;
-    use sonde_stats::capacity::train::{Arrival, Train};
-
-    fn train(id: u32, n: u32, gap: u64) -> Train {
-        Train {
-            id,
-            sent: n,
-            arrivals: (0..n)
-                .map(|i| Arrival {
-                    seq: i,
-                    ip_bytes: 1500,
-                    rx_ns: u64::from(i) * gap,
-                    tx_ns: u64::from(i / 64) * 64 * 2_000,
-                })
-                .collect(),
-        }
-    }
+    use serde_json::json;
 
     #[test]
-    fn the_table_states_layers_and_the_json_carries_the_verdict() {
-        let short: Vec<Train> = (0..8).map(|i| train(i, 10, 120_000)).collect();
-        let long: Vec<Train> = (0..3).map(|i| train(i, 200, 120_000)).collect();
-        let e = estimate(&short, &long);
-        let info = RunInfo {
-            host: "h",
-            server: "1.2.3.4:5201",
-            family: "IPv4",
-            layers: Layers::udp(1472, false),
-            short_len: 10,
-            long_len: 200,
-            kernel_stamps: true,
-            seconds: 1.5,
-            ignored: 0,
-            early_stop: None,
-            error: None,
-        };
-        let text = lines(&info, &e).join("\n");
-        assert!(
-            text.contains("sustained rate: 100.00 Mbit/s IP (98.13 Mbit/s UDP payload"),
-            "{text}"
-        );
-        assert!(text.contains("IP = UDP payload 1472 B + 8 B UDP header + 20 B IP header"));
-        let doc = document(&info, Some(&e));
-        assert_eq!(doc["verdict"], "link");
-        assert_eq!(doc["partial"], false);
-        assert_eq!(
-            (
-                doc["short_train_len"].as_u64(),
-                doc["long_train_len"].as_u64()
-            ),
-            (Some(10), Some(200))
-        );
-        assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
-        assert!(doc["early_stop"].is_null());
-    }
-
-    #[test]
-    fn the_early_stop_says_after_how_many_long_trains() {
-        use sonde_stats::capacity::converge::StopRule;
-        let long: Vec<Train> = (0..3).map(|i| train(i, 200, 120_000)).collect();
-        let rule = StopRule::default();
-        let mut es = EarlyStop {
-            enabled: true,
-            rule,
-            planned_long_trains: 5,
-            stopped: true,
-            after_long_trains: Some(3),
-            last: Some(rule.check(&long)),
-        };
-        let line = early_stop_line(&es);
-        assert!(
-            line.starts_with("Early stop: after 3 of 5 long trains, they agreed (rule: at least 3"),
-            "{line}"
-        );
-        assert!(line.contains("spread 0.00 %, 95 % CI ±0.00 %"), "{line}");
-        es.enabled = false;
-        assert!(early_stop_line(&es).contains("off (--no-early-stop)"));
-        es.enabled = true;
-        es.stopped = false;
-        assert!(early_stop_line(&es).contains("not taken"));
-        let e = estimate(&[], &long);
-        let info = RunInfo {
-            host: "h",
-            server: "s",
-            family: "IPv4",
-            layers: Layers::udp(1472, false),
-            short_len: 10,
-            long_len: 200,
-            kernel_stamps: true,
-            seconds: 1.0,
-            ignored: 0,
-            early_stop: Some(&es),
-            error: None,
-        };
-        let doc = document(&info, Some(&e));
-        assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
-        assert_eq!(doc["early_stop"]["last"]["converged"], true);
+    fn reads_the_estimate() {
+        let d = json!({"overhead_model": "IP = ...", "layer": "ip", "short_train_len": 10,
+            "estimate": {"short": {"trains": 4, "used": 3}, "short_rates": [1.0, 2.0],
+              "histogram": {"bin_bps": 0.5, "start_bps": 1.0, "counts": [1, 0, 1],
+                            "modes": [{"low_bps": 1.0, "high_bps": 1.5, "count": 1}]},
+              "peak": {"low_bps": 1.0, "high_bps": 1.5, "count": 1},
+              "fits": [{"whole_bps": 3.0, "tail_bps": 2.0, "head_bps": null}]}});
+        assert!(is_capacity(&d));
+        let r = read(&d);
+        assert_eq!(r.short.used, Some(3));
+        assert_eq!(r.histogram.as_ref().map(|h| h.counts.len()), Some(3));
+        assert_eq!(r.short_len, Some(10));
+        assert_eq!(r.long_len, None);
+        assert_eq!(r.fits[0].head_bps, None);
+        assert!(!is_capacity(&json!({"estimate": null})));
     }
 }

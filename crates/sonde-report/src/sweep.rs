@@ -1,411 +1,201 @@
-//! `sonde sweep` output: a row per step as it ends, then per length and direction the rate
-//! found (searches) or achieved against asked with the knee (rate lists); or one JSON document
-//! holding every step, for charts.
+//! Reading a rate-sweep document (`sonde sweep -J`).
+//!
+//! The document holds every step it ran (offered rate, what the receiver counted, loss,
+//! whether a search step passed), the rate each search found per datagram length and
+//! direction, and with a rate list the knee of each direction: the lowest asked rate the
+//! achieved one stopped following. The report draws the steps and tabulates the results
+//! (in `sweep_report`); nothing here recomputes a verdict the sweep already gave,
+//! except whether a listed row follows its asked rate, with the sweep's own rule and
+//! tolerance.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
-use sonde_stats::sweep::{follows, knee, Verdict};
-use sonde_stats::sweep_record::{per_second, SearchResult, StepRole, SweepDirection, SweepStep};
-use sonde_stats::units::format_bitrate;
+use serde::Serialize;
+use serde_json::Value;
 
-/// What the document says about how the sweep was run.
-#[derive(Debug, Clone)]
-pub struct SweepSettings {
-    pub host: String,
-    /// "udp" or "tcp".
-    pub protocol: &'static str,
-    /// "search" or "rates".
-    pub mode: &'static str,
-    pub step_secs: f64,
-    pub max_loss_percent: f64,
-    pub resolution_percent: f64,
-    pub confirm: u32,
-    pub floor_bps: u64,
-    pub ceiling_bps: u64,
-    pub tolerance_percent: f64,
+use crate::json::{at, items, num, text, uint};
+
+/// One step of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepStepView {
+    pub index: u64,
+    pub length: u64,
+    /// up, down or bidir.
+    pub direction: String,
+    /// search, confirm or listed.
+    pub kind: String,
+    pub offered_bps: f64,
+    pub achieved_bps: Option<f64>,
+    pub loss_percent: Option<f64>,
+    pub passed: Option<bool>,
+    /// The step's sender fell short with too little loss to fail it: the rate ran again.
+    pub rerun: bool,
+    /// A listed rate whose sender still fell short after its reruns, the receiver getting
+    /// what was sent: the sending host set its achieved rate.
+    pub sender_short: bool,
+    pub seconds: Option<f64>,
 }
 
-fn layer(protocol: &str) -> &'static str {
-    if protocol == "udp" {
-        "UDP payload"
-    } else {
-        "TCP payload"
-    }
+/// What one search found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepResultView {
+    pub length: u64,
+    pub direction: String,
+    /// found, at_max_rate, below_floor, step_limit or sender_limited.
+    pub verdict: String,
+    pub rate_bps: Option<f64>,
+    pub datagrams_per_sec: Option<f64>,
+    pub loss_percent: Option<f64>,
+    pub steps: Option<u64>,
+    pub seconds: Option<f64>,
 }
 
-fn loss_text(loss: Option<f64>) -> String {
-    loss.map_or_else(|| "-".into(), |l| format!("{l:.3}%"))
+/// A sweep as the report uses it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRun {
+    pub host: Option<String>,
+    /// udp or tcp.
+    pub protocol: String,
+    /// search or rates.
+    pub mode: String,
+    /// The layer its rates are counted at ("UDP payload").
+    pub layer: Option<String>,
+    pub step_secs: Option<f64>,
+    pub max_loss_percent: Option<f64>,
+    /// Repeat runs a found rate had to pass (`--confirm`; 0: none).
+    pub confirm: Option<u64>,
+    pub tolerance_percent: Option<f64>,
+    pub steps: Vec<SweepStepView>,
+    pub results: Vec<SweepResultView>,
+    /// Per direction, the knee of a rate list (None: achieved followed every rate).
+    pub knees: Vec<(String, Option<f64>)>,
+    pub partial: bool,
+    pub error: Option<String>,
 }
 
-/// The step table's header.
-pub fn step_header() -> String {
-    format!(
-        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<5}  {:>6}",
-        "Step", "Length", "Dir", "Kind", "Offered", "Achieved", "Loss", "", "Time"
-    )
+/// Whether `doc` is a sweep document: a `sweep` settings object and a `steps` list.
+pub fn is_sweep(doc: &Value) -> bool {
+    doc.get("sweep").is_some_and(Value::is_object) && doc.get("steps").is_some_and(Value::is_array)
 }
 
-/// One step's row.
-pub fn step_row(s: &SweepStep) -> String {
-    let kind = match s.kind {
-        StepRole::Search => "search",
-        StepRole::Confirm => "confirm",
-        StepRole::Listed => "rate",
-    };
-    let verdict = match s.passed {
-        _ if s.rerun => "again",
-        _ if s.sender_short => "short",
-        Some(true) => "pass",
-        Some(false) => "FAIL",
-        None => "",
-    };
-    format!(
-        "{:>4}  {:>6}  {:<5}  {:<7}  {:>15}  {:>15}  {:>8}  {:<5}  {:>5.1}s",
-        s.index,
-        s.length,
-        s.direction.name(),
-        kind,
-        format_bitrate(s.offered_bps as f64),
-        format_bitrate(s.achieved_bps),
-        loss_text(s.loss_percent),
-        verdict,
-        s.seconds
-    )
-}
-
-/// The search results as lines: a header, then one row per length and direction.
-pub fn search_lines(results: &[SearchResult], max_loss_percent: f64) -> Vec<String> {
-    let mut out = vec![
-        format!("Highest rate with loss <= {max_loss_percent}% (rates are UDP payload):"),
-        format!(
-            "{:>6}  {:<5}  {:>15}  {:>12}  {:>8}  {:>5}  {:>7}  {}",
-            "Length", "Dir", "Found rate", "Datagrams/s", "Loss", "Steps", "Time", "Note"
-        ),
-    ];
-    for r in results {
-        let rate = r.rate_bps();
-        let note = match r.verdict {
-            Verdict::Found { .. } => "",
-            Verdict::AtMaxRate { .. } => {
-                "AT --max-rate: passed at the highest rate tried; a lower bound, not the ceiling"
-            }
-            Verdict::BelowFloor => "lost too much even at the floor (--min-rate)",
-            Verdict::StepLimit { .. } => "step limit reached: not confirmed",
-            Verdict::SenderLimited { .. } => {
-                "SENDER-LIMITED: this host could not offer more; a lower bound, not the ceiling"
-            }
-        };
-        out.push(format!(
-            "{:>6}  {:<5}  {:>15}  {:>12}  {:>8}  {:>5}  {:>6.1}s  {}",
-            r.length,
-            r.direction.name(),
-            rate.map_or_else(|| "-".into(), |b| format_bitrate(b as f64)),
-            rate.map_or_else(
-                || "-".into(),
-                |b| format!("{:.0}", per_second(b as f64, r.length))
-            ),
-            loss_text(r.loss_percent),
-            r.steps,
-            r.seconds,
-            note
-        ));
-    }
-    out
-}
-
-/// The rate list's rows (asked, achieved, loss, whether it follows) and the knee per
-/// direction, as lines.
-pub fn rate_lines(steps: &[SweepStep], tolerance_percent: f64, protocol: &str) -> Vec<String> {
-    let tol = tolerance_percent / 100.0;
-    let mut out = vec![format!(
-        "{:<5}  {:>15}  {:>15}  {:>8}  {}",
-        "Dir",
-        "Asked",
-        format!(
-            "Achieved ({})",
-            if protocol == "udp" { "UDP" } else { "TCP" }
-        ),
-        "Loss",
-        "Follows"
-    )];
-    for s in steps {
-        out.push(format!(
-            "{:<5}  {:>15}  {:>15}  {:>8}  {}",
-            s.direction.name(),
-            format_bitrate(s.offered_bps as f64),
-            format_bitrate(s.achieved_bps),
-            loss_text(s.loss_percent),
-            if s.rerun {
-                "again (sender short)"
-            } else if s.sender_short {
-                "no (sender short)"
-            } else if follows(s.offered_bps, s.achieved_bps, tol) {
-                "yes"
-            } else {
-                "no"
-            }
-        ));
-    }
-    for (dir, k) in knees(steps, tol) {
-        let mut line = match k {
-            Some(rate) => format!(
-                "{}: achieved stops following asked at {} (the lowest rate short by more than {tolerance_percent}%)",
-                dir.name(),
-                format_bitrate(rate as f64)
-            ),
-            None => format!(
-                "{}: achieved follows asked at every rate (within {tolerance_percent}%)",
-                dir.name()
-            ),
-        };
-        let short: Vec<String> = sender_short_rates(steps, dir)
-            .into_iter()
-            .map(|r| format_bitrate(r as f64))
-            .collect();
-        if !short.is_empty() {
-            line.push_str(&format!(
-                "; at {} the sender put out less than asked and the receiver got all of it: \
-                 there this host set the rate, not the path",
-                short.join(", ")
-            ));
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// The listed rates of direction `d` whose sender still fell short after its reruns, the
-/// receiver getting what was sent: there the sending host (its CPU, or its own link) set the
-/// achieved rate, which the output says beside the knee.
-fn sender_short_rates(steps: &[SweepStep], d: SweepDirection) -> Vec<u64> {
-    steps
-        .iter()
-        .filter(|s| s.direction == d && s.kind == StepRole::Listed && s.sender_short)
-        .map(|s| s.offered_bps)
-        .collect()
-}
-
-/// The knee of each direction's listed rates, directions in the order they ran.
-fn knees(steps: &[SweepStep], tol: f64) -> Vec<(SweepDirection, Option<u64>)> {
-    let mut dirs: Vec<SweepDirection> = Vec::new();
-    for s in steps {
-        if !dirs.contains(&s.direction) {
-            dirs.push(s.direction);
-        }
-    }
-    dirs.into_iter()
-        .map(|d| {
-            let pts: Vec<(u64, f64)> = steps
-                .iter()
-                .filter(|s| s.direction == d && s.kind == StepRole::Listed && !s.rerun)
-                .map(|s| (s.offered_bps, s.achieved_bps))
-                .collect();
-            (d, knee(&pts, tol))
-        })
-        .collect()
-}
-
-/// The whole sweep as one document.
-pub fn document(
-    s: &SweepSettings,
-    steps: &[SweepStep],
-    results: &[SearchResult],
-    error: Option<&str>,
-) -> Value {
-    let tol = s.tolerance_percent / 100.0;
-    let results: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let mut v = json!(r);
-            if let (Some(obj), Some(rate)) = (v.as_object_mut(), r.rate_bps()) {
-                obj.insert("rate_bps".into(), json!(rate));
-                obj.insert(
-                    "datagrams_per_sec".into(),
-                    json!(per_second(rate as f64, r.length)),
-                );
-            }
-            v
+/// Reads a sweep document; a step without its offered rate is left out, other missing
+/// fields are `None` (dashes in the tables).
+pub fn read(doc: &Value) -> SweepRun {
+    let s = |k: &str| at(doc, &["sweep", k]);
+    let steps = items(doc, "steps")
+        .filter_map(|v| {
+            Some(SweepStepView {
+                index: uint(v, &["index"]).unwrap_or(0),
+                length: uint(v, &["length"]).unwrap_or(0),
+                direction: text(v, &["direction"]).unwrap_or_default(),
+                kind: text(v, &["kind"]).unwrap_or_default(),
+                offered_bps: num(v, &["offered_bps"])?,
+                achieved_bps: num(v, &["achieved_bps"]),
+                loss_percent: num(v, &["loss_percent"]),
+                passed: v.get("passed").and_then(Value::as_bool),
+                rerun: v.get("rerun").and_then(Value::as_bool).unwrap_or(false),
+                sender_short: v
+                    .get("sender_short")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                seconds: num(v, &["seconds"]),
+            })
         })
         .collect();
-    let knees: Vec<Value> = if s.mode == "rates" {
-        knees(steps, tol)
-            .into_iter()
-            .map(|(d, k)| json!({"direction": d, "knee_bps": k, "sender_short_bps": sender_short_rates(steps, d)}))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut doc = json!({
-        "sweep": {
-            "host": s.host,
-            "protocol": s.protocol,
-            "mode": s.mode,
-            "layer": layer(s.protocol),
-            "step_secs": s.step_secs,
-            "max_loss_percent": s.max_loss_percent,
-            "resolution_percent": s.resolution_percent,
-            "confirm": s.confirm,
-            "floor_bps": s.floor_bps,
-            "ceiling_bps": s.ceiling_bps,
-            "tolerance_percent": s.tolerance_percent,
-        },
-        "results": results,
-        "knees": knees,
-        "steps": steps,
-    });
-    // A failed step ends the sweep: the steps after it are not run.
-    Envelope::new("sweep")
-        .partial(error.is_some())
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    let results = items(doc, "results")
+        .map(|v| SweepResultView {
+            length: uint(v, &["length"]).unwrap_or(0),
+            direction: text(v, &["direction"]).unwrap_or_default(),
+            verdict: text(v, &["verdict"]).unwrap_or_default(),
+            rate_bps: num(v, &["rate_bps"]),
+            datagrams_per_sec: num(v, &["datagrams_per_sec"]),
+            loss_percent: num(v, &["loss_percent"]),
+            steps: uint(v, &["steps"]),
+            seconds: num(v, &["seconds"]),
+        })
+        .collect();
+    let knees = items(doc, "knees")
+        .map(|v| {
+            (
+                text(v, &["direction"]).unwrap_or_default(),
+                num(v, &["knee_bps"]),
+            )
+        })
+        .collect();
+    SweepRun {
+        host: s("host").and_then(Value::as_str).map(str::to_owned),
+        protocol: s("protocol")
+            .and_then(Value::as_str)
+            .unwrap_or("udp")
+            .to_owned(),
+        mode: s("mode")
+            .and_then(Value::as_str)
+            .unwrap_or("search")
+            .to_owned(),
+        layer: s("layer").and_then(Value::as_str).map(str::to_owned),
+        step_secs: s("step_secs").and_then(Value::as_f64),
+        max_loss_percent: s("max_loss_percent").and_then(Value::as_f64),
+        confirm: s("confirm").and_then(Value::as_u64),
+        tolerance_percent: s("tolerance_percent").and_then(Value::as_f64),
+        steps,
+        results,
+        knees,
+        partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
+        error: text(doc, &["error"]),
+    }
+}
+
+impl SweepRun {
+    /// How the report names the test: "sweep, udp search" / "sweep, tcp rates".
+    pub fn label(&self) -> String {
+        format!("sweep, {} {}", self.protocol, self.mode)
+    }
+
+    /// Whether a listed step's achieved rate follows its asked one, by the sweep's own rule
+    /// and tolerance (None without a tolerance or an achieved rate).
+    pub fn follows(&self, s: &SweepStepView) -> Option<bool> {
+        let tol = self.tolerance_percent? / 100.0;
+        let achieved = s.achieved_bps?;
+        Some(sonde_stats::sweep::follows(
+            s.offered_bps.max(0.0) as u64,
+            achieved,
+            tol,
+        ))
+    }
+
+    /// The (length, direction) pairs of the steps, in the order they ran.
+    pub fn series_keys(&self) -> Vec<(u64, String)> {
+        let mut keys: Vec<(u64, String)> = Vec::new();
+        for s in &self.steps {
+            let k = (s.length, s.direction.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        keys
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn step(index: u32, asked: u64, achieved: f64) -> SweepStep {
-        SweepStep {
-            index,
-            length: 1448,
-            direction: SweepDirection::Up,
-            kind: StepRole::Listed,
-            offered_bps: asked,
-            achieved_bps: achieved,
-            sent_bps: Some(asked as f64),
-            loss_percent: Some(0.0),
-            packets: Some(100),
-            lost: Some(0),
-            passed: None,
-            rerun: false,
-            sender_short: false,
-            seconds: 2.1,
-        }
-    }
+    use serde_json::json;
 
     #[test]
-    fn rate_lines_have_one_row_per_rate_and_name_the_knee() {
-        let steps = [
-            step(1, 1_000_000_000, 95e6),
-            step(2, 100_000_000, 95e6),
-            step(3, 10_000_000, 10e6),
-        ];
-        let lines = rate_lines(&steps, 2.0, "udp");
-        assert_eq!(lines.len(), 5, "{lines:#?}");
-        // A step its sender fell short in runs again; only the rerun counts for the knee.
-        let mut short = step(2, 10_000_000, 9e6);
-        short.rerun = true;
-        let again = [steps[0].clone(), steps[1].clone(), short, steps[2].clone()];
-        let again_lines = rate_lines(&again, 2.0, "udp");
-        assert!(
-            again_lines[3].ends_with("again (sender short)"),
-            "{again_lines:#?}"
-        );
-        assert_eq!(again_lines.last(), lines.last());
-        // A rate whose sender stayed short after its reruns is marked so, and the knee's line
-        // says that there the host set the rate.
-        let mut stuck = step(3, 10_000_000, 6e6);
-        stuck.sent_bps = Some(6e6);
-        stuck.sender_short = true;
-        let short = [steps[0].clone(), steps[1].clone(), stuck.clone()];
-        let short_lines = rate_lines(&short, 2.0, "udp");
-        assert!(
-            short_lines[3].ends_with("no (sender short)"),
-            "{short_lines:#?}"
-        );
-        let knee_line = short_lines.last().unwrap();
-        assert!(
-            knee_line.contains("stops following asked at 10.0 Mbits/sec")
-                && knee_line.contains("at 10.0 Mbits/sec the sender put out less"),
-            "{knee_line}"
-        );
-        assert_eq!(
-            sender_short_rates(&short, SweepDirection::Up),
-            vec![10_000_000]
-        );
-        assert!(sender_short_rates(&steps, SweepDirection::Up).is_empty());
-        assert!(lines[2].ends_with("no"), "{}", lines[2]);
-        assert!(lines[3].ends_with("yes"), "{}", lines[3]);
-        assert!(
-            lines[4].contains("stops following asked at 100 Mbits/sec"),
-            "{}",
-            lines[4]
-        );
-        let h = step_header();
-        let r = step_row(&steps[0]);
-        assert_eq!(
-            h.find("Offered").map(|i| i + 7),
-            r.find("Gbits/sec").map(|i| i + 9)
-        );
-    }
-
-    #[test]
-    fn document_holds_every_step_and_the_rate_found() {
-        let s = SweepSettings {
-            host: "h".into(),
-            protocol: "udp",
-            mode: "search",
-            step_secs: 2.0,
-            max_loss_percent: 0.1,
-            resolution_percent: 1.0,
-            confirm: 2,
-            floor_bps: 100_000,
-            ceiling_bps: 100_000_000,
-            tolerance_percent: 2.0,
-        };
-        let r = SearchResult {
-            length: 1448,
-            direction: SweepDirection::Up,
-            verdict: Verdict::Found {
-                rate_bps: 92_672_000,
-            },
-            loss_percent: Some(0.0),
-            steps: 5,
-            seconds: 11.0,
-        };
-        let doc = document(&s, &[step(1, 1, 1.0)], std::slice::from_ref(&r), None);
-        assert_eq!(doc["results"][0]["verdict"], "found");
-        assert_eq!(doc["results"][0]["rate_bps"], 92_672_000);
-        assert_eq!(doc["results"][0]["datagrams_per_sec"], 8000.0);
-        assert_eq!(doc["steps"][0]["kind"], "listed");
-        assert_eq!(doc["sweep"]["layer"], "UDP payload");
-        let limited = SearchResult {
-            verdict: Verdict::SenderLimited {
-                limited_at_bps: 50_000_000,
-                best_bps: Some(49_000_000),
-            },
-            ..r.clone()
-        };
-        let lines = search_lines(&[r.clone(), limited.clone()], 0.1);
-        assert!(
-            lines[2].contains("92.7 Mbits/sec") && lines[2].contains("8000"),
-            "{lines:?}"
-        );
-        // A search only the sender bounded: its best rate, marked as a lower bound, and the
-        // rate the host could not offer in the document.
-        assert!(
-            lines[3].contains("49.0 Mbits/sec") && lines[3].contains("SENDER-LIMITED"),
-            "{lines:?}"
-        );
-        let doc = document(&s, &[], &[limited], None);
-        assert_eq!(doc["results"][0]["verdict"], "sender_limited");
-        assert_eq!(doc["results"][0]["limited_at_bps"], 50_000_000);
-        assert_eq!(doc["results"][0]["rate_bps"], 49_000_000);
-        // The ceiling itself passed: the rate is shown, marked as a lower bound.
-        let at_max = SearchResult {
-            verdict: Verdict::AtMaxRate {
-                rate_bps: 100_000_000,
-            },
-            ..r.clone()
-        };
-        let lines = search_lines(std::slice::from_ref(&at_max), 0.1);
-        assert!(
-            lines[2].contains("100 Mbits/sec") && lines[2].contains("AT --max-rate"),
-            "{lines:?}"
-        );
-        let doc = document(&s, &[], &[at_max], None);
-        assert_eq!(doc["results"][0]["verdict"], "at_max_rate");
-        assert_eq!(doc["results"][0]["rate_bps"], 100_000_000);
+    fn reads_steps_results_and_knees() {
+        let d = json!({"sweep": {"protocol": "udp", "mode": "rates", "tolerance_percent": 2.0},
+            "steps": [{"index": 1, "length": 1448, "direction": "up", "kind": "listed",
+                       "offered_bps": 100, "achieved_bps": 99.0, "loss_percent": 0.0},
+                      {"index": 2, "length": 1448, "direction": "up", "kind": "listed",
+                       "offered_bps": 200, "achieved_bps": 150.0},
+                      {"index": 3}],
+            "results": [], "knees": [{"direction": "up", "knee_bps": 200}], "partial": false});
+        assert!(is_sweep(&d));
+        let r = read(&d);
+        assert_eq!(r.steps.len(), 2);
+        assert_eq!(r.follows(&r.steps[0]), Some(true));
+        assert_eq!(r.follows(&r.steps[1]), Some(false));
+        assert_eq!(r.knees, vec![("up".to_owned(), Some(200.0))]);
+        assert_eq!(r.series_keys(), vec![(1448, "up".to_owned())]);
+        // A stress load-step document also has steps with offered_bps, but no sweep object.
+        assert!(!is_sweep(&json!({"steps": [{"offered_bps": 1}]})));
     }
 }

@@ -1,7 +1,7 @@
 //! The lab's scenario files: the model, its TOML, its checks.
 //!
 //! Sans-IO: text in, a validated [`Scenario`] and its ordered runs out. The lab (`sonde-lab`),
-//! its runner (`sonde-labrun`), the mesh, the report (`sonde-doc`) and the command line read
+//! its runner (`sonde-labrun`), the mesh, the report (`sonde-report`) and the command line read
 //! this format; the impairment engine (`sonde-emu`) builds its stages from the settings here,
 //! so the format sits below the engine and every reader needs only this crate.
 //!

@@ -1,7 +1,7 @@
 //! The `-J` documents' typed models: what a command writes and `sonde report` reads.
 //!
 //! Each document kind has one module here with one set of serde types. The command that
-//! writes a document builds the model and serialises it; `sonde report` (`sonde-doc`)
+//! writes a document builds the model and serialises it; `sonde report` (`sonde-report`)
 //! deserialises the same types. A field renamed or reshaped on one side is then a compile
 //! error on the other, instead of a report that silently shows a dash.
 //!

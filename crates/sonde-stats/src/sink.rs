@@ -1,6 +1,6 @@
 //! The sink trait: what every reporter implements and what measuring code hands its events
 //! to. It lives here, beside the event types, so that the producers below the reporters (the
-//! runtime's kinds, the stress client) and the reporters above them (`sonde-report`, which
+//! runtime's kinds, the stress client) and the reporters above them (`sonde-live`, which
 //! re-exports it) share one trait without either depending on the other.
 //!
 //! [`Sink<E>`] is generic over the event type: the throughput test's [`Event`] by default,
@@ -8,7 +8,7 @@
 //! [`crate::stress::model::StressEvent`] for `sonde stress`. Two small adapters serve callers
 //! that want no reporter: [`FnSink`] turns a closure into a sink (tests, the agent picking
 //! out the events it records), [`Discard`] drops every event (a suite's inner runs). The
-//! fan-out over several reporters (`Tee`) is a reporter's concern and stays in `sonde-report`.
+//! fan-out over several reporters (`Tee`) is a reporter's concern and stays in `sonde-live`.
 //!
 //! ```
 //! use sonde_stats::model::Event;

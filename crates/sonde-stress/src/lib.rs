@@ -11,7 +11,7 @@
 //!   memory per connection, a connection limit and no UDP amplification.
 //!
 //! Figures are computed by `sonde_stats::stress` from the counters kept here; reporters in
-//! `sonde-report` render them.
+//! `sonde-live` render them.
 //!
 //! ```
 //! use sonde_stress::chargen::Pattern;

@@ -3,7 +3,7 @@
 //! lab can run here, scenario files, and reading a rendered report page back.
 //!
 //! Before this crate, tests borrowed each other's helpers with `#[path]` (the binary's tests
-//! included `sonde-doc`'s page reader and `sonde-switch`'s stream helpers, the C ABI's tests
+//! included `sonde-report`'s page reader and `sonde-switch`'s stream helpers, the C ABI's tests
 //! the latter too), wrote the same client-router-server scenario out by hand in each lab
 //! test, and kept several copies of the "skip saying why, or fail under
 //! `SONDE_REQUIRE_ALL=1`" rule. Here each is written once and used by name.

@@ -1,6 +1,6 @@
 //! Reading a rendered HTML report back: a chart by its title, its series, a series' markers
-//! and the rows of a headed table. Plain string work on the page `sonde_doc` renders, for the
-//! report tests of `sonde-doc` and of the binary (`tests/it/report_kinds.rs`).
+//! and the rows of a headed table. Plain string work on the page `sonde_report` renders, for the
+//! report tests of `sonde-report` and of the binary (`tests/it/report_kinds.rs`).
 
 /// The `<svg>` whose title starts with `title`.
 pub fn chart<'a>(page: &'a str, title: &str) -> &'a str {

@@ -4,7 +4,7 @@ use super::exit;
 use crate::flags::btc::BtcArgs;
 use crate::output::{self, outln};
 use sonde_proto::message::TestParams;
-use sonde_report::btc;
+use sonde_live::btc;
 use sonde_runtime::btc::BtcConfig;
 use sonde_runtime::client::{ClientConfig, Family};
 use std::sync::atomic::AtomicBool;

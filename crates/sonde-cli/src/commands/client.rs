@@ -5,7 +5,7 @@ use crate::flags::ClientArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
 use sonde_proto::psk::Psk;
-use sonde_report::{ServerOutputSlot, Sink};
+use sonde_live::{ServerOutputSlot, Sink};
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
 use sonde_stats::units::Rate;
@@ -476,7 +476,7 @@ fn finish(a: &ClientArgs, outcome: &ClientOutcome, sink: &mut (dyn Sink + Send))
 /// The server's view of the test (`--get-server-output`) as its table.
 fn server_table(events: &[Event]) -> String {
     let mut buf = Vec::new();
-    let mut t = sonde_report::TableReporter::new(&mut buf);
+    let mut t = sonde_live::TableReporter::new(&mut buf);
     for ev in events {
         let _ = t.event(ev);
     }
@@ -488,7 +488,7 @@ fn server_table(events: &[Event]) -> String {
 /// The server's view of the test as its `-J` document.
 fn server_document(events: &[Event]) -> Option<serde_json::Value> {
     let mut buf = Vec::new();
-    let mut j = sonde_report::JsonReporter::new(&mut buf);
+    let mut j = sonde_live::JsonReporter::new(&mut buf);
     for ev in events {
         j.event(ev).ok()?;
     }

@@ -88,7 +88,7 @@ pub fn run(cfg: &ClientConfig, output: &OutputArgs, interrupt: &AtomicBool) -> i
         }
         let error = err.as_ref().map(ToString::to_string);
         // A coded run is a client's: the iperf3-shaped documents' envelope.
-        sonde_report::envelope::Envelope::iperf3("client")
+        sonde_live::envelope::Envelope::iperf3("client")
             .partial(!out.figures.complete)
             .error(error.as_deref())
             .stamp(&mut doc);

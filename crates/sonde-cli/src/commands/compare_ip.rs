@@ -7,7 +7,7 @@
 use super::exit;
 use crate::flags::compare_ip::{CompareIpArgs, DEFAULT_COUNT};
 use crate::output;
-use sonde_report::latency_table::write_compare;
+use sonde_live::latency_table::write_compare;
 use sonde_runtime::compare_ip::{run_compare, CompareConfig};
 use sonde_runtime::dual_stack::{BtcPlan, SizesPlan};
 use sonde_runtime::latency::LatencyConfig;
@@ -74,7 +74,7 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     // Ended early: interrupted, or neither family measured. One family that failed (no
     // address of that family, say) leaves a complete comparison with its error.
     let none_measured = result.ipv4.error.is_some() && result.ipv6.error.is_some();
-    let env = sonde_report::envelope::Envelope::new("compare-ip")
+    let env = sonde_live::envelope::Envelope::new("compare-ip")
         .partial(result.partial || none_measured)
         .error(failed.as_deref());
     let data = serde_json::to_value(&result).unwrap_or_default();

@@ -6,7 +6,7 @@ use crate::flags::profile::{ProfileCommand, ProfileRunArgs};
 use crate::output::{self, outln};
 use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
-use sonde_report::profile_report;
+use sonde_live::profile_report;
 use sonde_runtime::error::RunError;
 use sonde_runtime::profile::ProfileConfig;
 use sonde_runtime::profile_run;
@@ -114,7 +114,7 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         // No report: the run failed (or was stopped) before it measured.
         (None, false, true) => output::document(
             std::io::stdout(),
-            &sonde_report::envelope::Envelope::new("profile")
+            &sonde_live::envelope::Envelope::new("profile")
                 .partial(true)
                 .error(error.as_deref())
                 .wrap(&serde_json::json!({})),

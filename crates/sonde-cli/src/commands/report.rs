@@ -5,7 +5,7 @@
 use super::exit;
 use crate::flags::ReportArgs;
 use crate::output::outln;
-use sonde_doc::{fmt, list_runs, write_report, Format, Inputs, RunId, RunLine};
+use sonde_report::{fmt, list_runs, write_report, Format, Inputs, RunId, RunLine};
 use std::path::Path;
 
 /// Parses `--format` values: `md`, `html`, `json`, comma-separated or repeated.

@@ -5,8 +5,8 @@
 use super::exit;
 use crate::flags::latency::RrulArgs;
 use crate::output;
-use sonde_report::envelope::Envelope;
-use sonde_report::latency_table::write_rrul;
+use sonde_live::envelope::Envelope;
+use sonde_live::latency_table::write_rrul;
 use sonde_runtime::latency::LatencyConfig;
 use sonde_runtime::latency::LatencyError;
 use sonde_runtime::rrul::{run_rrul, RrulConfig};

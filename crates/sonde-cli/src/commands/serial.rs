@@ -5,7 +5,7 @@ use super::exit;
 use crate::flags::serial::SerialArgs;
 use crate::output::{self, outln};
 use sha2::{Digest, Sha256};
-use sonde_report::serial::{document, lines, served_line, SerialRow, SerialRun};
+use sonde_live::serial::{document, lines, served_line, SerialRow, SerialRun};
 use sonde_serial::driver::{self, DriveError};
 use sonde_serial::tty::{Tty, TtyError};
 use sonde_serial::{AckMode, Event, Receiver, Sender, SenderConfig, Status};

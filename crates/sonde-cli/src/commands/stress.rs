@@ -7,9 +7,9 @@ use super::exit;
 use crate::flags::stress::StressArgs;
 use crate::output::{self, LineOut, SharedOut};
 use sonde_platform::resolve::{resolve, Family};
-use sonde_report::stress_json::{StressJsonLinesReporter, StressJsonReporter};
-use sonde_report::stress_table::{StressTableReporter, EACH_LIMIT};
-use sonde_report::{Discard, Sink};
+use sonde_live::stress_json::{StressJsonLinesReporter, StressJsonReporter};
+use sonde_live::stress_table::{StressTableReporter, EACH_LIMIT};
+use sonde_live::{Discard, Sink};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
 };
@@ -231,7 +231,7 @@ fn config(
 /// changed echo bytes; `-u`: send or receive errors, changed echo bytes, amplification, no
 /// reply) makes the ramp exit 1 once every step has run, naming each failed step.
 fn ramp(a: &StressArgs, cfg: StressConfig, (lo, hi): (u32, u32), interrupt: &AtomicBool) -> i32 {
-    use sonde_report::stress_ramp;
+    use sonde_live::stress_ramp;
     let json = a.output.json;
     let transport = if a.udp {
         Transport::Udp
@@ -286,7 +286,7 @@ fn ramp_heading(a: &StressArgs, cfg: &StressConfig, transport: Transport) {
         cfg.addr,
         a.time.as_secs_f64()
     );
-    output::outln!("{}", sonde_report::stress_ramp::header(transport));
+    output::outln!("{}", sonde_live::stress_ramp::header(transport));
 }
 
 /// Runs the ramp's steps in order, a table row each (without `-J`), until the last or the
@@ -307,7 +307,7 @@ fn ramp_steps(
         };
         let step = RampStep::of(n, &s, cfg.mode);
         if !a.output.json {
-            output::outln!("{}", sonde_report::stress_ramp::row(&step));
+            output::outln!("{}", sonde_live::stress_ramp::row(&step));
         }
         steps.push(step);
         if s.partial {
@@ -350,7 +350,7 @@ fn ramp_step(
 
 /// `--storm`: connections opened and closed as fast as the device takes them.
 fn storm(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
-    use sonde_report::stress_storm;
+    use sonde_live::stress_storm;
     use sonde_stress::client::storm::{self, StormConfig};
     let scfg = StormConfig {
         addr: cfg.addr,
@@ -446,7 +446,7 @@ fn overload(a: &StressArgs, cfg: &StressConfig, interrupt: &AtomicBool) -> i32 {
     };
     let why = overload_problems(&report);
     if a.output.json {
-        let doc = sonde_report::envelope::Envelope::new("stress")
+        let doc = sonde_live::envelope::Envelope::new("stress")
             .partial(report.partial)
             .error(why.as_deref())
             .wrap(

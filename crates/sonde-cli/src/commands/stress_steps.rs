@@ -9,7 +9,7 @@ use super::exit;
 use crate::flags::stress::StressArgs;
 use crate::output;
 use sonde_proto::message::TestParams;
-use sonde_report::{stress_steps, Discard};
+use sonde_live::{stress_steps, Discard};
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};

@@ -8,7 +8,7 @@
 //! request (the device amplifies: a reflector for spoofed requests).
 
 use crate::flags::stress::StressArgs;
-use sonde_report::Sink;
+use sonde_live::Sink;
 use sonde_stats::stress::model::{StressEvent, StressMode, StressSummary};
 use sonde_stats::stress::udp::UdpSummary;
 use sonde_stress::client::udp::{self, probe, UdpStressConfig, MAX_DATAGRAM};

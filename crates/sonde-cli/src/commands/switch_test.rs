@@ -16,7 +16,7 @@ use crate::output::outln;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use sonde_platform::resolve::{resolve, Family as ResolveFamily};
-use sonde_report::envelope::Envelope;
+use sonde_live::envelope::Envelope;
 use sonde_switch::{AnyConn, AnyListener, Backend, Family, Options, Stats, SwitchRecord, Targets};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -52,7 +52,7 @@ pub fn run(a: SwitchTestArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     }
 }
 
-/// The document kind ([`sonde_report::envelope`]).
+/// The document kind ([`sonde_live::envelope`]).
 const KIND: &str = "switch-test";
 
 /// `e` and its causes, each once: an I/O error's text often already holds its cause, and

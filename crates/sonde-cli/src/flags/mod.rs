@@ -163,7 +163,7 @@ pub struct ReportArgs {
         short = 'o',
         long = "out",
         value_name = "DIR",
-        default_value = "sonde-report"
+        default_value = "sonde-live"
     )]
     pub out: std::path::PathBuf,
     /// md, html or json (repeatable or comma-separated; default md and html)

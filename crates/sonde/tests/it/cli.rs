@@ -2,7 +2,7 @@
 //!
 //! Each test starts its own `sonde server` on a free port (killed when the test ends, pass or
 //! fail), runs clients with deadlines, and checks the exit code, the messages and the `-J`
-//! document (iperf3's schema, see `crates/sonde-report/src/iperf3_json.rs`). Most tests run for
+//! document (iperf3's schema, see `crates/sonde-live/src/iperf3_json.rs`). Most tests run for
 //! 1-3 s of traffic; the file takes well under 90 s on a 2-core machine.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly

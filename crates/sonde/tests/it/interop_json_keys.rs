@@ -208,7 +208,7 @@ fn sonde_measures_the_new_tcp_figures() {
 }
 
 #[test]
-fn iperf3_documents_read_in_sonde_report() {
+fn iperf3_documents_read_in_sonde_live() {
     let _turn = crate::turns::take(module_path!());
     for ip in peers::all() {
         let dir = TempDir::new("iperf3-report");

@@ -18,7 +18,7 @@ use sonde_store::{LoadedRun, NewRun, Results, RunStatus, Store};
 /// A lab run recorded by a real `sonde lab run` (the report tests' fixture).
 fn lab_run() -> LoadedRun {
     let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sonde-doc/tests/fixtures/lab-run.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sonde-report/tests/fixtures/lab-run.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("lab-run.json: {e}"))
 }

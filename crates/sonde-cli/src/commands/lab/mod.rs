@@ -11,7 +11,7 @@ mod progress;
 
 use super::exit;
 use crate::flags::{LabCommand, LabRunArgs};
-use sonde_doc::{Format, Inputs};
+use sonde_report::{Format, Inputs};
 use sonde_labrun::{Loaded, RunError, RunOptions, RunSummary};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,7 +15,7 @@ use sonde_testkit::page::{chart, series};
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sonde_doc::{render, Format, Inputs};
+use sonde_report::{render, Format, Inputs};
 
 fn html(inputs: &Inputs) -> String {
     String::from_utf8(render(inputs, Format::Html).unwrap()).unwrap()

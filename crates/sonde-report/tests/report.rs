@@ -1,6 +1,6 @@
 //! Golden-file and determinism tests of the rendered reports, and error reporting on bad input.
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p sonde-doc --test report` rewrites the goldens; review the
+//! `UPDATE_GOLDEN=1 cargo test -p sonde-report --test report` rewrites the goldens; review the
 //! diff before committing it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use sonde_doc::{render, write_report, DocError, Format, Inputs};
+use sonde_report::{render, write_report, DocError, Format, Inputs};
 
 fn check_golden(name: &str, actual: &[u8]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -139,7 +139,7 @@ fn head(o: &mut String, r: &Report) {
         o,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"generator\" content=\"sonde-doc\">\
+         <meta name=\"generator\" content=\"sonde-report\">\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
          style-src 'unsafe-inline'; img-src data:\">\
          <title>{}</title><style>{CSS}</style></head>\n<body>\n<h1>{}</h1>\n",

@@ -15,7 +15,7 @@ mod common;
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sonde_doc::{render, Format, Inputs};
+use sonde_report::{render, Format, Inputs};
 use sonde_testkit::page::{chart, html_rows, markers, series, value};
 
 fn path(name: &str) -> String {
@@ -64,7 +64,7 @@ fn a_rate_search_draws_loss_per_step_and_tabulates_the_rates_found() {
         assert_eq!(row[0], format!("{} B", r["length"]));
         assert_eq!(row[1], r["direction"].as_str().unwrap());
         let rate = r["rate_bps"].as_f64().unwrap();
-        assert_eq!(row[2], sonde_doc::fmt::rate(rate), "{row:?}");
+        assert_eq!(row[2], sonde_report::fmt::rate(rate), "{row:?}");
         assert_eq!(row[7], "found, confirmed by 2 repeat runs");
     }
     assert_eq!(html_rows(&html, "Steps").len(), steps.len());
@@ -117,7 +117,7 @@ fn a_rate_list_draws_achieved_against_asked_with_the_knee() {
             .iter()
             .find(|k| k["direction"] == dir)
             .unwrap();
-        sonde_doc::fmt::rate(k["knee_bps"].as_f64().unwrap())
+        sonde_report::fmt::rate(k["knee_bps"].as_f64().unwrap())
     };
     assert_eq!(
         names,
@@ -177,7 +177,7 @@ fn a_capacity_run_draws_its_histogram_and_rate_against_train_length() {
     let d = doc(name);
     let e = &d["estimate"];
     let html = page(name, Format::Html);
-    let bin = sonde_doc::fmt::rate(e["histogram"]["bin_bps"].as_f64().unwrap());
+    let bin = sonde_report::fmt::rate(e["histogram"]["bin_bps"].as_f64().unwrap());
     let svg = chart(
         &html,
         &format!("Dispersion rates of the short trains (bin {bin}, IP)"),
@@ -227,7 +227,7 @@ fn a_capacity_run_draws_its_histogram_and_rate_against_train_length() {
     let sus = d["sustained_payload_bps"].as_f64().unwrap();
     assert_eq!(
         find("Sustained rate", "UDP payload")[1],
-        sonde_doc::fmt::rate(sus)
+        sonde_report::fmt::rate(sus)
     );
     find("Sustained rate", "IP");
     find("Histogram bin", "IP");
@@ -263,7 +263,7 @@ fn compare_ip_is_tables_per_family_and_the_verdict() {
     let mean = btc.iter().find(|r| r[0] == "Mean").unwrap();
     for (i, f) in [(1, 0), (2, 1)] {
         let v = d["btc"][f]["summary"]["mean_bps"].as_f64().unwrap();
-        assert_eq!(mean[i], sonde_doc::fmt::rate(v));
+        assert_eq!(mean[i], sonde_report::fmt::rate(v));
     }
     let cap = html_rows(&html, "Path capacity");
     assert_eq!(
@@ -370,7 +370,7 @@ fn a_shaped_capacity_run_draws_the_rate_before_the_knee_and_the_bucket() {
         "{heads:?}"
     );
     let s = series(svg);
-    let sustained = sonde_doc::fmt::rate(d["estimate"]["sustained_bps"].as_f64().unwrap());
+    let sustained = sonde_report::fmt::rate(d["estimate"]["sustained_bps"].as_f64().unwrap());
     assert!(
         s.iter().any(|x| x.0 == format!("sustained {sustained}")),
         "{s:?}"
@@ -471,5 +471,5 @@ fn compare_ip_capacity_shows_rates_only_for_a_path_figure() {
     let cap = html_rows(&html, "Path capacity");
     let sustained = cap.iter().find(|r| r[0] == "Sustained rate").unwrap();
     let v4 = d["capacity"][0]["sustained_bps"].as_f64().unwrap();
-    assert_eq!(sustained[1..], [sonde_doc::fmt::rate(v4), "–".to_owned()]);
+    assert_eq!(sustained[1..], [sonde_report::fmt::rate(v4), "–".to_owned()]);
 }

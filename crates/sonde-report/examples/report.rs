@@ -1,5 +1,5 @@
 //! Writes the report of a results database or of sonde `-J` documents, as `sonde report` will:
-//! `cargo run -p sonde-doc --example report -- OUT_DIR RESULTS...`.
+//! `cargo run -p sonde-report --example report -- OUT_DIR RESULTS...`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,8 +10,8 @@ fn main() -> ExitCode {
         eprintln!("usage: report OUT_DIR RESULTS...");
         return ExitCode::from(2);
     };
-    let written = sonde_doc::Inputs::from_paths(inputs)
-        .and_then(|i| sonde_doc::write_report(&i, out, &sonde_doc::Format::ALL));
+    let written = sonde_report::Inputs::from_paths(inputs)
+        .and_then(|i| sonde_report::write_report(&i, out, &sonde_report::Format::ALL));
     match written {
         Ok(paths) => {
             for p in paths {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sonde_doc::{render, Format};
+use sonde_report::{render, Format};
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SONDE_CHROMIUM") {

@@ -1,6 +1,6 @@
 //! Times a report of a 1,000-test lab run (issue 6: "renders in a few seconds").
 //!
-//! `cargo run --release -p sonde-doc --example bench_render [TESTS]` builds a results database
+//! `cargo run --release -p sonde-report --example bench_render [TESTS]` builds a results database
 //! in a temporary directory (50 loss settings × 4 tests × 5 repetitions by default, each test
 //! carrying a real `sonde -J` document from the test fixtures), then times reading it and
 //! rendering each format.
@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use serde_json::json;
-use sonde_doc::{render, Format, Inputs};
+use sonde_report::{render, Format, Inputs};
 use sonde_store::*;
 
 const DOCS: [(&str, &str); 3] = [

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sonde_doc::Inputs;
+use sonde_report::Inputs;
 use sonde_store::{LoadedRun, NewRun, Store};
 
 pub fn fixtures() -> PathBuf {

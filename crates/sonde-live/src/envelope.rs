@@ -13,7 +13,7 @@
 //! key is there only when there is an error, as iperf3's readers expect.
 //!
 //! ```
-//! use sonde_report::envelope::Envelope;
+//! use sonde_live::envelope::Envelope;
 //! let mut doc = serde_json::json!({"rows": []});
 //! Envelope::new("btc").partial(true).error(Some("refused")).stamp(&mut doc);
 //! assert_eq!(doc["kind"], "btc");
