@@ -471,5 +471,8 @@ fn compare_ip_capacity_shows_rates_only_for_a_path_figure() {
     let cap = html_rows(&html, "Path capacity");
     let sustained = cap.iter().find(|r| r[0] == "Sustained rate").unwrap();
     let v4 = d["capacity"][0]["sustained_bps"].as_f64().unwrap();
-    assert_eq!(sustained[1..], [sonde_report::fmt::rate(v4), "–".to_owned()]);
+    assert_eq!(
+        sustained[1..],
+        [sonde_report::fmt::rate(v4), "–".to_owned()]
+    );
 }

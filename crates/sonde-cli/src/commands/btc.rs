@@ -3,8 +3,8 @@
 use super::exit;
 use crate::flags::btc::BtcArgs;
 use crate::output::{self, outln};
-use sonde_proto::message::TestParams;
 use sonde_live::btc;
+use sonde_proto::message::TestParams;
 use sonde_runtime::btc::BtcConfig;
 use sonde_runtime::client::{ClientConfig, Family};
 use std::sync::atomic::AtomicBool;

@@ -3,8 +3,8 @@
 use super::exit;
 use crate::flags::capacity::CapacityArgs;
 use crate::output::{self, outln};
-use sonde_proto::capacity::CapacityPlan;
 use sonde_live::capacity::{departure_lines, document, lines, RunInfo};
+use sonde_proto::capacity::CapacityPlan;
 use sonde_runtime::capacity::client::CapacityOutcome;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::RunError;

@@ -3,9 +3,9 @@
 use super::exit;
 use crate::flags::ClientArgs;
 use crate::output;
+use sonde_live::{ServerOutputSlot, Sink};
 use sonde_proto::message::TestParams;
 use sonde_proto::psk::Psk;
-use sonde_live::{ServerOutputSlot, Sink};
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
 use sonde_stats::units::Rate;

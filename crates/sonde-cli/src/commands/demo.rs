@@ -9,9 +9,9 @@
 
 use super::exit;
 use crate::output::{self, LineOut, SharedOut};
-use sonde_report::{Document, Format, Inputs};
-use sonde_proto::message::TestParams;
 use sonde_live::{Discard, FnSink, JsonReporter, Sink, TableReporter};
+use sonde_proto::message::TestParams;
+use sonde_report::{Document, Format, Inputs};
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_stats::model::{Direction, Event, Protocol};

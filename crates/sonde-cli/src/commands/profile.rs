@@ -4,9 +4,9 @@
 use super::exit;
 use crate::flags::profile::{ProfileCommand, ProfileRunArgs};
 use crate::output::{self, outln};
+use sonde_live::profile_report;
 use sonde_profile::{builtin, Profile};
 use sonde_proto::message::ProfileRequest;
-use sonde_live::profile_report;
 use sonde_runtime::error::RunError;
 use sonde_runtime::profile::ProfileConfig;
 use sonde_runtime::profile_run;

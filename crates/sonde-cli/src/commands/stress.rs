@@ -6,10 +6,10 @@
 use super::exit;
 use crate::flags::stress::StressArgs;
 use crate::output::{self, LineOut, SharedOut};
-use sonde_platform::resolve::{resolve, Family};
 use sonde_live::stress_json::{StressJsonLinesReporter, StressJsonReporter};
 use sonde_live::stress_table::{StressTableReporter, EACH_LIMIT};
 use sonde_live::{Discard, Sink};
+use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, StressEvent, StressMode, StressSummary, Transport,
 };

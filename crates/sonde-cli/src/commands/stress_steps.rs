@@ -8,8 +8,8 @@
 use super::exit;
 use crate::flags::stress::StressArgs;
 use crate::output;
-use sonde_proto::message::TestParams;
 use sonde_live::{stress_steps, Discard};
+use sonde_proto::message::TestParams;
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};

@@ -4,8 +4,8 @@
 use super::exit;
 use crate::flags::sweep::SweepArgs;
 use crate::output::{self, outln};
-use sonde_proto::message::TestParams;
 use sonde_live::sweep::{self as report, SweepSettings};
+use sonde_proto::message::TestParams;
 use sonde_runtime::client::ClientConfig;
 use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode, SweepRecord};
 use sonde_stats::model::Protocol;

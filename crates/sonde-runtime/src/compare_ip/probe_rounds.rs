@@ -60,39 +60,55 @@ pub fn run_probe_rounds(
     let count = probe.count.unwrap_or(0);
     let rounds = ROUNDS.min(count).max(1);
     let mut fams: [FamilyProbes; 2] = Default::default();
-    in_turns(rounds, interrupt, progress, |round, fi| {
-        let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
-            return;
-        };
-        if fam.all_unanswered() {
-            fam.rounds_not_sent += 1;
-        } else if fam.error.is_none() {
-            let mut p = probe.clone();
-            p.host = addr.to_string();
-            p.count = Some(round_count(count, rounds, round));
-            add_round(fam, probe_quietly(&p, interrupt));
-        }
-    });
+    let active = |fams: &[FamilyProbes; 2], fi: usize| {
+        addrs[fi].is_some() && !fams[fi].all_unanswered() && fams[fi].error.is_none()
+    };
+    in_turns(
+        rounds,
+        interrupt,
+        progress,
+        &mut fams,
+        active,
+        |fams, round, fi| {
+            let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
+                return;
+            };
+            if fam.all_unanswered() {
+                fam.rounds_not_sent += 1;
+            } else if fam.error.is_none() {
+                let mut p = probe.clone();
+                p.host = addr.to_string();
+                p.count = Some(round_count(count, rounds, round));
+                add_round(fam, probe_quietly(&p, interrupt));
+            }
+        },
+    );
     fams
 }
 
-/// Runs `rounds` rounds of `visit(round, family)` over both families (0 IPv4, 1 IPv6), IPv4
-/// first in even rounds and IPv6 first in odd ones; `progress` hears each round (1-based) as
-/// it starts. Ctrl-C ends them.
-pub(super) fn in_turns(
+/// Runs `rounds` rounds of `visit(state, round, family)` over both families (0 IPv4, 1 IPv6),
+/// IPv4 first in even rounds and IPv6 first in odd ones. `progress` hears a round (1-based) as
+/// it starts, but only one in which some family is still `active`: a round where every family
+/// has stopped is still visited (so it can count what was not sent) but not announced, so the
+/// progress line never says a round runs when nothing does. Ctrl-C ends them.
+pub(super) fn in_turns<S>(
     rounds: u64,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
-    mut visit: impl FnMut(u64, usize),
+    state: &mut S,
+    active: impl Fn(&S, usize) -> bool,
+    mut visit: impl FnMut(&mut S, u64, usize),
 ) {
     for round in 0..rounds {
-        progress(round + 1, rounds);
+        if (0..2).any(|fi| active(state, fi)) {
+            progress(round + 1, rounds);
+        }
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for fi in order {
             if interrupt.load(Ordering::Relaxed) {
                 return;
             }
-            visit(round, fi);
+            visit(state, round, fi);
         }
     }
 }
@@ -124,5 +140,42 @@ mod tests {
         assert_eq!(split(100), [25, 25, 25, 25]);
         assert_eq!(split(10), [3, 3, 2, 2]);
         assert_eq!((0..3).map(|r| round_count(3, 3, r)).sum::<u64>(), 3);
+    }
+
+    #[test]
+    fn a_round_where_every_family_has_stopped_is_visited_but_not_announced() {
+        // IPv4 stops after its first round, IPv6 after its second.
+        let mut rounds_run = [0u64; 2];
+        let mut announced = Vec::new();
+        let stop_after = [1, 2];
+        in_turns(
+            4,
+            &AtomicBool::new(false),
+            &mut |r, of| announced.push((r, of)),
+            &mut rounds_run,
+            |run, fi| run[fi] < stop_after[fi],
+            |run, _, fi| {
+                if run[fi] < stop_after[fi] {
+                    run[fi] += 1;
+                }
+            },
+        );
+        assert_eq!(announced, [(1, 4), (2, 4)]);
+        assert_eq!(rounds_run, [1, 2]);
+    }
+
+    #[test]
+    fn ctrl_c_ends_the_rounds_before_the_next_visit() {
+        let stop = AtomicBool::new(true);
+        let mut visits = 0;
+        in_turns(
+            4,
+            &stop,
+            &mut |_, _| {},
+            &mut visits,
+            |_, _| true,
+            |v, _, _| *v += 1,
+        );
+        assert_eq!(visits, 0);
     }
 }

@@ -76,20 +76,30 @@ pub fn run_uploads(
     progress: &mut dyn FnMut(u64, u64),
 ) -> [FamilyUploads; 2] {
     let mut fams: [FamilyUploads; 2] = Default::default();
-    in_turns(u64::from(plan.rounds), interrupt, progress, |_, fi| {
-        let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
-            return;
-        };
-        if fam.error.is_some() {
-            return;
-        }
-        let load = throughput(upload_to(addr, plan.each, to), interrupt.clone());
-        match (load.upload_bps, load.error) {
-            (_, Some(e)) => fam.error = Some(e),
-            (Some(bps), None) => fam.rounds_bps.push(bps),
-            (None, None) => fam.error = Some("the upload reported no goodput".into()),
-        }
-    });
+    let active =
+        |fams: &[FamilyUploads; 2], fi: usize| addrs[fi].is_some() && fams[fi].error.is_none();
+    let rounds = u64::from(plan.rounds);
+    in_turns(
+        rounds,
+        interrupt,
+        progress,
+        &mut fams,
+        active,
+        |fams, _, fi| {
+            let (Some(addr), Some(fam)) = (addrs[fi], fams.get_mut(fi)) else {
+                return;
+            };
+            if fam.error.is_some() {
+                return;
+            }
+            let load = throughput(upload_to(addr, plan.each, to), interrupt.clone());
+            match (load.upload_bps, load.error) {
+                (_, Some(e)) => fam.error = Some(e),
+                (Some(bps), None) => fam.rounds_bps.push(bps),
+                (None, None) => fam.error = Some("the upload reported no goodput".into()),
+            }
+        },
+    );
     fams
 }
 

@@ -11,8 +11,8 @@ mod progress;
 
 use super::exit;
 use crate::flags::{LabCommand, LabRunArgs};
-use sonde_report::{Format, Inputs};
 use sonde_labrun::{Loaded, RunError, RunOptions, RunSummary};
+use sonde_report::{Format, Inputs};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
