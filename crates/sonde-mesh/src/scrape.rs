@@ -1,6 +1,12 @@
 //! One scrape of an agent's `/metrics`: an HTTP/1.0 GET with a deadline on every step, the
 //! answer read up to a bound, and the peers that have series in it.
 //!
+//! A scrape that times out is made again, up to [`ATTEMPTS`] times in all, each on a new
+//! connection: the end-of-run scrape of a node behind an impaired link (say 5 % loss each
+//! way) can lose the same segment twice, and TCP's backed-off retransmission then stalls one
+//! read past its deadline although the agent is well. A refused or reset connection, or a
+//! wrong answer, is not tried again: those say something about the agent, not the path.
+//!
 //! Hand-written rather than a client crate: it is one request to the agent's own endpoint
 //! (`tiny_http` on the other end), made once per node at the end of a run, and the lab has no
 //! HTTP client dependency to reuse; a crate would bring TLS and connection pools for a
@@ -15,6 +21,8 @@ use serde::Serialize;
 
 /// Connect, send and receive each get this long.
 const STEP_TIMEOUT: Duration = Duration::from_secs(3);
+/// How many times a scrape that timed out is tried in all.
+const ATTEMPTS: u32 = 3;
 /// The largest answer read (a mesh of 64 nodes is well under 1 MiB of series).
 const MAX_BODY: u64 = 8 << 20;
 
@@ -45,7 +53,7 @@ impl Scrape {
 /// namespace, which routes to every node).
 pub fn scrape(addr: SocketAddr) -> Scrape {
     let url = format!("http://{addr}/metrics");
-    match get(addr) {
+    match get_patiently(addr) {
         Ok((status, body)) => Scrape {
             url,
             status: Some(status),
@@ -61,6 +69,30 @@ pub fn scrape(addr: SocketAddr) -> Scrape {
             body: String::new(),
         },
     }
+}
+
+/// [`get`], again on a time-out, up to [`ATTEMPTS`] in all; the last error says how many.
+fn get_patiently(addr: SocketAddr) -> std::io::Result<(u16, String)> {
+    let mut attempt = 1;
+    loop {
+        match get(addr) {
+            Err(e) if timed_out(&e) && attempt < ATTEMPTS => attempt += 1,
+            Err(e) if timed_out(&e) => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("{e} (each of {ATTEMPTS} attempts timed out)"),
+                ))
+            }
+            other => return other,
+        }
+    }
+}
+
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 fn get(addr: SocketAddr) -> std::io::Result<(u16, String)> {
@@ -101,6 +133,35 @@ pub fn peers_in(text: &str) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_silent_endpoint_is_tried_again_and_the_error_says_how_often() {
+        // Accepts (the kernel completes the handshake) but never answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let started = std::time::Instant::now();
+        let e = get_patiently(addr).unwrap_err();
+        assert!(timed_out(&e), "{e}");
+        assert!(
+            e.to_string().contains("each of 3 attempts timed out"),
+            "{e}"
+        );
+        assert!(
+            started.elapsed() >= STEP_TIMEOUT * ATTEMPTS,
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_refused_connection_is_not_tried_again() {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let e = get_patiently(addr).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+    }
 
     #[test]
     fn finds_peer_labels() {
