@@ -100,7 +100,9 @@ impl ServerSettings {
             bind: None,
             max_clients: self.max_clients.map(|m| m as usize),
             max_duration_secs: Some(self.max_duration_secs.unwrap_or(DEFAULT_MAX_DURATION_SECS)),
-            max_bitrate: self.bitrate()?,
+            max_bitrate: self
+                .bitrate()?
+                .map(sonde_stats::units::Rate::from_bits_per_sec),
             one_off: false,
             interval_secs: None,
             ipv6_only: false,
@@ -150,7 +152,10 @@ mod tests {
         let s = c.server.server_config(5201).unwrap();
         assert_eq!(s.max_clients, Some(2));
         assert_eq!(s.max_duration_secs, Some(30.0));
-        assert_eq!(s.max_bitrate, Some(50_000_000));
+        assert_eq!(
+            s.max_bitrate,
+            Some(sonde_stats::units::Rate::from_bits_per_sec(50_000_000))
+        );
         assert_eq!(s.source_limits.tests, Some(RateCap::per_minute(6)));
         assert_eq!(s.source_limits.connections, Some(RateCap::per_second(20)));
         assert_eq!(s.source_limits.probes, Some(RateCap::per_second(100)));

@@ -180,11 +180,11 @@ fn params(rng: &mut Rng) -> TestParams {
         },
         steady_pacing: rng.chance(4),
         skip_rx_copy: rng.chance(4),
-        fq_rate: if rng.chance(4) {
+        fq_rate: sonde_stats::units::Rate::from_bits_per_sec(if rng.chance(4) {
             rng.next() % 10_000_000_000
         } else {
             0
-        },
+        }),
         dont_fragment: rng.chance(4),
         server_affinity: rng.chance(4).then(|| (rng.next() % 1024) as u32),
         profile: rng.chance(5).then(|| sonde_proto::message::ProfileRequest {

@@ -47,7 +47,7 @@ pub(crate) fn check_capabilities(
             instead: "run the test as an upload",
         });
     }
-    if p.fq_rate > 0 && server_sends && !has("fq-rate") {
+    if !p.fq_rate.is_unlimited() && server_sends && !has("fq-rate") {
         return Err(RunError::PeerLacks {
             software,
             capability: "fq-rate",

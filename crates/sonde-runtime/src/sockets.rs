@@ -22,8 +22,8 @@ fn set_common(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     if p.tos != 0 {
         sockopt::set_tos(sock, p.tos)?;
     }
-    if p.fq_rate > 0 {
-        sockopt::set_max_pacing_rate(sock, p.fq_rate / 8)?;
+    if !p.fq_rate.is_unlimited() {
+        sockopt::set_max_pacing_rate(sock, p.fq_rate.bytes_per_sec())?;
     }
     Ok(())
 }
@@ -446,7 +446,7 @@ mod tests {
     #[test]
     fn fq_rate_and_dont_fragment_reach_the_socket() {
         let p = TestParams {
-            fq_rate: 80_000_000,
+            fq_rate: sonde_stats::units::Rate::from_bits_per_sec(80_000_000),
             dont_fragment: true,
             ..TestParams::default()
         };

@@ -80,7 +80,7 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         congestion: p.congestion.clone(),
         tcp_mss: p.mss,
         sock_bufsize: p.window.map(u64::from),
-        fq_rate: p.fq_rate,
+        fq_rate: p.fq_rate.bits_per_sec(),
         sockets: ctx.sockets,
         connected: ctx.connected,
     }

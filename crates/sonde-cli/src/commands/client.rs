@@ -189,7 +189,7 @@ fn test_params(
         burst,
         steady_pacing: a.steady_pacing,
         skip_rx_copy: a.skip_rx_copy,
-        fq_rate: a.fq_rate.unwrap_or(0),
+        fq_rate: a.fq_rate.unwrap_or(Rate::UNLIMITED),
         dont_fragment: a.dont_fragment,
         server_affinity: a.affinity.and_then(|(_, server)| server),
         profile: None,

@@ -30,6 +30,7 @@ pub use crate::flags::values::{
     parse_connect_timeout, BindArg, RateBurst, CONNECT_TIMEOUT_DEFAULT, RCV_TIMEOUT_DEFAULT,
 };
 use clap::{Args, Parser, Subcommand};
+use sonde_stats::units::Rate;
 
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SONDE_COMMIT"), ")"), disable_version_flag = true, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None, after_help = "iperf3 spellings work too: `sonde -s` is `sonde server`, `sonde -c HOST` is `sonde client HOST`.")]
@@ -208,8 +209,8 @@ pub struct ServerArgs {
     pub max_duration: Option<f64>,
     /// Refuse tests whose total target rate exceeds RATE (e.g. 1G; iperf3:
     /// --server-bitrate-limit)
-    #[arg(long, alias = "server-bitrate-limit", value_name = "RATE", value_parser = parse_rate_arg)]
-    pub max_bitrate: Option<u64>,
+    #[arg(long, alias = "server-bitrate-limit", value_name = "RATE", value_parser = parse_rate_flag)]
+    pub max_bitrate: Option<Rate>,
     /// Serve one test, then exit
     #[arg(short = '1', long = "one-off")]
     pub one_off: bool,
@@ -351,8 +352,8 @@ pub struct ClientArgs {
     pub skip_rx_copy: bool,
     /// Kernel pacing of each data socket at RATE bit/s (SO_MAX_PACING_RATE; TCP is paced by the
     /// kernel itself, UDP only under an fq qdisc), as iperf3's --fq-rate
-    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_rate_arg)]
-    pub fq_rate: Option<u64>,
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_rate_flag)]
+    pub fq_rate: Option<Rate>,
     /// UDP: set the IP don't-fragment bit; a datagram above the path MTU fails instead of
     /// being fragmented
     #[arg(long = "dont-fragment")]

@@ -48,6 +48,11 @@ pub fn parse_rate_arg(s: &str) -> Result<u64, String> {
     parse_rate(s).map_err(|e| e.to_string())
 }
 
+/// The same, as the [`Rate`] a flag carries to the socket.
+pub fn parse_rate_flag(s: &str) -> Result<Rate, String> {
+    s.parse::<Rate>().map_err(|e| e.to_string())
+}
+
 /// `-b RATE` or iperf3's `-b RATE/BURST`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateBurst {

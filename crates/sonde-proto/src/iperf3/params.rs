@@ -10,6 +10,7 @@ use super::state::errno;
 use crate::message::TestParams;
 use serde_json::{json, Map, Value};
 use sonde_stats::model::{Direction, Protocol};
+use sonde_stats::units::Rate;
 use thiserror::Error;
 
 /// The parameters as iperf3 sent them (only the keys sonde uses or checks).
@@ -237,7 +238,7 @@ impl Iperf3Params {
             burst: self.burst.unwrap_or(0) as u32,
             steady_pacing: false,
             skip_rx_copy: self.skip_rx_copy,
-            fq_rate: self.fqrate,
+            fq_rate: Rate::from_bits_per_sec(self.fqrate),
             dont_fragment: self.dont_fragment,
             server_affinity: self.server_affinity.and_then(|c| u32::try_from(c).ok()),
             profile: None,
@@ -382,8 +383,8 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     if p.skip_rx_copy {
         m.insert("skip_rx_copy".into(), json!(1));
     }
-    if p.fq_rate > 0 {
-        m.insert("fqrate".into(), json!(p.fq_rate));
+    if !p.fq_rate.is_unlimited() {
+        m.insert("fqrate".into(), json!(p.fq_rate.bits_per_sec()));
     }
     if p.dont_fragment {
         m.insert("dont_fragment".into(), json!(1));

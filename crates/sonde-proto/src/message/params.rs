@@ -51,8 +51,8 @@ pub struct TestParams {
     pub skip_rx_copy: bool,
     /// Kernel pacing of every data socket in bit/s (`--fq-rate`, SO_MAX_PACING_RATE), 0 = none.
     /// Sent only to a server that lists the `fq-rate` capability.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub fq_rate: u64,
+    #[serde(default, skip_serializing_if = "is_unlimited")]
+    pub fq_rate: Rate,
     /// UDP datagrams with the IP don't-fragment bit (`--dont-fragment`): one bigger than the
     /// path MTU is refused, not fragmented. Sent only to a server listing `dont-fragment`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -99,8 +99,8 @@ pub struct ProfileRequest {
     pub clock_offset: Option<sonde_profile::result::ClockOffset>,
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+fn is_unlimited(rate: &Rate) -> bool {
+    rate.is_unlimited()
 }
 
 /// Left out only at its default (0): 1 means the same (smooth pacing) but is written, so a
@@ -133,7 +133,7 @@ impl Default for TestParams {
             burst: 0,
             steady_pacing: false,
             skip_rx_copy: false,
-            fq_rate: 0,
+            fq_rate: Rate::UNLIMITED,
             dont_fragment: false,
             server_affinity: None,
             profile: None,

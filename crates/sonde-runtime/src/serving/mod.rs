@@ -25,7 +25,7 @@ pub struct ServerConfig {
     pub bind: Option<IpAddr>,
     pub max_clients: Option<usize>,
     pub max_duration_secs: Option<f64>,
-    pub max_bitrate: Option<u64>,
+    pub max_bitrate: Option<sonde_stats::units::Rate>,
     pub one_off: bool,
     /// Interval for the server's own reports; None = use the client's.
     pub interval_secs: Option<f64>,

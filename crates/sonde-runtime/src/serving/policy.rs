@@ -9,7 +9,7 @@
 
 use sonde_proto::message::{RefuseCode, TestParams};
 use sonde_stats::model::Direction;
-use sonde_stats::units::format_bitrate;
+use sonde_stats::units::{format_bitrate, Rate};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Extra time a test may run beyond its duration before the server gives up on the client.
@@ -19,7 +19,7 @@ pub const WATCHDOG_SLACK_SECS: f64 = 30.0;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Limits {
     pub max_duration_secs: Option<f64>,
-    pub max_bitrate: Option<u64>,
+    pub max_bitrate: Option<Rate>,
 }
 
 /// Why a test is refused, with a message for the user.
@@ -88,7 +88,7 @@ pub fn check_test(
             });
         }
     }
-    if let Some(max) = limits.max_bitrate {
+    if let Some(max) = limits.max_bitrate.map(Rate::bits_per_sec) {
         let dirs = if p.direction == Direction::Bidir {
             2
         } else {
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn bitrate_limit_is_the_total_over_streams_and_directions() {
         let l = Limits {
-            max_bitrate: Some(100_000_000),
+            max_bitrate: Some(Rate::from_bits_per_sec(100_000_000)),
             ..Limits::default()
         };
         assert_eq!(

@@ -198,7 +198,7 @@ impl StreamConfig {
             },
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
-            fq_rate_set: p.fq_rate > 0,
+            fq_rate_set: !p.fq_rate.is_unlimited(),
             ..Self::new(p.length as usize, p.rate)
         }
     }

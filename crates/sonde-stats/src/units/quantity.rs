@@ -37,6 +37,11 @@ impl Rate {
         self.0
     }
 
+    /// Whole bytes per second (rounded down), as a socket option takes it.
+    pub const fn bytes_per_sec(self) -> u64 {
+        self.0 / 8
+    }
+
     /// Bytes per second, for a pacer's arithmetic.
     pub fn bytes_per_sec_f64(self) -> f64 {
         self.0 as f64 / 8.0

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{num, require_all, Server};
+use common::{notes, num, require_all, Server};
 use std::time::{Duration, Instant};
 
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
@@ -157,10 +157,22 @@ fn a_paced_tcp_sender_keeps_the_rate_within_a_chunk_not_a_block() {
         args.extend_from_slice(extra);
         let out = server.client(&args, CLIENT_DEADLINE);
         out.expect_code(0);
-        let got = num(&out.json(), "end.sum_sent.bits_per_second");
+        let doc = out.json();
+        let got = num(&doc, "end.sum_sent.bits_per_second");
+        // Running ahead is the defect this guards against, on any host.
         assert!(
-            (got / want - 1.0).abs() <= 0.02,
+            got / want - 1.0 <= 0.02,
             "{extra:?}: {got} bit/s sent for -b 10m per stream\n{}",
+            out.describe()
+        );
+        // Falling short is the host's doing only when the sender says it was held up (on a
+        // loaded 2-core host, -P 4 once sent 37.8 of 40 Mbit/s); then it must still have
+        // paced, not stalled. Without such a note, short is as wrong as ahead.
+        let held_up = notes(&doc).iter().any(|n| n.contains("sender fell behind"));
+        let floor = if held_up { 0.5 } else { 0.98 };
+        assert!(
+            got / want >= floor,
+            "{extra:?}: {got} bit/s sent for -b 10m per stream (held up: {held_up})\n{}",
             out.describe()
         );
     }
