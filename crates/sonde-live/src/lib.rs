@@ -44,6 +44,8 @@ pub mod profile_report;
 pub mod serial;
 mod sink;
 pub mod stress_json;
+pub mod stress_model;
+pub mod stress_overload;
 pub mod stress_ramp;
 pub mod stress_steps;
 pub mod stress_storm;
