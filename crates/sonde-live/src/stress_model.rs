@@ -234,3 +234,162 @@ pub fn overload(r: &OverloadReport) -> so::Overload {
         partial: r.partial,
     }
 }
+
+/// The documents stay what they were when the stress types were serialised as they are:
+/// each model's JSON equals the stats type's own, key for key and value for value.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stress_table::tests::sample_run;
+    use serde_json::Value;
+    use sonde_schema::to_value;
+    use sonde_stats::stress::model::StressEvent;
+
+    fn same<T: serde::Serialize, M: serde::Serialize>(stats: &T, model: &M) {
+        let (a, b) = (
+            serde_json::to_value(stats).unwrap_or(Value::Null),
+            to_value(model),
+        );
+        assert_eq!(b, a, "the model's JSON differs from the stats type's");
+    }
+
+    #[test]
+    fn every_event_of_a_run_is_written_key_for_key() {
+        let mut seen = 0;
+        for ev in sample_run() {
+            match &ev {
+                StressEvent::Start(s) => same(s, &start(s)),
+                StressEvent::Connected(c) => same(c, &connect(c)),
+                StressEvent::Interval(i) => same(i, &interval(i)),
+                StressEvent::End(e) => same(e, &end(e)),
+                StressEvent::Note(_) | StressEvent::Error(_) => continue,
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, 4, "start, connect, an interval and the end");
+    }
+
+    #[test]
+    fn a_udp_end_with_echo_and_round_trips_is_written_key_for_key() {
+        let Some(StressEvent::End(mut s)) = sample_run()
+            .into_iter()
+            .find(|e| matches!(e, StressEvent::End(_)))
+        else {
+            panic!("the sample run has an end");
+        };
+        s.connections[0].close = CloseOutcome::Udp;
+        s.udp = Some(Box::new(UdpSummary {
+            datagram_bytes: 512,
+            offered_bps: 1e6,
+            datagrams_sent: 244,
+            datagrams_received: 240,
+            send_errors: 1,
+            first_send_error: Some("refused".into()),
+            echo: Some(EchoFigures {
+                sent: 244,
+                received: 240,
+                lost: 4,
+                duplicates: 1,
+                reordered: 2,
+                unknown: 0,
+                rtt: Some(DelayStats {
+                    samples: 240,
+                    min_ms: 0.1,
+                    median_ms: 0.2,
+                    max_ms: 1.5,
+                    ..DelayStats::default()
+                }),
+            }),
+            reply_cap_per_sec: Some(100.0),
+            replies_stopped_at: None,
+            largest_reply_bytes: 512,
+            oversized_replies: 0,
+        }));
+        same(&s, &end(&s));
+        assert_eq!(to_value(&end(&s))["udp"]["echo"]["rtt"]["max_ms"], 1.5);
+    }
+
+    #[test]
+    fn ramp_steps_storms_and_overloads_are_written_key_for_key() {
+        let tcp = RampStep {
+            connections: 8,
+            opened: 7,
+            sent_bps: 94e6,
+            received_bps: 0.0,
+            fairness_sent: Some(0.99),
+            fairness_received: None,
+            closed_clean: Some(7),
+            udp: None,
+        };
+        let udp = RampStep {
+            closed_clean: None,
+            udp: Some(RampUdp {
+                requests: 244,
+                replies: 220,
+                loss_percent: Some(9.8),
+                send_errors: 0,
+            }),
+            ..tcp
+        };
+        same(&tcp, &ramp_step(&tcp));
+        same(&udp, &ramp_step(&udp));
+        let step = LoadStep {
+            offered_bps: 1e7,
+            achieved_bps: Some(9.9e6),
+            loss_percent: None,
+            retransmits: Some(3),
+            server_cpu_percent: None,
+            client_cpu_percent: Some(2.5),
+            seconds: 3.0,
+            error: Some("refused".into()),
+        };
+        same(&step, &load_step(&step));
+        let storm_report = StormReport {
+            seconds: 2.0,
+            concurrency: 4,
+            attempts: 10,
+            accepted: 9,
+            refused: 1,
+            timed_out: 0,
+            failed: 0,
+            accepted_per_second: 4.5,
+            connect_ms_median: Some(0.05),
+            connect_ms_p99: None,
+            connect_ms_max: Some(0.3),
+            partial: true,
+        };
+        same(&storm_report, &storm(&storm_report));
+        for refusal in [Refusal::Reset, Refusal::Timeout, Refusal::Other, Refusal::None] {
+            let r = OverloadReport {
+                attempted: 256,
+                held: 50,
+                dropped_after_accept: 2,
+                refusal,
+                first_error: Some("no buffer space".into()),
+                held_seconds: 1.0,
+                closed_clean: 48,
+                closed_reset: 1,
+                closed_timeout: 1,
+                recovery_seconds: Some(0.02),
+                partial: false,
+            };
+            same(&r, &overload(&r));
+        }
+    }
+
+    #[test]
+    fn every_close_is_spelled_as_the_stats_type_spells_it() {
+        for c in [
+            CloseOutcome::Clean,
+            CloseOutcome::Reset,
+            CloseOutcome::Timeout,
+            CloseOutcome::FailedDuringRun,
+            CloseOutcome::Udp,
+        ] {
+            assert_eq!(serde_json::to_value(c).unwrap_or(Value::Null), close(c));
+        }
+        for t in [Transport::Tcp, Transport::Udp] {
+            assert_eq!(serde_json::to_value(t).unwrap_or(Value::Null), transport(t));
+        }
+    }
+}
