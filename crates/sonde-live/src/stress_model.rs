@@ -359,7 +359,12 @@ mod tests {
             partial: true,
         };
         same(&storm_report, &storm(&storm_report));
-        for refusal in [Refusal::Reset, Refusal::Timeout, Refusal::Other, Refusal::None] {
+        for refusal in [
+            Refusal::Reset,
+            Refusal::Timeout,
+            Refusal::Other,
+            Refusal::None,
+        ] {
             let r = OverloadReport {
                 attempted: 256,
                 held: 50,

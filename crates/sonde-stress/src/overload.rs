@@ -3,16 +3,9 @@
 //! wait, or a run cut short.
 
 use crate::client::{StressConfig, StressError};
+use crate::verdict::Checked;
 use sonde_stats::stress::overload::OverloadReport;
 use std::sync::atomic::AtomicBool;
-
-/// A finished overload and whether it passed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OverloadOutcome {
-    pub report: OverloadReport,
-    /// Why the overload counts as a failure, if it does.
-    pub problems: Option<String>,
-}
 
 /// Opens connections until refused (or `cfg.connections`), holds them for `cfg.duration`,
 /// closes them all, times the recovery, and checks it. An overload has no events along the
@@ -20,10 +13,10 @@ pub struct OverloadOutcome {
 ///
 /// # Errors
 /// [`StressError::Poll`] when the event loop itself fails.
-pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<OverloadOutcome, StressError> {
+pub fn run(cfg: &StressConfig, stop: &AtomicBool) -> Result<Checked<OverloadReport>, StressError> {
     let report = crate::client::overload::run(cfg, stop)?;
     let problems = problems(&report);
-    Ok(OverloadOutcome { report, problems })
+    Ok(Checked { report, problems })
 }
 
 /// Why an overload counts as a failure, if it does.

@@ -2,17 +2,10 @@
 //! [`Flows`], its events to the caller's sink, then checked ([`crate::verdict`]).
 
 use crate::flows::{Flows, RunError};
+use crate::verdict::Checked;
 use sonde_stats::sink::Sink;
 use sonde_stats::stress::model::{StressEvent, StressSummary};
 use std::sync::atomic::AtomicBool;
-
-/// A finished run and whether it passed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checked {
-    pub summary: StressSummary,
-    /// Why the run counts as a failure, if it does.
-    pub problems: Option<String>,
-}
 
 /// Runs `flows` once, events to `sink` as they happen (`Start` ... `End`); the summary with
 /// its verdict. The sink is not finished: whoever made it finishes it.
@@ -23,8 +16,8 @@ pub fn run(
     flows: &Flows,
     stop: &AtomicBool,
     sink: &mut dyn Sink<StressEvent>,
-) -> Result<Checked, RunError> {
-    let summary = flows.run(stop, sink)?;
-    let problems = crate::verdict::problems(&summary, flows.mode());
-    Ok(Checked { summary, problems })
+) -> Result<Checked<StressSummary>, RunError> {
+    let report = flows.run(stop, sink)?;
+    let problems = crate::verdict::problems(&report, flows.mode());
+    Ok(Checked { report, problems })
 }

@@ -4,26 +4,19 @@
 
 use crate::client::storm::StormConfig;
 use crate::client::StressError;
+use crate::verdict::Checked;
 use sonde_stats::stress::storm::StormReport;
 use std::sync::atomic::AtomicBool;
-
-/// A finished storm and whether it passed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StormOutcome {
-    pub report: StormReport,
-    /// Why the storm counts as a failure, if it does.
-    pub problems: Option<String>,
-}
 
 /// Runs the storm until its time is up or `stop`, and checks it. A storm has no events
 /// along the way: its report is the whole result.
 ///
 /// # Errors
 /// [`StressError::Poll`] when the event loop itself fails.
-pub fn run(cfg: &StormConfig, stop: &AtomicBool) -> Result<StormOutcome, StressError> {
+pub fn run(cfg: &StormConfig, stop: &AtomicBool) -> Result<Checked<StormReport>, StressError> {
     let report = crate::client::storm::run(cfg, stop)?;
     let problems = problems(&report);
-    Ok(StormOutcome { report, problems })
+    Ok(Checked { report, problems })
 }
 
 /// Why a storm counts as a failure, if it does.

@@ -12,6 +12,14 @@
 use sonde_stats::stress::model::{CloseOutcome, ConnTotal, StressMode, StressSummary};
 use sonde_stats::stress::udp::UdpSummary;
 
+/// A finished run's report (a run's summary, a storm's, an overload's) and whether it passed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked<T> {
+    pub report: T,
+    /// Why it counts as a failure (the reasons joined by ", "), if it does.
+    pub problems: Option<String>,
+}
+
 /// Why a finished run counts as a failure (the reasons joined by ", "), if it does.
 pub fn problems(s: &StressSummary, mode: StressMode) -> Option<String> {
     let why = match &s.udp {
