@@ -10,7 +10,9 @@
 //! - [`latency_table`] and [`latency_json`]: the same three formats for latency runs
 //!   (`sonde latency`, `rrul`, `compare-ip`), consuming `sonde_stats::latency::model` events;
 //! - [`stress_table`] and [`stress_json`]: the same for `sonde stress`
-//!   (`sonde_stats::stress::model` events);
+//!   (`sonde_stats::stress::model` events), and the documents of its ramp, load steps, storm
+//!   and overload; every stress document is `sonde_schema::stress`'s model
+//!   ([`stress_model`] maps the events onto it);
 //! - [`Tee`]: fan-out to several sinks (say, the table on stdout and JSON to a log file).
 //!
 //! The JSON shapes (and every field sonde adds to iperf3's schema) are documented in
@@ -44,6 +46,8 @@ pub mod profile_report;
 pub mod serial;
 mod sink;
 pub mod stress_json;
+pub mod stress_model;
+pub mod stress_overload;
 pub mod stress_ramp;
 pub mod stress_steps;
 pub mod stress_storm;

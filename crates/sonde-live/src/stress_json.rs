@@ -1,84 +1,93 @@
 //! `sonde stress -J` and `--json-stream`: the stress run as one document or one line per event.
 //!
 //! The document is `{"start", "connect", "intervals": [...], "end", "notes": [...], "error"}`;
-//! each section is the `sonde_stats::stress::model` value serialised as it is (its field names
-//! are the keys: per interval `connections` with each one's `sent_bytes`, `received_bytes`,
+//! each section's keys are the field names of `sonde_stats::stress::model` (per interval `connections` with each one's `sent_bytes`, `received_bytes`,
 //! `sent_bps`, `received_bps`, `open`, then the sums and `fairness_sent` /
 //! `fairness_received`, Jain's index or null). JSON lines are
-//! `{"event": "start"|"connect"|"interval"|"end"|"note"|"error", "data": ...}`.
+//! `{"event": "start"|"connect"|"interval"|"end"|"note"|"error", "data": ...}`. Both are
+//! spelled by `sonde_schema::stress::run`'s model ([`crate::stress_model`] maps the events
+//! onto it), which `sonde report` reads back.
 
-use crate::envelope::Envelope;
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
+use sonde_schema::stress::{run, KIND};
+use sonde_schema::{to_value, Envelope};
 use sonde_stats::stress::model::StressEvent;
 
 use crate::sink::Sink;
+use crate::stress_model as model;
 
 /// The event's name and data, as both JSON forms write them.
 fn section(ev: &StressEvent) -> (&'static str, Value) {
-    let v = |r: Result<Value, serde_json::Error>| r.unwrap_or(Value::Null);
     match ev {
-        StressEvent::Start(s) => ("start", v(serde_json::to_value(s))),
-        StressEvent::Connected(c) => ("connect", v(serde_json::to_value(c))),
-        StressEvent::Interval(i) => ("interval", v(serde_json::to_value(i))),
-        StressEvent::End(e) => ("end", v(serde_json::to_value(e))),
+        StressEvent::Start(s) => ("start", to_value(&model::start(s))),
+        StressEvent::Connected(c) => ("connect", to_value(&model::connect(c))),
+        StressEvent::Interval(i) => ("interval", to_value(&model::interval(i))),
+        StressEvent::End(e) => ("end", to_value(&model::end(e))),
         StressEvent::Note(n) => ("note", json!(n)),
         StressEvent::Error(e) => ("error", json!(e)),
     }
 }
 
-/// Collects the run and writes one document at [`Sink::finish`].
+/// Collects the run ([`sonde_schema::stress::run`]'s model) and writes one document at
+/// [`Sink::finish`].
 pub struct StressJsonReporter<W: Write> {
     out: W,
-    doc: serde_json::Map<String, Value>,
-    intervals: Vec<Value>,
-    notes: Vec<Value>,
+    start: Option<run::Start>,
+    connect: Option<run::Connect>,
+    intervals: Vec<run::Interval>,
+    end: Option<run::End>,
+    notes: Vec<String>,
+    /// The last error said.
+    error: Option<String>,
 }
 
 impl<W: Write> StressJsonReporter<W> {
     pub fn new(out: W) -> Self {
         Self {
             out,
-            doc: serde_json::Map::new(),
+            start: None,
+            connect: None,
             intervals: Vec::new(),
+            end: None,
             notes: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The document so far; the run is partial unless its end says it is whole.
+    fn document(&mut self) -> run::RunDocument {
+        let end = self.end.take();
+        let partial = end.as_ref().is_none_or(|e| e.partial);
+        let error = self.error.take();
+        run::RunDocument {
+            start: self.start.take(),
+            connect: self.connect.take(),
+            intervals: std::mem::take(&mut self.intervals),
+            end,
+            notes: std::mem::take(&mut self.notes),
+            envelope: Envelope::new(KIND, partial, error.as_deref()),
         }
     }
 }
 
 impl<W: Write> Sink<StressEvent> for StressJsonReporter<W> {
     fn event(&mut self, ev: &StressEvent) -> io::Result<()> {
-        let (name, data) = section(ev);
-        match name {
-            "interval" => self.intervals.push(data),
-            "note" => self.notes.push(data),
-            _ => {
-                self.doc.insert(name.into(), data);
-            }
+        match ev {
+            StressEvent::Start(s) => self.start = Some(model::start(s)),
+            StressEvent::Connected(c) => self.connect = Some(model::connect(c)),
+            StressEvent::Interval(i) => self.intervals.push(model::interval(i)),
+            StressEvent::End(e) => self.end = Some(model::end(e)),
+            StressEvent::Note(n) => self.notes.push(n.clone()),
+            StressEvent::Error(e) => self.error = Some(e.clone()),
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let mut doc = std::mem::take(&mut self.doc);
-        doc.insert(
-            "intervals".into(),
-            Value::Array(std::mem::take(&mut self.intervals)),
-        );
-        doc.insert(
-            "notes".into(),
-            Value::Array(std::mem::take(&mut self.notes)),
-        );
-        let error = doc.get("error").and_then(Value::as_str).map(str::to_owned);
-        let partial = doc
-            .get("end")
-            .is_none_or(|e| e.get("partial").and_then(Value::as_bool) == Some(true));
-        Envelope::new("stress")
-            .partial(partial)
-            .error(error.as_deref())
-            .stamp_map(&mut doc);
-        serde_json::to_writer_pretty(&mut self.out, &Value::Object(doc))?;
+        let doc = to_value(&self.document());
+        serde_json::to_writer_pretty(&mut self.out, &doc)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }

@@ -2,8 +2,8 @@
 //! each way, or one JSON document (`ramp`: the steps, `best_sent`, `best_received`). A UDP
 //! ramp (`-u`) counts flows, and its last column is the loss instead of the clean closes.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sonde_schema::stress::{ramp as schema, KIND};
 use sonde_stats::stress::model::Transport;
 use sonde_stats::stress::ramp::{best, RampStep};
 use sonde_stats::units::format_bitrate;
@@ -81,31 +81,31 @@ pub fn best_lines(steps: &[RampStep], transport: Transport) -> Vec<String> {
     out
 }
 
-/// The ramp as one document.
+/// The ramp as one document: [`sonde_schema::stress::ramp`]'s model, as JSON.
 pub fn document(
     mode: &str,
     transport: Transport,
     steps: &[RampStep],
     error: Option<&str>,
 ) -> Value {
+    use crate::stress_model::ramp_step;
     let (up, down) = best(steps);
-    let mut doc = json!({
-        "mode": mode,
-        "transport": transport,
-        "layer": match transport {
-            Transport::Tcp => "TCP payload",
-            Transport::Udp => "UDP payload",
-        },
-        "ramp": steps,
-        "best_sent": up,
-        "best_received": down,
-    });
     // A failed step ends the ramp: the steps after it are not run.
-    Envelope::new("stress")
-        .partial(error.is_some())
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&schema::RampDocument {
+        mode: mode.to_owned(),
+        transport: crate::stress_model::transport(transport).to_owned(),
+        layer: Some(
+            match transport {
+                Transport::Tcp => "TCP payload",
+                Transport::Udp => "UDP payload",
+            }
+            .to_owned(),
+        ),
+        ramp: steps.iter().map(ramp_step).collect(),
+        best_sent: up.map(ramp_step),
+        best_received: down.map(ramp_step),
+        envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
+    })
 }
 
 #[cfg(test)]

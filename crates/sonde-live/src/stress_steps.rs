@@ -4,8 +4,8 @@
 //! A server that does not report its CPU (an older sonde, iperf3) shows "not reported" in the
 //! table and `null` in JSON: never a number it did not measure.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sonde_schema::stress::{steps as schema, KIND};
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::units::format_bitrate;
 
@@ -42,19 +42,15 @@ pub fn row(s: &LoadStep) -> String {
     line
 }
 
-/// The `-J` document.
+/// The `-J` document: [`sonde_schema::stress::steps`]'s model, as JSON.
 pub fn document(host: &str, protocol: &str, steps: &[LoadStep], error: Option<&str>) -> Value {
-    let mut doc = json!({
-        "host": host,
-        "protocol": protocol,
-        "steps": steps,
-    });
     // A failed step ends the run: the steps after it are not run.
-    Envelope::new("stress")
-        .partial(error.is_some())
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&schema::StepsDocument {
+        host: Some(host.to_owned()),
+        protocol: protocol.to_owned(),
+        steps: steps.iter().map(crate::stress_model::load_step).collect(),
+        envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! `sonde stress --storm` output: the accepted rate, the failures by kind and the connect
 //! times, as lines or inside one JSON document.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sonde_schema::stress::{storm as schema, KIND};
 use sonde_stats::stress::storm::StormReport;
 
 /// The report as lines.
@@ -26,14 +26,15 @@ pub fn lines(r: &StormReport) -> Vec<String> {
     ]
 }
 
-/// The storm as one document; `error`: why the storm failed the check, if it did.
+/// The storm as one document ([`sonde_schema::stress::storm`]'s model, as JSON); `error`:
+/// why the storm failed the check, if it did.
 pub fn document(mode: &str, host: &str, r: &StormReport, error: Option<&str>) -> Value {
-    let mut doc = json!({ "mode": mode, "host": host, "storm": r });
-    Envelope::new("stress")
-        .partial(r.partial)
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&schema::StormDocument {
+        mode: mode.to_owned(),
+        host: Some(host.to_owned()),
+        storm: crate::stress_model::storm(r),
+        envelope: sonde_schema::Envelope::new(KIND, r.partial, error),
+    })
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     }
     // Before latency: a stress run's start also names a mode.
     if crate::stress::is_stress(doc) {
-        return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc))));
+        return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc)?)));
     }
     if at(doc, &["start", "mode"]).is_some() {
         return Ok(ResultDoc::Latency(Box::new(latency(doc))));

@@ -8,11 +8,18 @@
 //! too, for its summary tables. Speeds are drawn in the direction the mode
 //! carries (received for chargen, sent otherwise); a run of many connections is drawn with at
 //! most [`MAX_LINES`] lines (the first ones, said in the title).
+//!
+//! Each shape is read through its model in `sonde_schema::stress`: a run, ramp or steps
+//! document that does not fit it is an error naming the field; a storm or overload whose
+//! section does not fit reads as a failed test with that reason.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::json::{at, num, text};
+use sonde_schema::stress::ramp::RampDocument;
+use sonde_schema::stress::run::RunDocument;
+use sonde_schema::stress::steps::StepsDocument;
+use sonde_schema::stress::{Header, Shape, StressDocument};
 
 /// Most per-connection lines one chart draws.
 pub const MAX_LINES: usize = 32;
@@ -81,7 +88,8 @@ pub struct StressRun {
 
 /// True for any of the five shapes.
 pub fn is_stress(doc: &Value) -> bool {
-    at(doc, &["start", "connect_timeout_secs"]).is_some()
+    doc.get("start")
+        .is_some_and(|s| s.get("connect_timeout_secs").is_some())
         || doc.get("storm").is_some_and(Value::is_object)
         || doc.get("overload").is_some_and(Value::is_object)
         || doc.get("ramp").is_some_and(Value::is_array)
@@ -91,138 +99,147 @@ pub fn is_stress(doc: &Value) -> bool {
             .is_some_and(|s| s.iter().all(|r| r.get("offered_bps").is_some()))
 }
 
-fn opt_num(v: &Value, k: &str) -> Option<f64> {
-    v.get(k).and_then(Value::as_f64)
+/// Reads what the report needs through the document's model.
+///
+/// # Errors
+/// A run, ramp or steps document that does not fit its model: the kind and the field.
+pub fn read(doc: &Value) -> Result<StressRun, String> {
+    let shape = Shape::of(doc);
+    let model = match StressDocument::from_value(doc.clone()) {
+        Ok(m) => m,
+        Err(e) if matches!(shape, Shape::Storm | Shape::Overload) => {
+            return Ok(unreadable_section(doc, shape, &e));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    Ok(match model {
+        StressDocument::Run(r) => run(*r),
+        StressDocument::Ramp(r) => ramp(*r),
+        StressDocument::Steps(s) => steps(*s),
+        StressDocument::Storm(d) => {
+            let st = crate::stress_end::storm(&d.storm);
+            StressRun {
+                seconds: Some(st.seconds),
+                storm: Some(st),
+                ..empty(StressKind::Storm, d.mode, "tcp".into(), d.envelope.error)
+            }
+        }
+        StressDocument::Overload(d) => {
+            let o = crate::stress_end::overload(&d.overload);
+            StressRun {
+                seconds: Some(o.held_seconds),
+                overload: Some(o),
+                ..empty(StressKind::Overload, d.mode, "tcp".into(), d.envelope.error)
+            }
+        }
+    })
 }
 
-/// Reads what the report needs; missing fields leave their series empty.
-pub fn read(doc: &Value) -> StressRun {
-    let mut run = common_fields(doc);
-    if let Some(st) = crate::stress_end::storm(doc) {
-        run.kind = StressKind::Storm;
-        run.transport = "tcp".into();
-        match st {
-            Ok(st) => {
-                run.seconds = Some(st.seconds);
-                run.storm = Some(st);
-            }
-            Err(e) => run.error = run.error.or(Some(e)),
-        }
-        return run;
-    }
-    if let Some(o) = crate::stress_end::overload(doc) {
-        run.kind = StressKind::Overload;
-        run.transport = "tcp".into();
-        match o {
-            Ok(o) => {
-                run.seconds = Some(o.held_seconds);
-                run.overload = Some(o);
-            }
-            Err(e) => run.error = run.error.or(Some(e)),
-        }
-        return run;
-    }
-    if let Some(rows) = doc.get("ramp").and_then(Value::as_array) {
-        run.kind = StressKind::Ramp;
-        run.ramp = ramp_points(rows);
-        return run;
-    }
-    if let Some(rows) = doc.get("steps").and_then(Value::as_array) {
-        run.kind = StressKind::Steps;
-        run.transport = std::mem::take(&mut run.mode);
-        run.steps = step_points(rows);
-        return run;
-    }
-    read_intervals(doc, &mut run);
-    run.end = crate::stress_end::run_end(doc);
-    run
+/// A storm or overload whose section does not read: the test, failed with the reason (the
+/// document's own error first, as the command said it).
+fn unreadable_section(doc: &Value, shape: Shape, e: &sonde_schema::SchemaError) -> StressRun {
+    let (kind, key) = match shape {
+        Shape::Overload => (StressKind::Overload, "overload"),
+        _ => (StressKind::Storm, "storm"),
+    };
+    let h = Header::of(doc);
+    let why = h
+        .envelope
+        .error
+        .unwrap_or_else(|| format!("its {key} section does not read: {}", e.source));
+    empty(kind, h.mode.unwrap_or_default(), "tcp".into(), Some(why))
 }
 
-/// The fields every shape may carry, read as a run with empty series; [`read`] then fills in
-/// what the document's shape holds.
-fn common_fields(doc: &Value) -> StressRun {
+/// A document of `kind` with no series yet.
+fn empty(kind: StressKind, mode: String, transport: String, error: Option<String>) -> StressRun {
     StressRun {
-        kind: StressKind::Run,
-        mode: text(doc, &["start", "mode"])
-            .or_else(|| text(doc, &["mode"]))
-            .or_else(|| text(doc, &["protocol"]))
-            .unwrap_or_default(),
-        transport: text(doc, &["start", "transport"])
-            .or_else(|| text(doc, &["transport"]))
-            .unwrap_or_else(|| "tcp".into()),
-        connections: num(doc, &["start", "connections"]).map_or(0, |n| n as u64),
+        kind,
+        mode,
+        transport,
+        connections: 0,
         speeds: Vec::new(),
         fairness: Vec::new(),
         ramp: Vec::new(),
         steps: Vec::new(),
-        seconds: num(doc, &["end", "seconds"]),
-        error: text(doc, &["error"]),
+        seconds: None,
+        error,
         end: None,
         storm: None,
         overload: None,
     }
 }
 
-/// A ramp's rows; a row without its connection count is skipped.
-fn ramp_points(rows: &[Value]) -> Vec<RampPoint> {
-    rows.iter()
-        .filter_map(|r| {
-            Some(RampPoint {
-                connections: opt_num(r, "connections")?,
-                sent_bps: opt_num(r, "sent_bps").unwrap_or(0.0),
-                received_bps: opt_num(r, "received_bps").unwrap_or(0.0),
-                loss_percent: r.get("udp").and_then(|u| opt_num(u, "loss_percent")),
-            })
-        })
-        .collect()
+fn finite(f: f64) -> Option<f64> {
+    Some(f).filter(|f| f.is_finite())
 }
 
-/// A load-step run's rows; a row without its offered rate is skipped.
-fn step_points(rows: &[Value]) -> Vec<StepPoint> {
-    rows.iter()
-        .filter_map(|r| {
-            Some(StepPoint {
-                offered_bps: opt_num(r, "offered_bps")?,
-                achieved_bps: opt_num(r, "achieved_bps"),
-                server_cpu: opt_num(r, "server_cpu_percent"),
-                client_cpu: opt_num(r, "client_cpu_percent"),
+/// A ramp's rows.
+fn ramp(d: RampDocument) -> StressRun {
+    StressRun {
+        ramp: d
+            .ramp
+            .iter()
+            .map(|r| RampPoint {
+                connections: f64::from(r.connections),
+                sent_bps: r.sent_bps,
+                received_bps: r.received_bps,
+                loss_percent: r.udp.and_then(|u| u.loss_percent),
             })
-        })
-        .collect()
+            .collect(),
+        ..empty(StressKind::Ramp, d.mode, d.transport, d.envelope.error)
+    }
 }
 
-/// A run's intervals: the fairness per interval and the first [`MAX_LINES`] connections'
-/// speeds in the mode's direction.
-fn read_intervals(doc: &Value, run: &mut StressRun) {
-    let key = if run.mode == "chargen" {
-        "received_bps"
-    } else {
-        "sent_bps"
-    };
+/// A load-step run's rows (its protocol is the transport).
+fn steps(d: StepsDocument) -> StressRun {
+    StressRun {
+        steps: d
+            .steps
+            .iter()
+            .map(|r| StepPoint {
+                offered_bps: r.offered_bps,
+                achieved_bps: r.achieved_bps.and_then(finite),
+                server_cpu: r.server_cpu_percent.and_then(finite),
+                client_cpu: r.client_cpu_percent.and_then(finite),
+            })
+            .collect(),
+        ..empty(
+            StressKind::Steps,
+            String::new(),
+            d.protocol,
+            d.envelope.error,
+        )
+    }
+}
+
+/// A run: the fairness per interval and the first [`MAX_LINES`] connections' speeds in the
+/// mode's direction, and its end.
+fn run(d: RunDocument) -> StressRun {
+    let (mode, transport, connections) = d.start.map_or_else(
+        || (String::new(), "tcp".to_string(), 0),
+        |s| (s.mode, s.transport, u64::from(s.connections)),
+    );
+    let mut run = empty(StressKind::Run, mode, transport, d.envelope.error);
+    run.connections = connections;
+    let chargen = run.mode == "chargen";
     let mut per: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
-    for iv in array_items(doc, "intervals") {
-        let Some(end) = opt_num(iv, "end") else {
-            continue;
-        };
+    for iv in &d.intervals {
         run.fairness.push(FairnessPoint {
-            at: end,
-            sent: opt_num(iv, "fairness_sent"),
-            received: opt_num(iv, "fairness_received"),
+            at: iv.end,
+            sent: iv.fairness_sent.and_then(finite),
+            received: iv.fairness_received.and_then(finite),
         });
-        for c in array_items(iv, "connections") {
-            if let (Some(id), Some(bps)) = (c.get("id").and_then(Value::as_u64), opt_num(c, key)) {
-                if id as usize <= MAX_LINES {
-                    per.entry(id).or_default().push((end, bps));
-                }
+        for c in &iv.connections {
+            let bps = if chargen { c.received_bps } else { c.sent_bps };
+            if c.id as usize <= MAX_LINES {
+                per.entry(u64::from(c.id)).or_default().push((iv.end, bps));
             }
         }
     }
     run.speeds = per.into_iter().collect();
-}
-
-/// The items of the array `v[k]`; none when it is missing or not an array.
-fn array_items<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = &'a Value> {
-    v.get(k).and_then(Value::as_array).into_iter().flatten()
+    run.seconds = d.end.as_ref().and_then(|e| finite(e.seconds));
+    run.end = d.end.as_ref().map(crate::stress_end::run_end);
+    run
 }
 
 impl StressRun {
@@ -260,10 +277,15 @@ mod tests {
             "intervals": [{"end": 0.5, "fairness_sent": null, "fairness_received": 0.9,
                 "connections": [{"id": 1, "sent_bps": 0.0, "received_bps": 10.0},
                                 {"id": 2, "sent_bps": 0.0, "received_bps": 5.0}]}],
-            "end": {"seconds": 0.5}, "error": null
+            "end": {"seconds": 0.5, "connect": {"asked": 2, "connected": 2, "refused": 0,
+                "timed_out": 0, "other_failed": 0, "seconds": 0.0}, "connections": [],
+                "sent_bytes": 0, "received_bytes": 0, "sent_bps": 0.0, "received_bps": 0.0,
+                "closed_clean": 0, "closed_reset": 0, "closed_timeout": 0,
+                "failed_during_run": 0, "echo_mismatched_bytes": 0},
+            "error": null
         });
         assert!(is_stress(&run));
-        let r = read(&run);
+        let r = read(&run).unwrap();
         assert_eq!(r.kind, StressKind::Run);
         assert_eq!(
             r.speeds,
@@ -278,19 +300,44 @@ mod tests {
             }]
         );
         let ramp = json!({"mode": "discard", "ramp": [{"connections": 4, "sent_bps": 8e6, "received_bps": 0.0}]});
-        assert_eq!(read(&ramp).ramp[0].sent_bps, 8e6);
-        assert_eq!(read(&ramp).label(), "stress ramp, tcp discard");
+        assert_eq!(read(&ramp).unwrap().ramp[0].sent_bps, 8e6);
+        assert_eq!(read(&ramp).unwrap().label(), "stress ramp, tcp discard");
         let udp_ramp = json!({"mode": "echo", "transport": "udp", "ramp": [{"connections": 2,
             "sent_bps": 1e6, "received_bps": 9e5, "udp": {"loss_percent": 10.0}}]});
-        let r = read(&udp_ramp);
+        let r = read(&udp_ramp).unwrap();
         assert_eq!(r.label(), "stress ramp, udp echo");
         assert_eq!(r.ramp[0].loss_percent, Some(10.0));
         let steps = json!({"protocol": "tcp", "steps": [{"offered_bps": 1e7, "achieved_bps": 9e6,
             "server_cpu_percent": null, "client_cpu_percent": 1.5}]});
         assert!(is_stress(&steps));
-        let st = read(&steps).steps;
+        let st = read(&steps).unwrap().steps;
         assert_eq!((st[0].server_cpu, st[0].client_cpu), (None, Some(1.5)));
         // A latency document has start.mode but no connect_timeout_secs.
         assert!(!is_stress(&json!({"start": {"mode": "udp"}})));
+    }
+
+    /// A run whose figures do not fit the model is an error naming the field, never a row of
+    /// zeros; a storm's section that does not fit is a failed test with the reason.
+    #[test]
+    fn a_document_that_does_not_fit_its_model_is_refused_by_field() {
+        let run = json!({
+            "start": {"mode": "echo", "connections": 1, "connect_timeout_secs": 5.0},
+            "intervals": [{"end": 0.5, "connections": [{"id": 1, "received_bps": 10.0}]}]
+        });
+        let e = read(&run).unwrap_err();
+        assert!(e.contains("stress") && e.contains("sent_bps"), "{e}");
+        let ramp = json!({"mode": "discard", "ramp": [{"sent_bps": 8e6, "received_bps": 0.0}]});
+        assert!(read(&ramp).unwrap_err().contains("connections"));
+        let storm = json!({"mode": "echo", "storm": {"attempts": "many"}, "error": null});
+        let r = read(&storm).unwrap();
+        assert_eq!(
+            (r.label(), &r.kind),
+            ("stress storm, echo".into(), &StressKind::Storm)
+        );
+        let why = r.error.unwrap_or_default();
+        assert!(
+            why.starts_with("its storm section does not read: "),
+            "{why}"
+        );
     }
 }

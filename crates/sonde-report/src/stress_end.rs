@@ -2,15 +2,15 @@
 //! (each connection's totals and how it closed, and the run's sums), a `--storm` (attempts,
 //! accepted, failures by kind, connections per second, connect times) and an `--overload`
 //! (how many connections the device held, how it refused the next, how they closed, how
-//! long until it accepted again).
+//! long until it accepted again), each from its model in `sonde_schema::stress`.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 
-use sonde_stats::stress::overload::OverloadReport;
+use sonde_schema::stress::overload as so;
+use sonde_schema::stress::run;
+use sonde_schema::stress::storm::Storm;
+use sonde_stats::stress::overload::{OverloadReport, Refusal};
 use sonde_stats::stress::storm::StormReport;
-
-use crate::json::{items, num, text, uint};
 
 /// One connection's totals over a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,71 +62,93 @@ pub struct UdpEnd {
     pub oversized_replies: Option<u64>,
 }
 
-/// A run's `end` section, when there is one.
-pub fn run_end(doc: &Value) -> Option<RunEnd> {
-    let e = doc.get("end").filter(|e| e.is_object())?;
-    let c = |k: &str| uint(e, &["connect", k]);
-    let udp = e.get("udp").filter(|u| u.is_object()).map(|u| UdpEnd {
-        datagram_bytes: uint(u, &["datagram_bytes"]),
-        offered_bps: num(u, &["offered_bps"]),
-        datagrams_sent: uint(u, &["datagrams_sent"]),
-        datagrams_received: uint(u, &["datagrams_received"]),
-        echo_lost: uint(u, &["echo", "lost"]),
-        echo_duplicates: uint(u, &["echo", "duplicates"]),
-        echo_reordered: uint(u, &["echo", "reordered"]),
-        largest_reply_bytes: uint(u, &["largest_reply_bytes"]),
-        oversized_replies: uint(u, &["oversized_replies"]),
+fn finite(f: f64) -> Option<f64> {
+    Some(f).filter(|f| f.is_finite())
+}
+
+/// A run's `end` section as the tables show it.
+pub fn run_end(e: &run::End) -> RunEnd {
+    let c = &e.connect;
+    let udp = e.udp.as_ref().map(|u| UdpEnd {
+        datagram_bytes: Some(u.datagram_bytes),
+        offered_bps: finite(u.offered_bps),
+        datagrams_sent: Some(u.datagrams_sent),
+        datagrams_received: Some(u.datagrams_received),
+        echo_lost: u.echo.as_ref().map(|e| e.lost),
+        echo_duplicates: u.echo.as_ref().map(|e| e.duplicates),
+        echo_reordered: u.echo.as_ref().map(|e| e.reordered),
+        largest_reply_bytes: Some(u.largest_reply_bytes),
+        oversized_replies: Some(u.oversized_replies),
     });
-    Some(RunEnd {
-        connections: items(e, "connections")
-            .filter_map(|c| {
-                Some(ConnectionEnd {
-                    id: uint(c, &["id"])?,
-                    sent_bytes: uint(c, &["sent_bytes"]),
-                    received_bytes: uint(c, &["received_bytes"]),
-                    sent_bps: num(c, &["sent_bps"]),
-                    received_bps: num(c, &["received_bps"]),
-                    close: text(c, &["close"]),
-                    error: text(c, &["error"]),
-                })
+    RunEnd {
+        connections: e
+            .connections
+            .iter()
+            .map(|c| ConnectionEnd {
+                id: u64::from(c.id),
+                sent_bytes: Some(c.sent_bytes),
+                received_bytes: Some(c.received_bytes),
+                sent_bps: finite(c.sent_bps),
+                received_bps: finite(c.received_bps),
+                close: Some(c.close.clone()),
+                error: c.error.clone(),
             })
             .collect(),
-        sent_bytes: uint(e, &["sent_bytes"]),
-        received_bytes: uint(e, &["received_bytes"]),
-        sent_bps: num(e, &["sent_bps"]),
-        received_bps: num(e, &["received_bps"]),
-        fairness_sent: num(e, &["fairness_sent"]),
-        fairness_received: num(e, &["fairness_received"]),
-        closed_clean: uint(e, &["closed_clean"]),
-        closed_reset: uint(e, &["closed_reset"]),
-        closed_timeout: uint(e, &["closed_timeout"]),
-        failed_during_run: uint(e, &["failed_during_run"]),
-        echo_mismatched_bytes: uint(e, &["echo_mismatched_bytes"]),
-        connect: [
-            c("asked"),
-            c("connected"),
-            c("refused"),
-            c("timed_out"),
-            c("other_failed"),
-        ],
-        connect_seconds: num(e, &["connect", "seconds"]),
+        sent_bytes: Some(e.sent_bytes),
+        received_bytes: Some(e.received_bytes),
+        sent_bps: finite(e.sent_bps),
+        received_bps: finite(e.received_bps),
+        fairness_sent: e.fairness_sent.and_then(finite),
+        fairness_received: e.fairness_received.and_then(finite),
+        closed_clean: Some(u64::from(e.closed_clean)),
+        closed_reset: Some(u64::from(e.closed_reset)),
+        closed_timeout: Some(u64::from(e.closed_timeout)),
+        failed_during_run: Some(u64::from(e.failed_during_run)),
+        echo_mismatched_bytes: Some(e.echo_mismatched_bytes),
+        connect: [c.asked, c.connected, c.refused, c.timed_out, c.other_failed]
+            .map(|n| Some(u64::from(n))),
+        connect_seconds: finite(c.seconds),
         udp,
-    })
+    }
 }
 
-/// A storm document's `storm` section: the command writes a [`StormReport`] as it is, so it is
-/// read back as one (None without the section; an error when it is not one).
-pub fn storm(doc: &Value) -> Option<Result<StormReport, String>> {
-    section(doc, "storm")
+/// A storm document's `storm` section as the command's [`StormReport`].
+pub fn storm(s: &Storm) -> StormReport {
+    StormReport {
+        seconds: s.seconds,
+        concurrency: s.concurrency,
+        attempts: s.attempts,
+        accepted: s.accepted,
+        refused: s.refused,
+        timed_out: s.timed_out,
+        failed: s.failed,
+        accepted_per_second: s.accepted_per_second,
+        connect_ms_median: s.connect_ms_median,
+        connect_ms_p99: s.connect_ms_p99,
+        connect_ms_max: s.connect_ms_max,
+        partial: s.partial,
+    }
 }
 
-/// An overload document's `overload` section, an [`OverloadReport`] (as for [`storm`]); its
+/// An overload document's `overload` section as the command's [`OverloadReport`]: its
 /// [`OverloadReport::healthy`] is the command's own rule for "came through cleanly".
-pub fn overload(doc: &Value) -> Option<Result<OverloadReport, String>> {
-    section(doc, "overload")
-}
-
-fn section<'a, T: Deserialize<'a>>(doc: &'a Value, key: &str) -> Option<Result<T, String>> {
-    let v = doc.get(key).filter(|v| v.is_object())?;
-    Some(T::deserialize(v).map_err(|e| format!("its {key} section does not read: {e}")))
+pub fn overload(o: &so::Overload) -> OverloadReport {
+    OverloadReport {
+        attempted: o.attempted,
+        held: o.held,
+        dropped_after_accept: o.dropped_after_accept,
+        refusal: match o.refusal {
+            so::Refusal::Reset => Refusal::Reset,
+            so::Refusal::Timeout => Refusal::Timeout,
+            so::Refusal::Other => Refusal::Other,
+            so::Refusal::None => Refusal::None,
+        },
+        first_error: o.first_error.clone(),
+        held_seconds: o.held_seconds,
+        closed_clean: o.closed_clean,
+        closed_reset: o.closed_reset,
+        closed_timeout: o.closed_timeout,
+        recovery_seconds: o.recovery_seconds,
+        partial: o.partial,
+    }
 }

@@ -302,13 +302,18 @@ mod tests {
             "start": {"mode": "chargen", "transport": "udp", "connections": 1,
                 "connect_timeout_secs": 0.0},
             "intervals": [],
-            "end": {"seconds": 1.0, "connect": {"asked": 1, "connected": 1},
-                "connections": [], "udp": {"datagram_bytes": 512, "datagrams_sent": 244,
+            "end": {"seconds": 1.0, "connect": {"asked": 1, "connected": 1, "refused": 0,
+                "timed_out": 0, "other_failed": 0, "seconds": 0.0},
+                "sent_bytes": 124928, "received_bytes": 249856, "sent_bps": 999424.0,
+                "received_bps": 1998848.0, "closed_clean": 0, "closed_reset": 0,
+                "closed_timeout": 0, "failed_during_run": 0, "echo_mismatched_bytes": 0,
+                "connections": [], "udp": {"datagram_bytes": 512, "offered_bps": 1e6,
+                "datagrams_sent": 244,
                 "datagrams_received": 244, "largest_reply_bytes": 1024,
                 "oversized_replies": 244}},
             "error": null
         });
-        let run = crate::stress::read(&doc);
+        let run = crate::stress::read(&doc).unwrap();
         let rows = sections(&run)
             .into_iter()
             .flat_map(|s| s.table.rows)

@@ -7,6 +7,10 @@
 //! - [`client::run`]: `sonde stress`: N concurrent TCP connections (thousands, one mio event
 //!   loop, no thread per connection), per-connection rates every interval and Jain's fairness
 //!   index, then an orderly close of every connection, checked;
+//! - the applications of `sonde stress` over it, each a plain configuration, a stop flag and
+//!   (where the run has events along the way) a sink in, a typed outcome out:
+//!   [`single::run`] (one run, checked by [`verdict`]), [`ramp::run`], [`storm::run`],
+//!   [`overload::run`] and [`steps::run`] (the load steps' loop; the caller runs each step);
 //! - [`services::Services`]: `sonde services`: the three services over TCP and UDP with bounded
 //!   memory per connection, a connection limit and no UDP amplification.
 //!
@@ -21,5 +25,12 @@
 
 pub mod chargen;
 pub mod client;
+pub mod flows;
 pub mod os;
+pub mod overload;
+pub mod ramp;
 pub mod services;
+pub mod single;
+pub mod steps;
+pub mod storm;
+pub mod verdict;

@@ -1,6 +1,7 @@
 //! `sonde stress --steps`: CPU load against offered rate against a sonde server.
 //!
-//! Each step is one run of the ordinary paced client (`sonde_runtime::client::run`) at the
+//! The loop over the steps is `sonde_stress::steps`'; what this wires into it is one step:
+//! one run of the ordinary paced client (`sonde_runtime::client::run`, or iperf3's) at the
 //! step's rate over all -P streams; the server process's CPU over the step comes back in its
 //! results when it has the `cpu-load` capability. A row is printed as each step ends. Exit 1
 //! when a step failed (the steps after it are not run) or the run was interrupted.
@@ -13,8 +14,11 @@ use sonde_proto::message::TestParams;
 use sonde_runtime::client::{self, ClientConfig};
 use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
+use sonde_stats::sink::FnSink;
 use sonde_stats::stress::steps::LoadStep;
-use std::sync::atomic::{AtomicBool, Ordering};
+use sonde_stats::units::Rate;
+use sonde_stress::steps::StepsConfig;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// The sonde server's default port.
@@ -23,8 +27,8 @@ const DEFAULT_PORT: u16 = 5201;
 /// Pause between steps against an iperf3 server.
 const IPERF3_REST: Duration = Duration::from_millis(500);
 
-/// The test of one step at `rate_bps` over all streams.
-fn params(a: &StressArgs, rate_bps: u64) -> TestParams {
+/// The test of one step at `rate` over all streams.
+fn params(a: &StressArgs, rate: Rate) -> TestParams {
     let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
     let direction = if a.chargen {
         Direction::Reverse
@@ -40,9 +44,8 @@ fn params(a: &StressArgs, rate_bps: u64) -> TestParams {
         parallel: a.parallel,
         duration_secs: a.step_time.as_secs_f64(),
         length: u32::try_from(a.length.unwrap_or(default_len)).unwrap_or(default_len as u32),
-        rate: sonde_stats::units::Rate::from_bits_per_sec(
-            (rate_bps / u64::from(a.parallel.max(1))).max(1),
-        ),
+        // Each stream's share of the step's rate: the pacer paces a stream.
+        rate: Rate::from_bits_per_sec((rate.bits_per_sec() / u64::from(a.parallel.max(1))).max(1)),
         interval_secs: a.step_time.as_secs_f64(),
         ..TestParams::default()
     }
@@ -74,26 +77,27 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
         Ok(l) => l,
         Err(e) => return super::auth::unusable_file(&e),
     };
-    let mut steps = Vec::new();
-    let mut error = None;
-    let mut interrupted = false;
-    for (i, &rate) in rates.iter().enumerate() {
-        if a.iperf3 && i > 0 {
-            // An iperf3 server refuses a test as busy for a moment after the last one ends.
-            std::thread::sleep(IPERF3_REST);
-        }
-        let step = step(a, rate, &local, interrupt);
+    let cfg = StepsConfig {
+        rates: rates.to_vec(),
+        // An iperf3 server refuses a test as busy for a moment after the last one ends.
+        rest: if a.iperf3 {
+            IPERF3_REST
+        } else {
+            Duration::ZERO
+        },
+    };
+    let mut rows = FnSink(|s: &LoadStep| {
         if !json {
-            output::outln!("{}", stress_steps::row(&step));
+            output::outln!("{}", stress_steps::row(s));
         }
-        let why = step.error.clone();
-        steps.push(step);
-        if why.is_some() || interrupt.load(Ordering::SeqCst) {
-            interrupted = interrupt.load(Ordering::SeqCst);
-            error = why.or(Some("interrupted".into()));
-            break;
-        }
-    }
+    });
+    let outcome = sonde_stress::steps::run(
+        &cfg,
+        &mut |rate, stop| step(a, rate, &local, stop),
+        interrupt,
+        &mut rows,
+    );
+    let (steps, error) = (outcome.steps, outcome.error);
     if json {
         let doc = stress_steps::document(&a.host, protocol, &steps, error.as_deref());
         output::document(std::io::stdout(), &doc);
@@ -101,18 +105,18 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     match error {
         None => exit::OK,
         Some(e) => {
-            output::run_error(&e, interrupted);
+            output::run_error(&e, outcome.interrupted);
             exit::FAILED
         }
     }
 }
 
 /// The rates of `--steps`, once checked with `--step-time` and the first step's test.
-fn rates(a: &StressArgs) -> Result<&[u64], String> {
+fn rates(a: &StressArgs) -> Result<&[Rate], String> {
     let Some(rates) = a.steps.as_deref().filter(|r| !r.is_empty()) else {
         return Err("--steps needs at least one rate".into());
     };
-    if rates.contains(&0) || a.step_time < Duration::from_millis(500) {
+    if rates.iter().any(|r| r.is_unlimited()) || a.step_time < Duration::from_millis(500) {
         return Err("each --steps rate must be above 0 and --step-time at least 0.5 s".into());
     }
     params(a, rates[0]).validate().map_err(|e| e.to_string())?;
@@ -120,7 +124,7 @@ fn rates(a: &StressArgs) -> Result<&[u64], String> {
 }
 
 /// One step: a run of the paced client (sonde's, or iperf3's with `--iperf3`) at `rate`.
-fn step(a: &StressArgs, rate: u64, local: &ClientSockets, interrupt: &AtomicBool) -> LoadStep {
+fn step(a: &StressArgs, rate: Rate, local: &ClientSockets, interrupt: &AtomicBool) -> LoadStep {
     let cfg = ClientConfig {
         host: a.host.clone(),
         port: a.port.unwrap_or(DEFAULT_PORT),
@@ -143,7 +147,7 @@ fn step(a: &StressArgs, rate: u64, local: &ClientSockets, interrupt: &AtomicBool
         client::run(&cfg, interrupt, &mut Discard)
     };
     LoadStep::of(
-        rate as f64,
+        rate.bits_per_sec() as f64,
         outcome.summary.as_ref(),
         outcome.server_load.map(|l| l.percent()),
         outcome.error.as_ref().map(ToString::to_string),

@@ -4,6 +4,7 @@
 use crate::flags::output::OutputArgs;
 use crate::flags::values::parse_duration_arg;
 use clap::Args;
+use sonde_stats::units::Rate;
 
 /// `-J` of `sonde stress`: sonde's own document.
 const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, ramp (connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors)), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
@@ -57,15 +58,15 @@ pub struct StressArgs {
     pub udp: bool,
     /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
     /// unpaced
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::flags::values::parse_rate_arg)]
-    pub bitrate: Option<u64>,
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = parse_rate)]
+    pub bitrate: Option<Rate>,
     /// CPU load against offered rate: a paced test per rate (e.g. 10m,20m,50m,100m, over all
     /// -P streams) against a sonde server (port 5201 unless -p), each -step-time long; a row
     /// per step with offered, achieved, loss (-u) or retransmits, the server process's CPU as
     /// it reports it ("not reported" by servers without it) and this client's CPU. The data
     /// goes to the server unless --chargen (the server sends) or --echo (both ways)
-    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = crate::flags::values::parse_rate_arg, conflicts_with_all = ["ramp", "storm", "overload"])]
-    pub steps: Option<Vec<u64>>,
+    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = parse_rate, conflicts_with_all = ["ramp", "storm", "overload"])]
+    pub steps: Option<Vec<Rate>>,
     /// --steps against an iperf3 server (its protocol; it reports no process CPU, so the
     /// server column says "not reported")
     #[arg(long, requires = "steps", conflicts_with = "psk_file")]
@@ -115,6 +116,12 @@ fn parse_ramp(s: &str) -> Result<(u32, u32), String> {
         return Err(bad());
     }
     Ok((lo, hi))
+}
+
+/// A rate as iperf3 takes it (`-b 97.2m`, `100mbit`; powers of 1000); 0 allowed here, refused
+/// where the command checks its flags.
+fn parse_rate(s: &str) -> Result<Rate, String> {
+    s.parse::<Rate>().map_err(|e| e.to_string())
 }
 
 fn parse_block(s: &str) -> Result<u64, String> {
@@ -181,6 +188,28 @@ mod tests {
         };
         assert!(a.echo && a.parallel == 8);
         assert_eq!(a.time.as_secs(), 25);
+    }
+
+    #[test]
+    fn stress_rates_are_rates_from_the_flag_on() {
+        let c =
+            Cli::try_parse_from(["sonde", "stress", "h", "--echo", "-u", "-b", "97.2m"]).unwrap();
+        let Command::Stress(a) = c.command else {
+            panic!("not stress");
+        };
+        assert_eq!(a.bitrate.map(|r| r.bits_per_sec()), Some(97_200_000));
+        let c = Cli::try_parse_from(["sonde", "stress", "h", "--steps", "10m,1G"]).unwrap();
+        let Command::Stress(a) = c.command else {
+            panic!("not stress");
+        };
+        let steps: Vec<u64> = a
+            .steps
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.bits_per_sec())
+            .collect();
+        assert_eq!(steps, [10_000_000, 1_000_000_000]);
+        assert!(Cli::try_parse_from(["sonde", "stress", "h", "--steps", "fast"]).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `sonde stress -u`: N UDP flows (a socket each) to an echo, discard or chargen server.
 //!
-//! UDP has no flow control, so nothing here sends unpaced: the offered rate (`rate_bps`, over
+//! UDP has no flow control, so nothing here sends unpaced: the offered rate (`rate`, over
 //! every flow together) is split into datagrams of one size sent round-robin over the flows on
 //! a fixed schedule; a stall is not made up by a burst later (the schedule restarts from now
 //! when it falls more than [`MAX_LAG`] behind). Discard counts what was sent; chargen sends one
@@ -26,6 +26,7 @@ use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
 use sonde_stats::stress::udp::{
     replies_stopped, reply_cap, DatagramInterval, EchoFigures, RttAccumulator, UdpSummary,
 };
+use sonde_stats::units::Rate;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -47,8 +48,8 @@ pub struct UdpStressConfig {
     pub interval: Duration,
     /// Payload bytes per request (echo: at least [`probe::LEN`]).
     pub datagram: usize,
-    /// Offered rate over every flow, bits/s of request payload.
-    pub rate_bps: u64,
+    /// Offered rate over every flow, of request payload.
+    pub rate: Rate,
     /// How long to keep listening for replies after the last request.
     pub drain: Duration,
 }
@@ -166,7 +167,7 @@ impl<'a> Runner<'a> {
             poll,
             events: Events::with_capacity(1024),
             t0: Instant::now(),
-            gap: bits / (cfg.rate_bps.max(1) as f64),
+            gap: bits / (cfg.rate.bits_per_sec().max(1) as f64),
             next_send: 0.0,
             next_flow: 0,
             request: vec![0; cfg.datagram.clamp(1, MAX_DATAGRAM)],
@@ -325,7 +326,7 @@ impl<'a> Runner<'a> {
         let (sent, received) = datagram_counts(flows);
         let udp = UdpSummary {
             datagram_bytes: self.request.len() as u64,
-            offered_bps: self.cfg.rate_bps as f64,
+            offered_bps: self.cfg.rate.bits_per_sec() as f64,
             datagrams_sent: sent,
             datagrams_received: received,
             send_errors: self.send_errors,
