@@ -58,14 +58,14 @@ pub struct StressArgs {
     pub udp: bool,
     /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
     /// unpaced
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = parse_rate)]
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::flags::values::parse_rate_flag)]
     pub bitrate: Option<Rate>,
     /// CPU load against offered rate: a paced test per rate (e.g. 10m,20m,50m,100m, over all
     /// -P streams) against a sonde server (port 5201 unless -p), each -step-time long; a row
     /// per step with offered, achieved, loss (-u) or retransmits, the server process's CPU as
     /// it reports it ("not reported" by servers without it) and this client's CPU. The data
     /// goes to the server unless --chargen (the server sends) or --echo (both ways)
-    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = parse_rate, conflicts_with_all = ["ramp", "storm", "overload"])]
+    #[arg(long, value_name = "RATES", value_delimiter = ',', value_parser = crate::flags::values::parse_rate_flag, conflicts_with_all = ["ramp", "storm", "overload"])]
     pub steps: Option<Vec<Rate>>,
     /// --steps against an iperf3 server (its protocol; it reports no process CPU, so the
     /// server column says "not reported")
@@ -116,12 +116,6 @@ fn parse_ramp(s: &str) -> Result<(u32, u32), String> {
         return Err(bad());
     }
     Ok((lo, hi))
-}
-
-/// A rate as iperf3 takes it (`-b 97.2m`, `100mbit`; powers of 1000); 0 allowed here, refused
-/// where the command checks its flags.
-fn parse_rate(s: &str) -> Result<Rate, String> {
-    s.parse::<Rate>().map_err(|e| e.to_string())
 }
 
 fn parse_block(s: &str) -> Result<u64, String> {
