@@ -26,6 +26,7 @@ pub const MAX_LINES: usize = 32;
 
 /// What a stress document holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum StressKind {
     Run,
     Ramp,
@@ -66,6 +67,8 @@ pub struct StepPoint {
 /// One stress document, as the report uses it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StressRun {
+    /// `shape` in the report's JSON: `kind` there is the document's kind, "stress".
+    #[serde(rename = "shape")]
     pub kind: StressKind,
     /// discard, chargen or echo (steps: the protocol).
     pub mode: String,
