@@ -329,6 +329,15 @@ mod tests {
         );
         assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
         assert!(doc["early_stop"].is_null());
+        let dep = DepartureCheck {
+            reported: 1,
+            median_gap_ns: Some(1000),
+            max_gap_ns: Some(2000),
+            not_back_to_back: vec![3],
+            trains: vec![],
+        };
+        let doc = document(&info, Some(&e), Some(&dep));
+        assert_eq!(doc["departures"], serde_json::to_value(&dep).unwrap());
     }
 
     #[test]
@@ -370,6 +379,9 @@ mod tests {
             error: None,
         };
         let doc = document(&info, Some(&e), None);
+        assert_eq!(doc["estimate"], serde_json::to_value(&e).unwrap());
+        assert_eq!(doc["early_stop"], serde_json::to_value(es).unwrap());
+        assert!(doc.get("departures").is_none());
         assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
         assert_eq!(doc["early_stop"]["last"]["converged"], true);
     }

@@ -299,6 +299,33 @@ mod tests {
     }
 
     #[test]
+    fn each_part_of_the_document_is_the_event_key_for_key() {
+        let mut doc = LatencyJsonReporter::new(Vec::new());
+        let evs = events();
+        for e in &evs {
+            doc.event(e).unwrap();
+        }
+        let d = doc.document();
+        for e in &evs {
+            let (key, want) = match e {
+                LatencyEvent::Start(s) => (&d["start"], serde_json::to_value(s).unwrap()),
+                LatencyEvent::End(s) => (&d["end"], serde_json::to_value(s).unwrap()),
+                LatencyEvent::Interval(iv) => {
+                    (&d["intervals"][0], serde_json::to_value(iv).unwrap())
+                }
+                _ => continue,
+            };
+            assert_eq!(key, &want);
+        }
+        assert_eq!(
+            (&d["kind"], &d["partial"], &d["error"]),
+            (&"latency".into(), &false.into(), &Value::Null)
+        );
+        let back: LatencyDocument = sonde_schema::from_value("latency", d).unwrap();
+        assert_eq!(back.round_trips.len(), 4);
+    }
+
+    #[test]
     fn round_trips_record_every_probe_and_flag_the_lost_one() {
         let mut doc = LatencyJsonReporter::new(Vec::new());
         for e in events() {
@@ -427,5 +454,7 @@ mod tests {
         doc.finish().unwrap();
         let v: Value = serde_json::from_slice(&doc.out).unwrap();
         assert_eq!(v["error"], "cannot open an ICMP socket");
+        assert_eq!(v["partial"], true);
+        assert!(v.get("start").is_none() && v.get("end").is_none(), "{v}");
     }
 }

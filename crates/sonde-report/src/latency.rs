@@ -153,7 +153,7 @@ pub(crate) fn latency(doc: &Value) -> Result<Latency, String> {
         rtt: end.and_then(|e| e.rtt.as_ref()).map(DelayView::of),
         rtt_histogram: RttHistogram::read(end.and_then(|e| e.rtt_histogram.as_ref())),
         over_time,
-        partial: end.map_or(true, |e| e.partial),
+        partial: end.is_none_or(|e| e.partial),
         error: d
             .envelope
             .error
