@@ -52,15 +52,7 @@ impl RoundTrips {
             self.omitted += 1;
             return;
         }
-        self.records.push(ProbeRecord {
-            seq: p.seq,
-            sent_unix_ns: p.sent_unix_ns,
-            received_unix_ns: None,
-            rtt_ms: None,
-            up_ms: None,
-            down_ms: None,
-            lost: true,
-        });
+        self.records.push(ProbeRecord::sent(p.seq, p.sent_unix_ns));
     }
 
     fn answered(&mut self, r: &RoundTrip) {

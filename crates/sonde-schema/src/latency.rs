@@ -295,6 +295,21 @@ pub struct ProbeRecord {
     pub lost: bool,
 }
 
+impl ProbeRecord {
+    /// The record of a probe just sent: lost until its reply arrives.
+    pub fn sent(seq: u64, sent_unix_ns: u64) -> Self {
+        Self {
+            seq,
+            sent_unix_ns,
+            received_unix_ns: None,
+            rtt_ms: None,
+            up_ms: None,
+            down_ms: None,
+            lost: true,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -386,15 +401,7 @@ pub(crate) mod tests {
             }],
             end: Some(summary()),
             notes: vec!["a note".into()],
-            round_trips: vec![ProbeRecord {
-                seq: 1,
-                sent_unix_ns: 10,
-                received_unix_ns: None,
-                rtt_ms: None,
-                up_ms: None,
-                down_ms: None,
-                lost: true,
-            }],
+            round_trips: vec![ProbeRecord::sent(1, 10)],
             round_trips_omitted: 0,
             envelope: Envelope::new("latency", false, None),
         }
