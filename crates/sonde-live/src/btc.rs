@@ -80,7 +80,7 @@ pub fn document(host: &str, sessions: &[BtcSession], error: Option<&str>) -> Val
     })
 }
 
-fn session(s: &BtcSession) -> schema::BtcSession {
+pub(crate) fn session(s: &BtcSession) -> schema::BtcSession {
     schema::BtcSession {
         index: s.index,
         family: s.family.clone(),
@@ -96,7 +96,7 @@ fn session(s: &BtcSession) -> schema::BtcSession {
     }
 }
 
-fn stats(st: &BtcStats) -> schema::BtcStats {
+pub(crate) fn stats(st: &BtcStats) -> schema::BtcStats {
     schema::BtcStats {
         sessions: st.sessions as u64,
         min_bps: st.min_bps,

@@ -1,9 +1,11 @@
 //! `sonde capacity` output: the estimate as a table (one figure a line, each with its layer)
 //! or one JSON document. Rates are printed in Mbit/s with two decimals, finer than iperf3's
-//! three significant digits: a ±3 % check needs them.
+//! three significant digits: a ±3 % check needs them. The document is the typed model
+//! [`sonde_schema::capacity`] (mapped by [`crate::capacity_model`]).
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use crate::capacity_model;
+use serde_json::Value;
+use sonde_schema::capacity::CapacityDocument;
 use sonde_stats::capacity::converge::EarlyStop;
 use sonde_stats::capacity::departure::DepartureCheck;
 use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
@@ -237,36 +239,37 @@ pub fn departure_lines(d: &DepartureCheck, trains: u32) -> Vec<String> {
     out
 }
 
-/// The JSON document.
-pub fn document(info: &RunInfo<'_>, e: Option<&Estimate>) -> Value {
+/// The JSON document; `departures` with `--tx-timestamps`.
+pub fn document(
+    info: &RunInfo<'_>,
+    e: Option<&Estimate>,
+    departures: Option<&DepartureCheck>,
+) -> Value {
     let l = &info.layers;
     let sustained = e.and_then(|e| e.sustained_bps);
-    let mut doc = json!({
-        "host": info.host,
-        "server": info.server,
-        "family": info.family,
-        "layer": "ip",
-        "overhead_model": overhead_model(l),
-        "payload_bytes": l.payload,
-        "ip_bytes": l.ip,
-        "short_train_len": info.short_len,
-        "long_train_len": info.long_len,
-        "kernel_timestamps": info.kernel_stamps,
-        "seconds": info.seconds,
-        "ignored_datagrams": info.ignored,
-        "verdict": e.map(|e| e.verdict),
-        "sustained_ip_bps": sustained,
-        "sustained_payload_bps": sustained.map(|s| l.payload_bps(s)),
-        "sustained_shaper_bps": sustained.map(|s| l.frame_bps(s)),
-        "estimate": e,
-        "early_stop": info.early_stop,
-    });
     // A failure (or a signal) stops the trains: the estimate is of those that arrived.
-    Envelope::new("capacity")
-        .partial(info.error.is_some())
-        .error(info.error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&CapacityDocument {
+        host: Some(info.host.to_owned()),
+        server: Some(info.server.to_owned()),
+        family: Some(info.family.to_owned()),
+        layer: Some("ip".into()),
+        overhead_model: overhead_model(l),
+        payload_bytes: l.payload,
+        ip_bytes: l.ip,
+        short_train_len: Some(info.short_len),
+        long_train_len: Some(info.long_len),
+        kernel_timestamps: Some(info.kernel_stamps),
+        seconds: info.seconds,
+        ignored_datagrams: info.ignored,
+        verdict: e.map(|e| capacity_model::verdict(e.verdict)),
+        sustained_ip_bps: sustained,
+        sustained_payload_bps: sustained.map(|s| l.payload_bps(s)),
+        sustained_shaper_bps: sustained.map(|s| l.frame_bps(s)),
+        estimate: e.map(capacity_model::estimate),
+        early_stop: info.early_stop.map(capacity_model::early_stop),
+        departures: departures.map(capacity_model::departures),
+        envelope: sonde_schema::Envelope::new("capacity", info.error.is_some(), info.error),
+    })
 }
 
 #[cfg(test)]
@@ -314,7 +317,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("IP = UDP payload 1472 B + 8 B UDP header + 20 B IP header"));
-        let doc = document(&info, Some(&e));
+        let doc = document(&info, Some(&e), None);
         assert_eq!(doc["verdict"], "link");
         assert_eq!(doc["partial"], false);
         assert_eq!(
@@ -326,6 +329,15 @@ mod tests {
         );
         assert!((doc["sustained_ip_bps"].as_f64().unwrap() - 100e6).abs() < 1.0);
         assert!(doc["early_stop"].is_null());
+        let dep = DepartureCheck {
+            reported: 1,
+            median_gap_ns: Some(1000),
+            max_gap_ns: Some(2000),
+            not_back_to_back: vec![3],
+            trains: vec![],
+        };
+        let doc = document(&info, Some(&e), Some(&dep));
+        assert_eq!(doc["departures"], serde_json::to_value(&dep).unwrap());
     }
 
     #[test]
@@ -366,7 +378,10 @@ mod tests {
             early_stop: Some(&es),
             error: None,
         };
-        let doc = document(&info, Some(&e));
+        let doc = document(&info, Some(&e), None);
+        assert_eq!(doc["estimate"], serde_json::to_value(&e).unwrap());
+        assert_eq!(doc["early_stop"], serde_json::to_value(es).unwrap());
+        assert!(doc.get("departures").is_none());
         assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
         assert_eq!(doc["early_stop"]["last"]["converged"], true);
     }

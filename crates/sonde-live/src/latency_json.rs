@@ -16,42 +16,26 @@
 //! - `notes`; and the envelope every sonde document has ([`crate::envelope`]): `kind`
 //!   (`"latency"`), `partial`, `error` (null, or why the run failed).
 //!
-//! `end` appears only when present; the field names are those of
-//! `sonde_stats::latency::model`, serialised by serde, so the schema is the type. JSON lines
+//! `start` and `end` appear only when present. The document is the typed model
+//! [`sonde_schema::latency`] (mapped from `sonde_stats::latency::model` by
+//! [`crate::latency_model`]), the types `sonde report` reads it back with. JSON lines
 //! are `{"event": "start"|"interval"|"end"|"note"|"error", "data": ...}`, the same tagging as
 //! the throughput stream, plus `"round_trip"` per answered probe when asked for (`-v`). A run
 //! interrupted before its end still yields a valid document with what was measured.
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use sonde_schema::latency::{LatencyDocument, LatencyInterval, LatencyStart, LatencySummary};
 use sonde_stats::latency::model::{LatencyEvent, ProbeSent, RoundTrip};
 
-use crate::envelope::Envelope;
+use crate::latency_model;
 use crate::sink::Sink;
+
+pub use sonde_schema::latency::ProbeRecord;
 
 /// Per-probe records kept in one document (about 9 MB at most).
 pub const ROUND_TRIPS_MAX: usize = 100_000;
-
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// One probe's record in `round_trips`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ProbeRecord {
-    pub seq: u64,
-    pub sent_unix_ns: u64,
-    pub received_unix_ns: Option<u64>,
-    pub rtt_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub up_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub down_ms: Option<f64>,
-    /// No reply arrived before the run ended.
-    pub lost: bool,
-}
 
 /// The per-probe records of a run, the first `cap` probes of it.
 #[derive(Debug, Clone)]
@@ -68,15 +52,7 @@ impl RoundTrips {
             self.omitted += 1;
             return;
         }
-        self.records.push(ProbeRecord {
-            seq: p.seq,
-            sent_unix_ns: p.sent_unix_ns,
-            received_unix_ns: None,
-            rtt_ms: None,
-            up_ms: None,
-            down_ms: None,
-            lost: true,
-        });
+        self.records.push(ProbeRecord::sent(p.seq, p.sent_unix_ns));
     }
 
     fn answered(&mut self, r: &RoundTrip) {
@@ -91,12 +67,15 @@ impl RoundTrips {
     }
 }
 
-/// Collects events into one document written at [`Sink::finish`].
+/// Collects events into one document ([`sonde_schema::latency::LatencyDocument`]) written at
+/// [`Sink::finish`].
 pub struct LatencyJsonReporter<W: Write> {
     out: W,
-    doc: Map<String, Value>,
-    intervals: Vec<Value>,
-    notes: Vec<Value>,
+    start: Option<LatencyStart>,
+    end: Option<LatencySummary>,
+    error: Option<String>,
+    intervals: Vec<LatencyInterval>,
+    notes: Vec<String>,
     round_trips: RoundTrips,
 }
 
@@ -109,7 +88,9 @@ impl<W: Write> LatencyJsonReporter<W> {
     pub fn with_cap(out: W, cap: usize) -> Self {
         Self {
             out,
-            doc: Map::new(),
+            start: None,
+            end: None,
+            error: None,
             intervals: Vec::new(),
             notes: Vec::new(),
             round_trips: RoundTrips {
@@ -122,75 +103,45 @@ impl<W: Write> LatencyJsonReporter<W> {
 
     /// The document as it stands.
     pub fn document(&self) -> Value {
-        to_value(&view(
-            &self.doc,
-            &self.intervals,
-            &self.notes,
-            &self.round_trips,
-        ))
+        sonde_schema::to_value(&self.model(self.round_trips.records.clone()))
     }
-}
 
-/// The document for serde: the collected parts, the per-probe records serialised straight from
-/// their compact form (a `Value` per record would take ten times the memory).
-fn view<'a>(
-    doc: &Map<String, Value>,
-    intervals: &[Value],
-    notes: &[Value],
-    rt: &'a RoundTrips,
-) -> DocumentView<'a> {
-    let mut rest = doc.clone();
-    rest.insert("intervals".into(), Value::Array(intervals.to_vec()));
-    let mut notes = notes.to_vec();
-    if rt.omitted > 0 {
-        notes.push(json!(format!(
-            "round_trips holds the first {} probes; the {} after them are in the summary only",
-            rt.cap, rt.omitted
-        )));
+    /// The document with these per-probe records (moved in: a long run holds many).
+    fn model(&self, round_trips: Vec<ProbeRecord>) -> LatencyDocument {
+        let rt = &self.round_trips;
+        let mut notes = self.notes.clone();
+        if rt.omitted > 0 {
+            notes.push(format!(
+                "round_trips holds the first {} probes; the {} after them are in the summary only",
+                rt.cap, rt.omitted
+            ));
+        }
+        let error = self
+            .error
+            .clone()
+            .or_else(|| self.end.as_ref().and_then(|e| e.error.clone()));
+        // No summary, or one that says so: the run did not reach its end.
+        let partial = self.end.as_ref().is_none_or(|e| e.partial);
+        LatencyDocument {
+            start: self.start.clone(),
+            intervals: self.intervals.clone(),
+            end: self.end.clone(),
+            notes,
+            round_trips,
+            round_trips_omitted: rt.omitted,
+            envelope: sonde_schema::Envelope::new("latency", partial, error.as_deref()),
+        }
     }
-    rest.insert("notes".into(), Value::Array(notes));
-    let end = rest.get("end");
-    let error = rest
-        .get("error")
-        .or_else(|| end.and_then(|e| e.get("error")))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    // No summary, or one that says so: the run did not reach its end.
-    let partial = end.is_none_or(|e| e.get("partial").and_then(Value::as_bool) == Some(true));
-    Envelope::new("latency")
-        .partial(partial)
-        .error(error.as_deref())
-        .stamp_map(&mut rest);
-    DocumentView {
-        rest,
-        round_trips: &rt.records,
-        round_trips_omitted: rt.omitted,
-    }
-}
-
-/// See [`view`].
-#[derive(Serialize)]
-struct DocumentView<'a> {
-    #[serde(flatten)]
-    rest: Map<String, Value>,
-    round_trips: &'a [ProbeRecord],
-    round_trips_omitted: u64,
 }
 
 impl<W: Write> Sink<LatencyEvent> for LatencyJsonReporter<W> {
     fn event(&mut self, ev: &LatencyEvent) -> io::Result<()> {
         match ev {
-            LatencyEvent::Start(s) => {
-                self.doc.insert("start".into(), to_value(s));
-            }
-            LatencyEvent::Interval(iv) => self.intervals.push(to_value(iv)),
-            LatencyEvent::End(s) => {
-                self.doc.insert("end".into(), to_value(s));
-            }
-            LatencyEvent::Note(n) => self.notes.push(json!(n)),
-            LatencyEvent::Error(e) => {
-                self.doc.insert("error".into(), json!(e));
-            }
+            LatencyEvent::Start(s) => self.start = Some(latency_model::start(s)),
+            LatencyEvent::Interval(iv) => self.intervals.push(latency_model::interval(iv)),
+            LatencyEvent::End(s) => self.end = Some(latency_model::summary(s)),
+            LatencyEvent::Note(n) => self.notes.push(n.clone()),
+            LatencyEvent::Error(e) => self.error = Some(e.clone()),
             LatencyEvent::Sent(p) => self.round_trips.sent(p),
             LatencyEvent::RoundTrip(r) => self.round_trips.answered(r),
         }
@@ -198,8 +149,11 @@ impl<W: Write> Sink<LatencyEvent> for LatencyJsonReporter<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let doc = view(&self.doc, &self.intervals, &self.notes, &self.round_trips);
-        serde_json::to_writer_pretty(&mut self.out, &doc)?;
+        let records = std::mem::take(&mut self.round_trips.records);
+        let doc = self.model(records);
+        let written = serde_json::to_writer_pretty(&mut self.out, &doc);
+        self.round_trips.records = doc.round_trips;
+        written?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
@@ -337,6 +291,33 @@ mod tests {
     }
 
     #[test]
+    fn each_part_of_the_document_is_the_event_key_for_key() {
+        let mut doc = LatencyJsonReporter::new(Vec::new());
+        let evs = events();
+        for e in &evs {
+            doc.event(e).unwrap();
+        }
+        let d = doc.document();
+        for e in &evs {
+            let (key, want) = match e {
+                LatencyEvent::Start(s) => (&d["start"], serde_json::to_value(s).unwrap()),
+                LatencyEvent::End(s) => (&d["end"], serde_json::to_value(s).unwrap()),
+                LatencyEvent::Interval(iv) => {
+                    (&d["intervals"][0], serde_json::to_value(iv).unwrap())
+                }
+                _ => continue,
+            };
+            assert_eq!(key, &want);
+        }
+        assert_eq!(
+            (&d["kind"], &d["partial"], &d["error"]),
+            (&"latency".into(), &false.into(), &Value::Null)
+        );
+        let back: LatencyDocument = sonde_schema::from_value("latency", d).unwrap();
+        assert_eq!(back.round_trips.len(), 4);
+    }
+
+    #[test]
     fn round_trips_record_every_probe_and_flag_the_lost_one() {
         let mut doc = LatencyJsonReporter::new(Vec::new());
         for e in events() {
@@ -465,5 +446,7 @@ mod tests {
         doc.finish().unwrap();
         let v: Value = serde_json::from_slice(&doc.out).unwrap();
         assert_eq!(v["error"], "cannot open an ICMP socket");
+        assert_eq!(v["partial"], true);
+        assert!(v.get("start").is_none() && v.get("end").is_none(), "{v}");
     }
 }

@@ -35,14 +35,18 @@ pub use sonde_stats::model::Event;
 
 pub mod btc;
 pub mod capacity;
+pub mod capacity_model;
+pub mod compare_ip_json;
 pub mod dual_stack_table;
 pub mod envelope;
 pub mod iperf3_json;
 mod json;
 mod json_lines;
 pub mod latency_json;
+pub mod latency_model;
 pub mod latency_table;
 pub mod profile_report;
+pub mod rrul_json;
 pub mod serial;
 mod sink;
 pub mod stress_json;

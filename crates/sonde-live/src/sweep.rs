@@ -1,9 +1,10 @@
 //! `sonde sweep` output: a row per step as it ends, then per length and direction the rate
 //! found (searches) or achieved against asked with the knee (rate lists); or one JSON document
-//! holding every step, for charts.
+//! holding every step, for charts: the typed model [`sonde_schema::sweep`], the types
+//! `sonde report` reads it back with.
 
-use crate::envelope::Envelope;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sonde_schema::sweep as schema;
 use sonde_stats::sweep::{follows, knee, Verdict};
 use sonde_stats::sweep_record::{per_second, SearchResult, StepRole, SweepDirection, SweepStep};
 use sonde_stats::units::format_bitrate;
@@ -213,52 +214,138 @@ pub fn document(
     error: Option<&str>,
 ) -> Value {
     let tol = s.tolerance_percent / 100.0;
-    let results: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let mut v = json!(r);
-            if let (Some(obj), Some(rate)) = (v.as_object_mut(), r.rate_bps()) {
-                obj.insert("rate_bps".into(), json!(rate));
-                obj.insert(
-                    "datagrams_per_sec".into(),
-                    json!(per_second(rate as f64, r.length)),
-                );
-            }
-            v
-        })
-        .collect();
-    let knees: Vec<Value> = if s.mode == "rates" {
+    let knees = if s.mode == "rates" {
         knees(steps, tol)
             .into_iter()
-            .map(|(d, k)| json!({"direction": d, "knee_bps": k, "sender_short_bps": sender_short_rates(steps, d)}))
+            .map(|(d, k)| schema::Knee {
+                direction: direction(d),
+                knee_bps: k,
+                sender_short_bps: sender_short_rates(steps, d),
+            })
             .collect()
     } else {
         Vec::new()
     };
-    let mut doc = json!({
-        "sweep": {
-            "host": s.host,
-            "protocol": s.protocol,
-            "mode": s.mode,
-            "layer": layer(s.protocol),
-            "step_secs": s.step_secs,
-            "max_loss_percent": s.max_loss_percent,
-            "resolution_percent": s.resolution_percent,
-            "confirm": s.confirm,
-            "floor_bps": s.floor_bps,
-            "ceiling_bps": s.ceiling_bps,
-            "tolerance_percent": s.tolerance_percent,
-        },
-        "results": results,
-        "knees": knees,
-        "steps": steps,
-    });
     // A failed step ends the sweep: the steps after it are not run.
-    Envelope::new("sweep")
-        .partial(error.is_some())
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    sonde_schema::to_value(&schema::SweepDocument {
+        sweep: settings(s),
+        results: results.iter().map(search_record).collect(),
+        knees,
+        steps: steps.iter().map(step_record).collect(),
+        envelope: sonde_schema::Envelope::new("sweep", error.is_some(), error),
+    })
+}
+
+fn settings(s: &SweepSettings) -> schema::SweepSettings {
+    let SweepSettings {
+        host,
+        protocol,
+        mode,
+        step_secs,
+        max_loss_percent,
+        resolution_percent,
+        confirm,
+        floor_bps,
+        ceiling_bps,
+        tolerance_percent,
+    } = s;
+    schema::SweepSettings {
+        host: Some(host.clone()),
+        protocol: Some((*protocol).to_owned()),
+        mode: Some((*mode).to_owned()),
+        layer: Some(layer(protocol).to_owned()),
+        step_secs: Some(*step_secs),
+        max_loss_percent: Some(*max_loss_percent),
+        resolution_percent: Some(*resolution_percent),
+        confirm: Some(*confirm),
+        floor_bps: Some(*floor_bps),
+        ceiling_bps: Some(*ceiling_bps),
+        tolerance_percent: Some(*tolerance_percent),
+    }
+}
+
+fn direction(d: SweepDirection) -> schema::SweepDirection {
+    match d {
+        SweepDirection::Up => schema::SweepDirection::Up,
+        SweepDirection::Down => schema::SweepDirection::Down,
+        SweepDirection::Bidir => schema::SweepDirection::Bidir,
+    }
+}
+
+fn step_record(s: &SweepStep) -> schema::SweepStep {
+    let SweepStep {
+        index,
+        length,
+        direction: d,
+        kind,
+        offered_bps,
+        achieved_bps,
+        loss_percent,
+        packets,
+        lost,
+        sent_bps,
+        passed,
+        rerun,
+        sender_short,
+        seconds,
+    } = s;
+    schema::SweepStep {
+        index: *index,
+        length: *length,
+        direction: Some(direction(*d)),
+        kind: Some(match kind {
+            StepRole::Search => schema::StepRole::Search,
+            StepRole::Confirm => schema::StepRole::Confirm,
+            StepRole::Listed => schema::StepRole::Listed,
+        }),
+        offered_bps: Some(*offered_bps),
+        achieved_bps: Some(*achieved_bps),
+        loss_percent: *loss_percent,
+        packets: *packets,
+        lost: *lost,
+        sent_bps: *sent_bps,
+        passed: *passed,
+        rerun: *rerun,
+        sender_short: *sender_short,
+        seconds: Some(*seconds),
+    }
+}
+
+/// A search's result: its verdict's own figures (`best_bps`, `limited_at_bps`) beside the
+/// rate to show and its datagrams per second.
+fn search_record(r: &SearchResult) -> schema::SearchResult {
+    let SearchResult {
+        length,
+        direction: d,
+        verdict,
+        loss_percent,
+        steps,
+        seconds,
+    } = r;
+    use schema::SearchVerdict as V;
+    let (verdict, best_bps, limited_at_bps) = match *verdict {
+        Verdict::Found { .. } => (V::Found, None, None),
+        Verdict::AtMaxRate { .. } => (V::AtMaxRate, None, None),
+        Verdict::BelowFloor => (V::BelowFloor, None, None),
+        Verdict::StepLimit { best_bps } => (V::StepLimit, Some(best_bps), None),
+        Verdict::SenderLimited {
+            limited_at_bps,
+            best_bps,
+        } => (V::SenderLimited, Some(best_bps), Some(limited_at_bps)),
+    };
+    let rate = r.rate_bps();
+    schema::SearchResult {
+        length: *length,
+        direction: direction(*d),
+        verdict,
+        rate_bps: rate,
+        datagrams_per_sec: rate.map(|rate| per_second(rate as f64, *length)),
+        best_bps,
+        limited_at_bps,
+        loss_percent: *loss_percent,
+        steps: Some(*steps),
+        seconds: Some(*seconds),
+    }
 }
 
 #[cfg(test)]
@@ -407,5 +494,32 @@ mod tests {
         let doc = document(&s, &[], &[at_max], None);
         assert_eq!(doc["results"][0]["verdict"], "at_max_rate");
         assert_eq!(doc["results"][0]["rate_bps"], 100_000_000);
+    }
+
+    #[test]
+    fn each_result_and_step_is_the_runtime_record_key_for_key() {
+        let unconfirmed = |best_bps| SearchResult {
+            length: 1448,
+            direction: SweepDirection::Down,
+            verdict: Verdict::StepLimit { best_bps },
+            loss_percent: None,
+            steps: 20,
+            seconds: 30.0,
+        };
+        for r in [unconfirmed(None), unconfirmed(Some(5_000_000))] {
+            let mut want = serde_json::to_value(&r).unwrap();
+            if let (Some(obj), Some(rate)) = (want.as_object_mut(), r.rate_bps()) {
+                obj.insert("rate_bps".into(), rate.into());
+                obj.insert(
+                    "datagrams_per_sec".into(),
+                    per_second(rate as f64, 1448).into(),
+                );
+            }
+            assert_eq!(sonde_schema::to_value(&search_record(&r)), want);
+        }
+        let mut s = step(1, 10_000_000, 9e6);
+        s.rerun = true;
+        let st = sonde_schema::to_value(&step_record(&s));
+        assert_eq!(st, serde_json::to_value(&s).unwrap());
     }
 }

@@ -7,12 +7,15 @@
 //! the whole train, after and before the knee) and the verdict. Train lengths are in the
 //! document from the version that draws rate against train length; an older document gets
 //! no such chart, rather than one with guessed lengths.
+//!
+//! Read through the document's typed model ([`sonde_schema::capacity`]): a document without
+//! a figure the report shows (its seconds, an estimate's verdict or train counts) is an error
+//! naming the field.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use sonde_stats::capacity::converge::EarlyStop;
-
-use crate::json::{at, items, num, text, uint};
+use sonde_schema::capacity::{self as schema, CapacityDocument};
+use sonde_stats::capacity::converge::{Convergence, EarlyStop, StopRule};
 
 /// A local mode of the histogram: a bin's edges and its count.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -98,85 +101,117 @@ pub fn is_capacity(doc: &Value) -> bool {
     doc.get("overhead_model").is_some_and(Value::is_string) && doc.get("estimate").is_some()
 }
 
-fn mode(v: &Value) -> Option<ModeView> {
+fn finite(f: f64) -> Option<f64> {
+    Some(f).filter(|f| f.is_finite())
+}
+
+fn mode(m: &schema::Mode) -> Option<ModeView> {
     Some(ModeView {
-        low_bps: num(v, &["low_bps"])?,
-        high_bps: num(v, &["high_bps"])?,
-        count: uint(v, &["count"]).unwrap_or(0),
+        low_bps: finite(m.low_bps)?,
+        high_bps: finite(m.high_bps)?,
+        count: u64::from(m.count),
     })
 }
 
-fn counts(e: &Value, k: &str) -> CountsView {
-    let c = |f: &str| uint(e, &[k, f]);
+fn counts(c: Option<&schema::TrainCounts>) -> CountsView {
+    let c = |f: fn(&schema::TrainCounts) -> u32| c.map(|c| u64::from(f(c)));
     CountsView {
-        trains: c("trains"),
-        clean: c("clean"),
-        coalesced: c("coalesced"),
-        used: c("used"),
+        trains: c(|c| c.trains),
+        clean: c(|c| c.clean),
+        coalesced: c(|c| c.coalesced),
+        used: c(|c| c.used),
     }
 }
 
-fn histogram(e: &Value) -> Option<HistogramView> {
-    let h = e.get("histogram").filter(|h| h.is_object())?;
+fn histogram(h: &schema::Histogram) -> Option<HistogramView> {
     Some(HistogramView {
-        bin_bps: num(h, &["bin_bps"]).filter(|b| *b > 0.0)?,
-        start_bps: num(h, &["start_bps"]).unwrap_or(0.0),
-        counts: items(h, "counts").filter_map(Value::as_u64).collect(),
-        modes: items(h, "modes").filter_map(mode).collect(),
+        bin_bps: finite(h.bin_bps).filter(|b| *b > 0.0)?,
+        start_bps: finite(h.start_bps).unwrap_or(0.0),
+        counts: h.counts.iter().map(|&c| u64::from(c)).collect(),
+        modes: h.modes.iter().filter_map(mode).collect(),
     })
 }
 
-/// Reads a capacity document; what is missing is `None` (dashes in the tables).
-pub fn read(doc: &Value) -> CapacityRun {
-    let null = Value::Null;
-    let e = doc.get("estimate").unwrap_or(&null);
-    let n = |k: &str| num(e, &[k]);
-    CapacityRun {
-        host: text(doc, &["host"]),
-        server: text(doc, &["server"]),
-        family: text(doc, &["family"]),
-        layer: text(doc, &["layer"]).unwrap_or_else(|| "ip".into()),
-        overhead_model: text(doc, &["overhead_model"]),
-        payload_bytes: uint(doc, &["payload_bytes"]),
-        ip_bytes: uint(doc, &["ip_bytes"]),
-        short_len: uint(doc, &["short_train_len"]),
-        long_len: uint(doc, &["long_train_len"]),
-        kernel_timestamps: at(doc, &["kernel_timestamps"]).and_then(Value::as_bool),
-        seconds: num(doc, &["seconds"]),
-        verdict: text(doc, &["verdict"]),
-        sustained_payload_bps: num(doc, &["sustained_payload_bps"]),
-        sustained_shaper_bps: num(doc, &["sustained_shaper_bps"]),
-        short: counts(e, "short"),
-        long: counts(e, "long"),
-        short_rates: items(e, "short_rates")
-            .filter_map(Value::as_f64)
-            .filter(|r| r.is_finite())
-            .collect(),
-        histogram: histogram(e),
-        cov: n("cov"),
-        peak: e.get("peak").and_then(mode),
-        adr_bps: n("adr_bps"),
-        sustained_bps: n("sustained_bps"),
-        sustained_min_bps: n("sustained_min_bps"),
-        sustained_max_bps: n("sustained_max_bps"),
-        bucket_bytes: n("bucket_bytes"),
-        knees: uint(e, &["knees"]),
-        departure_bps: n("departure_bps"),
-        arrival_share: n("arrival_share"),
-        fits: items(e, "fits")
-            .map(|f| FitView {
-                whole_bps: num(f, &["whole_bps"]),
-                tail_bps: num(f, &["tail_bps"]),
-                head_bps: num(f, &["head_bps"]),
-                knee_bytes: uint(f, &["knee_bytes"]),
-            })
-            .collect(),
-        early_stop: doc
-            .get("early_stop")
-            .and_then(|v| EarlyStop::deserialize(v).ok()),
-        partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
-        error: text(doc, &["error"]),
+/// The early stop as the tables describe it (`sonde_stats`' own type, whose `describe` says
+/// it in words).
+fn early_stop(es: &schema::EarlyStop) -> EarlyStop {
+    let r = es.rule;
+    EarlyStop {
+        enabled: es.enabled,
+        rule: StopRule {
+            min_trains: r.min_trains,
+            window: r.window,
+            max_spread: r.max_spread,
+            max_ci: r.max_ci,
+        },
+        planned_long_trains: es.planned_long_trains,
+        stopped: es.stopped,
+        after_long_trains: es.after_long_trains,
+        last: es.last.map(|c| Convergence {
+            long_trains: c.long_trains,
+            mean_bps: c.mean_bps,
+            spread: c.spread,
+            ci_half: c.ci_half,
+            same_shape: c.same_shape,
+            converged: c.converged,
+        }),
     }
+}
+
+/// Reads a capacity document through its model; what is optional and missing is `None`
+/// (dashes in the tables), a missing figure the model requires an error naming it.
+pub fn read(doc: &Value) -> Result<CapacityRun, String> {
+    let d: CapacityDocument = crate::json::model("capacity", doc)?;
+    let e = d.estimate.as_ref();
+    let n = |f: fn(&schema::Estimate) -> Option<f64>| e.and_then(f).and_then(finite);
+    Ok(CapacityRun {
+        host: d.host.clone(),
+        server: d.server.clone(),
+        family: d.family.clone(),
+        layer: d.layer.clone().unwrap_or_else(|| "ip".into()),
+        overhead_model: Some(d.overhead_model.clone()),
+        payload_bytes: Some(u64::from(d.payload_bytes)),
+        ip_bytes: Some(u64::from(d.ip_bytes)),
+        short_len: d.short_train_len.map(u64::from),
+        long_len: d.long_train_len.map(u64::from),
+        kernel_timestamps: d.kernel_timestamps,
+        seconds: finite(d.seconds),
+        verdict: d.verdict.map(|v| v.as_str().to_owned()),
+        sustained_payload_bps: d.sustained_payload_bps.and_then(finite),
+        sustained_shaper_bps: d.sustained_shaper_bps.and_then(finite),
+        short: counts(e.map(|e| &e.short)),
+        long: counts(e.map(|e| &e.long)),
+        short_rates: e
+            .map(|e| e.short_rates.iter().copied().filter_map(finite).collect())
+            .unwrap_or_default(),
+        histogram: e.and_then(|e| e.histogram.as_ref()).and_then(histogram),
+        cov: n(|e| e.cov),
+        peak: e.and_then(|e| e.peak.as_ref()).and_then(mode),
+        adr_bps: n(|e| e.adr_bps),
+        sustained_bps: n(|e| e.sustained_bps),
+        sustained_min_bps: n(|e| e.sustained_min_bps),
+        sustained_max_bps: n(|e| e.sustained_max_bps),
+        bucket_bytes: n(|e| e.bucket_bytes),
+        knees: e.map(|e| u64::from(e.knees)),
+        departure_bps: n(|e| e.departure_bps),
+        arrival_share: n(|e| e.arrival_share),
+        fits: e
+            .map(|e| {
+                e.fits
+                    .iter()
+                    .map(|f| FitView {
+                        whole_bps: finite(f.whole_bps),
+                        tail_bps: finite(f.tail_bps),
+                        head_bps: f.head_bps.and_then(finite),
+                        knee_bytes: f.knee_bytes,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        early_stop: d.early_stop.as_ref().map(early_stop),
+        partial: d.envelope.partial,
+        error: d.envelope.error,
+    })
 }
 
 impl CapacityRun {
@@ -206,18 +241,37 @@ mod tests {
     #[test]
     fn reads_the_estimate() {
         let d = json!({"overhead_model": "IP = ...", "layer": "ip", "short_train_len": 10,
-            "estimate": {"short": {"trains": 4, "used": 3}, "short_rates": [1.0, 2.0],
+            "payload_bytes": 1472, "ip_bytes": 1500, "seconds": 1.0,
+            "estimate": {"verdict": "link", "knees": 0,
+              "short": {"trains": 4, "clean": 4, "coalesced": 0, "used": 3},
+              "long": {"trains": 0, "clean": 0, "coalesced": 0, "used": 0},
+              "short_rates": [1.0, 2.0],
               "histogram": {"bin_bps": 0.5, "start_bps": 1.0, "counts": [1, 0, 1],
                             "modes": [{"low_bps": 1.0, "high_bps": 1.5, "count": 1}]},
               "peak": {"low_bps": 1.0, "high_bps": 1.5, "count": 1},
               "fits": [{"whole_bps": 3.0, "tail_bps": 2.0, "head_bps": null}]}});
         assert!(is_capacity(&d));
-        let r = read(&d);
+        let r = read(&d).unwrap();
         assert_eq!(r.short.used, Some(3));
         assert_eq!(r.histogram.as_ref().map(|h| h.counts.len()), Some(3));
         assert_eq!(r.short_len, Some(10));
         assert_eq!(r.long_len, None);
         assert_eq!(r.fits[0].head_bps, None);
         assert!(!is_capacity(&json!({"estimate": null})));
+    }
+
+    #[test]
+    fn an_estimate_without_its_train_counts_is_an_error_not_a_dash() {
+        let d = json!({"kind": "capacity", "overhead_model": "IP = ...", "payload_bytes": 1472,
+            "ip_bytes": 1500, "seconds": 1.0, "estimate": null, "partial": true,
+            "error": "refused"});
+        let r = read(&d).unwrap();
+        assert_eq!((r.short.used, r.partial), (None, true));
+        let lacking = json!({"overhead_model": "IP = ...", "payload_bytes": 1472,
+            "ip_bytes": 1500, "seconds": 1.0,
+            "estimate": {"verdict": "link", "knees": 0,
+                         "short": {"trains": 4, "clean": 4, "coalesced": 0, "used": 3}}});
+        let e = crate::result::read(&lacking).unwrap_err();
+        assert!(e.contains("capacity") && e.contains("long"), "{e}");
     }
 }

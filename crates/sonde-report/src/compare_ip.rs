@@ -2,12 +2,16 @@
 //! per probe size, BTC and capacity per family (as the figure/value rows the report shows
 //! side by side), and the verdict with each measure it weighed. The tables and the chart are
 //! [`crate::compare_ip_report`]'s.
+//!
+//! Read through the document's typed model ([`sonde_schema::compare_ip`]): a document without
+//! a figure the report shows (a size row's counts, a measure's outcome) is an error naming
+//! the field.
 
 use serde::Serialize;
 use serde_json::Value;
+use sonde_schema::compare_ip::{self as schema, CompareIpDocument};
 
 use crate::fmt::{self, opt};
-use crate::json::{items, num, text, uint};
 use crate::table::{count, DASH};
 
 /// One family's overview: latency, loss and TCP throughput.
@@ -80,35 +84,40 @@ pub fn is_compare_ip(doc: &Value) -> bool {
         && (doc.get("verdict").is_some() || doc.get("latency").is_some())
 }
 
-fn family(v: &Value) -> FamilyView {
+fn finite(f: f64) -> Option<f64> {
+    Some(f).filter(|f| f.is_finite())
+}
+
+fn family(f: &schema::FamilyResult) -> FamilyView {
     FamilyView {
-        family: text(v, &["family"]).unwrap_or_default(),
-        address: text(v, &["address"]),
-        rtt_median_ms: num(v, &["rtt", "median_ms"]),
-        rtt_mean_ms: num(v, &["rtt", "mean_ms"]),
-        loss_percent: num(v, &["loss_percent"]),
-        throughput_bps: num(v, &["throughput_bps"]),
-        error: text(v, &["error"]),
+        family: f.family.clone(),
+        address: f.address.clone(),
+        rtt_median_ms: f.rtt.and_then(|r| finite(r.median_ms)),
+        rtt_mean_ms: f.rtt.and_then(|r| finite(r.mean_ms)),
+        loss_percent: f.loss_percent.and_then(finite),
+        throughput_bps: f.throughput_bps.and_then(finite),
+        error: f.error.clone(),
     }
 }
 
-fn rate(v: &Value, k: &[&str]) -> String {
-    opt(num(v, k), fmt::rate)
+fn rate(v: Option<f64>) -> String {
+    opt(v.and_then(finite), fmt::rate)
 }
 
-fn btc(v: &Value) -> (String, Vec<(String, String)>) {
-    let s = |k: &str| rate(v, &["summary", k]);
+fn btc(b: &schema::BtcFamily) -> (String, Vec<(String, String)>) {
+    let s = b.summary.as_ref();
+    let r = |f: fn(&sonde_schema::btc::BtcStats) -> f64| rate(s.map(f));
     (
-        text(v, &["family"]).unwrap_or_default(),
+        b.family.clone(),
         vec![
-            ("Sessions".into(), count(uint(v, &["summary", "sessions"]))),
-            ("Minimum".into(), s("min_bps")),
-            ("Maximum".into(), s("max_bps")),
-            ("Mean".into(), s("mean_bps")),
-            ("Median".into(), s("median_bps")),
+            ("Sessions".into(), count(s.map(|s| s.sessions))),
+            ("Minimum".into(), r(|s| s.min_bps)),
+            ("Maximum".into(), r(|s| s.max_bps)),
+            ("Mean".into(), r(|s| s.mean_bps)),
+            ("Median".into(), r(|s| s.median_bps)),
             (
                 "Error".into(),
-                text(v, &["error"]).unwrap_or_else(|| DASH.into()),
+                b.error.clone().unwrap_or_else(|| DASH.into()),
             ),
         ],
     )
@@ -120,96 +129,125 @@ pub(crate) fn path_figure(verdict: Option<&str>) -> bool {
     !matches!(verdict, Some("host-limited" | "unmeasured"))
 }
 
-fn capacity(v: &Value) -> (String, Vec<(String, String)>) {
-    let verdict = text(v, &["verdict"]);
-    let shown = path_figure(verdict.as_deref());
-    let rate = |k: &str| if shown { rate(v, &[k]) } else { DASH.into() };
-    let range = |lo: &str, hi: &str| match (num(v, &[lo]), num(v, &[hi])) {
+fn capacity(c: &schema::CapacityFamily) -> (String, Vec<(String, String)>) {
+    let verdict = c.verdict.map(|v| v.as_str());
+    let shown = path_figure(verdict);
+    let range = |lo: Option<f64>, hi: Option<f64>| match (lo.and_then(finite), hi.and_then(finite))
+    {
         (Some(l), Some(h)) if shown => fmt::rate_range(l, h),
         _ => DASH.into(),
     };
     (
-        text(v, &["family"]).unwrap_or_default(),
+        c.family.clone(),
         vec![
-            ("Verdict".into(), verdict.unwrap_or_else(|| DASH.into())),
-            ("Sustained rate".into(), rate("sustained_bps")),
+            ("Verdict".into(), verdict.unwrap_or(DASH).to_owned()),
+            (
+                "Sustained rate".into(),
+                if shown {
+                    rate(c.sustained_bps)
+                } else {
+                    DASH.into()
+                },
+            ),
             (
                 "Sustained range".into(),
-                range("sustained_min_bps", "sustained_max_bps"),
+                range(c.sustained_min_bps, c.sustained_max_bps),
             ),
-            ("Peak mode".into(), range("peak_low_bps", "peak_high_bps")),
+            ("Peak mode".into(), range(c.peak_low_bps, c.peak_high_bps)),
             (
                 "Long trains used".into(),
-                count(uint(v, &["long_trains_used"])),
+                count(Some(u64::from(c.long_trains_used))),
             ),
-            (
-                "UDP payload".into(),
-                uint(v, &["payload_bytes"]).map_or_else(|| DASH.into(), |n| format!("{n} B")),
-            ),
-            ("Time".into(), opt(num(v, &["seconds"]), fmt::secs)),
+            ("UDP payload".into(), format!("{} B", c.payload_bytes)),
+            ("Time".into(), opt(finite(c.seconds), fmt::secs)),
             (
                 "Error".into(),
-                text(v, &["error"]).unwrap_or_else(|| DASH.into()),
+                c.error.clone().unwrap_or_else(|| DASH.into()),
             ),
         ],
     )
 }
 
-/// Reads a compare-ip document.
-pub fn read(doc: &Value) -> CompareIpRun {
-    let verdict = doc.get("verdict").cloned().unwrap_or(Value::Null);
-    CompareIpRun {
-        target: text(doc, &["target"]),
-        families: ["ipv4", "ipv6"]
-            .iter()
-            .filter_map(|k| doc.get(*k).map(family))
-            .collect(),
-        every_secs: num(doc, &["every_secs"]),
-        sizes: items(doc, "sizes")
-            .map(|v| {
-                let r = |k: &str| num(v, &["rtt", k]);
-                SizeRow {
-                    family: text(v, &["family"]).unwrap_or_default(),
-                    payload_bytes: uint(v, &["payload_bytes"]),
-                    ip_bytes: uint(v, &["ip_bytes"]),
-                    sent: uint(v, &["sent"]),
-                    received: uint(v, &["received"]),
-                    loss_percent: num(v, &["loss_percent"]),
-                    rtt: [
-                        r("min_ms"),
-                        r("max_ms"),
-                        r("mean_ms"),
-                        r("median_ms"),
-                        r("stddev_ms"),
-                        r("variance_ms2"),
-                    ],
-                    error: text(v, &["error"]),
-                }
-            })
-            .collect(),
-        btc: items(doc, "btc").map(btc).collect(),
-        capacity: items(doc, "capacity").map(capacity).collect(),
-        better: text(&verdict, &["better"]),
-        measure: text(&verdict, &["measure"]),
-        margin_pct: num(&verdict, &["margin_pct"]),
-        confidence: num(&verdict, &["confidence"]),
-        summary: text(&verdict, &["summary"]),
-        measures: items(&verdict, "per_measure")
-            .map(|m| MeasureRow {
-                measure: text(m, &["measure"]).unwrap_or_default(),
-                unit: text(m, &["unit"]).unwrap_or_default(),
-                ipv4: num(m, &["ipv4"]),
-                ipv6: num(m, &["ipv6"]),
-                better: text(m, &["better"]).unwrap_or_default(),
-                margin_pct: num(m, &["margin_pct"]),
-                p_value: num(m, &["p_value"]),
-                samples: (uint(m, &["samples_ipv4"]), uint(m, &["samples_ipv6"])),
-                test: text(m, &["test"]),
-                significant: m.get("significant").and_then(Value::as_bool),
-                note: text(m, &["note"]),
-            })
-            .collect(),
-        partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
-        error: text(doc, &["error"]),
+fn size(r: &schema::SizeRow) -> SizeRow {
+    let rtt =
+        |f: fn(&sonde_schema::latency::DelayStats) -> f64| r.rtt.as_ref().map(f).and_then(finite);
+    SizeRow {
+        family: r.family.clone(),
+        payload_bytes: Some(u64::from(r.payload_bytes)),
+        ip_bytes: r.ip_bytes.map(u64::from),
+        sent: Some(r.sent),
+        received: Some(r.received),
+        loss_percent: finite(r.loss_percent),
+        rtt: [
+            rtt(|d| d.min_ms),
+            rtt(|d| d.max_ms),
+            rtt(|d| d.mean_ms),
+            rtt(|d| d.median_ms),
+            rtt(|d| d.stddev_ms),
+            rtt(|d| d.variance_ms2),
+        ],
+        error: r.error.clone(),
+    }
+}
+
+fn measure(m: &schema::MeasureVerdict) -> MeasureRow {
+    MeasureRow {
+        measure: m.measure.as_str().to_owned(),
+        unit: m.unit.clone(),
+        ipv4: m.ipv4.and_then(finite),
+        ipv6: m.ipv6.and_then(finite),
+        better: m.better.as_str().to_owned(),
+        margin_pct: finite(m.margin_pct),
+        p_value: m.p_value.and_then(finite),
+        samples: (Some(m.samples_ipv4), Some(m.samples_ipv6)),
+        test: m.test.clone(),
+        significant: Some(m.significant),
+        note: m.note.clone(),
+    }
+}
+
+/// Reads a compare-ip document through its model; a document that does not fit it is an
+/// error naming the kind and the field.
+pub fn read(doc: &Value) -> Result<CompareIpRun, String> {
+    let d: CompareIpDocument = crate::json::model("compare-ip", doc)?;
+    let v = d.verdict.as_ref();
+    Ok(CompareIpRun {
+        target: d.target.clone(),
+        families: vec![family(&d.ipv4), family(&d.ipv6)],
+        every_secs: d.every_secs.and_then(finite),
+        sizes: d.sizes.iter().map(size).collect(),
+        btc: d.btc.iter().flatten().map(btc).collect(),
+        capacity: d.capacity.iter().flatten().map(capacity).collect(),
+        better: v.map(|v| v.better.as_str().to_owned()),
+        measure: v.and_then(|v| v.measure).map(|m| m.as_str().to_owned()),
+        margin_pct: v.and_then(|v| finite(v.margin_pct)),
+        confidence: v.and_then(|v| v.confidence).and_then(finite),
+        summary: v.and_then(|v| v.summary.clone()),
+        measures: v.map_or_else(Vec::new, |v| v.per_measure.iter().map(measure).collect()),
+        partial: d.envelope.partial,
+        error: d.envelope.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measure_without_its_outcome_is_an_error_not_a_dash() {
+        let doc = serde_json::json!({"kind": "compare-ip", "ipv4": {"family": "IPv4"},
+            "ipv6": {"family": "IPv6", "error": "no address"},
+            "verdict": {"better": "neither", "margin_pct": 0.0,
+                        "per_measure": [{"measure": "latency_median", "better": "neither",
+                                         "margin_pct": 1.0, "significant": false}]}});
+        let r = read(&doc).unwrap();
+        assert_eq!(r.measures[0].measure, "latency_median");
+        assert_eq!(r.families[1].error.as_deref(), Some("no address"));
+        let mut lacking = doc.clone();
+        if let Some(m) = lacking["verdict"]["per_measure"][0].as_object_mut() {
+            m.remove("significant");
+        }
+        let e = crate::result::read(&lacking).unwrap_err();
+        assert!(e.contains("compare-ip") && e.contains("significant"), "{e}");
     }
 }

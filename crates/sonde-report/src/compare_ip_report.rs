@@ -289,12 +289,14 @@ mod tests {
     #[test]
     fn btc_and_capacity_sit_side_by_side() {
         let d = json!({"ipv4": {"family": "IPv4"}, "ipv6": {"family": "IPv6"},
-            "btc": [{"family": "IPv4", "summary": {"sessions": 2, "mean_bps": 1e6}},
-                    {"family": "IPv6", "summary": {"sessions": 2, "mean_bps": 2e6}}],
+            "btc": [{"family": "IPv4", "summary": {"sessions": 2, "mean_bps": 1e6,
+                        "min_bps": 1e6, "max_bps": 1e6, "median_bps": 1e6}},
+                    {"family": "IPv6", "summary": {"sessions": 2, "mean_bps": 2e6,
+                        "min_bps": 2e6, "max_bps": 2e6, "median_bps": 2e6}}],
             "verdict": {"better": "ipv6", "measure": "btc_mean", "margin_pct": 50.0,
                         "confidence": 0.99, "per_measure": []}});
         assert!(is_compare_ip(&d));
-        let s = sections(&read(&d));
+        let s = sections(&read(&d).unwrap());
         let btc = &s[1].table;
         assert_eq!(btc.header, ["Figure", "IPv4", "IPv6"]);
         assert_eq!(btc.rows[0], ["Sessions", "2", "2"]);

@@ -1,11 +1,16 @@
 //! Reading sonde's latency document (`sonde latency -J`) into a [`Latency`]: the loss and
 //! jitter figures, the RTT distribution (quantiles, and every round trip binned when the
 //! document has them) and the median RTT per interval.
+//!
+//! Read through the document's typed model ([`sonde_schema::latency`]): a document that does
+//! not fit it (a summary without its loss counts or jitter, say) is an error naming the field,
+//! not a report of dashes.
 
 use serde::Serialize;
 use serde_json::Value;
+use sonde_schema::latency::{self as schema, LatencyDocument};
 
-use crate::json::{at, num, text, tool, uint};
+use crate::json::tool;
 use crate::view::Series;
 
 /// A delay distribution, ms.
@@ -23,20 +28,20 @@ pub struct DelayView {
 }
 
 impl DelayView {
-    fn read(v: Option<&Value>) -> Option<DelayView> {
-        let v = v.filter(|v| v.is_object())?;
-        let f = |k: &str| num(v, &[k]).unwrap_or(0.0);
-        Some(DelayView {
-            samples: uint(v, &["samples"]).unwrap_or(0),
-            min: f("min_ms"),
-            mean: f("mean_ms"),
-            median: f("median_ms"),
-            p90: f("p90_ms"),
-            p99: f("p99_ms"),
-            p999: f("p999_ms"),
-            max: f("max_ms"),
-            stddev: f("stddev_ms"),
-        })
+    /// The view of a distribution (a figure that is not finite reads as 0).
+    pub(crate) fn of(d: &schema::DelayStats) -> DelayView {
+        let f = |x: f64| if x.is_finite() { x } else { 0.0 };
+        DelayView {
+            samples: d.samples,
+            min: f(d.min_ms),
+            mean: f(d.mean_ms),
+            median: f(d.median_ms),
+            p90: f(d.p90_ms),
+            p99: f(d.p99_ms),
+            p999: f(d.p999_ms),
+            max: f(d.max_ms),
+            stddev: f(d.stddev_ms),
+        }
     }
 }
 
@@ -53,24 +58,13 @@ pub struct RttHistogram {
 }
 
 impl RttHistogram {
-    fn read(v: Option<&Value>) -> Option<RttHistogram> {
-        let v = v?;
-        if text(v, &["unit"]).is_some_and(|u| u != "ms") {
-            return None;
-        }
-        let mut bins: Vec<(f64, f64, u64)> = v
-            .get("bins")?
-            .as_array()?
+    fn read(h: Option<&schema::Histogram>) -> Option<RttHistogram> {
+        let h = h.filter(|h| h.unit == "ms")?;
+        let mut bins: Vec<(f64, f64, u64)> = h
+            .bins
             .iter()
-            .filter_map(|b| {
-                let b = b.as_array()?;
-                let (lo, hi, n) = (
-                    b.first()?.as_f64()?,
-                    b.get(1)?.as_f64()?,
-                    b.get(2)?.as_u64()?,
-                );
-                (lo.is_finite() && hi.is_finite() && lo <= hi && n > 0).then_some((lo, hi, n))
-            })
+            .copied()
+            .filter(|&(lo, hi, n)| lo.is_finite() && hi.is_finite() && lo <= hi && n > 0)
             .collect();
         bins.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         (!bins.is_empty()).then_some(RttHistogram { bins })
@@ -128,47 +122,65 @@ pub struct Latency {
     pub error: Option<String>,
 }
 
-/// Reads a latency document (one with `start.mode`).
-pub(crate) fn latency(doc: &Value) -> Latency {
-    let end = at(doc, &["end"]);
+/// Reads a latency document (one with `start.mode`) through its model; a document that
+/// does not fit it is an error naming the kind and the field.
+pub(crate) fn latency(doc: &Value) -> Result<Latency, String> {
+    let tool = tool(doc);
+    let d: LatencyDocument = crate::json::model("latency", doc)?;
+    let finite = |f: f64| Some(f).filter(|f| f.is_finite());
     let mut over_time = Series::new("median RTT per interval".into());
-    for iv in doc
-        .get("intervals")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for iv in &d.intervals {
         // An interval without an answer has no median: the line breaks there.
-        if let (Some(end), Some(ms)) = (num(iv, &["end"]), num(iv, &["rtt", "median_ms"])) {
-            over_time.push(num(iv, &["start"]), end, end, ms);
-        } else {
-            over_time.skip();
+        match (finite(iv.end), iv.rtt.and_then(|r| finite(r.median_ms))) {
+            (Some(end), Some(ms)) => over_time.push(iv.start.and_then(finite), end, end, ms),
+            _ => over_time.skip(),
         }
     }
-    let mode = match at(doc, &["start", "mode"]) {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => "?".into(),
-    };
-    Latency {
-        mode,
-        tool: tool(doc),
-        target: text(doc, &["start", "target"]),
-        family: text(doc, &["start", "family"]),
-        size: uint(doc, &["start", "size"]),
-        version: text(doc, &["start", "version"]),
-        timestamp_unix: num(doc, &["start", "timestamp_unix"]),
-        sent: end.and_then(|e| uint(e, &["loss", "sent"])),
-        received: end.and_then(|e| uint(e, &["loss", "received"])),
-        loss_percent: end.and_then(|e| num(e, &["loss", "loss_percent"])),
-        jitter_ms: end.and_then(|e| num(e, &["jitter_ms"])),
-        rtt: DelayView::read(end.and_then(|e| e.get("rtt"))),
-        rtt_histogram: RttHistogram::read(end.and_then(|e| e.get("rtt_histogram"))),
+    let start = d.start.as_ref();
+    let end = d.end.as_ref();
+    Ok(Latency {
+        mode: start.map_or("?", |s| s.mode.as_str()).to_owned(),
+        tool,
+        target: start.and_then(|s| s.target.clone()),
+        family: start.and_then(|s| s.family.clone()),
+        size: start.and_then(|s| s.size).map(u64::from),
+        version: start.and_then(|s| s.version.clone()),
+        timestamp_unix: start.and_then(|s| s.timestamp_unix).and_then(finite),
+        sent: end.map(|e| e.loss.sent),
+        received: end.map(|e| e.loss.received),
+        loss_percent: end.and_then(|e| finite(e.loss.loss_percent)),
+        jitter_ms: end.and_then(|e| finite(e.jitter_ms)),
+        rtt: end.and_then(|e| e.rtt.as_ref()).map(DelayView::of),
+        rtt_histogram: RttHistogram::read(end.and_then(|e| e.rtt_histogram.as_ref())),
         over_time,
-        partial: end
-            .and_then(|e| e.get("partial"))
-            .and_then(Value::as_bool)
-            .unwrap_or(end.is_none()),
-        error: text(doc, &["error"]).or_else(|| end.and_then(|e| text(e, &["error"]))),
+        partial: end.is_none_or(|e| e.partial),
+        error: d
+            .envelope
+            .error
+            .or_else(|| end.and_then(|e| e.error.clone())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_without_its_jitter_is_an_error_not_a_dash() {
+        let doc = serde_json::json!({"kind": "latency", "start": {"mode": "udp", "target": "h"},
+            "end": {"loss": {"sent": 3, "received": 3, "loss_percent": 0.0}, "jitter_ms": 0.1,
+                    "rtt": null}});
+        let l = latency(&doc).unwrap();
+        assert_eq!(
+            (l.mode.as_str(), l.sent, l.jitter_ms),
+            ("udp", Some(3), Some(0.1))
+        );
+        assert!(!l.partial);
+        let mut lacking = doc.clone();
+        if let Some(end) = lacking["end"].as_object_mut() {
+            end.remove("jitter_ms");
+        }
+        let e = crate::result::read(&lacking).unwrap_err();
+        assert!(e.contains("latency") && e.contains("jitter_ms"), "{e}");
     }
 }

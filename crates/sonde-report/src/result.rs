@@ -49,16 +49,18 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     }
     // Before stress: a sweep's steps also carry offered rates.
     if crate::sweep::is_sweep(doc) {
-        return Ok(ResultDoc::Sweep(Box::new(crate::sweep::read(doc))));
+        return Ok(ResultDoc::Sweep(Box::new(crate::sweep::read(doc)?)));
     }
     if crate::capacity::is_capacity(doc) {
-        return Ok(ResultDoc::Capacity(Box::new(crate::capacity::read(doc))));
+        return Ok(ResultDoc::Capacity(Box::new(crate::capacity::read(doc)?)));
     }
     if crate::compare_ip::is_compare_ip(doc) {
-        return Ok(ResultDoc::CompareIp(Box::new(crate::compare_ip::read(doc))));
+        return Ok(ResultDoc::CompareIp(Box::new(crate::compare_ip::read(
+            doc,
+        )?)));
     }
     if crate::rrul::is_rrul(doc) {
-        return Ok(ResultDoc::Rrul(Box::new(crate::rrul::read(doc))));
+        return Ok(ResultDoc::Rrul(Box::new(crate::rrul::read(doc)?)));
     }
     if crate::btc::is_btc(doc) {
         return Ok(ResultDoc::Btc(Box::new(crate::btc::read(doc)?)));
@@ -68,7 +70,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
         return Ok(ResultDoc::Stress(Box::new(crate::stress::read(doc)?)));
     }
     if at(doc, &["start", "mode"]).is_some() {
-        return Ok(ResultDoc::Latency(Box::new(latency(doc))));
+        return Ok(ResultDoc::Latency(Box::new(latency(doc)?)));
     }
     if crate::profile::is_profile(doc) {
         return Ok(ResultDoc::Profile(Box::new(crate::profile::read(doc))));

@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use sonde_schema::rrul::RrulDocument;
 
-use crate::json::{items, num, text};
+use crate::json::text;
 
 /// One phase as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,26 +56,55 @@ pub fn is_rrul(doc: &Value) -> bool {
         || (doc.get("phases").is_some_and(Value::is_array) && doc.get("step_secs").is_some())
 }
 
-/// Reads an rrul document.
-pub fn read(doc: &Value) -> RrulRun {
-    RrulRun {
-        target: text(doc, &["target"]),
-        streams: num(doc, &["streams"]),
-        phase_secs: num(doc, &["phase_secs"]),
-        phases: items(doc, "phases")
-            .map(|p| PhaseRow {
-                name: text(p, &["name"]).unwrap_or_default(),
-                download_bps: num(p, &["download_bps"]),
-                upload_bps: num(p, &["upload_bps"]),
-                rtt_median_ms: num(p, &["latency", "rtt", "median_ms"]),
-                rtt_p99_ms: num(p, &["latency", "rtt", "p99_ms"]),
-                loss_percent: num(p, &["latency", "loss", "loss_percent"]),
-                median_inflation_ms: num(p, &["median_inflation_ms"]),
-                p99_inflation_ms: num(p, &["p99_inflation_ms"]),
-                load_error: text(p, &["load_error"]),
-            })
-            .collect(),
-        partial: doc.get("partial").and_then(Value::as_bool) == Some(true),
-        error: text(doc, &["error"]),
+/// Reads an rrul document through its model ([`sonde_schema::rrul`]); a phase without its
+/// name or latency summary is an error naming the field.
+pub fn read(doc: &Value) -> Result<RrulRun, String> {
+    let doc: RrulDocument = crate::json::model("rrul", doc)?;
+    let finite = |f: f64| Some(f).filter(|f| f.is_finite());
+    let phases = doc
+        .phases
+        .into_iter()
+        .map(|p| {
+            let rtt = p.latency.rtt;
+            PhaseRow {
+                name: p.name,
+                download_bps: p.download_bps.and_then(finite),
+                upload_bps: p.upload_bps.and_then(finite),
+                rtt_median_ms: rtt.and_then(|r| finite(r.median_ms)),
+                rtt_p99_ms: rtt.and_then(|r| finite(r.p99_ms)),
+                loss_percent: finite(p.latency.loss.loss_percent),
+                median_inflation_ms: p.median_inflation_ms.and_then(finite),
+                p99_inflation_ms: p.p99_inflation_ms.and_then(finite),
+                load_error: p.load_error,
+            }
+        })
+        .collect();
+    Ok(RrulRun {
+        target: doc.target,
+        streams: doc.streams.map(f64::from),
+        phase_secs: doc.phase_secs.and_then(finite),
+        phases,
+        partial: doc.envelope.partial,
+        error: doc.envelope.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_without_its_loss_is_an_error_not_a_dash() {
+        let doc = serde_json::json!({"kind": "rrul", "streams": 1, "phase_secs": 1.0,
+            "phases": [{"name": "idle", "latency": {"jitter_ms": 0.1,
+                "rtt": {"samples": 1, "min_ms": 1.0, "mean_ms": 1.0, "median_ms": 1.0,
+                        "p90_ms": 1.0, "p99_ms": 1.0, "p999_ms": 1.0, "max_ms": 1.0,
+                        "stddev_ms": 0.0}}}]});
+        let e = crate::result::read(&doc).unwrap_err();
+        assert!(e.contains("rrul") && e.contains("loss"), "{e}");
+        let failed = serde_json::json!({"kind": "rrul", "partial": true, "error": "refused"});
+        let r = read(&failed).unwrap();
+        assert!(r.phases.is_empty() && r.partial);
+        assert_eq!(r.error.as_deref(), Some("refused"));
     }
 }

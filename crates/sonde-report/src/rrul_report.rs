@@ -51,16 +51,24 @@ mod tests {
     use crate::result::{read as read_doc, ResultDoc};
     use serde_json::json;
 
+    /// A phase's latency summary with the figures its model requires.
+    fn latency(median_ms: f64, p99_ms: f64) -> serde_json::Value {
+        json!({"rtt": {"samples": 10, "min_ms": median_ms, "mean_ms": median_ms,
+                       "median_ms": median_ms, "p90_ms": p99_ms, "p99_ms": p99_ms,
+                       "p999_ms": p99_ms, "max_ms": p99_ms, "stddev_ms": 0.1},
+               "loss": {"sent": 10, "received": 10, "loss_percent": 0.0},
+               "jitter_ms": 0.1})
+    }
+
     #[test]
     fn an_rrul_document_reads_as_its_phases() {
         let doc = json!({"kind": "rrul", "partial": false, "error": null,
             "version": "sonde 0.1.0", "target": "h", "remote": "127.0.0.1:5201", "streams": 2,
             "phase_secs": 1.0, "step_secs": 0.1,
             "phases": [
-                {"name": "idle", "latency": {"rtt": {"median_ms": 0.1, "p99_ms": 0.3},
-                                              "loss": {"loss_percent": 0.0}}},
+                {"name": "idle", "latency": latency(0.1, 0.3)},
                 {"name": "download", "download_bps": 9e8, "median_inflation_ms": 2.0,
-                 "latency": {"rtt": {"median_ms": 2.1, "p99_ms": 5.0}}}]});
+                 "latency": latency(2.1, 5.0)}]});
         let Ok(ResultDoc::Rrul(r)) = read_doc(&doc) else {
             panic!("not read as rrul");
         };

@@ -7,11 +7,14 @@
 //! (in `sweep_report`); nothing here recomputes a verdict the sweep already gave,
 //! except whether a listed row follows its asked rate, with the sweep's own rule and
 //! tolerance.
+//!
+//! Read through the document's typed model ([`sonde_schema::sweep`]): a result without its
+//! length, direction or verdict is an error naming the field; a step without its offered
+//! rate is left out, as it always was.
 
 use serde::Serialize;
 use serde_json::Value;
-
-use crate::json::{at, items, num, text, uint};
+use sonde_schema::sweep::SweepDocument;
 
 /// One step of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,71 +79,74 @@ pub fn is_sweep(doc: &Value) -> bool {
     doc.get("sweep").is_some_and(Value::is_object) && doc.get("steps").is_some_and(Value::is_array)
 }
 
-/// Reads a sweep document; a step without its offered rate is left out, other missing
-/// fields are `None` (dashes in the tables).
-pub fn read(doc: &Value) -> SweepRun {
-    let s = |k: &str| at(doc, &["sweep", k]);
-    let steps = items(doc, "steps")
+/// Reads a sweep document through its model; a step without its offered rate is left out,
+/// other missing fields the model allows are `None` (dashes in the tables).
+pub fn read(doc: &Value) -> Result<SweepRun, String> {
+    let d: SweepDocument = crate::json::model("sweep", doc)?;
+    let finite = |f: f64| Some(f).filter(|f| f.is_finite());
+    let steps = d
+        .steps
+        .iter()
         .filter_map(|v| {
             Some(SweepStepView {
-                index: uint(v, &["index"]).unwrap_or(0),
-                length: uint(v, &["length"]).unwrap_or(0),
-                direction: text(v, &["direction"]).unwrap_or_default(),
-                kind: text(v, &["kind"]).unwrap_or_default(),
-                offered_bps: num(v, &["offered_bps"])?,
-                achieved_bps: num(v, &["achieved_bps"]),
-                loss_percent: num(v, &["loss_percent"]),
-                passed: v.get("passed").and_then(Value::as_bool),
-                rerun: v.get("rerun").and_then(Value::as_bool).unwrap_or(false),
-                sender_short: v
-                    .get("sender_short")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                seconds: num(v, &["seconds"]),
+                index: u64::from(v.index),
+                length: u64::from(v.length),
+                direction: v
+                    .direction
+                    .map(|d| d.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+                kind: v.kind.map(|k| k.as_str()).unwrap_or_default().to_owned(),
+                offered_bps: v.offered_bps? as f64,
+                achieved_bps: v.achieved_bps.and_then(finite),
+                loss_percent: v.loss_percent.and_then(finite),
+                passed: v.passed,
+                rerun: v.rerun,
+                sender_short: v.sender_short,
+                seconds: v.seconds.and_then(finite),
             })
         })
         .collect();
-    let results = items(doc, "results")
+    let results = d
+        .results
+        .iter()
         .map(|v| SweepResultView {
-            length: uint(v, &["length"]).unwrap_or(0),
-            direction: text(v, &["direction"]).unwrap_or_default(),
-            verdict: text(v, &["verdict"]).unwrap_or_default(),
-            rate_bps: num(v, &["rate_bps"]),
-            datagrams_per_sec: num(v, &["datagrams_per_sec"]),
-            loss_percent: num(v, &["loss_percent"]),
-            steps: uint(v, &["steps"]),
-            seconds: num(v, &["seconds"]),
+            length: u64::from(v.length),
+            direction: v.direction.as_str().to_owned(),
+            verdict: v.verdict.as_str().to_owned(),
+            rate_bps: v.rate_bps.map(|r| r as f64),
+            datagrams_per_sec: v.datagrams_per_sec.and_then(finite),
+            loss_percent: v.loss_percent.and_then(finite),
+            steps: v.steps.map(u64::from),
+            seconds: v.seconds.and_then(finite),
         })
         .collect();
-    let knees = items(doc, "knees")
-        .map(|v| {
+    let knees = d
+        .knees
+        .iter()
+        .map(|k| {
             (
-                text(v, &["direction"]).unwrap_or_default(),
-                num(v, &["knee_bps"]),
+                k.direction.as_str().to_owned(),
+                k.knee_bps.map(|b| b as f64),
             )
         })
         .collect();
-    SweepRun {
-        host: s("host").and_then(Value::as_str).map(str::to_owned),
-        protocol: s("protocol")
-            .and_then(Value::as_str)
-            .unwrap_or("udp")
-            .to_owned(),
-        mode: s("mode")
-            .and_then(Value::as_str)
-            .unwrap_or("search")
-            .to_owned(),
-        layer: s("layer").and_then(Value::as_str).map(str::to_owned),
-        step_secs: s("step_secs").and_then(Value::as_f64),
-        max_loss_percent: s("max_loss_percent").and_then(Value::as_f64),
-        confirm: s("confirm").and_then(Value::as_u64),
-        tolerance_percent: s("tolerance_percent").and_then(Value::as_f64),
+    let s = d.sweep;
+    Ok(SweepRun {
+        host: s.host,
+        protocol: s.protocol.unwrap_or_else(|| "udp".into()),
+        mode: s.mode.unwrap_or_else(|| "search".into()),
+        layer: s.layer,
+        step_secs: s.step_secs.and_then(finite),
+        max_loss_percent: s.max_loss_percent.and_then(finite),
+        confirm: s.confirm.map(u64::from),
+        tolerance_percent: s.tolerance_percent.and_then(finite),
         steps,
         results,
         knees,
-        partial: doc.get("partial").and_then(Value::as_bool).unwrap_or(false),
-        error: text(doc, &["error"]),
-    }
+        partial: d.envelope.partial,
+        error: d.envelope.error,
+    })
 }
 
 impl SweepRun {
@@ -189,7 +195,7 @@ mod tests {
                       {"index": 3}],
             "results": [], "knees": [{"direction": "up", "knee_bps": 200}], "partial": false});
         assert!(is_sweep(&d));
-        let r = read(&d);
+        let r = read(&d).unwrap();
         assert_eq!(r.steps.len(), 2);
         assert_eq!(r.follows(&r.steps[0]), Some(true));
         assert_eq!(r.follows(&r.steps[1]), Some(false));
@@ -197,5 +203,16 @@ mod tests {
         assert_eq!(r.series_keys(), vec![(1448, "up".to_owned())]);
         // A stress load-step document also has steps with offered_bps, but no sweep object.
         assert!(!is_sweep(&json!({"steps": [{"offered_bps": 1}]})));
+    }
+
+    #[test]
+    fn a_result_without_its_verdict_is_an_error_not_a_dash() {
+        let d = json!({"sweep": {"protocol": "udp", "mode": "search"}, "steps": [],
+            "results": [{"length": 1448, "direction": "up", "verdict": "below_floor"}]});
+        assert_eq!(read(&d).unwrap().results[0].verdict, "below_floor");
+        let lacking = json!({"sweep": {"protocol": "udp", "mode": "search"}, "steps": [],
+            "results": [{"length": 1448, "direction": "up", "rate_bps": 1000}]});
+        let e = crate::result::read(&lacking).unwrap_err();
+        assert!(e.contains("sweep") && e.contains("verdict"), "{e}");
     }
 }

@@ -18,9 +18,14 @@
 //! ```
 
 pub mod btc;
+pub mod capacity;
+pub mod compare_ip;
 pub mod envelope;
 mod error;
+pub mod latency;
+pub mod rrul;
 pub mod stress;
+pub mod sweep;
 
 pub use envelope::Envelope;
 pub use error::{from_value, to_value, SchemaError};

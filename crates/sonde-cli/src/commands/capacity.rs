@@ -35,13 +35,7 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         error: error_text.as_deref(),
     };
     if a.output.json {
-        let mut doc = document(&info, out.estimate.as_ref());
-        if let (Some(d), Some(obj)) = (&out.departures, doc.as_object_mut()) {
-            obj.insert(
-                "departures".into(),
-                serde_json::to_value(d).unwrap_or_default(),
-            );
-        }
+        let doc = document(&info, out.estimate.as_ref(), out.departures.as_ref());
         output::document(std::io::stdout(), &doc);
     } else if let Some(e) = &out.estimate {
         table(&info, e, &out, &plan);

@@ -77,7 +77,17 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let env = sonde_live::envelope::Envelope::new("compare-ip")
         .partial(result.partial || none_measured)
         .error(failed.as_deref());
-    let data = serde_json::to_value(&result).unwrap_or_default();
+    // The document is the typed model (`sonde report` reads it back); the stream's `end`
+    // line is the runtime's result, as before.
+    let data = if a.output.json {
+        sonde_live::compare_ip_json::document(
+            &result,
+            result.partial || none_measured,
+            failed.as_deref(),
+        )
+    } else {
+        serde_json::to_value(&result).unwrap_or_default()
+    };
     output::one_result(&out, &a.output, &env, data, |mut w| {
         write_compare(&mut w, &result)
     });

@@ -64,7 +64,13 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
     let env = Envelope::new("rrul")
         .partial(ended_early)
         .error(result.error.as_deref());
-    let data = serde_json::to_value(&result).unwrap_or_default();
+    // The document is the typed model (`sonde report` reads it back); the stream's `end`
+    // line is the runtime's result, as before.
+    let data = if a.output.json {
+        sonde_live::rrul_json::document(&result, ended_early)
+    } else {
+        serde_json::to_value(&result).unwrap_or_default()
+    };
     output::one_result(&out, &a.output, &env, data, |mut w| {
         write_rrul(&mut w, &result)
     });

@@ -1,0 +1,446 @@
+//! `sonde latency -J`: what was probed and how (`start`), a row per report interval, the
+//! summary (`end`), a record per probe (`round_trips`, the first 100 000) and notes.
+//!
+//! The delay, loss and summary types are also the parts of the `rrul` and `compare-ip`
+//! documents that hold latency ([`crate::rrul`], [`crate::compare_ip`]). Milliseconds unless
+//! a name says otherwise (`_us`, `_ns`, `_secs`); times in intervals are seconds since the
+//! start of the run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Envelope;
+
+/// The whole document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyDocument {
+    /// Absent when the run failed before its first probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<LatencyStart>,
+    #[serde(default)]
+    pub intervals: Vec<LatencyInterval>,
+    /// Absent when the run did not reach its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<LatencySummary>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// One record per probe, the first probes of the run only.
+    #[serde(default)]
+    pub round_trips: Vec<ProbeRecord>,
+    /// Probes past those in `round_trips` (in the summary only).
+    #[serde(default)]
+    pub round_trips_omitted: u64,
+    #[serde(flatten)]
+    pub envelope: Envelope,
+}
+
+/// How the probes travel (`start.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyMode {
+    /// UDP request/response to a sonde server.
+    Udp,
+    /// ICMP echo to any host.
+    Icmp,
+    /// TCP handshake times to any TCP service.
+    TcpConnect,
+    /// Request/response transactions on one TCP connection to a sonde server.
+    TcpRr,
+}
+
+impl LatencyMode {
+    /// The name as the document spells it (`"udp"`, `"tcp_connect"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyMode::Udp => "udp",
+            LatencyMode::Icmp => "icmp",
+            LatencyMode::TcpConnect => "tcp_connect",
+            LatencyMode::TcpRr => "tcp_rr",
+        }
+    }
+}
+
+/// What is known when probing starts. The mode is required (it is what makes a document a
+/// latency one); the rest reads as absent from documents that lack it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStart {
+    /// `"sonde 0.1.0"`.
+    #[serde(default)]
+    pub version: Option<String>,
+    pub mode: LatencyMode,
+    /// The host as the user typed it.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// The address probed (with its port where it has one).
+    #[serde(default)]
+    pub remote: String,
+    #[serde(default)]
+    pub local: String,
+    /// "IPv4" or "IPv6".
+    #[serde(default)]
+    pub family: Option<String>,
+    /// Bytes per probe as `size_meaning` defines them.
+    #[serde(default)]
+    pub size: Option<u32>,
+    /// What `size` counts (for ICMP: the echo payload, without the 8-byte ICMP header).
+    #[serde(default)]
+    pub size_meaning: String,
+    /// Seconds between probes (0 with `--flood`).
+    #[serde(default)]
+    pub interval_secs: f64,
+    #[serde(default)]
+    pub flood: bool,
+    /// Probes allowed in flight at once.
+    #[serde(default)]
+    pub window: u32,
+    /// Probes asked for (`-c`).
+    #[serde(default)]
+    pub count: Option<u64>,
+    #[serde(default)]
+    pub duration_secs: Option<f64>,
+    /// A reply later than this is counted late (`--late`).
+    #[serde(default)]
+    pub late_ms: Option<f64>,
+    /// How send and receive times were taken (kernel or user space).
+    #[serde(default)]
+    pub timestamping: String,
+    #[serde(default)]
+    pub clock_synced: bool,
+    /// Unix time (seconds) at the start.
+    #[serde(default)]
+    pub timestamp_unix: Option<f64>,
+}
+
+/// A delay distribution, ms. The figures a report shows are required.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelayStats {
+    pub samples: u64,
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    pub stddev_ms: f64,
+    /// ms².
+    #[serde(default)]
+    pub variance_ms2: f64,
+}
+
+/// Delay variation between consecutive probes (RFC 3393 IPDV), as absolute values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IpdvStats {
+    /// Pairs of consecutive sequence numbers both answered.
+    pub pairs: u64,
+    pub mean_abs_ms: f64,
+    pub max_abs_ms: f64,
+}
+
+/// Whether one-way figures were measured, estimated, or cannot be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OneWayBasis {
+    /// The clocks are synchronised (`--clock-synced`) and no delay came out negative.
+    Measured,
+    /// The clock offset was estimated (symmetric-path assumption).
+    Estimated,
+    /// `--clock-synced` was given but delays came out negative.
+    Invalid,
+}
+
+/// One-way delays, upstream (client to server) and downstream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneWayStats {
+    pub basis: OneWayBasis,
+    /// Server clock minus client clock, as estimated (None when measured).
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
+    /// How the offset was had, in words.
+    #[serde(default)]
+    pub method: String,
+    #[serde(default)]
+    pub up: Option<DelayStats>,
+    #[serde(default)]
+    pub down: Option<DelayStats>,
+    #[serde(default)]
+    pub ipdv_up: Option<IpdvStats>,
+    #[serde(default)]
+    pub ipdv_down: Option<IpdvStats>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Loss, duplicates, reordering and lateness. The counts a report shows are required.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LossStats {
+    pub sent: u64,
+    /// Distinct probes answered.
+    pub received: u64,
+    #[serde(default)]
+    pub lost: u64,
+    pub loss_percent: f64,
+    /// Requests that never reached the server (needs the server's count).
+    #[serde(default)]
+    pub lost_up: Option<u64>,
+    /// Replies lost on the way back (needs the server's count).
+    #[serde(default)]
+    pub lost_down: Option<u64>,
+    /// Requests the server says it received.
+    #[serde(default)]
+    pub server_received: Option<u64>,
+    #[serde(default)]
+    pub duplicates: u64,
+    /// Replies that arrived after a reply with a higher sequence number.
+    #[serde(default)]
+    pub reordered: u64,
+    /// Replies later than `--late`.
+    #[serde(default)]
+    pub late: u64,
+    #[serde(default)]
+    pub late_percent: f64,
+    /// "Port unreachable" answers: probes no server listened for (lost too).
+    #[serde(default)]
+    pub refused: u64,
+}
+
+/// How well the sender kept its schedule: send time minus scheduled time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleStats {
+    pub interval_ms: f64,
+    pub mean_error_us: f64,
+    pub p99_error_us: f64,
+    pub max_error_us: f64,
+    /// Mean error as a percentage of the interval.
+    pub error_percent: f64,
+}
+
+/// One interval row: the probes sent in `start..end` (seconds since the start) and the RTTs
+/// of those answered by the time the row was written.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyInterval {
+    #[serde(default)]
+    pub start: Option<f64>,
+    pub end: f64,
+    #[serde(default)]
+    pub sent: u64,
+    #[serde(default)]
+    pub received: u64,
+    /// Probes of this interval still unanswered when the row was written.
+    #[serde(default)]
+    pub lost: u64,
+    #[serde(default)]
+    pub rtt: Option<DelayStats>,
+}
+
+/// Round-trip (or other) times binned: `(low, high, count)` per non-empty bin, ascending,
+/// each sample in the bin with `low <= value <= high`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    /// Unit of `low` and `high`: "ms".
+    pub unit: String,
+    pub bins: Vec<(f64, f64, u64)>,
+}
+
+/// The end of a run. Loss and jitter are required: a summary without them is refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Length of the probing.
+    #[serde(default)]
+    pub seconds: f64,
+    pub loss: LossStats,
+    /// Round-trip time (null when nothing was answered).
+    #[serde(default)]
+    pub rtt: Option<DelayStats>,
+    /// Every round trip, binned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_histogram: Option<Histogram>,
+    /// RFC 3550 smoothed jitter of the RTT.
+    pub jitter_ms: f64,
+    #[serde(default)]
+    pub ipdv: Option<IpdvStats>,
+    #[serde(default)]
+    pub one_way: Option<OneWayStats>,
+    /// Mean time the server held a probe.
+    #[serde(default)]
+    pub server_turnaround_us: Option<f64>,
+    #[serde(default)]
+    pub schedule: Option<ScheduleStats>,
+    /// Answered probes per second of probing (tcp-rr: transactions per second).
+    #[serde(default)]
+    pub rate_per_second: f64,
+    /// True when the run did not reach its end.
+    #[serde(default)]
+    pub partial: bool,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// One probe's record in `round_trips`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    pub seq: u64,
+    /// Wall clock at the send, Unix ns.
+    pub sent_unix_ns: u64,
+    /// Wall clock at the receive, Unix ns (null when lost).
+    #[serde(default)]
+    pub received_unix_ns: Option<u64>,
+    #[serde(default)]
+    pub rtt_ms: Option<f64>,
+    /// One-way delays, only when measured (`--clock-synced`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_ms: Option<f64>,
+    /// No reply arrived before the run ended.
+    pub lost: bool,
+}
+
+impl ProbeRecord {
+    /// The record of a probe just sent: lost until its reply arrives.
+    pub fn sent(seq: u64, sent_unix_ns: u64) -> Self {
+        Self {
+            seq,
+            sent_unix_ns,
+            received_unix_ns: None,
+            rtt_ms: None,
+            up_ms: None,
+            down_ms: None,
+            lost: true,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    pub(crate) fn delay(median: f64) -> DelayStats {
+        DelayStats {
+            samples: 3,
+            min_ms: median / 2.0,
+            mean_ms: median,
+            median_ms: median,
+            p90_ms: median * 2.0,
+            p99_ms: median * 3.0,
+            p999_ms: median * 3.0,
+            max_ms: median * 3.0,
+            stddev_ms: 0.5,
+            variance_ms2: 0.25,
+        }
+    }
+
+    pub(crate) fn summary() -> LatencySummary {
+        LatencySummary {
+            seconds: 1.0,
+            loss: LossStats {
+                sent: 4,
+                received: 3,
+                lost: 1,
+                loss_percent: 25.0,
+                lost_up: Some(1),
+                ..LossStats::default()
+            },
+            rtt: Some(delay(2.0)),
+            rtt_histogram: Some(Histogram {
+                unit: "ms".into(),
+                bins: vec![(1.0, 1.001, 1), (2.0, 2.002, 2)],
+            }),
+            jitter_ms: 0.4,
+            ipdv: Some(IpdvStats {
+                pairs: 2,
+                mean_abs_ms: 0.5,
+                max_abs_ms: 1.0,
+            }),
+            one_way: Some(OneWayStats {
+                basis: OneWayBasis::Estimated,
+                clock_offset_ms: Some(0.1),
+                method: "estimated".into(),
+                up: Some(delay(1.0)),
+                down: None,
+                ipdv_up: None,
+                ipdv_down: None,
+                note: None,
+            }),
+            server_turnaround_us: Some(12.0),
+            schedule: None,
+            rate_per_second: 3.0,
+            partial: false,
+            error: None,
+        }
+    }
+
+    fn document() -> LatencyDocument {
+        LatencyDocument {
+            start: Some(LatencyStart {
+                version: Some("sonde test".into()),
+                mode: LatencyMode::TcpConnect,
+                target: Some("h".into()),
+                remote: "192.0.2.1:80".into(),
+                local: String::new(),
+                family: Some("IPv4".into()),
+                size: Some(0),
+                size_meaning: "none".into(),
+                interval_secs: 0.01,
+                flood: false,
+                window: 1,
+                count: Some(4),
+                duration_secs: None,
+                late_ms: None,
+                timestamping: "kernel".into(),
+                clock_synced: false,
+                timestamp_unix: Some(1.7e9),
+            }),
+            intervals: vec![LatencyInterval {
+                start: Some(0.0),
+                end: 1.0,
+                sent: 4,
+                received: 3,
+                lost: 1,
+                rtt: Some(delay(2.0)),
+            }],
+            end: Some(summary()),
+            notes: vec!["a note".into()],
+            round_trips: vec![ProbeRecord::sent(1, 10)],
+            round_trips_omitted: 0,
+            envelope: Envelope::new("latency", false, None),
+        }
+    }
+
+    #[test]
+    fn a_document_reads_back_as_written() {
+        let doc = document();
+        let v = crate::to_value(&doc);
+        assert_eq!(v["start"]["mode"], "tcp_connect");
+        assert_eq!(v["end"]["one_way"]["basis"], "estimated");
+        assert_eq!(v["end"]["rtt_histogram"]["bins"][1], json!([2.0, 2.002, 2]));
+        assert!(v["round_trips"][0].get("up_ms").is_none(), "{v}");
+        assert_eq!(v["round_trips"][0]["rtt_ms"], Value::Null);
+        let back: LatencyDocument = crate::from_value("latency", v).unwrap();
+        assert_eq!(back, doc);
+        let bare = LatencyDocument {
+            start: None,
+            end: None,
+            ..document()
+        };
+        let v = crate::to_value(&bare);
+        assert!(v.get("start").is_none() && v.get("end").is_none(), "{v}");
+    }
+
+    #[test]
+    fn a_summary_without_its_loss_figures_is_refused_naming_the_field() {
+        let mut v = crate::to_value(&document());
+        if let Some(loss) = v["end"]["loss"].as_object_mut() {
+            loss.remove("loss_percent");
+        }
+        let e = crate::from_value::<LatencyDocument>("latency", v).unwrap_err();
+        assert!(
+            e.to_string().starts_with("not a valid latency document")
+                && e.to_string().contains("loss_percent"),
+            "{e}"
+        );
+        let no_mode = json!({"start": {"target": "h"}});
+        let e = crate::from_value::<LatencyDocument>("latency", no_mode).unwrap_err();
+        assert!(e.to_string().contains("mode"), "{e}");
+    }
+}
