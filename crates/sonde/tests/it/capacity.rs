@@ -86,9 +86,14 @@ fn loopback_trains_all_arrive_and_the_host_is_the_limit() {
         .unwrap_or_else(|| panic!("no verdict line: {}", table.describe()));
     assert!(
         // The words for each verdict (a link is "one rate throughout").
-        ["host-limited", "shaped", "one rate throughout", "unmeasured"]
-            .iter()
-            .any(|v| verdict.starts_with(v)),
+        [
+            "host-limited",
+            "shaped",
+            "one rate throughout",
+            "unmeasured"
+        ]
+        .iter()
+        .any(|v| verdict.starts_with(v)),
         "{verdict}"
     );
     assert!(table

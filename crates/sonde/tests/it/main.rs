@@ -54,6 +54,7 @@ mod profile;
 mod profile_lab;
 mod psk_commands;
 mod psk_probes;
+mod report_every_kind;
 mod report_kinds;
 mod report_runs;
 mod sender_slips;
