@@ -33,38 +33,24 @@
 //!   the kind it asks for (sonde's sessions for throughput, capacity, coded and profile
 //!   tests; iperf3's sessions; the latency responder and tcp-rr).
 
-pub mod auth;
 pub mod btc;
 pub mod capacity;
 pub mod client;
-pub mod client_checks;
-pub mod clock;
 pub mod coded;
 pub mod compare_ip;
-pub mod connect;
-pub mod control_conn;
-mod control_wait;
 pub mod dual_stack;
-pub mod end_condition;
-pub mod engine;
-pub mod error;
 pub mod iperf3;
 pub mod latency;
-pub mod meter;
-mod own_loop;
-pub mod pacing;
-pub mod peer_rows;
 pub mod profile;
 pub mod profile_run;
 pub mod rrul;
-pub mod schedule_slips;
 pub mod server;
-pub mod serving;
-pub mod sockets;
-pub mod start;
-pub mod streams;
-pub mod summary;
 pub mod sweep;
-pub mod test_events;
 
-pub use error::RunError;
+// The core, under the names it always had here: `sonde_runtime::engine` and, inside this
+// crate, `crate::engine` are the core's.
+pub use sonde_runtime_core::{
+    auth, client_checks, clock, connect, control_conn, control_wait, end_condition, engine, error,
+    meter, own_loop, pacing, peer_rows, schedule_slips, serving, sockets, start, streams, summary,
+    test_events, RunError,
+};

@@ -113,7 +113,7 @@ impl RunError {
 
 /// Whether a read or write on a socket with a timeout ran out of time (or was interrupted)
 /// rather than failed: the caller checks its deadline and tries again.
-pub(crate) fn is_timeout(e: &io::Error) -> bool {
+pub fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted

@@ -5,7 +5,7 @@
 use crate::connect::{open_control, open_data_stream, udp_handshake, ClientConfig};
 use crate::control_conn::ControlConn;
 use crate::control_wait;
-pub(crate) use crate::control_wait::flush;
+pub use crate::control_wait::flush;
 use crate::engine::DataSocket;
 use crate::error::RunError;
 use sonde_proto::message::{Results, Stop};
@@ -17,12 +17,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Longest wait for one control step.
-pub(crate) const STEP: Duration = Duration::from_secs(30);
+pub const STEP: Duration = Duration::from_secs(30);
 /// Longest wait for the server's results after Ctrl-C.
-pub(crate) const STEP_INTERRUPTED: Duration = Duration::from_secs(5);
+pub const STEP_INTERRUPTED: Duration = Duration::from_secs(5);
 
 /// What the server must list to run the test, and what to tell the user when it does not.
-pub(crate) struct Needs {
+pub struct Needs {
     pub capability: &'static str,
     pub what: &'static str,
 }
@@ -51,7 +51,7 @@ fn next_event(
 }
 
 /// Connects the control session (`server` is filled in as soon as it is known).
-pub(crate) fn connect(
+pub fn connect(
     cfg: &ClientConfig,
     server: &mut String,
     interrupt: &AtomicBool,
@@ -63,7 +63,7 @@ pub(crate) fn connect(
 
 /// From the hello to the server's confirmation of the one UDP stream; the start is queued
 /// (flushed) when this returns.
-pub(crate) fn open_stream(
+pub fn open_stream(
     cfg: &ClientConfig,
     interrupt: &AtomicBool,
     conn: &mut ControlConn,
@@ -110,7 +110,7 @@ pub(crate) fn open_stream(
 /// Stops the test and exchanges results: the server's CPU figures. After Ctrl-C
 /// (`interrupted`) the server gets [`STEP_INTERRUPTED`] to answer, not [`STEP`]: the user
 /// wants to stop, and the transfer's own figures are already kept.
-pub(crate) fn close(
+pub fn close(
     conn: &mut ControlConn,
     s: &mut ClientSession,
     cpu_local: CpuUsage,
@@ -147,7 +147,7 @@ pub(crate) fn close(
 /// Handles a control message if one is already here, without waiting (the control
 /// connection's own reads wait up to a poll slice, far too long between datagrams); the
 /// server's abort is an error.
-pub(crate) fn watch_control(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+pub fn watch_control(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
     if let Some(m) = conn.try_recv()? {
         s.handle(m).map_err(|e| RunError::Protocol(e.to_string()))?;
         if let Some(ClientEvent::Aborted(r)) = s.poll_event() {
@@ -158,7 +158,7 @@ pub(crate) fn watch_control(conn: &mut ControlConn, s: &mut ClientSession) -> Re
 }
 
 /// Tells the server why the test ends early (unless it ended the test itself).
-pub(crate) fn abort_on(conn: &mut ControlConn, s: &mut ClientSession, e: &RunError) {
+pub fn abort_on(conn: &mut ControlConn, s: &mut ClientSession, e: &RunError) {
     if !e.peer_ended() {
         s.abort(&e.to_string());
         let _ = flush(conn, s);

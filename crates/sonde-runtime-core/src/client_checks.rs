@@ -24,7 +24,7 @@ pub fn check_receiving(engine: &Engine, limit: Option<Duration>) -> Result<(), R
 /// Features the server must apply itself need a server that knows them; an older one would
 /// silently ignore them: intended bursts from its senders, discarding receives on its
 /// receivers.
-pub(crate) fn check_capabilities(
+pub fn check_capabilities(
     p: &TestParams,
     caps: &[String],
     software: String,
@@ -82,11 +82,7 @@ pub(crate) fn check_capabilities(
     Ok(())
 }
 
-pub(crate) fn check_congestion(
-    algo: &str,
-    server: &[String],
-    dir: Direction,
-) -> Result<(), RunError> {
+pub fn check_congestion(algo: &str, server: &[String], dir: Direction) -> Result<(), RunError> {
     let local = sockopt::available_congestion();
     let client_sends = dir != Direction::Reverse;
     let server_sends = dir != Direction::Upload;

@@ -63,7 +63,7 @@ const HELLO_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Connects to the first of `addrs` that answers within `timeout` (the sonde and iperf3
 /// clients' control connection); the error is the last address's.
-pub(crate) fn connect_control(
+pub fn connect_control(
     addrs: &[SocketAddr],
     local: &sockets::ClientSockets,
     timeout: Duration,
@@ -96,7 +96,7 @@ pub(crate) fn connect_control(
 
 /// A sonde control connection, just opened: the magic sent, the session ready to send its
 /// hello.
-pub(crate) struct OpenControl {
+pub struct OpenControl {
     pub conn: ControlConn,
     pub session: ClientSession,
     pub server: SocketAddr,
@@ -108,10 +108,7 @@ pub(crate) struct OpenControl {
 /// addresses that answers, sends the magic and makes the session for `cfg.params`, holding
 /// the pre-shared key of `cfg.local` (`--psk-file`) to answer a keyed server's challenge.
 /// The one place a client's key reaches its session.
-pub(crate) fn open_control(
-    cfg: &ClientConfig,
-    interrupt: &AtomicBool,
-) -> Result<OpenControl, RunError> {
+pub fn open_control(cfg: &ClientConfig, interrupt: &AtomicBool) -> Result<OpenControl, RunError> {
     let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt)?;
     let mut tcp = connect_control(&addrs, &cfg.local, cfg.connect_timeout)?;
     let server = tcp.peer_addr().map_err(RunError::ControlIo)?;
@@ -133,7 +130,7 @@ pub(crate) fn open_control(
 
 /// A data stream just opened by [`open_streams`]: its id, this end's role on it, the socket
 /// and its local address.
-pub(crate) struct OpenedStream {
+pub struct OpenedStream {
     pub id: u32,
     pub role: StreamRole,
     pub socket: DataSocket,
@@ -143,7 +140,7 @@ pub(crate) struct OpenedStream {
 /// Opens the test's data streams in id order with `open` (a stream the client sends on is a
 /// sender here); Ctrl-C ends it between two streams. The sonde and iperf3 clients differ only
 /// in `open`, the announcement of each stream.
-pub(crate) fn open_streams(
+pub fn open_streams(
     p: &TestParams,
     interrupt: &AtomicBool,
     mut open: impl FnMut(u32) -> Result<(DataSocket, SocketAddr), RunError>,
@@ -172,7 +169,7 @@ pub(crate) fn open_streams(
 /// Connects data stream `id` of a client test to `server` with the test's socket options, and
 /// announces it (the sonde and iperf3 clients differ only there): `tcp_announce` is written
 /// on a TCP stream, `udp_announce` runs on a UDP one. Returns the socket and its local address.
-pub(crate) fn open_data_stream(
+pub fn open_data_stream(
     cfg: &ClientConfig,
     server: SocketAddr,
     id: u32,
@@ -199,7 +196,7 @@ pub(crate) fn open_data_stream(
 }
 
 /// Sends the stream's hello until the server acknowledges it (survives loss of either).
-pub(crate) fn udp_handshake(
+pub fn udp_handshake(
     sock: &UdpSocket,
     cookie: &Cookie,
     id: u32,
@@ -243,7 +240,7 @@ pub(crate) fn udp_handshake(
 }
 
 /// The engine of a running test; an error if there is none (a bug, not a peer's doing).
-pub(crate) fn running(engine: &mut Option<Engine>) -> Result<&mut Engine, RunError> {
+pub fn running(engine: &mut Option<Engine>) -> Result<&mut Engine, RunError> {
     engine
         .as_mut()
         .ok_or(RunError::Setup("engine missing".into()))
@@ -251,7 +248,7 @@ pub(crate) fn running(engine: &mut Option<Engine>) -> Result<&mut Engine, RunErr
 
 /// A session event that is not the one a step waits for, as the error it means: the
 /// server's refusal or abort, else a protocol error.
-pub(crate) fn unexpected(ev: ClientEvent) -> RunError {
+pub fn unexpected(ev: ClientEvent) -> RunError {
     match ev {
         ClientEvent::Refused(r) => RunError::ServerRefused {
             code: format!("{:?}", r.code).to_lowercase(),

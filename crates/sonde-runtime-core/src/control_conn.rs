@@ -14,7 +14,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// How long one blocking read may take before the caller gets control back.
-pub(crate) const POLL_SLICE: Duration = Duration::from_millis(20);
+pub const POLL_SLICE: Duration = Duration::from_millis(20);
 /// Upper bound on bytes read per call, so a flood of junk cannot grow memory unboundedly
 /// (the frame decoder also rejects oversized frames).
 const READ_CHUNK: usize = 64 * 1024;
@@ -66,7 +66,7 @@ impl ControlConn {
 
     /// Records that this end opened the connection with `magic` (written to the stream before
     /// it was wrapped), so that a foreign answer can be recognised.
-    pub(crate) fn opened_with(&mut self, magic: &[u8]) {
+    pub fn opened_with(&mut self, magic: &[u8]) {
         self.opener = true;
         self.note_sent(magic);
     }

@@ -18,7 +18,7 @@ const SLICE: Duration = Duration::from_millis(50);
 
 /// One end of a control session as [`wait`] drives it: how it reads the peer, what event it
 /// has, and what it tells the peer when the wait ends without one.
-pub(crate) trait ControlSide {
+pub trait ControlSide {
     type Event;
     /// The session's next event, if it has one (a client first sends what it queued).
     fn ready_event(&mut self) -> Result<Option<Self::Event>, RunError>;
@@ -32,7 +32,7 @@ pub(crate) trait ControlSide {
 
 /// The next event of `side`, waiting at most `timeout` (then [`RunError::Timeout`] naming
 /// `what`); with `interrupt`, Ctrl-C ends the wait with [`RunError::Interrupted`].
-pub(crate) fn wait<S: ControlSide>(
+pub fn wait<S: ControlSide>(
     side: &mut S,
     what: &'static str,
     timeout: Duration,
@@ -80,7 +80,7 @@ impl ControlSide for Client<'_> {
 }
 
 /// The next event of a sonde client's session `s` ([`wait`]).
-pub(crate) fn next_event(
+pub fn next_event(
     conn: &mut ControlConn,
     s: &mut ClientSession,
     what: &'static str,
@@ -91,7 +91,7 @@ pub(crate) fn next_event(
 }
 
 /// Sends what the session has queued.
-pub(crate) fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
+pub fn flush(conn: &mut ControlConn, s: &mut ClientSession) -> Result<(), RunError> {
     while let Some(m) = s.poll_transmit() {
         conn.send(&m)?;
     }

@@ -21,7 +21,7 @@ const KERNEL_PACING_HEADROOM: f64 = 1.05;
 ///
 /// Two layers pace a TCP sender with `-b`: the cumulative schedule here hands the socket each
 /// chunk of a block when it is due ([`Pacer::chunk`]), which holds the average exactly; the kernel then spreads
-/// those bytes over time at no more than [`KERNEL_PACING_HEADROOM`] × the asked rate (its
+/// those bytes over time at no more than `KERNEL_PACING_HEADROOM` × the asked rate (its
 /// pacing counts TCP payload), so a 128 KiB write does not reach the path as one burst at line
 /// rate, and a sender that fell behind can still catch up a little.
 pub fn kernel_pacing_rate(bits_per_sec: u64) -> Option<u64> {

@@ -17,7 +17,7 @@ pub struct StartContext {
     /// Interval of this end's reports (a server may use its own `-i`).
     pub interval_secs: f64,
     pub connected: Vec<ConnectedStream>,
-    /// From [`socket_figures`] over this end's data sockets.
+    /// From [`socket_figures()`] over this end's data sockets.
     pub sockets: SocketFigures,
 }
 

@@ -109,14 +109,14 @@ impl StreamShared {
 
     /// A receiver read data at `ns` (`clock::now_ns()`): the last read, and the first if none
     /// was noted before.
-    pub(crate) fn data_read_at(&self, ns: u64) {
+    pub fn data_read_at(&self, ns: u64) {
         self.data_read(0, 0, ns);
     }
 
     /// A receiver read data at `ns` (`clock::now_ns()`) whose first and last pieces had
     /// waited `first_waited_ns` and `last_waited_ns` in the socket (0 when unknown): the last
     /// arrival, and the first if none was noted.
-    pub(crate) fn data_read(&self, first_waited_ns: u64, last_waited_ns: u64, ns: u64) {
+    pub fn data_read(&self, first_waited_ns: u64, last_waited_ns: u64, ns: u64) {
         self.last_rx_ns
             .store(ns.saturating_sub(last_waited_ns).max(1), Ordering::Relaxed);
         let arrived = ns.saturating_sub(first_waited_ns).max(1);
@@ -126,14 +126,14 @@ impl StreamShared {
     }
 
     /// A sender's write went out: notes the first.
-    pub(crate) fn data_sent(&self) {
+    pub fn data_sent(&self) {
         if self.first_data_ns.load(Ordering::Relaxed) == 0 {
             self.first_data_ns
                 .store(crate::clock::now_ns().max(1), Ordering::Relaxed);
         }
     }
 
-    pub(crate) fn fail(&self, msg: String) {
+    pub fn fail(&self, msg: String) {
         if let Ok(mut e) = self.error.lock() {
             e.get_or_insert(msg);
         }
