@@ -11,6 +11,7 @@
 //!   (`sonde latency`, `rrul`, `compare-ip`), consuming `sonde_stats::latency::model` events;
 //! - [`stress_table`] and [`stress_json`]: the same for `sonde stress`
 //!   (`sonde_stats::stress::model` events);
+//! - [`coded_table`] and [`coded_json`]: a `--coded` transfer's result ([`coded_run`]);
 //! - [`Tee`]: fan-out to several sinks (say, the table on stdout and JSON to a log file).
 //!
 //! The JSON shapes (and every field sonde adds to iperf3's schema) are documented in
@@ -33,6 +34,9 @@ pub use sonde_stats::model::Event;
 
 pub mod btc;
 pub mod capacity;
+pub mod coded_json;
+pub mod coded_run;
+pub mod coded_table;
 pub mod dual_stack_table;
 pub mod envelope;
 pub mod iperf3_json;

@@ -18,8 +18,11 @@
 //! ```
 
 pub mod btc;
+pub mod coded;
 pub mod envelope;
 mod error;
+pub mod profile;
+pub mod throughput;
 
 pub use envelope::Envelope;
 pub use error::{from_value, to_value, SchemaError};
