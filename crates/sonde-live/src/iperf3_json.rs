@@ -215,8 +215,8 @@ fn timestamp(unix: f64) -> sstart::Timestamp {
     let secs = unix.floor();
     let secs_i = if secs.is_finite() { secs as i64 } else { 0 };
     sstart::Timestamp {
-        time: rfc2822_time(secs_i),
-        timesecs: secs_i,
+        time: Some(rfc2822_time(secs_i)),
+        timesecs: Some(secs_i),
         timemillisecs: Some(if unix.is_finite() {
             (unix * 1000.0).floor() as i64
         } else {

@@ -79,59 +79,62 @@ fn direction_of(doc: &ThroughputDocument) -> String {
 pub(crate) fn throughput(raw: &Value) -> Result<Throughput, String> {
     let doc: ThroughputDocument = crate::json::model(KIND, raw)?;
     let server_intervals = doc.server_intervals().map_err(|e| e.to_string())?;
-    let ts = doc.start.test_start.clone().unwrap_or_default();
+    let direction = direction_of(&doc);
+    let role = role_of(&doc);
+    let ThroughputDocument {
+        start,
+        intervals: own,
+        end,
+        sonde,
+        envelope,
+        ..
+    } = doc;
+    let ts = start.test_start.unwrap_or_default();
     let protocol = ts
         .protocol
         .as_deref()
         .map_or_else(|| "?".into(), str::to_uppercase);
-    let direction = direction_of(&doc);
-    let role = role_of(&doc);
-    let end = doc.end.clone();
-    let e = end.clone().unwrap_or_default();
-    let directions = directions(&e, &direction, protocol == "UDP");
-    let (cpu_client, cpu_server) = cpu_by_end(&e, &role);
+    // No end at all: the run ended before its summary.
+    let partial = end
+        .as_ref()
+        .is_none_or(|e| e.sonde.as_ref().is_some_and(|s| s.partial));
+    let end = end.unwrap_or_default();
+    let (cpu_client, cpu_server) = cpu_by_end(&end, &role);
     // The other end's intervals: sonde's peer_intervals, or iperf3's server output (a client
     // document only; the server's own document has no such field).
-    let peer = doc
-        .sonde
+    let peer = sonde
         .as_ref()
         .and_then(|s| s.peer_intervals.as_deref())
         .or_else(|| server_intervals.as_deref().filter(|_| role == "client"));
-    let (throughput, stream_loss) = both_ends_intervals(&doc.intervals, peer, &direction, &role);
-    let feedback = feedback_of(&protocol);
-    let start = doc.start;
+    let (throughput, stream_loss) = both_ends_intervals(&own, peer, &direction, &role);
     Ok(Throughput {
+        directions: directions(&end, &direction, protocol == "UDP"),
+        feedback: feedback_of(&protocol),
         protocol,
         direction,
         role,
         tool: tool(raw),
         version: start.version,
         system_info: start.system_info,
-        timestamp_unix: start.timestamp.map(|t| {
-            t.timemillisecs
-                .map_or(t.timesecs as f64, |ms| ms as f64 / 1e3)
+        timestamp_unix: start.timestamp.and_then(|t| {
+            (t.timemillisecs.map(|ms| ms as f64 / 1e3)).or(t.timesecs.map(|s| s as f64))
         }),
         streams: ts.num_streams,
-        congestion: e
+        congestion: end
             .sender_tcp_congestion
             .clone()
             .or_else(|| start.sonde.and_then(|s| s.congestion)),
         target_bitrate: ts.target_bitrate,
         blksize: ts.blksize,
         duration_secs: ts.duration,
-        directions,
-        tcp_rtt_ms: mean_tcp_rtt_ms(&e),
+        tcp_rtt_ms: mean_tcp_rtt_ms(&end),
         cpu_client,
         cpu_server,
         throughput,
         stream_loss,
-        partial: match &end {
-            Some(end) => end.sonde.as_ref().is_some_and(|s| s.partial),
-            None => true,
-        },
-        error: doc.envelope.error,
+        partial,
+        error: envelope.error,
         switches: Vec::new(),
-        feedback,
     })
 }
 

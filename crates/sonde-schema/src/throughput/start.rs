@@ -73,10 +73,11 @@ pub struct Connected {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timestamp {
     /// RFC 2822, GMT.
-    #[serde(default)]
-    pub time: String,
-    #[serde(default)]
-    pub timesecs: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// Unix seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timesecs: Option<i64>,
     /// iperf3 3.20 and sonde; older iperf3 has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timemillisecs: Option<i64>,
