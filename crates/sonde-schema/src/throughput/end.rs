@@ -72,11 +72,8 @@ pub struct EndSide {
     pub max_rtt: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rtt: Option<u64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_rtt: Option<u64>,
     /// True in the `sender` object, false in the `receiver` one.
     #[serde(default)]
@@ -97,11 +94,8 @@ pub struct UdpTotals {
     pub end: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bits_per_second: Option<f64>,

@@ -55,11 +55,8 @@ impl Span {
 /// left out where the kernel does not give them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpFigures {
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snd_cwnd: Option<u64>,
@@ -82,31 +79,19 @@ pub struct TcpFigures {
 pub struct UdpFigures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_packets: Option<u64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub packets: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_percent: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub out_of_order: Option<u64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<u64>,
 }
 
@@ -136,11 +121,8 @@ pub struct Sum {
     #[serde(flatten)]
     pub span: Span,
     /// A TCP sender's.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmits: Option<u64>,
     #[serde(flatten)]
     pub udp: UdpFigures,

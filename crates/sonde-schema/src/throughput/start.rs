@@ -120,18 +120,12 @@ pub struct TestStart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocks: Option<u64>,
     /// 1 for `-R`, else 0.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reverse: Option<u64>,
     /// 1 for `--bidir`, else 0.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_count"
-    )]
+    #[serde(default, deserialize_with = "opt_count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bidir: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tos: Option<u64>,
