@@ -362,6 +362,8 @@ fn udp_combined(
     let rx = received.and_then(|v| v.udp_received).unwrap_or_default();
     let packets = sent.and_then(|v| v.udp_sent_packets).unwrap_or(rx.packets);
     send::UdpTotals {
+        socket: None,
+        span: sent.or(received).map(span_of),
         jitter_ms: rx.jitter_ms,
         lost_packets: rx.lost,
         packets,
@@ -369,9 +371,7 @@ fn udp_combined(
         out_of_order: rx.out_of_order,
         duplicates: rx.duplicates,
         sender,
-        ..Default::default()
     }
-    .with_span(sent.or(received).map(span_of))
 }
 
 fn tcp_end_side(id: u32, v: &EndView, sender: bool) -> send::EndSide {

@@ -81,24 +81,15 @@ pub struct EndSide {
 }
 
 /// UDP's combined view of a stream (`end.streams[].udp`, with its `socket`) or of a
-/// direction (`end.sum*`): bytes and rate from the sender's view when known (left out when
-/// neither end's arrived), loss and jitter from the receiver's. The receiver's counts are
-/// required.
+/// direction (`end.sum*`): bytes and rate from the sender's view when known (the span is left
+/// out when neither end's arrived), loss and jitter from the receiver's. The receiver's
+/// counts are required; the span is not read (a span without its rate reads as none).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UdpTotals {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
-    #[serde(default, deserialize_with = "opt_count")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bits_per_second: Option<f64>,
+    #[serde(flatten)]
+    pub span: Option<Span>,
     pub jitter_ms: f64,
     #[serde(deserialize_with = "count")]
     pub lost_packets: u64,
@@ -112,17 +103,6 @@ pub struct UdpTotals {
     pub duplicates: u64,
     #[serde(default)]
     pub sender: bool,
-}
-
-impl UdpTotals {
-    /// The span's figures, when the view has one.
-    pub fn with_span(mut self, s: Option<Span>) -> Self {
-        if let Some(s) = s {
-            (self.start, self.end, self.seconds) = (s.start, s.end, s.seconds);
-            (self.bytes, self.bits_per_second) = (Some(s.bytes), Some(s.bits_per_second));
-        }
-        self
-    }
 }
 
 /// `end.cpu_utilization_percent`: percent of one core. The totals are required; sonde

@@ -149,7 +149,12 @@ fn iperf3s_own_document_reads_without_sondes_additions() {
     assert_eq!(d.envelope.kind, None);
     assert_eq!(d.start.timestamp.map(|t| t.timemillisecs), Some(None));
     let end = d.end.unwrap_or_default();
-    assert_eq!(end.sum.map(|s| (s.packets, s.duplicates)), Some((1, 0)));
+    let sum = end.sum.unwrap_or_default();
+    assert_eq!((sum.packets, sum.duplicates), (1, 0));
+    assert_eq!(
+        sum.span.map(|s| (s.bytes, s.seconds)),
+        Some((10, Some(1.0)))
+    );
     assert_eq!(
         end.cpu_utilization_percent.map(|c| c.remote_total),
         Some(2.0)
