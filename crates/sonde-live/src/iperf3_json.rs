@@ -59,8 +59,14 @@
 //! JSON lines ([`crate::JsonLinesReporter`]) use the events `start`, `interval`,
 //! `peer_interval` and `end` with the section objects above as `data`, plus `error` and `note`
 //! with a string as `data`.
+//!
+//! The sections are the typed models of [`sonde_schema::throughput`] (which `sonde report`
+//! reads); this module maps the result model onto them.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use sonde_schema::throughput::end as send;
+use sonde_schema::throughput::interval::{self as sint, Span};
+use sonde_schema::throughput::start as sstart;
 use sonde_stats::model::{
     ConnectedStream, Direction, DirectionSummary, EndView, IntervalReport, Protocol, Role,
     StreamRole, StreamSample, StreamSummary, SumSample, TestStart, TestSummary, UdpReceiveStats,
@@ -135,30 +141,21 @@ pub fn rfc2822_time(unix_secs: i64) -> String {
     )
 }
 
-/// Whole seconds as a JSON integer (as iperf3 writes `omit` and `duration`), others as floats.
-fn secs_value(v: f64) -> Value {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
-        json!(v as i64)
-    } else {
-        json!(v)
-    }
-}
-
 /// True when the reporting host sends the traffic described by `client_sends`.
 fn host_sends(role: Role, client_sends: bool) -> bool {
     client_sends == (role == Role::Client)
 }
 
-fn connected_json(c: &ConnectedStream) -> Value {
+fn connected(c: &ConnectedStream) -> sstart::Connected {
     let (local_host, local_port) = split_host_port(&c.local);
     let (remote_host, remote_port) = split_host_port(&c.remote);
-    json!({
-        "socket": c.id,
-        "local_host": local_host,
-        "local_port": local_port,
-        "remote_host": remote_host,
-        "remote_port": remote_port,
-    })
+    sstart::Connected {
+        socket: u64::from(c.id),
+        local_host,
+        local_port: u64::from(local_port),
+        remote_host,
+        remote_port: u64::from(remote_port),
+    }
 }
 
 fn stream_role_name(r: StreamRole) -> &'static str {
@@ -170,208 +167,177 @@ fn stream_role_name(r: StreamRole) -> &'static str {
 
 /// The `start` section.
 pub fn start(s: &TestStart) -> Value {
-    let mut m = Map::new();
-    m.insert(
-        "connected".into(),
-        s.connected.iter().map(connected_json).collect(),
-    );
-    m.insert("version".into(), json!(s.version));
-    m.insert("system_info".into(), json!(s.system_info));
-    m.insert("timestamp".into(), timestamp_json(s.timestamp_unix));
-    insert_peer(&mut m, s);
-    m.insert("cookie".into(), json!(s.cookie));
-    insert_mss(&mut m, s);
-    m.insert("target_bitrate".into(), json!(s.target_bitrate));
-    m.insert("fq_rate".into(), json!(s.fq_rate));
-    m.insert("sock_bufsize".into(), json!(s.sock_bufsize.unwrap_or(0)));
-    insert_actual_buffers(&mut m, s);
-    m.insert("test_start".into(), test_start_json(s));
-    m.insert("sonde".into(), start_sonde_json(s));
-    Value::Object(m)
+    sonde_schema::to_value(&start_model(s))
+}
+
+/// The `start` section's model.
+pub fn start_model(s: &TestStart) -> sstart::Start {
+    let (remote_host, remote_port) = split_host_port(&s.remote);
+    let (connecting_to, accepted_connection) = match s.role {
+        // The peer as iperf3 names it: the server's port on a client, the client's own
+        // port on a server.
+        Role::Client => (Some((remote_host, s.server_port)), None),
+        Role::Server => (None, Some((remote_host, remote_port))),
+    };
+    let peer = |p: Option<(String, u16)>| {
+        p.map(|(host, port)| sstart::Peer {
+            host,
+            port: u64::from(port),
+        })
+    };
+    sstart::Start {
+        connected: Some(s.connected.iter().map(connected).collect()),
+        version: Some(s.version.clone()),
+        system_info: Some(s.system_info.clone()),
+        timestamp: Some(timestamp(s.timestamp_unix)),
+        connecting_to: peer(connecting_to),
+        accepted_connection: peer(accepted_connection),
+        cookie: Some(s.cookie.clone()),
+        // `tcp_mss` when one was requested, else (TCP only) the kernel's default if known.
+        tcp_mss: s.tcp_mss.map(u64::from),
+        tcp_mss_default: s
+            .sockets
+            .tcp_mss_default
+            .filter(|_| s.tcp_mss.is_none() && s.protocol == Protocol::Tcp)
+            .map(u64::from),
+        target_bitrate: Some(s.target_bitrate),
+        fq_rate: Some(s.fq_rate),
+        sock_bufsize: Some(s.sock_bufsize.unwrap_or(0)),
+        sndbuf_actual: s.sockets.sndbuf_actual,
+        rcvbuf_actual: s.sockets.rcvbuf_actual,
+        test_start: Some(test_start(s)),
+        sonde: Some(start_sonde(s)),
+    }
 }
 
 /// `start.timestamp`: the RFC 2822 date, whole seconds and milliseconds (0 when not finite).
-fn timestamp_json(unix: f64) -> Value {
+fn timestamp(unix: f64) -> sstart::Timestamp {
     let secs = unix.floor();
     let secs_i = if secs.is_finite() { secs as i64 } else { 0 };
-    json!({
-        "time": rfc2822_time(secs_i),
-        "timesecs": secs_i,
-        "timemillisecs": if unix.is_finite() {
+    sstart::Timestamp {
+        time: Some(rfc2822_time(secs_i)),
+        timesecs: Some(secs_i),
+        timemillisecs: Some(if unix.is_finite() {
             (unix * 1000.0).floor() as i64
         } else {
             0
-        },
-    })
-}
-
-/// The peer as iperf3 names it: `connecting_to` (the server's port) on a client,
-/// `accepted_connection` (the client's own port) on a server.
-fn insert_peer(m: &mut Map<String, Value>, s: &TestStart) {
-    let (remote_host, remote_port) = split_host_port(&s.remote);
-    match s.role {
-        Role::Client => {
-            m.insert(
-                "connecting_to".into(),
-                json!({"host": remote_host, "port": s.server_port}),
-            );
-        }
-        Role::Server => {
-            m.insert(
-                "accepted_connection".into(),
-                json!({"host": remote_host, "port": remote_port}),
-            );
-        }
-    }
-}
-
-/// `tcp_mss` when one was requested, else (TCP only) the kernel's `tcp_mss_default` if known.
-fn insert_mss(m: &mut Map<String, Value>, s: &TestStart) {
-    if let Some(mss) = s.tcp_mss {
-        m.insert("tcp_mss".into(), json!(mss));
-    } else if let Some(mss) = s
-        .sockets
-        .tcp_mss_default
-        .filter(|_| s.protocol == Protocol::Tcp)
-    {
-        m.insert("tcp_mss_default".into(), json!(mss));
-    }
-}
-
-/// The first data socket's buffers as the kernel reports them, each only when known.
-fn insert_actual_buffers(m: &mut Map<String, Value>, s: &TestStart) {
-    if let Some(b) = s.sockets.sndbuf_actual {
-        m.insert("sndbuf_actual".into(), json!(b));
-    }
-    if let Some(b) = s.sockets.rcvbuf_actual {
-        m.insert("rcvbuf_actual".into(), json!(b));
+        }),
     }
 }
 
 /// `start.test_start`: the test's parameters as iperf3 echoes them.
-fn test_start_json(s: &TestStart) -> Value {
-    json!({
-        "protocol": s.protocol.as_upper(),
-        "num_streams": s.num_streams,
-        "blksize": s.blksize,
-        "omit": secs_value(s.omit_secs),
-        "duration": secs_value(s.duration_secs),
-        "bytes": s.bytes,
-        "blocks": s.blocks,
-        "reverse": i32::from(s.direction == Direction::Reverse),
-        "bidir": i32::from(s.direction == Direction::Bidir),
-        "tos": s.tos,
-        "target_bitrate": s.target_bitrate,
-        "fqrate": s.fq_rate,
-        "interval": s.interval_secs,
-        "gso": i32::from(s.sockets.gso),
-        "gro": i32::from(s.sockets.gro),
-    })
+fn test_start(s: &TestStart) -> sstart::TestStart {
+    sstart::TestStart {
+        protocol: Some(s.protocol.as_upper().into()),
+        num_streams: Some(u64::from(s.num_streams)),
+        blksize: Some(s.blksize),
+        omit: Some(s.omit_secs),
+        duration: Some(s.duration_secs),
+        bytes: Some(s.bytes),
+        blocks: Some(s.blocks),
+        reverse: Some(u64::from(s.direction == Direction::Reverse)),
+        bidir: Some(u64::from(s.direction == Direction::Bidir)),
+        tos: Some(u64::from(s.tos)),
+        target_bitrate: Some(s.target_bitrate),
+        fqrate: Some(s.fq_rate),
+        interval: Some(s.interval_secs),
+        gso: Some(i64::from(s.sockets.gso)),
+        gro: Some(i64::from(s.sockets.gro)),
+    }
 }
 
 /// `start.sonde`: role, direction, congestion control and each stream's role.
-fn start_sonde_json(s: &TestStart) -> Value {
-    let streams: Vec<Value> = s
-        .connected
-        .iter()
-        .map(|c| json!({"socket": c.id, "role": stream_role_name(c.role)}))
-        .collect();
-    json!({
-        "role": role_name(s.role),
-        "direction": direction_name(s.direction),
-        "congestion": s.congestion,
-        "streams": streams,
-    })
+fn start_sonde(s: &TestStart) -> sstart::StartSonde {
+    sstart::StartSonde {
+        role: Some(role_name(s.role).into()),
+        direction: Some(direction_name(s.direction).into()),
+        congestion: s.congestion.clone(),
+        streams: s
+            .connected
+            .iter()
+            .map(|c| sstart::StreamRole {
+                socket: u64::from(c.id),
+                role: stream_role_name(c.role).into(),
+            })
+            .collect(),
+    }
 }
 
-/// Adds the UDP receiver fields (`jitter_ms`, `lost_packets`, `packets`, `lost_percent`,
-/// `out_of_order`, `duplicates`).
-fn add_udp_rx(m: &mut Map<String, Value>, u: &UdpReceiveStats) {
-    m.insert("jitter_ms".into(), json!(u.jitter_ms));
-    m.insert("lost_packets".into(), json!(u.lost));
-    m.insert("packets".into(), json!(u.packets));
-    m.insert("lost_percent".into(), json!(u.lost_percent));
-    m.insert("out_of_order".into(), json!(u.out_of_order));
-    m.insert("duplicates".into(), json!(u.duplicates));
+/// The UDP receiver fields (`jitter_ms`, `lost_packets`, `packets`, `lost_percent`,
+/// `out_of_order`, `duplicates`), with `sent_packets` (a sender's) when there are none.
+fn udp_figures(sent_packets: Option<u64>, u: Option<&UdpReceiveStats>) -> sint::UdpFigures {
+    match u {
+        Some(u) => sint::UdpFigures {
+            jitter_ms: Some(u.jitter_ms),
+            lost_packets: Some(u.lost),
+            packets: Some(u.packets),
+            lost_percent: Some(u.lost_percent),
+            out_of_order: Some(u.out_of_order),
+            duplicates: Some(u.duplicates),
+        },
+        None => sint::UdpFigures {
+            packets: sent_packets,
+            ..Default::default()
+        },
+    }
 }
 
-fn span(m: &mut Map<String, Value>, start: f64, end: f64, bytes: u64, bps: f64) {
-    m.insert("start".into(), json!(start));
-    m.insert("end".into(), json!(end));
-    m.insert("seconds".into(), json!(end - start));
-    m.insert("bytes".into(), json!(bytes));
-    m.insert("bits_per_second".into(), json!(bps));
+fn interval_stream(s: &StreamSample) -> sint::IntervalStream {
+    let tcp = s.tcp.map_or_else(Default::default, |t| sint::TcpFigures {
+        retransmits: Some(t.retransmits),
+        snd_cwnd: Some(t.snd_cwnd),
+        snd_wnd: t.snd_wnd,
+        rtt: Some(u64::from(t.rtt_us)),
+        rttvar: Some(u64::from(t.rttvar_us)),
+        pmtu: Some(u64::from(t.pmtu)),
+        reorder: t.reorder,
+    });
+    sint::IntervalStream {
+        socket: u64::from(s.id),
+        span: Span::new(s.start, s.end, s.bytes, s.bits_per_second),
+        tcp,
+        udp: udp_figures(s.udp_sent_packets, s.udp_received.as_ref()),
+        omitted: s.omitted,
+        sender: s.role == StreamRole::Sender,
+    }
 }
 
-fn interval_stream(s: &StreamSample) -> Value {
-    let mut m = Map::new();
-    m.insert("socket".into(), json!(s.id));
-    span(&mut m, s.start, s.end, s.bytes, s.bits_per_second);
-    if let Some(t) = &s.tcp {
-        m.insert("retransmits".into(), json!(t.retransmits));
-        m.insert("snd_cwnd".into(), json!(t.snd_cwnd));
-        if let Some(w) = t.snd_wnd {
-            m.insert("snd_wnd".into(), json!(w));
-        }
-        m.insert("rtt".into(), json!(t.rtt_us));
-        m.insert("rttvar".into(), json!(t.rttvar_us));
-        m.insert("pmtu".into(), json!(t.pmtu));
-        if let Some(r) = t.reorder {
-            m.insert("reorder".into(), json!(r));
-        }
+fn interval_sum(s: &SumSample) -> sint::Sum {
+    sint::Sum {
+        span: Span::new(s.start, s.end, s.bytes, s.bits_per_second),
+        retransmits: s.retransmits,
+        udp: udp_figures(s.udp_sent_packets, s.udp_received.as_ref()),
+        omitted: Some(s.omitted),
+        sender: Some(s.role == StreamRole::Sender),
     }
-    if let Some(p) = s.udp_sent_packets {
-        m.insert("packets".into(), json!(p));
-    }
-    if let Some(u) = &s.udp_received {
-        add_udp_rx(&mut m, u);
-    }
-    m.insert("omitted".into(), json!(s.omitted));
-    m.insert("sender".into(), json!(s.role == StreamRole::Sender));
-    Value::Object(m)
-}
-
-fn interval_sum(s: &SumSample) -> Value {
-    let mut m = Map::new();
-    span(&mut m, s.start, s.end, s.bytes, s.bits_per_second);
-    if let Some(r) = s.retransmits {
-        m.insert("retransmits".into(), json!(r));
-    }
-    if let Some(p) = s.udp_sent_packets {
-        m.insert("packets".into(), json!(p));
-    }
-    if let Some(u) = &s.udp_received {
-        add_udp_rx(&mut m, u);
-    }
-    m.insert("omitted".into(), json!(s.omitted));
-    m.insert("sender".into(), json!(s.role == StreamRole::Sender));
-    Value::Object(m)
 }
 
 /// One element of `intervals[]`. `role` and `direction` come from the test's start; they decide
 /// which sum is `sum` and which `sum_bidir_reverse` in bidir tests.
 pub fn interval(r: &IntervalReport, role: Role, direction: Direction) -> Value {
-    let mut m = Map::new();
-    m.insert(
-        "streams".into(),
-        r.streams.iter().map(interval_stream).collect(),
-    );
-    if direction == Direction::Bidir {
+    sonde_schema::to_value(&interval_model(r, role, direction))
+}
+
+/// One element of `intervals[]`, as its model (see [`interval`]).
+pub fn interval_model(r: &IntervalReport, role: Role, direction: Direction) -> sint::Interval {
+    let (sum, sum_bidir_reverse) = if direction == Direction::Bidir {
         // Client-to-server traffic is what the client sends and the server receives.
         let c2s_role = match role {
             Role::Client => StreamRole::Sender,
             Role::Server => StreamRole::Receiver,
         };
-        if let Some(s) = r.sums.iter().find(|s| s.role == c2s_role) {
-            m.insert("sum".into(), interval_sum(s));
-        }
-        if let Some(s) = r.sums.iter().find(|s| s.role != c2s_role) {
-            m.insert("sum_bidir_reverse".into(), interval_sum(s));
-        }
-    } else if let Some(s) = r.sums.first() {
-        m.insert("sum".into(), interval_sum(s));
+        (
+            r.sums.iter().find(|s| s.role == c2s_role),
+            r.sums.iter().find(|s| s.role != c2s_role),
+        )
+    } else {
+        (r.sums.first(), None)
+    };
+    sint::Interval {
+        streams: r.streams.iter().map(interval_stream).collect(),
+        sum: sum.map(interval_sum),
+        sum_bidir_reverse: sum_bidir_reverse.map(interval_sum),
     }
-    Value::Object(m)
 }
 
 fn lost_percent(lost: u64, packets: u64) -> f64 {
@@ -382,43 +348,50 @@ fn lost_percent(lost: u64, packets: u64) -> f64 {
     }
 }
 
-/// The combined UDP view of a stream or direction: bytes, rate and packet count from the
-/// sender's view when known, loss and jitter from the receiver's.
-fn udp_combined(m: &mut Map<String, Value>, sent: Option<&EndView>, received: Option<&EndView>) {
-    let base = sent.or(received);
-    if let Some(v) = base {
-        span(m, v.start, v.end, v.bytes, v.bits_per_second);
-    }
-    let rx = received.and_then(|v| v.udp_received).unwrap_or_default();
-    let packets = sent.and_then(|v| v.udp_sent_packets).unwrap_or(rx.packets);
-    m.insert("jitter_ms".into(), json!(rx.jitter_ms));
-    m.insert("lost_packets".into(), json!(rx.lost));
-    m.insert("packets".into(), json!(packets));
-    m.insert("lost_percent".into(), json!(lost_percent(rx.lost, packets)));
-    m.insert("out_of_order".into(), json!(rx.out_of_order));
-    m.insert("duplicates".into(), json!(rx.duplicates));
+fn span_of(v: &EndView) -> Span {
+    Span::new(v.start, v.end, v.bytes, v.bits_per_second)
 }
 
-fn tcp_end_side(id: u32, v: &EndView, sender: bool) -> Value {
-    let mut m = Map::new();
-    m.insert("socket".into(), json!(id));
-    span(&mut m, v.start, v.end, v.bytes, v.bits_per_second);
+/// The combined UDP view of a stream or direction: bytes, rate and packet count from the
+/// sender's view when known, loss and jitter from the receiver's.
+fn udp_combined(
+    sent: Option<&EndView>,
+    received: Option<&EndView>,
+    sender: bool,
+) -> send::UdpTotals {
+    let rx = received.and_then(|v| v.udp_received).unwrap_or_default();
+    let packets = sent.and_then(|v| v.udp_sent_packets).unwrap_or(rx.packets);
+    send::UdpTotals {
+        socket: None,
+        span: sent.or(received).map(span_of),
+        jitter_ms: rx.jitter_ms,
+        lost_packets: rx.lost,
+        packets,
+        lost_percent: lost_percent(rx.lost, packets),
+        out_of_order: rx.out_of_order,
+        duplicates: rx.duplicates,
+        sender,
+    }
+}
+
+fn tcp_end_side(id: u32, v: &EndView, sender: bool) -> send::EndSide {
+    let mut side = send::EndSide {
+        socket: u64::from(id),
+        span: span_of(v),
+        sender,
+        ..Default::default()
+    };
     if sender {
         let t = v.tcp.unwrap_or_default();
-        m.insert("retransmits".into(), json!(t.retransmits));
-        if let Some(r) = t.reorder {
-            m.insert("reorder".into(), json!(r));
-        }
-        m.insert("max_snd_cwnd".into(), json!(t.max_snd_cwnd));
-        if let Some(w) = t.max_snd_wnd {
-            m.insert("max_snd_wnd".into(), json!(w));
-        }
-        m.insert("max_rtt".into(), json!(t.max_rtt_us));
-        m.insert("min_rtt".into(), json!(t.min_rtt_us));
-        m.insert("mean_rtt".into(), json!(t.mean_rtt_us));
+        side.retransmits = Some(t.retransmits);
+        side.reorder = t.reorder;
+        side.max_snd_cwnd = Some(t.max_snd_cwnd);
+        side.max_snd_wnd = t.max_snd_wnd;
+        side.max_rtt = Some(u64::from(t.max_rtt_us));
+        side.min_rtt = Some(u64::from(t.min_rtt_us));
+        side.mean_rtt = Some(u64::from(t.mean_rtt_us));
     }
-    m.insert("sender".into(), json!(sender));
-    Value::Object(m)
+    side
 }
 
 /// `end.sum_sent` or `end.sum_received` (or a `_bidir_reverse` one) for `udp` or TCP.
@@ -428,15 +401,14 @@ fn end_sum(
     sent: bool,
     udp: bool,
     host_sent: bool,
-) -> Value {
-    let mut m = Map::new();
-    span(
-        &mut m,
-        view.start,
-        view.end,
-        view.bytes,
-        view.bits_per_second,
-    );
+) -> sint::Sum {
+    let mut sum = sint::Sum {
+        span: span_of(view),
+        // iperf3 marks UDP's sum_sent as the sender's and sum_received as the receiver's on
+        // both ends; TCP's say whether the reporting host sent.
+        sender: Some(if udp { sent } else { host_sent }),
+        ..Default::default()
+    };
     if udp {
         let rx = if sent { other } else { Some(view) };
         let u = rx.and_then(|v| v.udp_received).unwrap_or_default();
@@ -445,23 +417,18 @@ fn end_sum(
         } else {
             u.packets
         };
-        m.insert("jitter_ms".into(), json!(u.jitter_ms));
-        m.insert("lost_packets".into(), json!(u.lost));
-        m.insert("packets".into(), json!(packets));
-        m.insert("lost_percent".into(), json!(lost_percent(u.lost, packets)));
-        if !sent {
-            m.insert("out_of_order".into(), json!(u.out_of_order));
-            m.insert("duplicates".into(), json!(u.duplicates));
-        }
+        sum.udp = sint::UdpFigures {
+            jitter_ms: Some(u.jitter_ms),
+            lost_packets: Some(u.lost),
+            packets: Some(packets),
+            lost_percent: Some(lost_percent(u.lost, packets)),
+            out_of_order: (!sent).then_some(u.out_of_order),
+            duplicates: (!sent).then_some(u.duplicates),
+        };
     } else if sent {
-        if let Some(t) = view.tcp {
-            m.insert("retransmits".into(), json!(t.retransmits));
-        }
+        sum.retransmits = view.tcp.map(|t| t.retransmits);
     }
-    // iperf3 marks UDP's sum_sent as the sender's and sum_received as the receiver's on
-    // both ends; TCP's say whether the reporting host sent.
-    m.insert("sender".into(), json!(if udp { sent } else { host_sent }));
-    Value::Object(m)
+    sum
 }
 
 /// The other end's role (whose live intervals a host receives).
@@ -474,116 +441,123 @@ pub fn peer_role(role: Role) -> Role {
 
 /// The `end` section. `notes` are the `Note` texts seen so far (written to `end.sonde.notes`).
 pub fn end(s: &TestSummary, notes: &[String]) -> Value {
+    sonde_schema::to_value(&end_model(s, notes))
+}
+
+/// The `end` section's model (see [`end`]).
+pub fn end_model(s: &TestSummary, notes: &[String]) -> send::End {
     let udp = s.protocol == Protocol::Udp;
-    let mut m = Map::new();
-    let streams: Vec<Value> = s
-        .streams
-        .iter()
-        .map(|st| end_stream(st, s.role, udp))
-        .collect();
-    m.insert("streams".into(), Value::Array(streams));
-    insert_end_sums(&mut m, s, udp);
-    m.insert("cpu_utilization_percent".into(), cpu_json(s));
-    if let Some(c) = &s.sender_congestion {
-        m.insert("sender_tcp_congestion".into(), json!(c));
-    }
-    if let Some(c) = &s.receiver_congestion {
-        m.insert("receiver_tcp_congestion".into(), json!(c));
-    }
-    m.insert("sonde".into(), end_sonde_json(s, notes));
-    Value::Object(m)
+    let mut end = send::End {
+        streams: Some(
+            s.streams
+                .iter()
+                .map(|st| end_stream(st, s.role, udp))
+                .collect(),
+        ),
+        cpu_utilization_percent: Some(cpu(s)),
+        sender_tcp_congestion: s.sender_congestion.clone(),
+        receiver_tcp_congestion: s.receiver_congestion.clone(),
+        sonde: Some(end_sonde(s, notes)),
+        ..Default::default()
+    };
+    insert_end_sums(&mut end, s, udp);
+    end
 }
 
 /// One element of `end.streams[]`: a combined `udp` object, or TCP's `sender` and `receiver`
 /// objects (each only when that end's view arrived).
-fn end_stream(st: &StreamSummary, role: Role, udp: bool) -> Value {
-    let mut o = Map::new();
+fn end_stream(st: &StreamSummary, role: Role, udp: bool) -> send::EndStream {
     if udp {
-        let mut u = Map::new();
-        u.insert("socket".into(), json!(st.id));
-        udp_combined(&mut u, st.sender.as_ref(), st.receiver.as_ref());
         let local = host_sends(role, st.client_sends);
-        u.insert("sender".into(), json!(local));
-        o.insert("udp".into(), Value::Object(u));
-    } else {
-        if let Some(v) = &st.sender {
-            o.insert("sender".into(), tcp_end_side(st.id, v, true));
-        }
-        if let Some(v) = &st.receiver {
-            o.insert("receiver".into(), tcp_end_side(st.id, v, false));
-        }
+        let u = udp_combined(st.sender.as_ref(), st.receiver.as_ref(), local);
+        return send::EndStream {
+            udp: Some(send::UdpTotals {
+                socket: Some(u64::from(st.id)),
+                ..u
+            }),
+            ..Default::default()
+        };
     }
-    Value::Object(o)
+    send::EndStream {
+        sender: st.sender.as_ref().map(|v| tcp_end_side(st.id, v, true)),
+        receiver: st.receiver.as_ref().map(|v| tcp_end_side(st.id, v, false)),
+        udp: None,
+    }
 }
 
 /// `sum_sent`, `sum_received` and (UDP) `sum` for the main direction, then the
 /// `_bidir_reverse` ones in bidir tests (the main one is client-to-server there).
-fn insert_end_sums(m: &mut Map<String, Value>, s: &TestSummary, udp: bool) {
+fn insert_end_sums(end: &mut send::End, s: &TestSummary, udp: bool) {
     let c2s = s.directions.iter().find(|d| d.client_sends);
     let s2c = s.directions.iter().find(|d| !d.client_sends);
     let (main, reverse) = match s.direction {
         Direction::Bidir => (c2s, s2c),
         _ => (s.directions.first(), None),
     };
-    for (dir, suffix) in [(main, ""), (reverse, "_bidir_reverse")] {
-        let Some(d) = dir else { continue };
-        insert_direction_sums(m, d, s.role, udp, suffix);
+    if let Some(d) = main {
+        let (sent, received, sum) = direction_sums(d, s.role, udp);
+        (end.sum_sent, end.sum_received, end.sum) = (sent, received, sum);
+    }
+    if let Some(d) = reverse {
+        let (sent, received, sum) = direction_sums(d, s.role, udp);
+        end.sum_sent_bidir_reverse = sent;
+        end.sum_received_bidir_reverse = received;
+        end.sum_bidir_reverse = sum;
     }
 }
 
-/// The sums of one direction, their keys ending in `suffix`.
-fn insert_direction_sums(
-    m: &mut Map<String, Value>,
+/// The sums of one direction: sent, received and (UDP) the combined one.
+fn direction_sums(
     d: &DirectionSummary,
     role: Role,
     udp: bool,
-    suffix: &str,
+) -> (
+    Option<sint::Sum>,
+    Option<sint::Sum>,
+    Option<send::UdpTotals>,
 ) {
     let host_sent = host_sends(role, d.client_sends);
-    if let Some(sent) = &d.sent {
-        let v = end_sum(sent, d.received.as_ref(), true, udp, host_sent);
-        m.insert(format!("sum_sent{suffix}"), v);
-    }
-    if let Some(received) = &d.received {
-        let v = end_sum(received, d.sent.as_ref(), false, udp, host_sent);
-        m.insert(format!("sum_received{suffix}"), v);
-    }
-    if udp {
-        let mut u = Map::new();
-        udp_combined(&mut u, d.sent.as_ref(), d.received.as_ref());
-        u.insert("sender".into(), json!(host_sent));
-        m.insert(format!("sum{suffix}"), Value::Object(u));
-    }
+    let sent = d
+        .sent
+        .as_ref()
+        .map(|v| end_sum(v, d.received.as_ref(), true, udp, host_sent));
+    let received = d
+        .received
+        .as_ref()
+        .map(|v| end_sum(v, d.sent.as_ref(), false, udp, host_sent));
+    let sum = udp.then(|| udp_combined(d.sent.as_ref(), d.received.as_ref(), host_sent));
+    (sent, received, sum)
 }
 
 /// `end.cpu_utilization_percent`; the remote figures are 0 when they never arrived.
-fn cpu_json(s: &TestSummary) -> Value {
+fn cpu(s: &TestSummary) -> send::Cpu {
     let remote = s.cpu_remote.unwrap_or_default();
-    json!({
-        "host_total": s.cpu_local.total,
-        "host_user": s.cpu_local.user,
-        "host_system": s.cpu_local.system,
-        "remote_total": remote.total,
-        "remote_user": remote.user,
-        "remote_system": remote.system,
-    })
+    send::Cpu {
+        host_total: s.cpu_local.total,
+        host_user: s.cpu_local.user,
+        host_system: s.cpu_local.system,
+        remote_total: remote.total,
+        remote_user: remote.user,
+        remote_system: remote.system,
+    }
 }
 
 /// `end.sonde`: whether the summary is partial, who wrote it, and the notes seen so far.
-fn end_sonde_json(s: &TestSummary, notes: &[String]) -> Value {
-    json!({
-        "partial": s.partial,
-        "role": role_name(s.role),
-        "direction": direction_name(s.direction),
-        "remote_cpu_known": s.cpu_remote.is_some(),
-        "error": s.error,
-        "notes": notes,
-    })
+fn end_sonde(s: &TestSummary, notes: &[String]) -> send::EndSonde {
+    send::EndSonde {
+        partial: s.partial,
+        role: Some(role_name(s.role).into()),
+        direction: Some(direction_name(s.direction).into()),
+        remote_cpu_known: s.cpu_remote.is_some(),
+        error: s.error.clone(),
+        notes: notes.to_vec(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn host_port_forms() {
@@ -609,7 +583,14 @@ mod tests {
 
     #[test]
     fn whole_seconds_are_integers() {
-        assert_eq!(secs_value(10.0), json!(10));
-        assert_eq!(secs_value(0.5), json!(0.5));
+        let mut s = sstart::TestStart {
+            duration: Some(10.0),
+            omit: Some(0.5),
+            ..Default::default()
+        };
+        let v = sonde_schema::to_value(&s);
+        assert_eq!((&v["duration"], &v["omit"]), (&json!(10), &json!(0.5)));
+        s.duration = Some(f64::INFINITY);
+        assert!(sonde_schema::to_value(&s)["duration"].is_null());
     }
 }

@@ -3,24 +3,25 @@
 //! iperf3 prints its JSON only when the test is over, and so does this sink: nothing is written
 //! until [`Sink::finish`]. A run that dies before its summary still gets a document with the
 //! `start` section, the intervals so far, an empty-but-for-`sonde` `end` and the top-level
-//! `error`. Section shapes and sonde's extra fields are listed in [`crate::iperf3_json`].
+//! `error`. Section shapes and sonde's extra fields are listed in [`crate::iperf3_json`]; the
+//! document is the typed model of [`sonde_schema::throughput`], which `sonde report` reads.
 
 use std::io::{self, Write};
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use sonde_schema::throughput::{self as schema, end::EndSonde, Interval, Start};
 use sonde_stats::model::{Direction, Event, Role, TestSummary};
 
-use crate::envelope::Envelope;
 use crate::iperf3_json;
 use crate::sink::Sink;
 
 /// Writes one pretty-printed iperf3-style JSON document at [`Sink::finish`].
 pub struct JsonReporter<W: Write> {
     out: W,
-    start: Option<Value>,
+    start: Option<Start>,
     ctx: Option<(Role, Direction)>,
-    intervals: Vec<Value>,
-    peer_intervals: Vec<Value>,
+    intervals: Vec<Interval>,
+    peer_intervals: Vec<Interval>,
     summary: Option<TestSummary>,
     notes: Vec<String>,
     errors: Vec<String>,
@@ -73,6 +74,11 @@ impl<W: Write> JsonReporter<W> {
 
     /// The document as it would be written now (useful for `--json-stream-full`-like callers).
     pub fn document(&self) -> Value {
+        sonde_schema::to_value(&self.model())
+    }
+
+    /// The document's model ([`sonde_schema::throughput`]) as it would be written now.
+    pub fn model(&self) -> schema::ThroughputDocument {
         let mut errors = self.errors.clone();
         if let Some(e) = self.summary.as_ref().and_then(|s| s.error.as_ref()) {
             if !errors.contains(e) {
@@ -81,66 +87,52 @@ impl<W: Write> JsonReporter<W> {
         }
         let (role, direction) = match self.ctx {
             Some((r, d)) => (
-                json!(iperf3_json::role_name(r)),
-                json!(iperf3_json::direction_name(d)),
+                Some(iperf3_json::role_name(r).to_owned()),
+                Some(iperf3_json::direction_name(d).to_owned()),
             ),
-            None => (Value::Null, Value::Null),
+            None => (None, None),
         };
         let end = match &self.summary {
-            Some(s) => iperf3_json::end(s, &self.notes),
-            None => json!({"sonde": {
-                "partial": true,
-                "role": role,
-                "direction": direction,
-                "remote_cpu_known": false,
-                "error": errors.first(),
-                "notes": self.notes,
-            }}),
+            Some(s) => iperf3_json::end_model(s, &self.notes),
+            None => schema::End {
+                sonde: Some(EndSonde {
+                    partial: true,
+                    role: role.clone(),
+                    direction: direction.clone(),
+                    remote_cpu_known: false,
+                    error: errors.first().cloned(),
+                    notes: self.notes.clone(),
+                }),
+                ..Default::default()
+            },
         };
         let partial = !matches!(&self.summary, Some(s) if !s.partial);
-        let mut doc = Map::new();
-        if let Some(t) = &self.title {
-            doc.insert("title".into(), json!(t));
-        }
-        if let Some(x) = &self.extra_data {
-            doc.insert("extra_data".into(), json!(x));
-        }
-        doc.insert(
-            "start".into(),
-            self.start.clone().unwrap_or_else(|| json!({})),
-        );
-        doc.insert("intervals".into(), Value::Array(self.intervals.clone()));
-        doc.insert("end".into(), end);
-        if let Some(v) = self
-            .server_output
-            .as_ref()
-            .and_then(|s| s.lock().ok().and_then(|v| v.clone()))
-        {
-            doc.insert("server_output_json".into(), v);
-        }
-        doc.insert(
-            "sonde".into(),
-            json!({
-                "role": role,
-                "direction": direction,
-                "partial": partial,
-                "complete": self.summary.is_some(),
-                "peer_intervals": self.peer_intervals,
-                "notes": self.notes,
-                "errors": errors,
-            }),
-        );
         let kind = match self.ctx {
             Some((Role::Server, _)) => "server",
             _ => "client",
         };
         let error = (!errors.is_empty()).then(|| errors.join("; "));
-        let mut doc = Value::Object(doc);
-        Envelope::iperf3(kind)
-            .partial(partial)
-            .error(error.as_deref())
-            .stamp(&mut doc);
-        doc
+        schema::ThroughputDocument {
+            title: self.title.clone(),
+            extra_data: self.extra_data.clone(),
+            start: self.start.clone().unwrap_or_default(),
+            intervals: self.intervals.clone(),
+            end: Some(end),
+            server_output_json: self
+                .server_output
+                .as_ref()
+                .and_then(|s| s.lock().ok().and_then(|v| v.clone())),
+            sonde: Some(schema::DocSonde {
+                role,
+                direction,
+                partial,
+                complete: self.summary.is_some(),
+                peer_intervals: Some(self.peer_intervals.clone()),
+                notes: self.notes.clone(),
+                errors,
+            }),
+            envelope: schema::Iperf3Envelope::new(kind, partial, error.as_deref()),
+        }
     }
 
     /// Gives back the writer.
@@ -154,15 +146,16 @@ impl<W: Write> Sink for JsonReporter<W> {
         match ev {
             Event::Start(s) => {
                 self.ctx = Some((s.role, s.direction));
-                self.start = Some(iperf3_json::start(s));
+                self.start = Some(iperf3_json::start_model(s));
             }
             Event::Interval(r) => {
                 let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
-                self.intervals.push(iperf3_json::interval(r, role, dir));
+                self.intervals
+                    .push(iperf3_json::interval_model(r, role, dir));
             }
             Event::PeerInterval(r) => {
                 let (role, dir) = self.ctx.unwrap_or((Role::Client, Direction::Upload));
-                self.peer_intervals.push(iperf3_json::interval(
+                self.peer_intervals.push(iperf3_json::interval_model(
                     r,
                     iperf3_json::peer_role(role),
                     dir,
@@ -194,6 +187,7 @@ impl<W: Write> Sink for JsonReporter<W> {
 mod tests {
     use super::*;
     use crate::test_fixtures as fx;
+    use serde_json::json;
 
     fn run(events: &[Event]) -> Value {
         let mut out = Vec::new();

@@ -13,6 +13,7 @@
 //!   (`sonde_stats::stress::model` events), and the documents of its ramp, load steps, storm
 //!   and overload; every stress document is `sonde_schema::stress`'s model
 //!   ([`stress_model`] maps the events onto it);
+//! - [`coded_table`] and [`coded_json`]: a `--coded` transfer's result ([`coded_run`]);
 //! - [`Tee`]: fan-out to several sinks (say, the table on stdout and JSON to a log file).
 //!
 //! The JSON shapes (and every field sonde adds to iperf3's schema) are documented in
@@ -36,6 +37,9 @@ pub use sonde_stats::model::Event;
 pub mod btc;
 pub mod capacity;
 pub mod capacity_model;
+pub mod coded_json;
+pub mod coded_run;
+pub mod coded_table;
 pub mod compare_ip_json;
 pub mod dual_stack_table;
 pub mod envelope;

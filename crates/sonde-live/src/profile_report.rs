@@ -1,9 +1,10 @@
 //! Renders a traffic-profile run ([`ProfileReport`]): a table per stream with its bursts that
-//! were incomplete or late, and the JSON document of `sonde profile run -J` (the report
-//! itself, serialised; the schema is described on its types in `sonde_profile::result`).
+//! were incomplete or late, and the JSON document of `sonde profile run -J`: the report
+//! mapped onto its typed model ([`sonde_schema::profile`], which `sonde report` reads), field
+//! for field as the report's own serde form.
 
-use crate::envelope::Envelope;
-use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult};
+use sonde_profile::result::{BurstRecord, DelayBasis, DelaySummary, ProfileReport, StreamResult};
+use sonde_schema::profile as schema;
 use std::fmt::Write;
 
 /// Most incomplete or late bursts listed per stream in the table (`-J` has them all).
@@ -134,13 +135,95 @@ fn bursts(out: &mut String, s: &StreamResult) {
 /// # Errors
 /// A serialisation error (not expected for a report).
 pub fn json(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<String> {
-    let mut doc = serde_json::to_value(r)?;
-    // `ended_early` stays (older readers); the envelope says it the common way.
-    Envelope::new("profile")
-        .partial(r.ended_early.is_some())
-        .error(error.or(r.ended_early.as_deref()))
-        .stamp(&mut doc);
-    serde_json::to_string_pretty(&doc)
+    serde_json::to_string_pretty(&document(r, error))
+}
+
+/// The `-J` document as a JSON value: the [`sonde_schema::profile`] model.
+pub fn document(r: &ProfileReport, error: Option<&str>) -> serde_json::Value {
+    sonde_schema::to_value(&model(r, error))
+}
+
+/// The `-J` document of a run that failed before it measured: the envelope alone.
+pub fn failed_document(error: Option<&str>) -> serde_json::Value {
+    sonde_schema::to_value(&sonde_schema::Envelope::new("profile", true, error))
+}
+
+/// The document's model. `ended_early` stays (older readers); the envelope says it the
+/// common way.
+pub fn model(r: &ProfileReport, error: Option<&str>) -> schema::ProfileDocument {
+    schema::ProfileDocument {
+        profile: r.profile.clone(),
+        planned_s: Some(r.planned_s),
+        ran_s: Some(r.ran_s),
+        clock_synced: r.clock_synced,
+        clock_offset: r.clock_offset.map(|o| schema::ClockOffset {
+            offset_ns: o.offset_ns,
+            uncertainty_ns: o.uncertainty_ns,
+            probes: o.probes,
+        }),
+        ended_early: r.ended_early.clone(),
+        streams: r.streams.iter().map(stream_model).collect(),
+        envelope: sonde_schema::Envelope::new(
+            "profile",
+            r.ended_early.is_some(),
+            error.or(r.ended_early.as_deref()),
+        ),
+    }
+}
+
+fn stream_model(s: &StreamResult) -> schema::ProfileStream {
+    schema::ProfileStream {
+        id: s.id,
+        name: s.name.clone(),
+        direction: s.direction.as_str().into(),
+        size: Some(s.size),
+        burst: Some(s.burst),
+        period_ms: Some(s.period_ms),
+        offset_ms: s.offset_ms,
+        late_ms: Some(s.late_ms),
+        sent: s.sent,
+        received: s.received,
+        lost: s.lost,
+        late: Some(s.late),
+        out_of_order: Some(s.out_of_order),
+        duplicates: Some(s.duplicates),
+        foreign: Some(s.foreign),
+        delay: s.delay.as_ref().map(delay_model),
+        bursts_sent: Some(s.bursts_sent),
+        bursts_complete: Some(s.bursts_complete),
+        bursts_late: Some(s.bursts_late),
+        exceptions: s.exceptions.iter().map(burst_model).collect(),
+        exceptions_dropped: s.exceptions_dropped,
+    }
+}
+
+fn delay_model(d: &DelaySummary) -> schema::Delay {
+    schema::Delay {
+        basis: match d.basis {
+            DelayBasis::Synced => "synced",
+            DelayBasis::AboveMinimum => "above-minimum",
+            DelayBasis::OffsetEstimated => "offset-estimated",
+        }
+        .into(),
+        samples: d.samples,
+        min_ms: Some(d.min_ms),
+        mean_ms: Some(d.mean_ms),
+        p50_ms: Some(d.p50_ms),
+        p99_ms: Some(d.p99_ms),
+        max_ms: Some(d.max_ms),
+        percentiles_ms: d.percentiles_ms.clone(),
+    }
+}
+
+fn burst_model(b: &BurstRecord) -> schema::Burst {
+    schema::Burst {
+        index: b.index,
+        at_s: b.at_s,
+        received: b.received,
+        expected: b.expected,
+        last_delay_ms: b.last_delay_ms,
+        late: b.late,
+    }
 }
 
 /// One JSON line `{"event": EVENT, "data": DATA}` (`--json-stream`).
@@ -158,13 +241,13 @@ pub fn json_line(event: &str, data: serde_json::Value) -> String {
 pub fn json_lines(r: &ProfileReport, error: Option<&str>) -> serde_json::Result<Vec<String>> {
     let mut lines = Vec::new();
     for s in &r.streams {
-        let mut v = serde_json::to_value(s)?;
+        let mut v = sonde_schema::to_value(&stream_model(s));
         if let Some(o) = v.as_object_mut() {
             o.remove("exceptions");
         }
         lines.push(json_line("stream", v));
         for b in &s.exceptions {
-            let mut v = serde_json::to_value(b)?;
+            let mut v = sonde_schema::to_value(&burst_model(b));
             if let Some(o) = v.as_object_mut() {
                 o.insert("id".into(), s.id.into());
                 o.insert("stream".into(), s.name.clone().into());
@@ -227,6 +310,48 @@ mod tests {
         assert_eq!(s["delay"]["basis"], "above-minimum");
         assert_eq!(s["exceptions"][0]["received"], 20);
         assert_eq!(doc["error"], "boom");
+    }
+
+    #[test]
+    fn the_model_spells_the_report_key_for_key_as_its_serde_form() {
+        let mut r = report();
+        r.clock_offset = Some(sonde_profile::result::ClockOffset {
+            offset_ns: -1_500,
+            uncertainty_ns: 200,
+            probes: 7,
+        });
+        r.ended_early = Some("interrupted".into());
+        for (r, error) in [(report(), None), (r, Some("boom"))] {
+            let mut want = serde_json::to_value(&r).unwrap();
+            if let Some(o) = want.as_object_mut() {
+                o.insert("kind".into(), "profile".into());
+                o.insert("partial".into(), r.ended_early.is_some().into());
+                o.insert("error".into(), error.or(r.ended_early.as_deref()).into());
+            }
+            assert_eq!(document(&r, error), want);
+            let back: schema::ProfileDocument = sonde_schema::from_value("profile", want).unwrap();
+            assert_eq!(back, model(&r, error));
+        }
+        let delays = ["synced", "above-minimum", "offset-estimated"];
+        for (basis, name) in [
+            DelayBasis::Synced,
+            DelayBasis::AboveMinimum,
+            DelayBasis::OffsetEstimated,
+        ]
+        .into_iter()
+        .zip(delays)
+        {
+            assert_eq!(serde_json::to_value(basis).unwrap(), name);
+            let mut r = report();
+            if let Some(d) = r.streams[0].delay.as_mut() {
+                d.basis = basis;
+            }
+            assert_eq!(document(&r, None)["streams"][0]["delay"]["basis"], name);
+        }
+        assert_eq!(
+            failed_document(Some("refused")),
+            serde_json::json!({"kind": "profile", "partial": true, "error": "refused"})
+        );
     }
 
     #[test]

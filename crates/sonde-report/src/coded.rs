@@ -1,4 +1,6 @@
-//! Reading `sonde client --coded -J` documents into the report's throughput view.
+//! Reading `sonde client --coded -J` documents into the report's throughput view, through
+//! their model ([`sonde_schema::coded`]): a document without its delivered bytes is an error
+//! naming the field, not a dash.
 //!
 //! A coded transfer has its own document shape (top-level `"protocol": "coded"`; no interval
 //! reports, since the figures that matter are end-to-end: delivered bytes, reliability, repair).
@@ -7,63 +9,66 @@
 //! goodput, whose sent figures are the bytes the sender had to deliver and its wire rate.
 //! Reliability then reads as delivered / sent bytes, as for TCP.
 
-use crate::json::{num, text, uint};
 use crate::view::{CpuView, DirView, FeedbackView, Throughput};
 use serde_json::Value;
+use sonde_schema::coded::{CodedCpu, CodedDocument};
 
 /// Whether `doc` is a coded transfer's document.
 pub fn is_coded(doc: &Value) -> bool {
     doc.get("protocol").and_then(Value::as_str) == Some("coded")
 }
 
-fn cpu(v: Option<&Value>) -> Option<CpuView> {
-    let v = v?;
-    Some(CpuView {
-        total: num(v, &["total"])?,
-        user: num(v, &["user"]).unwrap_or(0.0),
-        system: num(v, &["system"]).unwrap_or(0.0),
+fn cpu(c: Option<CodedCpu>) -> Option<CpuView> {
+    c.map(|c| CpuView {
+        total: c.total,
+        user: c.user,
+        system: c.system,
     })
 }
 
 /// The throughput view of a coded document (see the module docs).
-pub fn throughput(doc: &Value) -> Throughput {
-    let direction = text(doc, &["direction"]).unwrap_or_else(|| "upload".into());
-    let seconds = num(doc, &["seconds"]);
+///
+/// # Errors
+/// The model's account of what did not fit, naming the kind and the field.
+pub fn throughput(raw: &Value) -> Result<Throughput, String> {
+    let doc: CodedDocument = crate::json::model("coded", raw)?;
+    let label = label(&doc);
+    let direction = doc.direction.unwrap_or_else(|| "upload".into());
     let dir = DirView {
         client_sends: direction != "reverse",
-        sent_bytes: uint(doc, &["sent_bytes"]),
-        sent_bps: num(doc, &["sender", "wire_bits_per_second"]),
-        received_bytes: uint(doc, &["delivered_bytes"]),
-        received_bps: num(doc, &["goodput_bits_per_second"]),
-        seconds,
+        sent_bytes: doc.sent_bytes,
+        sent_bps: doc.sender.and_then(|s| s.wire_bits_per_second),
+        received_bytes: Some(doc.delivered_bytes),
+        received_bps: doc.goodput_bits_per_second,
+        seconds: doc.seconds,
         retransmits: None,
         udp: None,
     };
-    Throughput {
+    Ok(Throughput {
         direction,
-        target_bitrate: uint(doc, &["target_bits_per_second"]),
-        tcp_rtt_ms: num(doc, &["path", "rtt_ms"]),
-        cpu_client: cpu(doc.get("cpu_local")),
-        cpu_server: cpu(doc.get("cpu_remote")),
-        partial: doc.get("complete").and_then(Value::as_bool) != Some(true),
-        error: text(doc, &["error"]),
+        target_bitrate: doc.target_bits_per_second,
+        tcp_rtt_ms: doc.path.and_then(|p| p.rtt_ms),
+        cpu_client: cpu(doc.cpu_local),
+        cpu_server: cpu(doc.cpu_remote),
+        partial: !doc.complete,
+        error: doc.envelope.error,
         feedback: Some(FeedbackView {
-            mode: text(doc, &["feedback"]).unwrap_or_else(|| "unrestricted".into()),
-            messages: uint(doc, &["receiver", "feedback_sent"]),
-            rounds: uint(doc, &["sender", "feedback_rounds"]),
+            mode: doc.feedback.unwrap_or_else(|| "unrestricted".into()),
+            messages: doc.receiver.and_then(|r| r.feedback_sent),
+            rounds: doc.sender.and_then(|s| s.feedback_rounds),
         }),
-        ..Throughput::one_direction(&label(doc), dir)
-    }
+        ..Throughput::one_direction(&label, dir)
+    })
 }
 
 /// The protocol column's name: `CODED` or `ARQ` (the document's `scheme`; older documents
 /// have none and were coded), with `restricted` feedback named, since it changes the figures.
-fn label(doc: &Value) -> String {
-    let scheme = match text(doc, &["scheme"]).as_deref() {
+fn label(doc: &CodedDocument) -> String {
+    let scheme = match doc.scheme.as_deref() {
         Some("arq") => "ARQ",
         _ => "CODED",
     };
-    match text(doc, &["feedback"]).as_deref() {
+    match doc.feedback.as_deref() {
         Some("restricted") => format!("{scheme} (restricted feedback)"),
         _ => scheme.to_string(),
     }
@@ -76,16 +81,16 @@ mod tests {
     #[test]
     fn feedback_mode_and_counts_are_read() {
         let doc = serde_json::json!({"protocol": "coded", "complete": true,
-            "feedback": "restricted", "receiver": {"feedback_sent": 480},
-            "sender": {"feedback_rounds": 31}});
-        let f = throughput(&doc).feedback;
+            "delivered_bytes": 10, "feedback": "restricted",
+            "receiver": {"feedback_sent": 480}, "sender": {"feedback_rounds": 31}});
+        let f = throughput(&doc).map(|t| t.feedback);
         assert_eq!(
             f,
-            Some(FeedbackView {
+            Ok(Some(FeedbackView {
                 mode: "restricted".into(),
                 messages: Some(480),
                 rounds: Some(31)
-            })
+            }))
         );
     }
 
@@ -94,10 +99,20 @@ mod tests {
         let doc = serde_json::json!({"protocol": "coded", "direction": "reverse",
             "complete": false, "delivered_bytes": 500, "sent_bytes": 1000,
             "error": "the coded transfer ended before every block was delivered"});
-        let t = throughput(&doc);
+        let t = throughput(&doc).unwrap();
         assert!(t.partial);
         assert!(!t.directions[0].client_sends);
         assert_eq!(t.delivered_percent(), Some(50.0));
         assert!(t.error.is_some());
+    }
+
+    #[test]
+    fn a_document_without_its_delivered_bytes_is_an_error_naming_the_field_not_a_dash() {
+        let doc = serde_json::json!({"protocol": "coded", "complete": true, "sent_bytes": 1000});
+        let e = throughput(&doc).unwrap_err();
+        assert!(
+            e.contains("coded") && e.contains("`delivered_bytes`"),
+            "{e}"
+        );
     }
 }

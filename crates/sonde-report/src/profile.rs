@@ -11,11 +11,12 @@
 //!
 //! The delay distribution is the document's percentiles 0..100 of every kept sample: a step
 //! at each percentile, which is the empirical CDF at one-percent resolution, not a fit.
+//!
+//! The document is read through its model ([`sonde_schema::profile`]).
 
 use serde::Serialize;
 use serde_json::Value;
-
-use crate::json::{at, num, text, uint};
+use sonde_schema::profile::{self as schema, ProfileDocument};
 
 /// Most points of one stream's loss-per-burst series.
 pub const MAX_POINTS: usize = 1000;
@@ -74,68 +75,57 @@ pub fn is_profile(doc: &Value) -> bool {
         && doc.get("streams").is_some_and(Value::is_array)
 }
 
-/// Reads a profile document; missing fields are `None` (shown as dashes).
-pub fn read(doc: &Value) -> ProfileRun {
-    let streams = doc
-        .get("streams")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(stream).collect())
-        .unwrap_or_default();
-    ProfileRun {
-        profile: text(doc, &["profile"]).unwrap_or_default(),
-        planned_s: num(doc, &["planned_s"]),
-        ran_s: num(doc, &["ran_s"]),
-        clock_synced: at(doc, &["clock_synced"])
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        ended_early: text(doc, &["ended_early"]),
-        error: text(doc, &["error"]),
-        streams,
-    }
+/// Reads a profile document through its model ([`sonde_schema::profile`]): a stream without
+/// the counts the report shows is an error naming the field; the plan and the delays may be
+/// missing (shown as dashes).
+///
+/// # Errors
+/// The model's account of what did not fit, naming the kind and the field.
+pub fn read(doc: &Value) -> Result<ProfileRun, String> {
+    let doc: ProfileDocument = crate::json::model("profile", doc)?;
+    Ok(ProfileRun {
+        profile: doc.profile,
+        planned_s: doc.planned_s,
+        ran_s: doc.ran_s,
+        clock_synced: doc.clock_synced,
+        ended_early: doc.ended_early,
+        error: doc.envelope.error,
+        streams: doc.streams.into_iter().map(stream).collect(),
+    })
 }
 
-fn stream(s: &Value) -> ProfileStream {
-    let exceptions = s
-        .get("exceptions")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|b| {
-                    Some(BurstView {
-                        index: uint(b, &["index"])?,
-                        received: uint(b, &["received"])?,
-                        expected: uint(b, &["expected"])?,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let percentiles_ms = at(s, &["delay", "percentiles_ms"])
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
+fn stream(s: schema::ProfileStream) -> ProfileStream {
+    let delay = s.delay.as_ref();
     ProfileStream {
-        name: text(s, &["name"]).unwrap_or_default(),
-        direction: text(s, &["direction"]).unwrap_or_default(),
-        size: uint(s, &["size"]),
-        burst: uint(s, &["burst"]),
-        period_ms: num(s, &["period_ms"]).filter(|p| *p > 0.0),
-        offset_ms: num(s, &["offset_ms"]).unwrap_or(0.0),
-        sent: uint(s, &["sent"]),
-        received: uint(s, &["received"]),
-        lost: uint(s, &["lost"]),
-        late: uint(s, &["late"]),
-        out_of_order: uint(s, &["out_of_order"]),
-        duplicates: uint(s, &["duplicates"]),
-        bursts_sent: uint(s, &["bursts_sent"]),
-        bursts_complete: uint(s, &["bursts_complete"]),
-        delay_basis: text(s, &["delay", "basis"]),
-        delay_p50_ms: num(s, &["delay", "p50_ms"]),
-        delay_p99_ms: num(s, &["delay", "p99_ms"]),
-        delay_max_ms: num(s, &["delay", "max_ms"]),
-        percentiles_ms,
-        exceptions,
-        exceptions_dropped: uint(s, &["exceptions_dropped"]).unwrap_or(0),
+        name: s.name,
+        direction: s.direction,
+        size: s.size.map(u64::from),
+        burst: s.burst.map(u64::from),
+        period_ms: s.period_ms.filter(|p| *p > 0.0),
+        offset_ms: s.offset_ms,
+        sent: Some(s.sent),
+        received: Some(s.received),
+        lost: Some(s.lost),
+        late: s.late,
+        out_of_order: s.out_of_order,
+        duplicates: s.duplicates,
+        bursts_sent: s.bursts_sent,
+        bursts_complete: s.bursts_complete,
+        delay_basis: delay.map(|d| d.basis.clone()),
+        delay_p50_ms: delay.and_then(|d| d.p50_ms),
+        delay_p99_ms: delay.and_then(|d| d.p99_ms),
+        delay_max_ms: delay.and_then(|d| d.max_ms),
+        percentiles_ms: delay.map(|d| d.percentiles_ms.clone()).unwrap_or_default(),
+        exceptions: s
+            .exceptions
+            .iter()
+            .map(|b| BurstView {
+                index: b.index,
+                received: u64::from(b.received),
+                expected: u64::from(b.expected),
+            })
+            .collect(),
+        exceptions_dropped: s.exceptions_dropped,
     }
 }
 
@@ -226,7 +216,7 @@ mod tests {
                         {"index": 3, "received": 3, "expected": 4, "late": true}]);
         let d = doc(ex, 0, 5);
         assert!(is_profile(&d));
-        let r = read(&d);
+        let r = read(&d).unwrap();
         let s = &r.streams[0];
         assert_eq!(s.plan(), "800Bx4/100ms");
         assert_eq!(
@@ -245,7 +235,7 @@ mod tests {
     #[test]
     fn a_capped_list_stops_the_series_at_its_last_burst() {
         let ex = json!([{"index": 1, "received": 0, "expected": 4}]);
-        let s = read(&doc(ex, 7, 10)).streams.remove(0);
+        let s = read(&doc(ex, 7, 10)).unwrap().streams.remove(0);
         assert_eq!(s.loss_per_burst(), [(0.05, 0.0), (0.15, 100.0)]);
     }
 
@@ -254,7 +244,7 @@ mod tests {
         // 2500 bursts: bins of 3, the last of 1; burst 2 lost 4 of 4 = 4 of the bin's 12.
         let ex = json!([{"index": 2, "received": 0, "expected": 4},
                         {"index": 2499, "received": 2, "expected": 4}]);
-        let s = read(&doc(ex, 0, 2500)).streams.remove(0);
+        let s = read(&doc(ex, 0, 2500)).unwrap().streams.remove(0);
         let pts = s.loss_per_burst();
         assert_eq!(s.bursts_per_point(), 3);
         assert_eq!(pts.len(), 834);
@@ -267,8 +257,19 @@ mod tests {
     fn other_documents_are_not_profiles() {
         assert!(!is_profile(&json!({"start": {}, "end": {}})));
         assert!(!is_profile(&json!({"profile": 3, "streams": []})));
-        let r = read(&json!({"profile": "x", "streams": [{}]}));
+        // A stream without its plan and delays: its series are empty.
+        let r = read(&json!({"profile": "x", "streams": [{"name": "s",
+            "direction": "to-server", "sent": 0, "received": 0, "lost": 0}]}))
+        .unwrap();
         assert!(r.streams[0].loss_per_burst().is_empty());
         assert!(r.streams[0].delay_cdf().is_empty());
+    }
+
+    #[test]
+    fn a_stream_without_its_sent_count_is_an_error_naming_the_field_not_a_dash() {
+        let mut d = doc(json!([]), 0, 5);
+        d["streams"][0].as_object_mut().map(|o| o.remove("sent"));
+        let e = read(&d).unwrap_err();
+        assert!(e.contains("profile") && e.contains("`sent`"), "{e}");
     }
 }

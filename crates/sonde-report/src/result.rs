@@ -37,7 +37,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if crate::coded::is_coded(doc) {
         return Ok(ResultDoc::Throughput(Box::new(crate::coded::throughput(
             doc,
-        ))));
+        )?)));
     }
     if crate::switch::is_switch_test(doc) {
         return Ok(ResultDoc::Throughput(Box::new(crate::switch::throughput(
@@ -45,7 +45,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
         ))));
     }
     if at(doc, &["start", "test_start"]).is_some() {
-        return Ok(ResultDoc::Throughput(Box::new(throughput(doc))));
+        return Ok(ResultDoc::Throughput(Box::new(throughput(doc)?)));
     }
     // Before stress: a sweep's steps also carry offered rates.
     if crate::sweep::is_sweep(doc) {
@@ -73,7 +73,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
         return Ok(ResultDoc::Latency(Box::new(latency(doc)?)));
     }
     if crate::profile::is_profile(doc) {
-        return Ok(ResultDoc::Profile(Box::new(crate::profile::read(doc))));
+        return Ok(ResultDoc::Profile(Box::new(crate::profile::read(doc)?)));
     }
     if !doc.is_object() {
         return Err("not a JSON object".into());

@@ -19,13 +19,16 @@
 
 pub mod btc;
 pub mod capacity;
+pub mod coded;
 pub mod compare_ip;
 pub mod envelope;
 mod error;
 pub mod latency;
+pub mod profile;
 pub mod rrul;
 pub mod stress;
 pub mod sweep;
+pub mod throughput;
 
 pub use envelope::Envelope;
 pub use error::{from_value, to_value, SchemaError};

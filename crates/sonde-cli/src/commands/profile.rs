@@ -114,10 +114,7 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         // No report: the run failed (or was stopped) before it measured.
         (None, false, true) => output::document(
             std::io::stdout(),
-            &sonde_live::envelope::Envelope::new("profile")
-                .partial(true)
-                .error(error.as_deref())
-                .wrap(&serde_json::json!({})),
+            &profile_report::failed_document(error.as_deref()),
         ),
         (None, false, false) => {}
     }
