@@ -20,6 +20,7 @@
 pub mod btc;
 pub mod envelope;
 mod error;
+pub mod switch_test;
 
 pub use envelope::Envelope;
 pub use error::{from_value, to_value, SchemaError};

@@ -1,0 +1,199 @@
+//! The sending side of a whole `sonde serial` run over a [`Tty`]: one transfer of the file
+//! per block size, in order, until one does not end done; each with its report.
+//!
+//! The transfers are the sans-IO [`Sender`] run by [`driver::send`]; this module chooses
+//! their transfer ids, turns each sender's counters into a [`TransferReport`] and says how
+//! the run ended. Progress goes to a [`Sink`] of [`SendEvent`]s as it happens (a terminal's
+//! progress line), the reports come back in the [`SendRun`].
+
+use crate::driver::{self, DriveError};
+use crate::sender::{AckMode, SendError, Sender, SenderConfig, Status};
+use crate::tty::Tty;
+use sonde_stats::sink::{deliver, Sink};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What to send and how.
+#[derive(Clone, Debug)]
+pub struct SendPlan {
+    /// Block sizes, one transfer each, in order.
+    pub blocks: Vec<usize>,
+    /// Resends of one frame before a transfer gives up.
+    pub retries: u32,
+    /// How long to wait for each frame's acknowledgement.
+    pub timeout: Duration,
+    pub mode: AckMode,
+    /// The file name the far end may store the file under.
+    pub name: String,
+    /// The first transfer's id (the next ones count up from it); see [`first_transfer_id`].
+    pub first_id: u16,
+}
+
+/// What a run tells as it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendEvent {
+    /// After each step of a transfer: how far it got.
+    Progress {
+        block: usize,
+        blocks: u32,
+        blocks_total: u32,
+        retries: u32,
+    },
+    /// A transfer ended (its report follows in the [`SendRun`]).
+    TransferEnded { block: usize },
+}
+
+/// One transfer (one block size), finished or not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TransferReport {
+    pub block: usize,
+    /// File bytes acknowledged.
+    pub bytes: u64,
+    /// Blocks acknowledged, of `blocks_total`.
+    pub blocks: u32,
+    pub blocks_total: u32,
+    /// Bytes written to the line, framing and resends included.
+    pub wire_bytes: u64,
+    /// From the first byte written to the final acknowledgement (or to now, unfinished).
+    pub seconds: f64,
+    pub retries: u32,
+    pub timeouts: u32,
+    /// Broken frames the far end saw: its final count, else its `Nak`s.
+    pub crc_errors_far: u32,
+    /// Broken frames this side received.
+    pub crc_errors_here: u32,
+    /// Blocks the far end got twice (None: it sent no final count).
+    pub duplicates: Option<u32>,
+    /// Length and SHA-256 matched at the far end (None: the transfer did not end).
+    pub hash_ok: Option<bool>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// How a transfer, and so the run, ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Done,
+    Failed(String),
+    Interrupted,
+}
+
+/// The run: a report per transfer made, and how the last one ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SendRun {
+    pub transfers: Vec<TransferReport>,
+    pub ended: Ended,
+}
+
+/// A transfer id unlikely to match the far end's previous one (it may have served another
+/// run): the process id and the clock's nanoseconds, mixed.
+pub fn first_transfer_id() -> u16 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    (std::process::id() as u16) ^ (nanos as u16) ^ ((nanos >> 16) as u16)
+}
+
+/// Sends `data` once per block size of `plan` over `tty`, until a transfer does not end
+/// done (it failed, or `interrupt` was raised).
+///
+/// # Errors
+/// A sender configuration refused (a block size out of range, a file with too many blocks).
+pub fn send_file(
+    tty: &Tty,
+    plan: &SendPlan,
+    data: &Arc<[u8]>,
+    interrupt: &AtomicBool,
+    events: &mut dyn Sink<SendEvent>,
+) -> Result<SendRun, SendError> {
+    let mut transfers = Vec::new();
+    let mut ended = Ended::Done;
+    for (i, &block) in plan.blocks.iter().enumerate() {
+        let cfg = SenderConfig {
+            block,
+            retries: plan.retries,
+            timeout: plan.timeout,
+            mode: plan.mode,
+            transfer: plan.first_id.wrapping_add(i as u16),
+            name: plan.name.clone(),
+        };
+        let (report, how) = one_transfer(tty, cfg, data, interrupt, events)?;
+        transfers.push(report);
+        ended = how;
+        if ended != Ended::Done {
+            break;
+        }
+    }
+    Ok(SendRun { transfers, ended })
+}
+
+/// Runs one transfer over `tty`; its report and how it ended.
+fn one_transfer(
+    tty: &Tty,
+    cfg: SenderConfig,
+    data: &Arc<[u8]>,
+    interrupt: &AtomicBool,
+    events: &mut dyn Sink<SendEvent>,
+) -> Result<(TransferReport, Ended), SendError> {
+    let block = cfg.block;
+    let mut sender = Sender::new(cfg, data.clone())?;
+    let result = driver::send(tty, &mut sender, interrupt, |s| {
+        let st = s.stats();
+        let progress = SendEvent::Progress {
+            block,
+            blocks: st.blocks,
+            blocks_total: s.blocks(),
+            retries: st.retries,
+        };
+        deliver(events, &progress);
+    });
+    deliver(events, &SendEvent::TransferEnded { block });
+    let ended = ended(&result, sender.status());
+    let error = match &ended {
+        Ended::Failed(e) => Some(e.clone()),
+        _ => None,
+    };
+    Ok((report(&sender, block, error), ended))
+}
+
+/// How a transfer ended, from the driver's result and the sender's status.
+fn ended(result: &Result<(), DriveError>, status: &Status) -> Ended {
+    match (result, status) {
+        (Err(DriveError::Interrupted), _) => Ended::Interrupted,
+        (Err(e), _) => Ended::Failed(e.to_string()),
+        (Ok(()), Status::Failed(e)) => Ended::Failed(e.to_string()),
+        (Ok(()), Status::Done(o)) if !o.hash_ok => {
+            Ended::Failed("the far end's length or SHA-256 does not match the file".to_string())
+        }
+        _ => Ended::Done,
+    }
+}
+
+/// The report of one transfer, finished or not.
+pub fn report(s: &Sender, block: usize, error: Option<String>) -> TransferReport {
+    let st = s.stats();
+    let (seconds, far, hash_ok) = match s.status() {
+        Status::Done(o) => (o.elapsed.as_secs_f64(), o.far, Some(o.hash_ok)),
+        _ => (
+            s.started().map_or(0.0, |t| t.elapsed().as_secs_f64()),
+            None,
+            None,
+        ),
+    };
+    TransferReport {
+        block,
+        bytes: st.bytes,
+        blocks: st.blocks,
+        blocks_total: s.blocks(),
+        wire_bytes: st.wire_bytes,
+        seconds,
+        retries: st.retries,
+        timeouts: st.timeouts,
+        crc_errors_far: far.map_or(st.naks, |f| f.crc_errors),
+        crc_errors_here: st.crc_errors,
+        duplicates: far.map(|f| f.duplicates),
+        hash_ok,
+        error,
+    }
+}
