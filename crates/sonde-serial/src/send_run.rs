@@ -197,3 +197,59 @@ pub fn report(s: &Sender, block: usize, error: Option<String>) -> TransferReport
         error,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sender::Outcome;
+
+    fn done(hash_ok: bool) -> Status {
+        Status::Done(Outcome {
+            hash_ok,
+            far: None,
+            elapsed: Duration::from_millis(5),
+        })
+    }
+
+    #[test]
+    fn a_transfer_ends_done_only_when_the_far_end_matched_the_file() {
+        assert_eq!(ended(&Ok(()), &done(true)), Ended::Done);
+        assert_eq!(
+            ended(&Ok(()), &done(false)),
+            Ended::Failed("the far end's length or SHA-256 does not match the file".into())
+        );
+        assert_eq!(
+            ended(&Err(DriveError::Interrupted), &Status::Running),
+            Ended::Interrupted
+        );
+        let hangup = ended(&Err(DriveError::Hangup("/dev/x".into())), &done(true));
+        assert_eq!(
+            hangup,
+            Ended::Failed(
+                "/dev/x: the device hung up (its other end closed or it was unplugged)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn an_unstarted_transfer_reports_nothing_done_and_no_hash_check() {
+        let cfg = SenderConfig {
+            block: 8,
+            retries: 1,
+            timeout: Duration::from_millis(10),
+            mode: AckMode::Peer,
+            transfer: 1,
+            name: "f".into(),
+        };
+        let s = Sender::new(cfg, b"0123456789".to_vec().into()).unwrap();
+        let r = report(&s, 8, Some("why".into()));
+        assert_eq!(
+            (r.blocks, r.blocks_total, r.bytes, r.seconds),
+            (0, 2, 0, 0.0)
+        );
+        assert_eq!(
+            (r.hash_ok, r.duplicates, r.error.as_deref()),
+            (None, None, Some("why"))
+        );
+    }
+}

@@ -37,6 +37,7 @@ pub struct ClientConfig {
 }
 
 /// What one run measured, at both ends.
+#[derive(Debug)]
 pub struct Outcome {
     /// Bytes sent.
     pub bytes: u64,

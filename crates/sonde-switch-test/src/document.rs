@@ -117,8 +117,10 @@ mod tests {
     use sonde_switch::Family;
 
     fn outcome(error: Option<&str>, interrupted: bool) -> Outcome {
-        let mut client = Stats::default();
-        client.sent_by_family = [600, 400];
+        let mut client = Stats {
+            sent_by_family: [600, 400],
+            ..Stats::default()
+        };
         client.switches.push(sonde_switch::SwitchRecord {
             at: Duration::from_millis(500),
             kind: SwitchKind::Recovery,

@@ -15,6 +15,7 @@ use std::time::Duration;
 const MAX_LOG: usize = 1000;
 
 /// One logged decision.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub at: Duration,
     pub on: Family,
@@ -23,6 +24,7 @@ pub struct Entry {
 }
 
 /// Chooses the next family.
+#[derive(Debug)]
 pub enum Chooser {
     Periodic,
     Policy {
@@ -182,5 +184,101 @@ impl Chooser {
                 ),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_testkit::TempDir;
+
+    /// IPv6 better by 30 % on the median latency, at 99.9 % confidence.
+    const V6_BETTER_BY_30: &str = r#"{"schema":1,"better":"ipv6","measure":"latency_median","margin_pct":30.0,"confidence":0.999,"per_measure":[],"summary":"IPv6 is better"}"#;
+
+    fn settings(file: PathBuf, margin_pct: f64) -> PolicySettings {
+        PolicySettings {
+            file,
+            config: PolicyConfig {
+                margin_pct,
+                hold: Duration::ZERO,
+                ..PolicyConfig::default()
+            },
+        }
+    }
+
+    #[test]
+    fn without_a_verdict_file_every_switch_goes_to_the_other_family_unlogged() {
+        let mut c = Chooser::new(None).unwrap();
+        assert_eq!(c.next(Duration::ZERO, Family::V4), Some(Family::V6));
+        assert_eq!(c.next(Duration::ZERO, Family::V6), Some(Family::V4));
+        assert_eq!(c.log(), None);
+        assert!(c.lines().is_empty());
+    }
+
+    #[test]
+    fn a_verdict_over_the_margin_switches_once_and_each_new_reason_is_logged() {
+        let dir = TempDir::new("switch-policy");
+        let file = dir.file("verdict.json");
+        std::fs::write(&file, V6_BETTER_BY_30).unwrap();
+        let mut c = Chooser::new(Some(&settings(file.clone(), 10.0))).unwrap();
+        assert_eq!(c.next(Duration::ZERO, Family::V4), Some(Family::V6));
+        // On IPv6 already: it stays, and says so once however often it is asked.
+        assert_eq!(c.next(Duration::from_secs(1), Family::V6), None);
+        assert_eq!(c.next(Duration::from_secs(2), Family::V6), None);
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(c.next(Duration::from_secs(3), Family::V6), None);
+        let log = c.log().unwrap();
+        assert_eq!(log.margin_pct, 10.0);
+        assert_eq!(log.file, file.display().to_string());
+        let d = &log.decisions;
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert_eq!(
+            (d[0].on.as_str(), d[0].switched_to.as_deref()),
+            ("IPv4", Some("IPv6"))
+        );
+        assert!(d[0].reason.contains("30.0 %"), "{d:?}");
+        assert_eq!(d[1].switched_to, None);
+        assert!(d[2].reason.starts_with("no verdict (cannot open "), "{d:?}");
+        assert!(d[2].reason.contains("verdict.json: "), "{d:?}");
+        let lines = c.lines();
+        assert!(
+            lines[0].starts_with("policy at 0.000 s: switched IPv4 -> IPv6: "),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("policy at 1.000 s: stayed on IPv6: "),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_verdict_under_the_margin_stays_and_says_why() {
+        let dir = TempDir::new("switch-policy");
+        let file = dir.file("verdict.json");
+        std::fs::write(&file, V6_BETTER_BY_30).unwrap();
+        let mut c = Chooser::new(Some(&settings(file, 40.0))).unwrap();
+        assert_eq!(c.next(Duration::ZERO, Family::V4), None);
+        let log = c.log().unwrap();
+        assert!(
+            log.decisions[0].reason.contains("under the 40.0 % margin"),
+            "{log:?}"
+        );
+    }
+
+    #[test]
+    fn a_missing_or_malformed_verdict_file_is_refused_naming_it() {
+        let dir = TempDir::new("switch-policy");
+        let file = dir.file("verdict.json");
+        let e = Chooser::new(Some(&settings(file.clone(), 10.0))).unwrap_err();
+        assert!(matches!(e, PolicyError::Open { .. }), "{e}");
+        assert_eq!(e.to_string(), format!("cannot open {}", file.display()));
+        std::fs::write(&file, V6_BETTER_BY_30.replace("30.0", "300.0")).unwrap();
+        let e = Chooser::new(Some(&settings(file, 10.0))).unwrap_err();
+        assert!(matches!(e, PolicyError::Verdict { .. }), "{e}");
+        let text = with_causes(&e);
+        assert!(
+            text.contains("verdict.json: ") && text.contains("margin_pct"),
+            "{text}"
+        );
     }
 }
