@@ -6,8 +6,9 @@
 //! the run ended. Progress goes to a [`Sink`] of [`SendEvent`]s as it happens (a terminal's
 //! progress line), the reports come back in the [`SendRun`].
 
+use crate::control::EndAck;
 use crate::driver::{self, DriveError};
-use crate::sender::{AckMode, SendError, Sender, SenderConfig, Status};
+use crate::sender::{AckMode, SendError, SendStats, Sender, SenderConfig, Status};
 use crate::tty::Tty;
 use sonde_stats::sink::{deliver, Sink};
 use std::sync::atomic::AtomicBool;
@@ -44,31 +45,36 @@ pub enum SendEvent {
     TransferEnded { block: usize },
 }
 
-/// One transfer (one block size), finished or not.
+/// One transfer (one block size), finished or not: the sender's counters and what the far
+/// end said.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TransferReport {
     pub block: usize,
-    /// File bytes acknowledged.
-    pub bytes: u64,
-    /// Blocks acknowledged, of `blocks_total`.
-    pub blocks: u32,
+    /// The sender's counters (blocks and bytes acknowledged, bytes on the line, resends,
+    /// time-outs, `Nak`s, broken frames received).
+    pub stats: SendStats,
+    /// Blocks the file has at this size.
     pub blocks_total: u32,
-    /// Bytes written to the line, framing and resends included.
-    pub wire_bytes: u64,
     /// From the first byte written to the final acknowledgement (or to now, unfinished).
     pub seconds: f64,
-    pub retries: u32,
-    pub timeouts: u32,
-    /// Broken frames the far end saw: its final count, else its `Nak`s.
-    pub crc_errors_far: u32,
-    /// Broken frames this side received.
-    pub crc_errors_here: u32,
-    /// Blocks the far end got twice (None: it sent no final count).
-    pub duplicates: Option<u32>,
+    /// The far end's final count (None: echo mode, or the transfer did not end).
+    pub far: Option<EndAck>,
     /// Length and SHA-256 matched at the far end (None: the transfer did not end).
     pub hash_ok: Option<bool>,
     /// Why it failed.
     pub error: Option<String>,
+}
+
+impl TransferReport {
+    /// Broken frames the far end saw: its final count, else its `Nak`s.
+    pub fn crc_errors_far(&self) -> u32 {
+        self.far.map_or(self.stats.naks, |f| f.crc_errors)
+    }
+
+    /// Blocks the far end got twice (None: it sent no final count).
+    pub fn duplicates(&self) -> Option<u32> {
+        self.far.map(|f| f.duplicates)
+    }
 }
 
 /// How a transfer, and so the run, ended.
@@ -172,7 +178,6 @@ fn ended(result: &Result<(), DriveError>, status: &Status) -> Ended {
 
 /// The report of one transfer, finished or not.
 pub fn report(s: &Sender, block: usize, error: Option<String>) -> TransferReport {
-    let st = s.stats();
     let (seconds, far, hash_ok) = match s.status() {
         Status::Done(o) => (o.elapsed.as_secs_f64(), o.far, Some(o.hash_ok)),
         _ => (
@@ -183,16 +188,10 @@ pub fn report(s: &Sender, block: usize, error: Option<String>) -> TransferReport
     };
     TransferReport {
         block,
-        bytes: st.bytes,
-        blocks: st.blocks,
+        stats: s.stats(),
         blocks_total: s.blocks(),
-        wire_bytes: st.wire_bytes,
         seconds,
-        retries: st.retries,
-        timeouts: st.timeouts,
-        crc_errors_far: far.map_or(st.naks, |f| f.crc_errors),
-        crc_errors_here: st.crc_errors,
-        duplicates: far.map(|f| f.duplicates),
+        far,
         hash_ok,
         error,
     }
@@ -244,12 +243,33 @@ mod tests {
         let s = Sender::new(cfg, b"0123456789".to_vec().into()).unwrap();
         let r = report(&s, 8, Some("why".into()));
         assert_eq!(
-            (r.blocks, r.blocks_total, r.bytes, r.seconds),
+            (r.stats.blocks, r.blocks_total, r.stats.bytes, r.seconds),
             (0, 2, 0, 0.0)
         );
         assert_eq!(
-            (r.hash_ok, r.duplicates, r.error.as_deref()),
+            (r.hash_ok, r.duplicates(), r.error.as_deref()),
             (None, None, Some("why"))
         );
+        assert_eq!(r.crc_errors_far(), 0);
+    }
+
+    #[test]
+    fn the_far_ends_final_count_wins_over_its_naks() {
+        let mut r = TransferReport {
+            stats: SendStats {
+                naks: 3,
+                ..SendStats::default()
+            },
+            ..TransferReport::default()
+        };
+        assert_eq!((r.crc_errors_far(), r.duplicates()), (3, None));
+        r.far = Some(EndAck {
+            verdict: crate::control::Verdict::Ok,
+            received: 0,
+            sha256: [0; 32],
+            crc_errors: 5,
+            duplicates: 1,
+        });
+        assert_eq!((r.crc_errors_far(), r.duplicates()), (5, Some(1)));
     }
 }

@@ -10,8 +10,22 @@ use sonde_switch_test::client::{self, ClientConfig};
 use sonde_switch_test::schedule::Schedule;
 use sonde_switch_test::server::{Server, ServerConfig};
 use sonde_switch_test::{document, table, Event};
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+
+/// A run of `time` against `addrs`, switching every 100 ms.
+fn config(addrs: &[SocketAddr], time: Duration) -> ClientConfig {
+    ClientConfig {
+        backend: Backend::Framed,
+        targets: Targets::from_addrs(addrs),
+        start: Family::V4,
+        time,
+        schedule: Schedule::new(0.1, &[]),
+        switches: None,
+        policy: None,
+    }
+}
 
 #[test]
 fn a_transfer_that_switches_every_100ms_arrives_intact_with_both_ends_records() {
@@ -36,15 +50,7 @@ fn a_transfer_that_switches_every_100ms_arrives_intact_with_both_ends_records() 
         );
         (r.map_err(|e| e.to_string()), events)
     });
-    let cfg = ClientConfig {
-        backend: Backend::Framed,
-        targets: Targets::from_addrs(&addrs),
-        start: Family::V4,
-        time: Duration::from_millis(450),
-        schedule: Schedule::new(0.1, &[]),
-        switches: None,
-        policy: None,
-    };
+    let cfg = config(&addrs, Duration::from_millis(450));
     let o = client::run(&cfg, &AtomicBool::new(false), &mut FnSink(|_: &Event| {})).unwrap();
     let (ended, events) = served.join().unwrap();
     ended.unwrap();
@@ -71,18 +77,11 @@ fn a_transfer_that_switches_every_100ms_arrives_intact_with_both_ends_records() 
 #[test]
 fn a_port_where_nothing_listens_is_an_error_before_anything_is_measured() {
     let closed = sonde_testkit::net::free_port();
-    let cfg = ClientConfig {
-        backend: Backend::Framed,
-        targets: Targets::from_addrs(&[
-            format!("127.0.0.1:{closed}").parse().unwrap(),
-            format!("[::1]:{closed}").parse().unwrap(),
-        ]),
-        start: Family::V4,
-        time: Duration::from_millis(100),
-        schedule: Schedule::new(0.1, &[]),
-        switches: None,
-        policy: None,
-    };
+    let addrs = [
+        format!("127.0.0.1:{closed}").parse().unwrap(),
+        format!("[::1]:{closed}").parse().unwrap(),
+    ];
+    let cfg = config(&addrs, Duration::from_millis(100));
     let e = client::run(&cfg, &AtomicBool::new(false), &mut FnSink(|_: &Event| {})).unwrap_err();
     assert!(matches!(e, sonde_switch_test::Error::Switch(_)), "{e}");
     assert!(e.to_string().contains("refused"), "{e}");

@@ -71,18 +71,19 @@ fn hex(b: &[u8]) -> String {
 
 /// The report row of one transfer.
 fn row(t: &TransferReport) -> SerialRow {
+    let st = &t.stats;
     SerialRow {
         block: t.block,
-        bytes: t.bytes,
-        blocks: t.blocks,
+        bytes: st.bytes,
+        blocks: st.blocks,
         blocks_total: t.blocks_total,
-        wire_bytes: t.wire_bytes,
+        wire_bytes: st.wire_bytes,
         seconds: t.seconds,
-        retries: t.retries,
-        timeouts: t.timeouts,
-        crc_errors_far: t.crc_errors_far,
-        crc_errors_here: t.crc_errors_here,
-        duplicates: t.duplicates,
+        retries: st.retries,
+        timeouts: st.timeouts,
+        crc_errors_far: t.crc_errors_far(),
+        crc_errors_here: st.crc_errors,
+        duplicates: t.duplicates(),
         hash_ok: t.hash_ok,
         error: t.error.clone(),
     }
