@@ -4,7 +4,7 @@
 //! compares.
 //!
 //! The application protocol on top of the library is tiny: the client streams
-//! pseudo-random bytes ([`stream`]) and ends its stream; the server ([`server`]) answers with
+//! pseudo-random bytes (its `stream` module) and ends its stream; the server ([`server`]) answers with
 //! its SHA-256, its byte count and its switch records ([`wire`]). While the client sends, a
 //! thread of its own ([`driver`]) switches when the [`schedule`] falls due, to where the
 //! [`policy`] chooser says. The receiving application's bytes per interval ([`samples`]) go
