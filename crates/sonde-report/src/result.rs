@@ -42,7 +42,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if crate::switch::is_switch_test(doc) {
         return Ok(ResultDoc::Throughput(Box::new(crate::switch::throughput(
             doc,
-        ))));
+        )?)));
     }
     if at(doc, &["start", "test_start"]).is_some() {
         return Ok(ResultDoc::Throughput(Box::new(throughput(doc)?)));

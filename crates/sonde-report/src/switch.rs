@@ -1,4 +1,5 @@
-//! Reading `sonde switch-test -J` documents into the report's throughput view.
+//! Reading `sonde switch-test -J` documents, through their model (`sonde_schema::switch_test`),
+//! into the report's throughput view.
 //!
 //! A switch test has its own document shape (top-level `"test": "switch-test"`): the client's
 //! totals and hash check in `end`, and the receiving server's view in `server` - its switch
@@ -7,62 +8,55 @@
 //! marks each switch on the chart at the time the server's session saw it (its JOIN), by the
 //! family it moved to.
 
-use crate::json::{num, text, uint};
 use crate::view::{DirView, Series, Throughput};
 use serde_json::Value;
+use sonde_schema::switch_test::{ServerSide, SwitchTestDocument, KIND};
 
 /// Whether `doc` is a switch test's document.
 pub fn is_switch_test(doc: &Value) -> bool {
-    doc.get("test").and_then(Value::as_str) == Some("switch-test")
+    doc.get("test").and_then(Value::as_str) == Some(KIND)
 }
 
 /// The receiver's bytes per interval as a bit/s series, each point at its interval's middle.
-fn received(server: Option<&Value>) -> Vec<Series> {
-    let Some(r) = server.and_then(|s| s.get("received_over_time")) else {
+fn received(server: Option<&ServerSide>) -> Vec<Series> {
+    let Some(r) = server.and_then(|s| s.received_over_time.as_ref()) else {
         return Vec::new();
     };
-    let (Some(step), Some(bytes)) = (
-        num(r, &["interval"]).filter(|s| *s > 0.0),
-        r.get("bytes").and_then(Value::as_array),
-    ) else {
+    let Some(step) = Some(r.interval).filter(|s| *s > 0.0) else {
         return Vec::new();
     };
     let mut s = Series::new("client → server received by server (receiver)".into());
-    for (i, b) in bytes.iter().enumerate() {
+    for (i, b) in r.bytes.iter().enumerate() {
         let start = i as f64 * step;
-        let bps = b.as_f64().unwrap_or(0.0) * 8.0 / step;
+        let bps = *b as f64 * 8.0 / step;
         s.push(Some(start), start + step, start + step / 2.0, bps);
     }
     vec![s]
 }
 
 /// Each switch the server saw: (when, "planned to IPv6" and the like).
-fn switches(server: Option<&Value>) -> Vec<(f64, String)> {
+fn switches(server: Option<&ServerSide>) -> Vec<(f64, String)> {
     server
-        .and_then(|s| s.get("switches"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|r| {
-            let at = num(r, &["at"])?;
-            let kind = text(r, &["kind"]).unwrap_or_else(|| "switch".into());
-            let to = text(r, &["to"]).unwrap_or_else(|| "?".into());
-            Some((at, format!("{kind} to {to}")))
-        })
+        .map(|s| &s.switches[..])
+        .unwrap_or_default()
+        .iter()
+        .map(|r| (r.at, format!("{} to {}", r.kind, r.to)))
         .collect()
 }
 
-/// The throughput view of a switch-test document (see the module docs).
-pub fn throughput(doc: &Value) -> Throughput {
-    let end = doc.get("end");
-    let server = doc.get("server");
-    let e = |k: &str| end.and_then(|e| num(e, &[k]));
-    let seconds = e("seconds");
-    let received_bytes = end.and_then(|e| uint(e, &["server_bytes"]));
+/// The throughput view of a switch-test document (see the module docs), read through its
+/// model ([`sonde_schema::switch_test`]); a document that does not fit it is an error naming
+/// the kind and the field.
+pub fn throughput(doc: &Value) -> Result<Throughput, String> {
+    let doc: SwitchTestDocument = crate::json::model(KIND, doc)?;
+    let end = doc.end.as_ref();
+    let server = doc.server.as_ref().and_then(Option::as_ref);
+    let seconds = end.map(|e| e.seconds);
+    let received_bytes = end.map(|e| e.server_bytes);
     let dir = DirView {
         client_sends: true,
-        sent_bytes: end.and_then(|e| uint(e, &["bytes"])),
-        sent_bps: e("bits_per_second"),
+        sent_bytes: end.map(|e| e.bytes),
+        sent_bps: end.map(|e| e.bits_per_second),
         received_bytes,
         received_bps: received_bytes
             .zip(seconds.filter(|s| *s > 0.0))
@@ -71,27 +65,19 @@ pub fn throughput(doc: &Value) -> Throughput {
         retransmits: None,
         udp: None,
     };
-    let equal = end
-        .and_then(|e| e.get("hash_equal"))
-        .and_then(Value::as_bool);
-    Throughput {
+    let equal = end.map(|e| e.hash_equal);
+    Ok(Throughput {
         throughput: received(server),
-        // The envelope's `partial` (older documents: `end.interrupted` only).
-        partial: doc
-            .get("partial")
-            .and_then(Value::as_bool)
-            .or_else(|| {
-                end.and_then(|e| e.get("interrupted"))
-                    .and_then(Value::as_bool)
-            })
-            .unwrap_or(end.is_none()),
-        error: text(doc, &["error"]).or_else(|| {
+        // The envelope's `partial` (older documents: `end.interrupted` only; none: it ended
+        // before it measured).
+        partial: doc.envelope.partial || end.is_none_or(|e| e.interrupted),
+        error: doc.envelope.error.clone().or_else(|| {
             (equal == Some(false))
                 .then(|| "the stream's SHA-256 or length differs at the two ends".into())
         }),
         switches: switches(server),
         ..Throughput::one_direction("SWITCH", dir)
-    }
+    })
 }
 
 #[cfg(test)]
@@ -114,6 +100,45 @@ pub(crate) mod tests {
 
     #[test]
     fn a_hash_mismatch_is_an_error_of_the_test() {
-        assert!(throughput(&doc(false)).error.is_some());
+        assert!(throughput(&doc(false)).unwrap().error.is_some());
+    }
+
+    #[test]
+    fn the_receivers_series_and_the_servers_switches_are_read() {
+        let t = throughput(&doc(true)).unwrap();
+        assert!(t.error.is_none() && !t.partial);
+        assert_eq!(
+            t.switches,
+            [
+                (0.25, "planned to IPv6".to_string()),
+                (0.75, "recovery to IPv4".to_string())
+            ]
+        );
+        assert_eq!(t.throughput.len(), 1);
+        assert_eq!(t.directions[0].received_bps, Some(8000.0));
+    }
+
+    #[test]
+    fn a_document_without_a_figure_the_report_shows_is_an_error_naming_it() {
+        let mut d = doc(true);
+        d["end"].as_object_mut().unwrap().remove("server_bytes");
+        let e = throughput(&d).unwrap_err();
+        assert!(
+            e.contains("switch-test") && e.contains("server_bytes"),
+            "{e}"
+        );
+        let mut d = doc(true);
+        d["server"]["received_over_time"]["bytes"] = json!(["many"]);
+        assert!(throughput(&d).is_err());
+    }
+
+    #[test]
+    fn a_run_that_failed_before_it_measured_reads_as_partial_with_its_error() {
+        let d = json!({"test": "switch-test", "start": {}, "kind": "switch-test",
+            "partial": true, "error": "refused"});
+        let t = throughput(&d).unwrap();
+        assert!(t.partial);
+        assert_eq!(t.error.as_deref(), Some("refused"));
+        assert!(t.throughput.is_empty() && t.switches.is_empty());
     }
 }

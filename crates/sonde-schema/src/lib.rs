@@ -28,6 +28,7 @@ pub mod profile;
 pub mod rrul;
 pub mod stress;
 pub mod sweep;
+pub mod switch_test;
 pub mod throughput;
 
 pub use envelope::Envelope;

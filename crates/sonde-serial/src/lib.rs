@@ -10,7 +10,9 @@
 //!
 //! [`Sender`] and [`Receiver`] are sans-IO state machines: bytes and the time go in, bytes,
 //! deadlines and events come out. [`tty`] opens and configures a terminal device and
-//! [`driver`] runs either side over it with `poll(2)`.
+//! [`driver`] runs either side over it with `poll(2)`. Above them, a whole run of
+//! `sonde serial`: [`send_run`] sends a file once per block size and reports each transfer;
+//! [`serve_run`] serves transfers until the interrupt, storing the files that check.
 //!
 //! ```
 //! use sonde_serial::{AckMode, Receiver, Sender, SenderConfig, Status};
@@ -32,7 +34,9 @@ pub mod control;
 pub mod driver;
 pub mod frame;
 pub mod receiver;
+pub mod send_run;
 pub mod sender;
+pub mod serve_run;
 pub mod tty;
 
 pub use receiver::{Event, Receiver, Summary};

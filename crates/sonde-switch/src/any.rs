@@ -1,5 +1,5 @@
-//! One type for either backend, for callers that choose at run time (the C ABI, the
-//! `switch-test` command): each call goes to the framed [`Conn`] or the [`MptcpConn`].
+//! One type for either backend, for callers that choose at run time (the C ABI,
+//! `sonde-switch-test`): each call goes to the framed [`Conn`] or the [`MptcpConn`].
 
 use crate::conn::{Conn, Listener};
 use crate::error::Error;

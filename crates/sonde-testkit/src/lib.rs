@@ -43,6 +43,7 @@ pub mod net;
 pub mod page;
 pub mod postgres;
 pub mod proc;
+pub mod pty;
 pub mod scenario;
 pub mod server;
 pub mod stream;

@@ -23,11 +23,6 @@ pub mod stress_steps;
 pub mod stress_udp;
 pub mod sweep;
 
-pub mod switch_driver;
-pub mod switch_peer;
-pub mod switch_policy;
-pub mod switch_samples;
-pub mod switch_schedule;
 pub mod switch_test;
 
 /// The process exit codes sonde documents.

@@ -1,17 +1,21 @@
-//! `sonde serial`: phase two (read the file, open the device), then one transfer per block
-//! size and its report, or the far end (`--serve`) until Ctrl-C.
+//! `sonde serial`: phase two (read the file, open the device), then `sonde-serial`'s run
+//! (one transfer per block size, or the far end until Ctrl-C), its progress and transfers
+//! printed as they come, its report as the table or the `-J` document, and the exit code.
 
 use super::exit;
 use crate::flags::serial::SerialArgs;
 use crate::output::{self, outln};
 use sha2::{Digest, Sha256};
 use sonde_live::serial::{document, lines, served_line, SerialRow, SerialRun};
-use sonde_serial::driver::{self, DriveError};
+use sonde_serial::control::Verdict;
+use sonde_serial::send_run::{self, Ended, SendEvent, SendPlan, TransferReport};
+use sonde_serial::serve_run::{self, Served};
 use sonde_serial::tty::{Tty, TtyError};
-use sonde_serial::{AckMode, Event, Receiver, Sender, SenderConfig, Status};
+use sonde_serial::AckMode;
+use sonde_stats::sink::FnSink;
 use std::fs::File;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -65,31 +69,23 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The report row of one transfer, finished or not.
-fn row_of(s: &Sender, block: usize, error: Option<String>) -> SerialRow {
-    let st = s.stats();
-    let (seconds, far, hash_ok) = match s.status() {
-        Status::Done(o) => (o.elapsed.as_secs_f64(), o.far, Some(o.hash_ok)),
-        _ => (
-            s.started().map_or(0.0, |t| t.elapsed().as_secs_f64()),
-            None,
-            None,
-        ),
-    };
+/// The report row of one transfer.
+fn row(t: &TransferReport) -> SerialRow {
+    let st = &t.stats;
     SerialRow {
-        block,
+        block: t.block,
         bytes: st.bytes,
         blocks: st.blocks,
-        blocks_total: s.blocks(),
+        blocks_total: t.blocks_total,
         wire_bytes: st.wire_bytes,
-        seconds,
+        seconds: t.seconds,
         retries: st.retries,
         timeouts: st.timeouts,
-        crc_errors_far: far.map_or(st.naks, |f| f.crc_errors),
+        crc_errors_far: t.crc_errors_far(),
         crc_errors_here: st.crc_errors,
-        duplicates: far.map(|f| f.duplicates),
-        hash_ok,
-        error,
+        duplicates: t.duplicates(),
+        hash_ok: t.hash_ok,
+        error: t.error.clone(),
     }
 }
 
@@ -111,69 +107,32 @@ impl Live {
         }
     }
 
-    fn show(&mut self, block: usize, s: &Sender) {
-        if !self.on || self.last.elapsed().as_secs() < 1 {
-            return;
+    fn event(&mut self, e: &SendEvent) {
+        match *e {
+            SendEvent::Progress {
+                block,
+                blocks,
+                blocks_total,
+                retries,
+            } => {
+                if !self.on || self.last.elapsed().as_secs() < 1 {
+                    return;
+                }
+                self.last = Instant::now();
+                self.shown = true;
+                eprint!(
+                    "\r\x1b[Kblock size {block}: {blocks}/{blocks_total} blocks, {retries} retries"
+                );
+            }
+            // The next transfer's line starts afresh, a second in.
+            SendEvent::TransferEnded { .. } => {
+                if self.shown {
+                    eprint!("\r\x1b[K");
+                }
+                *self = Live::new();
+            }
         }
-        self.last = Instant::now();
-        self.shown = true;
-        let st = s.stats();
-        eprint!(
-            "\r\x1b[Kblock size {block}: {}/{} blocks, {} retries",
-            st.blocks,
-            s.blocks(),
-            st.retries
-        );
     }
-
-    fn clear(&self) {
-        if self.shown {
-            eprint!("\r\x1b[K");
-        }
-    }
-}
-
-/// A transfer id unlikely to match the far end's previous one (it may have served another run).
-fn first_transfer_id() -> u16 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    (std::process::id() as u16) ^ (nanos as u16) ^ ((nanos >> 16) as u16)
-}
-
-/// How one transfer ended.
-enum Ended {
-    Done,
-    Failed(String),
-    Interrupted,
-}
-
-/// Runs one transfer over `tty`; its report row and how it ended.
-fn one_transfer(
-    tty: &Tty,
-    cfg: SenderConfig,
-    data: &Arc<[u8]>,
-    interrupt: &AtomicBool,
-) -> Result<(SerialRow, Ended), sonde_serial::SendError> {
-    let block = cfg.block;
-    let mut sender = Sender::new(cfg, data.clone())?;
-    let mut live = Live::new();
-    let result = driver::send(tty, &mut sender, interrupt, |s| live.show(block, s));
-    live.clear();
-    let ended = match (&result, sender.status()) {
-        (Err(DriveError::Interrupted), _) => Ended::Interrupted,
-        (Err(e), _) => Ended::Failed(e.to_string()),
-        (Ok(()), Status::Failed(e)) => Ended::Failed(e.to_string()),
-        (Ok(()), Status::Done(o)) if !o.hash_ok => {
-            Ended::Failed("the far end's length or SHA-256 does not match the file".to_string())
-        }
-        _ => Ended::Done,
-    };
-    let error = match &ended {
-        Ended::Failed(e) => Some(e.clone()),
-        _ => None,
-    };
-    Ok((row_of(&sender, block, error), ended))
 }
 
 fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
@@ -221,8 +180,7 @@ fn send(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
     }
 }
 
-/// One transfer of `data` per `--block` size, until one does not end done: their rows and
-/// how the last ended.
+/// The transfers of `--block` sizes, as far as they got.
 ///
 /// # Errors
 /// A sender configuration refused (a usage error).
@@ -233,31 +191,27 @@ fn transfers(
     name: &str,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<SerialRow>, Ended), sonde_serial::SendError> {
-    let mode = if a.loopback {
-        AckMode::Echo
-    } else {
-        AckMode::Peer
+    let plan = SendPlan {
+        blocks: a.block.clone(),
+        retries: a.retries,
+        timeout: a.timeout,
+        mode: if a.loopback {
+            AckMode::Echo
+        } else {
+            AckMode::Peer
+        },
+        name: name.to_owned(),
+        first_id: send_run::first_transfer_id(),
     };
-    let id = first_transfer_id();
-    let mut rows = Vec::new();
-    let mut last = Ended::Done;
-    for (i, &block) in a.block.iter().enumerate() {
-        let cfg = SenderConfig {
-            block,
-            retries: a.retries,
-            timeout: a.timeout,
-            mode,
-            transfer: id.wrapping_add(i as u16),
-            name: name.to_owned(),
-        };
-        let (row, ended) = one_transfer(tty, cfg, data, interrupt)?;
-        rows.push(row);
-        last = ended;
-        if !matches!(last, Ended::Done) {
-            break;
-        }
-    }
-    Ok((rows, last))
+    let mut live = Live::new();
+    let run = send_run::send_file(
+        tty,
+        &plan,
+        data,
+        interrupt,
+        &mut FnSink(|e: &SendEvent| live.event(e)),
+    )?;
+    Ok((run.transfers.iter().map(row).collect(), run.ended))
 }
 
 /// The run's report: the table, or with `-J` its document.
@@ -286,112 +240,37 @@ fn print_run(a: &SerialArgs, path: &Path, data: &[u8], rows: &[SerialRow], last:
     }
 }
 
-/// The file a transfer is being stored to: written as `NAME.part`, renamed when it checks.
-struct Storing {
-    file: File,
-    part: PathBuf,
-    done: PathBuf,
-}
-
-/// A file name safe to create in `--out`: the last component, no hidden or empty names.
-fn safe_name(name: &str) -> String {
-    let base = Path::new(name)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if base.is_empty() || base.starts_with('.') {
-        "serial-transfer.bin".into()
-    } else {
-        base
+/// One transfer served, as a JSON line or a line of text.
+fn print_served(s: &Served, json: bool) {
+    let stored = s.stored.as_ref().map(|p| p.display().to_string());
+    if json {
+        let v = serde_json::json!({
+            "name": s.name, "bytes": s.bytes, "announced_bytes": s.announced_bytes,
+            "block": s.block, "blocks": s.blocks, "hash_ok": s.ok(),
+            "sha256": hex(&s.sha256), "crc_errors": s.crc_errors,
+            "duplicates": s.duplicates, "stored": stored,
+        });
+        outln!("{v}");
+        return;
     }
-}
-
-/// Handles the receiver's events: stores the file when asked and reports each transfer.
-struct ServeSink<'a> {
-    out: Option<&'a Path>,
-    json: bool,
-    storing: Option<Storing>,
-    served: u32,
-    /// The transfer under way: its start and the bytes delivered so far.
-    open: Option<(sonde_serial::control::Begin, u64)>,
-}
-
-impl ServeSink<'_> {
-    fn event(&mut self, e: Event) -> Result<(), String> {
-        match e {
-            Event::Begin(b) => {
-                self.open = Some((b.clone(), 0));
-                if let Some(old) = self.storing.take() {
-                    let _ = std::fs::remove_file(&old.part);
-                }
-                if let Some(dir) = self.out {
-                    let done = dir.join(safe_name(&b.name));
-                    let part = done.with_extension("part");
-                    let file = File::create(&part)
-                        .map_err(|e| format!("cannot create {}: {e}", part.display()))?;
-                    self.storing = Some(Storing { file, part, done });
-                }
-            }
-            Event::Data(d) => {
-                if let Some((_, got)) = &mut self.open {
-                    *got += d.len() as u64;
-                }
-                if let Some(s) = &mut self.storing {
-                    s.file
-                        .write_all(&d)
-                        .map_err(|e| format!("cannot write {}: {e}", s.part.display()))?;
-                }
-            }
-            Event::End(s) => self.end(s)?,
-        }
-        Ok(())
-    }
-
-    fn end(&mut self, s: sonde_serial::Summary) -> Result<(), String> {
-        self.served += 1;
-        self.open = None;
-        let ok = s.ack.verdict == sonde_serial::control::Verdict::Ok;
-        let mut stored = None;
-        if let Some(st) = self.storing.take() {
-            drop(st.file);
-            if ok {
-                std::fs::rename(&st.part, &st.done)
-                    .map_err(|e| format!("cannot rename to {}: {e}", st.done.display()))?;
-                stored = Some(st.done.display().to_string());
-            } else {
-                let _ = std::fs::remove_file(&st.part);
-            }
-        }
-        let verdict = match s.ack.verdict {
-            sonde_serial::control::Verdict::Ok => "length and sha256 ok",
-            sonde_serial::control::Verdict::LengthMismatch => "LENGTH MISMATCH",
-            sonde_serial::control::Verdict::HashMismatch => "SHA256 MISMATCH",
-        };
-        if self.json {
-            let v = serde_json::json!({
-                "name": s.name, "bytes": s.ack.received, "announced_bytes": s.total,
-                "block": s.block, "blocks": s.blocks, "hash_ok": ok,
-                "sha256": hex(&s.ack.sha256), "crc_errors": s.ack.crc_errors,
-                "duplicates": s.ack.duplicates, "stored": stored,
-            });
-            outln!("{v}");
-        } else {
-            outln!(
-                "{}",
-                served_line(
-                    &s.name,
-                    s.ack.received,
-                    s.block,
-                    s.blocks,
-                    verdict,
-                    s.ack.crc_errors,
-                    s.ack.duplicates,
-                    stored.as_deref()
-                )
-            );
-        }
-        Ok(())
-    }
+    let verdict = match s.verdict {
+        Verdict::Ok => "length and sha256 ok",
+        Verdict::LengthMismatch => "LENGTH MISMATCH",
+        Verdict::HashMismatch => "SHA256 MISMATCH",
+    };
+    outln!(
+        "{}",
+        served_line(
+            &s.name,
+            s.bytes,
+            s.block,
+            s.blocks,
+            verdict,
+            s.crc_errors,
+            s.duplicates,
+            stored.as_deref()
+        )
+    );
 }
 
 fn serve(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
@@ -416,54 +295,32 @@ fn serve(a: &SerialArgs, interrupt: &AtomicBool) -> i32 {
         );
     }
     let started = Instant::now();
-    let mut rx = Receiver::new();
-    let mut sink = ServeSink {
-        out: a.out.as_deref(),
-        json: a.json,
-        storing: None,
-        served: 0,
-        open: None,
-    };
-    let result = driver::serve(&tty, &mut rx, interrupt, |e| sink.event(e));
-    if let Some(st) = sink.storing.take() {
-        let _ = std::fs::remove_file(&st.part);
-    }
-    if let Some((b, got)) = &sink.open {
+    let run = serve_run::serve_files(
+        &tty,
+        a.out.as_deref(),
+        interrupt,
+        &mut FnSink(|s: &Served| print_served(s, a.json)),
+    );
+    if let Some(u) = &run.unfinished {
         output::final_error(format_args!(
-            "sonde serial: stopped during the transfer of {:?} in blocks of {}: {got} of {} bytes received, not stored",
-            b.name, b.block, b.total
+            "sonde serial: stopped during the transfer of {:?} in blocks of {}: {} of {} bytes received, not stored",
+            u.begin.name, u.begin.block, u.received, u.begin.total
         ));
     }
-    let stats = rx.stats();
-    match result {
-        Ok(()) => {
+    match run.error {
+        None => {
             output::final_error(format_args!(
                 "sonde serial: stopped after {:.1} s: {} transfers served, {} broken frames, {} stray frames",
                 started.elapsed().as_secs_f64(),
-                sink.served,
-                stats.crc_errors,
-                stats.stray
+                run.served,
+                run.stats.crc_errors,
+                run.stats.stray
             ));
             exit::OK
         }
-        Err(e) => {
+        Some(e) => {
             output::final_error(format_args!("sonde: error - {e}"));
             exit::FAILED
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::safe_name;
-
-    #[test]
-    fn stored_names_stay_inside_the_out_directory() {
-        assert_eq!(safe_name("fw.bin"), "fw.bin");
-        assert_eq!(safe_name("../../etc/passwd"), "passwd");
-        assert_eq!(safe_name("/abs/path/x"), "x");
-        assert_eq!(safe_name("a/.."), "serial-transfer.bin");
-        assert_eq!(safe_name(".bashrc"), "serial-transfer.bin");
-        assert_eq!(safe_name(""), "serial-transfer.bin");
     }
 }

@@ -11,8 +11,8 @@ use crate::common;
 
 use common::{run, Proc, TempDir};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
-use nix::sys::termios;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use sonde_testkit::pty::{pty, read_some, write_all, Pty};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -21,27 +21,6 @@ use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 const FLAG: u8 = 0x7E;
-
-/// One pseudo-terminal pair; the slave is set raw and kept open by the test, so the master
-/// never sees a hang-up when sonde closes its side.
-struct Pty {
-    master: OwnedFd,
-    _slave: OwnedFd,
-    path: PathBuf,
-}
-
-fn pty() -> Pty {
-    let p = nix::pty::openpty(None, None).unwrap();
-    let mut t = termios::tcgetattr(p.slave.as_fd()).unwrap();
-    termios::cfmakeraw(&mut t);
-    termios::tcsetattr(p.slave.as_fd(), termios::SetArg::TCSANOW, &t).unwrap();
-    let path = std::fs::read_link(format!("/proc/self/fd/{}", p.slave.as_raw_fd())).unwrap();
-    Pty {
-        master: p.master,
-        _slave: p.slave,
-        path,
-    }
-}
 
 /// What the relay does to the frames going from the sender to the far end.
 #[derive(Clone, Copy, Default)]
@@ -60,20 +39,6 @@ struct Relay {
     /// Frames seen from the sender so far (carried or not).
     frames: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
-}
-
-fn read_some(fd: &OwnedFd, buf: &mut [u8]) -> usize {
-    nix::unistd::read(fd, buf).unwrap_or(0)
-}
-
-fn write_all(fd: &OwnedFd, mut b: &[u8]) {
-    while !b.is_empty() {
-        match nix::unistd::write(fd, b) {
-            Ok(n) => b = &b[n..],
-            Err(nix::errno::Errno::EAGAIN) => std::thread::sleep(Duration::from_millis(1)),
-            Err(_) => return,
-        }
-    }
 }
 
 impl Relay {

@@ -1,5 +1,5 @@
-//! The switching side of `sonde switch-test`'s client: a thread of its own that switches on
-//! the schedule while the sending thread keeps sending.
+//! The switching side of a switch test's client: a thread of its own that switches on the
+//! schedule while the sending thread keeps sending.
 //!
 //! Why a thread: [`AnyConn::switch`] returns once the new path is joined, a dial and a JOIN
 //! round trip later. Called from the sending loop, it left the old path with nothing new to
@@ -7,8 +7,8 @@
 //! plus the new path's first round trip, not what the library costs. An application that
 //! switches from its sending thread can do so; this command measures the switch.
 
-use super::switch_policy::Chooser;
-use super::switch_schedule::Schedule;
+use crate::policy::Chooser;
+use crate::schedule::Schedule;
 use sonde_switch::{AnyConn, Family};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ pub struct SwitchDriver<'a> {
     pub start: Instant,
     /// The family the stream starts on.
     pub family: Family,
-    /// Stop after this many switches (`--switches`), ending the transfer.
+    /// Stop after this many switches, ending the transfer.
     pub limit: Option<u64>,
     /// Set by either side to end the transfer: the sender at its end, this thread after the
     /// last switch or a failed one.
@@ -37,7 +37,11 @@ impl SwitchDriver<'_> {
     ///
     /// # Errors
     /// A switch failed; `stop` is set so the sender ends too.
-    pub fn run(&self, chooser: &mut Chooser, mut schedule: Schedule) -> anyhow::Result<()> {
+    pub fn run(
+        &self,
+        chooser: &mut Chooser,
+        mut schedule: Schedule,
+    ) -> Result<(), sonde_switch::Error> {
         let result = self.switch_until_stopped(chooser, &mut schedule);
         self.stop.store(true, Ordering::SeqCst);
         result
@@ -47,7 +51,7 @@ impl SwitchDriver<'_> {
         &self,
         chooser: &mut Chooser,
         schedule: &mut Schedule,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), sonde_switch::Error> {
         // A policy reads its verdict at once, then at each scheduled time.
         let mut read_policy_now = matches!(chooser, Chooser::Policy { .. });
         let mut fam = self.family;

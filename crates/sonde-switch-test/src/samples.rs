@@ -1,4 +1,4 @@
-//! What the receiving application of `sonde switch-test` saw over time: bytes per interval
+//! What the receiving application of a switch test saw over time: bytes per interval
 //! (the throughput series the report charts) and the longest gaps between two deliveries.
 //!
 //! The library's switch records give each switch's stall as the session saw it from its JOIN
@@ -7,7 +7,7 @@
 //! caller reads the clock. Memory is bounded: at most [`MAX_INTERVALS`] intervals (later
 //! bytes go into the last one) and [`KEPT_GAPS`] gaps.
 
-use serde_json::{json, Value};
+use sonde_schema::switch_test::{Gap, ReceivedOverTime};
 use std::time::Duration;
 
 /// Intervals kept (a day at 0.1 s is 864 000; the cap keeps a peer's long test bounded).
@@ -60,16 +60,21 @@ impl Samples {
         }
     }
 
-    /// `{"interval": s, "bytes": [...], "gaps": [{"end": s, "ms": ms}, ...]}`.
-    pub fn json(&self) -> Value {
-        json!({
-            "interval": self.interval.as_secs_f64(),
-            "bytes": self.bytes,
-            "gaps": self.gaps.iter().map(|(g, at)| json!({
-                "end": at.as_secs_f64(),
-                "ms": g.as_secs_f64() * 1e3,
-            })).collect::<Vec<_>>(),
-        })
+    /// The document's `received_over_time`: the interval (s), the bytes of each, and the
+    /// longest gaps (when each ended, s; how long, ms).
+    pub fn model(&self) -> ReceivedOverTime {
+        ReceivedOverTime {
+            interval: self.interval.as_secs_f64(),
+            bytes: self.bytes.clone(),
+            gaps: self
+                .gaps
+                .iter()
+                .map(|(g, at)| Gap {
+                    end: at.as_secs_f64(),
+                    ms: g.as_secs_f64() * 1e3,
+                })
+                .collect(),
+        }
     }
 }
 
@@ -88,11 +93,11 @@ mod tests {
         s.delivered(ms(50), 5);
         s.delivered(ms(250), 7); // a 200 ms gap, ending at 250 ms
         s.delivered(ms(260), 1);
-        let j = s.json();
-        assert_eq!(j["bytes"], json!([10, 0, 8]));
-        assert_eq!(j["gaps"][0]["ms"], json!(200.0));
-        assert_eq!(j["gaps"][0]["end"], json!(0.25));
-        assert_eq!(j["gaps"][1]["ms"], json!(40.0));
+        let j = s.model();
+        assert_eq!(j.bytes, [10, 0, 8]);
+        assert_eq!(j.gaps[0].ms, 200.0);
+        assert_eq!(j.gaps[0].end, 0.25);
+        assert_eq!(j.gaps[1].ms, 40.0);
     }
 
     #[test]
@@ -102,8 +107,8 @@ mod tests {
             s.delivered(ms(i * i), 1);
         }
         s.delivered(Duration::from_secs(10_000_000), 1);
-        let j = s.json();
-        assert_eq!(j["bytes"].as_array().map(Vec::len), Some(MAX_INTERVALS));
-        assert_eq!(j["gaps"].as_array().map(Vec::len), Some(KEPT_GAPS));
+        let j = s.model();
+        assert_eq!(j.bytes.len(), MAX_INTERVALS);
+        assert_eq!(j.gaps.len(), KEPT_GAPS);
     }
 }

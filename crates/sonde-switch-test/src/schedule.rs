@@ -1,4 +1,4 @@
-//! When `sonde switch-test` switches: every N seconds, or at the times given with `--at`.
+//! When a switch test switches: every N seconds, or at the times given (`--at`).
 //!
 //! Time is an argument (the elapsed time of the transfer), so the schedule is tested without
 //! a clock.
