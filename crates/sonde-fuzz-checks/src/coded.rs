@@ -211,7 +211,7 @@ fn sender_setup(cfg: &[u8], rest: usize) -> (SenderConfig, Option<u64>, Option<u
 }
 
 /// Hostile datagrams (feedback, done reports, raw bytes) into a sender whose settings the
-/// input's first three bytes choose (see [`sender_setup`]), with what it sends drained
+/// input's first three bytes choose (see `sender_setup`), with what it sends drained
 /// between them.
 pub fn coded_sender(data: &[u8]) {
     let (cfg, rest) = data.split_at(data.len().min(3));

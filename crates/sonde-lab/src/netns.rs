@@ -8,7 +8,7 @@
 //! so no helper process is needed. Sysctls are written the same way, through `/proc/sys` from
 //! a thread inside the namespace ([`run_in`]), so the lab does not need procps.
 //!
-//! A namespace may also get its own hosts file ([`write_hosts`]): `ip netns exec NAME`
+//! A namespace may also get its own hosts file (`write_hosts`): `ip netns exec NAME`
 //! mounts `/etc/netns/NAME/hosts` over `/etc/hosts` for the program it starts, so the system
 //! resolver there finds the lab's node names. Deleting the namespace removes that directory,
 //! which `ip netns del` leaves behind.

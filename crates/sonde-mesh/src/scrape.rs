@@ -1,7 +1,7 @@
 //! One scrape of an agent's `/metrics`: an HTTP/1.0 GET with a deadline on every step, the
 //! answer read up to a bound, and the peers that have series in it.
 //!
-//! A scrape that times out is made again, up to [`ATTEMPTS`] times in all, each on a new
+//! A scrape that times out is made again, up to `ATTEMPTS` (3) times in all, each on a new
 //! connection: the end-of-run scrape of a node behind an impaired link (say 5 % loss each
 //! way) can lose the same segment twice, and TCP's backed-off retransmission then stalls one
 //! read past its deadline although the agent is well. A refused or reset connection, or a

@@ -10,7 +10,7 @@
 //! by default, longer where an operator set them so). A measuring tool must not hang there:
 //! Ctrl-C or an agent's SIGTERM would go unheard for that long. So the lookup runs on a
 //! thread of its own while the caller waits for at most [`LOOKUP_LIMIT`], looking at its
-//! interrupt flag every [`SLICE`]. A lookup given up on ends on its own when the resolver
+//! interrupt flag every `SLICE`. A lookup given up on ends on its own when the resolver
 //! does; until then, asking for the same name joins it rather than starting another, and at
 //! most [`MAX_UNANSWERED`] names may be under way, so a dead resolver cannot pile up threads.
 //! Addresses written as addresses are never looked up.

@@ -78,7 +78,7 @@ pub struct TestParams {
     /// `capacity`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::capacity::CapacityPlan>,
-    /// The client's answer to the server's [`Welcome::auth_nonce`]: HMAC-SHA256 under the
+    /// The client's answer to the server's [`Welcome::auth_nonce`](super::Welcome::auth_nonce): HMAC-SHA256 under the
     /// pre-shared key over the nonce and this request without this field ([`crate::psk`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psk_answer: Option<String>,

@@ -52,7 +52,7 @@ impl Session {
     }
 
     /// Closes old paths whose peer never sent MOVED, queues a PING on a quiet active path,
-    /// and closes the active path when nothing arrived on it for [`Config::dead_after`]
+    /// and closes the active path when nothing arrived on it for [`Config::dead_after`](crate::session::Config::dead_after)
     /// (then [`Session::needs_path`] says so, as after [`Session::path_failed`]). Returns the
     /// paths it declared failed, whose sockets the driver should close. (A due ACK goes out
     /// with the next [`Session::poll_transmit`] of the active path.)
