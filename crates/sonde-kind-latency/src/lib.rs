@@ -133,6 +133,11 @@ pub struct LatencyOutcome {
 }
 
 /// Resolves the target to one address of the wanted family.
+///
+/// # Errors
+///
+/// `LatencyError::Run` with the resolver's error (interrupted, no such host), or
+/// `LatencyError::Setup` when it found no address of that family.
 pub fn target(cfg: &LatencyConfig, interrupt: &AtomicBool) -> Result<SocketAddr, LatencyError> {
     let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt).map_err(RunError::from)?;
     addrs

@@ -406,6 +406,10 @@ pub fn count_of(sent: &[SentCount], id: u32) -> Option<u64> {
 }
 
 /// Marks stream `id`'s datagrams with DiffServ code point `dscp` (0 leaves them unmarked).
+///
+/// # Errors
+///
+/// `RunError::Stream` of stream `id` when the socket refuses the TOS byte.
 pub fn set_dscp(sock: &std::net::UdpSocket, id: u32, dscp: u8) -> Result<(), RunError> {
     if dscp == 0 {
         return Ok(());
