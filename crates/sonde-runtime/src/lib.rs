@@ -9,43 +9,52 @@
 //!
 //! # Layers
 //!
-//! The modules stand in four layers, and a module imports only from its own layer's core or
-//! from layers below it:
+//! The runtime stands in four layers, each a crate or crates, and a layer imports only from
+//! the layers below it (the compiler keeps it so: a crate cannot name a crate it does not
+//! depend on):
 //!
-//! - **Core**: what every measurement shares. Sockets and streams ([`sockets`], [`streams`],
-//!   [`pacing`], [`schedule_slips`], [`clock`]), the [`engine`] and its [`meter`], the
-//!   control connection and its waits ([`control_conn`], `control_wait`), a client's
-//!   connecting and data streams ([`connect`], [`client_checks`], `own_loop` for the tests
-//!   that run their own loop on one UDP stream), a test's events and figures
-//!   ([`test_events`], [`start`], [`summary`], [`end_condition`], [`peer_rows`]), the
-//!   server's configuration and admission ([`serving`]), [`auth`] and [`error`].
-//! - **Kinds**, siblings over the core: the throughput client ([`client`]), the iperf3
-//!   dialect ([`iperf3`]: its client and its server sessions), [`latency`] (the prober and
-//!   the responder), [`capacity`], [`coded`] and [`profile`]. A kind imports only the core:
-//!   never another kind's client or server. The sonde server's side of a kind lives with the
-//!   server's sessions, over the kind's public parts.
-//! - **Suites**, which run kinds together: [`btc`] and [`sweep`] (series of throughput
-//!   tests), [`rrul`] (latency under throughput load), [`dual_stack`] (latency, BTC and
-//!   capacity per address family), [`compare_ip`] (the families compared, over rrul's
-//!   runners and dual_stack's modes) and [`profile_run`] (the latency prober's clock offset,
-//!   then the profile).
-//! - **The server** ([`server`]): one port for both dialects, dispatching each connection to
-//!   the kind it asks for (sonde's sessions for throughput, capacity, coded and profile
-//!   tests; iperf3's sessions; the latency responder and tcp-rr).
+//! - **Core** (`sonde-runtime-core`): what every measurement shares. Sockets and streams
+//!   ([`sockets`], [`streams`], [`pacing`], [`schedule_slips`], [`clock`]), the [`engine`]
+//!   and its [`meter`], the control connection and its waits ([`control_conn`],
+//!   [`control_wait`]), a client's connecting and data streams ([`connect`],
+//!   [`client_checks`], [`own_loop`] for the tests that run their own loop on one UDP
+//!   stream), a test's events and figures ([`test_events`], [`start`], [`summary`],
+//!   [`end_condition`], [`peer_rows`]), the server's configuration and admission
+//!   ([`serving`]), [`auth`] and [`error`].
+//! - **Kinds**, one crate each, siblings over the core: the throughput client ([`client`],
+//!   `sonde-kind-throughput`), the iperf3 dialect ([`iperf3`], `sonde-kind-iperf3`: its
+//!   client and its server sessions), [`latency`] (`sonde-kind-latency`: the prober and the
+//!   responder), [`capacity`], [`coded`] and [`profile`] (`sonde-kind-capacity`,
+//!   `sonde-kind-coded`, `sonde-kind-profile`). A kind's crate depends on the core alone:
+//!   it cannot reach another kind's client or server. The sonde server's side of a kind
+//!   lives with the server's sessions, over the kind's public parts.
+//! - **Suites**, in this crate, which run kinds together: [`btc`] and [`sweep`] (series of
+//!   throughput tests), [`rrul`] (latency under throughput load), [`dual_stack`] (latency,
+//!   BTC and capacity per address family), [`compare_ip`] (the families compared, over
+//!   rrul's runners and dual_stack's modes) and [`profile_run`] (the latency prober's clock
+//!   offset, then the profile).
+//! - **The server** ([`server`]), in this crate: one port for both dialects, dispatching each
+//!   connection to the kind it asks for (sonde's sessions for throughput, capacity, coded and
+//!   profile tests; iperf3's sessions; the latency responder and tcp-rr).
+//!
+//! The core's modules and the kinds' crates are re-exported here under the names they always
+//! had (`sonde_runtime::engine`, `sonde_runtime::latency`), so callers name one crate.
 
 pub mod btc;
-pub mod capacity;
-pub mod client;
-pub mod coded;
 pub mod compare_ip;
 pub mod dual_stack;
-pub mod iperf3;
-pub mod latency;
-pub mod profile;
 pub mod profile_run;
 pub mod rrul;
 pub mod server;
 pub mod sweep;
+
+// The kinds, one crate each, under the module names they had here.
+pub use sonde_kind_capacity as capacity;
+pub use sonde_kind_coded as coded;
+pub use sonde_kind_iperf3 as iperf3;
+pub use sonde_kind_latency as latency;
+pub use sonde_kind_profile as profile;
+pub use sonde_kind_throughput as client;
 
 // The core, under the names it always had here: `sonde_runtime::engine` and, inside this
 // crate, `crate::engine` are the core's.

@@ -34,7 +34,7 @@ pub struct UploadRounds {
 
 impl UploadRounds {
     /// `secs` of upload a family in rounds of at least half a second (at least
-    /// [`MIN_ROUNDS`] rounds of at least [`MIN_ROUND`], at most [`MAX_ROUNDS`]).
+    /// `MIN_ROUNDS` rounds of at least `MIN_ROUND`, at most `MAX_ROUNDS`).
     pub fn of(secs: f64) -> Self {
         let rounds = ((secs / 0.5).floor() as u32).clamp(MIN_ROUNDS, MAX_ROUNDS);
         let each = Duration::from_secs_f64(secs / f64::from(rounds)).max(MIN_ROUND);

@@ -14,10 +14,10 @@
 //! `sonde_proto::probe_tag`), each sequence number once per session; the rest are dropped
 //! silently and counted, for a rate-limited log line.
 
-use crate::serving::source_limit::SourceLimiter;
 use sonde_platform::timestamp;
 use sonde_proto::probe::{looks_like_probe, Probe, ProbeKind};
 use sonde_proto::probe_tag::{ProbeKey, ReplayWindow};
+use sonde_runtime_core::serving::source_limit::SourceLimiter;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_source_over_its_limit_gets_no_answer() {
-        use crate::serving::source_limit::RateCap;
+        use sonde_runtime_core::serving::source_limit::RateCap;
         let server = UdpSocket::bind("127.0.0.1:0").unwrap();
         let client = UdpSocket::bind("127.0.0.1:0").unwrap();
         client

@@ -3,11 +3,10 @@
 //! receiver per stream it receives (kernel receive timestamps where the OS gives them, into
 //! the pure accounting of `sonde_profile::receive`).
 //!
-//! Senders keep exact burst times with [`crate::clock::PreciseSleeper`]; a sender held up
+//! Senders keep exact burst times with [`sonde_runtime_core::clock::PreciseSleeper`]; a sender held up
 //! sends a late burst at once rather than skipping it, so a burst's datagrams are always
 //! back to back, as the profile says.
 
-use crate::clock::PreciseSleeper;
 use sonde_platform::timestamp;
 use sonde_profile::receive::StreamReceiver;
 use sonde_profile::schedule::Schedule;
@@ -15,6 +14,7 @@ use sonde_profile::StreamSpec;
 use sonde_proto::datagram::DatagramHeader;
 use sonde_proto::message::SentCount;
 use sonde_proto::udp_hello::{Hello, HelloAck};
+use sonde_runtime_core::clock::PreciseSleeper;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -181,7 +181,7 @@ fn send_stream(
     sent: &AtomicU64,
 ) -> Result<(), String> {
     let plan = Schedule::new(&s.spec, profile_s);
-    let mut buf = crate::streams::payload(s.spec.size as usize, s.id);
+    let mut buf = sonde_runtime_core::streams::payload(s.spec.size as usize, s.id);
     let mut sleeper = PreciseSleeper::new();
     for k in 0..plan.bursts() {
         let due = t0 + Duration::from_nanos(plan.due_ns(k));

@@ -1,16 +1,20 @@
-//! `sonde latency`: probes on an isochronous schedule (or flooding), replies accounted by the
-//! pure `sonde_stats::latency::tracker`, events out to a sink.
+//! `sonde latency`: round-trip times, probes on an isochronous schedule (or flooding), replies
+//! accounted by the pure `sonde_stats::latency::tracker`, events out to a sink.
 //!
-//! Modes: UDP request/response to a sonde server ([`transports`], answered by
+//! Modes: UDP request/response to a sonde server (the `transports` module, answered by
 //! [`responder::Responder`] inside `sonde server`), ICMP echo to any host (RFC 792 / RFC 4443),
 //! TCP handshake times to any TCP service and request/response transactions on one TCP
-//! connection to a sonde server ([`tcp`]). Latency under load (`crate::rrul`) and the IPv4/IPv6
-//! comparison (`crate::compare_ip`) are suites on top.
+//! connection to a sonde server ([`tcp`]).
 //!
 //! The schedule is absolute (probe n is due at start + n × interval, so delays never
 //! accumulate) and kept by sleeping until ~200 µs before the due time, then spinning: a 1 ms
 //! interval keeps a schedule error of a few microseconds where a plain sleep overshoots by
 //! 50-100 µs (irtt #4 reports 33 % on macOS).
+//!
+//! This kind stands on the runtime core (`sonde-runtime-core`) alone. Latency under load
+//! (`sonde_runtime::rrul`), the IPv4/IPv6 comparison (`sonde_runtime::compare_ip`) and the
+//! clock offset before a profile (`sonde_runtime::profile_run`) are suites on top, in
+//! `sonde-runtime`, which re-exports this crate as `sonde_runtime::latency`.
 
 mod prober;
 pub mod responder;
@@ -21,9 +25,9 @@ pub mod unanswered;
 
 pub use responder::Responder;
 
-use crate::error::RunError;
 use sonde_platform::host::software;
 use sonde_platform::resolve::{resolve, Family};
+use sonde_runtime_core::error::RunError;
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode, LatencyStart, LatencySummary};
 use sonde_stats::sink::Sink;
 use std::net::SocketAddr;
@@ -129,10 +133,12 @@ pub struct LatencyOutcome {
 }
 
 /// Resolves the target to one address of the wanted family.
-pub(crate) fn target(
-    cfg: &LatencyConfig,
-    interrupt: &AtomicBool,
-) -> Result<SocketAddr, LatencyError> {
+///
+/// # Errors
+///
+/// `LatencyError::Run` with the resolver's error (interrupted, no such host), or
+/// `LatencyError::Setup` when it found no address of that family.
+pub fn target(cfg: &LatencyConfig, interrupt: &AtomicBool) -> Result<SocketAddr, LatencyError> {
     let addrs = resolve(&cfg.host, cfg.port, cfg.family, interrupt).map_err(RunError::from)?;
     addrs
         .first()

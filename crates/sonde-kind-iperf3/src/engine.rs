@@ -3,9 +3,9 @@
 //! own (iperf3's datagram header is the [`StreamConfig`]'s format); iperf3 senders start at
 //! once (no held start, unlike sonde's server) and ask for the TCP queue flush at the end.
 
-use crate::engine::{DataSocket, Engine, LocalStream};
-use crate::streams::{Budget, StreamConfig};
 use sonde_proto::message::{PeerStream, TestParams};
+use sonde_runtime_core::engine::{DataSocket, Engine, LocalStream};
+use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Protocol, Role, StreamRole, TestSummary};
 use sonde_stats::sink::{deliver, Sink};
@@ -81,7 +81,7 @@ pub(crate) fn finish(
     engine.ctl.abort.store(true, Ordering::Relaxed);
     let local = local_views(engine, stop_at, emit);
     let cpu_local = cpu(engine.join());
-    crate::summary::build(crate::summary::SummaryInput {
+    sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
         role,
         params: p,
         local: &local,

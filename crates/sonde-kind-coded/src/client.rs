@@ -7,12 +7,12 @@
 //! (their CPU). The coded figures of the far end arrive in the protocol's own close.
 
 use super::endpoint::{drive, CodedFigures, Limits, Side};
-use crate::connect::ClientConfig;
-use crate::control_conn::ControlConn;
-use crate::error::RunError;
-use crate::own_loop::{self, Needs};
 use sonde_platform::cpu;
 use sonde_proto::session::ClientSession;
+use sonde_runtime_core::connect::ClientConfig;
+use sonde_runtime_core::control_conn::ControlConn;
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::own_loop::{self, Needs};
 use sonde_stats::model::{CpuUsage, Direction};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

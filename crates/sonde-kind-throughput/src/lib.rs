@@ -1,23 +1,31 @@
-//! `sonde client`: drives one test against a sonde server.
+//! `sonde client`: throughput, the bytes a test's data streams carry each way per interval,
+//! driven against a sonde server.
 //!
 //! Connects, negotiates, opens the data streams (UDP ones with retransmitted hellos), runs the
 //! local engine, decides the end (time, bytes or blocks), exchanges results and emits events.
 //! Whatever ends the test (Ctrl-C, a dead server, a refused request) the events seen so far and
 //! a partial summary are still delivered.
+//!
+//! This kind stands on the runtime core (`sonde-runtime-core`) alone, so it cannot reach
+//! another kind; the suites that repeat it (btc, sweep, rrul) and the server's side of a
+//! throughput test are in `sonde-runtime`, which re-exports this crate as
+//! `sonde_runtime::client`.
 
-use crate::client_checks::{check_capabilities, check_congestion, check_receiving};
-use crate::connect::{open_control, open_data_stream, open_streams, udp_handshake, OpenControl};
-use crate::connect::{running, unexpected};
-use crate::control_conn::ControlConn;
-use crate::control_wait::{self, flush};
-use crate::engine::{Engine, LocalStream};
-use crate::error::RunError;
-use crate::peer_rows::PeerRowOrder;
-use crate::streams::{Budget, StreamConfig};
 use sonde_platform::cpu;
 use sonde_proto::message::{PeerStream, ProcessLoad, Results, Stop};
 use sonde_proto::preamble::{cookie_hex, data_preamble, Cookie};
 use sonde_proto::session::{ClientEvent, ClientSession};
+use sonde_runtime_core::client_checks::{check_capabilities, check_congestion, check_receiving};
+use sonde_runtime_core::connect::{
+    open_control, open_data_stream, open_streams, udp_handshake, OpenControl,
+};
+use sonde_runtime_core::connect::{running, unexpected};
+use sonde_runtime_core::control_conn::ControlConn;
+use sonde_runtime_core::control_wait::{self, flush};
+use sonde_runtime_core::engine::{Engine, LocalStream};
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::peer_rows::PeerRowOrder;
+use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, IntervalReport, Role, SocketFigures, StreamRole, TestStart,
@@ -30,15 +38,15 @@ use std::time::{Duration, Instant};
 
 /// The throughput client's configuration and outcome, and the address family of its
 /// configuration: its public face, where callers of [`run`] name them (they live in the
-/// core's [`crate::connect`], shared by every sonde client).
-pub use crate::connect::{ClientConfig, ClientOutcome, Family};
+/// core's [`sonde_runtime_core::connect`], shared by every sonde client).
+pub use sonde_runtime_core::connect::{ClientConfig, ClientOutcome, Family};
 
 /// Longest wait for one control step (accept, streams ready, results). Generous because
 /// sonde measures lossy links: at 30 % loss each way a control segment can need several TCP
 /// retransmissions with doubling timeouts (1, 2, 4, 8 s), and the test must still report.
 const STEP: Duration = Duration::from_secs(30);
 /// How long waiting for a control message may take: one read of the control connection.
-const CONTROL_WAIT: Duration = crate::control_conn::POLL_SLICE;
+const CONTROL_WAIT: Duration = sonde_runtime_core::control_conn::POLL_SLICE;
 /// Runs one test. Events go to `emit` as they happen; the outcome says how it ended.
 pub fn run(
     cfg: &ClientConfig,
@@ -151,7 +159,7 @@ impl ClientRun<'_> {
         };
         let streams = self.open_streams(server, &cookie)?;
         let connected = connected_streams(&streams);
-        let sockets = crate::start::socket_figures(
+        let sockets = sonde_runtime_core::start::socket_figures(
             &self.cfg.params,
             streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
         );
@@ -164,10 +172,9 @@ impl ClientRun<'_> {
         let congestion = self.start_engine(streams)?;
         flush(conn, session)?;
         let start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
-        self.server_events
-            .push(Event::Start(Box::new(crate::start::as_seen_by_server(
-                &start,
-            ))));
+        self.server_events.push(Event::Start(Box::new(
+            sonde_runtime_core::start::as_seen_by_server(&start),
+        )));
         deliver(self.emit, &Event::Start(Box::new(start)));
         self.run_until_end(conn, session)?;
         let (stop_at, peer) = self.stop_and_collect(conn, session)?;
@@ -315,15 +322,16 @@ impl ClientRun<'_> {
         self.own_results = Some(own.clone());
         session.send_results(own);
         let _ = flush(conn, session);
-        let summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Client,
-            params: p,
-            local: &local,
-            peer: Some(&peer),
-            cpu_local,
-            local_congestion: congestion,
-            error: None,
-        });
+        let summary =
+            sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
+                role: Role::Client,
+                params: p,
+                local: &local,
+                peer: Some(&peer),
+                cpu_local,
+                local_congestion: congestion,
+                error: None,
+            });
         self.peer_results = Some(peer);
         deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Ok(summary)
@@ -337,7 +345,7 @@ impl ClientRun<'_> {
         session: &mut ClientSession,
     ) -> Result<(), RunError> {
         let p = &self.cfg.params;
-        let mut end = crate::end_condition::EndCondition::new(p);
+        let mut end = sonde_runtime_core::end_condition::EndCondition::new(p);
         loop {
             self.check_interrupt()?;
             let engine = running(&mut self.engine)?;
@@ -452,15 +460,16 @@ impl ClientRun<'_> {
     /// from both ends' results (the same merge the server runs).
     fn server_view(&mut self) -> Option<Vec<Event>> {
         let (peer, own) = (self.peer_results.as_ref()?, self.own_results.as_ref()?);
-        let summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Server,
-            params: &self.cfg.params,
-            local: &peer.streams,
-            peer: Some(own),
-            cpu_local: peer.cpu,
-            local_congestion: peer.congestion.clone(),
-            error: None,
-        });
+        let summary =
+            sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
+                role: Role::Server,
+                params: &self.cfg.params,
+                local: &peer.streams,
+                peer: Some(own),
+                cpu_local: peer.cpu,
+                local_congestion: peer.congestion.clone(),
+                error: None,
+            });
         let mut events = std::mem::take(&mut self.server_events);
         events.push(Event::End(Box::new(summary)));
         Some(events)
@@ -511,15 +520,16 @@ impl ClientRun<'_> {
             notes: Vec::new(),
             profile: Vec::new(),
         });
-        let mut summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Client,
-            params: &self.cfg.params,
-            local: &local,
-            peer: self.peer_results.as_ref().or(live.as_ref()),
-            cpu_local,
-            local_congestion: None,
-            error: Some(reason),
-        });
+        let mut summary =
+            sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
+                role: Role::Client,
+                params: &self.cfg.params,
+                local: &local,
+                peer: self.peer_results.as_ref().or(live.as_ref()),
+                cpu_local,
+                local_congestion: None,
+                error: Some(reason),
+            });
         if from_live {
             summary.cpu_remote = None; // the live reports carry no CPU figures
         }
@@ -567,9 +577,9 @@ fn start_event(
     cookie: &Cookie,
     (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
 ) -> TestStart {
-    crate::start::start_event(
+    sonde_runtime_core::start::start_event(
         &cfg.params,
-        crate::start::StartContext {
+        sonde_runtime_core::start::StartContext {
             role: Role::Client,
             local: local.to_string(),
             remote: server.to_string(),

@@ -10,11 +10,11 @@
 //! Ctrl-C, keeping what arrived. Both ends exchange results (their CPU) as for any test.
 
 use super::collect::Collector;
-use crate::connect::ClientConfig;
-use crate::error::RunError;
-use crate::own_loop::{self, Needs};
 use sonde_platform::{cpu, sockopt, timestamp};
 use sonde_proto::capacity::{emit_ack, parse_departure, CapacityPlan, Departure, Probe};
+use sonde_runtime_core::connect::ClientConfig;
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::own_loop::{self, Needs};
 use sonde_stats::capacity::converge::{EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{check, DepartureCheck};
 use sonde_stats::capacity::{estimate, Estimate, Layers};
@@ -147,7 +147,7 @@ fn receive(
     out: &mut CapacityOutcome,
     deadline: Instant,
     interrupt: &AtomicBool,
-    conn: &mut crate::control_conn::ControlConn,
+    conn: &mut sonde_runtime_core::control_conn::ControlConn,
     s: &mut sonde_proto::session::ClientSession,
 ) -> Result<bool, RunError> {
     if sockopt::force_recv_buffer(sock, RCVBUF).is_err() {

@@ -2,13 +2,6 @@
 //! figures. Ctrl-C stops the senders early and still collects and reports what was measured.
 
 use super::workers::{ProfileStream, Workers};
-use crate::connect::{open_control, open_data_stream, udp_handshake, unexpected};
-use crate::connect::{ClientConfig, OpenControl};
-use crate::control_conn::ControlConn;
-use crate::control_wait::flush;
-use crate::engine::DataSocket;
-use crate::error::RunError;
-use crate::sockets::ClientSockets;
 use sonde_platform::resolve::Family;
 use sonde_platform::sockopt;
 use sonde_profile::receive::StreamReceiver;
@@ -16,6 +9,13 @@ use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult, MAX_EXCEPTI
 use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams};
 use sonde_proto::preamble::Cookie;
 use sonde_proto::session::{ClientEvent, ClientSession};
+use sonde_runtime_core::connect::{open_control, open_data_stream, udp_handshake, unexpected};
+use sonde_runtime_core::connect::{ClientConfig, OpenControl};
+use sonde_runtime_core::control_conn::ControlConn;
+use sonde_runtime_core::control_wait::flush;
+use sonde_runtime_core::engine::DataSocket;
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,7 +63,7 @@ impl ProfileConfig {
 
 /// Runs the profile with the clocks as its request states them (synced, an offset already
 /// measured, or neither: delays above each stream's fastest datagram); `note` receives
-/// progress lines for the user. `crate::profile_run::run` measures the offset first.
+/// progress lines for the user. `sonde_runtime::profile_run::run` measures the offset first.
 pub fn run_as_requested(
     cfg: &ProfileConfig,
     interrupt: &AtomicBool,
@@ -206,7 +206,7 @@ impl Run<'_> {
         interruptible: bool,
     ) -> Result<ClientEvent, RunError> {
         let interrupt = interruptible.then_some(self.interrupt);
-        crate::control_wait::next_event(conn, s, what, timeout, interrupt)
+        sonde_runtime_core::control_wait::next_event(conn, s, what, timeout, interrupt)
     }
 
     /// Opens the data streams in id order; returns those this end sends and receives.
@@ -264,7 +264,7 @@ impl Run<'_> {
             if elapsed >= duration && done {
                 return Ok(());
             }
-            if let Some(m) = conn.recv(crate::control_conn::POLL_SLICE)? {
+            if let Some(m) = conn.recv(sonde_runtime_core::control_conn::POLL_SLICE)? {
                 session
                     .handle(m)
                     .map_err(|e| RunError::Protocol(e.to_string()))?;
@@ -367,7 +367,7 @@ impl Run<'_> {
 
 /// How long receivers wait for stragglers after the senders stopped: the largest late
 /// threshold of the profile plus half a second, at most 3 s.
-pub(crate) fn drain_grace(r: &ProfileRequest) -> Duration {
+pub fn drain_grace(r: &ProfileRequest) -> Duration {
     let late = r
         .profile
         .streams
@@ -379,7 +379,7 @@ pub(crate) fn drain_grace(r: &ProfileRequest) -> Duration {
 
 /// The figures of every account, with the exception records shared out over the streams;
 /// `receiver_is_server` says which end's clock the receive times are on.
-pub(crate) fn finish_all(
+pub fn finish_all(
     accounts: &[StreamReceiver],
     peer_sent: &dyn Fn(u32) -> Option<u64>,
     r: &ProfileRequest,
@@ -401,12 +401,16 @@ pub(crate) fn finish_all(
 }
 
 /// The datagram count of stream `id` in `sent`.
-pub(crate) fn count_of(sent: &[SentCount], id: u32) -> Option<u64> {
+pub fn count_of(sent: &[SentCount], id: u32) -> Option<u64> {
     sent.iter().find(|c| c.id == id).map(|c| c.packets)
 }
 
 /// Marks stream `id`'s datagrams with DiffServ code point `dscp` (0 leaves them unmarked).
-pub(crate) fn set_dscp(sock: &std::net::UdpSocket, id: u32, dscp: u8) -> Result<(), RunError> {
+///
+/// # Errors
+///
+/// `RunError::Stream` of stream `id` when the socket refuses the TOS byte.
+pub fn set_dscp(sock: &std::net::UdpSocket, id: u32, dscp: u8) -> Result<(), RunError> {
     if dscp == 0 {
         return Ok(());
     }

@@ -3,13 +3,13 @@
 
 use super::data::{FileSource, Sink};
 use super::{symbol_size, K};
-use crate::error::RunError;
 use sonde_coded::pattern;
 use sonde_coded::receiver::{FeedbackMode, Receiver, ReceiverConfig};
 use sonde_coded::sender::{PatternSource, Sender, SenderConfig, Source};
 use sonde_coded::wire::{ReceiverReport, SenderReport};
 use sonde_proto::coded::{CodedData, CodedFeedback, CodedScheme};
 use sonde_proto::message::TestParams;
+use sonde_runtime_core::error::RunError;
 use std::net::UdpSocket;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,7 @@
-//! iperf3 interoperability: serving real iperf3 clients and driving real iperf3 servers.
+//! iperf3 interoperability: serving real iperf3 clients and driving real iperf3 servers, for
+//! throughput measured the way iperf3 measures it.
 //!
-//! The wire formats and state machines are pure (`sonde_proto::iperf3`); this module owns the
+//! The wire formats and state machines are pure (`sonde_proto::iperf3`); this crate owns the
 //! sockets and threads around them:
 //!
 //! - [`accept`] and [`server`]: a connection whose first bytes are not sonde's is read as an
@@ -10,9 +11,9 @@
 //! - [`client`]: `sonde client --iperf3`, one test against a real `iperf3 -s`.
 //! - [`engine`]: the data streams, run by sonde's own stream workers: the TCP payload is
 //!   opaque, and UDP datagrams carry iperf3's 12/16-byte header through the workers' datagram
-//!   format ([`send_config`]). Both feed the same counters and [`crate::meter::Meter`], so
-//!   reports are built exactly as for sonde, and iperf3 tests get the same exact pacing,
-//!   GSO and `recvmmsg` as sonde's.
+//!   format ([`send_config`]). Both feed the same counters and
+//!   [`sonde_runtime_core::meter::Meter`], so reports are built exactly as for sonde, and
+//!   iperf3 tests get the same exact pacing, GSO and `recvmmsg` as sonde's.
 //! - [`convert`]: iperf3 results JSON to and from sonde's result model.
 //!
 //! UDP streams carry no cookie in iperf3: a 4-byte hello on the server's UDP port belongs to
@@ -20,6 +21,10 @@
 //! oldest one whose control connection came from the hello's IP address, else the oldest one.
 //! Two iperf3 UDP tests from the same host setting up in the same instant can therefore swap
 //! streams; iperf3 itself avoids this only by serving one test at a time.
+//!
+//! This kind stands on the runtime core (`sonde-runtime-core`) alone; the server that hands
+//! it iperf3 connections is in `sonde-runtime`, which re-exports this crate as
+//! `sonde_runtime::iperf3`.
 
 pub mod accept;
 pub mod client;
@@ -27,12 +32,12 @@ pub mod convert;
 pub mod engine;
 pub mod server;
 
-use crate::streams::StreamConfig;
 use sonde_proto::datagram_format::DatagramFormat;
 use sonde_proto::iperf3::params::Iperf3Options;
 use sonde_proto::iperf3::udp::HelloForm;
 use sonde_proto::iperf3::Cookie;
 use sonde_proto::message::TestParams;
+use sonde_runtime_core::streams::StreamConfig;
 use sonde_stats::model::Protocol;
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
@@ -167,7 +172,7 @@ impl Hub {
 
     /// Handles an iperf3 UDP hello from `peer` that reached the listening socket bound to
     /// `listener`, sent to this host's address `dst` when known: creates a socket connected
-    /// to the client (see crate::sockets::server_udp_stream), answers on it, hands it over.
+    /// to the client (see sonde_runtime_core::sockets::server_udp_stream), answers on it, hands it over.
     ///
     /// # Errors
     /// The OS error when the stream socket cannot be created.
@@ -193,7 +198,7 @@ impl Hub {
         let Some(e) = pick else {
             return Ok(UdpVerdict::Unclaimed);
         };
-        let sock = crate::sockets::server_udp_stream(listener, dst, peer, &e.params)?;
+        let sock = sonde_runtime_core::sockets::server_udp_stream(listener, dst, peer, &e.params)?;
         sock.send(&form.reply())?;
         e.udp_left -= 1;
         e.udp_peers.insert(peer);

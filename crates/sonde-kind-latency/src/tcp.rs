@@ -12,7 +12,6 @@
 
 use super::run_state::RunState;
 use super::{start_event, target, LatencyConfig, LatencyError, LatencyOutcome};
-use crate::clock::sleep_until;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use sonde_platform::{poll, timestamp};
 use sonde_proto::preamble::RR_MAGIC;
@@ -26,6 +25,7 @@ use sonde_proto::probe_tag::{
     RR_CHALLENGE_MAGIC, RR_KEYED_BIT,
 };
 use sonde_proto::psk::AuthError;
+use sonde_runtime_core::clock::sleep_until;
 use sonde_stats::latency::model::{LatencyEvent, LatencyMode};
 use sonde_stats::latency::tracker::{Reply, ScheduleTracker};
 use sonde_stats::sink::{deliver, Sink};
@@ -338,7 +338,7 @@ pub fn serve_rr(
     let size = parse_rr_size(&(size_field & !RR_KEYED_BIT).to_be_bytes())
         .map_err(|_| "tcp-rr: bad transaction size".to_string())?;
     if keyed {
-        let nonce = crate::auth::fresh_nonce().map_err(|e| format!("tcp-rr: {e}"))?;
+        let nonce = sonde_runtime_core::auth::fresh_nonce().map_err(|e| format!("tcp-rr: {e}"))?;
         stream
             .write_all(&emit_rr_challenge(&nonce))
             .map_err(|e| format!("tcp-rr: {e}"))?;

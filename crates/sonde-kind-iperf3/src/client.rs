@@ -8,11 +8,6 @@
 
 use super::convert::{local_results, peer_results};
 use super::engine::{finish, local_views, StreamSpec};
-use crate::connect::{connect_control, open_data_stream, open_streams, running};
-use crate::connect::{ClientConfig, ClientOutcome};
-use crate::engine::Engine;
-use crate::error::RunError;
-use crate::streams::Budget;
 use sonde_platform::cpu;
 use sonde_platform::host::software;
 use sonde_platform::resolve::resolve;
@@ -23,6 +18,11 @@ use sonde_proto::iperf3::state::errno;
 use sonde_proto::iperf3::udp::{is_reply, HELLO};
 use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
+use sonde_runtime_core::connect::{connect_control, open_data_stream, open_streams, running};
+use sonde_runtime_core::connect::{ClientConfig, ClientOutcome};
+use sonde_runtime_core::engine::Engine;
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::streams::Budget;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, SocketFigures, TestStart, TestSummary,
@@ -47,7 +47,7 @@ pub fn run(
     run_with_token(cfg, opts, None, interrupt, emit)
 }
 
-/// [`run`], sending iperf3's RSA `authtoken` (made by `crate::auth::iperf3_token`).
+/// [`run`], sending iperf3's RSA `authtoken` (made by `sonde_runtime_core::auth::iperf3_token`).
 pub fn run_with_token(
     cfg: &ClientConfig,
     opts: Iperf3Options,
@@ -235,8 +235,10 @@ impl Run<'_> {
             matches!(e, ClientEvent::TestRunning)
         })?;
         let connected = connected_streams(&streams, server);
-        let sockets =
-            crate::start::socket_figures(p, streams.iter().map(|(s, _)| (&s.socket, s.role)));
+        let sockets = sonde_runtime_core::start::socket_figures(
+            p,
+            streams.iter().map(|(s, _)| (&s.socket, s.role)),
+        );
         let congestion = self.start_engine(streams)?;
         let start = self.start_event(server, local, cookie, (connected, sockets));
         deliver(self.emit, &Event::Start(Box::new(start)));
@@ -245,15 +247,16 @@ impl Run<'_> {
         let (local_streams, cpu_local) = self.send_local_results(c, stop_at, &congestion)?;
         let results = self.await_server_results(c)?;
         let peer = peer_results(&results, p, Role::Server, stop_at);
-        let summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Client,
-            params: p,
-            local: &local_streams,
-            peer: Some(&peer),
-            cpu_local,
-            local_congestion: congestion,
-            error: None,
-        });
+        let summary =
+            sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
+                role: Role::Client,
+                params: p,
+                local: &local_streams,
+                peer: Some(&peer),
+                cpu_local,
+                local_congestion: congestion,
+                error: None,
+            });
         deliver(self.emit, &Event::End(Box::new(summary.clone())));
         Ok(summary)
     }
@@ -284,7 +287,7 @@ impl Run<'_> {
         streams: Vec<(StreamSpec, SocketAddr)>,
     ) -> Result<Option<String>, RunError> {
         let p = &self.cfg.params;
-        let wire = crate::streams::StreamConfig {
+        let wire = sonde_runtime_core::streams::StreamConfig {
             file: self.cfg.file.clone(),
             ..super::send_config(p, &self.opts)
         };
@@ -378,7 +381,7 @@ impl Run<'_> {
 
     fn until_end(&mut self, c: &mut Control) -> Result<(), RunError> {
         let p = &self.cfg.params;
-        let mut end = crate::end_condition::EndCondition::new(p);
+        let mut end = sonde_runtime_core::end_condition::EndCondition::new(p);
         loop {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Err(RunError::Interrupted);
@@ -441,9 +444,9 @@ impl Run<'_> {
         cookie: &Cookie,
         (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
     ) -> TestStart {
-        crate::start::start_event(
+        sonde_runtime_core::start::start_event(
             &self.cfg.params,
-            crate::start::StartContext {
+            sonde_runtime_core::start::StartContext {
                 role: Role::Client,
                 local: local.to_string(),
                 remote: server.to_string(),

@@ -6,10 +6,10 @@
 
 use super::server::{serve_control, ServerCtx};
 use super::Route;
-use crate::error::is_timeout;
 use sonde_proto::foreign::{recognise, ForeignPeer};
 use sonde_proto::iperf3::state::State;
 use sonde_proto::iperf3::{Cookie, COOKIE_LEN};
+use sonde_runtime_core::error::is_timeout;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

@@ -9,16 +9,6 @@
 use super::convert::{local_results, peer_results, text_output};
 use super::engine::{finish, local_views, StreamSpec};
 use super::{Arrival, Hub};
-use crate::control_wait::{self, ControlSide};
-use crate::engine::DataSocket;
-use crate::engine::Engine;
-use crate::error::is_timeout;
-use crate::error::RunError;
-use crate::serving::policy::{self, ClientSlot, Refusal};
-use crate::serving::{ServerConfig, SinkFactory};
-use crate::sockets;
-use crate::streams::Budget;
-use crate::test_events::TestEvents;
 use serde_json::json;
 use sonde_platform::{cpu, sockopt};
 use sonde_proto::iperf3::params::Iperf3Options;
@@ -27,6 +17,16 @@ use sonde_proto::iperf3::state::errno;
 use sonde_proto::iperf3::{cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_proto::message::TestParams;
+use sonde_runtime_core::control_wait::{self, ControlSide};
+use sonde_runtime_core::engine::DataSocket;
+use sonde_runtime_core::engine::Engine;
+use sonde_runtime_core::error::is_timeout;
+use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::serving::policy::{self, ClientSlot, Refusal};
+use sonde_runtime_core::serving::{ServerConfig, SinkFactory};
+use sonde_runtime_core::sockets;
+use sonde_runtime_core::streams::Budget;
+use sonde_runtime_core::test_events::TestEvents;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{
     ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
@@ -59,7 +59,7 @@ pub struct ServerCtx<'a> {
     /// The refusal for a test from this address beyond the server's per-source test rate.
     pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
     /// Control connections held per address (`--max-sessions-per-source`).
-    pub sessions: &'a crate::serving::source_slots::SourceSlots,
+    pub sessions: &'a sonde_runtime_core::serving::source_slots::SourceSlots,
 }
 
 /// Serves a new iperf3 control connection from `peer`, which sent `cookie`, in this thread.
@@ -283,7 +283,7 @@ impl Session<'_, '_> {
         let rsa = self.ctx.cfg.auth.rsa.as_ref()?;
         // As iperf3's server: checked before anything else of the request, refused with
         // error 142 and no data connection.
-        match rsa.check(token, crate::auth::unix_now()) {
+        match rsa.check(token, sonde_runtime_core::auth::unix_now()) {
             Ok(user) => {
                 (self.ctx.log)(&format!(
                     "iperf3 client {} authenticated as user \"{user}\"",
@@ -376,9 +376,9 @@ impl Session<'_, '_> {
                 remote: r.clone(),
             })
             .collect();
-        crate::start::start_event(
+        sonde_runtime_core::start::start_event(
             p,
-            crate::start::StartContext {
+            sonde_runtime_core::start::StartContext {
                 role: Role::Server,
                 local,
                 remote: self.peer.to_string(),
@@ -386,7 +386,7 @@ impl Session<'_, '_> {
                 cookie: cookie_text(self.session.cookie()),
                 interval_secs: p.interval_secs,
                 connected,
-                sockets: crate::start::socket_figures(
+                sockets: sonde_runtime_core::start::socket_figures(
                     p,
                     streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
                 ),
@@ -491,15 +491,16 @@ impl Session<'_, '_> {
                 )))
             }
         };
-        let summary = crate::summary::build(crate::summary::SummaryInput {
-            role: Role::Server,
-            params: p,
-            local,
-            peer: Some(&peer),
-            cpu_local,
-            local_congestion: congestion.clone(),
-            error: None,
-        });
+        let summary =
+            sonde_runtime_core::summary::build(sonde_runtime_core::summary::SummaryInput {
+                role: Role::Server,
+                params: p,
+                local,
+                peer: Some(&peer),
+                cpu_local,
+                local_congestion: congestion.clone(),
+                error: None,
+            });
         let mut results = local_results(local, p.protocol, cpu_local, congestion);
         if opts.get_server_output {
             results.server_output_text = Some(text_output(start, &summary));
