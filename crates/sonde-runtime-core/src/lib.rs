@@ -10,10 +10,12 @@
 //! ([`test_events`], [`start`], [`summary`], [`end_condition`], [`peer_rows`]); the server's
 //! configuration and admission ([`serving`]), [`auth`] and the runtime's [`error`].
 //!
-//! The measurement kinds (throughput, iperf3, latency, capacity, coded, profile), the suites
-//! that run kinds together and the server that dispatches to them stand on this crate in
-//! `sonde-runtime`, which re-exports these modules under the same names. Being a crate of its
-//! own, the core cannot reach up into a kind: the compiler keeps the layering.
+//! The measurement kinds stand on this crate, one crate each (`sonde-kind-throughput`,
+//! `-iperf3`, `-latency`, `-capacity`, `-coded`, `-profile`); the suites that run kinds
+//! together and the server that dispatches to them are in `sonde-runtime`, which re-exports
+//! these modules and the kinds under their old names. Being a crate of its own, the core
+//! cannot reach up into a kind, and no kind can reach into another: the compiler keeps the
+//! layering.
 //!
 //! ```
 //! use sonde_runtime_core::pacing::datagram_gap_ns;
