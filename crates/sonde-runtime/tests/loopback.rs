@@ -34,8 +34,15 @@ fn run_client(server: &Served, params: TestParams) -> (ClientOutcome, Vec<Event>
 /// The summary of a run that must have ended normally: no error, an `End` event equal to the
 /// outcome's summary, not partial.
 fn completed(outcome: &ClientOutcome, events: &[Event]) -> TestSummary {
-    assert!(outcome.error.is_none(), "the run failed: {:?}", outcome.error);
-    let summary = outcome.summary.clone().expect("a complete run has a summary");
+    assert!(
+        outcome.error.is_none(),
+        "the run failed: {:?}",
+        outcome.error
+    );
+    let summary = outcome
+        .summary
+        .clone()
+        .expect("a complete run has a summary");
     let ends: Vec<&TestSummary> = events
         .iter()
         .filter_map(|e| match e {
@@ -205,11 +212,18 @@ fn coded_sized_upload_delivers_its_bytes_with_equal_hashes() {
     assert!(out.client_sends);
     let f = out.figures;
     assert!(f.complete, "every block delivered");
-    assert_eq!(f.digest_ok, Some(true), "SHA-256 of both ends compared equal");
+    assert_eq!(
+        f.digest_ok,
+        Some(true),
+        "SHA-256 of both ends compared equal"
+    );
     let sender = f.sender.expect("this end's sender report");
     let receiver = f.receiver.expect("the server's receiver report");
     assert_eq!(sender.data_bytes, BYTES, "bytes the sender read");
-    assert_eq!(receiver.delivered_bytes, BYTES, "bytes the server delivered");
+    assert_eq!(
+        receiver.delivered_bytes, BYTES,
+        "bytes the server delivered"
+    );
     assert_eq!(receiver.mismatched_bytes, 0);
     assert_eq!(sender.sha256, receiver.sha256);
     assert!(sender.sha256.is_some(), "the digests were reported");
