@@ -5,6 +5,8 @@
 //! in a temporary directory and observed by `sonde_agent::metrics`; the figures are checked
 //! against what the runs themselves report, never against a rate.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
+
 use sonde_agent::config::AgentConfig;
 use sonde_agent::metrics::Metrics;
 use sonde_agent::outcome::{RunOutcome, RunResult};
@@ -134,12 +136,19 @@ fn sent_and_received(doc: &serde_json::Value) -> (u64, u64) {
     (bytes("sent"), bytes("received"))
 }
 
+/// One run of `kind` (a throughput test over `protocol`) to a peer of its own, which
+/// completed.
+fn run_alone(kind: Kind, protocol: &str) -> RunOutcome {
+    let peer = Peer::start();
+    let dir = TempDir::new(&format!("agent-{}", kind.as_str()));
+    let o = run(&config(&dir, peer.port, protocol), kind);
+    ok(&o, kind, peer.port);
+    o
+}
+
 #[test]
 fn latency_run_counts_every_probe_answered() {
-    let peer = Peer::start();
-    let dir = TempDir::new("agent-latency");
-    let o = run(&config(&dir, peer.port, "tcp"), Kind::Latency);
-    ok(&o, Kind::Latency, peer.port);
+    let o = run_alone(Kind::Latency, "tcp");
     let RunResult::Latency(l) = &o.result else {
         panic!("latency figures, got {:?}", o.result);
     };
@@ -152,10 +161,7 @@ fn latency_run_counts_every_probe_answered() {
 
 #[test]
 fn tcp_throughput_run_receives_what_it_sent() {
-    let peer = Peer::start();
-    let dir = TempDir::new("agent-tcp");
-    let o = run(&config(&dir, peer.port, "tcp"), Kind::Throughput);
-    ok(&o, Kind::Throughput, peer.port);
+    let o = run_alone(Kind::Throughput, "tcp");
     let RunResult::Throughput(t) = &o.result else {
         panic!("throughput figures, got {:?}", o.result);
     };
@@ -172,10 +178,7 @@ fn tcp_throughput_run_receives_what_it_sent() {
 
 #[test]
 fn udp_throughput_run_loses_nothing_on_loopback() {
-    let peer = Peer::start();
-    let dir = TempDir::new("agent-udp");
-    let o = run(&config(&dir, peer.port, "udp"), Kind::Throughput);
-    ok(&o, Kind::Throughput, peer.port);
+    let o = run_alone(Kind::Throughput, "udp");
     assert_eq!(o.parameters["protocol"], "udp");
     let RunResult::Throughput(t) = &o.result else {
         panic!("throughput figures, got {:?}", o.result);
@@ -194,10 +197,7 @@ fn udp_throughput_run_loses_nothing_on_loopback() {
 
 #[test]
 fn capacity_run_gives_an_estimate_from_its_trains() {
-    let peer = Peer::start();
-    let dir = TempDir::new("agent-capacity");
-    let o = run(&config(&dir, peer.port, "tcp"), Kind::Capacity);
-    ok(&o, Kind::Capacity, peer.port);
+    let o = run_alone(Kind::Capacity, "tcp");
     let RunResult::Capacity(c) = &o.result else {
         panic!("capacity figures, got {:?}", o.result);
     };
