@@ -1,7 +1,8 @@
 //! The runtime as a library, on loopback: an in-process server (`sonde_runtime::server`) and
-//! each kind's client driven through its public API, without the `sonde` binary. Every check
-//! compares figures the run itself reports (what one end sent against what the other counted),
-//! never throughput, so the tests hold on a loaded host.
+//! each kind's client driven through its public API, without the `sonde` binary: throughput
+//! (TCP both ways, sized, UDP), latency, coded, capacity, profile, and a limit's refusal.
+//! Every check compares figures the run itself reports (what one end sent against what the
+//! other counted), never throughput, so the tests hold on a loaded host.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -259,4 +260,80 @@ fn max_bitrate_refusal_reaches_the_client_as_an_error() {
     let (outcome, events) = run_client(&server, within);
     let (sent, received) = one_way(&completed(&outcome, &events), true);
     assert_eq!(sent, received);
+}
+
+#[test]
+fn capacity_client_receives_every_train_of_its_plan() {
+    let plan = sonde_proto::capacity::CapacityPlan {
+        short_trains: 8,
+        short_len: 10,
+        long_trains: 2,
+        long_len: 100,
+        spacing_ms: 5,
+        tx_timestamps: false,
+    };
+    let params = sonde_runtime::capacity::params(plan, 1472);
+    params.validate().expect("a valid plan");
+    let server = Served::start(loopback_config());
+    let cfg = server.client(params);
+    // No early stop: the whole plan is received.
+    let (out, err) = bounded("the capacity run", move || {
+        sonde_runtime::capacity::client::run_with(&cfg, None, &AtomicBool::new(false))
+    });
+    assert!(err.is_none(), "the capacity run failed: {err:?}");
+    assert!(!out.interrupted);
+    assert_eq!(out.family, "IPv4");
+    assert_eq!(
+        out.trains_received,
+        plan.trains() as usize,
+        "trains received"
+    );
+    let e = out.estimate.expect("an estimate from the trains");
+    assert_eq!(e.short.trains, plan.short_trains, "short trains estimated");
+    assert_eq!(e.long.trains, plan.long_trains, "long trains estimated");
+}
+
+#[test]
+fn profile_streams_both_ways_receive_what_was_sent() {
+    use sonde_runtime::profile::client::{run_as_requested, ProfileConfig};
+    let profile = sonde_profile::builtin::get("monitoring-stress")
+        .expect("a built-in profile")
+        .with_duration(1.0);
+    let streams = profile.streams.len();
+    let server = Served::start(loopback_config());
+    let cfg = ProfileConfig {
+        host: "127.0.0.1".into(),
+        port: server.port,
+        family: sonde_runtime::client::Family::V4,
+        local: Default::default(),
+        connect_timeout: Duration::from_secs(5),
+        request: sonde_proto::message::ProfileRequest {
+            profile,
+            clock_synced: true,
+            clock_offset: None,
+        },
+    };
+    let out = bounded("the profile run", move || {
+        run_as_requested(&cfg, &AtomicBool::new(false), &mut |_note| {})
+    });
+    assert!(
+        out.error.is_none(),
+        "the profile run failed: {:?}",
+        out.error
+    );
+    let report = out.report.expect("the profile's report");
+    assert_eq!(report.ended_early, None);
+    assert_eq!(report.streams.len(), streams, "a result per stream");
+    let directions: std::collections::BTreeSet<&str> = report
+        .streams
+        .iter()
+        .map(|s| s.direction.as_str())
+        .collect();
+    assert_eq!(directions.len(), 2, "streams both ways: {directions:?}");
+    for s in &report.streams {
+        assert_eq!(s.received, s.sent, "stream {} ({})", s.id, s.name);
+        assert_eq!(s.lost, 0, "stream {} ({})", s.id, s.name);
+    }
+    let sent: u64 = report.streams.iter().map(|s| s.sent).sum();
+    assert!(sent > 0, "nothing sent in 1 s");
 }
