@@ -1,9 +1,9 @@
 //! The agent's measuring path as a library, on loopback: a peer's server (the runtime's, with
 //! the configuration the agent gives its own from `[server]`) in this process on 127.0.0.1,
-//! one scheduled run of each kind the agent runs (latency, TCP and UDP throughput, capacity)
-//! through `sonde_agent::runner`, each outcome recorded by `sonde_agent::record` into a store
-//! in a temporary directory and observed by `sonde_agent::metrics`; the figures are checked
-//! against what the runs themselves report, never against a rate.
+//! one scheduled run of each kind the agent runs (latency, TCP and UDP throughput, capacity,
+//! profile) through `sonde_agent::runner`, each outcome recorded by `sonde_agent::record` into
+//! a store in a temporary directory and observed by `sonde_agent::metrics`; the figures are
+//! checked against what the runs themselves report, never against a rate.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -94,6 +94,11 @@ share = 0.05
 protocol = "{protocol}"
 [capacity]
 every_mins = 10
+[profile]
+every_mins = 10
+name = "monitoring-stress"
+duration_secs = 1
+share = 0.05
 [[peer]]
 host = "127.0.0.1"
 port = {port}
@@ -207,6 +212,24 @@ fn capacity_run_gives_an_estimate_from_its_trains() {
     assert_eq!(doc["family"], "IPv4");
 }
 
+#[test]
+fn profile_run_receives_every_datagram_both_ways() {
+    let o = run_alone(Kind::Profile, "tcp");
+    let RunResult::Profile(p) = &o.result else {
+        panic!("profile figures, got {:?}", o.result);
+    };
+    assert_eq!(p.worst_loss_ratio, 0.0, "loss on loopback");
+    let doc = o.document.as_ref().expect("document");
+    assert_eq!(doc["profile"], "monitoring-stress");
+    let streams = doc["streams"].as_array().expect("the streams' results");
+    assert!(!streams.is_empty());
+    for s in streams {
+        assert_eq!(s["received"], s["sent"], "{s}");
+    }
+    let sent: u64 = streams.iter().filter_map(|s| s["sent"].as_u64()).sum();
+    assert!(sent > 0, "nothing sent");
+}
+
 /// The value of the exposition's series `name` for the peer, if it has one.
 fn series(text: &str, name: &str) -> Option<f64> {
     text.lines()
@@ -223,7 +246,12 @@ fn each_kind_is_recorded_in_the_store_and_the_metrics() {
     let mut recorder = Recorder::open(&cfg, "", "test", 1, 0.0).expect("open the store");
     let run_id = recorder.run_id();
     let metrics = Metrics::new();
-    let kinds = [Kind::Latency, Kind::Throughput, Kind::Capacity];
+    let kinds = [
+        Kind::Latency,
+        Kind::Throughput,
+        Kind::Capacity,
+        Kind::Profile,
+    ];
     let outcomes: Vec<RunOutcome> = kinds.iter().map(|&k| run(&cfg, k)).collect();
     for o in &outcomes {
         ok(o, o.kind, peer.port);
@@ -260,4 +288,8 @@ fn each_kind_is_recorded_in_the_store_and_the_metrics() {
     };
     assert_eq!(series(&text, "sonde_capacity_bits_per_second"), Some(c.bps));
     assert!(series(&text, "sonde_throughput_bits_per_second").is_some_and(|b| b > 0.0));
+    assert_eq!(
+        series(&text, "sonde_profile_worst_stream_loss_ratio"),
+        Some(0.0)
+    );
 }
