@@ -11,7 +11,7 @@ use sonde_stats::stress::model::{
     Transport,
 };
 use sonde_stats::stress::overload::{OverloadReport, Refusal};
-use sonde_stats::stress::ramp::{RampStep, RampUdp};
+use sonde_stats::stress::ramp::{RampRow, RampStep, RampUdp};
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::stress::storm::StormReport;
 use sonde_stats::stress::udp::{EchoFigures, UdpSummary};
@@ -159,6 +159,15 @@ fn rtt(d: &DelayStats) -> run::Rtt {
         max_ms: d.max_ms,
         stddev_ms: d.stddev_ms,
         variance_ms2: d.variance_ms2,
+    }
+}
+
+/// One count's row: its mean, its maximum and every run.
+pub fn ramp_row(r: &RampRow) -> sr::RampRow {
+    sr::RampRow {
+        mean: ramp_step(&r.mean),
+        max: Some(ramp_step(&r.max)),
+        runs: r.runs.iter().map(ramp_step).collect(),
     }
 }
 
@@ -333,6 +342,18 @@ mod tests {
         };
         same(&tcp, &ramp_step(&tcp));
         same(&udp, &ramp_step(&udp));
+        let row = RampRow::of(vec![
+            tcp,
+            RampStep {
+                sent_bps: 96e6,
+                ..tcp
+            },
+        ])
+        .unwrap_or_else(|| unreachable!());
+        let written = to_value(&ramp_row(&row));
+        assert_eq!(written["sent_bps"], 95e6, "{written}");
+        assert_eq!(written["max"]["sent_bps"], 96e6, "{written}");
+        assert_eq!(written["runs"][0], to_value(&ramp_step(&tcp)), "{written}");
         let step = LoadStep {
             offered_bps: 1e7,
             achieved_bps: Some(9.9e6),

@@ -183,25 +183,36 @@ fn overload(o: &OverloadReport) -> Table {
 }
 
 fn ramp(s: &StressRun) -> Table {
-    if s.transport == "udp" {
-        let mut tb = Table::new(&["Flows", "To the device", "From the device", "Loss"]);
-        for r in &s.ramp {
-            tb.rows.push(vec![
-                fmt::num(r.connections, 0),
-                fmt::rate(r.sent_bps),
-                fmt::rate(r.received_bps),
-                opt(r.loss_percent, fmt::percent),
-            ]);
-        }
-        return tb;
+    let udp = s.transport == "udp";
+    // With --repeat the rates are each count's mean; the maxima and the runs follow.
+    let repeated = s.ramp.iter().any(|r| r.runs > 1);
+    let mut head = vec![
+        if udp { "Flows" } else { "Connections" },
+        "To the device",
+        "From the device",
+    ];
+    if udp {
+        head.push("Loss");
     }
-    let mut tb = Table::new(&["Connections", "To the device", "From the device"]);
+    if repeated {
+        head.extend(["Runs", "Max to", "Max from"]);
+    }
+    let mut tb = Table::new(&head);
     for r in &s.ramp {
-        tb.rows.push(vec![
+        let mut row = vec![
             fmt::num(r.connections, 0),
             fmt::rate(r.sent_bps),
             fmt::rate(r.received_bps),
-        ]);
+        ];
+        if udp {
+            row.push(opt(r.loss_percent, fmt::percent));
+        }
+        if repeated {
+            row.push(r.runs.to_string());
+            row.push(opt(r.max_sent_bps, fmt::rate));
+            row.push(opt(r.max_received_bps, fmt::rate));
+        }
+        tb.rows.push(row);
     }
     tb
 }
@@ -325,5 +336,26 @@ mod tests {
             Some("244"),
             "{rows:?}"
         );
+    }
+
+    /// A ramp with `--repeat`: the mean rates, then the runs and each count's maximum.
+    #[test]
+    fn a_repeated_ramp_shows_its_runs_and_maxima() {
+        let doc = json!({"mode": "discard", "repeat": 2, "ramp": [{"connections": 3,
+            "sent_bps": 2e6, "received_bps": 0.0, "max": {"connections": 3, "sent_bps": 3e6,
+            "received_bps": 0.0}, "runs": [
+                {"connections": 3, "sent_bps": 1e6, "received_bps": 0.0},
+                {"connections": 3, "sent_bps": 3e6, "received_bps": 0.0}]}]});
+        let run = crate::stress::read(&doc).unwrap();
+        let t = ramp(&run);
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.rows[0].len(), 6, "{:?}", t.rows);
+        assert_eq!(t.rows[0][3], "2", "{:?}", t.rows);
+        assert_eq!(t.rows[0][4], fmt::rate(3e6), "{:?}", t.rows);
+        // An older ramp (one run per count) keeps its three columns.
+        let old = json!({"mode": "discard", "ramp": [{"connections": 3, "sent_bps": 2e6,
+            "received_bps": 0.0}]});
+        let t = ramp(&crate::stress::read(&old).unwrap());
+        assert_eq!(t.rows[0].len(), 3, "{:?}", t.rows);
     }
 }

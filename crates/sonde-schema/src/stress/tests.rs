@@ -180,3 +180,48 @@ fn an_overload_reads_back_and_an_unknown_refusal_is_refused() {
     let e = StressDocument::from_value(v).unwrap_err().to_string();
     assert!(e.contains("sideways"), "{e}");
 }
+
+#[test]
+fn a_ramp_row_holds_its_mean_its_max_and_its_runs_and_old_rows_still_read() {
+    use super::ramp::{RampDocument, RampRow, RampStep};
+    let step = |sent| RampStep {
+        connections: 2,
+        opened: 2,
+        sent_bps: sent,
+        received_bps: 0.0,
+        fairness_sent: Some(1.0),
+        fairness_received: None,
+        closed_clean: Some(2),
+        udp: None,
+    };
+    let doc = RampDocument {
+        mode: "discard".into(),
+        transport: "tcp".into(),
+        layer: Some("TCP payload".into()),
+        repeat: 2,
+        ramp: vec![RampRow {
+            mean: step(15.0),
+            max: Some(step(20.0)),
+            runs: vec![step(10.0), step(20.0)],
+        }],
+        best_sent: Some(step(15.0)),
+        best_received: None,
+        envelope: Envelope::new(KIND, false, None),
+    };
+    let v = crate::to_value(&doc);
+    // The mean keeps a row's own keys; the maximum and the runs sit beside them.
+    assert_eq!(v["ramp"][0]["sent_bps"], 15.0);
+    assert_eq!(v["ramp"][0]["max"]["sent_bps"], 20.0);
+    assert_eq!(v["ramp"][0]["runs"][1]["sent_bps"], 20.0);
+    let Ok(StressDocument::Ramp(back)) = StressDocument::from_value(v) else {
+        panic!("not read as a ramp");
+    };
+    assert_eq!(*back, doc);
+    // A document from before --repeat: one run per row, no max, no runs.
+    let old = json!({"mode": "discard", "ramp": [{"connections": 4, "sent_bps": 8e6, "received_bps": 0.0}]});
+    let Ok(StressDocument::Ramp(r)) = StressDocument::from_value(old) else {
+        panic!("not read as a ramp");
+    };
+    assert_eq!((r.repeat, r.ramp[0].mean.sent_bps), (1, 8e6));
+    assert!(r.ramp[0].max.is_none() && r.ramp[0].runs.is_empty());
+}

@@ -2,6 +2,7 @@
 //! data run and `--overload`.
 
 use sonde_stats::stress::model::StressMode;
+use sonde_stats::units::Rate;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -22,4 +23,7 @@ pub struct StressConfig {
     /// Echo: bytes sent and not yet back at most, so that the rate is the device's echo rate
     /// rather than how much the kernels buffer.
     pub echo_window: u64,
+    /// `-b`: each connection's sending rate at most (paced, one write of burst); `None`:
+    /// as fast as the device takes it.
+    pub rate: Option<Rate>,
 }

@@ -11,6 +11,7 @@ mod conn;
 mod connect;
 mod error;
 pub mod overload;
+pub mod pace;
 pub mod storm;
 pub mod udp;
 
@@ -46,6 +47,9 @@ pub fn run(
     let mut scratch = vec![0u8; 256 * 1024];
     for c in conns.iter_mut() {
         c.start_data(poll.registry(), cfg.mode);
+        if let Some(rate) = cfg.rate.filter(|_| cfg.mode.sends()) {
+            c.pace(pace::Pacer::new(rate.bits_per_sec(), cfg.block));
+        }
     }
     let mut slicer = IntervalSlicer::new(cfg.mode, conns.len(), cfg.interval.as_secs_f64());
     let t0 = Instant::now();
@@ -63,12 +67,14 @@ pub fn run(
             continue;
         }
         let wait = if again.is_empty() {
-            secs(slicer.next_boundary().min(end) - now).min(Duration::from_millis(100))
+            let due = secs(slicer.next_boundary().min(end) - now).min(Duration::from_millis(100));
+            held_wait(&conns, now, cfg.block).map_or(due, |w| due.min(w))
         } else {
             Duration::ZERO
         };
         poll_once(&mut poll, &mut events, wait)?;
         let mut ready = std::mem::take(&mut again);
+        ready.extend(released(&conns, t0.elapsed().as_secs_f64(), cfg.block));
         ready.extend(events.iter().map(|e| e.token().0));
         ready.sort_unstable();
         ready.dedup();
@@ -81,7 +87,8 @@ pub fn run(
                 break;
             }
             if let Some(c) = conns.get_mut(i) {
-                if c.drive(&pattern, &mut scratch, cfg.mode, cfg.echo_window) {
+                let now = t0.elapsed().as_secs_f64();
+                if c.drive(&pattern, &mut scratch, cfg.mode, cfg.echo_window, now) {
                     again.push(i);
                 }
             }
@@ -148,6 +155,24 @@ fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
         "{} refused, {} timed out, {} failed otherwise",
         r.refused, r.timed_out, r.other_failed
     )
+}
+
+/// How long until the first connection its pacer holds back may write again (`-b`).
+fn held_wait(conns: &[Conn], now: f64, block: usize) -> Option<Duration> {
+    conns
+        .iter()
+        .filter_map(|c| c.held_for(now, block))
+        .min_by(f64::total_cmp)
+        .map(secs)
+}
+
+/// The connections whose pacer lets them write again at `now`: no socket event says so.
+fn released(conns: &[Conn], now: f64, block: usize) -> impl Iterator<Item = usize> + '_ {
+    conns
+        .iter()
+        .enumerate()
+        .filter(move |(_, c)| c.held_for(now, block).is_some_and(|w| w <= 0.0))
+        .map(|(i, _)| i)
 }
 
 fn secs(s: f64) -> Duration {

@@ -199,7 +199,8 @@ fn ramp_gives_a_step_per_connection_count() {
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     let steps = doc["ramp"].as_array().unwrap();
     let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
-    assert_eq!(counts, vec![1, 2, 4, 5]);
+    // Every count from LO to HI (it used to double: 1, 2, 4, 5).
+    assert_eq!(counts, vec![1, 2, 3, 4, 5]);
     for st in steps {
         assert_eq!(st["opened"], st["connections"], "{st}");
         assert_eq!(st["closed_clean"], st["connections"], "{st}");
@@ -222,6 +223,103 @@ fn ramp_gives_a_step_per_connection_count() {
     );
     let bad = s.stress("discard", &["--ramp", "4..2"]);
     bad.expect_code(2);
+}
+
+/// `--ramp 1..3 --repeat 2`: every count twice; each row is the mean of its runs, with their
+/// maximum and both runs in `-J`; the table shows a `max` row under each count.
+#[test]
+fn a_repeated_ramp_gives_every_run_with_the_mean_and_the_max() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let args = ["--ramp", "1..3", "--repeat", "2", "-t", "0.5"];
+    let out = s.stress("discard", &[&args[..], &["-J"]].concat());
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(u(&doc["repeat"]), 2, "{}", out.describe());
+    let rows = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = rows.iter().map(|r| u(&r["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 3]);
+    for r in rows {
+        let runs = r["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{r}");
+        let rates: Vec<f64> = runs
+            .iter()
+            .map(|x| x["sent_bps"].as_f64().unwrap())
+            .collect();
+        assert!(rates.iter().all(|&x| x > 1e6), "{r}");
+        let (mean, max) = (
+            r["sent_bps"].as_f64().unwrap(),
+            r["max"]["sent_bps"].as_f64().unwrap(),
+        );
+        assert!(
+            (mean - (rates[0] + rates[1]) / 2.0).abs() <= 1e-6 * mean,
+            "{r}"
+        );
+        assert_eq!(max, rates[0].max(rates[1]), "{r}");
+        for x in runs {
+            assert_eq!(x["connections"], r["connections"], "{r}");
+            assert_eq!(x["closed_clean"], r["connections"], "{r}");
+        }
+        assert_eq!(r["closed_clean"], r["connections"], "{r}");
+    }
+    let table = s.stress("discard", &args);
+    table.expect_code(0);
+    let max_rows = table
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("    max"))
+        .count();
+    assert_eq!(max_rows, 3, "{}", table.describe());
+    assert!(table.stdout.contains("x 2 runs"), "{}", table.describe());
+    // --repeat belongs to a ramp.
+    s.stress("discard", &["--repeat", "2", "-t", "0.5"])
+        .expect_code(2);
+}
+
+/// `-b RATE` over TCP: each connection paced to RATE; over a loopback discard none sends
+/// faster than RATE (5 % and one write of slack). No lower bound: a loaded host may fall short.
+#[test]
+fn tcp_bitrate_paces_each_connection() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let (rate, block) = (8e6, 16_384.0);
+    let out = s.stress(
+        "discard",
+        &[
+            "-P", "3", "-b", "8m", "-l", "16K", "-t", "1", "-i", "0.5", "-J",
+        ],
+    );
+    out.expect_code(0);
+    let end = &out.json()["end"];
+    let secs = end["seconds"].as_f64().unwrap();
+    let conns = end["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 3, "{}", out.describe());
+    for c in conns {
+        let sent = u(&c["sent_bytes"]) as f64;
+        let bound = rate / 8.0 * secs * 1.05 + block;
+        assert!(sent > 0.0 && sent <= bound, "{sent} > {bound}: {c}");
+    }
+    for iv in out.json()["intervals"].as_array().unwrap() {
+        for c in iv["connections"].as_array().unwrap() {
+            let (sent, span) = (
+                u(&c["sent_bytes"]) as f64,
+                iv["end"].as_f64().unwrap() - iv["start"].as_f64().unwrap(),
+            );
+            // An interval may hold the one write the bucket starts with.
+            assert!(sent <= rate / 8.0 * span * 1.05 + block, "{sent}: {iv}");
+        }
+    }
+    // Unpaced, the same run moves far more: the pacing is what held it.
+    let free = s.stress("discard", &["-P", "3", "-l", "16K", "-t", "1", "-J"]);
+    free.expect_code(0);
+    assert!(
+        free.json()["end"]["sent_bps"].as_f64().unwrap() > 3.0 * rate * 2.0,
+        "{}",
+        free.describe()
+    );
+    // Chargen's data is the device's: -b cannot pace it over TCP.
+    s.stress("chargen", &["-b", "8m", "-t", "0.5"])
+        .expect_code(2);
 }
 
 #[test]
@@ -473,7 +571,8 @@ fn udp_ramp_gives_a_row_per_flow_count_with_the_loss() {
     assert_eq!(doc["mode"], "echo");
     let steps = doc["ramp"].as_array().unwrap();
     let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
-    assert_eq!(counts, vec![1, 2, 4]);
+    // Every count from LO to HI (it used to double: 1, 2, 4).
+    assert_eq!(counts, vec![1, 2, 3, 4]);
     for st in steps {
         assert_eq!(st["opened"], st["connections"], "{st}");
         assert!(
