@@ -60,6 +60,7 @@ pub fn interval(i: &StressInterval) -> run::Interval {
         received_bps: i.sum.received_bps,
         fairness_sent: i.sum.fairness_sent,
         fairness_received: i.sum.fairness_received,
+        warmup: i.warmup,
     }
 }
 
@@ -93,6 +94,8 @@ pub fn end(s: &StressSummary) -> run::End {
         echo_unreturned_bytes: s.echo_unreturned_bytes,
         partial: s.partial,
         udp: s.udp.as_deref().map(udp),
+        warmup_secs: s.warmup_secs,
+        zero_share_worst: s.zero_share_worst,
     }
 }
 
@@ -116,6 +119,7 @@ fn conn_total(c: &ConnTotal) -> run::ConnTotal {
         close: close(c.close).into(),
         error: c.error.clone(),
         drained_bytes: c.drained_bytes,
+        zero_share: c.zero_share,
     }
 }
 

@@ -40,6 +40,7 @@ fn per_connection(e: &RunEnd) -> Table {
         "Received",
         "Send rate",
         "Receive rate",
+        "Zero samples",
         "Close",
         "Error",
     ]);
@@ -56,6 +57,7 @@ fn per_connection(e: &RunEnd) -> Table {
             bytes(c.received_bytes),
             opt(c.sent_bps, fmt::rate),
             opt(c.received_bps, fmt::rate),
+            opt(c.zero_share.map(|z| z * 100.0), fmt::percent),
             c.close.clone().unwrap_or_else(|| DASH.into()),
             c.error.clone().unwrap_or_else(|| DASH.into()),
         ]);
@@ -108,6 +110,15 @@ fn overall(s: &StressRun, e: &RunEnd) -> Table {
             count(e.echo_mismatched_bytes),
         ),
     ];
+    if let Some(z) = e.zero_share_worst {
+        rows.push((
+            "Zero samples, worst connection",
+            format!("{} of the intervals", fmt::percent(z * 100.0)),
+        ));
+    }
+    if let Some(w) = e.warmup_secs {
+        rows.push(("Warm-up, not in the rates", fmt::secs(w)));
+    }
     if let Some(u) = &e.udp {
         rows.extend([
             (
@@ -357,5 +368,50 @@ mod tests {
             "received_bps": 0.0}]});
         let t = ramp(&crate::stress::read(&old).unwrap());
         assert_eq!(t.rows[0].len(), 3, "{:?}", t.rows);
+    }
+
+    /// A run with `--warmup` and zero samples: both in the summary, the share per connection.
+    #[test]
+    fn a_run_shows_its_zero_samples_and_warm_up() {
+        let doc = json!({
+            "start": {"mode": "discard", "connections": 2, "connect_timeout_secs": 5.0},
+            "intervals": [],
+            "end": {"seconds": 2.0, "connect": {"asked": 2, "connected": 2, "refused": 0,
+                "timed_out": 0, "other_failed": 0, "seconds": 0.0},
+                "sent_bytes": 10, "received_bytes": 0, "sent_bps": 40.0, "received_bps": 0.0,
+                "closed_clean": 2, "closed_reset": 0, "closed_timeout": 0,
+                "failed_during_run": 0, "echo_mismatched_bytes": 0,
+                "warmup_secs": 0.5, "zero_share_worst": 0.25,
+                "connections": [
+                    {"id": 1, "sent_bytes": 10, "received_bytes": 0, "sent_bps": 40.0,
+                     "received_bps": 0.0, "close": "clean", "zero_share": 0.0},
+                    {"id": 2, "sent_bytes": 0, "received_bytes": 0, "sent_bps": 0.0,
+                     "received_bps": 0.0, "close": "clean", "zero_share": 0.25}]},
+            "error": null
+        });
+        let run = crate::stress::read(&doc).unwrap();
+        let secs = sections(&run);
+        let rows: Vec<Vec<String>> = secs[0].table.rows.clone();
+        let row = |k: &str| rows.iter().find(|r| r[0] == k).map(|r| r[1].clone());
+        assert_eq!(
+            row("Zero samples, worst connection").as_deref(),
+            Some("25.00 % of the intervals"),
+            "{rows:?}"
+        );
+        assert!(row("Warm-up, not in the rates").is_some(), "{rows:?}");
+        let per = &secs[1].table;
+        let col = per.header.iter().position(|h| h == "Zero samples").unwrap();
+        assert_eq!(per.rows[1][col], "25.00 %", "{:?}", per.rows);
+        // An older run has neither: no row, no column.
+        let mut old = doc.clone();
+        for k in ["warmup_secs", "zero_share_worst"] {
+            old["end"].as_object_mut().unwrap().remove(k);
+        }
+        for c in old["end"]["connections"].as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("zero_share");
+        }
+        let secs = sections(&crate::stress::read(&old).unwrap());
+        assert!(secs[0].table.rows.iter().all(|r| !r[0].starts_with("Zero")));
+        assert!(!secs[1].table.header.iter().any(|h| h == "Zero samples"));
     }
 }

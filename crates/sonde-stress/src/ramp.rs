@@ -144,6 +144,7 @@ mod tests {
             block: 16 * 1024,
             echo_window: 256 * 1024,
             rate: None,
+            warmup: Duration::ZERO,
         })
     }
 

@@ -43,6 +43,9 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.overload && a.parallel < 2 {
         return Err("--overload needs -P N, the most connections to open (e.g. -P 10000)".into());
     }
+    if a.warmup >= a.time {
+        return Err("--warmup must be shorter than -t (it leaves the first intervals out)".into());
+    }
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
@@ -199,6 +202,7 @@ fn config(
         echo_window: a.window,
         // -b: each TCP connection paced (with -u the rate is the flows' together, not this).
         rate: a.bitrate.filter(|_| !a.udp && mode.sends()),
+        warmup: a.warmup,
     })
 }
 

@@ -7,7 +7,7 @@ use clap::Args;
 use sonde_stats::units::Rate;
 
 /// `-J` of `sonde stress`: sonde's own document.
-const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors); max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null; warmup: true within --warmup), end (per connection totals, zero_share (the share of counted intervals it moved nothing) and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial, warmup_secs, zero_share_worst; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors); max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
@@ -34,6 +34,10 @@ pub struct StressArgs {
     /// Seconds of data after the connections are open
     #[arg(short = 't', long = "time", value_name = "TIME", default_value = "25", value_parser = parse_duration_arg)]
     pub time: std::time::Duration,
+    /// Seconds at the start not counted: intervals that end by then are reported, marked
+    /// warm-up, and left out of the summary's rates, fairness and zero-traffic shares
+    #[arg(long = "warmup", value_name = "SECS", default_value = "0", value_parser = parse_duration_arg)]
+    pub warmup: std::time::Duration,
     /// Seconds between interval reports (each connection's speed, the sum, the fairness)
     #[arg(short = 'i', long = "interval", value_name = "TIME", default_value = "0.5", value_parser = parse_duration_arg)]
     pub interval: std::time::Duration,

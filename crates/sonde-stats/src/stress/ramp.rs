@@ -283,6 +283,8 @@ mod tests {
             failed_during_run: 0,
             echo_mismatched_bytes: 0,
             partial: false,
+            warmup_secs: 0.0,
+            zero_share_worst: None,
             udp: Some(Box::new(UdpSummary {
                 datagrams_sent: 200,
                 datagrams_received: 150,

@@ -26,4 +26,7 @@ pub struct StressConfig {
     /// `-b`: each connection's sending rate at most (paced, one write of burst); `None`:
     /// as fast as the device takes it.
     pub rate: Option<Rate>,
+    /// `--warmup`: intervals ending this soon after the data began are reported, marked,
+    /// and left out of the summary's rates, fairness and zero shares.
+    pub warmup: Duration,
 }

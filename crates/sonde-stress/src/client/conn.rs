@@ -238,6 +238,7 @@ impl Conn {
             close: self.close.unwrap_or(CloseOutcome::Timeout),
             error: self.error.clone(),
             drained_bytes: self.drained,
+            zero_share: None,
         }
     }
 }

@@ -25,6 +25,7 @@ use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, ConnectReport, StressEvent, StressMode, StressStart, StressSummary,
 };
 use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
+use sonde_stats::stress::steady::Steady;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,7 @@ pub fn run(
         }
     }
     let mut slicer = IntervalSlicer::new(cfg.mode, conns.len(), cfg.interval.as_secs_f64());
+    let mut steady = Steady::new(cfg.mode, cfg.warmup.as_secs_f64());
     let t0 = Instant::now();
     let end = cfg.duration.as_secs_f64();
     let mut again: Vec<usize> = Vec::new();
@@ -61,7 +63,8 @@ pub fn run(
             break;
         }
         if now >= slicer.next_boundary() {
-            if let Some(iv) = slicer.cut(now, &counters(&conns)) {
+            if let Some(mut iv) = slicer.cut(now, &counters(&conns)) {
+                steady.take(&mut iv);
                 deliver(emit, &StressEvent::Interval(iv));
             }
             continue;
@@ -96,7 +99,8 @@ pub fn run(
     }
     let seconds = t0.elapsed().as_secs_f64().min(end.max(0.0));
     let partial = stop.load(Ordering::SeqCst);
-    if let Some(iv) = slicer.cut(seconds, &counters(&conns)) {
+    if let Some(mut iv) = slicer.cut(seconds, &counters(&conns)) {
+        steady.take(&mut iv);
         deliver(emit, &StressEvent::Interval(iv));
     }
     conn::close_all(
@@ -108,7 +112,8 @@ pub fn run(
         cfg.close_timeout,
         &mut scratch,
     );
-    let summary = summarise(cfg.mode, seconds, report, &conns, partial);
+    let mut summary = summarise(cfg.mode, seconds, report, &conns, partial);
+    steady.apply(&mut summary);
     deliver(emit, &StressEvent::End(summary.clone()));
     Ok(summary)
 }
@@ -217,5 +222,7 @@ fn summarise(
         connections: totals,
         partial,
         udp: None,
+        warmup_secs: 0.0,
+        zero_share_worst: None,
     }
 }

@@ -322,6 +322,119 @@ fn tcp_bitrate_paces_each_connection() {
         .expect_code(2);
 }
 
+/// Each connection's share of intervals `doc` shows it sending nothing, over the intervals
+/// not marked warm-up.
+fn zero_shares(doc: &Value) -> Vec<f64> {
+    let counted: Vec<&Value> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none_or(|w| w == false))
+        .collect();
+    let n = doc["end"]["connections"].as_array().unwrap().len();
+    (0..n)
+        .map(|i| {
+            let zero = counted
+                .iter()
+                .filter(|iv| u(&iv["connections"][i]["sent_bytes"]) == 0)
+                .count();
+            zero as f64 / counted.len() as f64
+        })
+        .collect()
+}
+
+/// Zero samples: a connection that sends nothing in most intervals says so, per connection
+/// and at worst, however its bytes add up. Paced to 8 Kbit/s with 16 KiB writes, each discard
+/// connection writes once at the start and then waits longer than the run.
+#[test]
+fn zero_samples_show_a_starved_connection_and_warmup_leaves_intervals_out() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let starved = [
+        "-P", "2", "-b", "8k", "-l", "16K", "-t", "1", "-i", "0.25", "-J",
+    ];
+    let out = s.stress("discard", &starved);
+    out.expect_code(0);
+    let doc = out.json();
+    let want = zero_shares(&doc);
+    let end = &doc["end"];
+    for (c, w) in end["connections"].as_array().unwrap().iter().zip(&want) {
+        assert!(*w >= 0.5, "{}", out.describe());
+        assert_eq!(c["zero_share"].as_f64(), Some(*w), "{c}");
+    }
+    let worst = want.iter().copied().fold(0.0, f64::max);
+    assert_eq!(end["zero_share_worst"].as_f64(), Some(worst));
+    assert_eq!(end["warmup_secs"].as_f64(), Some(0.0));
+    // The table shows each connection's share and the worst.
+    let table = s.stress("discard", &starved[..starved.len() - 1]);
+    table.expect_code(0);
+    assert!(table.stdout.contains("  zero "), "{}", table.describe());
+    assert!(
+        table.stdout.contains("Zero samples: at worst"),
+        "{}",
+        table.describe()
+    );
+
+    // --warmup 0.5: the first two intervals are marked and left out; after them nothing was
+    // sent, so the rates are 0 and every counted interval is a zero sample.
+    let warm = [&starved[..], &["--warmup", "0.5"]].concat();
+    let out = s.stress("discard", &warm);
+    out.expect_code(0);
+    let doc = out.json();
+    let marks: Vec<bool> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| iv["warmup"] == true)
+        .collect();
+    let ends: Vec<f64> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| iv["end"].as_f64().unwrap())
+        .collect();
+    for (m, e) in marks.iter().zip(&ends) {
+        assert_eq!(*m, *e <= 0.5 + 1e-9, "{marks:?} {ends:?}");
+    }
+    assert!(
+        marks.iter().any(|m| *m) && marks.iter().any(|m| !*m),
+        "{marks:?}"
+    );
+    let end = &doc["end"];
+    assert_eq!(end["warmup_secs"].as_f64(), Some(0.5));
+    assert!(u(&end["sent_bytes"]) > 0, "the bytes are the whole run's");
+    let counted: u64 = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none())
+        .map(|iv| u(&iv["sent_bytes"]))
+        .sum();
+    let secs: f64 = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none())
+        .map(|iv| iv["end"].as_f64().unwrap() - iv["start"].as_f64().unwrap())
+        .sum();
+    let rate = end["sent_bps"].as_f64().unwrap();
+    assert!(
+        (rate - counted as f64 * 8.0 / secs).abs() < 1e-6,
+        "{rate} {counted} {secs}"
+    );
+    for (c, w) in end["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(zero_shares(&doc))
+    {
+        assert_eq!(c["zero_share"].as_f64(), Some(w), "{c}");
+    }
+    // A warm-up as long as the run leaves nothing to count: refused before any socket.
+    s.stress("discard", &["-t", "1", "--warmup", "1"])
+        .expect_code(2);
+}
+
 #[test]
 fn storm_counts_accepted_connections_and_refusals() {
     let _turn = crate::turns::take(module_path!());
