@@ -65,6 +65,21 @@ fn per_connection(e: &RunEnd) -> Table {
     tb.drop_empty_columns(1)
 }
 
+/// The worst connection's zero samples and the warm-up left out, where the run has them.
+fn steady_rows(e: &RunEnd) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    if let Some(z) = e.zero_share_worst {
+        rows.push((
+            "Zero samples, worst connection",
+            format!("{} of the intervals", fmt::percent(z * 100.0)),
+        ));
+    }
+    if let Some(w) = e.warmup_secs {
+        rows.push(("Warm-up, not in the rates", fmt::secs(w)));
+    }
+    rows
+}
+
 fn overall(s: &StressRun, e: &RunEnd) -> Table {
     let [asked, connected, refused, timed_out, other] = e.connect;
     let mut rows = vec![
@@ -110,15 +125,7 @@ fn overall(s: &StressRun, e: &RunEnd) -> Table {
             count(e.echo_mismatched_bytes),
         ),
     ];
-    if let Some(z) = e.zero_share_worst {
-        rows.push((
-            "Zero samples, worst connection",
-            format!("{} of the intervals", fmt::percent(z * 100.0)),
-        ));
-    }
-    if let Some(w) = e.warmup_secs {
-        rows.push(("Warm-up, not in the rates", fmt::secs(w)));
-    }
+    rows.extend(steady_rows(e));
     if let Some(u) = &e.udp {
         rows.extend([
             (

@@ -216,6 +216,30 @@ mod tests {
     }
 
     #[test]
+    fn ramp_repeat_warmup_and_a_tcp_rate_parse() {
+        let parse = |args: &[&str]| {
+            let all = [&["sonde", "stress", "h", "--discard"][..], args].concat();
+            Cli::try_parse_from(all).map(|c| match c.command {
+                Command::Stress(a) => a,
+                _ => panic!("not stress"),
+            })
+        };
+        let a = parse(&["--ramp", "1..10", "--repeat", "5", "-t", "5"]).unwrap();
+        assert_eq!((a.ramp, a.repeat), (Some((1, 10)), 5));
+        assert_eq!(parse(&["--ramp", "1..3"]).unwrap().repeat, 1);
+        assert!(parse(&["--repeat", "2"]).is_err(), "--repeat needs --ramp");
+        assert!(parse(&["--ramp", "1..3", "--repeat", "0"]).is_err());
+        let a = parse(&["--warmup", "2", "-b", "2m"]).unwrap();
+        assert_eq!(a.warmup.as_secs(), 2);
+        assert_eq!(
+            a.bitrate.map(|r| r.bits_per_sec()),
+            Some(2_000_000),
+            "-b without -u"
+        );
+        assert!(parse(&[]).unwrap().warmup.is_zero());
+    }
+
+    #[test]
     fn services_defaults() {
         let c = Cli::try_parse_from(["sonde", "services", "--port-base", "40000"]).unwrap();
         let Command::Services(a) = c.command else {

@@ -69,19 +69,13 @@ pub fn run(
             }
             continue;
         }
-        let wait = if again.is_empty() {
-            let due = secs(slicer.next_boundary().min(end) - now).min(Duration::from_millis(100));
-            held_wait(&conns, now, cfg.block).map_or(due, |w| due.min(w))
-        } else {
-            Duration::ZERO
-        };
-        poll_once(&mut poll, &mut events, wait)?;
-        let mut ready = std::mem::take(&mut again);
-        ready.extend(released(&conns, t0.elapsed().as_secs_f64(), cfg.block));
-        ready.extend(events.iter().map(|e| e.token().0));
-        ready.sort_unstable();
-        ready.dedup();
         let boundary = slicer.next_boundary().min(end);
+        let wake = Wake {
+            t0,
+            due: boundary,
+            block: cfg.block,
+        };
+        let ready = wake.ready(&mut poll, &mut events, &mut again, &conns)?;
         for (n, i) in ready.iter().copied().enumerate() {
             // A pass over thousands of busy connections takes a while: an interval that falls
             // due meanwhile is cut on time, the rest of the pass goes first after it.
@@ -160,6 +154,41 @@ fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
         "{} refused, {} timed out, {} failed otherwise",
         r.refused, r.timed_out, r.other_failed
     )
+}
+
+/// When the event loop wakes: the data phase's start, the next interval's end, the write size.
+struct Wake {
+    t0: Instant,
+    due: f64,
+    block: usize,
+}
+
+impl Wake {
+    /// Waits for events (not at all while `again` holds connections; at most until the
+    /// interval's end or a paced connection may write), then the connections to drive in
+    /// order: those left over, those the pacer lets go again, those with events.
+    fn ready(
+        &self,
+        poll: &mut Poll,
+        events: &mut Events,
+        again: &mut Vec<usize>,
+        conns: &[Conn],
+    ) -> Result<Vec<usize>, StressError> {
+        let now = self.t0.elapsed().as_secs_f64();
+        let wait = if again.is_empty() {
+            let due = secs(self.due - now).min(Duration::from_millis(100));
+            held_wait(conns, now, self.block).map_or(due, |w| due.min(w))
+        } else {
+            Duration::ZERO
+        };
+        poll_once(poll, events, wait)?;
+        let mut ready = std::mem::take(again);
+        ready.extend(released(conns, self.t0.elapsed().as_secs_f64(), self.block));
+        ready.extend(events.iter().map(|e| e.token().0));
+        ready.sort_unstable();
+        ready.dedup();
+        Ok(ready)
+    }
 }
 
 /// How long until the first connection its pacer holds back may write again (`-b`).
