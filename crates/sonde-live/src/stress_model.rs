@@ -183,6 +183,7 @@ pub fn ramp_step(s: &RampStep) -> sr::RampStep {
         received_bps: s.received_bps,
         fairness_sent: s.fairness_sent,
         fairness_received: s.fairness_received,
+        zero_share_worst: s.zero_share_worst,
         closed_clean: s.closed_clean,
         udp: s.udp.as_ref().map(ramp_udp),
     }
@@ -331,6 +332,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(0.99),
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(7),
             udp: None,
         };

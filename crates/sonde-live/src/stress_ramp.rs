@@ -146,6 +146,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(0.99),
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(8),
             udp: None,
         };
@@ -178,6 +179,7 @@ mod tests {
             received_bps: 0.9e6,
             fairness_sent: Some(1.0),
             fairness_received: Some(1.0),
+            zero_share_worst: None,
             closed_clean: None,
             udp: Some(RampUdp {
                 requests: 244,
@@ -212,6 +214,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(1.0),
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(3),
             udp: None,
         };

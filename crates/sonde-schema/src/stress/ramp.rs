@@ -67,6 +67,10 @@ pub struct RampStep {
     /// UDP steps only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<RampUdp>,
+    /// The largest share of intervals in which a connection moved nothing (absent in older
+    /// documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_share_worst: Option<f64>,
 }
 
 /// A UDP step's datagrams and loss.

@@ -196,6 +196,7 @@ fn a_ramp_row_holds_its_mean_its_max_and_its_runs_and_old_rows_still_read() {
         received_bps: 0.0,
         fairness_sent: Some(1.0),
         fairness_received: None,
+        zero_share_worst: None,
         closed_clean: Some(2),
         udp: None,
     };

@@ -34,6 +34,10 @@ pub struct RampStep {
     /// A UDP step's datagrams and loss (absent for TCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<RampUdp>,
+    /// The run's worst zero samples: the largest share of intervals in which a connection
+    /// moved nothing ([`super::steady`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_share_worst: Option<f64>,
 }
 
 /// One UDP step's datagrams each way and what was lost.
@@ -73,6 +77,7 @@ impl RampStep {
             fairness_received: s.sum.fairness_received,
             closed_clean: udp.is_none().then_some(s.closed_clean),
             udp,
+            zero_share_worst: s.zero_share_worst,
         }
     }
 }
@@ -141,6 +146,7 @@ fn fold(runs: &[RampStep], first: RampStep, how: Fold) -> RampStep {
         received_bps: f(|s| Some(s.received_bps)).unwrap_or(0.0),
         fairness_sent: f(|s| s.fairness_sent),
         fairness_received: f(|s| s.fairness_received),
+        zero_share_worst: f(|s| s.zero_share_worst),
         closed_clean: first
             .closed_clean
             .map(|_| small(n(|s| s.closed_clean.map(u64::from)))),
@@ -188,6 +194,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: fair,
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(clean),
             udp: None,
         };
@@ -216,6 +223,30 @@ mod tests {
     }
 
     #[test]
+    fn a_row_carries_the_runs_worst_zero_samples() {
+        let run = |z| RampStep {
+            connections: 2,
+            opened: 2,
+            sent_bps: 1.0,
+            received_bps: 0.0,
+            fairness_sent: None,
+            fairness_received: None,
+            closed_clean: Some(2),
+            udp: None,
+            zero_share_worst: z,
+        };
+        let row = RampRow::of(vec![run(Some(0.5)), run(Some(0.0)), run(None)]).unwrap();
+        assert_eq!(row.mean.zero_share_worst, Some(0.25));
+        assert_eq!(row.max.zero_share_worst, Some(0.5));
+        let json = serde_json::to_value(row.mean).unwrap();
+        assert_eq!(json["zero_share_worst"], 0.25);
+        assert!(serde_json::to_value(run(None))
+            .unwrap()
+            .get("zero_share_worst")
+            .is_none());
+    }
+
+    #[test]
     fn a_udp_row_averages_its_loss() {
         let run = |req, loss| RampStep {
             connections: 2,
@@ -224,6 +255,7 @@ mod tests {
             received_bps: 1.0,
             fairness_sent: None,
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: None,
             udp: Some(RampUdp {
                 requests: req,
@@ -254,6 +286,7 @@ mod tests {
             received_bps: r,
             fairness_sent: None,
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(n),
             udp: None,
         };

@@ -74,6 +74,7 @@ pub fn run(
             t0,
             due: boundary,
             block: cfg.block,
+            paced: cfg.rate.is_some(),
         };
         let ready = wake.ready(&mut poll, &mut events, &mut again, &conns)?;
         for (n, i) in ready.iter().copied().enumerate() {
@@ -156,11 +157,13 @@ fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
     )
 }
 
-/// When the event loop wakes: the data phase's start, the next interval's end, the write size.
+/// When the event loop wakes: the data phase's start, the next interval's end, the write size
+/// and whether any connection is paced (else no pacer need be asked).
 struct Wake {
     t0: Instant,
     due: f64,
     block: usize,
+    paced: bool,
 }
 
 impl Wake {
@@ -177,13 +180,18 @@ impl Wake {
         let now = self.t0.elapsed().as_secs_f64();
         let wait = if again.is_empty() {
             let due = secs(self.due - now).min(Duration::from_millis(100));
-            held_wait(conns, now, self.block).map_or(due, |w| due.min(w))
+            match self.paced {
+                true => held_wait(conns, now, self.block).map_or(due, |w| due.min(w)),
+                false => due,
+            }
         } else {
             Duration::ZERO
         };
         poll_once(poll, events, wait)?;
         let mut ready = std::mem::take(again);
-        ready.extend(released(conns, self.t0.elapsed().as_secs_f64(), self.block));
+        if self.paced {
+            ready.extend(released(conns, self.t0.elapsed().as_secs_f64(), self.block));
+        }
         ready.extend(events.iter().map(|e| e.token().0));
         ready.sort_unstable();
         ready.dedup();

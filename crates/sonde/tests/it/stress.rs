@@ -261,6 +261,10 @@ fn a_repeated_ramp_gives_every_run_with_the_mean_and_the_max() {
             assert_eq!(x["closed_clean"], r["connections"], "{r}");
         }
         assert_eq!(r["closed_clean"], r["connections"], "{r}");
+        // Each run's worst zero samples, a share, averaged and maximised as the rates are.
+        let z = r["max"]["zero_share_worst"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&z), "{r}");
+        assert!(r["zero_share_worst"].as_f64().unwrap() <= z, "{r}");
     }
     let table = s.stress("discard", &args);
     table.expect_code(0);
