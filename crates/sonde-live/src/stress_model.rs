@@ -11,7 +11,7 @@ use sonde_stats::stress::model::{
     Transport,
 };
 use sonde_stats::stress::overload::{OverloadReport, Refusal};
-use sonde_stats::stress::ramp::{RampStep, RampUdp};
+use sonde_stats::stress::ramp::{RampRow, RampStep, RampUdp};
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::stress::storm::StormReport;
 use sonde_stats::stress::udp::{EchoFigures, UdpSummary};
@@ -60,6 +60,7 @@ pub fn interval(i: &StressInterval) -> run::Interval {
         received_bps: i.sum.received_bps,
         fairness_sent: i.sum.fairness_sent,
         fairness_received: i.sum.fairness_received,
+        warmup: i.warmup,
     }
 }
 
@@ -93,6 +94,8 @@ pub fn end(s: &StressSummary) -> run::End {
         echo_unreturned_bytes: s.echo_unreturned_bytes,
         partial: s.partial,
         udp: s.udp.as_deref().map(udp),
+        warmup_secs: s.warmup_secs,
+        zero_share_worst: s.zero_share_worst,
     }
 }
 
@@ -116,6 +119,7 @@ fn conn_total(c: &ConnTotal) -> run::ConnTotal {
         close: close(c.close).into(),
         error: c.error.clone(),
         drained_bytes: c.drained_bytes,
+        zero_share: c.zero_share,
     }
 }
 
@@ -162,6 +166,15 @@ fn rtt(d: &DelayStats) -> run::Rtt {
     }
 }
 
+/// One count's row: its mean, its maximum and every run.
+pub fn ramp_row(r: &RampRow) -> sr::RampRow {
+    sr::RampRow {
+        mean: ramp_step(&r.mean),
+        max: Some(ramp_step(&r.max)),
+        runs: r.runs.iter().map(ramp_step).collect(),
+    }
+}
+
 pub fn ramp_step(s: &RampStep) -> sr::RampStep {
     sr::RampStep {
         connections: s.connections,
@@ -170,6 +183,7 @@ pub fn ramp_step(s: &RampStep) -> sr::RampStep {
         received_bps: s.received_bps,
         fairness_sent: s.fairness_sent,
         fairness_received: s.fairness_received,
+        zero_share_worst: s.zero_share_worst,
         closed_clean: s.closed_clean,
         udp: s.udp.as_ref().map(ramp_udp),
     }
@@ -318,6 +332,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(0.99),
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(7),
             udp: None,
         };
@@ -333,6 +348,18 @@ mod tests {
         };
         same(&tcp, &ramp_step(&tcp));
         same(&udp, &ramp_step(&udp));
+        let row = RampRow::of(vec![
+            tcp,
+            RampStep {
+                sent_bps: 96e6,
+                ..tcp
+            },
+        ])
+        .unwrap_or_else(|| unreachable!());
+        let written = to_value(&ramp_row(&row));
+        assert_eq!(written["sent_bps"], 95e6, "{written}");
+        assert_eq!(written["max"]["sent_bps"], 96e6, "{written}");
+        assert_eq!(written["runs"][0], to_value(&ramp_step(&tcp)), "{written}");
         let step = LoadStep {
             offered_bps: 1e7,
             achieved_bps: Some(9.9e6),

@@ -1,11 +1,13 @@
-//! `sonde stress --ramp` output: a row per connection count as each step ends, the best step
-//! each way, or one JSON document (`ramp`: the steps, `best_sent`, `best_received`). A UDP
-//! ramp (`-u`) counts flows, and its last column is the loss instead of the clean closes.
+//! `sonde stress --ramp` output: a row per connection count as each step ends (with
+//! `--repeat N`, the mean of its runs and a `max` row under it), the best step each way, or
+//! one JSON document (`ramp`: the rows with their `max` and `runs`, `best_sent`,
+//! `best_received`). A UDP ramp (`-u`) counts flows, and its last column is the loss instead
+//! of the clean closes.
 
 use serde_json::Value;
 use sonde_schema::stress::{ramp as schema, KIND};
 use sonde_stats::stress::model::Transport;
-use sonde_stats::stress::ramp::{best, RampStep};
+use sonde_stats::stress::ramp::{best, RampRow, RampStep};
 use sonde_stats::units::format_bitrate;
 
 /// The table's header.
@@ -32,8 +34,23 @@ fn rate(bps: f64) -> String {
     }
 }
 
+/// One count's lines: the row of its mean and, over more than one run, the row of each
+/// figure's maximum (`max` in the count's column).
+pub fn lines(r: &RampRow) -> Vec<String> {
+    let mut out = vec![row(&r.mean)];
+    if r.runs.len() > 1 {
+        out.push(line("max", &r.max));
+    }
+    out
+}
+
 /// One step's row: the clean closes of a TCP step, the loss of a UDP one ("-": discard).
 pub fn row(s: &RampStep) -> String {
+    line(&s.connections.to_string(), s)
+}
+
+/// A row with `count` in the count's column.
+fn line(count: &str, s: &RampStep) -> String {
     let last = match (&s.udp, s.closed_clean) {
         (Some(u), _) => u
             .loss_percent
@@ -41,8 +58,7 @@ pub fn row(s: &RampStep) -> String {
         (None, clean) => clean.map_or_else(|| "-".into(), |c| c.to_string()),
     };
     format!(
-        "{:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {last:>7}",
-        s.connections,
+        "{count:>7}  {:>6}  {:>16}  {:>16}  {:>8}  {:>8}  {last:>7}",
         s.opened,
         rate(s.sent_bps),
         rate(s.received_bps),
@@ -81,15 +97,18 @@ pub fn best_lines(steps: &[RampStep], transport: Transport) -> Vec<String> {
     out
 }
 
-/// The ramp as one document: [`sonde_schema::stress::ramp`]'s model, as JSON.
+/// The ramp as one document: [`sonde_schema::stress::ramp`]'s model, as JSON; the best
+/// count each way by its mean.
 pub fn document(
     mode: &str,
     transport: Transport,
-    steps: &[RampStep],
+    rows: &[RampRow],
+    repeat: u32,
     error: Option<&str>,
 ) -> Value {
-    use crate::stress_model::ramp_step;
-    let (up, down) = best(steps);
+    use crate::stress_model::{ramp_row, ramp_step};
+    let means = means(rows);
+    let (up, down) = best(&means);
     // A failed step ends the ramp: the steps after it are not run.
     sonde_schema::to_value(&schema::RampDocument {
         mode: mode.to_owned(),
@@ -101,11 +120,17 @@ pub fn document(
             }
             .to_owned(),
         ),
-        ramp: steps.iter().map(ramp_step).collect(),
+        repeat: repeat.max(1),
+        ramp: rows.iter().map(ramp_row).collect(),
         best_sent: up.map(ramp_step),
         best_received: down.map(ramp_step),
         envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
     })
+}
+
+/// Each count's mean row, in order.
+pub fn means(rows: &[RampRow]) -> Vec<RampStep> {
+    rows.iter().map(|r| r.mean).collect()
 }
 
 #[cfg(test)]
@@ -121,6 +146,7 @@ mod tests {
             received_bps: 0.0,
             fairness_sent: Some(0.99),
             fairness_received: None,
+            zero_share_worst: None,
             closed_clean: Some(8),
             udp: None,
         };
@@ -132,7 +158,9 @@ mod tests {
             best_lines(&[s], Transport::Tcp),
             vec!["most to the device: 94.0 Mbits/sec with 8 connections"]
         );
-        let d = document("discard", Transport::Tcp, &[s], None);
+        let one = RampRow::of(vec![s]).unwrap_or_else(|| unreachable!());
+        assert_eq!(lines(&one), vec![r.clone()], "one run: one line");
+        let d = document("discard", Transport::Tcp, &[one], 1, None);
         assert_eq!(d["best_sent"]["connections"], 8);
         assert!(d["best_received"].is_null());
         assert_eq!(
@@ -151,6 +179,7 @@ mod tests {
             received_bps: 0.9e6,
             fairness_sent: Some(1.0),
             fairness_received: Some(1.0),
+            zero_share_worst: None,
             closed_clean: None,
             udp: Some(RampUdp {
                 requests: 244,
@@ -167,11 +196,45 @@ mod tests {
             best_lines(&[s], Transport::Udp)[1],
             "most from the device: 900 Kbits/sec with 4 flows"
         );
-        let d = document("echo", Transport::Udp, &[s], None);
+        let one = RampRow::of(vec![s]).unwrap_or_else(|| unreachable!());
+        let d = document("echo", Transport::Udp, &[one], 1, None);
         assert_eq!(
             (d["transport"].as_str(), d["layer"].as_str()),
             (Some("udp"), Some("UDP payload"))
         );
         assert_eq!(d["ramp"][0]["udp"]["replies"], 220);
+    }
+
+    #[test]
+    fn repeated_runs_show_the_mean_and_a_max_row() {
+        let run = |sent| RampStep {
+            connections: 3,
+            opened: 3,
+            sent_bps: sent,
+            received_bps: 0.0,
+            fairness_sent: Some(1.0),
+            fairness_received: None,
+            zero_share_worst: None,
+            closed_clean: Some(3),
+            udp: None,
+        };
+        let row = RampRow::of(vec![run(10e6), run(30e6)]).unwrap_or_else(|| unreachable!());
+        let l = lines(&row);
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!(l[0].len(), header(Transport::Tcp).len());
+        assert!(
+            l[0].starts_with("      3") && l[0].contains("20.0 Mbits/sec"),
+            "{l:?}"
+        );
+        assert!(
+            l[1].starts_with("    max") && l[1].contains("30.0 Mbits/sec"),
+            "{l:?}"
+        );
+        let d = document("discard", Transport::Tcp, &[row], 2, None);
+        assert_eq!(d["repeat"], 2);
+        assert_eq!(d["ramp"][0]["sent_bps"], 20e6);
+        assert_eq!(d["ramp"][0]["max"]["sent_bps"], 30e6);
+        assert_eq!(d["ramp"][0]["runs"].as_array().map(Vec::len), Some(2));
+        assert_eq!(d["best_sent"]["sent_bps"], 20e6, "the best by its mean");
     }
 }

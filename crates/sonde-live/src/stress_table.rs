@@ -1,6 +1,7 @@
 //! The human table of `sonde stress`: a header, how the connections opened, one row per
 //! connection per interval with the sum and Jain's fairness index, then the summary per
-//! connection (with how it closed) and overall.
+//! connection (with its share of intervals without traffic and how it closed) and overall.
+//! Intervals within `--warmup` are marked `(warm-up)`: the summary's rates leave them out.
 //!
 //! Above [`StressTableReporter::each_limit`] connections, an interval shows the spread of the
 //! per-connection rates (minimum, median, maximum) instead of a row per connection, so a run with
@@ -117,13 +118,14 @@ impl<W: Write> StressTableReporter<W> {
         }
     }
 
-    fn sum_row(&mut self, span: &str, s: &Sum) -> io::Result<()> {
+    fn sum_row(&mut self, span: &str, s: &Sum, warmup: bool) -> io::Result<()> {
         let cols = self.cols(
             (s.sent_bytes, s.sent_bps),
             (s.received_bytes, s.received_bps),
         );
         let fair = self.fairness(s.fairness_sent, s.fairness_received);
-        writeln!(self.out, "[SUM] {span}{cols}{fair}")
+        let mark = if warmup { "  (warm-up)" } else { "" };
+        writeln!(self.out, "[SUM] {span}{cols}{fair}{mark}")
     }
 
     fn interval(&mut self, iv: &StressInterval) -> io::Result<()> {
@@ -155,7 +157,7 @@ impl<W: Write> StressTableReporter<W> {
                 writeln!(self.out, "[ALL] {span}  received per connection {r}")?;
             }
         }
-        self.sum_row(&span, &iv.sum)
+        self.sum_row(&span, &iv.sum, iv.warmup)
     }
 
     fn end(&mut self, s: &StressSummary) -> io::Result<()> {
@@ -175,9 +177,16 @@ impl<W: Write> StressTableReporter<W> {
                 .as_deref()
                 .map(|e| format!(" ({e})"))
                 .unwrap_or_default();
-            writeln!(self.out, "[{:>3}] {span}{cols}  {close}{why}", c.id)?;
+            let zero = c
+                .zero_share
+                .map(|z| format!("  zero {:.1} %", z * 100.0))
+                .unwrap_or_default();
+            writeln!(self.out, "[{:>3}] {span}{cols}{zero}  {close}{why}", c.id)?;
         }
-        self.sum_row(&span, &s.sum)?;
+        self.sum_row(&span, &s.sum, false)?;
+        for line in steady_lines(s) {
+            writeln!(self.out, "{line}")?;
+        }
         if let Some(u) = &s.udp {
             for line in crate::stress_udp::lines(self.mode, u) {
                 writeln!(self.out, "{line}")?;
@@ -226,6 +235,24 @@ impl<W: Write> StressTableReporter<W> {
         }
         Ok(())
     }
+}
+
+/// The warm-up left out and the worst share of intervals without traffic, as lines.
+pub fn steady_lines(s: &StressSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.warmup_secs > 0.0 {
+        out.push(format!(
+            "Warm-up: intervals ending by {:.2} s are not in the rates, fairness and zero samples",
+            s.warmup_secs
+        ));
+    }
+    if let Some(z) = s.zero_share_worst {
+        out.push(format!(
+            "Zero samples: at worst a connection moved nothing in {:.1} % of the intervals",
+            z * 100.0
+        ));
+    }
+    out
 }
 
 fn close_word(c: CloseOutcome) -> &'static str {
@@ -290,6 +317,7 @@ pub(crate) mod tests {
             close,
             error: None,
             drained_bytes: 0,
+            zero_share: None,
         };
         let sum = Sum {
             sent_bytes: 1_000_000,
@@ -322,6 +350,7 @@ pub(crate) mod tests {
                 end: 0.5,
                 connections: vec![rate(1, 1_000_000, true), rate(2, 0, false)],
                 sum: sum.clone(),
+                warmup: false,
             }),
             StressEvent::End(StressSummary {
                 seconds: 0.5,
@@ -339,6 +368,8 @@ pub(crate) mod tests {
                 echo_unreturned_bytes: 0,
                 partial: false,
                 udp: None,
+                warmup_secs: 0.0,
+                zero_share_worst: None,
             }),
         ]
     }
@@ -388,6 +419,48 @@ pub(crate) mod tests {
         assert!(
             all.contains("min 0.00 bits/sec  median 16.0 Mbits/sec  max 16.0 Mbits/sec"),
             "{all}"
+        );
+    }
+
+    #[test]
+    fn warm_up_intervals_are_marked_and_zero_samples_shown() {
+        let mut events = sample_run();
+        for ev in &mut events {
+            match ev {
+                StressEvent::Interval(iv) => iv.warmup = true,
+                StressEvent::End(s) => {
+                    s.warmup_secs = 0.5;
+                    s.connections[0].zero_share = Some(0.0);
+                    s.connections[1].zero_share = Some(0.5);
+                    s.zero_share_worst = Some(0.5);
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        let mut r = StressTableReporter::new(&mut out);
+        for ev in &events {
+            r.event(ev).unwrap();
+        }
+        let t = String::from_utf8(out).unwrap();
+        let sums: Vec<&str> = t.lines().filter(|l| l.starts_with("[SUM]")).collect();
+        assert!(sums[0].ends_with("(warm-up)"), "{t}");
+        assert!(
+            !sums[1].ends_with("(warm-up)"),
+            "the summary is no warm-up: {t}"
+        );
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("[  2]") && l.contains("zero 50.0 %  failed")),
+            "{t}"
+        );
+        assert!(
+            t.contains("intervals ending by 0.50 s are not in the rates"),
+            "{t}"
+        );
+        assert!(
+            t.contains("moved nothing in 50.0 % of the intervals"),
+            "{t}"
         );
     }
 }

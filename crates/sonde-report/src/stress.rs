@@ -52,6 +52,11 @@ pub struct RampPoint {
     pub received_bps: f64,
     /// UDP echo and chargen: requests that got no reply, percent.
     pub loss_percent: Option<f64>,
+    /// Runs at this count (`--repeat`; the rates above are their mean), 1 in older documents.
+    pub runs: usize,
+    /// The largest rate each way over the runs (absent in older documents).
+    pub max_sent_bps: Option<f64>,
+    pub max_received_bps: Option<f64>,
 }
 
 /// One load step.
@@ -183,10 +188,13 @@ fn ramp(d: RampDocument) -> StressRun {
             .ramp
             .iter()
             .map(|r| RampPoint {
-                connections: f64::from(r.connections),
-                sent_bps: r.sent_bps,
-                received_bps: r.received_bps,
-                loss_percent: r.udp.and_then(|u| u.loss_percent),
+                connections: f64::from(r.mean.connections),
+                sent_bps: r.mean.sent_bps,
+                received_bps: r.mean.received_bps,
+                loss_percent: r.mean.udp.and_then(|u| u.loss_percent),
+                runs: r.runs.len().max(1),
+                max_sent_bps: r.max.map(|m| m.sent_bps),
+                max_received_bps: r.max.map(|m| m.received_bps),
             })
             .collect(),
         ..empty(StressKind::Ramp, d.mode, d.transport, d.envelope.error)
@@ -310,6 +318,15 @@ mod tests {
         let r = read(&udp_ramp).unwrap();
         assert_eq!(r.label(), "stress ramp, udp echo");
         assert_eq!(r.ramp[0].loss_percent, Some(10.0));
+        assert_eq!((r.ramp[0].runs, r.ramp[0].max_sent_bps), (1, None));
+        let repeated = json!({"mode": "discard", "repeat": 2, "ramp": [{"connections": 3,
+            "sent_bps": 2e6, "received_bps": 0.0, "max": {"connections": 3, "sent_bps": 3e6,
+            "received_bps": 0.0}, "runs": [
+                {"connections": 3, "sent_bps": 1e6, "received_bps": 0.0},
+                {"connections": 3, "sent_bps": 3e6, "received_bps": 0.0}]}]});
+        let r = read(&repeated).unwrap();
+        assert_eq!((r.ramp[0].sent_bps, r.ramp[0].runs), (2e6, 2));
+        assert_eq!(r.ramp[0].max_sent_bps, Some(3e6));
         let steps = json!({"protocol": "tcp", "steps": [{"offered_bps": 1e7, "achieved_bps": 9e6,
             "server_cpu_percent": null, "client_cpu_percent": 1.5}]});
         assert!(is_stress(&steps));

@@ -23,6 +23,8 @@ pub struct ConnectionEnd {
     /// clean, reset, timeout, ...
     pub close: Option<String>,
     pub error: Option<String>,
+    /// The share of counted intervals in which it moved nothing (absent in older documents).
+    pub zero_share: Option<f64>,
 }
 
 /// A run's end: per connection and overall.
@@ -45,6 +47,10 @@ pub struct RunEnd {
     pub connect_seconds: Option<f64>,
     /// UDP flows: datagram bytes, offered bit/s, datagrams sent and received, echo lost.
     pub udp: Option<UdpEnd>,
+    /// The largest zero share of any connection.
+    pub zero_share_worst: Option<f64>,
+    /// `--warmup` seconds left out of the rates and fairness (`None`: none).
+    pub warmup_secs: Option<f64>,
 }
 
 /// A UDP run's end.
@@ -92,6 +98,7 @@ pub fn run_end(e: &run::End) -> RunEnd {
                 received_bps: finite(c.received_bps),
                 close: Some(c.close.clone()),
                 error: c.error.clone(),
+                zero_share: c.zero_share.and_then(finite),
             })
             .collect(),
         sent_bytes: Some(e.sent_bytes),
@@ -109,6 +116,8 @@ pub fn run_end(e: &run::End) -> RunEnd {
             .map(|n| Some(u64::from(n))),
         connect_seconds: finite(c.seconds),
         udp,
+        zero_share_worst: e.zero_share_worst.and_then(finite),
+        warmup_secs: finite(e.warmup_secs).filter(|&w| w > 0.0),
     }
 }
 

@@ -40,6 +40,7 @@ fn per_connection(e: &RunEnd) -> Table {
         "Received",
         "Send rate",
         "Receive rate",
+        "Zero samples",
         "Close",
         "Error",
     ]);
@@ -56,11 +57,27 @@ fn per_connection(e: &RunEnd) -> Table {
             bytes(c.received_bytes),
             opt(c.sent_bps, fmt::rate),
             opt(c.received_bps, fmt::rate),
+            opt(c.zero_share.map(|z| z * 100.0), fmt::percent),
             c.close.clone().unwrap_or_else(|| DASH.into()),
             c.error.clone().unwrap_or_else(|| DASH.into()),
         ]);
     }
     tb.drop_empty_columns(1)
+}
+
+/// The worst connection's zero samples and the warm-up left out, where the run has them.
+fn steady_rows(e: &RunEnd) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    if let Some(z) = e.zero_share_worst {
+        rows.push((
+            "Zero samples, worst connection",
+            format!("{} of the intervals", fmt::percent(z * 100.0)),
+        ));
+    }
+    if let Some(w) = e.warmup_secs {
+        rows.push(("Warm-up, not in the rates", fmt::secs(w)));
+    }
+    rows
 }
 
 fn overall(s: &StressRun, e: &RunEnd) -> Table {
@@ -108,6 +125,7 @@ fn overall(s: &StressRun, e: &RunEnd) -> Table {
             count(e.echo_mismatched_bytes),
         ),
     ];
+    rows.extend(steady_rows(e));
     if let Some(u) = &e.udp {
         rows.extend([
             (
@@ -183,25 +201,36 @@ fn overload(o: &OverloadReport) -> Table {
 }
 
 fn ramp(s: &StressRun) -> Table {
-    if s.transport == "udp" {
-        let mut tb = Table::new(&["Flows", "To the device", "From the device", "Loss"]);
-        for r in &s.ramp {
-            tb.rows.push(vec![
-                fmt::num(r.connections, 0),
-                fmt::rate(r.sent_bps),
-                fmt::rate(r.received_bps),
-                opt(r.loss_percent, fmt::percent),
-            ]);
-        }
-        return tb;
+    let udp = s.transport == "udp";
+    // With --repeat the rates are each count's mean; the maxima and the runs follow.
+    let repeated = s.ramp.iter().any(|r| r.runs > 1);
+    let mut head = vec![
+        if udp { "Flows" } else { "Connections" },
+        "To the device",
+        "From the device",
+    ];
+    if udp {
+        head.push("Loss");
     }
-    let mut tb = Table::new(&["Connections", "To the device", "From the device"]);
+    if repeated {
+        head.extend(["Runs", "Max to", "Max from"]);
+    }
+    let mut tb = Table::new(&head);
     for r in &s.ramp {
-        tb.rows.push(vec![
+        let mut row = vec![
             fmt::num(r.connections, 0),
             fmt::rate(r.sent_bps),
             fmt::rate(r.received_bps),
-        ]);
+        ];
+        if udp {
+            row.push(opt(r.loss_percent, fmt::percent));
+        }
+        if repeated {
+            row.push(r.runs.to_string());
+            row.push(opt(r.max_sent_bps, fmt::rate));
+            row.push(opt(r.max_received_bps, fmt::rate));
+        }
+        tb.rows.push(row);
     }
     tb
 }
@@ -325,5 +354,71 @@ mod tests {
             Some("244"),
             "{rows:?}"
         );
+    }
+
+    /// A ramp with `--repeat`: the mean rates, then the runs and each count's maximum.
+    #[test]
+    fn a_repeated_ramp_shows_its_runs_and_maxima() {
+        let doc = json!({"mode": "discard", "repeat": 2, "ramp": [{"connections": 3,
+            "sent_bps": 2e6, "received_bps": 0.0, "max": {"connections": 3, "sent_bps": 3e6,
+            "received_bps": 0.0}, "runs": [
+                {"connections": 3, "sent_bps": 1e6, "received_bps": 0.0},
+                {"connections": 3, "sent_bps": 3e6, "received_bps": 0.0}]}]});
+        let run = crate::stress::read(&doc).unwrap();
+        let t = ramp(&run);
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.rows[0].len(), 6, "{:?}", t.rows);
+        assert_eq!(t.rows[0][3], "2", "{:?}", t.rows);
+        assert_eq!(t.rows[0][4], fmt::rate(3e6), "{:?}", t.rows);
+        // An older ramp (one run per count) keeps its three columns.
+        let old = json!({"mode": "discard", "ramp": [{"connections": 3, "sent_bps": 2e6,
+            "received_bps": 0.0}]});
+        let t = ramp(&crate::stress::read(&old).unwrap());
+        assert_eq!(t.rows[0].len(), 3, "{:?}", t.rows);
+    }
+
+    /// A run with `--warmup` and zero samples: both in the summary, the share per connection.
+    #[test]
+    fn a_run_shows_its_zero_samples_and_warm_up() {
+        let doc = json!({
+            "start": {"mode": "discard", "connections": 2, "connect_timeout_secs": 5.0},
+            "intervals": [],
+            "end": {"seconds": 2.0, "connect": {"asked": 2, "connected": 2, "refused": 0,
+                "timed_out": 0, "other_failed": 0, "seconds": 0.0},
+                "sent_bytes": 10, "received_bytes": 0, "sent_bps": 40.0, "received_bps": 0.0,
+                "closed_clean": 2, "closed_reset": 0, "closed_timeout": 0,
+                "failed_during_run": 0, "echo_mismatched_bytes": 0,
+                "warmup_secs": 0.5, "zero_share_worst": 0.25,
+                "connections": [
+                    {"id": 1, "sent_bytes": 10, "received_bytes": 0, "sent_bps": 40.0,
+                     "received_bps": 0.0, "close": "clean", "zero_share": 0.0},
+                    {"id": 2, "sent_bytes": 0, "received_bytes": 0, "sent_bps": 0.0,
+                     "received_bps": 0.0, "close": "clean", "zero_share": 0.25}]},
+            "error": null
+        });
+        let run = crate::stress::read(&doc).unwrap();
+        let secs = sections(&run);
+        let rows: Vec<Vec<String>> = secs[0].table.rows.clone();
+        let row = |k: &str| rows.iter().find(|r| r[0] == k).map(|r| r[1].clone());
+        assert_eq!(
+            row("Zero samples, worst connection").as_deref(),
+            Some("25.00 % of the intervals"),
+            "{rows:?}"
+        );
+        assert!(row("Warm-up, not in the rates").is_some(), "{rows:?}");
+        let per = &secs[1].table;
+        let col = per.header.iter().position(|h| h == "Zero samples").unwrap();
+        assert_eq!(per.rows[1][col], "25.00 %", "{:?}", per.rows);
+        // An older run has neither: no row, no column.
+        let mut old = doc.clone();
+        for k in ["warmup_secs", "zero_share_worst"] {
+            old["end"].as_object_mut().unwrap().remove(k);
+        }
+        for c in old["end"]["connections"].as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("zero_share");
+        }
+        let secs = sections(&crate::stress::read(&old).unwrap());
+        assert!(secs[0].table.rows.iter().all(|r| !r[0].starts_with("Zero")));
+        assert!(!secs[1].table.header.iter().any(|h| h == "Zero samples"));
     }
 }

@@ -1,6 +1,6 @@
 //! `sonde stress --ramp LO..HI`: one whole run per connection count (`-u`: per flow count,
-//! the same offered rate over all flows), LO, 2·LO, ... HI, each summed up as a
-//! [`RampStep`].
+//! the same offered rate over all flows), every count from LO to HI, each run `--repeat` times
+//! and summed up as a [`RampRow`] (every run, their mean and maximum).
 //!
 //! The ramp goes on past a step that fails the checks of a single run ([`crate::verdict`]):
 //! the most a device moves is still worth knowing at the counts it handles; such steps are
@@ -10,7 +10,7 @@
 use crate::flows::{Flows, RunError};
 use sonde_stats::sink::{deliver, Discard, Sink};
 use sonde_stats::stress::model::Transport;
-use sonde_stats::stress::ramp::{counts, RampStep};
+use sonde_stats::stress::ramp::{counts, RampRow, RampStep};
 use std::sync::atomic::AtomicBool;
 
 /// A ramp: the run of each step (its count replaced by the step's) and the counts' range.
@@ -20,6 +20,8 @@ pub struct RampConfig {
     /// The first count and the last (1 <= lo <= hi).
     pub lo: u32,
     pub hi: u32,
+    /// Runs per count (`--repeat`, at least 1).
+    pub repeat: u32,
 }
 
 /// Why a ramp ended before its last step.
@@ -34,8 +36,8 @@ pub enum RampError {
 /// What a ramp found.
 #[derive(Debug)]
 pub struct RampOutcome {
-    /// The steps run, in order (the one cut short included).
-    pub steps: Vec<RampStep>,
+    /// The counts run, in order, each with its runs (the one cut short included).
+    pub steps: Vec<RampRow>,
     /// What ended the ramp early, if anything did.
     pub error: Option<RampError>,
     /// The steps that failed their checks, each "N connections: why".
@@ -50,36 +52,61 @@ impl RampOutcome {
     }
 }
 
-/// Runs the steps in order, each finished step to `sink` as it ends (the steps' own events
-/// go nowhere), until the last or the first that could not be made or was cut short.
-pub fn run(cfg: &RampConfig, stop: &AtomicBool, sink: &mut dyn Sink<RampStep>) -> RampOutcome {
-    let mode = cfg.flows.mode();
+/// Runs the steps in order, each count's row to `sink` once its runs end (the runs' own
+/// events go nowhere), until the last or the first run that could not be made or was cut
+/// short (its count's row then holds the runs made).
+pub fn run(cfg: &RampConfig, stop: &AtomicBool, sink: &mut dyn Sink<RampRow>) -> RampOutcome {
     let mut out = RampOutcome {
         steps: Vec::new(),
         error: None,
         problems: Vec::new(),
     };
     for n in counts(cfg.lo, cfg.hi) {
-        let s = match cfg.flows.with_count(n).run(stop, &mut Discard) {
-            Ok(s) => s,
-            Err(e) => {
-                out.error = Some(e.into());
-                return out;
-            }
-        };
-        let step = RampStep::of(n, &s, mode);
-        deliver(sink, &step);
-        out.steps.push(step);
-        if s.partial {
-            out.error = Some(RampError::Interrupted);
-            return out;
+        let mut runs = Vec::new();
+        let ended = count(cfg, n, stop, &mut runs, &mut out.problems);
+        if let Some(row) = RampRow::of(runs) {
+            deliver(sink, &row);
+            out.steps.push(row);
         }
-        if let Some(why) = crate::verdict::problems(&s, mode) {
-            let unit = unit(cfg.flows.transport(), n);
-            out.problems.push(format!("{n} {unit}: {why}"));
+        if ended.is_some() {
+            out.error = ended;
+            return out;
         }
     }
     out
+}
+
+/// The `--repeat` runs at `n`, each into `runs` and its failed checks into `problems`; what
+/// ended the ramp, if a run could not be made or was cut short.
+fn count(
+    cfg: &RampConfig,
+    n: u32,
+    stop: &AtomicBool,
+    runs: &mut Vec<RampStep>,
+    problems: &mut Vec<String>,
+) -> Option<RampError> {
+    let mode = cfg.flows.mode();
+    let repeat = cfg.repeat.max(1);
+    for i in 1..=repeat {
+        let s = match cfg.flows.with_count(n).run(stop, &mut Discard) {
+            Ok(s) => s,
+            Err(e) => return Some(e.into()),
+        };
+        runs.push(RampStep::of(n, &s, mode));
+        if s.partial {
+            return Some(RampError::Interrupted);
+        }
+        if let Some(why) = crate::verdict::problems(&s, mode) {
+            let unit = unit(cfg.flows.transport(), n);
+            let which = if repeat > 1 {
+                format!(" (run {i} of {repeat})")
+            } else {
+                String::new()
+            };
+            problems.push(format!("{n} {unit}{which}: {why}"));
+        }
+    }
+    None
 }
 
 /// What a ramp's count counts: "connection(s)", or UDP "flow(s)".
@@ -116,19 +143,28 @@ mod tests {
             close_timeout: Duration::from_secs(2),
             block: 16 * 1024,
             echo_window: 256 * 1024,
+            rate: None,
+            warmup: Duration::ZERO,
         })
     }
 
-    /// A discard service on loopback that holds one connection at most: a ramp 1..4 runs
-    /// every step, and the steps beyond one connection fail their checks, by name.
-    #[test]
-    fn a_ramp_runs_on_past_a_failed_step_and_names_it() {
+    /// A discard service on loopback holding `max` connections at most: its stop flag, its
+    /// thread and its address.
+    fn discard(
+        max: usize,
+    ) -> (
+        Arc<AtomicBool>,
+        std::thread::JoinHandle<
+            Result<crate::services::ServicesStats, crate::services::ServicesError>,
+        >,
+        SocketAddr,
+    ) {
         let services = Services::bind(ServicesConfig {
             bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
             ports: vec![(Service::Discard, 0)],
             tcp: true,
             udp: false,
-            max_connections: 1,
+            max_connections: max,
             echo_buffer: 16 * 1024,
             udp_rate: 1000,
             udp_sources: 16,
@@ -140,31 +176,65 @@ mod tests {
             let stop = Arc::clone(&stop);
             std::thread::spawn(move || services.run(&stop))
         };
+        (stop, server, addr)
+    }
+
+    /// `--repeat 2`: each count's row holds both runs, its mean and its maximum.
+    #[test]
+    fn each_count_runs_repeat_times() {
+        let (stop, server, addr) = discard(8);
+        let cfg = RampConfig {
+            flows: tcp(addr),
+            lo: 1,
+            hi: 2,
+            repeat: 2,
+        };
+        let out = run(&cfg, &AtomicBool::new(false), &mut Discard);
+        stop.store(true, Ordering::SeqCst);
+        let _ = server.join();
+        assert!(out.error.is_none() && out.problems.is_empty(), "{out:?}");
+        let counts: Vec<u32> = out.steps.iter().map(|r| r.mean.connections).collect();
+        assert_eq!(counts, [1, 2]);
+        for row in &out.steps {
+            assert_eq!(row.runs.len(), 2, "{row:?}");
+            let rates: Vec<f64> = row.runs.iter().map(|r| r.sent_bps).collect();
+            assert_eq!(row.mean.sent_bps, (rates[0] + rates[1]) / 2.0, "{row:?}");
+            assert_eq!(row.max.sent_bps, rates[0].max(rates[1]), "{row:?}");
+            assert_eq!(row.mean.closed_clean, Some(row.mean.connections));
+        }
+    }
+
+    /// A discard service on loopback that holds one connection at most: a ramp 1..4 runs
+    /// every step, and the steps beyond one connection fail their checks, by name.
+    #[test]
+    fn a_ramp_runs_on_past_a_failed_step_and_names_it() {
+        let (stop, server, addr) = discard(1);
         let mut rows = Vec::new();
         let cfg = RampConfig {
             flows: tcp(addr),
             lo: 1,
             hi: 4,
+            repeat: 1,
         };
         let out = run(
             &cfg,
             &AtomicBool::new(false),
-            &mut FnSink(|s: &RampStep| rows.push(s.connections)),
+            &mut FnSink(|s: &RampRow| rows.push(s.mean.connections)),
         );
         stop.store(true, Ordering::SeqCst);
         let _ = server.join();
         assert!(out.error.is_none(), "{:?}", out.error);
-        assert_eq!(rows, [1, 2, 4], "a row per step, as it ends");
-        assert_eq!(out.steps[0].closed_clean, Some(1));
-        assert!(out.steps[0].sent_bps > 0.0, "{:?}", out.steps[0]);
-        assert_eq!(out.problems.len(), 2, "{:?}", out.problems);
+        assert_eq!(rows, [1, 2, 3, 4], "a row per step, as it ends");
+        assert_eq!(out.steps[0].mean.closed_clean, Some(1));
+        assert!(out.steps[0].mean.sent_bps > 0.0, "{:?}", out.steps[0]);
+        assert_eq!(out.problems.len(), 3, "{:?}", out.problems);
         assert!(
             out.problems[0].starts_with("2 connections: "),
             "{:?}",
             out.problems
         );
         assert!(
-            out.problems[1].starts_with("4 connections: "),
+            out.problems[2].starts_with("4 connections: "),
             "{:?}",
             out.problems
         );
@@ -185,12 +255,13 @@ mod tests {
             flows: tcp(closed),
             lo: 1,
             hi: 8,
+            repeat: 3,
         };
         let mut rows = 0;
         let out = run(
             &cfg,
             &AtomicBool::new(false),
-            &mut FnSink(|_: &RampStep| rows += 1),
+            &mut FnSink(|_: &RampRow| rows += 1),
         );
         assert!(out.steps.is_empty() && rows == 0, "{:?}", out.steps);
         let e = out

@@ -138,6 +138,7 @@ mod tests {
             close,
             error: None,
             drained_bytes: 0,
+            zero_share: None,
         }
     }
 
@@ -160,6 +161,8 @@ mod tests {
             echo_unreturned_bytes: 0,
             partial: false,
             udp: None,
+            warmup_secs: 0.0,
+            zero_share_worst: None,
         }
     }
 

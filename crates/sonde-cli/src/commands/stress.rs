@@ -15,7 +15,7 @@ use sonde_live::Sink;
 use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::sink::FnSink;
 use sonde_stats::stress::model::{StressEvent, StressMode};
-use sonde_stats::stress::ramp::RampStep;
+use sonde_stats::stress::ramp::RampRow;
 use sonde_stress::client::StressConfig;
 use sonde_stress::flows::Flows;
 use sonde_stress::ramp::RampConfig;
@@ -43,6 +43,9 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.overload && a.parallel < 2 {
         return Err("--overload needs -P N, the most connections to open (e.g. -P 10000)".into());
     }
+    if a.warmup >= a.time {
+        return Err("--warmup must be shorter than -t (it leaves the first intervals out)".into());
+    }
     if a.connect_timeout.is_zero() || a.close_timeout.is_zero() {
         return Err("--connect-timeout and --close-timeout must be more than 0".into());
     }
@@ -56,7 +59,34 @@ fn check(a: &StressArgs) -> Result<(), String> {
     if a.udp && a.steps.is_none() {
         super::stress_udp::check(a)?;
     }
+    if !a.udp {
+        tcp_rate(a)?;
+    }
     Ok(())
+}
+
+/// `-b` over TCP paces what each connection sends: not chargen's (the device sends), nor a
+/// run without data (--storm, --overload) or one that sets its own rates (--steps).
+fn tcp_rate(a: &StressArgs) -> Result<(), String> {
+    let Some(rate) = a.bitrate else {
+        return Ok(());
+    };
+    if rate.is_unlimited() {
+        return Err("-b must be more than 0".into());
+    }
+    let other = if a.steps.is_some() {
+        Some("--steps, whose rates are the steps'")
+    } else if a.storm || a.overload {
+        Some("--storm or --overload, which move no data")
+    } else if a.chargen {
+        Some("--chargen over TCP: the device sends, and -b paces what this end sends")
+    } else {
+        None
+    };
+    match other {
+        Some(what) => Err(format!("-b does not go with {what}")),
+        None => Ok(()),
+    }
 }
 
 /// Runs the stress command.
@@ -96,7 +126,14 @@ pub fn run(a: StressArgs, interrupt: &AtomicBool) -> i32 {
         Flows::Tcp(cfg)
     };
     if let Some((lo, hi)) = a.ramp {
-        return ramp(&a, &RampConfig { flows, lo, hi }, interrupt);
+        let repeat = a.repeat;
+        let cfg = RampConfig {
+            flows,
+            lo,
+            hi,
+            repeat,
+        };
+        return ramp(&a, &cfg, interrupt);
     }
     single(&a, &flows, out, interrupt)
 }
@@ -163,6 +200,9 @@ fn config(
         close_timeout: a.close_timeout,
         block: usize::try_from(a.length.unwrap_or(128 * 1024)).unwrap_or(128 * 1024),
         echo_window: a.window,
+        // -b: each TCP connection paced (with -u the rate is the flows' together, not this).
+        rate: a.bitrate.filter(|_| !a.udp && mode.sends()),
+        warmup: a.warmup,
     })
 }
 
@@ -176,9 +216,11 @@ fn ramp(a: &StressArgs, cfg: &RampConfig, interrupt: &AtomicBool) -> i32 {
     if !json {
         ramp_heading(a, &cfg.flows);
     }
-    let mut rows = FnSink(|step: &RampStep| {
+    let mut rows = FnSink(|row: &RampRow| {
         if !json {
-            output::outln!("{}", stress_ramp::row(step));
+            for line in stress_ramp::lines(row) {
+                output::outln!("{line}");
+            }
         }
     });
     let outcome = sonde_stress::ramp::run(cfg, interrupt, &mut rows);
@@ -188,10 +230,10 @@ fn ramp(a: &StressArgs, cfg: &RampConfig, interrupt: &AtomicBool) -> i32 {
     if json {
         // The document's error: what ended the ramp, else the steps that failed.
         let why = error.as_deref().or(problems.as_deref());
-        let doc = stress_ramp::document(mode, transport, &outcome.steps, why);
+        let doc = stress_ramp::document(mode, transport, &outcome.steps, cfg.repeat, why);
         output::document(std::io::stdout(), &doc);
     } else {
-        for line in stress_ramp::best_lines(&outcome.steps, transport) {
+        for line in stress_ramp::best_lines(&stress_ramp::means(&outcome.steps), transport) {
             output::outln!("{line}");
         }
     }
@@ -215,8 +257,13 @@ fn ramp_heading(a: &StressArgs, flows: &Flows) {
         Flows::Udp(udp) => format!("rates are UDP payload, {} offered over all flows", udp.rate),
         Flows::Tcp(_) => "rates are TCP payload".to_string(),
     };
+    let runs = if a.repeat > 1 {
+        format!(" x {} runs (their mean, then the max)", a.repeat)
+    } else {
+        String::new()
+    };
     output::outln!(
-        "{} ramp to {} ({}), {:.1} s per step; {what}",
+        "{} ramp to {} ({}), {:.1} s per step{runs}; {what}",
         flows.mode().name(),
         a.host,
         flows.addr(),

@@ -44,5 +44,6 @@ pub fn config(a: &StressArgs, tcp: &StressConfig) -> UdpStressConfig {
         datagram: usize::try_from(a.length.unwrap_or(DEFAULT_DATAGRAM)).unwrap_or(512),
         rate: a.bitrate.unwrap_or(DEFAULT_RATE),
         drain: a.drain,
+        warmup: a.warmup,
     }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use sonde_stats::units::Rate;
 
 /// `-J` of `sonde stress`: sonde's own document.
-const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null), end (per connection totals and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, ramp (connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors)), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null; warmup: true within --warmup), end (per connection totals, zero_share (the share of counted intervals it moved nothing) and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial, warmup_secs, zero_share_worst; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors), zero_share_worst; max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
@@ -34,6 +34,10 @@ pub struct StressArgs {
     /// Seconds of data after the connections are open
     #[arg(short = 't', long = "time", value_name = "TIME", default_value = "25", value_parser = parse_duration_arg)]
     pub time: std::time::Duration,
+    /// Seconds at the start not counted: intervals that end by then are reported, marked
+    /// warm-up, and left out of the summary's rates, fairness and zero-traffic shares
+    #[arg(long = "warmup", value_name = "SECS", default_value = "0", value_parser = parse_duration_arg)]
+    pub warmup: std::time::Duration,
     /// Seconds between interval reports (each connection's speed, the sum, the fairness)
     #[arg(short = 'i', long = "interval", value_name = "TIME", default_value = "0.5", value_parser = parse_duration_arg)]
     pub interval: std::time::Duration,
@@ -56,9 +60,10 @@ pub struct StressArgs {
     /// measure TCP connection set-up
     #[arg(short = 'u', long = "udp")]
     pub udp: bool,
-    /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m). Never
-    /// unpaced
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", requires = "udp", value_parser = crate::flags::values::parse_rate_flag)]
+    /// -u: offered rate over all flows together, paced (e.g. 1m, 100m; default 1m; never
+    /// unpaced). TCP (discard, echo): each connection's sending rate at most, paced (default:
+    /// as fast as the device takes it)
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = crate::flags::values::parse_rate_flag)]
     pub bitrate: Option<Rate>,
     /// CPU load against offered rate: a paced test per rate (e.g. 10m,20m,50m,100m, over all
     /// -P streams) against a sonde server (port 5201 unless -p), each -step-time long; a row
@@ -81,11 +86,15 @@ pub struct StressArgs {
     /// the device's echo rate, not the kernels' buffering
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]
     pub window: u64,
-    /// Maximum total speed against the number of connections: a run of -t per count, LO,
-    /// 2·LO, ... up to HI (e.g. 1..64), one row each (-u: flows, the same -b shared by all,
+    /// Maximum total speed against the number of connections: a run of -t per count, every
+    /// count from LO to HI (e.g. 1..10), one row each (-u: flows, the same -b shared by all,
     /// and the loss)
     #[arg(long, value_name = "LO..HI", value_parser = parse_ramp, conflicts_with = "parallel")]
     pub ramp: Option<(u32, u32)>,
+    /// --ramp: runs per count (e.g. 5); each count's row shows their mean and maximum, -J
+    /// holds every run
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "ramp", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// Open and close connections as fast as the device takes them for -t, -P at a time:
     /// accepted per second, failures by kind, connect times (TCP only)
     #[arg(long, conflicts_with = "ramp")]
@@ -204,6 +213,30 @@ mod tests {
             .collect();
         assert_eq!(steps, [10_000_000, 1_000_000_000]);
         assert!(Cli::try_parse_from(["sonde", "stress", "h", "--steps", "fast"]).is_err());
+    }
+
+    #[test]
+    fn ramp_repeat_warmup_and_a_tcp_rate_parse() {
+        let parse = |args: &[&str]| {
+            let all = [&["sonde", "stress", "h", "--discard"][..], args].concat();
+            Cli::try_parse_from(all).map(|c| match c.command {
+                Command::Stress(a) => a,
+                _ => panic!("not stress"),
+            })
+        };
+        let a = parse(&["--ramp", "1..10", "--repeat", "5", "-t", "5"]).unwrap();
+        assert_eq!((a.ramp, a.repeat), (Some((1, 10)), 5));
+        assert_eq!(parse(&["--ramp", "1..3"]).unwrap().repeat, 1);
+        assert!(parse(&["--repeat", "2"]).is_err(), "--repeat needs --ramp");
+        assert!(parse(&["--ramp", "1..3", "--repeat", "0"]).is_err());
+        let a = parse(&["--warmup", "2", "-b", "2m"]).unwrap();
+        assert_eq!(a.warmup.as_secs(), 2);
+        assert_eq!(
+            a.bitrate.map(|r| r.bits_per_sec()),
+            Some(2_000_000),
+            "-b without -u"
+        );
+        assert!(parse(&[]).unwrap().warmup.is_zero());
     }
 
     #[test]

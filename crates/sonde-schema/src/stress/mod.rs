@@ -10,7 +10,7 @@
 //! let Ok(StressDocument::Ramp(r)) = StressDocument::from_value(doc) else {
 //!     panic!("a ramp");
 //! };
-//! assert_eq!((r.ramp[0].connections, r.transport.as_str()), (4, "tcp"));
+//! assert_eq!((r.ramp[0].mean.connections, r.transport.as_str()), (4, "tcp"));
 //! ```
 
 pub mod overload;

@@ -1,5 +1,5 @@
-//! The document of `sonde stress --ramp LO..HI`: a row per connection (UDP: flow) count, the
-//! best step each way.
+//! The document of `sonde stress --ramp LO..HI`: a row per connection (UDP: flow) count (with
+//! `--repeat N`, the mean of its runs, their maximum and every run), the best step each way.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,13 +17,34 @@ pub struct RampDocument {
     /// `"TCP payload"` or `"UDP payload"`: what the rates count.
     #[serde(default)]
     pub layer: Option<String>,
-    pub ramp: Vec<RampStep>,
+    /// Runs per count (`--repeat`; absent in older documents: 1).
+    #[serde(default = "one")]
+    pub repeat: u32,
+    pub ramp: Vec<RampRow>,
     #[serde(default)]
     pub best_sent: Option<RampStep>,
     #[serde(default)]
     pub best_received: Option<RampStep>,
     #[serde(flatten)]
     pub envelope: Envelope,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One count: the mean of its runs (the row's own keys, as a single run's in older documents),
+/// their maximum and every run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RampRow {
+    #[serde(flatten)]
+    pub mean: RampStep,
+    /// Each figure's largest over the runs (absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<RampStep>,
+    /// Every run at this count, in order (absent in older documents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RampStep>,
 }
 
 /// One step: a whole run at one count.
@@ -46,6 +67,10 @@ pub struct RampStep {
     /// UDP steps only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<RampUdp>,
+    /// The largest share of intervals in which a connection moved nothing (absent in older
+    /// documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_share_worst: Option<f64>,
 }
 
 /// A UDP step's datagrams and loss.

@@ -88,6 +88,9 @@ pub struct Interval {
     pub fairness_sent: Option<f64>,
     #[serde(default)]
     pub fairness_received: Option<f64>,
+    /// Ends within `--warmup`: not counted in the end's rates, fairness and zero shares.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
 }
 
 /// One connection's share of one interval.
@@ -133,6 +136,12 @@ pub struct End {
     /// `-u` runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<Udp>,
+    /// `--warmup`: seconds whose intervals the rates, fairness and zero shares leave out.
+    #[serde(default)]
+    pub warmup_secs: f64,
+    /// The largest of the connections' `zero_share`.
+    #[serde(default)]
+    pub zero_share_worst: Option<f64>,
 }
 
 /// One connection over the whole run.
@@ -150,6 +159,9 @@ pub struct ConnTotal {
     /// Bytes read after this end's FIN.
     #[serde(default)]
     pub drained_bytes: u64,
+    /// The share (0..1) of the counted intervals in which it moved nothing.
+    #[serde(default)]
+    pub zero_share: Option<f64>,
 }
 
 /// A UDP run's datagrams, echo figures and what the client could tell about a reply cap.

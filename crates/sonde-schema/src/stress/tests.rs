@@ -48,6 +48,7 @@ fn run_doc() -> RunDocument {
             received_bps: 160.0,
             fairness_sent: None,
             fairness_received: Some(1.0),
+            warmup: true,
         }],
         end: Some(End {
             seconds: 1.0,
@@ -67,6 +68,8 @@ fn run_doc() -> RunDocument {
             echo_unreturned_bytes: 0,
             partial: false,
             udp: None,
+            warmup_secs: 0.5,
+            zero_share_worst: Some(0.5),
         }),
         notes: vec!["a note".into()],
         envelope: Envelope::new(KIND, false, None),
@@ -84,6 +87,8 @@ fn a_run_reads_back_as_written_with_nulls_where_nothing_was_measured() {
         v["end"].get("udp").is_none(),
         "a TCP run has no udp section: {v}"
     );
+    assert_eq!(v["intervals"][0]["warmup"], true);
+    assert_eq!(v["end"]["zero_share_worst"], 0.5);
     let Ok(StressDocument::Run(back)) = StressDocument::from_value(v) else {
         panic!("not read as a run");
     };
@@ -179,4 +184,71 @@ fn an_overload_reads_back_and_an_unknown_refusal_is_refused() {
     v["overload"]["refusal"] = "sideways".into();
     let e = StressDocument::from_value(v).unwrap_err().to_string();
     assert!(e.contains("sideways"), "{e}");
+}
+
+#[test]
+fn a_ramp_row_holds_its_mean_its_max_and_its_runs_and_old_rows_still_read() {
+    use super::ramp::{RampDocument, RampRow, RampStep};
+    let step = |sent| RampStep {
+        connections: 2,
+        opened: 2,
+        sent_bps: sent,
+        received_bps: 0.0,
+        fairness_sent: Some(1.0),
+        fairness_received: None,
+        zero_share_worst: None,
+        closed_clean: Some(2),
+        udp: None,
+    };
+    let doc = RampDocument {
+        mode: "discard".into(),
+        transport: "tcp".into(),
+        layer: Some("TCP payload".into()),
+        repeat: 2,
+        ramp: vec![RampRow {
+            mean: step(15.0),
+            max: Some(step(20.0)),
+            runs: vec![step(10.0), step(20.0)],
+        }],
+        best_sent: Some(step(15.0)),
+        best_received: None,
+        envelope: Envelope::new(KIND, false, None),
+    };
+    let v = crate::to_value(&doc);
+    // The mean keeps a row's own keys; the maximum and the runs sit beside them.
+    assert_eq!(v["ramp"][0]["sent_bps"], 15.0);
+    assert_eq!(v["ramp"][0]["max"]["sent_bps"], 20.0);
+    assert_eq!(v["ramp"][0]["runs"][1]["sent_bps"], 20.0);
+    let Ok(StressDocument::Ramp(back)) = StressDocument::from_value(v) else {
+        panic!("not read as a ramp");
+    };
+    assert_eq!(*back, doc);
+    // A document from before --repeat: one run per row, no max, no runs.
+    let old = json!({"mode": "discard", "ramp": [{"connections": 4, "sent_bps": 8e6, "received_bps": 0.0}]});
+    let Ok(StressDocument::Ramp(r)) = StressDocument::from_value(old) else {
+        panic!("not read as a ramp");
+    };
+    assert_eq!((r.repeat, r.ramp[0].mean.sent_bps), (1, 8e6));
+    assert!(r.ramp[0].max.is_none() && r.ramp[0].runs.is_empty());
+}
+
+#[test]
+fn a_run_from_before_the_warm_up_and_zero_shares_still_reads() {
+    let mut v = crate::to_value(&run_doc());
+    if let Some(end) = v["end"].as_object_mut() {
+        end.remove("warmup_secs");
+        end.remove("zero_share_worst");
+    }
+    if let Some(iv) = v["intervals"][0].as_object_mut() {
+        iv.remove("warmup");
+    }
+    v["end"]["connections"] = json!([{"id": 1, "sent_bytes": 1, "received_bytes": 1,
+        "sent_bps": 8.0, "received_bps": 8.0, "close": "clean"}]);
+    let Ok(StressDocument::Run(r)) = StressDocument::from_value(v) else {
+        panic!("not read as a run");
+    };
+    assert!(!r.intervals[0].warmup);
+    let end = r.end.unwrap_or_else(|| unreachable!());
+    assert_eq!((end.warmup_secs, end.zero_share_worst), (0.0, None));
+    assert_eq!(end.connections[0].zero_share, None);
 }

@@ -124,6 +124,10 @@ pub struct StressInterval {
     pub connections: Vec<ConnRate>,
     #[serde(flatten)]
     pub sum: Sum,
+    /// Ends within `--warmup`: reported, not counted in the summary's rates, fairness and
+    /// zero shares. Absent in older documents: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
 }
 
 /// How a connection ended.
@@ -158,6 +162,10 @@ pub struct ConnTotal {
     /// documents: 0.
     #[serde(default)]
     pub drained_bytes: u64,
+    /// The share (0..1) of the counted intervals in which it moved nothing in the mode's
+    /// direction ([`super::steady`]); `None` when no interval was counted or in older documents.
+    #[serde(default)]
+    pub zero_share: Option<f64>,
 }
 
 impl ConnTotal {
@@ -193,6 +201,13 @@ pub struct StressSummary {
     /// UDP runs only: datagrams, echo loss and round trips, reply caps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<Box<super::udp::UdpSummary>>,
+    /// `--warmup`: seconds at the start whose intervals are not counted in the rates, the
+    /// fairness and the zero shares (the bytes are the whole run's). Older documents: 0.
+    #[serde(default)]
+    pub warmup_secs: f64,
+    /// The largest zero share of any connection.
+    #[serde(default)]
+    pub zero_share_worst: Option<f64>,
 }
 
 impl StressSummary {

@@ -87,6 +87,7 @@ impl IntervalSlicer {
             end: now,
             connections,
             sum,
+            warmup: false,
         };
         self.last_cut = now;
         self.last = counters.to_vec();

@@ -2,6 +2,7 @@
 //! data run and `--overload`.
 
 use sonde_stats::stress::model::StressMode;
+use sonde_stats::units::Rate;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -22,4 +23,10 @@ pub struct StressConfig {
     /// Echo: bytes sent and not yet back at most, so that the rate is the device's echo rate
     /// rather than how much the kernels buffer.
     pub echo_window: u64,
+    /// `-b`: each connection's sending rate at most (paced, one write of burst); `None`:
+    /// as fast as the device takes it.
+    pub rate: Option<Rate>,
+    /// `--warmup`: intervals ending this soon after the data began are reported, marked,
+    /// and left out of the summary's rates, fairness and zero shares.
+    pub warmup: Duration,
 }

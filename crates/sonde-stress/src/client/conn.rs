@@ -1,6 +1,7 @@
 //! One stress connection: its counters, its data moves, and its close.
 
 use super::error::poll_once;
+use super::pace::Pacer;
 use crate::chargen::Pattern;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};
@@ -26,6 +27,10 @@ pub(super) struct Conn {
     pub(super) mismatched: u64,
     /// Bytes read after this end's FIN (not in the rates, which are of the data phase).
     drained: u64,
+    /// `-b`: this connection's sending allowance.
+    pacer: Option<Pacer>,
+    /// The pacer, not the socket, stopped its last write: no event will say when to go on.
+    held: bool,
 }
 
 impl Conn {
@@ -40,7 +45,20 @@ impl Conn {
             error: None,
             mismatched: 0,
             drained: 0,
+            pacer: None,
+            held: false,
         }
+    }
+
+    /// Paces its writes (`-b`, per connection) from now on.
+    pub(super) fn pace(&mut self, pacer: Pacer) {
+        self.pacer = Some(pacer);
+    }
+
+    /// Seconds from `now` until its pacer lets it write again, when the pacer holds it back.
+    pub(super) fn held_for(&self, now: f64, block: usize) -> Option<f64> {
+        let p = self.pacer.as_ref().filter(|_| self.held && self.open)?;
+        Some(p.wait(now, block as u64))
     }
 
     /// Whether the device still holds this idle connection: not closed (EOF) or reset by it.
@@ -88,17 +106,20 @@ impl Conn {
         });
     }
 
-    /// Moves data for one turn; true when it could do more at once.
+    /// Moves data for one turn (`now`: seconds since the data began, for the pacer); true
+    /// when it could do more at once.
     pub(super) fn drive(
         &mut self,
         pattern: &Pattern,
         scratch: &mut [u8],
         mode: StressMode,
         echo_window: u64,
+        now: f64,
     ) -> bool {
         if !self.open {
             return false;
         }
+        self.held = false;
         for _ in 0..TURN {
             let mut progressed = false;
             // Read in every mode: a discard server sends nothing, but its FIN or RST shows here.
@@ -127,12 +148,20 @@ impl Conn {
                 }
                 _ => u64::MAX,
             };
+            let next = pattern.at(self.sent);
+            let room = if mode.sends() {
+                self.paced(now, room.min(next.len() as u64))
+            } else {
+                0
+            };
             if mode.sends() && room > 0 {
-                let next = pattern.at(self.sent);
                 let len = next.len().min(usize::try_from(room).unwrap_or(usize::MAX));
                 match self.stream.write(next.get(..len).unwrap_or(next)) {
                     Ok(n) => {
                         self.sent += n as u64;
+                        if let Some(p) = self.pacer.as_mut() {
+                            p.spend(n as u64);
+                        }
                         progressed = true;
                     }
                     Err(e) if transient(&e) => {}
@@ -147,6 +176,16 @@ impl Conn {
             }
         }
         true
+    }
+
+    /// How much of `want` bytes the pacer (if any) lets it write at `now`; held back when none.
+    fn paced(&mut self, now: f64, want: u64) -> u64 {
+        let Some(p) = self.pacer.as_mut() else {
+            return want;
+        };
+        let n = p.allowance(now, want);
+        self.held = n == 0 && want > 0;
+        n
     }
 
     /// Echo: bytes sent that never came back on a connection that closed cleanly.
@@ -199,6 +238,7 @@ impl Conn {
             close: self.close.unwrap_or(CloseOutcome::Timeout),
             error: self.error.clone(),
             drained_bytes: self.drained,
+            zero_share: None,
         }
     }
 }

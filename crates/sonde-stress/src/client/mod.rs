@@ -11,6 +11,7 @@ mod conn;
 mod connect;
 mod error;
 pub mod overload;
+pub mod pace;
 pub mod storm;
 pub mod udp;
 
@@ -24,6 +25,7 @@ use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, ConnectReport, StressEvent, StressMode, StressStart, StressSummary,
 };
 use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
+use sonde_stats::stress::steady::Steady;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -46,8 +48,12 @@ pub fn run(
     let mut scratch = vec![0u8; 256 * 1024];
     for c in conns.iter_mut() {
         c.start_data(poll.registry(), cfg.mode);
+        if let Some(rate) = cfg.rate.filter(|_| cfg.mode.sends()) {
+            c.pace(pace::Pacer::new(rate.bits_per_sec(), cfg.block));
+        }
     }
     let mut slicer = IntervalSlicer::new(cfg.mode, conns.len(), cfg.interval.as_secs_f64());
+    let mut steady = Steady::new(cfg.mode, cfg.warmup.as_secs_f64());
     let t0 = Instant::now();
     let end = cfg.duration.as_secs_f64();
     let mut again: Vec<usize> = Vec::new();
@@ -57,22 +63,20 @@ pub fn run(
             break;
         }
         if now >= slicer.next_boundary() {
-            if let Some(iv) = slicer.cut(now, &counters(&conns)) {
+            if let Some(mut iv) = slicer.cut(now, &counters(&conns)) {
+                steady.take(&mut iv);
                 deliver(emit, &StressEvent::Interval(iv));
             }
             continue;
         }
-        let wait = if again.is_empty() {
-            secs(slicer.next_boundary().min(end) - now).min(Duration::from_millis(100))
-        } else {
-            Duration::ZERO
-        };
-        poll_once(&mut poll, &mut events, wait)?;
-        let mut ready = std::mem::take(&mut again);
-        ready.extend(events.iter().map(|e| e.token().0));
-        ready.sort_unstable();
-        ready.dedup();
         let boundary = slicer.next_boundary().min(end);
+        let wake = Wake {
+            t0,
+            due: boundary,
+            block: cfg.block,
+            paced: cfg.rate.is_some(),
+        };
+        let ready = wake.ready(&mut poll, &mut events, &mut again, &conns)?;
         for (n, i) in ready.iter().copied().enumerate() {
             // A pass over thousands of busy connections takes a while: an interval that falls
             // due meanwhile is cut on time, the rest of the pass goes first after it.
@@ -81,7 +85,8 @@ pub fn run(
                 break;
             }
             if let Some(c) = conns.get_mut(i) {
-                if c.drive(&pattern, &mut scratch, cfg.mode, cfg.echo_window) {
+                let now = t0.elapsed().as_secs_f64();
+                if c.drive(&pattern, &mut scratch, cfg.mode, cfg.echo_window, now) {
                     again.push(i);
                 }
             }
@@ -89,7 +94,8 @@ pub fn run(
     }
     let seconds = t0.elapsed().as_secs_f64().min(end.max(0.0));
     let partial = stop.load(Ordering::SeqCst);
-    if let Some(iv) = slicer.cut(seconds, &counters(&conns)) {
+    if let Some(mut iv) = slicer.cut(seconds, &counters(&conns)) {
+        steady.take(&mut iv);
         deliver(emit, &StressEvent::Interval(iv));
     }
     conn::close_all(
@@ -101,7 +107,8 @@ pub fn run(
         cfg.close_timeout,
         &mut scratch,
     );
-    let summary = summarise(cfg.mode, seconds, report, &conns, partial);
+    let mut summary = summarise(cfg.mode, seconds, report, &conns, partial);
+    steady.apply(&mut summary);
     deliver(emit, &StressEvent::End(summary.clone()));
     Ok(summary)
 }
@@ -150,6 +157,66 @@ fn describe_failures(r: &sonde_stats::stress::model::ConnectReport) -> String {
     )
 }
 
+/// When the event loop wakes: the data phase's start, the next interval's end, the write size
+/// and whether any connection is paced (else no pacer need be asked).
+struct Wake {
+    t0: Instant,
+    due: f64,
+    block: usize,
+    paced: bool,
+}
+
+impl Wake {
+    /// Waits for events (not at all while `again` holds connections; at most until the
+    /// interval's end or a paced connection may write), then the connections to drive in
+    /// order: those left over, those the pacer lets go again, those with events.
+    fn ready(
+        &self,
+        poll: &mut Poll,
+        events: &mut Events,
+        again: &mut Vec<usize>,
+        conns: &[Conn],
+    ) -> Result<Vec<usize>, StressError> {
+        let now = self.t0.elapsed().as_secs_f64();
+        let wait = if again.is_empty() {
+            let due = secs(self.due - now).min(Duration::from_millis(100));
+            match self.paced {
+                true => held_wait(conns, now, self.block).map_or(due, |w| due.min(w)),
+                false => due,
+            }
+        } else {
+            Duration::ZERO
+        };
+        poll_once(poll, events, wait)?;
+        let mut ready = std::mem::take(again);
+        if self.paced {
+            ready.extend(released(conns, self.t0.elapsed().as_secs_f64(), self.block));
+        }
+        ready.extend(events.iter().map(|e| e.token().0));
+        ready.sort_unstable();
+        ready.dedup();
+        Ok(ready)
+    }
+}
+
+/// How long until the first connection its pacer holds back may write again (`-b`).
+fn held_wait(conns: &[Conn], now: f64, block: usize) -> Option<Duration> {
+    conns
+        .iter()
+        .filter_map(|c| c.held_for(now, block))
+        .min_by(f64::total_cmp)
+        .map(secs)
+}
+
+/// The connections whose pacer lets them write again at `now`: no socket event says so.
+fn released(conns: &[Conn], now: f64, block: usize) -> impl Iterator<Item = usize> + '_ {
+    conns
+        .iter()
+        .enumerate()
+        .filter(move |(_, c)| c.held_for(now, block).is_some_and(|w| w <= 0.0))
+        .map(|(i, _)| i)
+}
+
 fn secs(s: f64) -> Duration {
     Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::ZERO)
 }
@@ -192,5 +259,7 @@ fn summarise(
         connections: totals,
         partial,
         udp: None,
+        warmup_secs: 0.0,
+        zero_share_worst: None,
     }
 }

@@ -199,7 +199,8 @@ fn ramp_gives_a_step_per_connection_count() {
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     let steps = doc["ramp"].as_array().unwrap();
     let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
-    assert_eq!(counts, vec![1, 2, 4, 5]);
+    // Every count from LO to HI (it used to double: 1, 2, 4, 5).
+    assert_eq!(counts, vec![1, 2, 3, 4, 5]);
     for st in steps {
         assert_eq!(st["opened"], st["connections"], "{st}");
         assert_eq!(st["closed_clean"], st["connections"], "{st}");
@@ -222,6 +223,220 @@ fn ramp_gives_a_step_per_connection_count() {
     );
     let bad = s.stress("discard", &["--ramp", "4..2"]);
     bad.expect_code(2);
+}
+
+/// `--ramp 1..3 --repeat 2`: every count twice; each row is the mean of its runs, with their
+/// maximum and both runs in `-J`; the table shows a `max` row under each count.
+#[test]
+fn a_repeated_ramp_gives_every_run_with_the_mean_and_the_max() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let args = ["--ramp", "1..3", "--repeat", "2", "-t", "0.5"];
+    let out = s.stress("discard", &[&args[..], &["-J"]].concat());
+    out.expect_code(0);
+    let doc = out.json();
+    assert_eq!(u(&doc["repeat"]), 2, "{}", out.describe());
+    let rows = doc["ramp"].as_array().unwrap();
+    let counts: Vec<u64> = rows.iter().map(|r| u(&r["connections"])).collect();
+    assert_eq!(counts, vec![1, 2, 3]);
+    for r in rows {
+        let runs = r["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{r}");
+        let rates: Vec<f64> = runs
+            .iter()
+            .map(|x| x["sent_bps"].as_f64().unwrap())
+            .collect();
+        assert!(rates.iter().all(|&x| x > 1e6), "{r}");
+        let (mean, max) = (
+            r["sent_bps"].as_f64().unwrap(),
+            r["max"]["sent_bps"].as_f64().unwrap(),
+        );
+        assert!(
+            (mean - (rates[0] + rates[1]) / 2.0).abs() <= 1e-6 * mean,
+            "{r}"
+        );
+        assert_eq!(max, rates[0].max(rates[1]), "{r}");
+        for x in runs {
+            assert_eq!(x["connections"], r["connections"], "{r}");
+            assert_eq!(x["closed_clean"], r["connections"], "{r}");
+        }
+        assert_eq!(r["closed_clean"], r["connections"], "{r}");
+        // Each run's worst zero samples, a share, averaged and maximised as the rates are.
+        let z = r["max"]["zero_share_worst"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&z), "{r}");
+        assert!(r["zero_share_worst"].as_f64().unwrap() <= z, "{r}");
+    }
+    let table = s.stress("discard", &args);
+    table.expect_code(0);
+    let max_rows = table
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("    max"))
+        .count();
+    assert_eq!(max_rows, 3, "{}", table.describe());
+    assert!(table.stdout.contains("x 2 runs"), "{}", table.describe());
+    // --repeat belongs to a ramp.
+    s.stress("discard", &["--repeat", "2", "-t", "0.5"])
+        .expect_code(2);
+}
+
+/// `-b RATE` over TCP: each connection paced to RATE; over a loopback discard none sends
+/// faster than RATE (5 % and one write of slack). No lower bound: a loaded host may fall short.
+#[test]
+fn tcp_bitrate_paces_each_connection() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let (rate, block) = (8e6, 16_384.0);
+    let out = s.stress(
+        "discard",
+        &[
+            "-P", "3", "-b", "8m", "-l", "16K", "-t", "1", "-i", "0.5", "-J",
+        ],
+    );
+    out.expect_code(0);
+    let end = &out.json()["end"];
+    let secs = end["seconds"].as_f64().unwrap();
+    let conns = end["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 3, "{}", out.describe());
+    for c in conns {
+        let sent = u(&c["sent_bytes"]) as f64;
+        let bound = rate / 8.0 * secs * 1.05 + block;
+        assert!(sent > 0.0 && sent <= bound, "{sent} > {bound}: {c}");
+    }
+    for iv in out.json()["intervals"].as_array().unwrap() {
+        for c in iv["connections"].as_array().unwrap() {
+            let (sent, span) = (
+                u(&c["sent_bytes"]) as f64,
+                iv["end"].as_f64().unwrap() - iv["start"].as_f64().unwrap(),
+            );
+            // An interval may hold the one write the bucket starts with.
+            assert!(sent <= rate / 8.0 * span * 1.05 + block, "{sent}: {iv}");
+        }
+    }
+    // Unpaced, the same run moves far more: the pacing is what held it.
+    let free = s.stress("discard", &["-P", "3", "-l", "16K", "-t", "1", "-J"]);
+    free.expect_code(0);
+    assert!(
+        free.json()["end"]["sent_bps"].as_f64().unwrap() > 3.0 * rate * 2.0,
+        "{}",
+        free.describe()
+    );
+    // Chargen's data is the device's: -b cannot pace it over TCP.
+    s.stress("chargen", &["-b", "8m", "-t", "0.5"])
+        .expect_code(2);
+}
+
+/// Each connection's share of intervals `doc` shows it sending nothing, over the intervals
+/// not marked warm-up.
+fn zero_shares(doc: &Value) -> Vec<f64> {
+    let counted: Vec<&Value> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none_or(|w| w == false))
+        .collect();
+    let n = doc["end"]["connections"].as_array().unwrap().len();
+    (0..n)
+        .map(|i| {
+            let zero = counted
+                .iter()
+                .filter(|iv| u(&iv["connections"][i]["sent_bytes"]) == 0)
+                .count();
+            zero as f64 / counted.len() as f64
+        })
+        .collect()
+}
+
+/// Zero samples: a connection that sends nothing in most intervals says so, per connection
+/// and at worst, however its bytes add up. Paced to 8 Kbit/s with 16 KiB writes, each discard
+/// connection writes once at the start and then waits longer than the run.
+#[test]
+fn zero_samples_show_a_starved_connection_and_warmup_leaves_intervals_out() {
+    let _turn = crate::turns::take(module_path!());
+    let s = Services::start(&[]);
+    let starved = [
+        "-P", "2", "-b", "8k", "-l", "16K", "-t", "1", "-i", "0.25", "-J",
+    ];
+    let out = s.stress("discard", &starved);
+    out.expect_code(0);
+    let doc = out.json();
+    let want = zero_shares(&doc);
+    let end = &doc["end"];
+    for (c, w) in end["connections"].as_array().unwrap().iter().zip(&want) {
+        assert!(*w >= 0.5, "{}", out.describe());
+        assert_eq!(c["zero_share"].as_f64(), Some(*w), "{c}");
+    }
+    let worst = want.iter().copied().fold(0.0, f64::max);
+    assert_eq!(end["zero_share_worst"].as_f64(), Some(worst));
+    assert_eq!(end["warmup_secs"].as_f64(), Some(0.0));
+    // The table shows each connection's share and the worst.
+    let table = s.stress("discard", &starved[..starved.len() - 1]);
+    table.expect_code(0);
+    assert!(table.stdout.contains("  zero "), "{}", table.describe());
+    assert!(
+        table.stdout.contains("Zero samples: at worst"),
+        "{}",
+        table.describe()
+    );
+
+    // --warmup 0.5: the first two intervals are marked and left out; after them nothing was
+    // sent, so the rates are 0 and every counted interval is a zero sample.
+    let warm = [&starved[..], &["--warmup", "0.5"]].concat();
+    let out = s.stress("discard", &warm);
+    out.expect_code(0);
+    let doc = out.json();
+    let marks: Vec<bool> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| iv["warmup"] == true)
+        .collect();
+    let ends: Vec<f64> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| iv["end"].as_f64().unwrap())
+        .collect();
+    for (m, e) in marks.iter().zip(&ends) {
+        assert_eq!(*m, *e <= 0.5 + 1e-9, "{marks:?} {ends:?}");
+    }
+    assert!(
+        marks.iter().any(|m| *m) && marks.iter().any(|m| !*m),
+        "{marks:?}"
+    );
+    let end = &doc["end"];
+    assert_eq!(end["warmup_secs"].as_f64(), Some(0.5));
+    assert!(u(&end["sent_bytes"]) > 0, "the bytes are the whole run's");
+    let counted: u64 = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none())
+        .map(|iv| u(&iv["sent_bytes"]))
+        .sum();
+    let secs: f64 = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv.get("warmup").is_none())
+        .map(|iv| iv["end"].as_f64().unwrap() - iv["start"].as_f64().unwrap())
+        .sum();
+    let rate = end["sent_bps"].as_f64().unwrap();
+    assert!(
+        (rate - counted as f64 * 8.0 / secs).abs() < 1e-6,
+        "{rate} {counted} {secs}"
+    );
+    for (c, w) in end["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(zero_shares(&doc))
+    {
+        assert_eq!(c["zero_share"].as_f64(), Some(w), "{c}");
+    }
+    // A warm-up as long as the run leaves nothing to count: refused before any socket.
+    s.stress("discard", &["-t", "1", "--warmup", "1"])
+        .expect_code(2);
 }
 
 #[test]
@@ -473,7 +688,8 @@ fn udp_ramp_gives_a_row_per_flow_count_with_the_loss() {
     assert_eq!(doc["mode"], "echo");
     let steps = doc["ramp"].as_array().unwrap();
     let counts: Vec<u64> = steps.iter().map(|s| u(&s["connections"])).collect();
-    assert_eq!(counts, vec![1, 2, 4]);
+    // Every count from LO to HI (it used to double: 1, 2, 4).
+    assert_eq!(counts, vec![1, 2, 3, 4]);
     for st in steps {
         assert_eq!(st["opened"], st["connections"], "{st}");
         assert!(

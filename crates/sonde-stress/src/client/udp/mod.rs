@@ -23,6 +23,7 @@ use sonde_stats::stress::model::{
     Transport,
 };
 use sonde_stats::stress::slicer::{sum_of, ConnCounters, IntervalSlicer};
+use sonde_stats::stress::steady::Steady;
 use sonde_stats::stress::udp::{
     replies_stopped, reply_cap, DatagramInterval, EchoFigures, RttAccumulator, UdpSummary,
 };
@@ -52,6 +53,8 @@ pub struct UdpStressConfig {
     pub rate: Rate,
     /// How long to keep listening for replies after the last request.
     pub drain: Duration,
+    /// `--warmup`, as [`crate::client::StressConfig::warmup`].
+    pub warmup: Duration,
 }
 
 /// Why a UDP stress run could not be made.
@@ -157,6 +160,7 @@ struct Runner<'a> {
     datagram_intervals: Vec<DatagramInterval>,
     send_errors: u64,
     first_send_error: Option<String>,
+    steady: Steady,
 }
 
 impl<'a> Runner<'a> {
@@ -177,6 +181,7 @@ impl<'a> Runner<'a> {
             datagram_intervals: Vec::new(),
             send_errors: 0,
             first_send_error: None,
+            steady: Steady::new(cfg.mode, cfg.warmup.as_secs_f64()),
         }
     }
 
@@ -226,7 +231,8 @@ impl<'a> Runner<'a> {
         emit: &mut dyn Sink<StressEvent>,
     ) {
         let start = slicer.next_boundary() - self.cfg.interval.as_secs_f64();
-        if let Some(iv) = slicer.cut(now, &counters(flows)) {
+        if let Some(mut iv) = slicer.cut(now, &counters(flows)) {
+            self.steady.take(&mut iv);
             let counts = datagram_counts(flows);
             self.datagram_intervals.push(DatagramInterval {
                 seconds: now - start,
@@ -343,7 +349,7 @@ impl<'a> Runner<'a> {
             largest_reply_bytes: flows.iter().map(|f| f.largest_reply).max().unwrap_or(0),
             oversized_replies: flows.iter().map(|f| f.oversized_replies).sum(),
         };
-        StressSummary {
+        let mut s = StressSummary {
             seconds,
             connect,
             sum,
@@ -357,7 +363,11 @@ impl<'a> Runner<'a> {
             connections: totals,
             partial,
             udp: Some(Box::new(udp)),
-        }
+            warmup_secs: 0.0,
+            zero_share_worst: None,
+        };
+        self.steady.apply(&mut s);
+        s
     }
 }
 
@@ -395,6 +405,7 @@ impl Flow {
             close: CloseOutcome::Udp,
             error: self.error.clone(),
             drained_bytes: 0,
+            zero_share: None,
         }
     }
 }
