@@ -31,7 +31,7 @@ pub struct BtcConfig {
     /// Rounds to run (every size on every family each); with `duration`, whichever ends
     /// first. Neither: one round.
     pub count: Option<u32>,
-    /// No round starts after this long.
+    /// No session starts after this long.
     pub duration: Option<Duration>,
     /// The server sends (`-R`); the client counts what it receives.
     pub reverse: bool,
@@ -83,11 +83,14 @@ pub fn run(
         (None, None) => 1,
     };
     for _ in 0..rounds {
-        if cfg.duration.is_some_and(|d| began.elapsed() >= d) {
-            break;
-        }
         for &size in &cfg.sizes {
             for &family in &cfg.families {
+                if cfg
+                    .duration
+                    .is_some_and(|d| next_start.saturating_duration_since(began) >= d)
+                {
+                    return out;
+                }
                 if !sleep_unless_interrupted(next_start, interrupt) {
                     out.interrupted = true;
                     return out;

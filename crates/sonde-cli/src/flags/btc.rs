@@ -26,7 +26,7 @@ pub struct BtcArgs {
     /// Rounds of sessions (every size on every family each); with -t, whichever ends first
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
-    /// Start rounds for this long (the study: a session every 10 s for hours)
+    /// Start sessions for this long (the study: a session every 10 s for hours)
     #[arg(short = 't', long = "time", value_name = "TIME", value_parser = crate::flags::values::parse_duration_arg)]
     pub time: Option<std::time::Duration>,
     /// The server sends (reverse), as the study's sessions ran

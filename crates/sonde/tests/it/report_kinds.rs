@@ -270,3 +270,30 @@ fn rrul_and_btc_documents_are_tabulated() {
         "{md}"
     );
 }
+
+/// The study's btc run (rounds, the server sending, IPv6 failing): BTC over time with a
+/// marker per IPv4 session, later sessions further right; its distribution; the spread per
+/// family; the failed sessions with their errors.
+#[test]
+fn a_btc_study_is_charted_over_time_with_its_failures() {
+    let _turn = crate::turns::take(module_path!());
+    let btc = crate::btc::btc_study_run();
+    btc.expect_code(1);
+    let dir = TempDir::new("report-btc-study");
+    let (html, md) = report(&dir, &[("btc.json", &btc)]);
+    let over = chart(&html, "BTC over time, per family");
+    let pts = markers(over, "IPv4");
+    assert_eq!(pts.len(), 3, "a marker per session: {over}");
+    assert!(pts.windows(2).all(|w| w[0].0 < w[1].0), "{pts:?}");
+    let cdf = chart(&html, "BTC distribution, per family");
+    assert!(cdf.contains("data-name=\"IPv4\""), "{cdf}");
+    let fams = rows(&html, "BTC per family");
+    assert_eq!(fams[0][0], "IPv4");
+    assert_eq!(fams[0][1], "3");
+    assert!(fams[0][6] != "–" && fams[0][6].contains("bit"), "{fams:?}");
+    let failed = rows(&html, "BTC sessions that failed");
+    let idx: Vec<&str> = failed.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(idx, ["2", "4", "6"], "{failed:?}");
+    assert!(failed.iter().all(|r| r[1] == "IPv6" && !r[3].is_empty()));
+    assert!(md.contains("BTC sessions that failed"), "{md}");
+}
