@@ -54,6 +54,8 @@ pub mod profile;
 pub mod result;
 pub mod rrul;
 pub mod rrul_report;
+pub mod serial;
+pub mod serial_report;
 pub mod sections;
 pub mod stage_tables;
 pub mod stages;
