@@ -31,14 +31,39 @@ pub fn row(s: &BtcSession) -> String {
     )
 }
 
-/// A failed session's row: its number, family and size, then why it gave no figures.
+/// A failed session's row: its number, family and size, and that it failed (the reason is
+/// said once, on standard error, by [`failures_line`]).
 pub fn failed_row(f: &BtcFailure) -> String {
     format!(
-        "{:>3}  {:<4}  {:>11}  failed: {}",
+        "{:>3}  {:<4}  {:>11}  failed",
         f.index,
         f.family.trim_start_matches("IP"),
-        format_bytes(f.size),
-        f.error
+        format_bytes(f.size)
+    )
+}
+
+/// The failed sessions in one line, each distinct error once with the sessions it ended:
+/// "2 of 6 BTC sessions failed: sessions 2, 4: connection refused".
+pub fn failures_line(failed: &[BtcFailure], total: usize) -> String {
+    let mut by_error: Vec<(&str, Vec<u32>)> = Vec::new();
+    for f in failed {
+        match by_error.iter_mut().find(|(e, _)| *e == f.error) {
+            Some((_, ix)) => ix.push(f.index),
+            None => by_error.push((&f.error, vec![f.index])),
+        }
+    }
+    let parts: Vec<String> = by_error
+        .iter()
+        .map(|(e, ix)| {
+            let list: Vec<String> = ix.iter().map(u32::to_string).collect();
+            let word = if ix.len() == 1 { "session" } else { "sessions" };
+            format!("{word} {}: {e}", list.join(", "))
+        })
+        .collect();
+    format!(
+        "{} of {total} BTC sessions failed: {}",
+        failed.len(),
+        parts.join("; ")
     )
 }
 
@@ -220,6 +245,19 @@ mod tests {
         assert_eq!(doc["partial"], true);
         assert_eq!(doc["error"], "session 4 failed: connection refused");
         assert_eq!(doc["failed"][0]["family"], "IPv6");
-        assert!(failed_row(&failed[0]).ends_with("failed: connection refused"));
+        assert!(failed_row(&failed[0]).ends_with("failed"));
+        let again = BtcFailure {
+            index: 6,
+            ..failed[0].clone()
+        };
+        let other = BtcFailure {
+            index: 7,
+            error: "reset".into(),
+            ..failed[0].clone()
+        };
+        assert_eq!(
+            failures_line(&[failed[0].clone(), again, other], 7),
+            "3 of 7 BTC sessions failed: sessions 4, 6: connection refused; session 7: reset"
+        );
     }
 }

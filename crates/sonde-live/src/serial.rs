@@ -214,18 +214,42 @@ mod tests {
         assert_eq!(d["transfers"][1]["hash_ok"], Value::Null);
         // Key for key what the document always held, and the envelope's three.
         let keys = |v: &Value| -> Vec<String> {
-            v.as_object().map_or_else(Vec::new, |o| o.keys().cloned().collect())
+            v.as_object()
+                .map_or_else(Vec::new, |o| o.keys().cloned().collect())
         };
         let mut top = vec![
-            "baud", "device", "error", "far_end", "file", "file_bytes", "interrupted", "kind",
-            "partial", "retries", "sha256", "timeout_ms", "transfers",
+            "baud",
+            "device",
+            "error",
+            "far_end",
+            "file",
+            "file_bytes",
+            "interrupted",
+            "kind",
+            "partial",
+            "retries",
+            "sha256",
+            "timeout_ms",
+            "transfers",
         ];
         top.sort_unstable();
         assert_eq!(keys(&d), top);
         let mut row = vec![
-            "block", "seconds", "bytes", "bytes_per_second", "blocks", "blocks_total",
-            "blocks_per_second", "wire_bytes", "retries", "timeouts", "crc_errors_far",
-            "crc_errors_here", "duplicates", "hash_ok", "error",
+            "block",
+            "seconds",
+            "bytes",
+            "bytes_per_second",
+            "blocks",
+            "blocks_total",
+            "blocks_per_second",
+            "wire_bytes",
+            "retries",
+            "timeouts",
+            "crc_errors_far",
+            "crc_errors_here",
+            "duplicates",
+            "hash_ok",
+            "error",
         ];
         row.sort_unstable();
         assert_eq!(keys(&d["transfers"][0]), row);

@@ -149,7 +149,11 @@ pub fn sections(r: &BtcRun) -> Vec<Section> {
             count(s.retransmits),
         ]);
     }
-    let sender = if r.reverse { "the server" } else { "the client" };
+    let sender = if r.reverse {
+        "the server"
+    } else {
+        "the client"
+    };
     let mut out = vec![
         Section::new(
             "BTC per family",

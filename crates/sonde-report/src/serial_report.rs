@@ -45,7 +45,11 @@ pub fn sections(r: &SerialRun) -> Vec<Section> {
         r.label(),
         r.baud.map_or_else(|| DASH.into(), |b| b.to_string())
     );
-    vec![Section::new("Serial transfers per block size", Some(note), tb)]
+    vec![Section::new(
+        "Serial transfers per block size",
+        Some(note),
+        tb,
+    )]
 }
 
 /// Speed against block size, a series of markers per serial document; the block axis is
@@ -59,7 +63,10 @@ pub fn speed_against_block(r: &Report) -> Option<Chart> {
             _ => None,
         })
         .collect();
-    let blocks = || runs.iter().flat_map(|(_, s)| s.transfers.iter().map(|t| t.block));
+    let blocks = || {
+        runs.iter()
+            .flat_map(|(_, s)| s.transfers.iter().map(|t| t.block))
+    };
     let (lo, hi) = (blocks().min()?, blocks().max()?);
     let log = lo > 0 && hi >= lo.saturating_mul(10);
     let x = |b: u64| if log { (b as f64).log2() } else { b as f64 };

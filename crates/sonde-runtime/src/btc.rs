@@ -68,7 +68,8 @@ fn unix_now() -> f64 {
 }
 
 /// Runs the rounds of sessions, handing each to `on_session` as it ends. A session that
-/// fails is recorded with its error and the run goes on; only Ctrl-C stops it early.
+/// fails is recorded with its error and the run goes on; Ctrl-C stops it early, and so does
+/// a first session failing on every family before any succeeded (nothing answers there).
 pub fn run(
     cfg: &BtcConfig,
     interrupt: &AtomicBool,
@@ -117,6 +118,11 @@ pub fn run(
                         };
                         on_session(SessionEnd::Failed(&f));
                         out.failed.push(f);
+                        // Every family failed and none ever answered: the host or port is
+                        // wrong, not the path; the run ends rather than retry it for hours.
+                        if out.sessions.is_empty() && out.failed.len() >= cfg.families.len() {
+                            return out;
+                        }
                     }
                 }
             }

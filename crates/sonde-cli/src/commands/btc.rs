@@ -49,12 +49,8 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     if out.failed.is_empty() {
         exit::OK
     } else {
-        let msg = format!(
-            "{} of {} BTC sessions failed",
-            out.failed.len(),
-            out.failed.len() + out.sessions.len()
-        );
-        output::run_error(&msg, false);
+        let total = out.failed.len() + out.sessions.len();
+        output::run_error(&btc::failures_line(&out.failed, total), false);
         exit::FAILED
     }
 }

@@ -129,15 +129,30 @@ fn rounds_repeat_the_server_sends_and_a_failed_family_is_recorded() {
     let sessions = doc["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 3, "{}", out.describe());
     assert!(sessions.iter().all(|s| s["family"] == "IPv4"));
-    assert!(sessions.iter().all(|s| s["bytes"].as_u64() == Some(1 << 20)));
+    assert!(sessions
+        .iter()
+        .all(|s| s["bytes"].as_u64() == Some(1 << 20)));
     let failed = doc["failed"].as_array().unwrap();
     assert_eq!(failed.len(), 3, "one IPv6 session per round failed");
-    let indices: Vec<u64> = failed.iter().map(|f| f["index"].as_u64().unwrap()).collect();
+    let indices: Vec<u64> = failed
+        .iter()
+        .map(|f| f["index"].as_u64().unwrap())
+        .collect();
     assert_eq!(indices, vec![2, 4, 6], "IPv4 then IPv6 in each round");
-    assert!(failed.iter().all(|f| f["family"] == "IPv6"
-        && !f["error"].as_str().unwrap().is_empty()));
+    assert!(failed
+        .iter()
+        .all(|f| f["family"] == "IPv6" && !f["error"].as_str().unwrap().is_empty()));
     assert_eq!(doc["partial"], true);
-    assert!(doc["error"].as_str().unwrap().starts_with("3 sessions failed"));
+    assert!(doc["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("3 sessions failed"));
+    assert!(
+        out.stderr
+            .contains("3 of 6 BTC sessions failed: sessions 2, 4, 6: "),
+        "each distinct error once: {}",
+        out.describe()
+    );
     // The spread per family, from the sessions' goodput (sample variance).
     let g: Vec<f64> = sessions
         .iter()
@@ -160,8 +175,19 @@ pub fn btc_study_run() -> common::Output {
     let port = server.port.to_string();
     run(
         &[
-            "btc", "localhost", "-p", &port, "--both", "--sizes", "1M", "--count", "3", "-R",
-            "--every", "0.1s", "-J",
+            "btc",
+            "localhost",
+            "-p",
+            &port,
+            "--both",
+            "--sizes",
+            "1M",
+            "--count",
+            "3",
+            "-R",
+            "--every",
+            "0.1s",
+            "-J",
         ],
         DEADLINE,
     )
@@ -175,7 +201,16 @@ fn a_duration_repeats_rounds_until_it_ends() {
     let t0 = Instant::now();
     let out = run(
         &[
-            "btc", "127.0.0.1", "-p", &port, "--sizes", "1M", "-t", "0.5", "--every", "0.2s",
+            "btc",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--sizes",
+            "1M",
+            "-t",
+            "0.5",
+            "--every",
+            "0.2s",
         ],
         DEADLINE,
     );
