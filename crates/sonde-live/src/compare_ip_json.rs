@@ -251,7 +251,7 @@ mod tests {
         let btc = |f: &str| {
             json!({"family": f, "address": null, "sessions": [session],
             "summary": {"sessions": 1, "min_bps": 8e4, "max_bps": 8e4, "mean_bps": 8e4,
-                        "median_bps": 8e4}, "error": null})
+                        "median_bps": 8e4, "stddev_bps": 0.0, "variance": 0.0}, "error": null})
         };
         let cap = |f: &str| {
             json!({"family": f, "address": null, "verdict": "host-limited",

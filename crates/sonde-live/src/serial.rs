@@ -2,11 +2,10 @@
 //! hash check) as a table or one JSON document, and the `--serve` side's line per transfer.
 //!
 //! The rows are plain data filled by the binary from the transfer's counters, so this crate
-//! does not depend on the protocol's types.
+//! does not depend on the protocol's types; the document is [`sonde_schema::serial`]'s model.
 
-use serde_json::{json, Value};
-
-use crate::envelope::Envelope;
+use serde_json::Value;
+use sonde_schema::serial as schema;
 
 /// One transfer (one block size).
 #[derive(Debug, Clone, Default)]
@@ -105,50 +104,45 @@ pub fn lines(run: &SerialRun<'_>) -> Vec<String> {
     out
 }
 
-/// The `-J` document.
+/// The `-J` document: the [`sonde_schema::serial`] model, as JSON.
 pub fn document(run: &SerialRun<'_>) -> Value {
-    let rows: Vec<Value> = run
+    let transfers = run
         .rows
         .iter()
-        .map(|r| {
-            json!({
-                "block": r.block,
-                "seconds": r.seconds,
-                "bytes": r.bytes,
-                "bytes_per_second": per_sec(r.bytes as f64, r.seconds),
-                "blocks": r.blocks,
-                "blocks_total": r.blocks_total,
-                "blocks_per_second": per_sec(f64::from(r.blocks), r.seconds),
-                "wire_bytes": r.wire_bytes,
-                "retries": r.retries,
-                "timeouts": r.timeouts,
-                "crc_errors_far": r.crc_errors_far,
-                "crc_errors_here": r.crc_errors_here,
-                "duplicates": r.duplicates,
-                "hash_ok": r.hash_ok,
-                "error": r.error,
-            })
+        .map(|r| schema::SerialTransfer {
+            block: r.block as u64,
+            seconds: r.seconds,
+            bytes: r.bytes,
+            bytes_per_second: per_sec(r.bytes as f64, r.seconds),
+            blocks: r.blocks,
+            blocks_total: r.blocks_total,
+            blocks_per_second: per_sec(f64::from(r.blocks), r.seconds),
+            wire_bytes: r.wire_bytes,
+            retries: r.retries,
+            timeouts: r.timeouts,
+            crc_errors_far: r.crc_errors_far,
+            crc_errors_here: r.crc_errors_here,
+            duplicates: r.duplicates,
+            hash_ok: r.hash_ok,
+            error: r.error.clone(),
         })
         .collect();
-    let mut doc = json!({
-        "device": run.device,
-        "baud": run.baud,
-        "far_end": run.far_end,
-        "file": run.file,
-        "file_bytes": run.file_bytes,
-        "sha256": run.sha256,
-        "retries": run.retries,
-        "timeout_ms": run.timeout_ms,
-        "interrupted": run.interrupted,
-        "transfers": rows,
-    });
     let error = run.rows.iter().find_map(|r| r.error.as_deref());
-    Envelope::new("serial")
-        // Stopped, or a transfer that did not end (a length or hash mismatch did end it).
-        .partial(run.interrupted || run.rows.iter().any(|r| r.hash_ok.is_none()))
-        .error(error)
-        .stamp(&mut doc);
-    doc
+    // Stopped, or a transfer that did not end (a length or hash mismatch did end it).
+    let partial = run.interrupted || run.rows.iter().any(|r| r.hash_ok.is_none());
+    sonde_schema::to_value(&schema::SerialDocument {
+        device: Some(run.device.to_owned()),
+        baud: Some(run.baud),
+        far_end: Some(run.far_end.to_owned()),
+        file: Some(run.file.to_owned()),
+        file_bytes: run.file_bytes,
+        sha256: Some(run.sha256.to_owned()),
+        retries: run.retries,
+        timeout_ms: run.timeout_ms,
+        interrupted: run.interrupted,
+        transfers,
+        envelope: sonde_schema::Envelope::new("serial", partial, error),
+    })
 }
 
 /// The `--serve` side's line for one finished transfer.
@@ -218,5 +212,48 @@ mod tests {
         assert_eq!(d["error"], "block 4 was not acknowledged");
         assert_eq!(d["transfers"][0]["bytes_per_second"], 2000.0);
         assert_eq!(d["transfers"][1]["hash_ok"], Value::Null);
+        // Key for key what the document always held, and the envelope's three.
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+        };
+        let mut top = vec![
+            "baud",
+            "device",
+            "error",
+            "far_end",
+            "file",
+            "file_bytes",
+            "interrupted",
+            "kind",
+            "partial",
+            "retries",
+            "sha256",
+            "timeout_ms",
+            "transfers",
+        ];
+        top.sort_unstable();
+        assert_eq!(keys(&d), top);
+        let mut row = vec![
+            "block",
+            "seconds",
+            "bytes",
+            "bytes_per_second",
+            "blocks",
+            "blocks_total",
+            "blocks_per_second",
+            "wire_bytes",
+            "retries",
+            "timeouts",
+            "crc_errors_far",
+            "crc_errors_here",
+            "duplicates",
+            "hash_ok",
+            "error",
+        ];
+        row.sort_unstable();
+        assert_eq!(keys(&d["transfers"][0]), row);
+        assert_eq!(d["transfers"][0]["duplicates"], 0);
+        assert_eq!(d["transfers"][1]["duplicates"], Value::Null);
     }
 }

@@ -18,6 +18,17 @@ pub struct SessionRow {
     pub seconds: Option<f64>,
     pub goodput_bps: Option<f64>,
     pub retransmits: Option<u64>,
+    /// Seconds since the Unix epoch (None in documents from before it was recorded).
+    pub start_unix_s: Option<f64>,
+}
+
+/// A session that failed, with its error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedRow {
+    pub index: u64,
+    pub family: String,
+    pub size: u64,
+    pub error: String,
 }
 
 /// One family's statistics.
@@ -29,6 +40,9 @@ pub struct FamilyStats {
     pub median_bps: Option<f64>,
     pub mean_bps: Option<f64>,
     pub max_bps: Option<f64>,
+    pub stddev_bps: Option<f64>,
+    /// (bits/s)^2.
+    pub variance: Option<f64>,
 }
 
 /// A btc run as the report uses it.
@@ -37,6 +51,9 @@ pub struct BtcRun {
     pub host: Option<String>,
     pub sessions: Vec<SessionRow>,
     pub summary: Vec<FamilyStats>,
+    pub failed: Vec<FailedRow>,
+    /// The server sent (`-R`).
+    pub reverse: bool,
     pub partial: bool,
     pub error: Option<String>,
 }
@@ -78,6 +95,8 @@ pub fn read(doc: &Value) -> Result<BtcRun, String> {
             median_bps: finite(s.median_bps),
             mean_bps: finite(s.mean_bps),
             max_bps: finite(s.max_bps),
+            stddev_bps: s.stddev_bps.and_then(finite),
+            variance: s.variance.and_then(finite),
         })
         .collect();
     Ok(BtcRun {
@@ -92,9 +111,21 @@ pub fn read(doc: &Value) -> Result<BtcRun, String> {
                 seconds: finite(s.seconds),
                 goodput_bps: finite(s.goodput_bps),
                 retransmits: Some(s.retransmits),
+                start_unix_s: finite(s.start_unix_s).filter(|t| *t > 0.0),
             })
             .collect(),
         summary,
+        failed: doc
+            .failed
+            .into_iter()
+            .map(|f| FailedRow {
+                index: u64::from(f.index),
+                family: f.family,
+                size: f.size,
+                error: f.error,
+            })
+            .collect(),
+        reverse: doc.reverse,
         partial: doc.envelope.partial,
         error: doc.envelope.error,
     })
@@ -114,5 +145,22 @@ mod tests {
         let run = read(&ok).unwrap();
         assert_eq!(run.label(), "btc, h");
         assert_eq!(run.sessions[0].goodput_bps, Some(80.0));
+        assert_eq!(run.sessions[0].start_unix_s, None, "0 is not a time");
+        assert!(run.failed.is_empty() && !run.reverse);
+    }
+
+    #[test]
+    fn failed_sessions_and_the_spread_are_read() {
+        let doc = serde_json::json!({"kind": "btc", "reverse": true, "sessions": [{"index": 1,
+            "family": "IPv4", "bytes": 10, "seconds": 1.0, "goodput_bps": 80.0,
+            "retransmits": 0, "start_unix_s": 1.7e9}],
+            "failed": [{"index": 2, "family": "IPv6", "size": 10, "error": "refused"}],
+            "summary": {"IPv4": {"sessions": 1, "min_bps": 80.0, "max_bps": 80.0,
+                "mean_bps": 80.0, "median_bps": 80.0, "stddev_bps": 0.0, "variance": 0.0}}});
+        let run = read(&doc).unwrap();
+        assert!(run.reverse);
+        assert_eq!(run.sessions[0].start_unix_s, Some(1.7e9));
+        assert_eq!(run.failed[0].error, "refused");
+        assert_eq!(run.summary[0].stddev_bps, Some(0.0));
     }
 }

@@ -241,7 +241,8 @@ fn tool_of(r: &ResultDoc) -> Option<String> {
         | ResultDoc::Capacity(_)
         | ResultDoc::CompareIp(_)
         | ResultDoc::Rrul(_)
-        | ResultDoc::Btc(_) => None,
+        | ResultDoc::Btc(_)
+        | ResultDoc::Serial(_) => None,
     }
 }
 

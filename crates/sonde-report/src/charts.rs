@@ -292,6 +292,7 @@ pub fn for_test(t: &TestView) -> Vec<Chart> {
     .chain(crate::sweep_report::charts(t))
     .chain(crate::capacity_report::charts(t))
     .chain(crate::compare_ip_report::charts(t))
+    .chain(crate::btc_report::charts(t))
     .flatten()
     .collect()
 }

@@ -179,6 +179,10 @@ fn summary(o: &mut String, r: &Report) {
         o.push_str(&c.render());
         o.push('\n');
     }
+    if let Some(c) = crate::serial_report::speed_against_block(r) {
+        o.push_str(&c.render());
+        o.push('\n');
+    }
     if let Some(c) = charts::rtt_cdf(r) {
         o.push_str(&c.render());
         o.push('\n');

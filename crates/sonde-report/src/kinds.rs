@@ -20,6 +20,7 @@ pub fn label(r: &ResultDoc) -> Option<String> {
         }),
         ResultDoc::Rrul(r) => Some(r.label()),
         ResultDoc::Btc(b) => Some(b.label()),
+        ResultDoc::Serial(s) => Some(s.label()),
         ResultDoc::Throughput(_) | ResultDoc::Latency(_) | ResultDoc::Profile(_) => None,
     }
 }
@@ -47,6 +48,7 @@ pub fn outcome(r: &ResultDoc) -> (Option<f64>, Option<String>) {
         ResultDoc::CompareIp(c) => (None, cut(c.partial, &c.error)),
         ResultDoc::Rrul(r) => (r.seconds(), cut(r.partial, &r.error)),
         ResultDoc::Btc(b) => (b.seconds(), cut(b.partial, &b.error)),
+        ResultDoc::Serial(s) => (s.seconds(), cut(s.partial, &s.error)),
         ResultDoc::Throughput(_) | ResultDoc::Latency(_) | ResultDoc::Profile(_) => (None, None),
     }
 }

@@ -55,6 +55,8 @@ pub mod result;
 pub mod rrul;
 pub mod rrul_report;
 pub mod sections;
+pub mod serial;
+pub mod serial_report;
 pub mod stage_tables;
 pub mod stages;
 pub mod stress;

@@ -2,7 +2,7 @@
 //!
 //! Each kind of document has a reader of its own (`throughput`, [`crate::latency`], `coded`,
 //! `switch`, [`crate::profile`], [`crate::stress`], [`crate::sweep`], [`crate::capacity`],
-//! [`crate::compare_ip`], [`crate::rrul`], [`crate::btc`]), built on the JSON paths of
+//! [`crate::compare_ip`], [`crate::rrul`], [`crate::btc`], [`crate::serial`]), built on the JSON paths of
 //! [`crate::json`] and the shared views of [`crate::view`]. This module sits on top of them:
 //! it tells the kinds apart, in an order that matters where two kinds' shapes overlap, and
 //! calls the one reader. No reader imports it. Only the shape that says *what kind* of
@@ -30,6 +30,7 @@ pub enum ResultDoc {
     CompareIp(Box<crate::compare_ip::CompareIpRun>),
     Rrul(Box<crate::rrul::RrulRun>),
     Btc(Box<crate::btc::BtcRun>),
+    Serial(Box<crate::serial::SerialRun>),
 }
 
 /// Reads a document, or says why it is not one this report knows.
@@ -62,6 +63,9 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     if crate::rrul::is_rrul(doc) {
         return Ok(ResultDoc::Rrul(Box::new(crate::rrul::read(doc)?)));
     }
+    if crate::serial::is_serial(doc) {
+        return Ok(ResultDoc::Serial(Box::new(crate::serial::read(doc)?)));
+    }
     if crate::btc::is_btc(doc) {
         return Ok(ResultDoc::Btc(Box::new(crate::btc::read(doc)?)));
     }
@@ -81,7 +85,7 @@ pub fn read(doc: &Value) -> Result<ResultDoc, String> {
     Err(
         "neither a throughput document (no start.test_start), a latency document \
          (no start.mode), a profile document (no profile and streams), a stress, sweep, \
-         capacity, compare-ip, rrul nor btc document"
+         capacity, compare-ip, rrul, btc nor serial document"
             .into(),
     )
 }

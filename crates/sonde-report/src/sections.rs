@@ -16,6 +16,7 @@ pub fn for_test(t: &TestView) -> Vec<Section> {
         Some(ResultDoc::Stress(s)) => crate::stress_tables::sections(s),
         Some(ResultDoc::Rrul(r)) => crate::rrul_report::sections(r),
         Some(ResultDoc::Btc(b)) => crate::btc_report::sections(b),
+        Some(ResultDoc::Serial(s)) => crate::serial_report::sections(s),
         _ => Vec::new(),
     }
 }

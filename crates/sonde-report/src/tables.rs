@@ -256,7 +256,8 @@ pub fn ends(t: &TestView) -> Table {
             | ResultDoc::Capacity(_)
             | ResultDoc::CompareIp(_)
             | ResultDoc::Rrul(_)
-            | ResultDoc::Btc(_),
+            | ResultDoc::Btc(_)
+            | ResultDoc::Serial(_),
         )
         | None => throughput_table(),
     };

@@ -1,5 +1,6 @@
 //! `sonde btc`: bulk transfer capacity as a series of sessions, one TCP transfer of a growing
-//! size each (`-n`), started every `every`, per address family. Each session is an ordinary
+//! size each (`-n`), started every `every`, per address family, in rounds repeated for a
+//! count or a duration; a session that fails is recorded and the run goes on. Each session is an ordinary
 //! sonde test (the same client, server and figures); this module only schedules them and turns
 //! each summary into a [`BtcSession`].
 
@@ -9,7 +10,7 @@ use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
-use sonde_stats::btc::BtcSession;
+use sonde_stats::btc::{BtcFailure, BtcSession};
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
 use sonde_stats::sink::FnSink;
 use std::sync::atomic::AtomicBool;
@@ -21,43 +22,113 @@ pub struct BtcConfig {
     /// The client settings of every session (host, port, timeouts, local sockets); its
     /// params give the write length and socket options, bytes and family are set per session.
     pub client: ClientConfig,
-    /// Bytes of each session, in order (per family).
+    /// Bytes of each session, in order (per family): one round.
     pub sizes: Vec<u64>,
     /// Families to measure; with both, each size runs on IPv4, then IPv6.
     pub families: Vec<Family>,
     /// From one session's start to the next one's.
     pub every: Duration,
+    /// Rounds to run (every size on every family each); with `duration`, whichever ends
+    /// first. Neither: one round.
+    pub count: Option<u32>,
+    /// No session starts after this long.
+    pub duration: Option<Duration>,
+    /// The server sends (`-R`); the client counts what it receives.
+    pub reverse: bool,
 }
 
-/// Runs the sessions, handing each to `on_session` as it ends. Returns the sessions run; a
-/// session that fails ends the run with its error (the sessions before it are kept).
-///
-/// # Errors
-/// The failing session's [`RunError`] with the sessions done so far.
+/// What the run did: the sessions with figures, the ones that failed (each recorded with
+/// its error, the run going on after it), and whether Ctrl-C stopped it.
+#[derive(Debug, Clone, Default)]
+pub struct BtcOutcome {
+    pub sessions: Vec<BtcSession>,
+    pub failed: Vec<BtcFailure>,
+    pub interrupted: bool,
+}
+
+/// One session's end, as `run` hands it on.
+#[derive(Debug, Clone, Copy)]
+pub enum SessionEnd<'a> {
+    Done(&'a BtcSession),
+    Failed(&'a BtcFailure),
+}
+
+fn family_word(f: Family) -> &'static str {
+    match f {
+        Family::V4 => "IPv4",
+        Family::V6 => "IPv6",
+        Family::Any => "any",
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Runs the rounds of sessions, handing each to `on_session` as it ends. A session that
+/// fails is recorded with its error and the run goes on; Ctrl-C stops it early, and so does
+/// a first session failing on every family before any succeeded (nothing answers there).
 pub fn run(
     cfg: &BtcConfig,
     interrupt: &AtomicBool,
-    on_session: &mut dyn FnMut(&BtcSession),
-) -> (Vec<BtcSession>, Option<RunError>) {
-    let mut done = Vec::new();
-    let mut next_start = Instant::now();
-    for &size in &cfg.sizes {
-        for &family in &cfg.families {
-            if !sleep_unless_interrupted(next_start, interrupt) {
-                return (done, Some(RunError::Interrupted));
-            }
-            next_start = Instant::now() + cfg.every;
-            let index = done.len() as u32 + 1;
-            match run_session(&cfg.client, family, size, index, interrupt) {
-                Ok(s) => {
-                    on_session(&s);
-                    done.push(s);
+    on_session: &mut dyn FnMut(SessionEnd<'_>),
+) -> BtcOutcome {
+    let mut out = BtcOutcome::default();
+    let began = Instant::now();
+    let mut next_start = began;
+    let rounds = match (cfg.count, cfg.duration) {
+        (Some(n), _) => n,
+        (None, Some(_)) => u32::MAX,
+        (None, None) => 1,
+    };
+    for _ in 0..rounds {
+        for &size in &cfg.sizes {
+            for &family in &cfg.families {
+                if cfg
+                    .duration
+                    .is_some_and(|d| next_start.saturating_duration_since(began) >= d)
+                {
+                    return out;
                 }
-                Err(e) => return (done, Some(e)),
+                if !sleep_unless_interrupted(next_start, interrupt) {
+                    out.interrupted = true;
+                    return out;
+                }
+                next_start = Instant::now() + cfg.every;
+                let index = (out.sessions.len() + out.failed.len()) as u32 + 1;
+                let start_unix_s = unix_now();
+                match transfer(&cfg.client, family, (size, cfg.reverse), index, interrupt) {
+                    Ok(s) => {
+                        on_session(SessionEnd::Done(&s));
+                        out.sessions.push(s);
+                    }
+                    Err(RunError::Interrupted) => {
+                        out.interrupted = true;
+                        return out;
+                    }
+                    Err(e) => {
+                        let f = BtcFailure {
+                            index,
+                            family: family_word(family).into(),
+                            size,
+                            start_unix_s,
+                            error: e.to_string(),
+                        };
+                        on_session(SessionEnd::Failed(&f));
+                        out.failed.push(f);
+                        // Every family failed and none ever answered: the host or port is
+                        // wrong, not the path; the run ends rather than retry it for hours.
+                        if out.sessions.is_empty() && out.failed.len() >= cfg.families.len() {
+                            return out;
+                        }
+                    }
+                }
             }
         }
     }
-    (done, None)
+    out
 }
 
 /// One session: a TCP upload of `size` bytes with `client`'s settings over `family`,
@@ -72,11 +143,26 @@ pub fn run_session(
     index: u32,
     interrupt: &AtomicBool,
 ) -> Result<BtcSession, RunError> {
+    transfer(client, family, (size, false), index, interrupt)
+}
+
+/// A session of `size` bytes, the server sending when `reverse`.
+fn transfer(
+    client: &ClientConfig,
+    family: Family,
+    (size, reverse): (u64, bool),
+    index: u32,
+    interrupt: &AtomicBool,
+) -> Result<BtcSession, RunError> {
     let session_cfg = ClientConfig {
         family,
         params: TestParams {
             protocol: Protocol::Tcp,
-            direction: Direction::Upload,
+            direction: if reverse {
+                Direction::Reverse
+            } else {
+                Direction::Upload
+            },
             parallel: 1,
             duration_secs: 0.0,
             bytes: size,
@@ -87,9 +173,7 @@ pub fn run_session(
         },
         ..client.clone()
     };
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
+    let start_unix_s = unix_now();
     // The family the session really used: its server address.
     let mut remote = String::new();
     let outcome = client::run(
@@ -112,14 +196,21 @@ pub fn run_session(
     outcome
         .summary
         .as_ref()
-        .and_then(|s| session(index, family, size, s))
+        .and_then(|s| session(index, family, size, reverse, s))
         .map(|s| BtcSession { start_unix_s, ..s })
         .ok_or_else(|| RunError::Setup(format!("session {index} ended without figures")))
 }
 
-/// A session's figures from its test summary: what the receiver counted, the sender's TCP.
-fn session(index: u32, family: &str, size: u64, s: &TestSummary) -> Option<BtcSession> {
-    let up = s.directions.iter().find(|d| d.client_sends)?;
+/// A session's figures from its test summary: what the receiver counted, the sender's TCP
+/// (the direction the client sends, or with `reverse` the one it receives).
+fn session(
+    index: u32,
+    family: &str,
+    size: u64,
+    reverse: bool,
+    s: &TestSummary,
+) -> Option<BtcSession> {
+    let up = s.directions.iter().find(|d| d.client_sends != reverse)?;
     let received = up.received.as_ref()?;
     let tcp = up.sent.as_ref().and_then(|v| v.tcp);
     Some(BtcSession {

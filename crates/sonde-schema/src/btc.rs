@@ -15,8 +15,14 @@ pub struct BtcDocument {
     /// `"TCP payload"`: what the goodput counts.
     #[serde(default)]
     pub layer: Option<String>,
+    /// `true` when the server sent (`-R`); older documents: the client sent.
+    #[serde(default)]
+    pub reverse: bool,
     #[serde(default)]
     pub sessions: Vec<BtcSession>,
+    /// Sessions that gave no figures, each with its error; the run went on after them.
+    #[serde(default)]
+    pub failed: Vec<BtcFailure>,
     /// Per family (`"IPv4"`, `"IPv6"`).
     #[serde(default)]
     pub summary: BTreeMap<String, BtcStats>,
@@ -52,6 +58,19 @@ pub struct BtcSession {
     pub start_unix_s: f64,
 }
 
+/// A session that failed: what it was asked and why it gave no figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BtcFailure {
+    pub index: u32,
+    /// The family asked for: "IPv4", "IPv6" or "any".
+    pub family: String,
+    #[serde(default)]
+    pub size: u64,
+    #[serde(default)]
+    pub start_unix_s: f64,
+    pub error: String,
+}
+
 /// One family's statistics of the sessions' goodput (bits/s).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BtcStats {
@@ -60,6 +79,12 @@ pub struct BtcStats {
     pub max_bps: f64,
     pub mean_bps: f64,
     pub median_bps: f64,
+    /// Sample standard deviation (absent in documents from before it was recorded).
+    #[serde(default)]
+    pub stddev_bps: Option<f64>,
+    /// Sample variance, (bits/s)^2.
+    #[serde(default)]
+    pub variance: Option<f64>,
 }
 
 #[cfg(test)]
@@ -71,6 +96,7 @@ mod tests {
         let doc = BtcDocument {
             host: Some("h".into()),
             layer: Some("TCP payload".into()),
+            reverse: true,
             sessions: vec![BtcSession {
                 index: 1,
                 family: "IPv4".into(),
@@ -84,6 +110,13 @@ mod tests {
                 congestion: Some("cubic".into()),
                 start_unix_s: 1.7e9,
             }],
+            failed: vec![BtcFailure {
+                index: 2,
+                family: "IPv6".into(),
+                size: 6_000_000,
+                start_unix_s: 1.7e9,
+                error: "connection refused".into(),
+            }],
             summary: BTreeMap::from([(
                 "IPv4".into(),
                 BtcStats {
@@ -92,6 +125,8 @@ mod tests {
                     max_bps: 96e6,
                     mean_bps: 96e6,
                     median_bps: 96e6,
+                    stddev_bps: Some(0.0),
+                    variance: Some(0.0),
                 },
             )]),
             envelope: Envelope::new("btc", false, None),
@@ -101,6 +136,22 @@ mod tests {
         assert_eq!(v["sessions"][0]["mean_rtt_us"], serde_json::Value::Null);
         let back: BtcDocument = crate::from_value("btc", v).unwrap();
         assert_eq!(back, doc);
+    }
+
+    #[test]
+    fn an_older_document_reads_without_the_new_fields() {
+        let v = serde_json::json!({"kind": "btc", "sessions": [], "summary": {"IPv4": {
+            "sessions": 1, "min_bps": 1.0, "max_bps": 1.0, "mean_bps": 1.0, "median_bps": 1.0}}});
+        let d: BtcDocument = crate::from_value("btc", v).unwrap();
+        assert!(!d.reverse && d.failed.is_empty());
+        assert_eq!(d.summary["IPv4"].stddev_bps, None);
+    }
+
+    #[test]
+    fn a_failure_without_its_error_is_refused() {
+        let v = serde_json::json!({"failed": [{"index": 1, "family": "IPv6"}]});
+        let e = crate::from_value::<BtcDocument>("btc", v).unwrap_err();
+        assert!(e.to_string().contains("error"), "{e}");
     }
 
     #[test]

@@ -281,6 +281,8 @@ mod tests {
                 max_bps: 3e8,
                 mean_bps: 2e8,
                 median_bps: 2e8,
+                stddev_bps: None,
+                variance: None,
             }),
             error: None,
         };

@@ -26,6 +26,7 @@ mod error;
 pub mod latency;
 pub mod profile;
 pub mod rrul;
+pub mod serial;
 pub mod stress;
 pub mod sweep;
 pub mod switch_test;

@@ -39,6 +39,26 @@ pub struct BtcStats {
     pub max_bps: f64,
     pub mean_bps: f64,
     pub median_bps: f64,
+    /// Sample standard deviation (n - 1 in the divisor; 0 for a single session), bits/s.
+    #[serde(default)]
+    pub stddev_bps: f64,
+    /// Sample variance, (bits/s)^2: the square of `stddev_bps`.
+    #[serde(default)]
+    pub variance: f64,
+}
+
+/// A session that did not give figures (it could not connect, the server refused, the
+/// transfer broke): recorded with its error, and the run goes on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BtcFailure {
+    /// 1-based, in the same numbering as the sessions that succeeded.
+    pub index: u32,
+    /// The family asked for: "IPv4", "IPv6" or "any".
+    pub family: String,
+    pub size: u64,
+    /// Seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    pub error: String,
 }
 
 impl BtcStats {
@@ -55,12 +75,20 @@ impl BtcStats {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let variance = if n > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
         Some(Self {
             sessions: n,
             min_bps: v[0],
             max_bps: v[n - 1],
-            mean_bps: v.iter().sum::<f64>() / n as f64,
+            mean_bps: mean,
             median_bps: median,
+            stddev_bps: variance.sqrt(),
+            variance,
         })
     }
 }
@@ -109,6 +137,23 @@ mod tests {
         assert!((st.median_bps - 92.5e6).abs() < 1.0);
         let odd = BtcStats::of(&s[..3]).unwrap();
         assert_eq!(odd.median_bps, 90e6);
+    }
+
+    #[test]
+    fn spread_is_the_sample_variance_and_its_root() {
+        // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, squared deviations sum to 32, 32 / 7.
+        let s: Vec<BtcSession> = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]
+            .map(session)
+            .to_vec();
+        let st = BtcStats::of(&s).unwrap();
+        assert!((st.variance - 32.0 / 7.0).abs() < 1e-12, "{st:?}");
+        assert!((st.stddev_bps - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        // 10 and 14 Mbit/s: mean 12, variance (4 + 4) / 1 (Mbit/s)^2, deviation 2.83 Mbit/s.
+        let two = BtcStats::of(&[session(10e6), session(14e6)]).unwrap();
+        assert!((two.variance - 8e12).abs() < 1.0);
+        assert!((two.stddev_bps - 2.828_427e6).abs() < 1.0);
+        let one = BtcStats::of(&[session(10e6)]).unwrap();
+        assert_eq!((one.variance, one.stddev_bps), (0.0, 0.0));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::flags::btc::BtcArgs;
 use crate::output::{self, outln};
 use sonde_live::btc;
 use sonde_proto::message::TestParams;
-use sonde_runtime::btc::BtcConfig;
+use sonde_runtime::btc::{BtcConfig, SessionEnd};
 use sonde_runtime::client::{ClientConfig, Family};
 use std::sync::atomic::AtomicBool;
 
@@ -20,37 +20,57 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
     };
     let json = a.output.json;
     if !json {
-        outln!(
-            "BTC to {} port {}: {} session(s), one every {:.1} s; goodput is TCP payload at the receiver",
-            a.host,
-            a.port,
-            cfg.sizes.len() * cfg.families.len(),
-            cfg.every.as_secs_f64()
-        );
+        outln!("{}", intro(&a, &cfg));
         outln!("{}", btc::header());
     }
-    let (sessions, error) = sonde_runtime::btc::run(&cfg, interrupt, &mut |s| {
-        if !json {
-            outln!("{}", btc::row(s));
-        }
+    let out = sonde_runtime::btc::run(&cfg, interrupt, &mut |end| match end {
+        SessionEnd::Done(s) if !json => outln!("{}", btc::row(s)),
+        SessionEnd::Failed(f) if !json => outln!("{}", btc::failed_row(f)),
+        _ => {}
     });
     if json {
-        let error_text = error.as_ref().map(ToString::to_string);
-        let doc = btc::document(&a.host, &sessions, error_text.as_deref());
+        let doc = btc::document(&btc::BtcRun {
+            host: &a.host,
+            reverse: cfg.reverse,
+            sessions: &out.sessions,
+            failed: &out.failed,
+            interrupted: out.interrupted,
+        });
         output::document(std::io::stdout(), &doc);
     } else {
-        for line in btc::summary_lines(&sessions) {
+        for line in btc::summary_lines(&out.sessions) {
             outln!("{line}");
         }
     }
-    match error {
-        None => exit::OK,
-        Some(e) => {
-            let interrupted = matches!(e, sonde_runtime::error::RunError::Interrupted);
-            output::run_error(&e, interrupted);
-            exit::FAILED
-        }
+    if out.interrupted {
+        output::run_error(&sonde_runtime::error::RunError::Interrupted, true);
+        return exit::FAILED;
     }
+    if out.failed.is_empty() {
+        exit::OK
+    } else {
+        let total = out.failed.len() + out.sessions.len();
+        output::run_error(&btc::failures_line(&out.failed, total), false);
+        exit::FAILED
+    }
+}
+
+/// The table's first line: what will run.
+fn intro(a: &BtcArgs, cfg: &BtcConfig) -> String {
+    let per_round = cfg.sizes.len() * cfg.families.len();
+    let rounds = match (cfg.count, cfg.duration) {
+        (Some(n), Some(t)) => format!("{n} round(s) within {:.0} s", t.as_secs_f64()),
+        (Some(n), None) => format!("{n} round(s)"),
+        (None, Some(t)) => format!("rounds for {:.0} s", t.as_secs_f64()),
+        (None, None) => "one round".into(),
+    };
+    format!(
+        "BTC to {} port {}: {per_round} session(s) a round, {rounds}, one every {:.1} s, {} sending; goodput is TCP payload at the receiver",
+        a.host,
+        a.port,
+        cfg.every.as_secs_f64(),
+        if cfg.reverse { "the server" } else { "this host" }
+    )
 }
 
 /// The run configuration of the flags, or the exit code of flags that cannot run (the
@@ -89,6 +109,9 @@ fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
         sizes,
         families,
         every: a.every,
+        count: a.count,
+        duration: a.time,
+        reverse: a.reverse,
     })
 }
 

@@ -6,7 +6,7 @@ use clap::Args;
 
 /// `sonde btc HOST`: bulk transfer capacity, one TCP transfer per session.
 #[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help("One JSON document: \"sessions\" (per session: index, family, size, bytes, seconds, goodput_bps, retransmits, max_cwnd, mean_rtt_us, congestion), \"summary\" per family (sessions, min/max/mean/median_bps), \"layer\", \"partial\", \"error\"")))]
+#[command(mut_arg("json", |a| a.help("One JSON document: \"sessions\" (per session: index, family, size, bytes, seconds, goodput_bps, retransmits, max_cwnd, mean_rtt_us, congestion, start_unix_s), \"failed\" (index, family, size, start_unix_s, error), \"summary\" per family (sessions, min/max/mean/median/stddev_bps, variance), \"reverse\", \"layer\", \"partial\", \"error\"")))]
 pub struct BtcArgs {
     /// sonde server host
     pub host: String,
@@ -23,6 +23,15 @@ pub struct BtcArgs {
     /// From one session's start to the next one's
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::flags::values::parse_duration_arg)]
     pub every: std::time::Duration,
+    /// Rounds of sessions (every size on every family each); with -t, whichever ends first
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: Option<u32>,
+    /// Start sessions for this long (the study: a session every 10 s for hours)
+    #[arg(short = 't', long = "time", value_name = "TIME", value_parser = crate::flags::values::parse_duration_arg)]
+    pub time: Option<std::time::Duration>,
+    /// The server sends (reverse), as the study's sessions ran
+    #[arg(short = 'R', long = "reverse")]
+    pub reverse: bool,
     /// IPv4 only
     #[arg(short = '4', long = "version4", conflicts_with_all = ["ipv6", "both"])]
     pub ipv4: bool,

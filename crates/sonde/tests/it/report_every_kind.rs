@@ -14,7 +14,12 @@ use common::{
     ipv6_loopback_available, num, require_all, run, switch_test_loopback_with, uint, Output,
     Server, TempDir,
 };
+use nix::poll::{PollFd, PollFlags, PollTimeout};
 use serde_json::Value;
+use sonde_testkit::pty::{pty, read_some, write_all};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -36,7 +41,7 @@ fn written(file: &'static str, kind: &'static str, out: &Output) -> Written {
 }
 
 /// The kinds `sonde server` answers: client, server, coded, latency, profile, sweep,
-/// capacity, rrul, btc.
+/// capacity, rrul, btc. (`serial`'s run needs no server: [`serial_echo_run`].)
 fn server_kinds() -> Vec<Written> {
     let mut one_off = Server::start(&["-J", "-1"]);
     let client = one_off.client(&["-t", "0.5", "-J"], DEADLINE);
@@ -138,6 +143,49 @@ fn dual_stack_kinds() -> Vec<Written> {
     ]
 }
 
+/// `sonde serial PTY --file F --loopback --block BLOCKS -J` against a pty whose other side
+/// echoes every byte back (a device wired in loopback): a real run, a second or so.
+pub fn serial_echo_run(tag: &str, blocks: &str) -> Output {
+    let p = pty();
+    let device = p.path.display().to_string();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while !flag.load(Ordering::SeqCst) {
+            let mut fds = [PollFd::new(p.master.as_fd(), PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, PollTimeout::from(20u16)).unwrap_or(0) > 0 {
+                let n = read_some(&p.master, &mut buf);
+                write_all(&p.master, &buf[..n]);
+            }
+        }
+    });
+    let dir = TempDir::new(tag);
+    let file = dir.file("f.bin");
+    std::fs::write(
+        &file,
+        (0..600u32).map(|i| (i % 251) as u8).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let out = run(
+        &[
+            "serial",
+            &device,
+            "--file",
+            &f,
+            "--loopback",
+            "--block",
+            blocks,
+            "-J",
+        ],
+        DEADLINE,
+    );
+    stop.store(true, Ordering::SeqCst);
+    echo.join().unwrap();
+    out
+}
+
 /// The report's JSON for `docs`, each written to its file first.
 fn report(dir: &TempDir, docs: &[Written]) -> Value {
     let mut args = vec!["report".to_owned()];
@@ -213,6 +261,17 @@ fn check_figure(w: &Written, result: &Value) {
             uint(d, "sessions.0.bytes")
         ),
         "compare-ip.json" => is("better", &d["verdict"]["better"]),
+        "serial.json" => {
+            let blocks = |v: &Value| -> Vec<Value> {
+                let t = v["transfers"].as_array().unwrap();
+                t.iter().map(|x| x["block"].clone()).collect()
+            };
+            assert_eq!(blocks(result), blocks(d));
+            assert_eq!(
+                num(result, "transfers.1.bytes_per_second"),
+                num(d, "transfers.1.bytes_per_second")
+            );
+        }
         "stress.json" => {
             is("shape", &Value::from("run"));
             assert_eq!(uint(result, "end.sent_bytes"), uint(d, "end.sent_bytes"));
@@ -230,6 +289,11 @@ fn every_document_kind_is_read_back_by_the_report_as_written() {
         "stress.json",
         "stress",
         &services.stress("echo", &["-P", "3", "-t", "1", "-J"]),
+    ));
+    docs.push(written(
+        "serial.json",
+        "serial",
+        &serial_echo_run("report-every-kind-serial", "8,64"),
     ));
     if ipv6_loopback_available() {
         docs.extend(dual_stack_kinds());

@@ -270,3 +270,69 @@ fn rrul_and_btc_documents_are_tabulated() {
         "{md}"
     );
 }
+
+/// The study's btc run (rounds, the server sending, IPv6 failing): BTC over time with a
+/// marker per IPv4 session, later sessions further right; its distribution; the spread per
+/// family; the failed sessions with their errors.
+#[test]
+fn a_btc_study_is_charted_over_time_with_its_failures() {
+    let _turn = crate::turns::take(module_path!());
+    let btc = crate::btc::btc_study_run();
+    btc.expect_code(1);
+    let dir = TempDir::new("report-btc-study");
+    let (html, md) = report(&dir, &[("btc.json", &btc)]);
+    let over = chart(&html, "BTC over time, per family");
+    let pts = markers(over, "IPv4");
+    assert_eq!(pts.len(), 3, "a marker per session: {over}");
+    assert!(pts.windows(2).all(|w| w[0].0 < w[1].0), "{pts:?}");
+    let cdf = chart(&html, "BTC distribution, per family");
+    assert!(cdf.contains("data-name=\"IPv4\""), "{cdf}");
+    let fams = rows(&html, "BTC per family");
+    assert_eq!(fams[0][0], "IPv4");
+    assert_eq!(fams[0][1], "3");
+    assert!(fams[0][6] != "–" && fams[0][6].contains("bit"), "{fams:?}");
+    let failed = rows(&html, "BTC sessions that failed");
+    let idx: Vec<&str> = failed.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(idx, ["2", "4", "6"], "{failed:?}");
+    assert!(failed.iter().all(|r| r[1] == "IPv6" && !r[3].is_empty()));
+    assert!(md.contains("BTC sessions that failed"), "{md}");
+}
+
+/// Two serial documents (one per direction; here two echoing lines): one chart of speed
+/// against block size with a marker per block size per document, larger blocks further
+/// right on a log axis, and each document's transfers in a table with retries and errors.
+#[test]
+fn serial_documents_draw_speed_against_block_size() {
+    let _turn = crate::turns::take(module_path!());
+    let a = crate::report_every_kind::serial_echo_run("report-serial-a", "8,32,128");
+    let b = crate::report_every_kind::serial_echo_run("report-serial-b", "8,32,128");
+    a.expect_code(0);
+    b.expect_code(0);
+    let dir = TempDir::new("report-serial");
+    let (html, md) = report(&dir, &[("up.json", &a), ("down.json", &b)]);
+    let svg = chart(&html, "Serial speed against block size");
+    for (out, file) in [(&a, "up.json"), (&b, "down.json")] {
+        let device = out.json()["device"].as_str().unwrap().to_owned();
+        let name = svg
+            .split("data-name=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .find(|n| n.contains(&device) && n.contains(file))
+            .unwrap_or_else(|| panic!("no series for {file} on {device}: {svg}"))
+            .to_owned();
+        let pts = markers(svg, &name);
+        assert_eq!(pts.len(), 3, "a marker per block size: {pts:?}");
+        assert!(pts.windows(2).all(|w| w[0].0 < w[1].0), "{pts:?}");
+    }
+    assert!(
+        svg.contains("log2 of bytes"),
+        "8..128 B spans a decade: {svg}"
+    );
+    let heading = "<h4>Serial transfers per block size</h4>";
+    assert_eq!(html.matches(heading).count(), 2, "a table per document");
+    let t = rows(&html, "Serial transfers per block size");
+    assert_eq!(t.len(), 3, "a row per block size: {t:?}");
+    assert_eq!(t[0][0], "8 B");
+    assert!(t.iter().all(|r| r[7] == "ok"), "{t:?}");
+    assert!(md.contains("Serial transfers per block size"), "{md}");
+}
