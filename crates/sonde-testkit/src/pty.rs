@@ -47,3 +47,46 @@ pub fn write_all(fd: &OwnedFd, mut b: &[u8]) {
         }
     }
 }
+
+/// A device wired in loopback: a thread that writes back every byte the side under test sends
+/// on the pair's slave, until dropped (it polls the master every 20 ms, so it stops promptly).
+pub struct Echo {
+    /// The slave's path, for the side under test to open.
+    pub path: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Starts echoing on a new pair.
+pub fn echo() -> Echo {
+    use nix::poll::{PollFd, PollFlags, PollTimeout};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let p = pty();
+    let path = p.path.clone();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while !flag.load(Ordering::SeqCst) {
+            let mut fds = [PollFd::new(p.master.as_fd(), PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, PollTimeout::from(20u16)).unwrap_or(0) > 0 {
+                let n = read_some(&p.master, &mut buf);
+                write_all(&p.master, &buf[..n]);
+            }
+        }
+    });
+    Echo {
+        path,
+        stop,
+        thread: Some(thread),
+    }
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -14,12 +14,7 @@ use common::{
     ipv6_loopback_available, num, require_all, run, switch_test_loopback_with, uint, Output,
     Server, TempDir,
 };
-use nix::poll::{PollFd, PollFlags, PollTimeout};
 use serde_json::Value;
-use sonde_testkit::pty::{pty, read_some, write_all};
-use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -146,20 +141,8 @@ fn dual_stack_kinds() -> Vec<Written> {
 /// `sonde serial PTY --file F --loopback --block BLOCKS -J` against a pty whose other side
 /// echoes every byte back (a device wired in loopback): a real run, a second or so.
 pub fn serial_echo_run(tag: &str, blocks: &str) -> Output {
-    let p = pty();
-    let device = p.path.display().to_string();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let echo = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while !flag.load(Ordering::SeqCst) {
-            let mut fds = [PollFd::new(p.master.as_fd(), PollFlags::POLLIN)];
-            if nix::poll::poll(&mut fds, PollTimeout::from(20u16)).unwrap_or(0) > 0 {
-                let n = read_some(&p.master, &mut buf);
-                write_all(&p.master, &buf[..n]);
-            }
-        }
-    });
+    let echo = sonde_testkit::pty::echo();
+    let device = echo.path.display().to_string();
     let dir = TempDir::new(tag);
     let file = dir.file("f.bin");
     std::fs::write(
@@ -181,8 +164,7 @@ pub fn serial_echo_run(tag: &str, blocks: &str) -> Output {
         ],
         DEADLINE,
     );
-    stop.store(true, Ordering::SeqCst);
-    echo.join().unwrap();
+    drop(echo);
     out
 }
 

@@ -300,20 +300,8 @@ fn ctrl_c_prints_what_was_done() {
 #[test]
 fn loopback_checks_an_echoing_device() {
     let _turn = crate::turns::take(module_path!());
-    let p = pty();
-    let device = p.path.display().to_string();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let echo = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while !flag.load(Ordering::SeqCst) {
-            let mut fds = [PollFd::new(p.master.as_fd(), PollFlags::POLLIN)];
-            if nix::poll::poll(&mut fds, PollTimeout::from(20u16)).unwrap_or(0) > 0 {
-                let n = read_some(&p.master, &mut buf);
-                write_all(&p.master, &buf[..n]);
-            }
-        }
-    });
+    let echo = sonde_testkit::pty::echo();
+    let device = echo.path.display().to_string();
     let dir = TempDir::new("serial-echo");
     let file = dir.file("f.bin");
     std::fs::write(
@@ -349,8 +337,7 @@ fn loopback_checks_an_echoing_device() {
         ],
         DEADLINE,
     );
-    stop.store(true, Ordering::SeqCst);
-    echo.join().unwrap();
+    drop(echo);
     wrong.expect_code(1);
     assert!(
         wrong.stderr.contains("use --loopback"),
