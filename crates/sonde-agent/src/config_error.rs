@@ -21,9 +21,5 @@ pub enum ConfigError {
 /// # Errors
 /// Why the text is not a rate, to follow the field's name.
 pub fn parse_positive_rate(s: &str) -> Result<u64, String> {
-    match sonde_stats::units::parse_rate(s.trim()) {
-        Ok(0) => Err("must be above 0 (e.g. \"100M\", \"1G\")".into()),
-        Ok(bits) => Ok(bits),
-        Err(e) => Err(e.to_string()),
-    }
+    sonde_stats::units::parse_positive_rate(s.trim()).map_err(|e| e.to_string())
 }

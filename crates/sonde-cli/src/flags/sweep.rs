@@ -92,10 +92,7 @@ fn parse_resolution(s: &str) -> Result<f64, String> {
 }
 
 fn parse_positive_rate(s: &str) -> Result<u64, String> {
-    match parse_rate_arg(s)? {
-        0 => Err("a rate must be above 0 (a sweep paces every step)".into()),
-        v => Ok(v),
-    }
+    sonde_stats::units::parse_positive_rate(s).map_err(|e| format!("{e}: a sweep paces every step"))
 }
 
 fn parse_step_secs(s: &str) -> Result<f64, String> {

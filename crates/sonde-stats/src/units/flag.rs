@@ -30,6 +30,20 @@ pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
     Ok(refuse_rounded_to_zero(bits, s)?)
 }
 
+/// [`parse_rate`] where 0 is refused: a rate to take a share of or to pace at, not "no limit".
+///
+/// # Errors
+/// As [`parse_rate`], and [`UnitError::Zero`] for 0.
+pub fn parse_positive_rate(s: &str) -> Result<u64, UnitError> {
+    match parse_rate(s)? {
+        0 => Err(UnitError::Zero {
+            kind: Quantity::Rate,
+            given: s.to_owned(),
+        }),
+        bits => Ok(bits),
+    }
+}
+
 /// `100mbit` -> `100m`, `9600bit/s` -> `9600` (any case); other text unchanged.
 fn strip_bit_unit(s: &str) -> &str {
     let lower = s.to_ascii_lowercase();
@@ -118,6 +132,18 @@ mod tests {
         assert_eq!(parse_size("1.9"), Ok(1));
         assert_eq!(parse_size("0.0001K"), Ok(0));
         assert_eq!(parse_size("1.0000000000000000000009K"), Ok(1024));
+    }
+
+    #[test]
+    fn a_positive_rate_refuses_zero_and_says_so() {
+        assert_eq!(parse_positive_rate("100M"), Ok(100_000_000));
+        let e = parse_positive_rate("0").unwrap_err();
+        assert!(matches!(e, UnitError::Zero { .. }), "{e:?}");
+        assert!(e.to_string().contains("must be above 0"), "{e}");
+        assert!(matches!(
+            parse_positive_rate("0.5"),
+            Err(UnitError::BelowOneBit(_))
+        ));
     }
 
     #[test]

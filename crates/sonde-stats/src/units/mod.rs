@@ -31,7 +31,7 @@ mod scenario;
 
 use std::fmt;
 
-pub use flag::{parse_rate, parse_size};
+pub use flag::{parse_positive_rate, parse_rate, parse_size};
 pub use format::{format_bitrate, format_bytes, format_mbit, format_rate_in, RateUnit};
 pub use quantity::{Rate, Size};
 pub use scenario::{
@@ -174,6 +174,15 @@ pub enum UnitError {
     /// A minus sign: no size, rate or other quantity here is negative.
     #[error("{kind} {given:?} must not be negative")]
     Negative {
+        /// What was being parsed.
+        kind: Quantity,
+        /// The text.
+        given: String,
+    },
+    /// Zero where only a quantity above zero makes sense (a link's rate, a server's limit,
+    /// a sweep's step: to a sender 0 means "no limit", never a rate).
+    #[error("{kind} {given:?} must be above 0 (e.g. \"100M\", \"1G\")")]
+    Zero {
         /// What was being parsed.
         kind: Quantity,
         /// The text.
