@@ -10,6 +10,7 @@ use sonde_stats::latency::compare::{Better, Comparison};
 use sonde_stats::latency::model::{
     BtcFamily, CapacityFamily, CompareIpResult, FamilyResult, SizeRow,
 };
+use sonde_stats::latency::timeline::LatencyBin;
 use sonde_stats::verdict::{FamilyChoice, Measure, MeasureVerdict, Verdict};
 
 use crate::latency_model::delay;
@@ -26,6 +27,7 @@ pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Valu
         throughput,
         every_secs,
         sizes,
+        latency_over_time,
         btc,
         capacity,
         verdict: v,
@@ -40,6 +42,7 @@ pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Valu
         throughput: throughput.as_ref().map(comparison),
         every_secs: *every_secs,
         sizes: sizes.iter().map(size).collect(),
+        latency_over_time: latency_over_time.iter().map(latency_bin).collect(),
         btc: btc.as_ref().map(|[a, b]| [btc_family(a), btc_family(b)]),
         capacity: capacity
             .as_ref()
@@ -47,6 +50,25 @@ pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Valu
         verdict: Some(verdict(v)),
         envelope: sonde_schema::Envelope::new("compare-ip", partial, error),
     })
+}
+
+fn latency_bin(b: &LatencyBin) -> schema::LatencyBin {
+    let LatencyBin {
+        family,
+        start_unix,
+        secs,
+        sent,
+        answered,
+        median_ms,
+    } = b;
+    schema::LatencyBin {
+        family: family.clone(),
+        start_unix: *start_unix,
+        secs: *secs,
+        sent: *sent,
+        answered: *answered,
+        median_ms: *median_ms,
+    }
 }
 
 fn family(f: &FamilyResult) -> schema::FamilyResult {

@@ -1,7 +1,8 @@
 //! A compare-ip document (`sonde compare-ip -J`), read: each family's overview, the latency
 //! per probe size, BTC and capacity per family (as the figure/value rows the report shows
-//! side by side), and the verdict with each measure it weighed. The tables and the chart are
-//! [`crate::compare_ip_report`]'s.
+//! side by side), each family's latency and BTC along the run, and the verdict with each
+//! measure it weighed. The tables and the charts are [`crate::compare_ip_report`]'s and
+//! [`crate::compare_ip_time`]'s.
 //!
 //! Read through the document's typed model ([`sonde_schema::compare_ip`]): a document without
 //! a figure the report shows (a size row's counts, a measure's outcome) is an error naming
@@ -63,6 +64,10 @@ pub struct CompareIpRun {
     pub families: Vec<FamilyView>,
     pub every_secs: Option<f64>,
     pub sizes: Vec<SizeRow>,
+    /// Per family and span of the run: (family, span start in Unix s, median RTT ms).
+    pub latency_over_time: Vec<(String, f64, Option<f64>)>,
+    /// Every BTC session with a start time: (family, start in Unix s, goodput bit/s).
+    pub btc_sessions: Vec<(String, f64, f64)>,
     /// Per family: sessions, min, max, mean, median (bit/s), error.
     pub btc: Vec<(String, Vec<(String, String)>)>,
     /// Per family: verdict, sustained rate and range, peak mode, trains used, error.
@@ -216,6 +221,31 @@ pub fn read(doc: &Value) -> Result<CompareIpRun, String> {
         families: vec![family(&d.ipv4), family(&d.ipv6)],
         every_secs: d.every_secs.and_then(finite),
         sizes: d.sizes.iter().map(size).collect(),
+        latency_over_time: d
+            .latency_over_time
+            .iter()
+            .filter_map(|b| {
+                Some((
+                    b.family.clone(),
+                    finite(b.start_unix)?,
+                    b.median_ms.and_then(finite),
+                ))
+            })
+            .collect(),
+        btc_sessions: d
+            .btc
+            .iter()
+            .flatten()
+            .flat_map(|f| &f.sessions)
+            .filter(|s| s.start_unix_s > 0.0)
+            .filter_map(|s| {
+                Some((
+                    s.family.clone(),
+                    finite(s.start_unix_s)?,
+                    finite(s.goodput_bps)?,
+                ))
+            })
+            .collect(),
         btc: d.btc.iter().flatten().map(btc).collect(),
         capacity: d.capacity.iter().flatten().map(capacity).collect(),
         better: v.map(|v| v.better.as_str().to_owned()),

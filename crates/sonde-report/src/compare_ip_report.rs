@@ -3,11 +3,12 @@
 //! verdict with each measure it weighed. Above the reader ([`crate::compare_ip`]), as every
 //! renderer is above the model it shows.
 //!
-//! One chart: the latency against the probe's size, per family, the median of each size
+//! The latency against the probe's size, per family, the median of each size
 //! as a marker with its min..max as a whisker (what the table rows give). The x axis is the
 //! IP packet, so the two families' whiskers of one payload size stand 20 bytes apart (the
-//! IPv6 header's extra) instead of on top of each other. The other figures are a handful per
-//! family, which a table shows exactly.
+//! IPv6 header's extra) instead of on top of each other. The charts along the run are
+//! [`crate::compare_ip_time`]'s. The other figures are a handful per family, which a table
+//! shows exactly.
 
 use crate::compare_ip::{path_figure, CompareIpRun, SizeRow};
 use crate::fmt::{self, opt};
@@ -217,7 +218,11 @@ pub fn latency_by_size(t: &TestView) -> Option<Chart> {
 
 /// The compare-ip charts, in page order.
 pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
-    vec![latency_by_size(t)]
+    vec![
+        latency_by_size(t),
+        crate::compare_ip_time::latency(t),
+        crate::compare_ip_time::btc(t),
+    ]
 }
 
 /// The compare-ip tables: families, latency per size, BTC, capacity, verdict.

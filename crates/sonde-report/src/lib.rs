@@ -40,6 +40,7 @@ mod charts;
 mod coded;
 pub mod compare_ip;
 pub mod compare_ip_report;
+mod compare_ip_time;
 mod error;
 pub mod fmt;
 mod html;

@@ -24,7 +24,7 @@ use sonde_proto::message::TestParams;
 use sonde_stats::btc::BtcStats;
 use sonde_stats::capacity::Estimate;
 use sonde_stats::dual_stack::{udp_ip_overhead, BtcFamily, CapacityFamily, SizeRow};
-use sonde_stats::sink::Discard;
+use sonde_stats::latency::timeline::{ProbePoint, ProbeTimeline};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -53,14 +53,23 @@ fn family_name(v6: bool) -> &'static str {
     }
 }
 
-/// The per-size rows of each family (IPv4's first, sizes in the plan's order) and each
-/// family's RTT samples over all sizes. `addrs` holds the address of each family measured.
+/// What the size cycle measured: the per-size rows of each family (IPv4's first, sizes in
+/// the plan's order), each family's RTT samples over all sizes and each family's probes
+/// along the run.
+pub struct SizeCycle {
+    pub rows: Vec<SizeRow>,
+    pub samples: [Vec<f64>; 2],
+    pub points: [Vec<ProbePoint>; 2],
+}
+
+/// Runs the size cycle (see the module docs). `addrs` holds the address of each family
+/// measured.
 pub fn run_sizes(
     plan: &SizesPlan,
     probe: &LatencyConfig,
     addrs: [Option<IpAddr>; 2],
     interrupt: &Arc<AtomicBool>,
-) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
+) -> SizeCycle {
     let n = plan.sizes.len().max(1) as u32;
     let start = Instant::now();
     let mut handles = Vec::new();
@@ -84,28 +93,33 @@ pub fn run_sizes(
                     return (
                         size_row(v6, size, None, Some("interrupted".into())),
                         Vec::new(),
+                        Vec::new(),
                     );
                 }
-                let out = run_latency(&cfg, &stop, &mut Discard);
+                let mut timeline = ProbeTimeline::default();
+                let out = run_latency(&cfg, &stop, &mut timeline);
                 let err = out.error.map(|e| e.to_string());
-                (size_row(v6, size, out.summary, err), out.rtt_sample_ms)
+                let row = size_row(v6, size, out.summary, err);
+                (row, out.rtt_sample_ms, timeline.into_points())
             });
             handles.push((v6, size, h));
         }
     }
-    let mut rows = Vec::new();
-    let mut samples = [Vec::new(), Vec::new()];
+    let mut cycle = SizeCycle {
+        rows: Vec::new(),
+        samples: [Vec::new(), Vec::new()],
+        points: [Vec::new(), Vec::new()],
+    };
     for (v6, size, h) in handles {
-        let (row, s) = h.join().unwrap_or_else(|_| {
-            (
-                size_row(v6, size, None, Some("the prober thread panicked".into())),
-                Vec::new(),
-            )
+        let (row, s, p) = h.join().unwrap_or_else(|_| {
+            let row = size_row(v6, size, None, Some("the prober thread panicked".into()));
+            (row, Vec::new(), Vec::new())
         });
-        rows.push(row);
-        samples[usize::from(v6)].extend(s);
+        cycle.rows.push(row);
+        cycle.samples[usize::from(v6)].extend(s);
+        cycle.points[usize::from(v6)].extend(p);
     }
-    (rows, samples)
+    cycle
 }
 
 fn size_row(

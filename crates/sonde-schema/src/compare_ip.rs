@@ -34,6 +34,9 @@ pub struct CompareIpDocument {
     /// With `--sizes`: a row per family and size.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<SizeRow>,
+    /// Each family's probes along the run, in spans of whole seconds (see [`LatencyBin`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_over_time: Vec<LatencyBin>,
     /// With `--btc`: each family's sessions, IPv4 first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub btc: Option<[BtcFamily; 2]>,
@@ -109,6 +112,25 @@ pub struct SizeRow {
     pub rtt: Option<DelayStats>,
     #[serde(default)]
     pub error: Option<String>,
+}
+
+/// One span of a family's probes along the run: at most 240 spans of whole seconds cover
+/// the run, so a long study stays a chart's worth of points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyBin {
+    /// "IPv4" or "IPv6".
+    pub family: String,
+    /// Start of the span, Unix seconds.
+    pub start_unix: f64,
+    /// Length of the span, s.
+    pub secs: f64,
+    /// Probes sent in the span.
+    pub sent: u64,
+    /// Of those, answered.
+    pub answered: u64,
+    /// Median round trip of the answered ones, ms; null when none was.
+    #[serde(default)]
+    pub median_ms: Option<f64>,
 }
 
 /// One family's BTC sessions and their statistics.
@@ -325,6 +347,14 @@ mod tests {
                 rtt: Some(delay(0.02)),
                 error: None,
             }],
+            latency_over_time: vec![LatencyBin {
+                family: "IPv6".into(),
+                start_unix: 1.7e9,
+                secs: 1.0,
+                sent: 2,
+                answered: 1,
+                median_ms: Some(0.5),
+            }],
             btc: Some([btc("IPv4"), btc("IPv6")]),
             capacity: Some([capacity("IPv4"), capacity("IPv6")]),
             verdict: Some(Verdict {
@@ -364,12 +394,14 @@ mod tests {
         assert_eq!(back, doc);
         let bare = CompareIpDocument {
             sizes: vec![],
+            latency_over_time: vec![],
             btc: None,
             every_secs: None,
             ..document()
         };
         let v = crate::to_value(&bare);
         assert!(v.get("sizes").is_none() && v.get("btc").is_none(), "{v}");
+        assert!(v.get("latency_over_time").is_none(), "{v}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use sonde_stats::dual_stack::{self, BtcFamily, CapacityFamily, SizeRow};
 use sonde_stats::latency::compare::Comparison;
 use sonde_stats::latency::histogram::DelayAccumulator;
 use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult, LossStats};
+use sonde_stats::latency::timeline::{bins, LatencyBin, ProbePoint};
 use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -141,14 +142,17 @@ fn family_result(cfg: &CompareConfig, v6: bool, interrupt: &AtomicBool) -> Famil
     r
 }
 
+/// Each family's RTT samples and its probes along the run, IPv4's first.
+type Probed = ([Vec<f64>; 2], [Vec<ProbePoint>; 2]);
+
 /// The families' latency from the probe rounds (see `probe_rounds`); each family's
-/// RTT samples.
+/// RTT samples and probes.
 fn probe_families(
     cfg: &CompareConfig,
     fams: [&mut FamilyResult; 2],
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(ComparePhase),
-) -> [Vec<f64>; 2] {
+) -> Probed {
     let mut probe = cfg.probe.clone();
     probe.family = Family::Any;
     probe.report_interval = None;
@@ -167,7 +171,13 @@ fn probe_families(
     };
     let got = run_probe_rounds(&probe, addrs, interrupt, &mut said);
     let mut samples = [Vec::new(), Vec::new()];
-    for ((f, p), s) in fams.into_iter().zip(got).zip(samples.iter_mut()) {
+    let mut points = [Vec::new(), Vec::new()];
+    for ((f, p), (s, pts)) in fams
+        .into_iter()
+        .zip(got)
+        .zip(samples.iter_mut().zip(points.iter_mut()))
+    {
+        *pts = p.points;
         if f.address.is_none() {
             continue;
         }
@@ -191,7 +201,7 @@ fn probe_families(
             .reduce(|a, b| format!("{a}; {b}"));
         *s = p.samples_ms;
     }
-    samples
+    (samples, points)
 }
 
 /// Why family `f`'s probes (`probe`, sent to the family's address) with counts `loss`
@@ -226,7 +236,7 @@ pub fn run_compare(
         family_result(cfg, true, interrupt),
     );
     // With sizes, the latency comes from the size cycle instead of the probe rounds.
-    let (sizes, rtts) = match &cfg.sizes {
+    let (sizes, (rtts, points)) = match &cfg.sizes {
         None => (
             Vec::new(),
             probe_families(cfg, [&mut v4, &mut v6], interrupt, progress),
@@ -275,6 +285,7 @@ pub fn run_compare(
         throughput,
         every_secs: cfg.sizes.as_ref().map(|p| p.every.as_secs_f64()),
         sizes,
+        latency_over_time: over_time(points),
         btc,
         capacity,
         verdict,
@@ -323,25 +334,34 @@ fn addr(f: &FamilyResult) -> Result<IpAddr, String> {
 }
 
 /// The latency of the size cycle (see `crate::dual_stack::run_sizes`): its rows, each
-/// family's pooled figures into its result, and each family's RTT samples.
+/// family's pooled figures into its result, and each family's RTT samples and probes.
 fn size_cycle(
     cfg: &CompareConfig,
     plan: &SizesPlan,
     fams: [&mut FamilyResult; 2],
     interrupt: &Arc<AtomicBool>,
     progress: &mut dyn FnMut(ComparePhase),
-) -> (Vec<SizeRow>, [Vec<f64>; 2]) {
+) -> (Vec<SizeRow>, Probed) {
     progress(ComparePhase::SizeCycle {
         sizes: plan.sizes.len(),
         count: plan.count,
         every: plan.every,
     });
     let addrs = fams.each_ref().map(|f| addr(f).ok());
-    let (rows, samples) = run_sizes(plan, &cfg.probe, addrs, interrupt);
-    for (f, s) in fams.into_iter().zip(&samples) {
-        pool_sizes(f, &rows, s, &cfg.probe);
+    let cycle = run_sizes(plan, &cfg.probe, addrs, interrupt);
+    for (f, s) in fams.into_iter().zip(&cycle.samples) {
+        pool_sizes(f, &cycle.rows, s, &cfg.probe);
     }
-    (rows, samples)
+    (cycle.rows, (cycle.samples, cycle.points))
+}
+
+/// Each family's probes in spans of time, IPv4's first (see `sonde_stats::latency::timeline`).
+fn over_time(points: [Vec<ProbePoint>; 2]) -> Vec<LatencyBin> {
+    let mut out = Vec::new();
+    for (v6, mut p) in [false, true].into_iter().zip(points) {
+        out.extend(bins(family_name(v6), &mut p));
+    }
+    out
 }
 
 /// The median latency measure: the families' own medians, Mann-Whitney over the samples.

@@ -12,9 +12,9 @@
 //! timeout once more, seconds a round, to say the same. Its rounds not sent are counted and
 //! said with its error.
 
-use crate::latency::{LatencyConfig, LatencyOutcome};
-use crate::rrul::probe_quietly;
+use crate::latency::{run as run_latency, LatencyConfig, LatencyOutcome};
 use sonde_stats::latency::model::LatencySummary;
+use sonde_stats::latency::timeline::{ProbePoint, ProbeTimeline};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,6 +26,8 @@ pub const ROUNDS: u64 = 4;
 pub struct FamilyProbes {
     /// The RTT samples of every round, ms (each round's bounded uniform sample).
     pub samples_ms: Vec<f64>,
+    /// Every probe of every round, when it left and its round trip.
+    pub points: Vec<ProbePoint>,
     pub sent: u64,
     pub received: u64,
     /// The last round's summary (for why nothing was answered).
@@ -79,7 +81,9 @@ pub fn run_probe_rounds(
                 let mut p = probe.clone();
                 p.host = addr.to_string();
                 p.count = Some(round_count(count, rounds, round));
-                add_round(fam, probe_quietly(&p, interrupt));
+                let mut timeline = ProbeTimeline::default();
+                let out = run_latency(&p, interrupt, &mut timeline);
+                add_round(fam, out, timeline.into_points());
             }
         },
     );
@@ -113,8 +117,9 @@ pub(super) fn in_turns<S>(
     }
 }
 
-fn add_round(fam: &mut FamilyProbes, out: LatencyOutcome) {
+fn add_round(fam: &mut FamilyProbes, out: LatencyOutcome, points: Vec<ProbePoint>) {
     fam.samples_ms.extend(out.rtt_sample_ms);
+    fam.points.extend(points);
     if let Some(s) = &out.summary {
         fam.sent += s.loss.sent;
         fam.received += s.loss.received;

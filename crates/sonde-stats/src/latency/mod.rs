@@ -10,6 +10,7 @@
 //! - [`intervals`]: interval rows by send time, each with its own loss.
 //! - [`tracker`]: the probe accountant (RFC 3393 IPDV, RFC 3550 jitter, RFC 4737 reordering).
 //! - [`compare`]: significance tests for `sonde compare-ip`.
+//! - [`timeline`]: a run's probes cut into spans of time, for a chart along the run.
 //!
 //! ```
 //! use sonde_stats::latency::tracker::{ProbeTracker, Reply, TrackerConfig};
@@ -24,4 +25,5 @@ pub mod histogram;
 pub mod intervals;
 pub mod model;
 pub mod offset;
+pub mod timeline;
 pub mod tracker;

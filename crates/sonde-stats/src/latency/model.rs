@@ -367,6 +367,9 @@ pub struct CompareIpResult {
     pub every_secs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<SizeRow>,
+    /// Each family's probes along the run, binned (see [`super::timeline`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_over_time: Vec<super::timeline::LatencyBin>,
     /// With `--btc`: each family's BTC sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub btc: Option<[BtcFamily; 2]>,

@@ -198,6 +198,32 @@ fn a_compare_ip_document_is_tabulated() {
         v.len(),
         d["verdict"]["per_measure"].as_array().unwrap().len()
     );
+    // Along the run: each family's probes (2 sizes x 3 in about 0.3 s: one span of a
+    // second) and then its BTC session, IPv4's first (the sessions alternate).
+    for fam in ["IPv4", "IPv6"] {
+        let spans: Vec<&Value> = d["latency_over_time"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["family"] == fam)
+            .collect();
+        let sent: u64 = spans.iter().map(|b| b["sent"].as_u64().unwrap()).sum();
+        let answered: u64 = spans.iter().map(|b| b["answered"].as_u64().unwrap()).sum();
+        let received: u64 = d["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["family"] == fam)
+            .map(|r| r["received"].as_u64().unwrap())
+            .sum();
+        assert_eq!((sent, answered), (6, received), "{fam}: {spans:?}");
+        let lat = chart(&html, "Round-trip time along the run, per family");
+        assert_eq!(markers(lat, fam).len(), spans.len(), "{lat}");
+    }
+    let btc = chart(&html, "BTC along the run, per family");
+    let (v4, v6) = (markers(btc, "IPv4"), markers(btc, "IPv6"));
+    assert_eq!((v4.len(), v6.len()), (1, 1), "{btc}");
+    assert!(v4[0].0 < v6[0].0, "IPv4's session ran first: {btc}");
 }
 
 /// A storm, an overload refused at the services' connection limit, and an echo run: their
