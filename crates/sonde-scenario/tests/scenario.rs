@@ -327,3 +327,36 @@ fn half_duplex_needs_one_rate_shared_both_ways() {
     let e = parse_error(&with_settings("rate = \"10mbit\"\nduplex = \"halve\""));
     assert!(e.contains("halve") && e.contains("duplex"), "{e}");
 }
+
+/// The crate docs' example scenario (every key it shows, the device's flow control and half
+/// duplex included) parses and validates.
+#[test]
+fn the_documented_example_is_a_valid_scenario() {
+    let docs = include_str!("../src/lib.rs");
+    let example: String = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .skip_while(|l| *l != "```toml")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let s = Scenario::from_toml(&example).unwrap_or_else(|e| panic!("{e}\n{example}"));
+    let usb = s
+        .setting("usb-bridge")
+        .unwrap_or_else(|| panic!("no usb-bridge"));
+    let up = usb.impairments("wan", sonde_scenario::Direction::BToA);
+    assert_eq!(
+        up.and_then(|i| i.device).map(|d| d.backpressure),
+        Some(true)
+    );
+    let hub = s
+        .setting("half-duplex")
+        .unwrap_or_else(|| panic!("no half-duplex"));
+    let both = hub.impairments("wan", sonde_scenario::Direction::AToB);
+    assert_eq!(
+        both.and_then(|i| i.duplex),
+        Some(sonde_scenario::Duplex::Half)
+    );
+}
