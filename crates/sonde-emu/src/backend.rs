@@ -10,8 +10,9 @@
 //! put part of the randomness outside the run seed. The userspace engine is also chosen where
 //! netem cannot do what the scenario asks: the device model (no qdisc has a frame ring with
 //! a packet-rate ceiling), a queue limit in bytes (netem's `limit` counts packets), reordering
-//! without delay (netem only reorders delayed packets), and jitter with order kept and no rate
-//! (netem then reorders).
+//! without delay (netem only reorders delayed packets), jitter with order kept and no rate
+//! (netem then reorders), and a half-duplex link (a qdisc shapes one interface's egress; the
+//! two directions' shared budget lives in the engine, [`crate::impair::SharedRate`]).
 
 use serde::Serialize;
 
@@ -58,6 +59,8 @@ pub enum Backend {
 pub enum Impairment {
     /// Rate limit (with its overhead and burst).
     Rate,
+    /// The rate shared by both directions (`duplex = "half"`).
+    HalfDuplex,
     /// Queue limit.
     QueueLimit,
     /// Device model.
@@ -83,6 +86,10 @@ impl Impairment {
     pub fn present(imp: &Impairments) -> Vec<Impairment> {
         [
             (Impairment::Rate, imp.rate.is_some()),
+            (
+                Impairment::HalfDuplex,
+                imp.duplex == Some(sonde_scenario::Duplex::Half),
+            ),
             (Impairment::QueueLimit, imp.queue_limit.is_some()),
             (Impairment::Device, imp.device.is_some()),
             (Impairment::Delay, imp.delay.is_some()),
@@ -169,6 +176,12 @@ pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static 
         return Some((
             Userspace,
             "no qdisc models a frame ring with a packet-rate ceiling",
+        ));
+    }
+    if kinds.contains(&Impairment::HalfDuplex) {
+        return Some((
+            Userspace,
+            "no qdisc shares one rate between a link's two directions",
         ));
     }
     let rate_only = kinds
@@ -325,6 +338,12 @@ mod tests {
             backend(&reordering, NETEM),
             Some(Backend::Kernel(Qdisc::Netem))
         );
+
+        let half = Impairments {
+            duplex: Some(sonde_scenario::Duplex::Half),
+            ..rate(None)
+        };
+        assert_eq!(backend(&half, NETEM), Some(Backend::Userspace));
 
         let mut bytes = lossy.clone();
         bytes.queue_limit = Some(QueueLimit::Bytes(1));

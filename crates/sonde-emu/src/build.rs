@@ -8,13 +8,19 @@
 //! queueing; here a packet lost on the line still used its share of the bottleneck, as it does
 //! on a real lossy link.
 //!
+//! On a half-duplex link (`duplex = "half"`) the two directions' rate limiters draw on one
+//! budget ([`SharedRate`]): [`build_settings`] makes one per such link and hands each
+//! direction its side.
+//!
 //! Each kind of stage has a fixed seed slot, so enabling one impairment does not change the
 //! random stream of another: the loss pattern of a 5 % loss link is the same with or without
 //! jitter added.
 
+use std::collections::HashMap;
+
 use crate::impair::{
-    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplicate, GilbertElliott, RandomLoss,
-    RateConfig, RateLimiter, Reorder, ReorderConfig,
+    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplex, Duplicate, GilbertElliott,
+    RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, SharedRate,
 };
 use crate::seed::{ChainSeed, Direction};
 use sonde_scenario::{Impairments, Scenario};
@@ -35,15 +41,34 @@ mod slot {
 /// # Errors
 /// A [`ConfigError`] when a value is out of range; validated scenarios never give one.
 pub fn build_chain(imp: &Impairments, seed: ChainSeed) -> Result<Chain, ConfigError> {
+    build_chain_on(imp, seed, None)
+}
+
+/// The rate limiter's settings from `imp`, when it sets a rate.
+fn rate_config(imp: &Impairments) -> Option<RateConfig> {
+    let mut cfg = RateConfig::new(imp.rate?.0);
+    cfg.overhead = imp.overhead.unwrap_or(cfg.overhead);
+    if let Some(b) = imp.burst {
+        cfg.burst = u32::try_from(b.0).unwrap_or(u32::MAX);
+    }
+    cfg.limit = imp.queue_limit.unwrap_or(cfg.limit);
+    Some(cfg)
+}
+
+/// [`build_chain`] whose rate limiter, when `shared` is given, draws on that half-duplex
+/// budget instead of a bucket of its own.
+fn build_chain_on(
+    imp: &Impairments,
+    seed: ChainSeed,
+    shared: Option<SharedRate>,
+) -> Result<Chain, ConfigError> {
     let mut chain = Chain::new();
-    if let Some(rate) = imp.rate {
-        let mut cfg = RateConfig::new(rate.0);
-        cfg.overhead = imp.overhead.unwrap_or(cfg.overhead);
-        if let Some(b) = imp.burst {
-            cfg.burst = u32::try_from(b.0).unwrap_or(u32::MAX);
-        }
-        cfg.limit = imp.queue_limit.unwrap_or(cfg.limit);
-        chain.push_stage(Box::new(RateLimiter::new(cfg)?));
+    if let Some(cfg) = rate_config(imp) {
+        let limiter = match shared {
+            Some(s) => RateLimiter::sharing(cfg, s),
+            None => RateLimiter::new(cfg)?,
+        };
+        chain.push_stage(Box::new(limiter));
     }
     if let Some(dev) = imp.device {
         chain.push_stage(Box::new(Device::new(dev)?));
@@ -124,16 +149,28 @@ pub fn build_settings(
     let s = scenario
         .setting(settings)
         .ok_or_else(|| BuildError::UnknownSettings(settings.to_owned()))?;
+    // One budget per half-duplex link, each direction taking its side.
+    let mut budgets: HashMap<&str, [Option<SharedRate>; 2]> = HashMap::new();
     s.directions()
         .map(|(link, direction, imp)| {
-            let chain =
-                build_chain(imp, ChainSeed::new(run_seed, link, direction)).map_err(|error| {
-                    BuildError::Stage {
-                        link: link.to_owned(),
-                        direction,
-                        error,
+            let err = |error| BuildError::Stage {
+                link: link.to_owned(),
+                direction,
+                error,
+            };
+            let shared = match (imp.duplex, rate_config(imp)) {
+                (Some(Duplex::Half), Some(cfg)) => {
+                    if !budgets.contains_key(link) {
+                        let pair = SharedRate::pair(cfg.bits_per_sec, cfg.burst).map_err(err)?;
+                        budgets.insert(link, pair.map(Some));
                     }
-                })?;
+                    let side = usize::from(direction == Direction::BToA);
+                    budgets.get_mut(link).and_then(|p| p[side].take())
+                }
+                _ => None,
+            };
+            let seed = ChainSeed::new(run_seed, link, direction);
+            let chain = build_chain_on(imp, seed, shared).map_err(err)?;
             Ok(LinkChain {
                 link: link.to_owned(),
                 direction,

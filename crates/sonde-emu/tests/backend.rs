@@ -90,3 +90,42 @@ fn a_device_model_needs_the_userspace_engine() {
     assert_eq!(b, Backend::Userspace);
     assert!(why.contains("frame ring"));
 }
+
+/// A half-duplex link goes to the userspace engine both ways, and the two chains built for it
+/// share one budget: between them they carry the link's rate, not twice it.
+#[test]
+fn a_half_duplex_link_builds_two_chains_on_one_budget() {
+    use sonde_emu::impair::Stage;
+    use sonde_emu::{Instant, Packet};
+    let text = with_settings("rate = \"12mbit\"\nburst = \"1500b\"\nduplex = \"half\"");
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = backend::plan(&s, "s", KernelCaps::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.directions.len(), 2);
+    assert!(plan
+        .directions
+        .iter()
+        .all(|d| d.backend == Backend::Userspace
+            && d.impairments.contains(&backend::Impairment::HalfDuplex)));
+    let mut chains = build_settings(&s, "s", 1).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(chains.len(), 2);
+    // 100 frames of 1500 bytes each way at once: one per ms between both directions.
+    for c in &mut chains {
+        for i in 0..100 {
+            c.chain.push(Packet::new(vec![0; 1500], i), Instant::ZERO);
+        }
+    }
+    let mut last = Instant::ZERO;
+    let mut out = 0;
+    while let Some(t) = chains.iter().filter_map(|c| c.chain.next_wakeup()).min() {
+        for c in &mut chains {
+            while c.chain.poll(t).is_some() {
+                out += 1;
+                last = t;
+            }
+        }
+    }
+    assert_eq!(out, 200);
+    // 200 frames, the first from the full bucket: the last leaves at 199 ms (own buckets
+    // would have finished both directions by 99 ms).
+    assert_eq!(last, Instant::from_millis(199));
+}

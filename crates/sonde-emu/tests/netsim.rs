@@ -230,12 +230,36 @@ fn jitter_keeps_order_unless_told() {
 }
 
 #[test]
+fn device_with_backpressure_keeps_its_ceiling_and_drops_only_upstream() {
+    // 10 000 pkt/s offered to an 8000 pkt/s device with a 4-frame ring and flow control, 2 s:
+    // the ring never drops; the 1000-frame upstream queue fills and drops the rest.
+    let cfg = DeviceConfig {
+        backpressure: true,
+        queue: Some(1000),
+        ..DeviceConfig::dropping(8000, 4)
+    };
+    let mut dev = ok(Device::new(cfg));
+    let out = drive(&mut dev, paced(N, 64, 100_000));
+    let times: Vec<u64> = out.iter().map(|(t, _)| t.as_nanos()).collect();
+    for w in times.windows(2) {
+        assert!(
+            w[1] - w[0] >= 125_000,
+            "departures {} ns apart",
+            w[1] - w[0]
+        );
+    }
+    let parts = dev.parts();
+    let (queue, ring) = (parts[0].1, parts[1].1);
+    assert_eq!(ring.dropped, 0);
+    assert!(queue.dropped > 0 && queue.max_queued == 1000, "{queue:?}");
+    assert_eq!(queue.packets_in, N);
+    assert_eq!(out.len() as u64 + queue.dropped, N);
+}
+
+#[test]
 fn device_ceiling_holds_and_full_ring_drops() {
     // 10 000 pkt/s offered to an 8000 pkt/s device with a 20-frame ring, for 2 s.
-    let mut dev = ok(Device::new(DeviceConfig {
-        pps: 8000,
-        ring: 20,
-    }));
+    let mut dev = ok(Device::new(DeviceConfig::dropping(8000, 20)));
     let out = drive(&mut dev, paced(N, 64, 100_000));
     let times: Vec<u64> = out.iter().map(|(t, _)| t.as_nanos()).collect();
     // No 1 s window holds more than 8000 departures: 8001 departures span more than 1 s.
@@ -250,10 +274,7 @@ fn device_ceiling_holds_and_full_ring_drops() {
     assert!((carried - 8000.0).abs() < 10.0, "carried {carried} pkt/s");
 
     // A burst of 30 frames at once into an empty 20-frame ring: 10 dropped.
-    let mut dev = ok(Device::new(DeviceConfig {
-        pps: 8000,
-        ring: 20,
-    }));
+    let mut dev = ok(Device::new(DeviceConfig::dropping(8000, 20)));
     let burst: Vec<_> = (0..30)
         .map(|i| (Instant::ZERO, Packet::new(vec![0; 64], i)))
         .collect();

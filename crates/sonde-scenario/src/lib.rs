@@ -43,6 +43,23 @@
 //! loss = "5%"
 //! queue_limit = "100pkt"
 //!
+//! [[settings]]
+//! name = "usb-bridge"
+//! [[settings.link]]
+//! link = "wan"
+//! direction = "a-to-b"           # towards the USB side: a full 20-frame ring drops
+//! impair = { device = { pps = 8000, ring = 20 } }
+//! [[settings.link]]
+//! link = "wan"
+//! direction = "b-to-a"           # from the USB side: flow control, frames wait upstream
+//! impair = { device = { pps = 8000, ring = 4, backpressure = true, queue = 1000 } }
+//!
+//! [[settings]]
+//! name = "half-duplex"
+//! [[settings.link]]
+//! link = "wan"
+//! impair = { rate = "10mbit", duplex = "half" }  # both directions share the 10 Mbit/s
+//!
 //! [[test]]
 //! name = "tcp"
 //! sonde = ["client", "{server}", "-t", "10"]
@@ -61,12 +78,13 @@
 mod direction;
 mod matrix;
 pub mod seed;
+mod shared;
 mod stages;
 mod validate;
 mod values;
 
 pub use direction::Direction;
-pub use stages::{DeviceConfig, Distribution, GeParams};
+pub use stages::{DeviceConfig, Distribution, Duplex, GeParams};
 
 pub use matrix::Run;
 pub use validate::{validate_impairments, ValidationError};
@@ -236,9 +254,14 @@ pub struct Impairments {
     /// Corruption probability (one bit flipped), `"0.1%"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrupt: Option<Percent>,
-    /// Device model: `{ pps = 8000, ring = 20 }`.
+    /// Device model: `{ pps = 8000, ring = 20 }`; with flow control towards the sender,
+    /// `{ pps = 8000, ring = 4, backpressure = true, queue = 1000 }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceConfig>,
+    /// `"half"`: both directions of the link share one rate budget (needs `rate`, the same in
+    /// both directions, and `duplex = "half"` in both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<Duplex>,
 }
 
 impl Impairments {

@@ -61,4 +61,45 @@ pub struct DeviceConfig {
     pub pps: u64,
     /// Frames the ring holds, including the one being moved.
     pub ring: u32,
+    /// Flow control: a frame that finds the ring full waits upstream (the sender's own
+    /// transmit queue) instead of being dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backpressure: bool,
+    /// Frames the upstream queue holds with `backpressure` (default
+    /// [`DeviceConfig::DEFAULT_QUEUE`]); a frame beyond it is dropped there, and counted there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<u32>,
+}
+
+impl DeviceConfig {
+    /// The upstream queue's default length: a Linux host's default `txqueuelen`.
+    pub const DEFAULT_QUEUE: u32 = 1000;
+    /// The longest upstream queue a scenario may ask for (frames are held in memory).
+    pub const MAX_QUEUE: u32 = 100_000;
+
+    /// A device of `pps` frames per second and a `ring`-frame ring that drops at ring full.
+    pub fn dropping(pps: u64, ring: u32) -> Self {
+        DeviceConfig {
+            pps,
+            ring,
+            backpressure: false,
+            queue: None,
+        }
+    }
+
+    /// The upstream queue's length when `backpressure` is on.
+    pub fn queue_len(&self) -> u32 {
+        self.queue.unwrap_or(Self::DEFAULT_QUEUE)
+    }
+}
+
+/// Whether a link's two directions share its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Duplex {
+    /// Each direction has the whole rate (the default).
+    #[default]
+    Full,
+    /// Both directions draw on one rate budget, as on a shared half-duplex medium.
+    Half,
 }

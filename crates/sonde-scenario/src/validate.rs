@@ -176,6 +176,28 @@ pub enum ValidationError {
     /// Zero repetitions.
     #[error("matrix: repetitions must be at least 1")]
     NoRepetitions,
+    /// A value above what the lab accepts.
+    #[error("{at}: {field} {value} is more than the most allowed, {max}")]
+    TooLarge {
+        /// Where.
+        at: String,
+        /// Which field.
+        field: &'static str,
+        /// The value.
+        value: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// A half-duplex link whose two directions do not share one rate.
+    #[error("settings {setting:?}, link {link:?}: duplex = \"half\" {reason}")]
+    HalfDuplex {
+        /// The settings.
+        setting: String,
+        /// The link.
+        link: String,
+        /// What is missing.
+        reason: &'static str,
+    },
 }
 
 /// The placeholders a test's arguments may use.
@@ -380,6 +402,7 @@ impl Scenario {
                 );
                 validate_impairments(&at, &entry.impair)?;
             }
+            crate::shared::check_half_duplex(s)?;
         }
         Ok(())
     }
@@ -548,12 +571,10 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
         }
     }
     if let Some(d) = imp.device {
-        if d.pps == 0 {
-            return Err(zero("device pps"));
-        }
-        if d.ring == 0 {
-            return Err(zero("device ring"));
-        }
+        crate::shared::check_device(at, &d)?;
+    }
+    if imp.duplex == Some(crate::Duplex::Half) && imp.rate.is_none() {
+        return Err(needs("duplex = \"half\"", "rate"));
     }
     Ok(())
 }

@@ -228,3 +228,135 @@ fn device_and_gemodel_settings_read_as_netem_writes_them() {
         s
     );
 }
+
+#[test]
+fn device_backpressure_and_its_queue_are_read_and_checked() {
+    let text = with_settings("device = { pps = 8000, ring = 4, backpressure = true, queue = 500 }");
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let d = s.settings[0].links[0]
+        .impair
+        .device
+        .unwrap_or_else(|| panic!("no device"));
+    assert!(d.backpressure);
+    assert_eq!(d.queue_len(), 500);
+    let d = Scenario::from_toml(&with_settings(
+        "device = { pps = 8000, ring = 4, backpressure = true }",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"))
+    .settings[0]
+        .links[0]
+        .impair
+        .device;
+    assert_eq!(d.map(|d| d.queue_len()), Some(1000));
+    let e = invalid(&with_settings(
+        "device = { pps = 8000, ring = 4, queue = 10 }",
+    ));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Needs {
+                field: "device queue",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = invalid(&with_settings(
+        "device = { pps = 8000, ring = 4, backpressure = true, queue = 0 }",
+    ));
+    assert!(
+        matches!(
+            e,
+            ValidationError::Zero {
+                field: "device queue",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = invalid(&with_settings(
+        "device = { pps = 8000, ring = 4, backpressure = true, queue = 100001 }",
+    ));
+    assert!(
+        e.to_string().contains("device queue 100001 is more than"),
+        "{e}"
+    );
+    let e = parse_error(&with_settings(
+        "device = { pps = 8000, ring = 4, backpresure = true }",
+    ));
+    assert!(
+        e.contains("unknown field") && e.contains("backpresure"),
+        "{e}"
+    );
+    let e = parse_error(&with_settings(
+        "device = { pps = 8000, ring = 4, backpressure = \"yes\" }",
+    ));
+    assert!(e.contains("backpressure") && e.contains("boolean"), "{e}");
+}
+
+#[test]
+fn half_duplex_needs_one_rate_shared_both_ways() {
+    let s = Scenario::from_toml(&with_settings("rate = \"10mbit\"\nduplex = \"half\""))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.settings[0].links[0].impair.duplex,
+        Some(sonde_scenario::Duplex::Half)
+    );
+    let e = invalid(&with_settings("duplex = \"half\""));
+    assert!(
+        matches!(e, ValidationError::Needs { needs: "rate", .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("duplex = \"half\" needs rate"),
+        "{e}"
+    );
+    let one_way = with_settings("rate = \"10mbit\"\nduplex = \"half\"").replace(
+        "link = \"wan\"\n",
+        "link = \"wan\"\ndirection = \"a-to-b\"\n",
+    );
+    let e = invalid(&one_way);
+    assert!(matches!(e, ValidationError::HalfDuplex { .. }), "{e}");
+    let unequal = format!(
+        "{}\n[[settings.link]]\nlink = \"wan\"\ndirection = \"b-to-a\"\n\
+         impair = {{ rate = \"20mbit\", duplex = \"half\" }}\n",
+        one_way
+    );
+    let e = invalid(&unequal);
+    assert!(e.to_string().contains("same rate"), "{e}");
+    let e = parse_error(&with_settings("rate = \"10mbit\"\nduplex = \"halve\""));
+    assert!(e.contains("halve") && e.contains("duplex"), "{e}");
+}
+
+/// The crate docs' example scenario (every key it shows, the device's flow control and half
+/// duplex included) parses and validates.
+#[test]
+fn the_documented_example_is_a_valid_scenario() {
+    let docs = include_str!("../src/lib.rs");
+    let example: String = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .skip_while(|l| *l != "```toml")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let s = Scenario::from_toml(&example).unwrap_or_else(|e| panic!("{e}\n{example}"));
+    let usb = s
+        .setting("usb-bridge")
+        .unwrap_or_else(|| panic!("no usb-bridge"));
+    let up = usb.impairments("wan", sonde_scenario::Direction::BToA);
+    assert_eq!(
+        up.and_then(|i| i.device).map(|d| d.backpressure),
+        Some(true)
+    );
+    let hub = s
+        .setting("half-duplex")
+        .unwrap_or_else(|| panic!("no half-duplex"));
+    let both = hub.impairments("wan", sonde_scenario::Direction::AToB);
+    assert_eq!(
+        both.and_then(|i| i.duplex),
+        Some(sonde_scenario::Duplex::Half)
+    );
+}

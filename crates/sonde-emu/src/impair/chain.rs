@@ -45,9 +45,10 @@ impl Chain {
         self.stages.is_empty()
     }
 
-    /// Each stage's name and counters, in chain order.
+    /// Each stage's name and counters, in chain order; a stage with parts of its own
+    /// ([`Stage::parts`]) gives one entry per part.
     pub fn stage_stats(&self) -> Vec<(&'static str, StageStats)> {
-        self.stages.iter().map(|s| (s.name(), s.stats())).collect()
+        self.stages.iter().flat_map(|s| s.parts()).collect()
     }
 
     /// Moves every packet due by `now` from each stage into the next.
@@ -98,8 +99,7 @@ impl Stage for Chain {
     fn stats(&self) -> StageStats {
         let mut total = self.stats;
         let mut queued = self.passthrough.len() as u64;
-        for s in &self.stages {
-            let st = s.stats();
+        for (_, st) in self.stage_stats() {
             total.dropped += st.dropped;
             total.bytes_dropped += st.bytes_dropped;
             total.duplicated += st.duplicated;
@@ -110,6 +110,10 @@ impl Stage for Chain {
         total.queued = queued;
         total.max_queued = total.max_queued.max(queued);
         total
+    }
+
+    fn parts(&self) -> Vec<(&'static str, StageStats)> {
+        self.stage_stats()
     }
 }
 

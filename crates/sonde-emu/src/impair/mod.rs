@@ -19,6 +19,7 @@ mod delay;
 mod device;
 mod loss;
 mod mangle;
+mod medium;
 mod rate;
 mod reorder;
 
@@ -27,11 +28,12 @@ pub use delay::{sample, Delay, DelayConfig};
 pub use device::Device;
 pub use loss::{GilbertElliott, RandomLoss};
 pub use mangle::{Corrupt, Duplicate};
+pub use medium::SharedRate;
 pub use rate::{RateConfig, RateLimiter};
 pub use reorder::{Reorder, ReorderConfig};
 /// The settings of the device, delay and Gilbert-Elliott stages: values a scenario names, so
 /// they are defined with the file format in [`sonde_scenario`].
-pub use sonde_scenario::{DeviceConfig, Distribution, GeParams};
+pub use sonde_scenario::{DeviceConfig, Distribution, Duplex, GeParams};
 /// The queue limit of the rate and delay stages: a scenario quantity, so it is defined with the
 /// other units in [`sonde_stats::units`].
 pub use sonde_stats::units::QueueLimit;
@@ -66,6 +68,14 @@ pub trait Stage: Send + core::fmt::Debug {
 
     /// Counters since the stage was made.
     fn stats(&self) -> StageStats;
+
+    /// The counters a run records for this stage, each under its own name: by default the
+    /// stage's [`stats`](Stage::stats) under its [`name`](Stage::name). A stage with a part
+    /// that drops on its own account (the device's upstream queue) lists it separately, so
+    /// the record says where a frame was lost.
+    fn parts(&self) -> Vec<(&'static str, StageStats)> {
+        vec![(self.name(), self.stats())]
+    }
 }
 
 /// Counters of one stage. Every drop, duplicate, corruption and reordering is counted where it

@@ -9,16 +9,15 @@
 //! can enforce a line rate. The queue holds at most `limit` packets or bytes; a packet that
 //! does not fit is dropped at the tail, as pfifo/bfifo do.
 //!
-//! The arithmetic is exact: tokens are counted in bit-nanoseconds (bits × 10^9) in 128-bit
-//! integers, so 20 000 packets at 1 Gbit/s leave at exactly the rate, with no float drift.
+//! Tokens come from the limiter's own bucket or, on a half-duplex link, from one shared with
+//! the link's other direction ([`SharedRate`]).
 
 use std::collections::VecDeque;
 
+use super::medium::{Bucket, Budget, Head, SharedRate, NANOS};
 use super::{ConfigError, QueueLimit, Stage, StageStats};
 use crate::packet::Packet;
 use crate::time::Instant;
-
-const NANOS: i128 = 1_000_000_000;
 
 /// Settings of a [`RateLimiter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +48,11 @@ impl RateConfig {
 /// A token-bucket rate limiter with a bounded queue. See the module docs.
 #[derive(Debug)]
 pub struct RateLimiter {
-    rate: i128,
     overhead: i128,
-    cap: i128,
     limit: QueueLimit,
-    tokens: i128,
-    updated: Instant,
-    queue: VecDeque<Packet>,
+    budget: Budget,
+    /// Packets with the instant each reached the limiter.
+    queue: VecDeque<(Instant, Packet)>,
     queued_bytes: u64,
     stats: StageStats,
 }
@@ -66,41 +63,48 @@ impl RateLimiter {
     /// # Errors
     /// [`ConfigError::Zero`] when the rate or the bucket is zero.
     pub fn new(config: RateConfig) -> Result<Self, ConfigError> {
-        if config.bits_per_sec == 0 {
-            return Err(ConfigError::Zero { what: "rate" });
-        }
-        if config.burst == 0 {
-            return Err(ConfigError::Zero { what: "burst" });
-        }
-        let cap = i128::from(config.burst) * 8 * NANOS;
-        Ok(RateLimiter {
-            rate: i128::from(config.bits_per_sec),
+        let bucket = Bucket::new(config.bits_per_sec, config.burst)?;
+        Ok(Self::with_budget(config, Budget::Own(bucket)))
+    }
+
+    /// A limiter of one direction of a half-duplex link: its tokens come from `shared`,
+    /// whose rate and bucket replace `config`'s; the overhead and queue limit are `config`'s.
+    pub fn sharing(config: RateConfig, shared: SharedRate) -> Self {
+        Self::with_budget(config, Budget::Shared(shared))
+    }
+
+    fn with_budget(config: RateConfig, budget: Budget) -> Self {
+        RateLimiter {
             overhead: i128::from(config.overhead),
-            cap,
             limit: config.limit,
-            tokens: cap,
-            updated: Instant::ZERO,
+            budget,
             queue: VecDeque::new(),
             queued_bytes: 0,
             stats: StageStats::default(),
-        })
+        }
     }
 
     fn cost(&self, pkt: &Packet) -> i128 {
         (pkt.len() as i128 + self.overhead) * 8 * NANOS
     }
 
-    fn refill(&mut self, now: Instant) {
-        if now > self.updated {
-            let elapsed = i128::from(now.as_nanos() - self.updated.as_nanos());
-            self.tokens = (self.tokens + elapsed * self.rate).min(self.cap);
-            self.updated = now;
-        }
+    /// The head of the queue as the budget sees it: a packet larger than the bucket needs
+    /// only a full bucket.
+    fn head(&self) -> Option<Head> {
+        let (arrived, pkt) = self.queue.front()?;
+        Some(Head {
+            arrived: *arrived,
+            need: self.cost(pkt).min(self.budget.cap()),
+        })
     }
 
-    /// Tokens the head needs before it may leave.
-    fn needed(&self, pkt: &Packet) -> i128 {
-        self.cost(pkt).min(self.cap)
+    /// The head after the current one leaves.
+    fn next_head(&self) -> Option<Head> {
+        let (arrived, pkt) = self.queue.get(1)?;
+        Some(Head {
+            arrived: *arrived,
+            need: self.cost(pkt).min(self.budget.cap()),
+        })
     }
 }
 
@@ -111,7 +115,7 @@ impl Stage for RateLimiter {
 
     fn push(&mut self, pkt: Packet, now: Instant) {
         self.stats.on_in(&pkt);
-        self.refill(now);
+        self.budget.refill(now);
         if self
             .limit
             .overflows(self.queue.len(), self.queued_bytes, pkt.len())
@@ -120,18 +124,23 @@ impl Stage for RateLimiter {
             return;
         }
         self.queued_bytes += pkt.len() as u64;
-        self.queue.push_back(pkt);
+        self.queue.push_back((now, pkt));
+        if self.queue.len() == 1 {
+            let head = self.head();
+            self.budget.set_head(head);
+        }
         self.stats.set_queued(self.queue.len());
     }
 
     fn poll(&mut self, now: Instant) -> Option<Packet> {
-        self.refill(now);
-        let need = self.needed(self.queue.front()?);
-        if self.tokens < need {
+        self.budget.refill(now);
+        let head = self.head()?;
+        let cost = self.cost(&self.queue.front()?.1);
+        let next = self.next_head();
+        if !self.budget.try_send(head, cost, next) {
             return None;
         }
-        let pkt = self.queue.pop_front()?;
-        self.tokens -= self.cost(&pkt);
+        let (_, pkt) = self.queue.pop_front()?;
         self.queued_bytes -= pkt.len() as u64;
         self.stats.set_queued(self.queue.len());
         self.stats.on_out(&pkt);
@@ -139,17 +148,7 @@ impl Stage for RateLimiter {
     }
 
     fn next_wakeup(&self) -> Option<Instant> {
-        let need = self.needed(self.queue.front()?);
-        let missing = need - self.tokens;
-        if missing <= 0 {
-            return Some(self.updated);
-        }
-        // Ceiling division: the first nanosecond at which the bucket holds enough.
-        let wait = (missing + self.rate - 1) / self.rate;
-        Some(
-            self.updated
-                .add_nanos(u64::try_from(wait).unwrap_or(u64::MAX)),
-        )
+        Some(self.budget.ready_at(self.head()?))
     }
 
     fn stats(&self) -> StageStats {

@@ -11,7 +11,10 @@
 //! the calling thread, sockets stay in the namespace they were made in, and a thread hands its
 //! chains (with their per-stage counters) back at join, which the run records. Why one thread
 //! for both directions: on a 2-core machine the test's sender and receiver need the other
-//! core, and the reverse direction of a bulk transfer carries only ACKs.
+//! core, and the reverse direction of a bulk transfer carries only ACKs. It also suits a
+//! half-duplex link, whose two chains draw on one rate budget
+//! ([`sonde_emu::impair::SharedRate`]): one thread polls both in turn, at the instants each
+//! announces, so the budget is never contended.
 //!
 //! Before the chain, the box drops IPv6 multicast listener reports ([`filter`]): frames the
 //! test did not send, at moments that vary, which would otherwise take draws from the seeded

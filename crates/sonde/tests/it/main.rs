@@ -30,6 +30,7 @@ mod coded_lab;
 mod compare_ip;
 mod cpu_figures;
 mod deploy_files;
+mod device_lab;
 mod drills;
 mod envelope;
 mod errors_once;

@@ -65,6 +65,7 @@ pub const SHARING: &[&str] = &[
 /// overflow, a sweep's ceiling), so a second lab beside it would show in its figures.
 pub const ONE_AT_A_TIME: &[&str] = &[
     "coded_lab",
+    "device_lab",
     "lab_bare",
     "pacing_lab",
     "profile_lab",

@@ -266,6 +266,17 @@ pub fn run_lab(dir: &TempDir, scenario: &str, timeout: Duration) -> PathBuf {
 /// As [`run_lab`], for a scenario whose run may end with any of `codes` (a test that exits 1
 /// by design still has its result document written).
 pub fn run_lab_exiting(dir: &TempDir, scenario: &str, timeout: Duration, codes: &[i32]) -> PathBuf {
+    run_lab_output(dir, scenario, timeout, codes).0
+}
+
+/// As [`run_lab_exiting`], also returning what `sonde lab run` printed (its `note (...)`
+/// lines say where the host held the lab back).
+pub fn run_lab_output(
+    dir: &TempDir,
+    scenario: &str,
+    timeout: Duration,
+    codes: &[i32],
+) -> (PathBuf, Output) {
     let file = dir.file("scenario.toml");
     std::fs::write(&file, scenario).expect("write scenario");
     let out_dir = dir.file("out");
@@ -289,7 +300,7 @@ pub fn run_lab_exiting(dir: &TempDir, scenario: &str, timeout: Duration, codes: 
         out.code(),
         out.describe()
     );
-    out_dir
+    (out_dir, out)
 }
 
 /// The raw result document of one run of a lab matrix.
