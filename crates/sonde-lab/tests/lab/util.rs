@@ -95,7 +95,7 @@ pub fn ping_avg_ms(lab: &Lab, node: &str, args: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("no rtt in ping output: {text}"))
 }
 
-/// Sends `count` UDP datagrams (8-byte sequence number + padding to `len`) from `from` to
+/// Sends `count` UDP datagrams (8-byte sequence number, 8-byte send time, padding to `len`) from `from` to
 /// the server's port 9000 at `pps`, with a receiver in the server. Returns the sequence
 /// numbers received, each with its arrival time relative to the first send.
 pub fn udp_run(lab: &Lab, count: u64, pps: u64, len: usize) -> Vec<(u64, Duration)> {
@@ -117,6 +117,23 @@ pub fn udp_run_counting_late(
     pps: u64,
     len: usize,
 ) -> (Vec<(u64, Duration)>, u64) {
+    let (got, late) = udp_run_timed(lab, count, pps, len);
+    (got.into_iter().map(|d| (d.seq, d.arrived)).collect(), late)
+}
+
+/// One datagram of [`udp_run_timed`]: its sequence number, when it really left and when it
+/// arrived, both from the sender's start.
+#[derive(Debug, Clone, Copy)]
+pub struct Timed {
+    pub seq: u64,
+    pub sent: Duration,
+    pub arrived: Duration,
+}
+
+/// [`udp_run_counting_late`] with each datagram's real send time, read from the clock just
+/// before the send and carried in bytes 8..16 of the datagram (`len` is at least 16): a delay
+/// measured from it leaves out how late the sending thread was.
+pub fn udp_run_timed(lab: &Lab, count: u64, pps: u64, len: usize) -> (Vec<Timed>, u64) {
     use sonde_platform::timestamp;
     let dst = SocketAddr::from((server4(lab), 9000));
     let server_ns = lab
@@ -124,7 +141,7 @@ pub fn udp_run_counting_late(
         .unwrap_or_else(|e| panic!("{e}"))
         .to_owned();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let receiver = std::thread::spawn(move || -> Vec<(u64, u64)> {
+    let receiver = std::thread::spawn(move || -> Vec<(u64, u64, u64)> {
         netns::enter(&server_ns).unwrap_or_else(|e| panic!("{e}"));
         let sock = UdpSocket::bind(("0.0.0.0", 9000)).unwrap_or_else(|e| panic!("bind: {e}"));
         timestamp::enable_rx(&sock);
@@ -134,10 +151,13 @@ pub fn udp_run_counting_late(
         let mut buf = [0u8; 2048];
         while timestamp::wait_readable(&sock, Duration::from_millis(500)).unwrap_or(false) {
             while let Ok(r) = timestamp::recv(&sock, &mut buf) {
-                if r.len >= 8 {
-                    let mut seq = [0u8; 8];
-                    seq.copy_from_slice(&buf[..8]);
-                    got.push((u64::from_be_bytes(seq), r.best_ns()));
+                if r.len >= 16 {
+                    let word = |at: usize| {
+                        let mut w = [0u8; 8];
+                        w.copy_from_slice(&buf[at..at + 8]);
+                        u64::from_be_bytes(w)
+                    };
+                    got.push((word(0), word(8), r.best_ns()));
                 }
             }
         }
@@ -147,7 +167,7 @@ pub fn udp_run_counting_late(
     let (start_ns, late) = lab
         .in_node("client", move || {
             let sock = UdpSocket::bind(("0.0.0.0", 0)).unwrap_or_else(|e| panic!("bind: {e}"));
-            let mut buf = vec![0u8; len.max(8)];
+            let mut buf = vec![0u8; len.max(16)];
             let start_ns = timestamp::realtime_ns();
             let start = Instant::now();
             let gap = Duration::from_nanos(1_000_000_000 / pps.max(1));
@@ -161,6 +181,7 @@ pub fn udp_run_counting_late(
                 if Instant::now().saturating_duration_since(due) >= LATE_SEND {
                     late += 1;
                 }
+                buf[8..16].copy_from_slice(&timestamp::realtime_ns().to_be_bytes());
                 let _ = sock.send_to(&buf, dst);
             }
             (start_ns, late)
@@ -171,7 +192,11 @@ pub fn udp_run_counting_late(
         .unwrap_or_else(|_| panic!("receiver panicked"));
     let got = got
         .into_iter()
-        .map(|(s, ns)| (s, Duration::from_nanos(ns.saturating_sub(start_ns))))
+        .map(|(seq, sent_ns, ns)| Timed {
+            seq,
+            sent: Duration::from_nanos(sent_ns.saturating_sub(start_ns)),
+            arrived: Duration::from_nanos(ns.saturating_sub(start_ns)),
+        })
         .collect();
     (got, late)
 }
