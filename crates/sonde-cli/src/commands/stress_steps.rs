@@ -66,21 +66,7 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     let probed = a.load_probe.is_some();
     let protocol = if a.udp { "udp" } else { "tcp" };
     if !json {
-        output::outln!(
-            "CPU load against offered rate, {} to {} port {}, {} stream(s), {:.1} s per step",
-            protocol.to_uppercase(),
-            a.host,
-            a.port.unwrap_or(DEFAULT_PORT),
-            a.parallel,
-            a.step_time.as_secs_f64()
-        );
-        if let Some(cmd) = &a.load_probe {
-            output::outln!(
-                "Device load: the last number `{cmd}` prints at each step's end (timeout {:.1} s)",
-                a.load_probe_timeout.as_secs_f64()
-            );
-        }
-        output::outln!("{}", stress_steps::header(probed));
+        heading(a, protocol);
     }
     let local = match super::auth::keyed_sockets(&a.psk) {
         Ok(l) => l,
@@ -128,6 +114,25 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
             exit::FAILED
         }
     }
+}
+
+/// The table's title lines (what runs, what reads the device's load) and its header.
+fn heading(a: &StressArgs, protocol: &str) {
+    output::outln!(
+        "CPU load against offered rate, {} to {} port {}, {} stream(s), {:.1} s per step",
+        protocol.to_uppercase(),
+        a.host,
+        a.port.unwrap_or(DEFAULT_PORT),
+        a.parallel,
+        a.step_time.as_secs_f64()
+    );
+    if let Some(cmd) = &a.load_probe {
+        output::outln!(
+            "Device load: the last number `{cmd}` prints at each step's end (timeout {:.1} s)",
+            a.load_probe_timeout.as_secs_f64()
+        );
+    }
+    output::outln!("{}", stress_steps::header(a.load_probe.is_some()));
 }
 
 /// The rates of `--steps`, once checked with `--step-time` and the first step's test.
