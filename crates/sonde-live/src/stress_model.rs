@@ -208,6 +208,11 @@ pub fn load_step(s: &LoadStep) -> ss::LoadStep {
         client_cpu_percent: s.client_cpu_percent,
         seconds: s.seconds,
         error: s.error.clone(),
+        device_load: s.device_load.as_ref().map(|d| ss::DeviceLoad {
+            value: d.value,
+            exit_status: d.exit_status,
+            error: d.error.clone(),
+        }),
     }
 }
 
@@ -369,8 +374,18 @@ mod tests {
             client_cpu_percent: Some(2.5),
             seconds: 3.0,
             error: Some("refused".into()),
+            device_load: None,
         };
         same(&step, &load_step(&step));
+        let probed = LoadStep {
+            device_load: Some(sonde_stats::stress::steps::DeviceLoad {
+                value: None,
+                exit_status: Some(2),
+                error: Some("load probe exited with status 2".into()),
+            }),
+            ..step.clone()
+        };
+        same(&probed, &load_step(&probed));
         let storm_report = StormReport {
             seconds: 2.0,
             concurrency: 4,

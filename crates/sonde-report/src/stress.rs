@@ -3,7 +3,8 @@
 //! Five shapes: a run (`start`, `intervals`, `end`): each connection's speed per interval and
 //! Jain's fairness index per interval; a ramp (`ramp`: one row per connection count): the most
 //! each way against the number of connections; and a load-step run (`steps`): achieved rate
-//! and both ends' CPU against the offered rate; a `--storm` and an `--overload`, which are
+//! and both ends' CPU against the offered rate, and the device's own load where a
+//! `--load-probe` read it; a `--storm` and an `--overload`, which are
 //! tables only ([`crate::stress_end`]). A run's end (per connection and overall) is read
 //! too, for its summary tables. Speeds are drawn in the direction the mode
 //! carries (received for chargen, sent otherwise); a run of many connections is drawn with at
@@ -60,13 +61,17 @@ pub struct RampPoint {
 }
 
 /// One load step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepPoint {
     pub offered_bps: f64,
     pub achieved_bps: Option<f64>,
     /// `None`: the server did not report it.
     pub server_cpu: Option<f64>,
     pub client_cpu: Option<f64>,
+    /// The `--load-probe` reading; `None` without a probe or when it gave none.
+    pub device_load: Option<f64>,
+    /// Why the probe gave no reading at this step.
+    pub device_note: Option<String>,
 }
 
 /// One stress document, as the report uses it.
@@ -85,6 +90,8 @@ pub struct StressRun {
     pub fairness: Vec<FairnessPoint>,
     pub ramp: Vec<RampPoint>,
     pub steps: Vec<StepPoint>,
+    /// Steps: the `--load-probe` command that read the device's load, if one did.
+    pub load_probe: Option<String>,
     /// Seconds measured (runs).
     pub seconds: Option<f64>,
     pub error: Option<String>,
@@ -169,6 +176,7 @@ fn empty(kind: StressKind, mode: String, transport: String, error: Option<String
         fairness: Vec::new(),
         ramp: Vec::new(),
         steps: Vec::new(),
+        load_probe: None,
         seconds: None,
         error,
         end: None,
@@ -212,8 +220,14 @@ fn steps(d: StepsDocument) -> StressRun {
                 achieved_bps: r.achieved_bps.and_then(finite),
                 server_cpu: r.server_cpu_percent.and_then(finite),
                 client_cpu: r.client_cpu_percent.and_then(finite),
+                device_load: r
+                    .device_load
+                    .as_ref()
+                    .and_then(|d| d.value.and_then(finite)),
+                device_note: r.device_load.as_ref().and_then(|d| d.error.clone()),
             })
             .collect(),
+        load_probe: d.load_probe,
         ..empty(
             StressKind::Steps,
             String::new(),
@@ -332,6 +346,24 @@ mod tests {
         assert!(is_stress(&steps));
         let st = read(&steps).unwrap().steps;
         assert_eq!((st[0].server_cpu, st[0].client_cpu), (None, Some(1.5)));
+        assert_eq!(
+            (st[0].device_load, read(&steps).unwrap().load_probe),
+            (None, None)
+        );
+        let probed = json!({"protocol": "tcp", "load_probe": "cat /x", "steps": [
+            {"offered_bps": 1e7, "device_load": {"value": 42.0, "exit_status": 0, "error": null}},
+            {"offered_bps": 2e7, "device_load": {"value": null, "exit_status": 1,
+                "error": "load probe exited with status 1"}}]});
+        let r = read(&probed).unwrap();
+        assert_eq!(r.load_probe.as_deref(), Some("cat /x"));
+        assert_eq!(
+            (r.steps[0].device_load, r.steps[1].device_load),
+            (Some(42.0), None)
+        );
+        assert_eq!(
+            r.steps[1].device_note.as_deref(),
+            Some("load probe exited with status 1")
+        );
         // A latency document has start.mode but no connect_timeout_secs.
         assert!(!is_stress(&json!({"start": {"mode": "udp"}})));
     }

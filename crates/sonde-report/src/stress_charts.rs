@@ -1,6 +1,7 @@
 //! The charts of a stress document: each connection's speed over time and Jain's fairness
 //! per interval (a run), the most each way against the connection count (a ramp), achieved
-//! rate and both ends' CPU against the offered rate (load steps).
+//! rate and both ends' CPU against the offered rate, and the device's load as its
+//! `--load-probe` read it (load steps).
 
 use crate::model::TestView;
 use crate::result::ResultDoc;
@@ -148,9 +149,40 @@ pub fn steps_cpu(t: &TestView) -> Option<Chart> {
     c.has_data().then_some(c)
 }
 
+/// The device's load as the `--load-probe` command read it, against the offered rate; steps
+/// where it gave no reading have no point.
+pub fn steps_device_load(t: &TestView) -> Option<Chart> {
+    let s = stress(t).filter(|s| s.kind == StressKind::Steps)?;
+    s.load_probe.as_ref()?;
+    let points = s
+        .steps
+        .iter()
+        .filter_map(|r| Some((r.offered_bps, r.device_load?)))
+        .collect();
+    let c = Chart {
+        title: format!(
+            "Device load (as --load-probe read it) against offered rate: {}",
+            t.id
+        ),
+        x_label: "offered (bit/s)".into(),
+        y_label: "Device load".into(),
+        y_unit: String::new(),
+        si: false,
+        y_range: None,
+        lines: named_lines([("device (load probe)", points)], Style::Markers),
+    };
+    c.has_data().then_some(c)
+}
+
 /// Every stress chart of one test, in page order.
 pub fn for_test(t: &TestView) -> Vec<Option<Chart>> {
-    vec![connection_speed(t), fairness(t), ramp(t), steps_cpu(t)]
+    vec![
+        connection_speed(t),
+        fairness(t),
+        ramp(t),
+        steps_cpu(t),
+        steps_device_load(t),
+    ]
 }
 
 /// A line per named series that has points, drawn in `style`.

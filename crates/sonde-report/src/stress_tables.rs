@@ -235,18 +235,43 @@ fn ramp(s: &StressRun) -> Table {
     tb
 }
 
+/// The load steps; with a `--load-probe`, the device's load (or the probe's note) too.
 fn steps(s: &StressRun) -> Table {
-    let mut tb = Table::new(&["Offered", "Achieved", "Server CPU", "Client CPU"]);
+    let probed = s.load_probe.is_some();
+    let mut head = vec!["Offered", "Achieved", "Server CPU", "Client CPU"];
+    if probed {
+        head.push("Device load");
+    }
+    let mut tb = Table::new(&head);
     for r in &s.steps {
-        tb.rows.push(vec![
+        let mut row = vec![
             fmt::rate(r.offered_bps),
             opt(r.achieved_bps, fmt::rate),
             r.server_cpu
                 .map_or_else(|| "not reported".into(), fmt::percent),
             opt(r.client_cpu, fmt::percent),
-        ]);
+        ];
+        if probed {
+            row.push(match (r.device_load, &r.device_note) {
+                (Some(v), _) => v.to_string(),
+                (None, Some(note)) => format!("- ({note})"),
+                (None, None) => "-".into(),
+            });
+        }
+        tb.rows.push(row);
     }
     tb
+}
+
+/// The load steps' note: what CPU is, and what read the device's load.
+fn steps_note(s: &StressRun) -> String {
+    let cpu = "CPU is user + system, percent of one core.";
+    match &s.load_probe {
+        Some(cmd) => {
+            format!("{cpu} Device load: the last number `{cmd}` printed at each step's end.")
+        }
+        None => cpu.into(),
+    }
 }
 
 /// The stress document's tables, by kind.
@@ -311,11 +336,7 @@ pub fn sections(s: &StressRun) -> Vec<Section> {
             None,
             ramp(s),
         )],
-        StressKind::Steps => vec![Section::new(
-            "Load steps",
-            Some("CPU is user + system, percent of one core.".into()),
-            steps(s),
-        )],
+        StressKind::Steps => vec![Section::new("Load steps", Some(steps_note(s)), steps(s))],
     }
 }
 
@@ -353,6 +374,36 @@ mod tests {
             row("Replies larger than the request (amplification)").as_deref(),
             Some("244"),
             "{rows:?}"
+        );
+    }
+
+    /// A steps run with `--load-probe`: a "Device load" column with each reading, or a dash
+    /// and the probe's note; the command in the section's note. Without one, no column.
+    #[test]
+    fn load_steps_show_the_device_load_or_the_probes_note() {
+        let doc = json!({"protocol": "tcp", "load_probe": "cat /x", "steps": [
+            {"offered_bps": 1e7, "device_load": {"value": 1007.0, "exit_status": 0}},
+            {"offered_bps": 2e7, "device_load": {"value": null, "exit_status": null,
+                "error": "load probe timed out after 1 s (killed)"}}]});
+        let run = crate::stress::read(&doc).unwrap();
+        let secs = sections(&run);
+        let t = &secs[0].table;
+        assert_eq!(t.header.last().map(String::as_str), Some("Device load"));
+        assert_eq!(t.rows[0].last().map(String::as_str), Some("1007"));
+        assert_eq!(
+            t.rows[1].last().map(String::as_str),
+            Some("- (load probe timed out after 1 s (killed))")
+        );
+        assert!(secs[0]
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("`cat /x`")));
+        let plain = json!({"protocol": "tcp", "steps": [{"offered_bps": 1e7}]});
+        let t = steps(&crate::stress::read(&plain).unwrap());
+        assert!(
+            !t.header.iter().any(|h| h == "Device load"),
+            "{:?}",
+            t.header
         );
     }
 

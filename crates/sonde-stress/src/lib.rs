@@ -10,7 +10,8 @@
 //! - the applications of `sonde stress` over it, each a plain configuration, a stop flag and
 //!   (where the run has events along the way) a sink in, a typed outcome out:
 //!   [`single::run`] (one run, checked by [`verdict`]), [`ramp::run`], [`storm::run`],
-//!   [`overload::run`] and [`steps::run`] (the load steps' loop; the caller runs each step);
+//!   [`overload::run`] and [`steps::run`] (the load steps' loop; the caller runs each step;
+//!   [`load_probe`] reads the device's own load at each step's end);
 //! - [`services::Services`]: `sonde services`: the three services over TCP and UDP with bounded
 //!   memory per connection, a connection limit and no UDP amplification.
 //!
@@ -26,6 +27,7 @@
 pub mod chargen;
 pub mod client;
 pub mod flows;
+pub mod load_probe;
 pub mod os;
 pub mod overload;
 pub mod ramp;

@@ -1,5 +1,5 @@
-//! The few OS calls the stress suite needs beyond mio: the descriptor limit and a reset
-//! instead of a FIN when a connection is refused. Handing unused heap back after a burst is
+//! The few OS calls the stress suite needs beyond mio: the descriptor limit, a reset
+//! instead of a FIN when a connection is refused, and killing a load probe's process group. Handing unused heap back after a burst is
 //! `sonde_platform::memory`, shared with the agent.
 
 /// Raises this process's soft limit on open descriptors to its hard limit (thousands of
@@ -51,4 +51,16 @@ pub fn unacked_bytes(stream: &mio::net::TcpStream) -> Option<u32> {
 #[cfg(not(target_os = "linux"))]
 pub fn unacked_bytes(_stream: &mio::net::TcpStream) -> Option<u32> {
     None
+}
+
+/// Kills `child`'s whole process group (it was started as its leader) with SIGKILL, so what
+/// it started goes with it, and reaps `child`.
+pub fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill only sends a signal; a negative pid names the process group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.wait();
 }

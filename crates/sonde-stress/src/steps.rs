@@ -4,7 +4,11 @@
 //! sonde or iperf3 server's peer): the caller hands in one step as a function of the rate,
 //! and this loop decides what runs next and when it stops. A step that fails ends the run
 //! (the steps after it are not run), and so does a stop.
+//!
+//! With a [`LoadProbe`] the device's own load is read at each step's end, the step's traffic
+//! just over: a probe that fails is a note on its step, never the end of the run.
 
+use crate::load_probe::LoadProbe;
 use sonde_stats::sink::{deliver, Sink};
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::units::Rate;
@@ -18,6 +22,8 @@ pub struct StepsConfig {
     /// Time between two steps (an iperf3 server refuses a test as busy for a moment after
     /// the last one ends); zero for none.
     pub rest: Duration,
+    /// `--load-probe`: the command that reads the device's load at each step's end.
+    pub load_probe: Option<LoadProbe>,
 }
 
 /// What the steps found.
@@ -48,7 +54,14 @@ pub fn run(
         if i > 0 && !cfg.rest.is_zero() {
             std::thread::sleep(cfg.rest);
         }
-        let s = step(rate, stop);
+        let mut s = step(rate, stop);
+        if let Some(p) = cfg
+            .load_probe
+            .as_ref()
+            .filter(|_| !stop.load(Ordering::SeqCst))
+        {
+            s.device_load = Some(p.read());
+        }
         deliver(sink, &s);
         let why = s.error.clone();
         out.steps.push(s);
@@ -76,6 +89,7 @@ mod tests {
             client_cpu_percent: Some(1.0),
             seconds: 1.0,
             error: error.map(str::to_owned),
+            device_load: None,
         }
     }
 
@@ -83,6 +97,7 @@ mod tests {
         StepsConfig {
             rates: r.iter().copied().map(Rate::from_bits_per_sec).collect(),
             rest: Duration::ZERO,
+            load_probe: None,
         }
     }
 
@@ -123,6 +138,45 @@ mod tests {
         assert_eq!(out.steps.len(), 2);
         assert_eq!(out.error.as_deref(), Some("refused"));
         assert!(!out.interrupted);
+    }
+
+    /// A probe that prints the step's number: each step holds its own reading, and a probe
+    /// that fails at one step is that step's note while the run goes on.
+    #[test]
+    fn the_load_probe_reads_each_step_and_a_failure_does_not_end_the_run() {
+        let dir = std::env::temp_dir().join(format!("sonde-steps-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let count = dir.join("count");
+        let mut cfg = rates(&[10, 20, 50]);
+        cfg.load_probe = Some(LoadProbe {
+            command: format!(
+                "n=$(($(cat '{c}' 2>/dev/null || echo 0) + 1)); echo $n > '{c}'; \
+                 [ $n -eq 2 ] && exit 4; echo \"load $((n * 10))\"",
+                c = count.display()
+            ),
+            timeout: Duration::from_secs(10),
+        });
+        let out = run(
+            &cfg,
+            &mut |r, _| load(r, None),
+            &AtomicBool::new(false),
+            &mut sonde_stats::sink::Discard,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!((out.steps.len(), out.error), (3, None));
+        let got: Vec<_> = out
+            .steps
+            .iter()
+            .map(|s| s.device_load.as_ref().map(|d| (d.value, d.exit_status)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some((Some(10.0), Some(0))),
+                Some((None, Some(4))),
+                Some((Some(30.0), Some(0)))
+            ]
+        );
     }
 
     #[test]

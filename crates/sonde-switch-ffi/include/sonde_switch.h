@@ -16,6 +16,9 @@
 // `backend` of `SondeSwitchOptions`: one MPTCP connection with a subflow per family.
 #define SONDE_SWITCH_BACKEND_MPTCP 1
 
+// Bytes of `SondeSwitchDecision::reason`, its NUL included.
+#define SONDE_SWITCH_REASON_LEN 256
+
 // One end of a switching stream (opaque).
 typedef struct SondeSwitchConn SondeSwitchConn;
 
@@ -88,6 +91,46 @@ typedef struct {
   // those came (a planned switch: both paths deliver for a moment).
   uint64_t held_ahead;
 } SondeSwitchStats;
+
+// A policy's thresholds. Call `sonde_switch_policy_init` for the defaults, then change
+// what you need: every field is taken as it is.
+typedef struct {
+  // `sizeof(SondeSwitchPolicyConfig)` as the caller knows it.
+  uint32_t size;
+  // Verdicts in a row that must favour the other family (default 1; at least 1).
+  uint32_t confirm;
+  // Smallest margin worth a switch, percent (default 10).
+  double margin_pct;
+  // Smallest confidence (1 - p) accepted, 0 to 1 (default 0.95).
+  double min_confidence;
+  // No switch within this many milliseconds of the last one (default 30000).
+  uint64_t hold_ms;
+} SondeSwitchPolicyConfig;
+
+// One verdict of the application's measurements.
+typedef struct {
+  // `sizeof(SondeSwitchVerdict)` as the caller knows it.
+  uint32_t size;
+  // The better family: AF_INET, AF_INET6, or 0 when neither is.
+  int better;
+  // How much better, percent, on the deciding measure (at least 0).
+  double margin_pct;
+  // 1 - p of the deciding test, 0 to 1; negative when the test gives none (ranges that
+  // did not overlap), which passes any `min_confidence`.
+  double confidence;
+  // The deciding measure's name, for the reason ("median latency"); NULL for none.
+  const char *measure;
+} SondeSwitchVerdict;
+
+// What the policy decided on one verdict.
+typedef struct {
+  // `sizeof(SondeSwitchDecision)` as the caller knows it: set it before the call.
+  uint32_t size;
+  // AF_INET or AF_INET6 when the policy moved the stream there, 0 when it stayed.
+  int switched_to;
+  // Why, in words, NUL-terminated (cut to fit).
+  char reason[SONDE_SWITCH_REASON_LEN];
+} SondeSwitchDecision;
 
 #ifdef __cplusplus
 extern "C" {
@@ -219,6 +262,36 @@ const char *sonde_switch_last_error(void);
 //
 // The string is static; codes this library never returns give "unknown error".
 const char *sonde_switch_strerror(int code);
+
+// Fills `*cfg` with the defaults (10 % margin, 0.95 confidence, 1 verdict, 30 s hold) and
+// its `size`.
+//
+// # Safety
+// `cfg` is NULL or points to a writable `SondeSwitchPolicyConfig`.
+int sonde_switch_policy_init(SondeSwitchPolicyConfig *cfg);
+
+// Gives the connection a policy with the thresholds in `*cfg` (a new one replaces the old,
+// its streak and hold started afresh). Only the connecting end can switch, so only its
+// policy can move the stream. -EINVAL for a NULL argument or a threshold that cannot be met
+// (a margin below 0 or not a number, a confidence outside 0 to 1, confirm 0).
+//
+// # Safety
+// `c` is a live connection; `cfg` NULL or a `SondeSwitchPolicyConfig` with `size` set.
+int sonde_switch_set_policy(const SondeSwitchConn *c, const SondeSwitchPolicyConfig *cfg);
+
+// Hands the connection's policy one verdict; when it says switch, the stream moves
+// (make-before-break, as `sonde_switch_switch`). Returns 0 when the stream stays, AF_INET
+// or AF_INET6 when it moved there, or a negative errno: -EINVAL for a NULL connection or
+// verdict, a verdict out of range, or no policy set; -ENOTCONN while the stream has no path;
+// the switch's own error when the move failed (the policy's hold still starts). `out` may be
+// NULL; otherwise set `out->size` first, and it gets the decision and its reason.
+//
+// # Safety
+// `c` is a live connection; `v` a `SondeSwitchVerdict` with `size` set (its `measure` NULL
+// or a NUL-terminated string); `out` NULL or a `SondeSwitchDecision` with `size` set.
+int sonde_switch_verdict(const SondeSwitchConn *c,
+                         const SondeSwitchVerdict *v,
+                         SondeSwitchDecision *out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,13 +1,16 @@
-//! The exported functions: connect, listen, accept, send, recv, switch, stats, close.
+//! The exported functions: connect, listen, accept, send, recv, switch, stats, close (the
+//! policy's are in [`crate::policy`]).
 //!
 //! Each checks its pointers, converts C strings, and runs through [`call`] so no panic and no
 //! Rust error crosses the boundary.
 
 use crate::error::{call, Failure};
+use crate::policy::PolicySlot;
 use crate::types::{SondeSwitchOptions, SondeSwitchStats};
 use sonde_switch::{AnyConn, AnyListener, Family, Targets};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// `flags` of `sonde_switch_send` and `sonde_switch_recv`: return -EAGAIN instead of waiting.
@@ -20,7 +23,23 @@ pub const SONDE_SWITCH_BACKEND_MPTCP: u32 = 1;
 
 /// One end of a switching stream (opaque).
 pub struct SondeSwitchConn {
-    conn: AnyConn,
+    pub(crate) conn: AnyConn,
+    /// `sonde_switch_set_policy`'s policy, if one was set.
+    policy: Mutex<Option<PolicySlot>>,
+}
+
+impl SondeSwitchConn {
+    fn boxed(conn: AnyConn) -> *mut Self {
+        Box::into_raw(Box::new(Self {
+            conn,
+            policy: Mutex::new(None),
+        }))
+    }
+
+    /// The policy slot, locked (a panic while it was held leaves the policy as it was).
+    pub(crate) fn policy_slot(&self) -> MutexGuard<'_, Option<PolicySlot>> {
+        self.policy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A listener for switching streams (opaque). Keep it open while its connections may still
@@ -79,11 +98,16 @@ fn family(af: c_int) -> Result<Family, Failure> {
 
 /// # Safety
 /// `p` is NULL or a handle from this library not yet closed.
-unsafe fn conn<'a>(p: *const SondeSwitchConn) -> Result<&'a AnyConn, Failure> {
+pub(crate) unsafe fn handle<'a>(p: *const SondeSwitchConn) -> Result<&'a SondeSwitchConn, Failure> {
     // SAFETY: the caller passes a live handle or NULL.
-    unsafe { p.as_ref() }
-        .map(|c| &c.conn)
-        .ok_or_else(|| Failure::invalid("the connection is NULL"))
+    unsafe { p.as_ref() }.ok_or_else(|| Failure::invalid("the connection is NULL"))
+}
+
+/// # Safety
+/// `p` is NULL or a handle from this library not yet closed.
+unsafe fn conn<'a>(p: *const SondeSwitchConn) -> Result<&'a AnyConn, Failure> {
+    // SAFETY: forwarded from the caller.
+    unsafe { handle(p) }.map(|c| &c.conn)
 }
 
 /// Initialises `*opts` to the defaults (every field 0, `size` set).
@@ -132,7 +156,7 @@ pub unsafe extern "C" fn sonde_switch_connect(
         let targets = Targets::from_addrs(&addresses(list)?);
         let conn = AnyConn::connect(backend, &targets, family(family_af)?, opts)?;
         // SAFETY: checked non-NULL; the caller vouches it is writable.
-        unsafe { out.write(Box::into_raw(Box::new(SondeSwitchConn { conn }))) };
+        unsafe { out.write(SondeSwitchConn::boxed(conn)) };
         Ok(0)
     })
 }
@@ -218,7 +242,7 @@ pub unsafe extern "C" fn sonde_switch_accept(
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         let conn = l.listener.accept(timeout)?;
         // SAFETY: checked non-NULL; the caller vouches it is writable.
-        unsafe { out.write(Box::into_raw(Box::new(SondeSwitchConn { conn }))) };
+        unsafe { out.write(SondeSwitchConn::boxed(conn)) };
         Ok(0)
     })
 }

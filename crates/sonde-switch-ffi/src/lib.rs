@@ -9,7 +9,7 @@
 //! the caller; writes never raise SIGPIPE; the library's own threads block all asynchronous
 //! signals, so a program's handlers (switching on SIGUSR1, say) run in its own threads.
 //!
-//! Threads: `send`, `recv`, `switch` and `stats` on one connection may be called from
+//! Threads: `send`, `recv`, `switch`, `stats` and `verdict` on one connection may be called from
 //! different threads at once (one sender and one receiver, typically). `close` and `abort`
 //! free the handle: call them when no other call on it is running.
 //!
@@ -21,11 +21,24 @@
 //! sonde_switch_switch(c, AF_INET6);      /* make-before-break, nothing lost */
 //! sonde_switch_close(c);                 /* waits until the peer confirmed every byte */
 //! ```
+//!
+//! Switching driven by measurements: give the connection a policy, then each verdict.
+//!
+//! ```c
+//! SondeSwitchPolicyConfig p;
+//! sonde_switch_policy_init(&p);          /* 10 % margin, 0.95 confidence, 30 s hold */
+//! p.confirm = 2;                         /* two verdicts in a row */
+//! sonde_switch_set_policy(c, &p);
+//! SondeSwitchVerdict v = { sizeof v, AF_INET6, 30.0, 0.999, "median latency" };
+//! int moved = sonde_switch_verdict(c, &v, NULL);  /* 0: stayed; AF_INET6: moved there */
+//! ```
 
 mod api;
 mod error;
+mod policy;
 mod types;
 
 pub use api::*;
 pub use error::{sonde_switch_last_error, sonde_switch_strerror};
+pub use policy::*;
 pub use types::{SondeSwitchOptions, SondeSwitchStats};

@@ -43,21 +43,12 @@ impl SondeSwitchOptions {
     /// # Safety
     /// `p` is NULL or points to at least `(*p).size` readable bytes.
     pub(crate) unsafe fn read(p: *const Self) -> Result<(Options, Backend), Failure> {
-        let mut o = Self::default();
-        if !p.is_null() {
-            // SAFETY: the caller vouches for `size` bytes at p, of which at least 4 (size).
-            let size = unsafe { std::ptr::read_unaligned(p.cast::<u32>()) } as usize;
-            let n = size.min(std::mem::size_of::<Self>());
-            if n < 4 {
-                return Err(Failure::invalid(
-                    "options: size is smaller than the field itself",
-                ));
-            }
-            // SAFETY: n bytes are readable at p (see above) and writable in o.
-            unsafe {
-                std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut o as *mut Self).cast(), n)
-            };
-        }
+        let o = if p.is_null() {
+            Self::default()
+        } else {
+            // SAFETY: forwarded from the caller.
+            unsafe { read_sized(p, Self::default(), 4, "options")? }
+        };
         o.to_options()
     }
 
@@ -195,18 +186,54 @@ impl SondeSwitchStats {
     /// # Safety
     /// `p` points to at least `(*p).size` writable bytes, of which 4 readable (size).
     pub(crate) unsafe fn write_to(&self, p: *mut Self) -> Result<(), Failure> {
-        // SAFETY: the caller vouches for the size field.
-        let size = unsafe { std::ptr::read_unaligned(p.cast::<u32>()) } as usize;
-        let n = size.min(std::mem::size_of::<Self>());
-        if n < std::mem::size_of::<u32>() * 2 {
-            return Err(Failure::invalid(
-                "stats: set size to sizeof(SondeSwitchStats)",
-            ));
-        }
-        // SAFETY: n bytes are writable at p and readable in self.
-        unsafe { std::ptr::copy_nonoverlapping((self as *const Self).cast::<u8>(), p.cast(), n) };
-        // SAFETY: as above. `size` now says how many bytes were filled.
-        unsafe { std::ptr::write_unaligned(p.cast::<u32>(), n as u32) };
-        Ok(())
+        // SAFETY: forwarded from the caller.
+        unsafe { write_sized(self, p, "stats: set size to sizeof(SondeSwitchStats)") }
     }
+}
+
+/// `*p` read as far as its leading `size` field reaches (at most `T`'s size) over `init`:
+/// how a struct from an older caller, which ends sooner, is read. At least `need` bytes.
+///
+/// # Safety
+/// `p` is NULL or points to at least `(*p).size` readable bytes.
+pub(crate) unsafe fn read_sized<T: Copy>(
+    p: *const T,
+    init: T,
+    need: usize,
+    what: &str,
+) -> Result<T, Failure> {
+    if p.is_null() {
+        return Err(Failure::invalid(format!("{what} is NULL")));
+    }
+    // SAFETY: the caller vouches for `size` bytes at p, of which at least 4 (size).
+    let size = unsafe { std::ptr::read_unaligned(p.cast::<u32>()) } as usize;
+    let n = size.min(std::mem::size_of::<T>());
+    if n < need.max(4) {
+        return Err(Failure::invalid(format!(
+            "{what}: size {size} is smaller than its fields"
+        )));
+    }
+    let mut v = init;
+    // SAFETY: n bytes are readable at p (see above) and writable in v.
+    unsafe { std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut v as *mut T).cast(), n) };
+    Ok(v)
+}
+
+/// Writes `v` into `*p` as far as the caller's leading `size` field reaches (at most `T`'s
+/// size, at least 8 bytes, else `too_small`), then sets `size` to the bytes filled.
+///
+/// # Safety
+/// `p` points to at least `(*p).size` writable bytes, of which 4 readable (size).
+pub(crate) unsafe fn write_sized<T>(v: &T, p: *mut T, too_small: &str) -> Result<(), Failure> {
+    // SAFETY: the caller vouches for the size field.
+    let size = unsafe { std::ptr::read_unaligned(p.cast::<u32>()) } as usize;
+    let n = size.min(std::mem::size_of::<T>());
+    if n < std::mem::size_of::<u32>() * 2 {
+        return Err(Failure::invalid(too_small));
+    }
+    // SAFETY: n bytes are writable at p and readable in v.
+    unsafe { std::ptr::copy_nonoverlapping((v as *const T).cast::<u8>(), p.cast(), n) };
+    // SAFETY: as above. `size` now says how many bytes were filled.
+    unsafe { std::ptr::write_unaligned(p.cast::<u32>(), n as u32) };
+    Ok(())
 }

@@ -76,12 +76,7 @@ fn options_are_checked_and_read_only_as_far_as_their_size() {
 
 #[test]
 fn a_stream_through_the_c_functions_with_a_switch_and_nonblocking_calls() {
-    if std::net::TcpListener::bind("[::1]:0").is_err() {
-        assert!(
-            std::env::var_os("SONDE_REQUIRE_ALL").is_none(),
-            "::1 is needed"
-        );
-        eprintln!("skipped: no IPv6 loopback");
+    if !common::ipv6_loopback() {
         return;
     }
     unsafe {

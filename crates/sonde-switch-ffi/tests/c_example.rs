@@ -7,49 +7,11 @@
 
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn ipv6_loopback() -> bool {
-    std::net::TcpListener::bind("[::1]:0").is_ok()
-}
-
-/// The static library this test was built with: beside the test binary in
-/// target/<profile>/deps, or one level up where `cargo build` puts it.
-fn static_lib() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps, deps.parent().unwrap()]
-        .iter()
-        .map(|d| d.join("libsonde_switch_ffi.a"))
-        .find(|p| p.exists())
-        .expect("libsonde_switch_ffi.a was not built beside the test")
-}
-
-fn build_example(out: &Path) {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = static_lib();
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-std=c99",
-            "-D_DEFAULT_SOURCE",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-O2",
-            "-o",
-        ])
-        .arg(out)
-        .arg(crate_dir.join("examples/stream_file.c"))
-        .arg("-I")
-        .arg(crate_dir.join("include"))
-        .arg(&lib)
-        .args(["-lpthread", "-ldl", "-lm"])
-        .status()
-        .expect("no C compiler (cc) to build the example with");
-    assert!(status.success(), "the C example did not compile");
-}
 
 /// "name value name value ..." after "who:" into pairs.
 fn counters(line: &str) -> Vec<(String, i64)> {
@@ -66,18 +28,16 @@ fn get(c: &[(String, i64)], k: &str) -> i64 {
 
 #[test]
 fn the_c_example_switches_on_signals_and_loses_nothing() {
-    if !ipv6_loopback() {
-        assert!(
-            std::env::var_os("SONDE_REQUIRE_ALL").is_none(),
-            "::1 is needed"
-        );
-        eprintln!("skipped: no IPv6 loopback");
+    if !common::ipv6_loopback() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("sonde-switch-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join("stream_file");
-    build_example(&exe);
+    common::build_c(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/stream_file.c"),
+        &exe,
+    );
 
     // 48 MiB that is not all alike, so a misplaced chunk changes the hash.
     let input = dir.join("in.bin");

@@ -7,8 +7,9 @@
 //! a planned move continues on the new connection where the old one stops, and what a failed
 //! connection may have lost is resent from the confirmed offset. [`session`] is the pure state machine (bytes and times in,
 //! bytes and events out), [`wire`] the frame format, [`stats`] what a session measured, and
-//! [`conn`] drives it over TCP sockets with threads; `policy` (the `policy` feature, off by
-//! default) decides when to switch from `sonde compare-ip`'s verdict.
+//! [`conn`] drives it over TCP sockets with threads; [`policy`] decides when to switch from
+//! what the measurements found (from `sonde compare-ip`'s verdict itself with the `policy`
+//! feature, off by default).
 //!
 //! ```no_run
 //! use sonde_switch::{Conn, Family, Listener, Options, Targets};
@@ -34,7 +35,6 @@ pub mod mptcp;
 mod options;
 mod path;
 mod paths;
-#[cfg(feature = "policy")]
 pub mod policy;
 mod ready;
 pub mod session;

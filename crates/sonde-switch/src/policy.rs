@@ -1,27 +1,37 @@
 //! When to move a stream to the other family, driven by the measurements: a pure policy over
-//! `sonde compare-ip`'s [`Verdict`].
+//! what a comparison of the two families found.
 //!
 //! Switching costs a connection setup and a replay, so a policy that follows every wobble of
-//! the measurements would cost more than it gains. [`Policy`] switches only when the verdict
-//! names the *other* family better with a significant test, a margin of at least
-//! [`PolicyConfig::margin_pct`] and a confidence of at least
-//! [`PolicyConfig::min_confidence`], for [`PolicyConfig::confirm`] verdicts in a row; and
-//! never again within [`PolicyConfig::hold`] of its last switch (the hysteresis that stops it
-//! flapping between two families measured as about equal). Time is an argument, so the rule
-//! is tested with fixed numbers; the caller reads the verdicts and performs the switch.
+//! the measurements would cost more than it gains. [`Policy`] switches only when the evidence
+//! names the *other* family better with a margin of at least [`PolicyConfig::margin_pct`] and
+//! a confidence of at least [`PolicyConfig::min_confidence`], for [`PolicyConfig::confirm`]
+//! verdicts in a row; and never again within [`PolicyConfig::hold`] of its last switch (the
+//! hysteresis that stops it flapping between two families measured as about equal). Time is
+//! an argument, so the rule is tested with fixed numbers; the caller reads the verdicts and
+//! performs the switch.
+//!
+//! The rule reads an [`Evidence`]: plain numbers, so the C library (which does not carry
+//! sonde-stats) offers the same policy. With the `policy` feature, `Policy::decide` reads
+//! `sonde compare-ip`'s `Verdict` directly.
 //!
 //! ```
-//! use sonde_switch::policy::{Decision, Policy, PolicyConfig};
+//! use sonde_switch::policy::{Decision, Evidence, Policy, PolicyConfig};
 //! use sonde_switch::Family;
-//! use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 //! use std::time::Duration;
-//! let v = Verdict::decide(vec![MeasureVerdict::from_test(
-//!     Measure::LatencyMedian, 2.0, 1.0, Some(0.001), (50, 50))]);
+//! let ipv6_better = Evidence {
+//!     better: Some(Family::V6),
+//!     measure: "median latency",
+//!     margin_pct: 50.0,
+//!     confidence: Some(0.999),
+//!     summary: "",
+//! };
 //! let mut p = Policy::new(PolicyConfig { margin_pct: 10.0, ..PolicyConfig::default() });
-//! assert!(matches!(p.decide(Duration::ZERO, Family::V4, &v), Decision::Switch { to: Family::V6, .. }));
+//! let d = p.decide_on(Duration::ZERO, Family::V4, &ipv6_better);
+//! assert!(matches!(d, Decision::Switch { to: Family::V6, .. }));
 //! ```
 
 use crate::Family;
+#[cfg(feature = "policy")]
 use sonde_stats::verdict::{FamilyChoice, Verdict};
 use std::time::Duration;
 
@@ -37,6 +47,48 @@ pub struct PolicyConfig {
     pub confirm: u32,
     /// No switch within this time of the last one.
     pub hold: Duration,
+}
+
+impl PolicyConfig {
+    /// Checks that the thresholds can be met: a finite margin of at least 0 %, a confidence
+    /// within 0..=1 and at least one verdict to confirm.
+    ///
+    /// # Errors
+    /// The first threshold that cannot, in words.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.margin_pct.is_finite() && self.margin_pct >= 0.0) {
+            return Err(format!(
+                "margin_pct {} is not a percentage of at least 0",
+                self.margin_pct
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.min_confidence) {
+            return Err(format!(
+                "min_confidence {} is outside 0..=1",
+                self.min_confidence
+            ));
+        }
+        if self.confirm == 0 {
+            return Err("confirm is 0: at least one verdict must favour a switch".into());
+        }
+        Ok(())
+    }
+}
+
+/// What a comparison of the two families found, as the policy reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence<'a> {
+    /// The better family; `None` when neither is (nothing significant).
+    pub better: Option<Family>,
+    /// The deciding measure's name, for the reasons ("median latency").
+    pub measure: &'a str,
+    /// How much better, percent, on that measure.
+    pub margin_pct: f64,
+    /// 1 - p of the deciding test; `None` when it gives none (capacity ranges, significant
+    /// because they were disjoint).
+    pub confidence: Option<f64>,
+    /// One sentence on the comparison, said when neither family is better; may be empty.
+    pub summary: &'a str,
 }
 
 impl Default for PolicyConfig {
@@ -76,13 +128,6 @@ pub struct Policy {
     last_switch: Option<Duration>,
 }
 
-fn choice(f: Family) -> FamilyChoice {
-    match f {
-        Family::V4 => FamilyChoice::Ipv4,
-        Family::V6 => FamilyChoice::Ipv6,
-    }
-}
-
 impl Policy {
     pub fn new(cfg: PolicyConfig) -> Self {
         Self {
@@ -92,31 +137,51 @@ impl Policy {
         }
     }
 
-    /// The decision on `verdict` at `now` (any monotonic origin) while on `current`. A
-    /// `Switch` is taken as done: the hold starts at `now`.
+    /// The decision on `verdict` (`sonde compare-ip`'s) at `now` while on `current`: the
+    /// rule of [`Policy::decide_on`].
+    #[cfg(feature = "policy")]
     pub fn decide(&mut self, now: Duration, current: Family, verdict: &Verdict) -> Decision {
+        let better = match verdict.better {
+            FamilyChoice::Ipv4 => Some(Family::V4),
+            FamilyChoice::Ipv6 => Some(Family::V6),
+            FamilyChoice::Neither => None,
+        };
+        let evidence = Evidence {
+            better,
+            measure: verdict
+                .measure
+                .map_or("no measure", sonde_stats::verdict::Measure::label),
+            margin_pct: verdict.margin_pct,
+            confidence: verdict.confidence,
+            summary: &verdict.summary,
+        };
+        self.decide_on(now, current, &evidence)
+    }
+
+    /// The decision on `evidence` at `now` (any monotonic origin) while on `current`. A
+    /// `Switch` is taken as done: the hold starts at `now`.
+    pub fn decide_on(&mut self, now: Duration, current: Family, evidence: &Evidence) -> Decision {
         let other = current.other();
         let stay = |reason: String| Decision::Stay { reason };
-        if verdict.better != choice(other) {
+        if evidence.better != Some(other) {
             self.streak = 0;
-            return stay(match verdict.better {
-                FamilyChoice::Neither => format!("no family is better ({})", verdict.summary),
-                _ => format!("{} is already the better family", current.name()),
+            return stay(match (evidence.better, evidence.summary) {
+                (None, "") => "no family is better".into(),
+                (None, summary) => format!("no family is better ({summary})"),
+                (Some(_), _) => format!("{} is already the better family", current.name()),
             });
         }
-        let measure = verdict
-            .measure
-            .map_or("no measure", sonde_stats::verdict::Measure::label);
-        if verdict.margin_pct < self.cfg.margin_pct {
+        let measure = evidence.measure;
+        if evidence.margin_pct < self.cfg.margin_pct {
             self.streak = 0;
             return stay(format!(
                 "{} is better by {:.1} % on {measure}, under the {:.1} % margin",
                 other.name(),
-                verdict.margin_pct,
+                evidence.margin_pct,
                 self.cfg.margin_pct
             ));
         }
-        if let Some(c) = verdict.confidence.filter(|c| *c < self.cfg.min_confidence) {
+        if let Some(c) = evidence.confidence.filter(|c| *c < self.cfg.min_confidence) {
             self.streak = 0;
             return stay(format!(
                 "{} is better but with confidence {c:.3}, under {:.3}",
@@ -146,7 +211,7 @@ impl Policy {
         }
         self.streak = 0;
         self.last_switch = Some(now);
-        let conf = verdict.confidence.map_or_else(
+        let conf = evidence.confidence.map_or_else(
             || "disjoint ranges".to_string(),
             |c| format!("confidence {c:.3}"),
         );
@@ -155,7 +220,7 @@ impl Policy {
             reason: format!(
                 "{} is better by {:.1} % on {measure} ({conf}), margin {:.1} %",
                 other.name(),
-                verdict.margin_pct,
+                evidence.margin_pct,
                 self.cfg.margin_pct
             ),
         }
@@ -189,6 +254,58 @@ mod tests {
             confirm,
             hold: secs(hold),
         })
+    }
+
+    /// The rule on plain numbers (as the C library gives it): a switch needs the other
+    /// family better, over the margin, confident enough; no p-value passes.
+    #[test]
+    fn evidence_in_plain_numbers_decides_as_a_verdict_does() {
+        let ev = |better, margin_pct, confidence| Evidence {
+            better,
+            measure: "the caller's measure",
+            margin_pct,
+            confidence,
+            summary: "",
+        };
+        let mut p = policy(10.0, 1, 0);
+        let d = p.decide_on(secs(0), Family::V4, &ev(Some(Family::V6), 25.0, None));
+        assert_eq!(
+            d,
+            Decision::Switch {
+                to: Family::V6,
+                reason: "IPv6 is better by 25.0 % on the caller's measure (disjoint ranges), \
+                         margin 10.0 %"
+                    .into()
+            }
+        );
+        let d = p.decide_on(secs(1), Family::V6, &ev(None, 0.0, None));
+        assert_eq!(d.reason(), "no family is better");
+        let d = p.decide_on(secs(1), Family::V6, &ev(Some(Family::V4), 25.0, Some(0.5)));
+        assert!(matches!(d, Decision::Stay { .. }), "{d:?}");
+        assert!(d.reason().contains("confidence 0.500"), "{d:?}");
+    }
+
+    #[test]
+    fn thresholds_that_cannot_be_met_are_refused() {
+        assert_eq!(PolicyConfig::default().check(), Ok(()));
+        let bad = |c: PolicyConfig| c.check().unwrap_err();
+        let d = PolicyConfig::default();
+        assert!(bad(PolicyConfig {
+            margin_pct: f64::NAN,
+            ..d
+        })
+        .starts_with("margin_pct NaN"));
+        assert!(bad(PolicyConfig {
+            margin_pct: -1.0,
+            ..d
+        })
+        .starts_with("margin_pct -1"));
+        assert!(bad(PolicyConfig {
+            min_confidence: 1.5,
+            ..d
+        })
+        .starts_with("min_confidence"));
+        assert!(bad(PolicyConfig { confirm: 0, ..d }).starts_with("confirm is 0"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! one run of the ordinary paced client (`sonde_runtime::client::run`, or iperf3's) at the
 //! step's rate over all -P streams; the server process's CPU over the step comes back in its
 //! results when it has the `cpu-load` capability. A row is printed as each step ends. Exit 1
-//! when a step failed (the steps after it are not run) or the run was interrupted.
+//! when a step failed (the steps after it are not run) or the run was interrupted; a
+//! `--load-probe` that gives no reading is a note on its step, not a failure.
 
 use super::exit;
 use crate::flags::stress::StressArgs;
@@ -17,6 +18,7 @@ use sonde_stats::model::{Direction, Protocol};
 use sonde_stats::sink::FnSink;
 use sonde_stats::stress::steps::LoadStep;
 use sonde_stats::units::Rate;
+use sonde_stress::load_probe::LoadProbe;
 use sonde_stress::steps::StepsConfig;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -61,17 +63,10 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
         }
     };
     let json = a.output.json;
+    let probed = a.load_probe.is_some();
     let protocol = if a.udp { "udp" } else { "tcp" };
     if !json {
-        output::outln!(
-            "CPU load against offered rate, {} to {} port {}, {} stream(s), {:.1} s per step",
-            protocol.to_uppercase(),
-            a.host,
-            a.port.unwrap_or(DEFAULT_PORT),
-            a.parallel,
-            a.step_time.as_secs_f64()
-        );
-        output::outln!("{}", stress_steps::header());
+        heading(a, protocol);
     }
     let local = match super::auth::keyed_sockets(&a.psk) {
         Ok(l) => l,
@@ -85,10 +80,14 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
         } else {
             Duration::ZERO
         },
+        load_probe: a.load_probe.as_ref().map(|command| LoadProbe {
+            command: command.clone(),
+            timeout: a.load_probe_timeout,
+        }),
     };
     let mut rows = FnSink(|s: &LoadStep| {
         if !json {
-            output::outln!("{}", stress_steps::row(s));
+            output::outln!("{}", stress_steps::row(s, probed));
         }
     });
     let outcome = sonde_stress::steps::run(
@@ -99,7 +98,13 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     );
     let (steps, error) = (outcome.steps, outcome.error);
     if json {
-        let doc = stress_steps::document(&a.host, protocol, &steps, error.as_deref());
+        let doc = stress_steps::document(
+            &a.host,
+            protocol,
+            a.load_probe.as_deref(),
+            &steps,
+            error.as_deref(),
+        );
         output::document(std::io::stdout(), &doc);
     }
     match error {
@@ -111,6 +116,25 @@ pub fn run(a: &StressArgs, interrupt: &AtomicBool) -> i32 {
     }
 }
 
+/// The table's title lines (what runs, what reads the device's load) and its header.
+fn heading(a: &StressArgs, protocol: &str) {
+    output::outln!(
+        "CPU load against offered rate, {} to {} port {}, {} stream(s), {:.1} s per step",
+        protocol.to_uppercase(),
+        a.host,
+        a.port.unwrap_or(DEFAULT_PORT),
+        a.parallel,
+        a.step_time.as_secs_f64()
+    );
+    if let Some(cmd) = &a.load_probe {
+        output::outln!(
+            "Device load: the last number `{cmd}` prints at each step's end (timeout {:.1} s)",
+            a.load_probe_timeout.as_secs_f64()
+        );
+    }
+    output::outln!("{}", stress_steps::header(a.load_probe.is_some()));
+}
+
 /// The rates of `--steps`, once checked with `--step-time` and the first step's test.
 fn rates(a: &StressArgs) -> Result<&[Rate], String> {
     let Some(rates) = a.steps.as_deref().filter(|r| !r.is_empty()) else {
@@ -118,6 +142,9 @@ fn rates(a: &StressArgs) -> Result<&[Rate], String> {
     };
     if rates.iter().any(|r| r.is_unlimited()) || a.step_time < Duration::from_millis(500) {
         return Err("each --steps rate must be above 0 and --step-time at least 0.5 s".into());
+    }
+    if a.load_probe.is_some() && a.load_probe_timeout < Duration::from_millis(100) {
+        return Err("--load-probe-timeout must be at least 0.1 s".into());
     }
     params(a, rates[0]).validate().map_err(|e| e.to_string())?;
     Ok(rates)

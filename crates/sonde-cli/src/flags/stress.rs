@@ -7,7 +7,7 @@ use clap::Args;
 use sonde_stats::units::Rate;
 
 /// `-J` of `sonde stress`: sonde's own document.
-const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null; warmup: true within --warmup), end (per connection totals, zero_share (the share of counted intervals it moved nothing) and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial, warmup_secs, zero_share_worst; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors), zero_share_worst; max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error), error";
+const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null; warmup: true within --warmup), end (per connection totals, zero_share (the share of counted intervals it moved nothing) and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial, warmup_secs, zero_share_worst; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors), zero_share_worst; max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, load_probe (the command, with --load-probe), steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error, device_load: value (the probe's last number) or null, exit_status, error; null without --load-probe), error";
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("service").required(true).multiple(true).args(["discard", "chargen", "echo", "steps"])))]
@@ -76,6 +76,15 @@ pub struct StressArgs {
     /// server column says "not reported")
     #[arg(long, requires = "steps", conflicts_with = "psk_file")]
     pub iperf3: bool,
+    /// --steps: a shell command (run with `sh -c`) that reads the device's own load at each
+    /// step's end, e.g. a counter of its background loop; the last number it prints on stdout
+    /// is the step's "Device load". One that fails, times out or prints no number leaves the
+    /// step without a value and with a note; the steps go on
+    #[arg(long = "load-probe", value_name = "CMD", requires = "steps", value_parser = parse_command)]
+    pub load_probe: Option<String>,
+    /// --load-probe: how long the command may run before it is killed (with what it started)
+    #[arg(long = "load-probe-timeout", value_name = "TIME", default_value = "10", requires = "load_probe", value_parser = parse_duration_arg)]
+    pub load_probe_timeout: std::time::Duration,
     /// --steps: seconds per step
     #[arg(long = "step-time", value_name = "TIME", default_value = "3", value_parser = parse_duration_arg)]
     pub step_time: std::time::Duration,
@@ -125,6 +134,14 @@ fn parse_ramp(s: &str) -> Result<(u32, u32), String> {
         return Err(bad());
     }
     Ok((lo, hi))
+}
+
+/// `--load-probe CMD`: a command, not blank.
+fn parse_command(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the command is empty".into());
+    }
+    Ok(s.to_owned())
 }
 
 fn parse_block(s: &str) -> Result<u64, String> {
@@ -213,6 +230,36 @@ mod tests {
             .collect();
         assert_eq!(steps, [10_000_000, 1_000_000_000]);
         assert!(Cli::try_parse_from(["sonde", "stress", "h", "--steps", "fast"]).is_err());
+    }
+
+    #[test]
+    fn a_load_probe_goes_with_steps_and_has_a_timeout() {
+        let parse = |args: &[&str]| {
+            let all = [&["sonde", "stress", "h"][..], args].concat();
+            Cli::try_parse_from(all).map(|c| match c.command {
+                Command::Stress(a) => a,
+                _ => panic!("not stress"),
+            })
+        };
+        let a = parse(&["--steps", "10m", "--load-probe", "cat /tmp/load"]).unwrap();
+        assert_eq!(a.load_probe.as_deref(), Some("cat /tmp/load"));
+        assert_eq!(a.load_probe_timeout.as_secs(), 10, "the default");
+        let a = parse(&[
+            "--steps",
+            "10m",
+            "--load-probe",
+            "x",
+            "--load-probe-timeout",
+            "2.5",
+        ])
+        .unwrap();
+        assert_eq!(a.load_probe_timeout.as_millis(), 2500);
+        assert!(
+            parse(&["--discard", "--load-probe", "x"]).is_err(),
+            "needs --steps"
+        );
+        assert!(parse(&["--steps", "10m", "--load-probe", " "]).is_err());
+        assert!(parse(&["--steps", "10m", "--load-probe-timeout", "2"]).is_err());
     }
 
     #[test]

@@ -68,6 +68,7 @@ mod source_limits;
 mod store_files;
 mod stress;
 mod stress_lab;
+mod stress_load_probe;
 mod stress_silent;
 mod stress_survive;
 mod sweep;

@@ -54,6 +54,7 @@ pub const SHARING: &[&str] = &[
     "server_options",
     "signals",
     "source_limits",
+    "stress_load_probe",
     "stress_silent",
     "switch_test",
     "turns",
