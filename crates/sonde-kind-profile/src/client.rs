@@ -6,6 +6,8 @@ use sonde_platform::resolve::Family;
 use sonde_platform::sockopt;
 use sonde_profile::receive::StreamReceiver;
 use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult, MAX_EXCEPTIONS};
+use sonde_profile::schedule::Schedule;
+use sonde_profile::Profile;
 use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams};
 use sonde_proto::preamble::Cookie;
 use sonde_proto::session::{ClientEvent, ClientSession};
@@ -244,14 +246,20 @@ impl Run<'_> {
         Ok((send, receive))
     }
 
-    /// Runs until the profile's duration has passed (and every sender is through its plan),
-    /// Ctrl-C (then the run stops early but still reports), or the server aborts.
+    /// Runs until the profile's duration has passed and both ends are through their plans,
+    /// Ctrl-C (then the run stops early but still reports), or the server aborts. This end's
+    /// senders say when they are through; the server's are when every datagram of its streams
+    /// arrived, or, should some never arrive, a drain grace after the last was due. The server
+    /// starts its senders a one-way trip after this end and a spaced burst due just before the
+    /// end runs past it, so the Stop waits for them rather than cut them short.
     fn until_end(
         &mut self,
         conn: &mut ControlConn,
         session: &mut ClientSession,
     ) -> Result<(), RunError> {
         let duration = self.cfg.request.profile.duration_s;
+        let far_end_until = far_end_last_due_s(&self.cfg.request.profile)
+            + drain_grace(&self.cfg.request).as_secs_f64();
         loop {
             let elapsed = self.t0.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0);
             if self.interrupt.load(Ordering::Relaxed) {
@@ -261,7 +269,12 @@ impl Run<'_> {
                 return Ok(());
             }
             let done = self.workers.as_ref().is_none_or(Workers::senders_done);
-            if elapsed >= duration && done {
+            let far_end_done = elapsed >= far_end_until
+                || self
+                    .workers
+                    .as_ref()
+                    .is_none_or(Workers::receivers_complete);
+            if elapsed >= duration && done && far_end_done {
                 return Ok(());
             }
             if let Some(m) = conn.recv(sonde_runtime_core::control_conn::POLL_SLICE)? {
@@ -363,6 +376,17 @@ impl Run<'_> {
         ));
         Some(self.report(local))
     }
+}
+
+/// Seconds after the start when the last datagram of the profile's from-server streams is
+/// due (0 without any).
+fn far_end_last_due_s(p: &Profile) -> f64 {
+    p.streams
+        .iter()
+        .filter(|s| s.direction == sonde_profile::spec::Direction::FromServer)
+        .filter_map(|s| Schedule::new(s, p.duration_s).last_send_ns())
+        .max()
+        .map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 /// How long receivers wait for stragglers after the senders stopped: the largest late

@@ -1,11 +1,18 @@
-//! The threads of a profile run: a sender per stream this end sends (each burst at its due
-//! time, the datagrams back to back, each stamped with the wall clock as it leaves), a
-//! receiver per stream it receives (kernel receive timestamps where the OS gives them, into
-//! the pure accounting of `sonde_profile::receive`).
+//! The threads of a profile run: a sender per stream this end sends (each datagram at its due
+//! time and never closer than the stream's gap to the one before it in its burst, each stamped
+//! with the wall clock as it leaves), a receiver per stream it receives (kernel receive
+//! timestamps where the OS gives them, into the pure accounting of `sonde_profile::receive`).
 //!
-//! Senders keep exact burst times with [`sonde_runtime_core::clock::PreciseSleeper`]; a sender held up
-//! sends a late burst at once rather than skipping it, so a burst's datagrams are always
-//! back to back, as the profile says.
+//! Senders keep exact times with [`sonde_runtime_core::clock::PreciseSleeper`]; a sender held
+//! up sends a late datagram at once rather than skipping it, but never sooner than the gap
+//! after the one before it in its burst had left (its send returned), so a burst keeps at
+//! least its spacing (back to back for a gap of 0), as the profile says. The price: each
+//! spaced datagram goes the time of one send later than the plan has it (microseconds). Each datagram's stamp is read as it leaves, which is its own due time
+//! (its burst's plus its place times the gap) whenever the sender keeps its schedule: a spaced
+//! burst's last datagram is measured from when it left, not from its burst's start. The
+//! stamp is read before the send, so a socket buffer that stays full (a link pushing back)
+//! counts in the delay; this host's own hold-ups (another process on the sender's core) do
+//! not, as they are not the link's.
 
 use sonde_platform::timestamp;
 use sonde_profile::receive::StreamReceiver;
@@ -41,6 +48,8 @@ struct Sending {
 
 struct Receiving {
     id: u32,
+    /// Datagrams the stream's plan sends.
+    planned: u64,
     received: Arc<AtomicU64>,
     handle: JoinHandle<StreamReceiver>,
 }
@@ -71,11 +80,13 @@ impl Workers {
             let received = Arc::new(AtomicU64::new(0));
             let (stop, count) = (stop_recv.clone(), received.clone());
             let id = s.id;
+            let planned = Schedule::new(&s.spec, profile_s).datagrams();
             let handle = std::thread::Builder::new()
                 .name(format!("profile-rx-{id}"))
                 .spawn(move || receive_stream(s, profile_s, &stop, &count))?;
             receivers.push(Receiving {
                 id,
+                planned,
                 received,
                 handle,
             });
@@ -110,6 +121,13 @@ impl Workers {
     /// Whether every sender has sent its whole plan (or failed).
     pub fn senders_done(&self) -> bool {
         self.senders.iter().all(|s| s.handle.is_finished())
+    }
+
+    /// Whether every receiver has counted its stream's whole plan (true with none).
+    pub fn receivers_complete(&self) -> bool {
+        self.receivers
+            .iter()
+            .all(|r| r.received.load(Ordering::Relaxed) >= r.planned)
     }
 
     /// Stops the senders and waits for them; returns what each sent and the first failure.
@@ -171,8 +189,9 @@ impl Drop for Workers {
     }
 }
 
-/// Sends stream `s`'s bursts from `t0` until its plan ends or `stop` is set; counts each
-/// datagram sent in `sent`.
+/// Sends stream `s`'s datagrams from `t0` until its plan ends or `stop` is set; counts each
+/// datagram sent in `sent`. A burst with no gap goes whole once begun; a spaced one looks at
+/// `stop` while it waits between datagrams, so a long spaced burst does not hold a stop up.
 fn send_stream(
     s: &ProfileStream,
     profile_s: f64,
@@ -181,30 +200,50 @@ fn send_stream(
     sent: &AtomicU64,
 ) -> Result<(), String> {
     let plan = Schedule::new(&s.spec, profile_s);
+    let gap = Duration::from_nanos(plan.gap_ns());
     let mut buf = sonde_runtime_core::streams::payload(s.spec.size as usize, s.id);
     let mut sleeper = PreciseSleeper::new();
     for k in 0..plan.bursts() {
-        let due = t0 + Duration::from_nanos(plan.due_ns(k));
-        while !sleeper.wait_until(due, CHECK) {
-            if stop.load(Ordering::Relaxed) {
+        let first = plan.first_seq(k);
+        let mut previous: Option<Instant> = None;
+        for seq in first..first + u64::from(plan.burst_len()) {
+            let Some(mut due) = plan
+                .send_ns(seq)
+                .and_then(|ns| t0.checked_add(Duration::from_nanos(ns)))
+            else {
+                return Err(format!("datagram {seq} is due beyond this clock's range"));
+            };
+            if let Some(p) = previous {
+                due = due.max(p + gap);
+            }
+            if (previous.is_none() || !gap.is_zero())
+                && !wait_unless_stopped(&mut sleeper, due, stop)
+            {
                 return Ok(());
             }
-        }
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let first = plan.first_seq(k);
-        for seq in first..first + u64::from(plan.burst_len()) {
             let header = DatagramHeader {
                 seq,
                 send_ns: timestamp::realtime_ns(),
             };
             header.emit(&mut buf).map_err(|e| e.to_string())?;
             send_datagram(&s.socket, &buf)?;
+            // The next one waits the gap from when this one had left, not from when its send
+            // began: a send held up inside the kernel must not bring the two together.
+            previous = Some(Instant::now());
             sent.store(seq, Ordering::Relaxed);
         }
     }
     Ok(())
+}
+
+/// Waits until `due`; false when `stop` was set first.
+fn wait_unless_stopped(sleeper: &mut PreciseSleeper, due: Instant, stop: &AtomicBool) -> bool {
+    while !sleeper.wait_until(due, CHECK) {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+    }
+    !stop.load(Ordering::Relaxed)
 }
 
 /// Sends one datagram, retrying briefly while the socket buffer is full (the burst must leave

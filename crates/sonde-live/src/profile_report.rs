@@ -57,6 +57,7 @@ pub fn table(r: &ProfileReport) -> String {
         );
     }
     delay_table(&mut out, r);
+    spacing_table(&mut out, r);
     for s in &r.streams {
         bursts(&mut out, s);
     }
@@ -94,6 +95,33 @@ fn delay_table(out: &mut String, r: &ProfileReport) {
                 s.id, s.name, d.min_ms, d.mean_ms, d.p50_ms, d.p99_ms, d.max_ms, s.late_ms
             );
         }
+    }
+}
+
+/// The gap each spaced stream's plan asks for beside the spacing its receiver measured; none
+/// when every stream's bursts go back to back.
+fn spacing_table(out: &mut String, r: &ProfileReport) {
+    if r.streams.iter().all(|s| s.gap_ms == 0.0) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Spacing inside bursts, ms (the plan's gap; measured: mean between consecutive arrivals):"
+    );
+    let _ = writeln!(
+        out,
+        "{:<3} {:<14} {:>9} {:>9}",
+        "ID", "Stream", "gap", "measured"
+    );
+    for s in &r.streams {
+        let measured = s
+            .burst_spacing_ms
+            .map_or_else(|| "-".into(), |m| format!("{m:.3}"));
+        let _ = writeln!(
+            out,
+            "{:<3} {:<14} {:>9.3} {:>9}",
+            s.id, s.name, s.gap_ms, measured
+        );
     }
 }
 
@@ -178,6 +206,7 @@ fn stream_model(s: &StreamResult) -> schema::ProfileStream {
         direction: s.direction.as_str().into(),
         size: Some(s.size),
         burst: Some(s.burst),
+        gap_ms: Some(s.gap_ms),
         period_ms: Some(s.period_ms),
         offset_ms: s.offset_ms,
         late_ms: Some(s.late_ms),
@@ -189,6 +218,7 @@ fn stream_model(s: &StreamResult) -> schema::ProfileStream {
         duplicates: Some(s.duplicates),
         foreign: Some(s.foreign),
         delay: s.delay.as_ref().map(delay_model),
+        burst_spacing_ms: s.burst_spacing_ms,
         bursts_sent: Some(s.bursts_sent),
         bursts_complete: Some(s.bursts_complete),
         bursts_late: Some(s.bursts_late),
@@ -299,6 +329,9 @@ mod tests {
             t.contains("20/25   arrived, last datagram 19.000 ms"),
             "{t}"
         );
+        // The bulk stream's 1 ms gap, and its arrivals 1 ms apart.
+        assert!(t.contains("Spacing inside bursts"), "{t}");
+        assert!(t.contains("bulk               1.000     1.000"), "{t}");
     }
 
     #[test]

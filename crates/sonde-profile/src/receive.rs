@@ -7,6 +7,12 @@
 //! (RFC 4737's "reordered"), each datagram at most once; a duplicate is a sequence number
 //! seen before. Memory is bounded by the stream's plan (validated limits), whatever a peer
 //! sends: sequence numbers outside the plan are counted as foreign and otherwise ignored.
+//!
+//! A datagram's delay is its receive time minus its own send stamp (the sender stamps each
+//! datagram as it leaves, at the time the plan has it due when the sender keeps its
+//! schedule), so the last datagram of a spaced-out burst is measured from when it was sent,
+//! not from its burst's start. The receiver also measures how far apart a burst's datagrams arrived (the burst spacing),
+//! to compare with the gap the plan asked for.
 
 use crate::result::{BurstRecord, DelayBasis, DelaySummary, StreamResult};
 use crate::schedule::Schedule;
@@ -37,6 +43,35 @@ pub struct StreamReceiver {
     foreign: u64,
     raw: Vec<i64>,
     bursts: Vec<BurstAcc>,
+    spacing: Spacing,
+}
+
+/// The spacing of arrivals inside bursts: over each pair of consecutive arrivals of one burst
+/// in rising sequence order, the time between them and how many sequence numbers apart they
+/// are (2 across a lost datagram), so the mean is per step of the plan whatever was lost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spacing {
+    /// The previous arrival: its burst, sequence number, receive time.
+    last: Option<(u64, u64, u64)>,
+    span_ns: u128,
+    steps: u64,
+}
+
+impl Spacing {
+    fn on_arrival(&mut self, burst: u64, seq: u64, recv_ns: u64) {
+        if let Some((b, s, t)) = self.last {
+            if b == burst && seq > s && recv_ns >= t {
+                self.span_ns += u128::from(recv_ns - t);
+                self.steps += seq - s;
+            }
+        }
+        self.last = Some((burst, seq, recv_ns));
+    }
+
+    /// The mean, ms; None before two datagrams of one burst arrived in order.
+    fn mean_ms(&self) -> Option<f64> {
+        (self.steps > 0).then(|| self.span_ns as f64 / self.steps as f64 / 1e6)
+    }
 }
 
 impl StreamReceiver {
@@ -54,6 +89,7 @@ impl StreamReceiver {
             foreign: 0,
             raw: Vec::new(),
             bursts: Vec::new(),
+            spacing: Spacing::default(),
         }
     }
 
@@ -67,8 +103,7 @@ impl StreamReceiver {
         self.received
     }
 
-    /// One arrival: datagram `seq`, stamped `send_ns` by the sender, received at `recv_ns`
-    /// (both nanoseconds on their ends' clocks).
+    /// One arrival: datagram `seq`, stamped `send_ns` by the sender as it left, received at `recv_ns` (both nanoseconds on their ends' clocks).
     pub fn on_datagram(&mut self, seq: u64, send_ns: u64, recv_ns: u64) {
         let Some(k) = self.schedule.burst_of(seq) else {
             self.foreign += 1;
@@ -88,6 +123,7 @@ impl StreamReceiver {
             self.out_of_order += 1;
         }
         self.max_seq = self.max_seq.max(seq);
+        self.spacing.on_arrival(k, seq, recv_ns);
         let raw = (i128::from(recv_ns) - i128::from(send_ns))
             .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         if self.raw.len() < MAX_SAMPLES {
@@ -164,6 +200,7 @@ impl StreamReceiver {
             direction: self.spec.direction,
             size: self.spec.size,
             burst: self.spec.burst,
+            gap_ms: self.schedule.gap_ns() as f64 / 1e6,
             period_ms: self.spec.period_ms,
             offset_ms: self.spec.offset_ms,
             late_ms: self.spec.late_ms,
@@ -175,6 +212,7 @@ impl StreamReceiver {
             duplicates: self.duplicates,
             foreign: self.foreign,
             delay: delay_summary(&self.raw, offset, basis),
+            burst_spacing_ms: self.spacing.mean_ms(),
             bursts_sent,
             bursts_complete: complete,
             bursts_late,
@@ -217,6 +255,7 @@ mod tests {
             direction: Direction::ToServer,
             size: 800,
             burst: 4,
+            gap: None,
             period_ms: 100.0,
             offset_ms: 0.0,
             duration_s: None,
@@ -302,5 +341,28 @@ mod tests {
         assert_eq!(res.exceptions[0].last_delay_ms, None);
         // Unknown sent count: the highest sequence seen stands in.
         assert_eq!(r.finish(None, DelayBasis::Synced, 0, 100).sent, 10);
+    }
+
+    #[test]
+    fn the_spacing_inside_bursts_is_measured_per_step_of_the_plan() {
+        let mut spaced = spec();
+        spaced.gap = Some("2ms".into());
+        let mut r = StreamReceiver::new(1, &spaced, 1.0);
+        // Burst 0 arrives 2 ms apart; burst 1 loses 6 and 8 comes 3 ms after 5 (three steps),
+        // then 7 (out of order: not a step); burst 2 has a single arrival (no pair).
+        let arrivals = [(1, 0), (2, 2), (3, 4), (4, 6), (5, 100), (8, 103), (7, 104)];
+        for (seq, at_ms) in arrivals.into_iter().chain([(9, 200)]) {
+            r.on_datagram(seq, at_ms * MS, at_ms * MS);
+        }
+        let res = r.finish(Some(12), DelayBasis::Synced, 0, 100);
+        assert_eq!(res.gap_ms, 2.0);
+        // 1-2, 2-3, 3-4 (2 ms each), 5-8 (3 steps in 3 ms): 9 ms over 6 steps.
+        assert_eq!(res.burst_spacing_ms, Some((6.0 + 3.0) / 6.0));
+        // Nothing measured: a single datagram per burst.
+        let mut r = StreamReceiver::new(1, &spec(), 1.0);
+        r.on_datagram(1, 0, 0);
+        r.on_datagram(5, 0, 0);
+        let res = r.finish(Some(5), DelayBasis::Synced, 0, 100);
+        assert_eq!((res.gap_ms, res.burst_spacing_ms), (0.0, None));
     }
 }

@@ -109,6 +109,10 @@ pub struct StreamResult {
     pub direction: Direction,
     pub size: u32,
     pub burst: u32,
+    /// The plan's time between the datagrams of a burst, ms (0: back to back; 0 from peers
+    /// that did not send it).
+    #[serde(default)]
+    pub gap_ms: f64,
     pub period_ms: f64,
     /// When the first burst was due, ms after the start (so burst `k` was due at
     /// `offset_ms + k * period_ms`); 0 from peers that did not send it.
@@ -128,6 +132,11 @@ pub struct StreamResult {
     /// Datagrams that do not belong to the stream's plan (ignored).
     pub foreign: u64,
     pub delay: Option<DelaySummary>,
+    /// Measured: the mean time between consecutive arrivals of one burst, per sequence step
+    /// (a lost datagram between two arrivals makes their time two steps), ms; None when no
+    /// two datagrams of one burst arrived in order (or from peers that did not measure it).
+    #[serde(default)]
+    pub burst_spacing_ms: Option<f64>,
     /// Bursts the sender started.
     pub bursts_sent: u64,
     /// Bursts whose every datagram arrived.

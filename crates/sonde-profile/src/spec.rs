@@ -10,7 +10,9 @@
 //! name = "status"
 //! direction = "to-server"   # or "from-server"
 //! size = 100                # bytes of UDP payload per datagram, sonde's 16-byte header included
-//! burst = 4                 # datagrams back to back
+//! burst = 4                 # datagrams per burst
+//! gap = "1ms"               # optional: from one datagram of a burst to the next (default 0:
+//!                           # back to back); "100us", "0.5ms"; the burst must fit its period
 //! period_ms = 200           # one burst every period
 //! offset_ms = 0             # first burst this long after the start
 //! late_ms = 50              # a datagram delayed more than this counts as late
@@ -21,8 +23,9 @@
 //! Unknown keys are errors, so a misspelt key never silently falls back to a default. The same
 //! structure travels to the server inside the test request, checked again there.
 
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Timing};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use thiserror::Error;
 
 /// Limits that keep a profile (and what a peer can make a server allocate) bounded.
@@ -77,8 +80,13 @@ pub struct StreamSpec {
     pub direction: Direction,
     /// Bytes of UDP payload per datagram.
     pub size: u32,
-    /// Datagrams sent back to back at each burst.
+    /// Datagrams sent at each burst.
     pub burst: u32,
+    /// Time from one datagram of a burst to the next, as written (`"1ms"`, `"100us"`; the
+    /// lab's duration notation, [`sonde_stats::units::parse_scenario_duration`]); absent: 0,
+    /// back to back. Checked by [`Profile::validate`]; [`StreamSpec::gap_ns`] is its value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
     /// Milliseconds from one burst's start to the next.
     pub period_ms: f64,
     /// Milliseconds from the start of the profile to the first burst.
@@ -205,6 +213,24 @@ impl Profile {
 }
 
 impl StreamSpec {
+    /// The gap between the datagrams of a burst, nanoseconds (0 when absent, and for a gap
+    /// that does not parse, which [`Profile::validate`] refuses).
+    pub fn gap_ns(&self) -> u64 {
+        self.gap_duration()
+            .ok()
+            .and_then(|d| u64::try_from(d.as_nanos()).ok())
+            .unwrap_or(0)
+    }
+
+    fn gap_duration(&self) -> Result<Duration, String> {
+        match &self.gap {
+            None => Ok(Duration::ZERO),
+            Some(text) => {
+                sonde_stats::units::parse_scenario_duration(text).map_err(|e| format!("gap: {e}"))
+            }
+        }
+    }
+
     /// Average rate over a period, bits/s.
     pub fn average_bitrate(&self) -> f64 {
         f64::from(self.size) * 8.0 * f64::from(self.burst) / (self.period_ms / 1000.0)
@@ -234,6 +260,7 @@ impl StreamSpec {
                 self.period_ms
             ));
         }
+        self.check_gap()?;
         if !(0.0..profile_s * 1000.0).contains(&self.offset_ms) {
             return Err(format!(
                 "offset_ms must be 0 or more and start within the profile's {profile_s} s, got {}",
@@ -275,7 +302,35 @@ impl Schedule {
     /// Here rather than in [`crate::schedule`], so that the plan's arithmetic does not depend
     /// on the model that uses it to check a profile's size.
     pub fn new(s: &StreamSpec, profile_s: f64) -> Self {
-        Self::from_timing(s.offset_ms, s.period_ms, s.burst, s.duration_s, profile_s)
+        let timing = Timing {
+            offset_ms: s.offset_ms,
+            period_ms: s.period_ms,
+            burst: s.burst,
+            gap_ns: s.gap_ns(),
+            duration_s: s.duration_s,
+        };
+        Self::from_timing(timing, profile_s)
+    }
+}
+
+impl StreamSpec {
+    /// The gap parses, and a burst with its gaps fits its period: `burst` datagrams `gap`
+    /// apart take `burst x gap` (the last one's own slot included), at most the period, so
+    /// one burst ends before the next begins.
+    fn check_gap(&self) -> Result<(), String> {
+        let gap = self.gap_duration()?;
+        let span_ns = gap.as_nanos().saturating_mul(u128::from(self.burst));
+        let period_ns = (self.period_ms * 1e6) as u128;
+        if span_ns > period_ns {
+            return Err(format!(
+                "{} datagrams {} apart take {} ms, longer than the period of {} ms",
+                self.burst,
+                self.gap.as_deref().unwrap_or("0"),
+                span_ns as f64 / 1e6,
+                self.period_ms
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -361,6 +416,54 @@ late_ms = 100
     }
 
     #[test]
+    fn a_gap_parses_and_must_let_the_burst_fit_its_period() {
+        let gapped = FILE.replace("burst = 30", "burst = 30\ngap = \"100us\"");
+        let p = Profile::from_toml(&gapped).unwrap();
+        assert_eq!(p.streams[1].gap_ns(), 100_000);
+        assert_eq!(p.streams[0].gap_ns(), 0);
+        assert_eq!(
+            Schedule::new(&p.streams[1], 10.0).send_ns(2),
+            Some(150_100_000)
+        );
+        // Written back as written, and read back the same.
+        let text = p.to_toml().unwrap();
+        assert!(text.contains("gap = \"100us\""), "{text}");
+        assert_eq!(Profile::from_toml(&text).unwrap(), p);
+        // 30 datagrams 1 ms apart fill 30 ms: at most the period.
+        let fits = FILE
+            .replace("burst = 30", "burst = 30\ngap = \"1ms\"")
+            .replace("period_ms = 1000", "period_ms = 30");
+        assert!(Profile::from_toml(&fits).is_ok());
+        let cases = [
+            (
+                "gap = \"1ms\"",
+                "period_ms = 29",
+                "longer than the period of 29 ms",
+            ),
+            ("gap = \"1\"", "period_ms = 1000", "has no unit"),
+            ("gap = \"1 parsec\"", "period_ms = 1000", "gap"),
+            ("gap = \"-1ms\"", "period_ms = 1000", "gap"),
+        ];
+        for (gap, period, says) in cases {
+            let bad = FILE
+                .replace("burst = 30", &format!("burst = 30\n{gap}"))
+                .replace("period_ms = 1000", period);
+            let e = Profile::from_toml(&bad).unwrap_err();
+            assert!(
+                matches!(&e, ProfileError::Stream { stream, .. } if stream == "reply"),
+                "{gap}: {e:?}"
+            );
+            assert!(e.to_string().contains(says), "{gap}: {e}");
+        }
+        // Not a string: the file is not a profile.
+        let number = FILE.replace("burst = 30", "burst = 30\ngap = 1");
+        assert!(matches!(
+            Profile::from_toml(&number),
+            Err(ProfileError::Toml(_))
+        ));
+    }
+
+    #[test]
     fn a_profile_too_big_to_account_is_refused() {
         // 1 ms period, 1000-datagram bursts for a day: 86.4 M bursts.
         let huge = FILE
@@ -375,9 +478,16 @@ late_ms = 100
     fn a_streams_plan_is_its_timing_in_the_profile() {
         let p = Profile::from_toml(FILE).unwrap();
         let reply = &p.streams[1];
+        let timing = Timing {
+            offset_ms: 150.0,
+            period_ms: 1000.0,
+            burst: 30,
+            gap_ns: 0,
+            duration_s: None,
+        };
         assert_eq!(
             Schedule::new(reply, p.duration_s),
-            Schedule::from_timing(150.0, 1000.0, 30, None, 10.0)
+            Schedule::from_timing(timing, 10.0)
         );
         // 1 s period from 150 ms in a 10 s profile: bursts at 0.15 .. 9.15 s.
         assert_eq!(Schedule::new(reply, p.duration_s).bursts(), 10);

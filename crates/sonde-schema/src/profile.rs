@@ -59,6 +59,10 @@ pub struct ProfileStream {
     pub size: Option<u32>,
     #[serde(default)]
     pub burst: Option<u32>,
+    /// The plan's time between the datagrams of a burst, ms (0: back to back; absent from
+    /// older runs).
+    #[serde(default)]
+    pub gap_ms: Option<f64>,
     #[serde(default)]
     pub period_ms: Option<f64>,
     /// When the first burst was due, ms after the start (0 from older peers).
@@ -80,6 +84,10 @@ pub struct ProfileStream {
     /// null when no delay was kept.
     #[serde(default)]
     pub delay: Option<Delay>,
+    /// Measured: the mean time between consecutive arrivals of one burst, per sequence step,
+    /// ms; null when no two datagrams of one burst arrived in order (absent from older runs).
+    #[serde(default)]
+    pub burst_spacing_ms: Option<f64>,
     #[serde(default)]
     pub bursts_sent: Option<u64>,
     #[serde(default)]
@@ -155,6 +163,7 @@ mod tests {
                 direction: "to-server".into(),
                 size: Some(800),
                 burst: Some(25),
+                gap_ms: Some(1.0),
                 period_ms: Some(5000.0),
                 offset_ms: 0.0,
                 late_ms: Some(50.0),
@@ -166,6 +175,7 @@ mod tests {
                 duplicates: Some(0),
                 foreign: Some(0),
                 delay: None,
+                burst_spacing_ms: Some(1.02),
                 bursts_sent: Some(1),
                 bursts_complete: Some(0),
                 bursts_late: Some(0),

@@ -35,8 +35,9 @@ pub struct ProfileRunArgs {
     pub clock_synced: bool,
     /// One JSON document: the profile's figures per stream (sent, received, lost, late,
     /// out_of_order, duplicates, foreign, delay with its basis and percentiles 0..100,
-    /// bursts_sent, bursts_complete, bursts_late, exceptions = the incomplete or late
-    /// bursts), ran_s, planned_s, clock_synced, ended_early, error
+    /// gap_ms and the measured burst_spacing_ms, bursts_sent, bursts_complete, bursts_late,
+    /// exceptions = the incomplete or late bursts), ran_s, planned_s, clock_synced,
+    /// ended_early, error
     #[arg(short = 'J', long = "json", conflicts_with = "json_stream")]
     pub json: bool,
     /// JSON lines: a "note" line per progress note as it happens, then a "stream" line per

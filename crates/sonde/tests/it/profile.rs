@@ -1,6 +1,7 @@
 //! Integration tests of `sonde profile`: the real binary against a real server over
-//! 127.0.0.1, streams both ways at once, the table and -J, Ctrl-C mid-run keeping the partial
-//! figures, and what the commands say about bad profiles. About 10 s in all.
+//! 127.0.0.1, streams both ways at once, the built-in stress plan's counts, the gap inside
+//! bursts, the table and -J, Ctrl-C mid-run keeping the partial figures, and what the
+//! commands say about bad profiles. About 15 s in all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
@@ -111,6 +112,162 @@ fn the_measured_clock_offset_is_zero_on_one_host_and_corrects_both_ends() {
     }
 }
 
+/// `monitoring-stress` cut to 2.005 s sends exactly its plan each way, the bursts cut at the
+/// end as the schedule cuts them: a burst due before the end goes whole (the device's status
+/// burst due at 2.0 s, its datagrams 1 ms apart to 2.007 s, sent by the server after the
+/// client's own plan is through), one due at or after it not at all; and every burst keeps
+/// its gap on arrival.
+#[test]
+fn monitoring_stress_sends_its_plan_each_way_with_its_gaps() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let out = run(
+        &profile_args(
+            &server,
+            &["monitoring-stress", "-t", "2.005", "-J", "--clock-synced"],
+        ),
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(doc.get("ended_early").is_none(), "{doc}");
+    // (name, direction, gap ms, bursts, datagrams per burst) for 2.005 s of the plan:
+    // status from 0 every 200 ms: 0, 0.2, ..., 2.0 s (11); telemetry from 50 ms: 0.05 ..
+    // 1.85 s (10); bulk from 100 ms every 5 s: once; the host's from 25, 75, 125 ms: 10, 10,
+    // once; host-large from 150 ms every 1 s: 0.15 and 1.15 s.
+    let plan = [
+        ("status", "from-server", 1.0, 11, 8),
+        ("telemetry", "from-server", 1.0, 10, 4),
+        ("bulk", "from-server", 1.0, 1, 50),
+        ("host-status", "to-server", 0.1, 10, 8),
+        ("host-telemetry", "to-server", 0.1, 10, 4),
+        ("host-bulk", "to-server", 0.1, 1, 50),
+        ("host-large", "to-server", 0.1, 2, 30),
+    ];
+    let streams = arr(&doc, "streams");
+    assert_eq!(streams.len(), plan.len(), "{doc}");
+    for (s, (name, direction, gap_ms, bursts, burst)) in streams.iter().zip(plan) {
+        assert_eq!(text(s, "name"), name, "{s}");
+        assert_eq!(text(s, "direction"), direction, "{s}");
+        assert_eq!(uint(s, "burst"), burst, "{s}");
+        assert_eq!(uint(s, "bursts_sent"), bursts, "{s}");
+        assert_eq!(uint(s, "sent"), bursts * burst, "{s}");
+        assert_eq!(uint(s, "received"), bursts * burst, "{s}");
+        assert_eq!(uint(s, "lost"), 0, "{s}");
+        assert_eq!(uint(s, "bursts_complete"), bursts, "{s}");
+        // The receiver's own measure of the spacing: at least the gap (a loaded host spreads
+        // a burst out, it cannot bring its datagrams closer than the sender let them go).
+        assert_eq!(num(s, "gap_ms"), gap_ms, "{s}");
+        let spacing = num(s, "burst_spacing_ms");
+        assert!(spacing >= 0.9 * gap_ms, "{name}: {spacing} ms apart: {s}");
+    }
+    assert!(num(&doc, "ran_s") >= 2.005, "{doc}");
+}
+
+/// Spaced streams each way arrive spaced by at least their gap, by what the receiving end
+/// measured; a stream of the same run sent back to back arrives far closer than that, so the
+/// spacing figure measures the bursts and not the host.
+const GAPS: &str = r#"
+name = "gaps"
+duration_s = 1
+
+[[stream]]
+name = "up-spaced"
+direction = "to-server"
+size = 200
+burst = 10
+gap = "2ms"
+period_ms = 100
+late_ms = 100
+
+[[stream]]
+name = "down-spaced"
+direction = "from-server"
+size = 1000
+burst = 10
+gap = "3ms"
+period_ms = 100
+offset_ms = 40
+late_ms = 100
+
+[[stream]]
+name = "down-together"
+direction = "from-server"
+size = 1000
+burst = 10
+period_ms = 100
+offset_ms = 80
+late_ms = 100
+"#;
+
+#[test]
+fn the_gap_is_kept_inside_bursts_both_ways() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let dir = TempDir::new("profile-gaps");
+    let file = dir.file("gaps.toml");
+    std::fs::write(&file, GAPS).unwrap();
+    let out = run(
+        &profile_args(&server, &[file.to_str().unwrap(), "-J"]),
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let streams = arr(&doc, "streams");
+    for (s, gap_ms) in streams.iter().zip([2.0, 3.0, 0.0]) {
+        // 10 bursts of 10 in 1 s, each whole.
+        assert_eq!(uint(s, "received"), 100, "{s}");
+        assert_eq!(uint(s, "bursts_complete"), 10, "{s}");
+        assert_eq!(num(s, "gap_ms"), gap_ms, "{s}");
+    }
+    for s in &streams[..2] {
+        let (gap, spacing) = (num(s, "gap_ms"), num(s, "burst_spacing_ms"));
+        assert!(
+            spacing >= 0.9 * gap,
+            "{spacing} ms apart, gap {gap} ms: {s}"
+        );
+    }
+    // Back to back: well under the smaller gap.
+    let together = num(&streams[2], "burst_spacing_ms");
+    assert!(
+        together < 1.0,
+        "back to back, {together} ms apart: {}",
+        streams[2]
+    );
+    // The table says the same.
+    let out = run(
+        &profile_args(&server, &[file.to_str().unwrap(), "-t", "0.5"]),
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.contains("Spacing inside bursts"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A gap that does not parse, or a burst whose gaps do not fit its period, is refused before
+/// anything is sent, naming the stream.
+#[test]
+fn a_bad_gap_is_refused_naming_the_stream() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = TempDir::new("profile-bad-gap");
+    let file = dir.file("bad.toml");
+    for (gap, says) in [
+        ("1 parsec", "stream \"down-spaced\": gap: "),
+        ("11ms", "stream \"down-spaced\": 10 datagrams 11ms apart take 110 ms, longer than the period of 100 ms"),
+    ] {
+        std::fs::write(&file, GAPS.replace("\"3ms\"", &format!("\"{gap}\""))).unwrap();
+        let out = run(
+            &["profile", "run", "127.0.0.1", "-p", "9", file.to_str().unwrap()],
+            DEADLINE,
+        );
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stderr.contains(says), "{gap}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn the_table_names_every_stream_and_the_delay_estimate() {
     let _turn = crate::turns::take(module_path!());
@@ -120,7 +277,13 @@ fn the_table_names_every_stream_and_the_delay_estimate() {
         DEADLINE,
     );
     assert!(out.status.success(), "{out:?}");
-    for name in ["status", "telemetry", "bulk", "far-end", "from-server"] {
+    for name in [
+        "status",
+        "host-telemetry",
+        "host-large",
+        "from-server",
+        "to-server",
+    ] {
         assert!(out.stdout.contains(name), "{name} missing:\n{}", out.stdout);
     }
     assert!(
@@ -134,8 +297,13 @@ fn the_table_names_every_stream_and_the_delay_estimate() {
         "{}",
         out.stdout
     );
-    // 8 status bursts of 8 (every 200 ms in 1.5 s), all whole.
+    // 8 status bursts of 8 (every 200 ms in 1.5 s), all whole, 1 ms apart.
     assert!(out.stdout.contains("100Bx8/200ms"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("Spacing inside bursts"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("8/8"), "{}", out.stdout);
 }
 
@@ -154,7 +322,7 @@ fn ctrl_c_keeps_the_partial_figures() {
     assert!(text(&doc, "ended_early").contains("Ctrl-C"), "{doc}");
     let streams = arr(&doc, "streams");
     // Both ends' streams are there, counted against what was really sent.
-    assert_eq!(streams.len(), 4, "{doc}");
+    assert_eq!(streams.len(), 7, "{doc}");
     for s in streams {
         assert!(uint(s, "sent") > 0, "{s}");
         assert_eq!(uint(s, "lost"), 0, "{s}");
