@@ -23,7 +23,7 @@
 
 use crate::message::{
     negotiate, Abort, Accept, Hello, Message, Refusal, RefuseCode, Results, Stop, TestParams,
-    Welcome, CAPABILITIES,
+    Welcome, CAPABILITIES, LINK_FACTS,
 };
 use crate::preamble::Cookie;
 use crate::psk::{self, Nonce, Psk};
@@ -83,6 +83,8 @@ pub enum ClientEvent {
         caps: Vec<String>,
         software: String,
         congestion_available: Vec<String>,
+        /// The server's link facts, bounded; `None` when it reported none.
+        link: Option<Box<sonde_stats::link::LinkFacts>>,
     },
     Accepted {
         cookie: Cookie,
@@ -173,6 +175,7 @@ impl ClientSession {
                     caps: negotiate(&w.caps),
                     software: w.software,
                     congestion_available: w.congestion_available,
+                    link: w.link.map(|l| Box::new(l.bounded())),
                 });
             }
             (S::AwaitAccept, Message::Accept(a)) => {
@@ -333,6 +336,8 @@ pub struct ServerSession {
     events: VecDeque<ServerEvent>,
     /// `--psk-file`: the key and this connection's fresh challenge.
     psk: Option<(Psk, Nonce)>,
+    /// This end's link facts, for a client that lists `link-facts`.
+    link: Option<sonde_stats::link::LinkFacts>,
 }
 
 impl ServerSession {
@@ -345,7 +350,14 @@ impl ServerSession {
             out: VecDeque::new(),
             events: VecDeque::new(),
             psk: None,
+            link: None,
         }
+    }
+
+    /// The facts of the link the client reached this end by, for its welcome (sent only to a
+    /// client that lists `link-facts`). Call before the first `handle`.
+    pub fn set_link(&mut self, link: sonde_stats::link::LinkFacts) {
+        self.link = Some(link);
     }
 
     /// Requires the client to prove it holds `psk`, answering `nonce` (fresh and random for
@@ -405,6 +417,10 @@ impl ServerSession {
                     caps: self.caps.clone(),
                     congestion_available: self.congestion_available.clone(),
                     auth_nonce: self.psk.as_ref().map(|(_, n)| psk::hex(n)),
+                    link: self
+                        .link
+                        .clone()
+                        .filter(|_| self.caps.iter().any(|c| c == LINK_FACTS)),
                 }));
                 self.events.push_back(ServerEvent::Greeted {
                     caps: self.caps.clone(),

@@ -87,13 +87,11 @@ fn lengths(a: &SweepArgs, protocol: Protocol) -> Result<Vec<u32>, String> {
 }
 
 /// The search for the highest rate within `--max-loss`, between `--min-rate` and
-/// `--max-rate`, per length.
+/// `--max-rate` (or the link's speed), per length.
 fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
-    let Some(ceiling) = a.max_rate else {
-        return Err("give the link's nominal rate as the search's ceiling with \
-                    --max-rate RATE (e.g. --max-rate 100m): sonde does not read link \
-                    speeds yet"
-            .into());
+    let ceiling = match a.max_rate {
+        Some(r) => r,
+        None => link_ceiling(a)?,
     };
     if ceiling <= a.min_rate {
         return Err(format!(
@@ -114,6 +112,36 @@ fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
             max_steps: a.max_steps,
         },
     })
+}
+
+/// Without `--max-rate`: the speed of the interface this host reaches the server by, said on
+/// stderr. A speed the driver does not report (loopback, a virtio NIC), or one a virtual
+/// interface reports (veth's constant 10 Gbit/s is no link's), is no ceiling.
+fn link_ceiling(a: &SweepArgs) -> Result<u64, String> {
+    let give = "give the link's nominal rate as the search's ceiling with --max-rate RATE \
+                (e.g. --max-rate 100m)";
+    let f = sonde_platform::link_facts::towards(&a.host, a.port, a.ip.family())
+        .map_err(|e| format!("{give}: the link towards {} is unknown: {e}", a.host))?;
+    match f.speed_bps {
+        Some(speed) if !f.is_virtual() => {
+            eprintln!(
+                "sonde sweep: ceiling: the link's {} ({})",
+                format_bitrate(speed.bits_per_sec() as f64),
+                f.interface
+            );
+            Ok(speed.bits_per_sec())
+        }
+        Some(speed) => Err(format!(
+            "{give}: {} is a virtual interface, and the {} it reports is its driver's \
+             constant, not a link's speed",
+            f.interface,
+            format_bitrate(speed.bits_per_sec() as f64)
+        )),
+        None => Err(format!(
+            "{give}: the link speed was not readable on {}",
+            f.interface
+        )),
+    }
 }
 
 /// The client side of every step: the server, the family, the key, the timeouts.
