@@ -28,6 +28,7 @@ use crate::message::{
 use crate::preamble::Cookie;
 use crate::psk::{self, Nonce, Psk};
 use crate::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use sonde_stats::link::LinkFacts;
 use sonde_stats::model::IntervalReport;
 use std::collections::VecDeque;
 use thiserror::Error;
@@ -84,7 +85,7 @@ pub enum ClientEvent {
         software: String,
         congestion_available: Vec<String>,
         /// The server's link facts, bounded; `None` when it reported none.
-        link: Option<Box<sonde_stats::link::LinkFacts>>,
+        link: Option<Box<LinkFacts>>,
     },
     Accepted {
         cookie: Cookie,
@@ -175,7 +176,7 @@ impl ClientSession {
                     caps: negotiate(&w.caps),
                     software: w.software,
                     congestion_available: w.congestion_available,
-                    link: w.link.map(|l| Box::new(l.bounded())),
+                    link: w.link.map(LinkFacts::bounded),
                 });
             }
             (S::AwaitAccept, Message::Accept(a)) => {
@@ -337,7 +338,7 @@ pub struct ServerSession {
     /// `--psk-file`: the key and this connection's fresh challenge.
     psk: Option<(Psk, Nonce)>,
     /// This end's link facts, for a client that lists `link-facts`.
-    link: Option<sonde_stats::link::LinkFacts>,
+    link: Option<LinkFacts>,
 }
 
 impl ServerSession {
@@ -356,7 +357,7 @@ impl ServerSession {
 
     /// The facts of the link the client reached this end by, for its welcome (sent only to a
     /// client that lists `link-facts`). Call before the first `handle`.
-    pub fn set_link(&mut self, link: sonde_stats::link::LinkFacts) {
+    pub fn set_link(&mut self, link: LinkFacts) {
         self.link = Some(link);
     }
 
@@ -420,7 +421,8 @@ impl ServerSession {
                     link: self
                         .link
                         .clone()
-                        .filter(|_| self.caps.iter().any(|c| c == LINK_FACTS)),
+                        .filter(|_| self.caps.iter().any(|c| c == LINK_FACTS))
+                        .map(Box::new),
                 }));
                 self.events.push_back(ServerEvent::Greeted {
                     caps: self.caps.clone(),

@@ -59,7 +59,7 @@ pub fn meta(r: &Report) -> Vec<(String, String)> {
     out.push((tool.into(), join(&m.tools)));
     out.push(("Hosts".into(), join(&m.hosts)));
     if !m.links.is_empty() {
-        out.push(("Links".into(), join(&m.links)));
+        out.push(("Links".into(), m.links.join("; ")));
     }
     if !m.kernels.is_empty() {
         out.push(("Kernel".into(), join(&m.kernels)));

@@ -329,32 +329,6 @@ fn intervals(list: &[Interval], direction: &str, role: &str) -> (Vec<Series>, Ve
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sum_without_its_rate_is_an_error_naming_the_field_not_a_dash() {
-        let doc = serde_json::json!({"start": {"test_start": {"protocol": "TCP"}},
-            "end": {"sum_sent": {"bytes": 1000, "bits_per_second": 8000.0},
-                    "sum_received": {"bytes": 1000}}});
-        let e = throughput(&doc).unwrap_err();
-        assert!(
-            e.contains("throughput") && e.contains("`bits_per_second`"),
-            "{e}"
-        );
-        let ok = serde_json::json!({"start": {"test_start": {"protocol": "tcp"}},
-            "end": {"sum_received": {"bytes": 1000, "bits_per_second": 8000.0}}});
-        let t = throughput(&ok).unwrap();
-        assert_eq!(t.protocol, "TCP");
-        assert_eq!(t.directions[0].received_bps, Some(8000.0));
-        assert!(
-            !t.partial,
-            "an end without sonde's partial flag is complete"
-        );
-    }
-}
-
 /// The links a sonde client recorded (`start.sonde.link`), one line per end for the report's
 /// header: `"client lo: speed unknown, MTU 65536, driver none (virtual)"`. Empty for a
 /// document without them (iperf3's, older sonde's).
@@ -389,4 +363,48 @@ fn role_of_start(start: &sonde_schema::throughput::Start) -> &str {
         .as_ref()
         .and_then(|s| s.role.as_deref())
         .unwrap_or("client")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sum_without_its_rate_is_an_error_naming_the_field_not_a_dash() {
+        let doc = serde_json::json!({"start": {"test_start": {"protocol": "TCP"}},
+            "end": {"sum_sent": {"bytes": 1000, "bits_per_second": 8000.0},
+                    "sum_received": {"bytes": 1000}}});
+        let e = throughput(&doc).unwrap_err();
+        assert!(
+            e.contains("throughput") && e.contains("`bits_per_second`"),
+            "{e}"
+        );
+        let ok = serde_json::json!({"start": {"test_start": {"protocol": "tcp"}},
+            "end": {"sum_received": {"bytes": 1000, "bits_per_second": 8000.0}}});
+        let t = throughput(&ok).unwrap();
+        assert_eq!(t.protocol, "TCP");
+        assert_eq!(t.directions[0].received_bps, Some(8000.0));
+        assert!(
+            !t.partial,
+            "an end without sonde's partial flag is complete"
+        );
+    }
+
+    #[test]
+    fn the_header_lists_each_ends_link_or_says_it_was_not_reported() {
+        let doc = serde_json::json!({"start": {"test_start": {"protocol": "TCP"},
+            "sonde": {"role": "client", "link": {
+                "local": {"interface": "eth0", "speed_bps": 1_000_000_000u64, "mtu": 1500,
+                          "driver": "igb"},
+                "remote": null}}}});
+        assert_eq!(
+            link_lines(&doc),
+            [
+                "client eth0: speed 1.00 Gbit/s, MTU 1500, driver igb",
+                "server: not reported"
+            ]
+        );
+        let iperf3 = serde_json::json!({"start": {"test_start": {"protocol": "TCP"}}});
+        assert!(link_lines(&iperf3).is_empty());
+    }
 }

@@ -69,7 +69,7 @@ impl LinkFacts {
 
     /// The facts with every text cut to a sane length and stripped of control characters:
     /// what a reader of a peer's facts keeps.
-    pub fn bounded(mut self) -> Self {
+    pub fn bounded(mut self: Box<Self>) -> Box<Self> {
         let clean = |s: &mut String| {
             *s = s
                 .chars()
@@ -110,11 +110,11 @@ mod tests {
 
     #[test]
     fn a_peers_texts_are_cut_and_cleaned() {
-        let f = LinkFacts {
+        let f = Box::new(LinkFacts {
             interface: "eth0\u{1b}[31m".into(),
             driver: Some("x".repeat(10_000)),
             ..LinkFacts::default()
-        }
+        })
         .bounded();
         assert_eq!(f.interface, "eth0[31m");
         assert_eq!(f.driver.map(|d| d.len()), Some(MAX_TEXT));

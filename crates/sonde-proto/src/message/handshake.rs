@@ -34,7 +34,7 @@ pub struct Welcome {
     /// it by (capability `link-facts`; an older server sends none). Read through
     /// [`LinkFacts::bounded`](sonde_stats::link::LinkFacts::bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<sonde_stats::link::LinkFacts>,
+    pub link: Option<Box<sonde_stats::link::LinkFacts>>,
 }
 
 /// Why a server refuses a client or a test.
