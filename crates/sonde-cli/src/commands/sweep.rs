@@ -118,19 +118,30 @@ fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
 /// stderr. A speed the driver does not report (loopback, a virtio NIC), or one a virtual
 /// interface reports (veth's constant 10 Gbit/s is no link's), is no ceiling.
 fn link_ceiling(a: &SweepArgs) -> Result<u64, String> {
-    let give = "give the link's nominal rate as the search's ceiling with --max-rate RATE \
-                (e.g. --max-rate 100m)";
-    let f = sonde_platform::link_facts::towards(&a.host, a.port, a.ip.family())
-        .map_err(|e| format!("{give}: the link towards {} is unknown: {e}", a.host))?;
+    let f = sonde_platform::link_facts::towards(&a.host, a.port, a.ip.family()).map_err(|e| {
+        format!(
+            "{GIVE_MAX_RATE}: the link towards {} is unknown: {e}",
+            a.host
+        )
+    })?;
+    let ceiling = ceiling_of(&f)?;
+    eprintln!(
+        "sonde sweep: ceiling: the link's {} ({})",
+        format_bitrate(ceiling as f64),
+        f.interface
+    );
+    Ok(ceiling)
+}
+
+/// What a search without `--max-rate` is told to do when the link gives no ceiling.
+const GIVE_MAX_RATE: &str =
+    "give the link's nominal rate as the search's ceiling with --max-rate RATE (e.g. --max-rate 100m)";
+
+/// The ceiling the link's facts give: the speed of an interface with a device behind it.
+fn ceiling_of(f: &sonde_stats::link::LinkFacts) -> Result<u64, String> {
+    let give = GIVE_MAX_RATE;
     match f.speed_bps {
-        Some(speed) if !f.is_virtual() => {
-            eprintln!(
-                "sonde sweep: ceiling: the link's {} ({})",
-                format_bitrate(speed.bits_per_sec() as f64),
-                f.interface
-            );
-            Ok(speed.bits_per_sec())
-        }
+        Some(speed) if !f.is_virtual() => Ok(speed.bits_per_sec()),
         Some(speed) => Err(format!(
             "{give}: {} is a virtual interface, and the {} it reports is its driver's \
              constant, not a link's speed",
@@ -357,4 +368,39 @@ fn verdicts(a: &SweepArgs, rec: &SweepRecord) -> i32 {
         return exit::FAILED;
     }
     exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_stats::link::{LinkFacts, VIRTUAL_DRIVER};
+    use sonde_stats::units::Rate;
+
+    #[test]
+    fn only_a_device_s_reported_speed_is_a_ceiling() {
+        let gigabit = Some(Rate::from_bits_per_sec(1_000_000_000));
+        let nic = LinkFacts {
+            interface: "eth0".into(),
+            speed_bps: gigabit,
+            driver: Some("igb".into()),
+            ..LinkFacts::default()
+        };
+        assert_eq!(ceiling_of(&nic), Ok(1_000_000_000));
+        let veth = LinkFacts {
+            interface: "veth0".into(),
+            driver: Some(VIRTUAL_DRIVER.into()),
+            ..nic.clone()
+        };
+        let e = ceiling_of(&veth).unwrap_err();
+        assert!(
+            e.contains("veth0 is a virtual interface") && e.contains("--max-rate"),
+            "{e}"
+        );
+        let silent = LinkFacts {
+            speed_bps: None,
+            ..nic
+        };
+        let e = ceiling_of(&silent).unwrap_err();
+        assert!(e.contains("the link speed was not readable on eth0"), "{e}");
+    }
 }
