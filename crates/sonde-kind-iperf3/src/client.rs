@@ -444,7 +444,7 @@ impl Run<'_> {
         cookie: &Cookie,
         (connected, sockets): (Vec<ConnectedStream>, SocketFigures),
     ) -> TestStart {
-        sonde_runtime_core::start::start_event(
+        let mut start = sonde_runtime_core::start::start_event(
             &self.cfg.params,
             sonde_runtime_core::start::StartContext {
                 role: Role::Client,
@@ -456,7 +456,10 @@ impl Run<'_> {
                 connected,
                 sockets,
             },
-        )
+        );
+        // This host's link; iperf3 servers report none of theirs.
+        start.link = Some(sonde_runtime_core::start::link_pair(&local, &server, None));
+        start
     }
 
     fn partial(&mut self, e: &RunError) -> Option<TestSummary> {

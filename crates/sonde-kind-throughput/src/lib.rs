@@ -25,7 +25,9 @@ use sonde_runtime_core::control_wait::{self, flush};
 use sonde_runtime_core::engine::{Engine, LocalStream};
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::peer_rows::PeerRowOrder;
+use sonde_runtime_core::start::link_pair;
 use sonde_runtime_core::streams::{Budget, StreamConfig};
+use sonde_stats::link::LinkFacts;
 use sonde_stats::live_totals::LiveTotals;
 use sonde_stats::model::{
     ConnectedStream, Direction, Event, IntervalReport, Role, SocketFigures, StreamRole, TestStart,
@@ -152,7 +154,7 @@ impl ClientRun<'_> {
         local: SocketAddr,
     ) -> Result<TestSummary, RunError> {
         flush(conn, session)?;
-        self.await_welcome(conn, session, server)?;
+        let server_link = self.await_welcome(conn, session, server)?;
         let cookie = match self.next_event(conn, session, "the server to accept the test")? {
             ClientEvent::Accepted { cookie } => cookie,
             other => return Err(unexpected(other)),
@@ -171,7 +173,8 @@ impl ClientRun<'_> {
         // some (`Engine::settle_clock`); the server's starts at the Start or at the data.
         let congestion = self.start_engine(streams)?;
         flush(conn, session)?;
-        let start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
+        let mut start = start_event(self.cfg, &server, &local, &cookie, (connected, sockets));
+        start.link = Some(link_pair(&local, &server, server_link));
         self.server_events.push(Event::Start(Box::new(
             sonde_runtime_core::start::as_seen_by_server(&start),
         )));
@@ -181,13 +184,14 @@ impl ClientRun<'_> {
         self.finish(conn, session, peer, stop_at, congestion)
     }
 
-    /// Waits for the server's welcome and checks that it can run the test as asked.
+    /// Waits for the server's welcome and checks that it can run the test as asked; returns
+    /// the server's link facts, if it sent them.
     fn await_welcome(
         &mut self,
         conn: &mut ControlConn,
         session: &mut ClientSession,
         server: SocketAddr,
-    ) -> Result<(), RunError> {
+    ) -> Result<Option<LinkFacts>, RunError> {
         let cfg = self.cfg;
         let p = &cfg.params;
         let welcome = self
@@ -200,14 +204,15 @@ impl ClientRun<'_> {
                 },
                 e => e,
             })?;
-        let server_cc = match welcome {
+        let (server_cc, link) = match welcome {
             ClientEvent::Welcomed {
                 congestion_available,
                 caps,
                 software,
+                link,
             } => {
                 check_capabilities(p, &caps, software)?;
-                congestion_available
+                (congestion_available, link.map(|l| *l))
             }
             other => return Err(unexpected(other)),
         };
@@ -215,7 +220,8 @@ impl ClientRun<'_> {
             check_congestion(algo, &server_cc, p.direction)?;
         }
         session.request();
-        flush(conn, session)
+        flush(conn, session)?;
+        Ok(link)
     }
 
     /// Starts this end's stream workers and the test clock; returns the congestion control

@@ -41,7 +41,9 @@
 //!   iperf3 counts them as out-of-order instead);
 //! - `start.timestamp.timemillisecs` as in iperf3 3.20;
 //! - `start.sonde`: `{"role": "client"|"server", "direction": "upload"|"reverse"|"bidir",
-//!   "congestion": string|null, "streams": [{"socket", "role": "sender"|"receiver"}]}`;
+//!   "congestion": string|null, "streams": [{"socket", "role": "sender"|"receiver"}],
+//!   "link" (a client's): {"local", "remote"}, each null or one end's link facts
+//!   ([`crate::link`])}`;
 //! - `end.sonde`: `{"partial": bool, "role", "direction", "remote_cpu_known": bool,
 //!   "error": string|null, "notes": [string]}`, where `notes` are the `Note` events seen up to
 //!   the end.
@@ -260,6 +262,7 @@ fn start_sonde(s: &TestStart) -> sstart::StartSonde {
                 role: stream_role_name(c.role).into(),
             })
             .collect(),
+        link: s.link.as_ref().map(crate::link::doc),
     }
 }
 

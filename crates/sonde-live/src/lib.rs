@@ -49,6 +49,7 @@ mod json_lines;
 pub mod latency_json;
 pub mod latency_model;
 pub mod latency_table;
+pub mod link;
 pub mod profile_report;
 pub mod rrul_json;
 pub mod serial;

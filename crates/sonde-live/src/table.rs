@@ -241,6 +241,11 @@ impl<W: Write> TableReporter<W> {
             }
             Role::Server => writeln!(self.out, "Accepted connection from {host}, port {port}")?,
         }
+        if let (true, Some(link)) = (self.verbose, &s.link) {
+            for line in crate::link::verbose_lines(link) {
+                writeln!(self.out, "{line}")?;
+            }
+        }
         for c in &s.connected {
             let (lh, lp) = split_host_port(&c.local);
             let (rh, rp) = split_host_port(&c.remote);

@@ -37,6 +37,7 @@ pub fn start(protocol: Protocol, direction: Direction, connected: Vec<ConnectedS
             gro: false,
         },
         connected,
+        link: None,
     }))
 }
 

@@ -3,7 +3,8 @@
 //! TCP_INFO, congestion control, socket options, thread CPU times, zero-copy sending and
 //! readiness waits sit behind these small functions so the engine above stays portable; host
 //! facts (`uname`, the wall clock), name resolution, the terminal's password prompt and the
-//! local time's text are here for the same reason.
+//! local time's text are here for the same reason, as are the facts of the link a test leaves
+//! by (`link_facts`: sysfs, the ethtool ioctl, the TCP sysctls).
 //!
 //! They are a crate of their own, below `sonde-runtime`, so that the runtime and the tools
 //! that need only a socket option, a clock or a lookup (the stress suite, the mesh, the
@@ -13,9 +14,11 @@
 pub mod affinity;
 pub mod cpu;
 pub mod discard;
+pub mod ethtool;
 pub mod flowlabel;
 pub mod host;
 pub mod icmp;
+pub mod link_facts;
 pub mod local_time;
 pub mod memory;
 pub mod mmsg;

@@ -23,11 +23,12 @@
 
 use crate::message::{
     negotiate, Abort, Accept, Hello, Message, Refusal, RefuseCode, Results, Stop, TestParams,
-    Welcome, CAPABILITIES,
+    Welcome, CAPABILITIES, LINK_FACTS,
 };
 use crate::preamble::Cookie;
 use crate::psk::{self, Nonce, Psk};
 use crate::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use sonde_stats::link::LinkFacts;
 use sonde_stats::model::IntervalReport;
 use std::collections::VecDeque;
 use thiserror::Error;
@@ -83,6 +84,8 @@ pub enum ClientEvent {
         caps: Vec<String>,
         software: String,
         congestion_available: Vec<String>,
+        /// The server's link facts, bounded; `None` when it reported none.
+        link: Option<Box<LinkFacts>>,
     },
     Accepted {
         cookie: Cookie,
@@ -173,6 +176,7 @@ impl ClientSession {
                     caps: negotiate(&w.caps),
                     software: w.software,
                     congestion_available: w.congestion_available,
+                    link: w.link.map(LinkFacts::bounded),
                 });
             }
             (S::AwaitAccept, Message::Accept(a)) => {
@@ -333,6 +337,8 @@ pub struct ServerSession {
     events: VecDeque<ServerEvent>,
     /// `--psk-file`: the key and this connection's fresh challenge.
     psk: Option<(Psk, Nonce)>,
+    /// This end's link facts, for a client that lists `link-facts`.
+    link: Option<LinkFacts>,
 }
 
 impl ServerSession {
@@ -345,7 +351,14 @@ impl ServerSession {
             out: VecDeque::new(),
             events: VecDeque::new(),
             psk: None,
+            link: None,
         }
+    }
+
+    /// The facts of the link the client reached this end by, for its welcome (sent only to a
+    /// client that lists `link-facts`). Call before the first `handle`.
+    pub fn set_link(&mut self, link: LinkFacts) {
+        self.link = Some(link);
     }
 
     /// Requires the client to prove it holds `psk`, answering `nonce` (fresh and random for
@@ -405,6 +418,11 @@ impl ServerSession {
                     caps: self.caps.clone(),
                     congestion_available: self.congestion_available.clone(),
                     auth_nonce: self.psk.as_ref().map(|(_, n)| psk::hex(n)),
+                    link: self
+                        .link
+                        .clone()
+                        .filter(|_| self.caps.iter().any(|c| c == LINK_FACTS))
+                        .map(Box::new),
                 }));
                 self.events.push_back(ServerEvent::Greeted {
                     caps: self.caps.clone(),

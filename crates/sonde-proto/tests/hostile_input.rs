@@ -348,6 +348,7 @@ fn message(rng: &mut Rng) -> Message {
             caps: vec!["tcp".into(), "live-intervals".into()],
             congestion_available: vec!["cubic".into(), "reno".into()],
             auth_nonce: None,
+            link: None,
         }),
         2 => Message::Refuse(Refusal {
             code: *rng.pick(&[
@@ -926,4 +927,58 @@ fn probe_parse_survives_random_and_mutated_input() {
             assert_eq!(Probe::parse(&out), Ok(q));
         }
     }
+}
+
+/// A welcome's `link` object from a hostile server: a body that does not fit the model is
+/// refused as a malformed message; one that fits reaches the client bounded (no control
+/// characters for its terminal, no field longer than a sane name), whatever its lengths.
+#[test]
+fn welcome_link_facts_from_a_hostile_server_stay_bounded() {
+    let mut rng = Rng::new(0x114C_FAC7);
+    let long = "\u{1b}[2J".repeat(5_000);
+    let bodies = [
+        format!(
+            r#"{{"interface":"{long}","driver":"{long}","duplex":"{long}","operstate":"x","tcp_congestion_control":"{long}"}}"#
+        ),
+        r#"{"interface":"eth0","speed_bps":-5}"#.to_owned(),
+        r#"{"interface":"eth0","tcp_rmem":[1,2]}"#.to_owned(),
+        r#"{"interface":"eth0","mtu":1e99}"#.to_owned(),
+        r#"{"interface":7}"#.to_owned(),
+        r#"{"interface":"eth0","speed_bps":18446744073709551615,"autoneg":true}"#.to_owned(),
+    ];
+    let mut bounded_seen = 0;
+    for body in &bodies {
+        for round in 0..20 {
+            // The body as written first, then mutations of it.
+            let link = match round {
+                0 => body.clone(),
+                _ => String::from_utf8_lossy(&mutate(&mut rng, body.as_bytes())).into_owned(),
+            };
+            let welcome = format!(
+                r#"{{"version":1,"software":"s","caps":["tcp","link-facts"],"link":{link}}}"#
+            );
+            let Ok(bytes) = frame::encode(0x02, welcome.as_bytes()) else {
+                continue;
+            };
+            let Ok(Some(m)) = Message::decode(&decode_one(&bytes)) else {
+                continue; // refused as malformed: the session never sees it
+            };
+            let mut c = ClientSession::new(TestParams::default(), "sonde-test");
+            let _ = c.handle(m);
+            while let Some(e) = c.poll_event() {
+                if let ClientEvent::Welcomed { link: Some(l), .. } = e {
+                    bounded_seen += 1;
+                    for text in [Some(&l.interface), l.driver.as_ref(), l.duplex.as_ref()]
+                        .into_iter()
+                        .flatten()
+                    {
+                        assert!(text.chars().count() <= 64, "{} chars", text.len());
+                        assert!(!text.chars().any(char::is_control));
+                    }
+                }
+            }
+        }
+    }
+    // The long body and the out-of-range-but-valid one at least reached the client.
+    assert!(bounded_seen >= 2, "{bounded_seen} welcomes with facts");
 }

@@ -146,6 +146,7 @@ fn from_run(path: &str, loaded: &LoadedRun, all_runs: &[RunId]) -> Report {
             lab_version: Some(run.sonde_version.clone()),
             tools: tools.into_iter().collect(),
             hosts: vec![run.hostname.clone()],
+            links: Vec::new(),
             kernels: vec![run.kernel.clone()],
             seed: Some(run.seed),
             started_unix: Some(run.started_unix),
@@ -292,12 +293,14 @@ fn doc_group(r: &ResultDoc) -> String {
 fn from_documents(docs: &[Document]) -> Report {
     let mut tools = BTreeSet::new();
     let mut hosts = BTreeSet::new();
+    let mut links = BTreeSet::new();
     let mut tests = Vec::new();
     for d in docs {
         // Inputs::parse_document checked that this reads.
         let result = result::read(&d.value).ok();
         if let Some(ResultDoc::Throughput(t)) = &result {
             hosts.extend(t.system_info.clone());
+            links.extend(crate::throughput::link_lines(&d.value));
         }
         let o = doc_outcome(result.as_ref());
         let tool = result.as_ref().and_then(tool_of);
@@ -343,6 +346,7 @@ fn from_documents(docs: &[Document]) -> Report {
             lab_version: None,
             tools: tools.into_iter().collect(),
             hosts: hosts.into_iter().collect(),
+            links: links.into_iter().collect(),
             kernels: Vec::new(),
             seed: None,
             started_unix: started,

@@ -42,6 +42,10 @@ pub struct Meta {
     /// The tools that wrote the results, with their versions: `sonde 0.1.0`, `iperf3 3.12`.
     pub tools: Vec<String>,
     pub hosts: Vec<String>,
+    /// The links the results recorded (a sonde client's throughput documents):
+    /// `"client eth0: speed 1.00 Gbit/s, MTU 1500, driver e1000e"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
     pub kernels: Vec<String>,
     pub seed: Option<u64>,
     pub started_unix: Option<f64>,

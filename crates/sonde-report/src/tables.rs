@@ -58,6 +58,9 @@ pub fn meta(r: &Report) -> Vec<(String, String)> {
     let tool = if m.tools.len() > 1 { "Tools" } else { "Tool" };
     out.push((tool.into(), join(&m.tools)));
     out.push(("Hosts".into(), join(&m.hosts)));
+    if !m.links.is_empty() {
+        out.push(("Links".into(), m.links.join("; ")));
+    }
     if !m.kernels.is_empty() {
         out.push(("Kernel".into(), join(&m.kernels)));
     }

@@ -12,6 +12,7 @@
 use serde_json::Value;
 use sonde_schema::throughput::end::{Cpu, End, UdpTotals};
 use sonde_schema::throughput::interval::Sum;
+use sonde_schema::throughput::link::LinkFacts;
 use sonde_schema::throughput::{Interval, ThroughputDocument, KIND};
 
 use crate::json::tool;
@@ -328,6 +329,42 @@ fn intervals(list: &[Interval], direction: &str, role: &str) -> (Vec<Series>, Ve
     )
 }
 
+/// The links a sonde client recorded (`start.sonde.link`), one line per end for the report's
+/// header: `"client lo: speed unknown, MTU 65536, driver none (virtual)"`. Empty for a
+/// document without them (iperf3's, older sonde's).
+pub(crate) fn link_lines(raw: &Value) -> Vec<String> {
+    let Ok(doc) = crate::json::model::<ThroughputDocument>(KIND, raw) else {
+        return Vec::new();
+    };
+    let (here, there) = match role_of_start(&doc.start) {
+        "server" => ("server", "client"),
+        _ => ("client", "server"),
+    };
+    let Some(link) = doc.start.sonde.and_then(|s| s.link) else {
+        return Vec::new();
+    };
+    let line = |end: &str, f: Option<LinkFacts>| match f {
+        None => format!("{end}: not reported"),
+        Some(f) => format!(
+            "{end} {}: speed {}, MTU {}, driver {}",
+            f.interface,
+            f.speed_bps
+                .map_or_else(|| "unknown".into(), |b| crate::fmt::rate(b as f64)),
+            f.mtu.map_or_else(|| "unknown".into(), |m| m.to_string()),
+            f.driver.as_deref().unwrap_or("unknown"),
+        ),
+    };
+    vec![line(here, link.local), line(there, link.remote)]
+}
+
+fn role_of_start(start: &sonde_schema::throughput::Start) -> &str {
+    start
+        .sonde
+        .as_ref()
+        .and_then(|s| s.role.as_deref())
+        .unwrap_or("client")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,5 +388,23 @@ mod tests {
             !t.partial,
             "an end without sonde's partial flag is complete"
         );
+    }
+
+    #[test]
+    fn the_header_lists_each_ends_link_or_says_it_was_not_reported() {
+        let doc = serde_json::json!({"start": {"test_start": {"protocol": "TCP"},
+            "sonde": {"role": "client", "link": {
+                "local": {"interface": "eth0", "speed_bps": 1_000_000_000u64, "mtu": 1500,
+                          "driver": "igb"},
+                "remote": null}}}});
+        assert_eq!(
+            link_lines(&doc),
+            [
+                "client eth0: speed 1.00 Gbit/s, MTU 1500, driver igb",
+                "server: not reported"
+            ]
+        );
+        let iperf3 = serde_json::json!({"start": {"test_start": {"protocol": "TCP"}}});
+        assert!(link_lines(&iperf3).is_empty());
     }
 }

@@ -3,9 +3,11 @@
 
 use crate::engine::DataSocket;
 use crate::streams::udp;
-use sonde_platform::{host, socket_figures};
+use sonde_platform::{host, link_facts, socket_figures};
 use sonde_proto::message::TestParams;
+use sonde_stats::link::{LinkFacts, LinkPair};
 use sonde_stats::model::{ConnectedStream, Role, SocketFigures, StreamRole, TestStart};
+use std::net::SocketAddr;
 
 /// What differs between the ends and protocols; the rest comes from the [`TestParams`].
 pub struct StartContext {
@@ -83,6 +85,16 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         fq_rate: p.fq_rate.bits_per_sec(),
         sockets: ctx.sockets,
         connected: ctx.connected,
+        link: None,
+    }
+}
+
+/// Both ends' link facts for a client's start: this host's, for the interface its control
+/// connection from `local` to `server` leaves by, and the server's as its welcome gave them.
+pub fn link_pair(local: &SocketAddr, server: &SocketAddr, remote: Option<LinkFacts>) -> LinkPair {
+    LinkPair {
+        local: link_facts::of_connection(local.ip(), server.ip()),
+        remote,
     }
 }
 
@@ -96,6 +108,9 @@ pub fn as_seen_by_server(client: &TestStart) -> TestStart {
     s.system_info = String::new();
     s.sockets = Default::default();
     std::mem::swap(&mut s.local, &mut s.remote);
+    if let Some(l) = &mut s.link {
+        std::mem::swap(&mut l.local, &mut l.remote);
+    }
     for c in &mut s.connected {
         std::mem::swap(&mut c.local, &mut c.remote);
         c.role = match c.role {

@@ -16,6 +16,7 @@ pub mod dual_stack;
 pub mod interval;
 pub mod jitter;
 pub mod latency;
+pub mod link;
 pub mod live_totals;
 pub mod model;
 pub mod sink;

@@ -94,6 +94,9 @@ pub struct TestStart {
     #[serde(default)]
     pub sockets: SocketFigures,
     pub connected: Vec<ConnectedStream>,
+    /// Both ends' links and TCP settings (a sonde client's tests; `None` elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LinkPair>,
 }
 
 /// What the kernel made of this host's data sockets, read back with getsockopt once they are

@@ -87,13 +87,11 @@ fn lengths(a: &SweepArgs, protocol: Protocol) -> Result<Vec<u32>, String> {
 }
 
 /// The search for the highest rate within `--max-loss`, between `--min-rate` and
-/// `--max-rate`, per length.
+/// `--max-rate` (or the link's speed), per length.
 fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
-    let Some(ceiling) = a.max_rate else {
-        return Err("give the link's nominal rate as the search's ceiling with \
-                    --max-rate RATE (e.g. --max-rate 100m): sonde does not read link \
-                    speeds yet"
-            .into());
+    let ceiling = match a.max_rate {
+        Some(r) => r,
+        None => link_ceiling(a)?,
     };
     if ceiling <= a.min_rate {
         return Err(format!(
@@ -114,6 +112,47 @@ fn search_mode(a: &SweepArgs, lengths: Vec<u32>) -> Result<SweepMode, String> {
             max_steps: a.max_steps,
         },
     })
+}
+
+/// Without `--max-rate`: the speed of the interface this host reaches the server by, said on
+/// stderr. A speed the driver does not report (loopback, a virtio NIC), or one a virtual
+/// interface reports (veth's constant 10 Gbit/s is no link's), is no ceiling.
+fn link_ceiling(a: &SweepArgs) -> Result<u64, String> {
+    let f = sonde_platform::link_facts::towards(&a.host, a.port, a.ip.family()).map_err(|e| {
+        format!(
+            "{GIVE_MAX_RATE}: the link towards {} is unknown: {e}",
+            a.host
+        )
+    })?;
+    let ceiling = ceiling_of(&f)?;
+    eprintln!(
+        "sonde sweep: ceiling: the link's {} ({})",
+        format_bitrate(ceiling as f64),
+        f.interface
+    );
+    Ok(ceiling)
+}
+
+/// What a search without `--max-rate` is told to do when the link gives no ceiling.
+const GIVE_MAX_RATE: &str =
+    "give the link's nominal rate as the search's ceiling with --max-rate RATE (e.g. --max-rate 100m)";
+
+/// The ceiling the link's facts give: the speed of an interface with a device behind it.
+fn ceiling_of(f: &sonde_stats::link::LinkFacts) -> Result<u64, String> {
+    let give = GIVE_MAX_RATE;
+    match f.speed_bps {
+        Some(speed) if !f.is_virtual() => Ok(speed.bits_per_sec()),
+        Some(speed) => Err(format!(
+            "{give}: {} is a virtual interface, and the {} it reports is its driver's \
+             constant, not a link's speed",
+            f.interface,
+            format_bitrate(speed.bits_per_sec() as f64)
+        )),
+        None => Err(format!(
+            "{give}: the link speed was not readable on {}",
+            f.interface
+        )),
+    }
 }
 
 /// The client side of every step: the server, the family, the key, the timeouts.
@@ -329,4 +368,39 @@ fn verdicts(a: &SweepArgs, rec: &SweepRecord) -> i32 {
         return exit::FAILED;
     }
     exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_stats::link::{LinkFacts, VIRTUAL_DRIVER};
+    use sonde_stats::units::Rate;
+
+    #[test]
+    fn only_a_device_s_reported_speed_is_a_ceiling() {
+        let gigabit = Some(Rate::from_bits_per_sec(1_000_000_000));
+        let nic = LinkFacts {
+            interface: "eth0".into(),
+            speed_bps: gigabit,
+            driver: Some("igb".into()),
+            ..LinkFacts::default()
+        };
+        assert_eq!(ceiling_of(&nic), Ok(1_000_000_000));
+        let veth = LinkFacts {
+            interface: "veth0".into(),
+            driver: Some(VIRTUAL_DRIVER.into()),
+            ..nic.clone()
+        };
+        let e = ceiling_of(&veth).unwrap_err();
+        assert!(
+            e.contains("veth0 is a virtual interface") && e.contains("--max-rate"),
+            "{e}"
+        );
+        let silent = LinkFacts {
+            speed_bps: None,
+            ..nic
+        };
+        let e = ceiling_of(&silent).unwrap_err();
+        assert!(e.contains("the link speed was not readable on eth0"), "{e}");
+    }
 }

@@ -21,7 +21,8 @@ pub struct OutputArgs {
     /// Rates in the table: k m g t (bits), K M G T (bytes), a/A adaptive (iperf3's -f)
     #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = parse_rate_unit)]
     pub rate_unit: Option<sonde_stats::units::RateUnit>,
-    /// More detail in the table: version, host, time, cookie and MSS (iperf3's -V)
+    /// More detail in the table: version, host, time, cookie and MSS (iperf3's -V), and a
+    /// client's links at both ends
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,
     /// Write the output to FILE instead of standard output

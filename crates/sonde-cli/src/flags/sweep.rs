@@ -34,8 +34,8 @@ pub struct SweepArgs {
     /// The loss a search step may have and still pass, in percent (e.g. 0.1%)
     #[arg(long = "max-loss", value_name = "PERCENT", default_value = "0.1%", value_parser = parse_percent)]
     pub max_loss: f64,
-    /// Highest rate a search tries, its first step (the link's nominal rate; needed: sonde
-    /// does not read link speeds yet)
+    /// Highest rate a search tries, its first step (the link's nominal rate; default: the
+    /// speed of the interface towards HOST, when its driver reports one)
     #[arg(long = "max-rate", value_name = "RATE", value_parser = parse_positive_rate)]
     pub max_rate: Option<u64>,
     /// Lowest rate a search tries; losing too much there ends it without a rate

@@ -30,6 +30,11 @@ pub struct Welcome {
     /// digits, which the client answers in [`TestParams::psk_answer`](super::TestParams::psk_answer) (see [`crate::psk`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_nonce: Option<String>,
+    /// The server's link and TCP settings, for the interface the control connection reached
+    /// it by (capability `link-facts`; an older server sends none). Read through
+    /// [`LinkFacts::bounded`](sonde_stats::link::LinkFacts::bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Box<sonde_stats::link::LinkFacts>>,
 }
 
 /// Why a server refuses a client or a test.

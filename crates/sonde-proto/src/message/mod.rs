@@ -24,6 +24,9 @@ pub use handshake::{Accept, Hello, Refusal, RefuseCode, Welcome};
 pub use params::{limits, ParamError, ProfileRequest, TestParams};
 pub use results::{Abort, PeerStream, ProcessLoad, Results, SentCount, Stop, MAX_RESULT_NOTES};
 
+/// The capability under which a server's welcome carries its link facts.
+pub const LINK_FACTS: &str = "link-facts";
+
 /// Capabilities this build implements.
 pub const CAPABILITIES: &[&str] = &[
     "tcp",
@@ -42,6 +45,7 @@ pub const CAPABILITIES: &[&str] = &[
     "capacity",
     "cpu-load",
     "coded-options",
+    LINK_FACTS,
     crate::psk::CAPABILITY,
     crate::probe_tag::CAPABILITY,
 ];

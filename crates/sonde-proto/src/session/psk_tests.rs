@@ -165,6 +165,7 @@ fn a_malformed_nonce_ends_the_client_session() {
         caps: vec![],
         congestion_available: vec![],
         auth_nonce: Some("xyz".into()),
+        link: None,
     };
     assert_eq!(c.handle(Message::Welcome(w)), Err(ProtocolError::BadNonce));
 }

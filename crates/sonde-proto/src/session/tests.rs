@@ -217,3 +217,46 @@ fn abort_from_client_mid_test() {
     }
     panic!("server never saw the abort");
 }
+
+/// The server's link facts reach a client that lists `link-facts`, bounded; a client that
+/// does not (an older sonde) never sees the field, and a server that set none sends none.
+#[test]
+fn link_facts_ride_the_welcome_only_when_negotiated() {
+    let facts = sonde_stats::link::LinkFacts {
+        interface: "eth0\n".into(),
+        mtu: Some(1500),
+        ..Default::default()
+    };
+    let welcomed_link = |client_caps: Option<Vec<String>>, set: bool| {
+        let mut s = ServerSession::new("srv", vec![]);
+        if set {
+            s.set_link(facts.clone());
+        }
+        let mut hello = Hello {
+            version: PROTOCOL_VERSION,
+            min_version: MIN_PROTOCOL_VERSION,
+            software: "test".into(),
+            caps: CAPABILITIES.iter().map(|c| (*c).to_string()).collect(),
+        };
+        if let Some(caps) = client_caps {
+            hello.caps = caps;
+        }
+        s.handle(Message::Hello(hello)).unwrap();
+        let Some(Message::Welcome(w)) = s.poll_transmit() else {
+            panic!("no welcome");
+        };
+        let mut c = ClientSession::new(params(), "test");
+        c.handle(Message::Welcome(w.clone())).unwrap();
+        match c.poll_event() {
+            Some(ClientEvent::Welcomed { link, .. }) => (w.link, link),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (sent, got) = welcomed_link(None, true);
+    assert_eq!(sent.as_ref().and_then(|l| l.mtu), Some(1500));
+    assert_eq!(got.map(|l| l.interface), Some("eth0".to_owned()));
+    let (sent, got) = welcomed_link(Some(vec!["tcp".into()]), true);
+    assert_eq!((sent, got), (None, None));
+    let (sent, got) = welcomed_link(None, false);
+    assert_eq!((sent, got), (None, None));
+}

@@ -43,11 +43,19 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
     let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
     let slot = ClientSlot::take(&shared.active, shared.cfg.max_clients);
     let source = shared.sessions.take(peer.ip());
+    // The interface the client reached this end by, for a welcome that tells it.
+    let link = stream
+        .local_addr()
+        .ok()
+        .and_then(|a| sonde_platform::link_facts::of_connection(a.ip(), peer.ip()));
     let Ok(mut conn) = ControlConn::new(stream) else {
         return;
     };
     conn.push_initial(early);
     let mut session = ServerSession::new(&software(), sockopt::available_congestion());
+    if let Some(l) = link {
+        session.set_link(l);
+    }
     if let Some(key) = &shared.cfg.auth.psk {
         match crate::auth::fresh_nonce() {
             Ok(n) => session.require_psk(key.clone(), n),

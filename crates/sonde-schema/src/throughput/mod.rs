@@ -20,6 +20,7 @@
 mod count;
 pub mod end;
 pub mod interval;
+pub mod link;
 pub mod start;
 
 use serde::{Deserialize, Serialize};

@@ -157,6 +157,9 @@ pub struct StartSonde {
     pub congestion: Option<String>,
     #[serde(default)]
     pub streams: Vec<StreamRole>,
+    /// Both ends' links (a sonde client's documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<super::link::Link>,
 }
 
 /// One element of `start.sonde.streams`.

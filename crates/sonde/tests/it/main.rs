@@ -47,6 +47,7 @@ mod lab_link_cut;
 mod lab_mesh;
 mod latency;
 mod latency_output;
+mod link_facts;
 mod lossy_setup;
 mod pacing_lab;
 mod postgres_store;

@@ -41,6 +41,7 @@ pub const SHARING: &[&str] = &[
     "lab",
     "lab_ctrl_c",
     "latency_output",
+    "link_facts",
     "lossy_setup",
     "postgres_store",
     "postgres_tls",
