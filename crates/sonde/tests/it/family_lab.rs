@@ -98,6 +98,39 @@ fn passed(report: &LabReport, name: &str) -> u64 {
         .sum()
 }
 
+/// With fragmenting forbidden (`ping -M do`), the client sends a 1480-byte IPv6 packet but
+/// refuses a 1481-byte one (its route MTU), and sends a 1500-byte IPv4 one (the link's MTU).
+fn pings_stay_within_the_family_mtu(lab: &Lab, v4: &str, v6: &str) {
+    if common::which("ping").is_none() {
+        assert!(!common::require_all(), "ping (iputils) is needed");
+        eprintln!("skipping the MTU pings: ping is not installed");
+        return;
+    }
+    let ping = |flag: &str, payload: &str, to: &str| {
+        let args = [flag, "-c", "1", "-W", "5", "-M", "do", "-s", payload, to];
+        in_node(lab, "client", "ping", &args)
+    };
+    // ICMP payload + 8 B ICMP header + 40 B IPv6 / 20 B IPv4 header.
+    let fits = ping("-6", "1432", v6);
+    assert_eq!(fits.code(), Some(0), "1480 B IPv6: {}", fits.describe());
+    let over = ping("-6", "1433", v6);
+    assert_ne!(
+        over.code(),
+        Some(0),
+        "1481 B IPv6 left: {}",
+        over.describe()
+    );
+    let text = format!("{}{}", over.stdout, over.stderr);
+    assert!(text.contains("1480"), "the refusal names the MTU: {text}");
+    let v4_full = ping("-4", "1472", v4);
+    assert_eq!(
+        v4_full.code(),
+        Some(0),
+        "1500 B IPv4: {}",
+        v4_full.describe()
+    );
+}
+
 #[test]
 fn ipv6_behind_a_slower_tunnel_makes_ipv4_better_on_latency() {
     let _turn = crate::turns::take(module_path!());
@@ -131,6 +164,7 @@ fn ipv6_behind_a_slower_tunnel_makes_ipv4_better_on_latency() {
             assert!(!r4.stdout.contains(" mtu "), "{node}: {}", r4.describe());
         }
     }
+    pings_stay_within_the_family_mtu(&lab, &v4, &v6);
     let (v, out) = compare(&lab);
     let report = lab.finish();
     eprintln!("tunnel-like IPv6: {}", v.summary);
