@@ -229,3 +229,62 @@ fn both_families_set_alike_give_no_latency_difference() {
         report.userspace
     );
 }
+
+/// The same link through `sonde lab run`, compare-ip as the scenario's test: the run counts
+/// its verdict exit (3, IPv4 better) as a result, exits 0, and records each family's stages.
+#[test]
+fn a_lab_run_records_the_verdict_and_each_familys_stages() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() {
+        return;
+    }
+    let text = chain()
+        .name("family-run")
+        .seed(38)
+        .host("client")
+        .link("wan")
+        .host("server")
+        .settings("tunnel")
+        .impair_inline(
+            "wan",
+            r#"delay = "5ms", ipv6 = { delay = "15ms", mtu = 1480 }"#,
+        )
+        .sonde(
+            "compare",
+            &[
+                "compare-ip",
+                "server",
+                "--ipv4-addr",
+                "{server4}",
+                "--ipv6-addr",
+                "{server6}",
+                "-c",
+                "50",
+                "-i",
+                "20ms",
+                "--throughput-time",
+                "0",
+            ],
+        )
+        .to_toml();
+    let dir = common::TempDir::new("family-run");
+    let out_dir = common::run_lab(&dir, &text, Duration::from_secs(120));
+    let doc = common::lab_result(&out_dir, "tunnel", "compare", 1);
+    assert_eq!(doc["verdict"]["better"], "ipv4", "{doc}");
+    assert_eq!(doc["verdict"]["measure"], "latency_median", "{doc}");
+    let store = sonde_store::Store::open_read_only(out_dir.join("results.db")).expect("db");
+    let run = store.latest_run().expect("runs").expect("a run");
+    let test = store.load_run(run).expect("the run").tests.remove(0);
+    let stats = test.stage_stats.expect("the userspace engine's counters");
+    for direction in ["a-to-b", "b-to-a"] {
+        let stages = stats[format!("wan {direction}")]["stages"]
+            .as_array()
+            .cloned();
+        let names: Vec<String> = stages
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| s[0].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(names, ["delay", "ipv6 delay"], "{direction}: {stats}");
+    }
+}
