@@ -12,7 +12,9 @@
 //! a packet-rate ceiling), a queue limit in bytes (netem's `limit` counts packets), reordering
 //! without delay (netem only reorders delayed packets), jitter with order kept and no rate
 //! (netem then reorders), and a half-duplex link (a qdisc shapes one interface's egress; the
-//! two directions' shared budget lives in the engine, [`crate::impair::SharedRate`]).
+//! two directions' shared budget lives in the engine, [`crate::impair::SharedRate`]), and
+//! per-family impairments (the engine splits frames by EtherType,
+//! [`crate::impair::FamilySplit`]).
 
 use serde::Serialize;
 
@@ -79,6 +81,8 @@ pub enum Impairment {
     Duplicate,
     /// Corruption.
     Corrupt,
+    /// A chain of its own for IPv4 or IPv6 frames (`ipv4 = {...}`, `ipv6 = {...}`).
+    PerFamily,
 }
 
 impl Impairment {
@@ -99,6 +103,7 @@ impl Impairment {
             (Impairment::Gemodel, imp.gemodel.is_some()),
             (Impairment::Duplicate, imp.duplicate.is_some()),
             (Impairment::Corrupt, imp.corrupt.is_some()),
+            (Impairment::PerFamily, imp.splits_families()),
         ]
         .into_iter()
         .filter_map(|(kind, set)| set.then_some(kind))
@@ -176,6 +181,12 @@ pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static 
         return Some((
             Userspace,
             "no qdisc models a frame ring with a packet-rate ceiling",
+        ));
+    }
+    if kinds.contains(&Impairment::PerFamily) {
+        return Some((
+            Userspace,
+            "no qdisc here gives IPv4 and IPv6 frames chains of their own",
         ));
     }
     if kinds.contains(&Impairment::HalfDuplex) {

@@ -12,6 +12,10 @@
 //! budget ([`SharedRate`]): [`build_settings`] makes one per such link and hands each
 //! direction its side.
 //!
+//! A direction with per-family overrides (`ipv6 = { delay = "20ms" }`) gets a
+//! [`FamilySplit`]: its own chain, and for each such family a chain built the same way from the
+//! direction's settings with the override's values, seeded from the link's name and the family.
+//!
 //! Each kind of stage has a fixed seed slot, so enabling one impairment does not change the
 //! random stream of another: the loss pattern of a 5 % loss link is the same with or without
 //! jitter added.
@@ -19,11 +23,11 @@
 use std::collections::HashMap;
 
 use crate::impair::{
-    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplex, Duplicate, GilbertElliott,
-    RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, SharedRate,
+    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplex, Duplicate, FamilySplit,
+    GilbertElliott, RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, SharedRate,
 };
 use crate::seed::{ChainSeed, Direction};
-use sonde_scenario::{Impairments, Scenario};
+use sonde_scenario::{Family, Impairments, Scenario};
 
 /// The fixed seed slot of each kind of stage. Slots 0 and 1 belong to the rate limiter and the
 /// device model, which draw no random numbers today.
@@ -115,8 +119,8 @@ pub struct LinkChain {
     pub link: String,
     /// The direction.
     pub direction: Direction,
-    /// The stages.
-    pub chain: Chain,
+    /// The stages: the direction's own chain, and a chain per family that has overrides.
+    pub chain: FamilySplit,
 }
 
 /// Why the chains of a setting could not be built.
@@ -170,7 +174,15 @@ pub fn build_settings(
                 _ => None,
             };
             let seed = ChainSeed::new(run_seed, link, direction);
-            let chain = build_chain_on(imp, seed, shared).map_err(err)?;
+            let mut chain = FamilySplit::new(build_chain_on(imp, seed, shared).map_err(err)?);
+            for family in Family::BOTH {
+                let Some(own) = imp.for_family(family) else {
+                    continue;
+                };
+                // A stream of its own, so a family's override leaves the other's draws alone.
+                let seed = ChainSeed::new(run_seed, &format!("{link} {family}"), direction);
+                chain = chain.with_family(family, build_chain(&own, seed).map_err(err)?);
+            }
             Ok(LinkChain {
                 link: link.to_owned(),
                 direction,

@@ -95,7 +95,6 @@ fn a_device_model_needs_the_userspace_engine() {
 /// share one budget: between them they carry the link's rate, not twice it.
 #[test]
 fn a_half_duplex_link_builds_two_chains_on_one_budget() {
-    use sonde_emu::impair::Stage;
     use sonde_emu::{Instant, Packet};
     let text = with_settings("rate = \"12mbit\"\nburst = \"1500b\"\nduplex = \"half\"");
     let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
@@ -129,3 +128,61 @@ fn a_half_duplex_link_builds_two_chains_on_one_budget() {
     // would have finished both directions by 99 ms).
     assert_eq!(last, Instant::from_millis(199));
 }
+
+/// IPv6 with 20 ms more delay than the link's 5 ms: the userspace engine (no qdisc splits by
+/// EtherType), and the built chains delay an IPv6 frame 25 ms, an IPv4 frame and an ARP frame
+/// 5 ms, each family's stages counted apart.
+#[test]
+fn a_family_override_builds_a_chain_of_its_own() {
+    use sonde_emu::{Instant, Packet};
+    let text = with_settings("delay = \"5ms\"\nipv6 = { delay = \"25ms\", mtu = 1480 }");
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = backend::plan(&s, "s", NETEM_EVERYWHERE).unwrap_or_else(|e| panic!("{e}"));
+    assert!(plan
+        .directions
+        .iter()
+        .all(|d| d.backend == Backend::Userspace
+            && d.impairments.contains(&backend::Impairment::PerFamily)));
+    let mut chains = build_settings(&s, "s", 1).unwrap_or_else(|e| panic!("{e}"));
+    let c = &mut chains[0].chain;
+    let frame = |ethertype: [u8; 2]| {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&ethertype);
+        f.resize(60, 0);
+        f
+    };
+    c.push(Packet::new(frame([0x86, 0xdd]), 6), Instant::ZERO);
+    c.push(Packet::new(frame([0x08, 0x00]), 4), Instant::ZERO);
+    c.push(Packet::new(frame([0x08, 0x06]), 1), Instant::ZERO);
+    let mut out = Vec::new();
+    while let Some(t) = c.next_wakeup() {
+        while let Some(p) = c.poll(t) {
+            out.push((p.meta.seq, t));
+        }
+    }
+    let ms = Instant::from_millis;
+    assert_eq!(out, [(4, ms(5)), (1, ms(5)), (6, ms(25))]);
+    let stages: Vec<(String, u64)> = c
+        .stage_stats()
+        .into_iter()
+        .map(|(n, st)| (n, st.packets_out))
+        .collect();
+    assert_eq!(
+        stages,
+        [("delay".to_owned(), 2), ("ipv6 delay".to_owned(), 1)]
+    );
+    // An MTU alone is no stage: a plain rate keeps its qdisc.
+    let text = with_settings("rate = \"10mbit\"\nipv6 = { mtu = 1480 }");
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let plan = backend::plan(&s, "s", NETEM_EVERYWHERE).unwrap_or_else(|e| panic!("{e}"));
+    assert!(plan
+        .directions
+        .iter()
+        .all(|d| d.backend == Backend::Kernel(Qdisc::Tbf)));
+}
+
+const NETEM_EVERYWHERE: KernelCaps = KernelCaps {
+    has_netem: true,
+    has_tbf: true,
+    has_htb: true,
+};

@@ -2,7 +2,7 @@
 //! applied, and everything removed again when the value is dropped.
 //!
 //! Building is a fixed sequence of steps (probe the kernel, plan, namespaces, sysctls, veth
-//! pairs, offloads, addresses, neighbours, routes, qdiscs, forwarders). Every namespace is
+//! pairs, offloads, addresses, neighbours, routes, per-family route MTUs, qdiscs, forwarders). Every namespace is
 //! recorded in the `Lab` the moment it exists, and the `Lab` value exists before the first
 //! one is made, so a step that fails (or a panic) drops the `Lab` and removes exactly what was
 //! made, never a namespace that was there before. Deleting a namespace kills whatever the lab
@@ -175,6 +175,9 @@ impl Lab {
         lab.create_links()?;
         lab.disable_offloads()?;
         lab.configure_nodes()?;
+        if let Some(s) = settings.and_then(|s| scenario.setting(s)) {
+            crate::family_mtu::apply(&lab.layout, s)?;
+        }
         if let (Some(plan), Some(settings)) = (lab.plan.clone(), settings) {
             lab.apply_qdiscs(scenario, settings, &plan)?;
         }

@@ -26,6 +26,7 @@ mod cmd;
 pub mod counters;
 pub mod error;
 mod ethtool;
+mod family_mtu;
 pub mod forward;
 pub mod lab;
 pub mod netns;

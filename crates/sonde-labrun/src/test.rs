@@ -132,8 +132,15 @@ fn doc_error(doc: &Value) -> Option<String> {
     doc["error"].as_str().map(str::to_owned)
 }
 
-/// Why a finished process counts as failed, or `None` when it succeeded.
-fn failure(f: &exec::Finished, timeout: f64, doc: Option<&Value>, sonde: bool) -> Option<String> {
+/// Why a finished process counts as failed, or `None` when it succeeded: it exited with one
+/// of `ok_codes` (see [`Invocation::ok_codes`]) and, for sonde, printed its document.
+fn failure(
+    f: &exec::Finished,
+    timeout: f64,
+    doc: Option<&Value>,
+    sonde: bool,
+    ok_codes: &[i32],
+) -> Option<String> {
     let stderr = exec::tail(&String::from_utf8_lossy(&f.stderr), 4, 400);
     let with_stderr = |head: String| {
         if stderr.is_empty() {
@@ -148,7 +155,7 @@ fn failure(f: &exec::Finished, timeout: f64, doc: Option<&Value>, sonde: bool) -
         )));
     }
     let code = f.status.and_then(|s| s.code());
-    if code != Some(0) {
+    if !code.is_some_and(|c| ok_codes.contains(&c)) {
         let status = match (code, f.status) {
             (Some(c), _) => format!("exit status {c}"),
             (None, Some(s)) => format!("ended by {s}"),
@@ -283,6 +290,16 @@ impl Invocation {
         }
     }
 
+    /// The exit codes of a test that did its job: 0, and for `sonde compare-ip` also 3 and 4,
+    /// its verdict naming IPv4 or IPv6 better (a measured answer, not a failure).
+    fn ok_codes(&self) -> &'static [i32] {
+        if self.sonde && self.argv.first().is_some_and(|a| a == "compare-ip") {
+            &[0, 3, 4]
+        } else {
+            &[0]
+        }
+    }
+
     /// The command line as the record shows it: `sonde` for the executable's path.
     fn shown(&self) -> Vec<String> {
         let program = if self.sonde { "sonde" } else { &self.program };
@@ -321,7 +338,13 @@ fn finish_record(
         rec.result_path = save_raw(env.out_dir, &run.id, &text);
         rec.result_json = Some(text);
     }
-    match failure(finished, inv.timeout, doc.as_ref(), inv.sonde) {
+    match failure(
+        finished,
+        inv.timeout,
+        doc.as_ref(),
+        inv.sonde,
+        inv.ok_codes(),
+    ) {
         Some(reason) => rec.failure_reason = Some(reason),
         None => rec.status = TestStatus::Ok,
     }
@@ -361,6 +384,38 @@ mod tests {
         };
         assert_eq!(command.shown(), ["iperf3", "-c", "10.0.0.2"]);
         assert_eq!(command.protocol().as_deref(), Some("tcp"));
+    }
+
+    /// compare-ip's verdict exits (3: IPv4 better, 4: IPv6) with its document are a
+    /// result; the same codes from another test, or without a document, are a failure.
+    #[test]
+    fn a_compare_ip_verdict_exit_is_a_result() {
+        use std::os::unix::process::ExitStatusExt;
+        let finished = |code: i32| exec::Finished {
+            status: Some(std::process::ExitStatus::from_raw(code << 8)),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            timed_out: false,
+            interrupted: false,
+        };
+        let inv = |first: &str| Invocation {
+            program: "/usr/bin/sonde".into(),
+            argv: vec![first.into(), "10.0.0.2".into()],
+            sonde: true,
+            timeout: 15.0,
+        };
+        let doc = serde_json::json!({"verdict": {"better": "ipv4"}});
+        let compare = inv("compare-ip");
+        let codes = compare.ok_codes();
+        assert_eq!(failure(&finished(3), 15.0, Some(&doc), true, codes), None);
+        assert_eq!(failure(&finished(4), 15.0, Some(&doc), true, codes), None);
+        let no_doc = failure(&finished(3), 15.0, None, true, codes);
+        assert!(no_doc.is_some_and(|r| r.contains("no JSON")));
+        let error = failure(&finished(1), 15.0, Some(&doc), true, codes);
+        assert!(error.is_some_and(|r| r.contains("exit status 1")));
+        let latency = inv("latency");
+        let other = failure(&finished(3), 15.0, Some(&doc), true, latency.ok_codes());
+        assert!(other.is_some_and(|r| r.contains("exit status 3")));
     }
 
     #[test]

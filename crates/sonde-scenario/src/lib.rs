@@ -60,6 +60,12 @@
 //! link = "wan"
 //! impair = { rate = "10mbit", duplex = "half" }  # both directions share the 10 Mbit/s
 //!
+//! [[settings]]
+//! name = "tunnel"
+//! [[settings.link]]
+//! link = "wan"                   # IPv6 as through a 6in4 tunnel: 20 ms more, MTU 1480
+//! impair = { delay = "5ms", ipv6 = { delay = "25ms", mtu = 1480 } }
+//!
 //! [[test]]
 //! name = "tcp"
 //! sonde = ["client", "{server}", "-t", "10"]
@@ -76,6 +82,7 @@
 //! The impairment keys mirror `sonde-emu`'s stages; see [`Impairments`].
 
 mod direction;
+mod family;
 mod matrix;
 pub mod seed;
 mod shared;
@@ -84,6 +91,7 @@ mod validate;
 mod values;
 
 pub use direction::Direction;
+pub use family::{Family, FamilyOverride};
 pub use stages::{DeviceConfig, Distribution, Duplex, GeParams};
 
 pub use matrix::Run;
@@ -262,6 +270,13 @@ pub struct Impairments {
     /// both directions, and `duplex = "half"` in both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplex: Option<Duplex>,
+    /// What IPv4 frames get instead: `{ rate, delay, jitter, loss, mtu }` (see [`Family`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv4: Option<FamilyOverride>,
+    /// What IPv6 frames get instead, e.g. `{ delay = "20ms", mtu = 1480 }`, as behind a 6in4
+    /// tunnel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6: Option<FamilyOverride>,
 }
 
 impl Impairments {

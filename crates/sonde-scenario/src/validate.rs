@@ -188,6 +188,18 @@ pub enum ValidationError {
         /// The most allowed.
         max: u64,
     },
+    /// A family's MTU below what the family allows or above the link's.
+    #[error("{at}: mtu {mtu} must be between {min} and the link's MTU {max}")]
+    FamilyMtu {
+        /// Where, the family named.
+        at: String,
+        /// The MTU given.
+        mtu: u32,
+        /// The family's minimum.
+        min: u32,
+        /// The link's MTU.
+        max: u32,
+    },
     /// A half-duplex link whose two directions do not share one rate.
     #[error("settings {setting:?}, link {link:?}: duplex = \"half\" {reason}")]
     HalfDuplex {
@@ -400,6 +412,8 @@ impl Scenario {
                     entry.link,
                     direction_label(entry.direction.directions())
                 );
+                let link_mtu = self.link(&entry.link).map_or(65535, |l| l.mtu);
+                crate::family::check_family_mtus(&at, &entry.impair, link_mtu)?;
                 validate_impairments(&at, &entry.impair)?;
             }
             crate::shared::check_half_duplex(s)?;
@@ -576,5 +590,5 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
     if imp.duplex == Some(crate::Duplex::Half) && imp.rate.is_none() {
         return Err(needs("duplex = \"half\"", "rate"));
     }
-    Ok(())
+    crate::family::check_families(at, imp)
 }

@@ -360,3 +360,79 @@ fn the_documented_example_is_a_valid_scenario() {
         Some(sonde_scenario::Duplex::Half)
     );
 }
+
+/// `ipv4 = {...}` / `ipv6 = {...}` beside a direction's keys: the family's impairments are
+/// the direction's with the override's values; an MTU only is no chain of its own.
+#[test]
+fn per_family_overrides_read_and_merge_with_the_direction() {
+    use sonde_scenario::{Direction, Family};
+    use std::time::Duration;
+    let text = with_settings(
+        "delay = \"5ms\"\nloss = \"1%\"\nipv6 = { delay = \"25ms\", mtu = 1480 }\nipv4 = { mtu = 1400 }",
+    );
+    let s = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let imp = s.settings[0]
+        .impairments("wan", Direction::AToB)
+        .unwrap_or_else(|| panic!("no impairments"));
+    let v6 = imp
+        .for_family(Family::Ipv6)
+        .unwrap_or_else(|| panic!("IPv6 has a chain of its own"));
+    assert_eq!(v6.delay.map(|d| d.0), Some(Duration::from_millis(25)));
+    assert_eq!(v6.loss, imp.loss, "what IPv6 does not override it shares");
+    assert!(v6.ipv6.is_none() && v6.ipv4.is_none());
+    assert_eq!(imp.family(Family::Ipv6).and_then(|o| o.mtu), Some(1480));
+    assert!(imp.for_family(Family::Ipv4).is_none(), "an MTU is no stage");
+    assert_eq!(imp.family(Family::Ipv4).and_then(|o| o.mtu), Some(1400));
+    assert!(imp.splits_families());
+    // Serialised and read back, the same scenario.
+    let again = toml::to_string(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(Scenario::from_toml(&again).as_ref(), Ok(&s));
+}
+
+#[test]
+fn per_family_overrides_are_checked_with_the_key_named() {
+    let e = parse_error(&with_settings("ipv6 = { dealy = \"20ms\" }"));
+    assert!(e.contains("dealy"), "{e}");
+    let e = parse_error(&with_settings("ipv6 = { mtu = \"big\" }"));
+    assert!(e.contains("mtu"), "{e}");
+    let e = parse_error(&with_settings("ipv7 = { delay = \"20ms\" }"));
+    assert!(e.contains("ipv7"), "{e}");
+    let e = invalid(&with_settings("ipv6 = { mtu = 1200 }"));
+    assert!(
+        matches!(
+            e,
+            ValidationError::FamilyMtu {
+                mtu: 1200,
+                min: 1280,
+                max: 1500,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("ipv6: mtu 1200"), "{e}");
+    let e = invalid(&with_settings("ipv4 = { mtu = 500 }"));
+    assert!(
+        matches!(e, ValidationError::FamilyMtu { min: 576, .. }),
+        "{e}"
+    );
+    let e = invalid(&with_settings("ipv4 = { mtu = 1501 }"));
+    assert!(
+        e.to_string()
+            .contains("ipv4: mtu 1501 must be between 576 and the link's MTU 1500"),
+        "{e}"
+    );
+    let e = invalid(&with_settings("ipv6 = { jitter = \"2ms\" }"));
+    assert!(e.to_string().contains("ipv6: jitter needs delay"), "{e}");
+    let e = invalid(&with_settings("ipv4 = { loss = \"120%\" }"));
+    assert!(e.to_string().contains("ipv4: loss"), "{e}");
+    let e = invalid(&with_settings(
+        "rate = \"10mbit\"\nduplex = \"half\"\nipv6 = { delay = \"20ms\" }",
+    ));
+    assert!(matches!(e, ValidationError::Conflict { .. }), "{e}");
+    // A delay the direction has is enough for a family's jitter.
+    Scenario::from_toml(&with_settings(
+        "delay = \"5ms\"\nipv6 = { jitter = \"1ms\" }",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -17,6 +17,7 @@
 mod chain;
 mod delay;
 mod device;
+mod family;
 mod loss;
 mod mangle;
 mod medium;
@@ -26,6 +27,7 @@ mod reorder;
 pub use chain::Chain;
 pub use delay::{sample, Delay, DelayConfig};
 pub use device::Device;
+pub use family::{classify, FamilySplit};
 pub use loss::{GilbertElliott, RandomLoss};
 pub use mangle::{Corrupt, Duplicate};
 pub use medium::SharedRate;

@@ -5,7 +5,9 @@
 //! thread per box moves raw Ethernet frames between them with AF_PACKET sockets
 //! ([`sock`]) and runs one `sonde_emu` [`Chain`] per direction on the monotonic clock
 //! ([`clock`]): frames read from `a`'s side go through the `a`→`b` chain and are written out on
-//! `b`'s side when the chain releases them, and the other way round.
+//! `b`'s side when the chain releases them, and the other way round. A direction whose IPv4
+//! or IPv6 frames have impairments of their own runs a chain per such family beside its own,
+//! frames split by EtherType ([`sonde_emu::impair::FamilySplit`]).
 //!
 //! Why a thread in this process rather than a child process: `setns(CLONE_NEWNET)` moves only
 //! the calling thread, sockets stay in the namespace they were made in, and a thread hands its
@@ -36,7 +38,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sonde_emu::impair::{Chain, Stage, StageStats};
+use sonde_emu::impair::{FamilySplit, StageStats};
 use sonde_emu::{Direction, Instant, Packet};
 
 use crate::error::LabError;
@@ -113,7 +115,8 @@ pub struct DirectionReport {
     pub link: String,
     /// The direction.
     pub direction: Direction,
-    /// Each stage's name and counters, in chain order.
+    /// Each stage's name and counters, in chain order; a family's own chain after the
+    /// direction's, its stages named with the family first (`ipv6 delay`).
     pub stages: Vec<(String, StageStats)>,
     /// The chain's totals.
     pub total: StageStats,
@@ -134,10 +137,10 @@ pub struct BoxSpec {
     pub a_iface: String,
     /// The interface cabled to end `b`.
     pub b_iface: String,
-    /// The `a`→`b` chain (empty: pass through).
-    pub a_to_b: Chain,
-    /// The `b`→`a` chain.
-    pub b_to_a: Chain,
+    /// The `a`→`b` chains (empty: pass through).
+    pub a_to_b: FamilySplit,
+    /// The `b`→`a` chains.
+    pub b_to_a: FamilySplit,
     /// Spin window before each departure.
     pub spin: Duration,
 }
@@ -154,7 +157,7 @@ struct Dir {
     direction: Direction,
     rx: PacketSocket,
     tx: PacketSocket,
-    chain: Chain,
+    chain: FamilySplit,
     batch: RxBatch,
     out: Vec<Packet>,
     seq: u64,
@@ -282,12 +285,7 @@ impl Dir {
         DirectionReport {
             link: link.to_owned(),
             direction: self.direction,
-            stages: self
-                .chain
-                .stage_stats()
-                .into_iter()
-                .map(|(n, s)| (n.to_owned(), s))
-                .collect(),
+            stages: self.chain.stage_stats(),
             total: self.chain.stats(),
             io: self.io,
             realtime,

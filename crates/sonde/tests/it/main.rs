@@ -34,6 +34,7 @@ mod device_lab;
 mod drills;
 mod envelope;
 mod errors_once;
+mod family_lab;
 mod flag_values;
 mod foreign_peers;
 mod ignored;

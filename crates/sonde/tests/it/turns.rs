@@ -68,6 +68,7 @@ pub const SHARING: &[&str] = &[
 pub const ONE_AT_A_TIME: &[&str] = &[
     "coded_lab",
     "device_lab",
+    "family_lab",
     "lab_bare",
     "pacing_lab",
     "profile_lab",
