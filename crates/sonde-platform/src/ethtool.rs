@@ -1,5 +1,6 @@
 //! Asking an interface's driver through the kernel's ethtool ioctl (`SIOCETHTOOL`): whether
-//! auto-negotiation is on, and whether GSO, GRO and TSO are, read-only.
+//! auto-negotiation is on, and whether GSO, GRO and TSO are; and [`value_command`], the one
+//! call of the single-value commands (gets and sets), which the lab switches offloads with.
 //!
 //! The legacy single-value commands (`ETHTOOL_GGSO`, `ETHTOOL_GGRO`, `ETHTOOL_GTSO`) and
 //! `ETHTOOL_GSET` (of `include/uapi/linux/ethtool.h`) are what every kernel since 2.6
@@ -89,10 +90,14 @@ mod linux {
         Ok(())
     }
 
+    pub fn value_command(ifname: &str, cmd: u32, data: u32) -> io::Result<u32> {
+        let mut v = Value { cmd, data };
+        ioctl(ifname, (&mut v as *mut Value).cast())?;
+        Ok(v.data)
+    }
+
     fn flag(ifname: &str, cmd: u32) -> Option<bool> {
-        let mut v = Value { cmd, data: 0 };
-        ioctl(ifname, (&mut v as *mut Value).cast()).ok()?;
-        Some(v.data != 0)
+        value_command(ifname, cmd, 0).ok().map(|d| d != 0)
     }
 
     pub fn autoneg(ifname: &str) -> Option<bool> {
@@ -119,11 +124,7 @@ mod linux {
 
     #[cfg(test)]
     pub fn checked_name(ifname: &str) -> io::Result<()> {
-        let mut v = Value {
-            cmd: ETHTOOL_GGSO,
-            data: 0,
-        };
-        ioctl(ifname, (&mut v as *mut Value).cast())
+        value_command(ifname, ETHTOOL_GGSO, 0).map(drop)
     }
 
     #[cfg(test)]
@@ -131,6 +132,23 @@ mod linux {
         std::mem::size_of::<LinkCmd>(),
         std::mem::size_of::<Request>(),
     );
+}
+
+/// Issues one single-value ethtool command (`struct ethtool_value`: a legacy get such as
+/// `ETHTOOL_GGRO` or set such as `ETHTOOL_SGRO`, of `include/uapi/linux/ethtool.h`) for
+/// `ifname` in the calling thread's network namespace; returns the value the kernel left.
+///
+/// # Errors
+/// `InvalidInput` for a name that is not an interface name (refused before the kernel), the
+/// kernel's error otherwise (`EOPNOTSUPP` from a driver without the feature, `ENODEV`).
+pub fn value_command(ifname: &str, cmd: u32, data: u32) -> io::Result<u32> {
+    #[cfg(target_os = "linux")]
+    return linux::value_command(ifname, cmd, data);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ifname, cmd, data);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }
 
 /// Whether auto-negotiation is on for `ifname`; `None` when the driver would not say.
