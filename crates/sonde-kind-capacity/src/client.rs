@@ -17,6 +17,7 @@ use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::own_loop::{self, Needs};
 use sonde_stats::capacity::converge::{EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{check, DepartureCheck};
+use sonde_stats::capacity::sizes::{by_size, train_sizes, SizeRow, TrainSize};
 use sonde_stats::capacity::{estimate, Estimate, Layers};
 use sonde_stats::model::CpuUsage;
 use std::net::UdpSocket;
@@ -42,6 +43,9 @@ pub struct CapacityOutcome {
     /// Receive times are the kernel's (else the wall clock after each read).
     pub kernel_stamps: bool,
     pub trains_received: usize,
+    /// Trains the server sent, as counted from their datagrams: the highest train number
+    /// seen (the ones after an early stop too), plus one; None when nothing arrived.
+    pub trains_sent: Option<u32>,
     /// Datagrams ignored (late, duplicated, not fitting the plan).
     pub ignored: u64,
     pub seconds: f64,
@@ -55,6 +59,12 @@ pub struct CapacityOutcome {
     pub departures: Option<DepartureCheck>,
     /// Whether the long trains agreed before the end of the plan and the run stopped.
     pub early_stop: EarlyStop,
+    /// With probe sizes in the plan: each received train's size as it arrived, and the
+    /// short trains' estimate per size (empty otherwise).
+    pub train_sizes: Vec<TrainSize>,
+    pub by_size: Vec<SizeRow>,
+    /// Datagrams of each long train that arrived, in order.
+    pub long_received: Vec<u32>,
 }
 
 /// Runs a capacity test (`cfg.params` from [`super::params`]) that stops early by the
@@ -77,6 +87,7 @@ pub fn run_with(
         family: "IPv4",
         kernel_stamps: false,
         trains_received: 0,
+        trains_sent: None,
         ignored: 0,
         seconds: 0.0,
         interrupted: false,
@@ -92,6 +103,9 @@ pub fn run_with(
             after_long_trains: None,
             last: None,
         },
+        train_sizes: Vec::new(),
+        by_size: Vec::new(),
+        long_received: Vec::new(),
     };
     let err = execute(cfg, interrupt, &mut out).err();
     (out, err)
@@ -112,6 +126,7 @@ fn execute(
     };
     let r = (|| {
         let sock = own_loop::open_stream(cfg, interrupt, &mut conn, &mut s, server, &needs)?;
+        check_path_mtu(&sock, &out.plan, out.layers, v6)?;
         let span = cpu::ProcessSpan::start();
         let t0 = Instant::now();
         let deadline = t0 + Duration::from_secs_f64(cfg.params.duration_secs);
@@ -155,7 +170,7 @@ fn receive(
         let _ = sockopt::set_raw(sock, libc::SOL_SOCKET, libc::SO_RCVBUF, &v);
     }
     out.kernel_stamps = timestamp::enable_rx(sock);
-    let mut col = Collector::new(out.plan, out.layers.ip);
+    let mut col = Collector::new(out.plan, out.layers.ip - out.layers.payload);
     let mut buf = vec![0u8; 65_536];
     let mut last_rx = Instant::now();
     let mut departures: Vec<Departure> = Vec::new();
@@ -193,6 +208,9 @@ fn receive(
                     col.ignored += 1;
                     continue;
                 };
+                if p.train < out.plan.trains() {
+                    out.trains_sent = out.trains_sent.max(Some(p.train + 1));
+                }
                 if out.early_stop.stopped {
                     // A train the server started before it saw the stop: not kept, but
                     // acknowledged, so a server that waits for it does not wait long.
@@ -202,7 +220,7 @@ fn receive(
                     }
                     continue;
                 }
-                ack = col.push(p, r.best_ns()).or(ack);
+                ack = col.push(p, r.len, r.best_ns()).or(ack);
             }
         } else if last_rx.elapsed() >= QUIET {
             ack = col.quiet();
@@ -243,6 +261,7 @@ fn conclude(out: &mut CapacityOutcome, col: Collector, departures: Vec<Departure
     out.ignored = col.ignored;
     out.trains_received = col.done.len();
     let (short, long) = col.finish();
+    out.long_received = long.iter().map(|t| t.arrivals.len() as u32).collect();
     if out.plan.tx_timestamps {
         let all: Vec<_> = short.iter().chain(long.iter()).collect();
         out.departures = Some(check(departures, &all));
@@ -250,7 +269,45 @@ fn conclude(out: &mut CapacityOutcome, col: Collector, departures: Vec<Departure
     if out.early_stop.enabled && !long.is_empty() {
         out.early_stop.last = Some(out.early_stop.rule.check(&long));
     }
+    if !out.plan.sizes.is_empty() {
+        let headers = out.layers.ip - out.layers.payload;
+        let all: Vec<_> = short.iter().chain(long.iter()).collect();
+        out.train_sizes = train_sizes(&all, headers);
+        out.by_size = by_size(&short, headers);
+    }
     out.estimate = Some(estimate(&short, &long));
+}
+
+/// Refuses probe sizes whose IP packets would not fit the path MTU
+/// the kernel knows for the connected socket (`IP_MTU`/`IPV6_MTU`): they would be
+/// fragmented or dropped, and a fragment train measures something else. Not checked when
+/// the kernel does not say.
+fn check_path_mtu(
+    sock: &UdpSocket,
+    plan: &CapacityPlan,
+    layers: Layers,
+    v6: bool,
+) -> Result<(), RunError> {
+    let (level, name) = if v6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    };
+    let Ok(mtu) = sonde_platform::socket_figures::get_int(sock, level, name) else {
+        return Ok(());
+    };
+    let headers = layers.ip - layers.payload;
+    let Some(largest) = plan.sizes.as_slice().iter().copied().max() else {
+        return Ok(());
+    };
+    if i64::from(largest) + i64::from(headers) > i64::from(mtu) {
+        return Err(RunError::Setup(format!(
+            "a probe of {largest} B makes a {} B IP packet, over the path MTU of {mtu} B; use sizes up to {} B",
+            largest + headers,
+            i64::from(mtu) - i64::from(headers)
+        )));
+    }
+    Ok(())
 }
 
 /// After a long train of `long` closed before the plan's end: whether to stop now.

@@ -13,7 +13,8 @@ use sonde_stats::capacity::train::{Arrival, Train};
 #[derive(Debug)]
 pub struct Collector {
     plan: CapacityPlan,
-    ip_bytes: u32,
+    /// IP + UDP header bytes, added to each datagram's payload.
+    headers: u32,
     building: Option<Train>,
     /// Closed trains, in the order they closed.
     pub done: Vec<Train>,
@@ -22,19 +23,21 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// A collector for `plan`'s trains, each datagram counting `ip_bytes` at the IP layer.
-    pub fn new(plan: CapacityPlan, ip_bytes: u32) -> Self {
+    /// A collector for `plan`'s trains, each datagram counting its payload and `headers`
+    /// (IP + UDP) bytes at the IP layer.
+    pub fn new(plan: CapacityPlan, headers: u32) -> Self {
         Self {
             plan,
-            ip_bytes,
+            headers,
             building: None,
             done: Vec::new(),
             ignored: 0,
         }
     }
 
-    /// One probe received at `rx_ns`; the train to acknowledge when this one completed it.
-    pub fn push(&mut self, p: Probe, rx_ns: u64) -> Option<u32> {
+    /// One probe of `payload` bytes received at `rx_ns`; the train to acknowledge when this
+    /// one completed it. Its size is the one that arrived (a train's probe size, measured).
+    pub fn push(&mut self, p: Probe, payload: usize, rx_ns: u64) -> Option<u32> {
         let fits = self.plan.train_len(p.train) == Some(p.count);
         let closed = self.done.last().is_some_and(|t| p.train <= t.id);
         if !fits || closed {
@@ -59,7 +62,9 @@ impl Collector {
         }
         t.arrivals.push(Arrival {
             seq: p.seq,
-            ip_bytes: self.ip_bytes,
+            ip_bytes: u32::try_from(payload)
+                .unwrap_or(u32::MAX)
+                .saturating_add(self.headers),
             rx_ns,
             tx_ns: p.send_ns,
         });
@@ -129,20 +134,20 @@ mod tests {
 
     #[test]
     fn trains_close_on_their_last_datagram_or_the_next_train() {
-        let mut c = Collector::new(plan(), 1500);
-        assert_eq!(c.push(probe(0, 0, 3), 10), None);
-        assert_eq!(c.push(probe(0, 1, 3), 20), None);
-        assert_eq!(c.push(probe(0, 2, 3), 30), Some(0));
+        let mut c = Collector::new(plan(), 28);
+        assert_eq!(c.push(probe(0, 0, 3), 1472, 10), None);
+        assert_eq!(c.push(probe(0, 1, 3), 1472, 20), None);
+        assert_eq!(c.push(probe(0, 2, 3), 1472, 30), Some(0));
         // Train 1 loses its last datagram; train 2 closes it.
-        assert_eq!(c.push(probe(1, 0, 3), 40), None);
-        assert_eq!(c.push(probe(2, 0, 16), 50), None);
+        assert_eq!(c.push(probe(1, 0, 3), 600, 40), None);
+        assert_eq!(c.push(probe(2, 0, 16), 1472, 50), None);
         assert_eq!(c.done.len(), 2);
         assert!(!c.complete());
         // Late and misfit probes are ignored.
-        assert_eq!(c.push(probe(1, 1, 3), 60), None);
-        assert_eq!(c.push(probe(2, 1, 99), 60), None);
-        assert_eq!(c.push(probe(2, 0, 16), 60), None);
-        assert_eq!(c.push(probe(7, 0, 3), 60), None);
+        assert_eq!(c.push(probe(1, 1, 3), 1472, 60), None);
+        assert_eq!(c.push(probe(2, 1, 99), 1472, 60), None);
+        assert_eq!(c.push(probe(2, 0, 16), 1472, 60), None);
+        assert_eq!(c.push(probe(7, 0, 3), 1472, 60), None);
         assert_eq!(c.ignored, 4);
         assert!(c.long().is_empty());
         assert_eq!(c.quiet(), Some(2));
@@ -152,8 +157,10 @@ mod tests {
         assert_eq!(short.len(), 2);
         assert_eq!(long.len(), 1);
         assert_eq!(short[0].arrivals[2].rx_ns, 30);
+        assert_eq!(short[0].arrivals[2].ip_bytes, 1500);
         assert_eq!(short[0].arrivals[2].tx_ns, 7);
         assert_eq!(short[1].arrivals.len(), 1);
         assert_eq!(short[1].sent, 3);
+        assert_eq!(short[1].arrivals[0].ip_bytes, 628);
     }
 }

@@ -22,6 +22,7 @@
 
 pub mod client;
 pub mod collect;
+pub mod longest;
 
 use sonde_proto::capacity::CapacityPlan;
 use sonde_proto::message::TestParams;

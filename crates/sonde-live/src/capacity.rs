@@ -10,6 +10,8 @@ use sonde_stats::capacity::converge::EarlyStop;
 use sonde_stats::capacity::departure::DepartureCheck;
 use sonde_stats::capacity::histogram::BIN_SHARE_OF_RANGE;
 use sonde_stats::capacity::histogram::MIN_BIN_SHARE_OF_MEDIAN;
+use sonde_stats::capacity::longest::LongestOutcome;
+use sonde_stats::capacity::sizes::{SizeRow, TrainSize};
 use sonde_stats::capacity::{Estimate, Layers, Verdict, ETHERNET_HEADER};
 use sonde_stats::units::format_mbit;
 
@@ -26,6 +28,17 @@ pub struct RunInfo<'a> {
     pub kernel_stamps: bool,
     pub seconds: f64,
     pub ignored: u64,
+    /// `--quick`: stop at the first two long trains that agree.
+    pub quick: bool,
+    /// Trains in the plan, and those the server sent as the client counted them (None when
+    /// nothing arrived).
+    pub trains_planned: u32,
+    pub trains_sent: Option<u32>,
+    /// With `--sizes`: each train's size as it arrived, and the estimate per size.
+    pub train_sizes: &'a [TrainSize],
+    pub by_size: &'a [SizeRow],
+    /// With `--longest-train`: the search for the longest train that arrived whole.
+    pub longest: Option<&'a LongestOutcome>,
     /// Whether the run stopped once its long trains agreed.
     pub early_stop: Option<&'a EarlyStop>,
     pub error: Option<&'a str>,
@@ -65,10 +78,14 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
         short_trains_line(e),
     ];
     out.extend(histogram_lines(e));
+    out.extend(size_lines(l, info.by_size));
     out.push(long_trains_line(e));
     out.extend(verdict_lines(l, e));
     if let Some(es) = info.early_stop {
         out.push(early_stop_line(es));
+    }
+    if let Some(o) = info.longest {
+        out.push(format!("Longest train without loss: {}", o.describe()));
     }
     out.push(format!("Overhead model: {}", overhead_model(l)));
     out
@@ -77,10 +94,14 @@ pub fn lines(info: &RunInfo<'_>, e: &Estimate) -> Vec<String> {
 /// What was sent where: the trains, their datagrams and how long it took.
 fn run_line(info: &RunInfo<'_>, e: &Estimate) -> String {
     let l = &info.layers;
+    let sent = info
+        .trains_sent
+        .map_or_else(|| "-".into(), |n| n.to_string());
     format!(
-        "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s",
+        "Capacity to {} ({}, {}): {} short trains of {}, {} long trains of {} datagrams of {} B ({} B IP), {:.1} s; {sent} of {} planned trains sent{}",
         info.host, info.server, info.family, e.short.trains, info.short_len, e.long.trains,
-        info.long_len, l.payload, l.ip, info.seconds
+        info.long_len, l.payload, l.ip, info.seconds, info.trains_planned,
+        if info.quick { " (--quick)" } else { "" }
     )
 }
 
@@ -197,6 +218,32 @@ fn path_rate_lines(l: &Layers, e: &Estimate, shaped: bool) -> Vec<String> {
     out
 }
 
+/// The estimate per probe size (`--sizes`): a line per size, its mode's range beside it.
+fn size_lines(l: &Layers, rows: &[SizeRow]) -> Vec<String> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let headers = l.ip - l.payload;
+    let mut out = vec![format!(
+        "Per probe size (short trains; UDP payload, +{headers} B IP and UDP headers):"
+    )];
+    for r in rows {
+        let range = match (r.low_bps, r.high_bps) {
+            (Some(lo), Some(hi)) => format!(" ({}-{})", format_mbit(lo), format_mbit(hi)),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "  {:>5} B: {} trains, {} used, {}{range} IP, CoV {}",
+            r.payload_bytes,
+            r.trains,
+            r.used,
+            opt_mbit(r.estimate_bps),
+            r.cov.map_or_else(|| "-".into(), |c| format!("{c:.3}"))
+        ));
+    }
+    out
+}
+
 /// Whether the run stopped early, and the rule's figures.
 pub fn early_stop_line(es: &EarlyStop) -> String {
     format!("Early stop: {}", es.describe())
@@ -267,7 +314,17 @@ pub fn document(
         sustained_shaper_bps: sustained.map(|s| l.frame_bps(s)),
         estimate: e.map(capacity_model::estimate),
         early_stop: info.early_stop.map(capacity_model::early_stop),
+        quick: info.quick,
+        trains_planned: Some(info.trains_planned),
+        trains_sent: info.trains_sent,
         departures: departures.map(capacity_model::departures),
+        train_sizes: info
+            .train_sizes
+            .iter()
+            .map(capacity_model::train_size)
+            .collect(),
+        by_size: info.by_size.iter().map(capacity_model::size_row).collect(),
+        longest_loss_free_train: info.longest.map(capacity_model::longest),
         envelope: sonde_schema::Envelope::new("capacity", info.error.is_some(), info.error),
     })
 }
@@ -298,6 +355,8 @@ mod tests {
         let short: Vec<Train> = (0..8).map(|i| train(i, 10, 120_000)).collect();
         let long: Vec<Train> = (0..3).map(|i| train(i, 200, 120_000)).collect();
         let e = estimate(&short, &long);
+        let rows = sonde_stats::capacity::sizes::by_size(&short, 28);
+        let sizes = sonde_stats::capacity::sizes::train_sizes(&[&short[0]], 28);
         let info = RunInfo {
             host: "h",
             server: "1.2.3.4:5201",
@@ -308,6 +367,12 @@ mod tests {
             kernel_stamps: true,
             seconds: 1.5,
             ignored: 0,
+            quick: false,
+            trains_planned: 11,
+            trains_sent: Some(11),
+            train_sizes: &sizes,
+            by_size: &rows,
+            longest: None,
             early_stop: None,
             error: None,
         };
@@ -317,8 +382,17 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("IP = UDP payload 1472 B + 8 B UDP header + 20 B IP header"));
+        assert!(
+            text.contains("Per probe size")
+                && text.contains("   1472 B: 8 trains, 8 used, ")
+                && text.contains(" IP, CoV 0.000"),
+            "{text}"
+        );
         let doc = document(&info, Some(&e), None);
         assert_eq!(doc["verdict"], "link");
+        assert_eq!(doc["by_size"][0]["trains"], 8);
+        assert_eq!(doc["by_size"][0]["payload_bytes"], 1472);
+        assert_eq!(doc["train_sizes"][0]["payload_bytes"], 1472);
         assert_eq!(doc["partial"], false);
         assert_eq!(
             (
@@ -365,6 +439,15 @@ mod tests {
         es.stopped = false;
         assert!(early_stop_line(&es).contains("not taken"));
         let e = estimate(&[], &long);
+        let mut search = sonde_stats::capacity::longest::LengthSearch::new(16, 16, 1000);
+        search.record(16, 16);
+        search.record(32, 30);
+        let longest = LongestOutcome {
+            search,
+            seconds: 0.2,
+            time_limited: true,
+            limit_secs: 0.1,
+        };
         let info = RunInfo {
             host: "h",
             server: "s",
@@ -375,6 +458,12 @@ mod tests {
             kernel_stamps: true,
             seconds: 1.0,
             ignored: 0,
+            quick: true,
+            trains_planned: 45,
+            trains_sent: Some(42),
+            train_sizes: &[],
+            by_size: &[],
+            longest: Some(&longest),
             early_stop: Some(&es),
             error: None,
         };
@@ -384,5 +473,19 @@ mod tests {
         assert!(doc.get("departures").is_none());
         assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
         assert_eq!(doc["early_stop"]["last"]["converged"], true);
+        assert_eq!(
+            (&doc["quick"], &doc["trains_planned"], &doc["trains_sent"]),
+            (&true.into(), &45.into(), &42.into())
+        );
+        assert!(lines(&info, &e)[0].ends_with("42 of 45 planned trains sent (--quick)"));
+        let l = &doc["longest_loss_free_train"];
+        assert_eq!(
+            (&l["length"], &l["shortest_lossy"], &l["at_least"]),
+            (&16.into(), &32.into(), &false.into())
+        );
+        assert_eq!(l["tried"][1]["lost"], 2);
+        assert!(lines(&info, &e)
+            .iter()
+            .any(|x| x.starts_with("Longest train without loss: 16 datagrams (32 lost some)")));
     }
 }

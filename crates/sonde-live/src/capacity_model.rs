@@ -9,7 +9,9 @@ use sonde_schema::capacity as schema;
 use sonde_stats::capacity::converge::{Convergence, EarlyStop, StopRule};
 use sonde_stats::capacity::departure::{Departure, DepartureCheck};
 use sonde_stats::capacity::histogram::{Histogram, Mode};
+use sonde_stats::capacity::longest::{LongestOutcome, Tried};
 use sonde_stats::capacity::shaper::ShapeFit;
+use sonde_stats::capacity::sizes::{SizeRow, TrainSize};
 use sonde_stats::capacity::{Estimate, TrainCounts, Verdict};
 
 /// What limits the path.
@@ -128,12 +130,14 @@ fn rule(r: &StopRule) -> schema::StopRule {
         window,
         max_spread,
         max_ci,
+        host_paced_stops,
     } = *r;
     schema::StopRule {
         min_trains,
         window,
         max_spread,
         max_ci,
+        host_paced_stops,
     }
 }
 
@@ -210,5 +214,75 @@ pub fn departures(d: &DepartureCheck) -> schema::DepartureCheck {
         max_gap_ns: *max_gap_ns,
         not_back_to_back: not_back_to_back.clone(),
         trains: trains.iter().map(departure).collect(),
+    }
+}
+
+/// One received train's size (`--sizes`).
+pub fn train_size(t: &TrainSize) -> schema::TrainSize {
+    let TrainSize {
+        train,
+        payload_bytes,
+        received,
+    } = *t;
+    schema::TrainSize {
+        train,
+        payload_bytes,
+        received,
+    }
+}
+
+/// One probe size's row (`--sizes`).
+pub fn size_row(r: &SizeRow) -> schema::SizeRow {
+    let SizeRow {
+        payload_bytes,
+        ip_bytes,
+        trains,
+        used,
+        estimate_bps,
+        low_bps,
+        high_bps,
+        cov,
+    } = *r;
+    schema::SizeRow {
+        payload_bytes,
+        ip_bytes,
+        trains,
+        used,
+        estimate_bps,
+        low_bps,
+        high_bps,
+        cov,
+    }
+}
+
+/// The longest-train search (`--longest-train`).
+pub fn longest(o: &LongestOutcome) -> schema::LongestTrain {
+    let LongestOutcome {
+        search,
+        seconds,
+        time_limited,
+        limit_secs,
+    } = o;
+    let tried = |t: &Tried| {
+        let Tried {
+            len,
+            received,
+            lost,
+        } = *t;
+        schema::TriedTrain {
+            len,
+            received,
+            lost,
+        }
+    };
+    schema::LongestTrain {
+        length: search.loss_free,
+        at_least: search.at_least(),
+        shortest_lossy: search.lossy,
+        max_len: search.max,
+        limit_secs: *limit_secs,
+        time_limited: *time_limited,
+        seconds: *seconds,
+        tried: search.tried.iter().map(tried).collect(),
     }
 }

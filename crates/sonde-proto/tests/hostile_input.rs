@@ -218,6 +218,7 @@ fn params(rng: &mut Rng) -> TestParams {
             long_len: 16 + (rng.next() % 3985) as u32,
             spacing_ms: 1 + (rng.next() % 2000) as u32,
             tx_timestamps: rng.chance(2),
+            sizes: Default::default(),
         }),
         psk_answer: rng.chance(4).then(|| "ab".repeat(32)),
     }

@@ -91,6 +91,14 @@ pub struct CapacityRun {
     /// Whether the run stopped once its long trains agreed (the command's own record; None
     /// in documents from before it, or when it does not read as one).
     pub early_stop: Option<EarlyStop>,
+    /// `--quick`, and the trains planned and sent (None in documents from before them).
+    pub quick: bool,
+    pub trains_planned: Option<u32>,
+    pub trains_sent: Option<u32>,
+    /// With `--sizes`: the estimate per probe size (empty otherwise).
+    pub by_size: Vec<schema::SizeRow>,
+    /// With `--longest-train`: the search, as the command's own record.
+    pub longest: Option<sonde_stats::capacity::longest::LongestOutcome>,
     pub partial: bool,
     pub error: Option<String>,
 }
@@ -143,6 +151,7 @@ fn early_stop(es: &schema::EarlyStop) -> EarlyStop {
             window: r.window,
             max_spread: r.max_spread,
             max_ci: r.max_ci,
+            host_paced_stops: r.host_paced_stops,
         },
         planned_long_trains: es.planned_long_trains,
         stopped: es.stopped,
@@ -155,6 +164,32 @@ fn early_stop(es: &schema::EarlyStop) -> EarlyStop {
             same_shape: c.same_shape,
             converged: c.converged,
         }),
+    }
+}
+
+fn longest(l: &schema::LongestTrain) -> sonde_stats::capacity::longest::LongestOutcome {
+    use sonde_stats::capacity::longest::{LengthSearch, LongestOutcome, Tried};
+    let tried: Vec<Tried> = l
+        .tried
+        .iter()
+        .map(|t| Tried {
+            len: t.len,
+            received: t.received,
+            lost: t.lost,
+        })
+        .collect();
+    LongestOutcome {
+        search: LengthSearch {
+            min: tried.iter().map(|t| t.len).min().unwrap_or(0),
+            max: l.max_len,
+            start: tried.first().map_or(0, |t| t.len),
+            loss_free: l.length,
+            lossy: l.shortest_lossy,
+            tried,
+        },
+        seconds: l.seconds,
+        time_limited: l.time_limited,
+        limit_secs: l.limit_secs,
     }
 }
 
@@ -209,6 +244,11 @@ pub fn read(doc: &Value) -> Result<CapacityRun, String> {
             })
             .unwrap_or_default(),
         early_stop: d.early_stop.as_ref().map(early_stop),
+        quick: d.quick,
+        trains_planned: d.trains_planned,
+        trains_sent: d.trains_sent,
+        by_size: d.by_size.clone(),
+        longest: d.longest_loss_free_train.as_ref().map(longest),
         partial: d.envelope.partial,
         error: d.envelope.error,
     })
@@ -258,6 +298,42 @@ mod tests {
         assert_eq!(r.long_len, None);
         assert_eq!(r.fits[0].head_bps, None);
         assert!(!is_capacity(&json!({"estimate": null})));
+        assert!(r.by_size.is_empty() && r.trains_sent.is_none() && !r.quick);
+        let sections = crate::capacity_report::sections(&r);
+        assert_eq!(sections.len(), 1, "no size table without --sizes");
+    }
+
+    #[test]
+    fn sizes_make_a_table_of_their_own() {
+        let d = json!({"overhead_model": "IP = ...", "payload_bytes": 1472, "ip_bytes": 1500,
+            "seconds": 1.0, "estimate": null, "quick": true, "trains_planned": 45,
+            "trains_sent": 42,
+            "longest_loss_free_train": {"length": 1000, "at_least": true, "max_len": 1000,
+                "limit_secs": 30.0, "time_limited": false, "seconds": 0.4,
+                "tried": [{"len": 16, "received": 16, "lost": 0},
+                          {"len": 1000, "received": 1000, "lost": 0}]},
+            "by_size": [{"payload_bytes": 600, "ip_bytes": 628, "trains": 5, "used": 5,
+                         "estimate_bps": 2.0e9, "low_bps": 1.9e9, "high_bps": 2.1e9,
+                         "cov": 0.02},
+                        {"payload_bytes": 1488, "ip_bytes": 1516, "trains": 4, "used": 0}]});
+        let r = read(&d).unwrap();
+        assert_eq!(
+            (r.quick, r.trains_sent, r.by_size.len()),
+            (true, Some(42), 2)
+        );
+        let sections = crate::capacity_report::sections(&r);
+        assert_eq!(sections.len(), 2);
+        let t = &sections[1].table;
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0][0], "600 B");
+        assert_eq!(t.rows[1][4], crate::table::DASH);
+        assert!(t.rows[0][5].contains(" - "), "{:?}", t.rows[0]);
+        let figures = &sections[0].table.rows;
+        let row = figures
+            .iter()
+            .find(|r| r[0] == "Longest train without loss")
+            .unwrap();
+        assert!(row[1].starts_with("at least 1000 datagrams"), "{row:?}");
     }
 
     #[test]

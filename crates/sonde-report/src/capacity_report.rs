@@ -15,6 +15,7 @@ use crate::model::TestView;
 use crate::result::ResultDoc;
 use crate::svg::{Chart, Line, Style};
 use crate::table::{count, Section, Table, DASH};
+use sonde_schema::capacity as schema;
 
 fn capacity(t: &TestView) -> Option<&CapacityRun> {
     match &t.result {
@@ -139,10 +140,27 @@ pub fn rate_vs_length(t: &TestView) -> Option<Chart> {
         let mid = (p.low_bps + p.high_bps) / 2.0;
         lines.push(level(format!("peak {}", fmt::rate(mid)), mid));
     }
+    rate_chart(
+        c,
+        &format!("Rate against train length ({})", c.layer_name()),
+        t,
+        "datagrams per train",
+        lines,
+    )
+}
+
+/// A chart of IP-layer rates against `x_label`, titled `title: test id`; None without data.
+fn rate_chart(
+    c: &CapacityRun,
+    title: &str,
+    t: &TestView,
+    x_label: &str,
+    mut lines: Vec<Line>,
+) -> Option<Chart> {
     lines.retain(|l| !l.points.is_empty());
     let chart = Chart {
-        title: format!("Rate against train length ({}): {}", c.layer_name(), t.id),
-        x_label: "datagrams per train".into(),
+        title: format!("{title}: {}", t.id),
+        x_label: x_label.into(),
         y_label: format!("Rate, {}", c.layer_name()),
         y_unit: "bit/s".into(),
         si: true,
@@ -152,9 +170,63 @@ pub fn rate_vs_length(t: &TestView) -> Option<Chart> {
     chart.has_data().then_some(chart)
 }
 
+/// The estimate against the probe size (`--sizes`): each size's mode centre, with its
+/// bin's edges as the range.
+pub fn rate_vs_size(t: &TestView) -> Option<Chart> {
+    let c = capacity(t)?;
+    let series = |name: &str, pick: fn(&schema::SizeRow) -> Option<f64>| Line {
+        name: name.into(),
+        points: c
+            .by_size
+            .iter()
+            .filter_map(|r| Some((f64::from(r.payload_bytes), pick(r)?)))
+            .collect(),
+        style: Style::Markers,
+    };
+    let lines = vec![
+        series("estimate (strongest mode)", |r| r.estimate_bps),
+        series("its range, low", |r| r.low_bps),
+        series("its range, high", |r| r.high_bps),
+    ];
+    let title = format!("Estimate against probe size ({})", c.layer_name());
+    rate_chart(c, &title, t, "UDP payload per datagram, B", lines)
+}
+
 /// The capacity charts, in page order.
 pub fn charts(t: &TestView) -> Vec<Option<Chart>> {
-    vec![histogram(t), rate_vs_length(t)]
+    vec![histogram(t), rate_vs_length(t), rate_vs_size(t)]
+}
+
+/// The estimate per probe size as a table (`--sizes`); None without sizes.
+fn size_table(c: &CapacityRun) -> Option<Table> {
+    if c.by_size.is_empty() {
+        return None;
+    }
+    let mut tb = Table::new(&[
+        "UDP payload",
+        "IP packet",
+        "Short trains",
+        "Used",
+        "Estimate (IP)",
+        "Range (IP)",
+        "CoV",
+    ]);
+    for r in &c.by_size {
+        let range = match (r.low_bps, r.high_bps) {
+            (Some(lo), Some(hi)) => format!("{} - {}", fmt::rate(lo), fmt::rate(hi)),
+            _ => DASH.into(),
+        };
+        tb.rows.push(vec![
+            format!("{} B", r.payload_bytes),
+            format!("{} B", r.ip_bytes),
+            r.trains.to_string(),
+            r.used.to_string(),
+            opt(r.estimate_bps, fmt::rate),
+            range,
+            r.cov.map_or_else(|| DASH.into(), |v| format!("{v:.3}")),
+        ]);
+    }
+    Some(tb)
 }
 
 /// The figures the command prints, each with its layer; rows without a value are left out.
@@ -295,6 +367,26 @@ fn method_figures(tb: &mut Table, c: &CapacityRun) {
             .map_or_else(|| DASH.into(), |es| es.describe()),
         "",
     );
+    row(
+        "Trains sent",
+        match (c.trains_sent, c.trains_planned) {
+            (Some(s), Some(p)) => {
+                format!(
+                    "{s} of {p} planned{}",
+                    if c.quick { " (--quick)" } else { "" }
+                )
+            }
+            _ => DASH.into(),
+        },
+        "",
+    );
+    row(
+        "Longest train without loss",
+        c.longest
+            .as_ref()
+            .map_or_else(|| DASH.into(), |l| l.describe()),
+        "",
+    );
     row("Run time", opt(c.seconds, fmt::secs), "");
 }
 
@@ -316,9 +408,21 @@ pub fn sections(c: &CapacityRun) -> Vec<Section> {
         .overhead_model
         .as_ref()
         .map_or_else(String::new, |m| format!("Overhead model: {m}."));
-    vec![Section::new(
+    let mut out = vec![Section::new(
         "Capacity",
         Some(format!("{verdict}{model}")),
         figures(c),
-    )]
+    )];
+    if let Some(tb) = size_table(c) {
+        out.push(Section::new(
+            "Capacity per probe size",
+            Some(
+                "Short trains by the size of their datagrams as they arrived: each size's \
+                 strongest mode and its bin, the capacity as a range per size."
+                    .into(),
+            ),
+            tb,
+        ));
+    }
+    out
 }

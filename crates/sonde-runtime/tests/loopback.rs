@@ -271,6 +271,7 @@ fn capacity_client_receives_every_train_of_its_plan() {
         long_len: 100,
         spacing_ms: 5,
         tx_timestamps: false,
+        sizes: Default::default(),
     };
     let params = sonde_runtime::capacity::params(plan, 1472);
     params.validate().expect("a valid plan");

@@ -57,9 +57,29 @@ pub struct CapacityDocument {
     /// Whether the run stopped once its long trains agreed.
     #[serde(default)]
     pub early_stop: Option<EarlyStop>,
+    /// `--quick`: the run stopped at the first two long trains that agreed (false in
+    /// documents from before it).
+    #[serde(default)]
+    pub quick: bool,
+    /// Trains in the plan (absent in documents from before it was recorded).
+    #[serde(default)]
+    pub trains_planned: Option<u32>,
+    /// Trains the server sent, as the client counted them from their datagrams (the highest
+    /// train number seen, plus one; absent likewise).
+    #[serde(default)]
+    pub trains_sent: Option<u32>,
     /// The server's transmit stamps of each train (`--tx-timestamps` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub departures: Option<DepartureCheck>,
+    /// With `--sizes`: each received train's size as its datagrams arrived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub train_sizes: Vec<TrainSize>,
+    /// With `--sizes`: the short trains' estimate per size, smallest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_size: Vec<SizeRow>,
+    /// With `--longest-train`: the search for the longest train that arrived whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_loss_free_train: Option<LongestTrain>,
     #[serde(flatten)]
     pub envelope: Envelope,
 }
@@ -194,8 +214,13 @@ pub struct StopRule {
     pub window: u32,
     /// Largest (max − min) / mean of the window's sustained rates.
     pub max_spread: f64,
-    /// Largest half-width of the 95 % confidence interval of their mean, over the mean.
+    /// Largest half-width of the 95 % confidence interval of their mean, over the mean
+    /// (1 or more: no interval test).
     pub max_ci: f64,
+    /// A window of trains all at the sender's pace stops too (`--quick`; false in documents
+    /// from before it).
+    #[serde(default)]
+    pub host_paced_stops: bool,
 }
 
 /// What the rule saw after the latest long train.
@@ -232,6 +257,64 @@ pub struct EarlyStop {
     /// The rule's figures after the last long train received.
     #[serde(default)]
     pub last: Option<Convergence>,
+}
+
+/// One train of the longest-train search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriedTrain {
+    pub len: u32,
+    pub received: u32,
+    pub lost: u32,
+}
+
+/// The longest train that arrived without loss (`--longest-train`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LongestTrain {
+    /// Longest length that arrived whole (None: not even the shortest did).
+    #[serde(default)]
+    pub length: Option<u32>,
+    /// `length` is the search's bound, reached without loss: the answer is at least it.
+    pub at_least: bool,
+    /// Shortest length that lost datagrams.
+    #[serde(default)]
+    pub shortest_lossy: Option<u32>,
+    /// Bounds of the search: longest length, seconds.
+    pub max_len: u32,
+    pub limit_secs: f64,
+    /// The time limit ended it before it was done.
+    pub time_limited: bool,
+    pub seconds: f64,
+    /// Every train tried, in order.
+    pub tried: Vec<TriedTrain>,
+}
+
+/// One received train's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrainSize {
+    pub train: u32,
+    /// UDP payload bytes of its datagrams, as they arrived.
+    pub payload_bytes: u32,
+    /// Datagrams of it that arrived.
+    pub received: u32,
+}
+
+/// One probe size's short trains and their estimate (IP bits/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    pub payload_bytes: u32,
+    pub ip_bytes: u32,
+    /// Short trains of this size that arrived, and those that gave a rate.
+    pub trains: u32,
+    pub used: u32,
+    /// Centre of the strongest mode of this size's rates, and that mode's bin.
+    #[serde(default)]
+    pub estimate_bps: Option<f64>,
+    #[serde(default)]
+    pub low_bps: Option<f64>,
+    #[serde(default)]
+    pub high_bps: Option<f64>,
+    #[serde(default)]
+    pub cov: Option<f64>,
 }
 
 /// The departure gaps of one train, ns, from the server's kernel transmit stamps.
@@ -291,6 +374,7 @@ mod tests {
             window: 3,
             max_spread: 0.02,
             max_ci: 0.01,
+            host_paced_stops: false,
         };
         CapacityDocument {
             host: Some("h".into()),
@@ -353,7 +437,39 @@ mod tests {
                     converged: true,
                 }),
             }),
+            quick: true,
+            trains_planned: Some(45),
+            trains_sent: Some(42),
             departures: None,
+            train_sizes: vec![TrainSize {
+                train: 0,
+                payload_bytes: 600,
+                received: 10,
+            }],
+            by_size: vec![SizeRow {
+                payload_bytes: 600,
+                ip_bytes: 628,
+                trains: 1,
+                used: 1,
+                estimate_bps: Some(100e6),
+                low_bps: Some(99e6),
+                high_bps: Some(101e6),
+                cov: None,
+            }],
+            longest_loss_free_train: Some(LongestTrain {
+                length: Some(1000),
+                at_least: true,
+                shortest_lossy: None,
+                max_len: 1000,
+                limit_secs: 30.0,
+                time_limited: false,
+                seconds: 0.5,
+                tried: vec![TriedTrain {
+                    len: 1000,
+                    received: 1000,
+                    lost: 0,
+                }],
+            }),
             envelope: Envelope::new("capacity", false, None),
         }
     }

@@ -18,8 +18,21 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let rule = (!a.no_early_stop).then(StopRule::default);
-    let (out, error) = sonde_runtime::capacity::client::run_with(&cfg, rule, interrupt);
+    let rule = match (a.no_early_stop, a.quick) {
+        (true, _) => None,
+        (false, true) => Some(StopRule::quick()),
+        (false, false) => Some(StopRule::default()),
+    };
+    let (out, mut error) = sonde_runtime::capacity::client::run_with(&cfg, rule, interrupt);
+    let longest = if a.longest_train && error.is_none() {
+        let limit = std::time::Duration::from_secs(u64::from(a.search_time));
+        let (o, e) =
+            sonde_runtime::capacity::longest::run(&cfg, a.max_train, a.spacing, limit, interrupt);
+        error = e;
+        Some(o)
+    } else {
+        None
+    };
     let error_text = error.as_ref().map(ToString::to_string);
     let info = RunInfo {
         host: &a.host,
@@ -31,6 +44,12 @@ pub fn run(a: CapacityArgs, interrupt: &AtomicBool) -> i32 {
         kernel_stamps: out.kernel_stamps,
         seconds: out.seconds,
         ignored: out.ignored,
+        quick: a.quick,
+        trains_planned: plan.trains(),
+        trains_sent: out.trains_sent,
+        train_sizes: &out.train_sizes,
+        by_size: &out.by_size,
+        longest: longest.as_ref(),
         early_stop: Some(&out.early_stop),
         error: error_text.as_deref(),
     };
@@ -66,6 +85,7 @@ fn config(a: &CapacityArgs) -> Result<(ClientConfig, CapacityPlan), i32> {
         long_len: a.long_len,
         spacing_ms: a.spacing,
         tx_timestamps: a.tx_timestamps,
+        sizes: a.sizes.unwrap_or_default(),
     };
     let literal_v6 = a
         .host

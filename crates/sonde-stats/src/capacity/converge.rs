@@ -16,6 +16,13 @@
 //!   freedom) has a half-width of at most [`StopRule::max_ci`] of the mean: by default
 //!   1 %, a third of the ±3 % a capacity figure is accepted at.
 //!
+//! [`StopRule::quick`] (`--quick`) is the most eager rule: the first two long trains that
+//! agree. Two consecutive long trains whose sustained rates lie within the same 2 % of each
+//! other, with the same shape; or two that both arrived at the sender's pace, since then the
+//! verdict is that the host is the limit and more trains would only measure the host again.
+//! With two trains the interval is no test (t = 12.7 makes it 6.4 times the spread), so the
+//! quick rule does not ask for one: it trades the default rule's ±1 % interval for time.
+//!
 //! A path whose rate drifts from train to train (cross traffic, a changing shaper) or
 //! whose trains are noisy never meets the spread and the interval, and runs its plan to
 //! the end as before.
@@ -44,8 +51,13 @@ pub struct StopRule {
     pub window: u32,
     /// Largest (max − min) / mean of the window's sustained rates.
     pub max_spread: f64,
-    /// Largest half-width of the 95 % confidence interval of their mean, over the mean.
+    /// Largest half-width of the 95 % confidence interval of their mean, over the mean
+    /// (1 or more: no interval test).
     pub max_ci: f64,
+    /// A window whose trains all arrived at the sender's pace stops too, whatever their
+    /// rates (the verdict is host-limited): the quick rule's.
+    #[serde(default)]
+    pub host_paced_stops: bool,
 }
 
 impl Default for StopRule {
@@ -55,6 +67,22 @@ impl Default for StopRule {
             window: 3,
             max_spread: 0.02,
             max_ci: 0.01,
+            host_paced_stops: false,
+        }
+    }
+}
+
+impl StopRule {
+    /// The most eager rule (`--quick`): after two long trains, the last two agree on the
+    /// shape and their sustained rates lie within the default's 2 % (no interval test), or
+    /// both arrived at the sender's pace.
+    pub fn quick() -> Self {
+        Self {
+            min_trains: 2,
+            window: 2,
+            max_ci: 1.0,
+            host_paced_stops: true,
+            ..Self::default()
         }
     }
 }
@@ -144,10 +172,9 @@ impl StopRule {
         out.mean_bps = Some(mean);
         out.spread = Some(spread);
         out.ci_half = Some(ci_half);
-        out.converged = n as u32 >= self.min_trains
-            && out.same_shape
-            && spread <= self.max_spread
-            && ci_half <= self.max_ci;
+        let agree = spread <= self.max_spread && (self.max_ci >= 1.0 || ci_half <= self.max_ci);
+        let host_limited = self.host_paced_stops && paced == k;
+        out.converged = n as u32 >= self.min_trains && out.same_shape && (agree || host_limited);
         out
     }
 }
@@ -185,12 +212,21 @@ impl EarlyStop {
                 ),
                 _ => String::new(),
             });
+        let ci = if r.max_ci >= 1.0 {
+            String::new()
+        } else {
+            format!(" and a 95 % CI of ±{:.0} % at most", r.max_ci * 100.0)
+        };
+        let paced = if r.host_paced_stops {
+            ", or all at the sender's pace (--quick)"
+        } else {
+            ""
+        };
         let rule = format!(
-            "rule: at least {} long trains, the last {} within {:.0} % of each other and a 95 % CI of ±{:.0} % at most",
+            "rule: at least {} long trains, the last {} within {:.0} % of each other{ci}{paced}",
             r.min_trains,
             r.window,
             r.max_spread * 100.0,
-            r.max_ci * 100.0
         );
         match (self.enabled, self.after_long_trains) {
             (false, _) => "off (--no-early-stop), the whole plan was sent".into(),
@@ -240,6 +276,42 @@ mod tests {
     fn stops_after(rule: &StopRule, rates: &[f64]) -> Option<usize> {
         let all = trains(rates);
         (1..=all.len()).find(|&n| rule.check(&all[..n]).converged)
+    }
+
+    #[test]
+    fn the_quick_rule_stops_at_the_first_two_that_agree() {
+        let q = StopRule::quick();
+        // Two trains within 2 % (an interval of ±9 %, which the default rule refuses).
+        let c = q.check(&trains(&[100.0, 101.5]));
+        assert!(c.converged && c.ci_half.unwrap() > 0.05, "{c:?}");
+        assert_eq!(stops_after(&q, &[99.1, 99.0, 99.2]), Some(2));
+        assert_eq!(
+            stops_after(&StopRule::default(), &[99.1, 99.0, 99.2]),
+            Some(3)
+        );
+        // One train is never enough, 3 % apart is not agreement: the window moves on.
+        assert_eq!(stops_after(&q, &[100.0]), None);
+        assert_eq!(stops_after(&q, &[100.0, 103.0, 110.0, 110.5]), Some(4));
+        // Two trains at the sender's pace, 30 % apart: host-limited, stop.
+        let mut t = trains(&[100.0, 130.0]);
+        for a in t.iter_mut().flat_map(|t| t.arrivals.iter_mut()) {
+            a.tx_ns = a.rx_ns;
+        }
+        assert!(q.check(&t).converged);
+        assert!(!StopRule::default().check(&t).converged);
+        let es = EarlyStop {
+            enabled: true,
+            rule: q,
+            planned_long_trains: 5,
+            stopped: true,
+            after_long_trains: Some(2),
+            last: Some(q.check(&t)),
+        };
+        let d = es.describe();
+        assert!(
+            d.contains("after 2 of 5") && d.contains("(--quick)") && !d.contains("CI of"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -23,7 +23,9 @@
 pub mod converge;
 pub mod departure;
 pub mod histogram;
+pub mod longest;
 pub mod shaper;
+pub mod sizes;
 pub mod train;
 
 use histogram::{cov, quantile, Histogram, Mode};

@@ -212,3 +212,163 @@ fn tx_timestamps_give_every_trains_departure_spread() {
     let plain = small_run("127.0.0.1", &Server::start(&[]).port.to_string(), &["-J"]);
     assert!(plain.json().get("departures").is_none());
 }
+
+/// `--quick` on loopback: the long trains arrive at the sender's pace, so the first two
+/// that do settle the verdict (host-limited) and the run stops there, fewer trains than its
+/// plan of 6 long ones; the document says it was quick and how many trains the server sent.
+#[test]
+fn quick_stops_at_the_first_stable_estimate() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let args = [
+        "--short-trains",
+        "10",
+        "--long-trains",
+        "6",
+        "--long-len",
+        "300",
+        "--quick",
+        "-J",
+    ];
+    let out = server.command("capacity", &args, DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    let es = &doc["early_stop"];
+    eprintln!(
+        "loopback --quick: {} of {} trains sent, after {} long trains, {}",
+        doc["trains_sent"], doc["trains_planned"], es["after_long_trains"], es["last"]
+    );
+    assert_eq!(doc["quick"], true, "{}", out.describe());
+    assert_eq!(doc["trains_planned"], 16);
+    assert_eq!(es["rule"]["window"], 2);
+    assert_eq!(es["stopped"], true, "{}", out.describe());
+    let after = es["after_long_trains"].as_u64().unwrap();
+    assert!((2..6).contains(&after), "{after}");
+    assert_eq!(doc["estimate"]["long"]["trains"], after);
+    // The server may start one more train before it sees the stop; never the whole plan.
+    let sent = doc["trains_sent"].as_u64().unwrap();
+    assert!(
+        sent >= 10 + after && sent <= 11 + after && sent < 16,
+        "{sent}"
+    );
+    assert_ne!(doc["verdict"], "unmeasured");
+    assert!(doc["verdict"].is_string());
+    // Quick and the whole plan contradict each other.
+    run(
+        &["capacity", "127.0.0.1", "--quick", "--no-early-stop"],
+        DEADLINE,
+    )
+    .expect_code(2);
+}
+
+/// `--sizes` on loopback: the short trains take the sizes in turn, every train's size is the
+/// one that arrived, and the document has a row per size asked for, each with its trains and
+/// an estimate inside its range; the table says it per size. Bad sizes are usage errors.
+#[test]
+fn sizes_give_an_estimate_per_probe_size() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let sizes = ["--sizes", "600..1488:111", "--short-trains", "18"];
+    let out = small_run("127.0.0.1", &port, &[&sizes[..], &["-J"]].concat());
+    out.expect_code(0);
+    let doc = out.json();
+    let rows = doc["by_size"].as_array().unwrap();
+    let asked: Vec<u64> = (0..9).map(|i| 600 + 111 * i).collect();
+    let got: Vec<u64> = rows
+        .iter()
+        .map(|r| r["payload_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(got, asked, "{}", out.describe());
+    for r in rows {
+        eprintln!("loopback size row: {r}");
+        assert_eq!(r["ip_bytes"], r["payload_bytes"].as_u64().unwrap() + 28);
+        // Two short trains of each size; loopback loses none.
+        assert_eq!(r["trains"], 2, "{r}");
+        let (lo, est, hi) = (
+            r["low_bps"].as_f64().unwrap(),
+            r["estimate_bps"].as_f64().unwrap(),
+            r["high_bps"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= est && est <= hi, "{r}");
+    }
+    let trains = doc["train_sizes"].as_array().unwrap();
+    assert_eq!(trains.len(), 19);
+    for (i, t) in trains.iter().enumerate() {
+        let want = if i < 18 { asked[i % 9] } else { 1472 };
+        assert_eq!(
+            (t["train"].as_u64(), t["payload_bytes"].as_u64()),
+            (Some(i as u64), Some(want)),
+            "{t}"
+        );
+    }
+    let table = small_run("127.0.0.1", &port, &sizes);
+    table.expect_code(0);
+    assert!(
+        table.stdout.contains("Per probe size") && table.stdout.contains("  1488 B: 2 trains"),
+        "{}",
+        table.describe()
+    );
+    for bad in [
+        &["capacity", "127.0.0.1", "--sizes", "10..1488"][..],
+        &["capacity", "127.0.0.1", "--sizes", "1488..600"],
+        &["capacity", "127.0.0.1", "--sizes", "600..70000"],
+        &[
+            "capacity",
+            "127.0.0.1",
+            "--sizes",
+            "600..1488",
+            "--short-trains",
+            "3",
+        ],
+    ] {
+        let o = run(bad, DEADLINE);
+        o.expect_code(2);
+        assert!(o.stderr.contains("size"), "{}", o.describe());
+    }
+}
+
+/// `--longest-train` on loopback: the search doubles from 16 datagrams; loopback (a 16 MB
+/// receive buffer) holds a train of 200, so the answer is the bound, said as "at least",
+/// with every length tried and what arrived of it.
+#[test]
+fn longest_train_search_reaches_the_bound_on_loopback() {
+    let _turn = crate::turns::take(module_path!());
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let search = ["--longest-train", "--max-train", "200"];
+    let out = small_run("127.0.0.1", &port, &[&search[..], &["-J"]].concat());
+    out.expect_code(0);
+    let doc = out.json();
+    let l = &doc["longest_loss_free_train"];
+    eprintln!("loopback longest train: {l}");
+    assert_eq!(l["max_len"], 200, "{}", out.describe());
+    let tried = l["tried"].as_array().unwrap();
+    let lens: Vec<u64> = tried.iter().map(|t| t["len"].as_u64().unwrap()).collect();
+    assert_eq!(&lens[..1], &[16]);
+    for t in tried {
+        let (len, got, lost) = (
+            t["len"].as_u64(),
+            t["received"].as_u64(),
+            t["lost"].as_u64(),
+        );
+        assert_eq!(len.zip(got).map(|(a, b)| a - b), lost, "{t}");
+    }
+    assert_eq!(
+        (&l["length"], &l["at_least"]),
+        (&200.into(), &true.into()),
+        "{l}"
+    );
+    assert_eq!(lens, [16, 32, 64, 128, 200]);
+    assert_eq!(l["time_limited"], false);
+    let table = small_run("127.0.0.1", &port, &search);
+    table.expect_code(0);
+    assert!(
+        table.stdout.contains(
+            "Longest train without loss: at least 200 datagrams (the bound arrived whole)"
+        ),
+        "{}",
+        table.describe()
+    );
+    run(&["capacity", "127.0.0.1", "--max-train", "100"], DEADLINE).expect_code(2);
+}

@@ -55,13 +55,15 @@ impl SessionRun<'_> {
         let mut next_id = 0u32;
         let cpu0 = cpu::thread_times();
         let t0 = Instant::now();
-        let len = (p.length as usize).max(sonde_proto::capacity::PROBE_HEADER_LEN);
         let mut stopped = false;
         let mut sent = 0u32;
         for train in 0..plan.trains() {
             let Some(count) = plan.train_len(train) else {
                 break;
             };
+            // Each short train at its probe size when the plan varies them.
+            let len = (plan.train_payload(train, p.length) as usize)
+                .max(sonde_proto::capacity::PROBE_HEADER_LEN);
             let start = Instant::now();
             send_train(&sock, train, count, len)?;
             sent += 1;

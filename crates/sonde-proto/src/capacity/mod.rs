@@ -15,7 +15,10 @@
 //!   `SNCD` (4), train (u32), stamped (u32), span, least, median and largest gap (u64 ns
 //!   each): 44 bytes.
 
+pub mod sizes;
+
 use serde::{Deserialize, Serialize};
+pub use sizes::{ProbeSizes, SizesError};
 pub use sonde_stats::capacity::departure::Departure;
 use thiserror::Error;
 
@@ -67,6 +70,11 @@ pub struct CapacityPlan {
     /// sends the train's departure gaps ([`emit_departure`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tx_timestamps: bool,
+    /// Short trains' UDP payloads, in turn (`--sizes`); empty: all of the run's length. A
+    /// server from before them ignores the field and sends every train at the run's
+    /// length, which the client sees in the datagrams it receives.
+    #[serde(default, skip_serializing_if = "ProbeSizes::is_empty")]
+    pub sizes: ProbeSizes,
 }
 
 impl Default for CapacityPlan {
@@ -78,6 +86,7 @@ impl Default for CapacityPlan {
             long_len: 500,
             spacing_ms: 10,
             tx_timestamps: false,
+            sizes: ProbeSizes::default(),
         }
     }
 }
@@ -95,6 +104,10 @@ pub enum PlanError {
     LongTrains(u32),
     #[error("spacing must be {lo}..={hi} ms, got {0}", lo = limits::SPACING_MS.start(), hi = limits::SPACING_MS.end())]
     Spacing(u32),
+    #[error("{0}")]
+    Sizes(#[from] SizesError),
+    #[error("{sizes} probe sizes need at least as many short trains, got {trains}")]
+    TooFewShortTrains { sizes: usize, trains: u32 },
 }
 
 impl CapacityPlan {
@@ -118,12 +131,30 @@ impl CapacityPlan {
         if !limits::SPACING_MS.contains(&self.spacing_ms) {
             return Err(PlanError::Spacing(self.spacing_ms));
         }
+        self.sizes.validate()?;
+        let sizes = self.sizes.as_slice().len();
+        if (self.short_trains as usize) < sizes {
+            return Err(PlanError::TooFewShortTrains {
+                sizes,
+                trains: self.short_trains,
+            });
+        }
         Ok(())
     }
 
     /// Trains in all.
     pub fn trains(&self) -> u32 {
         self.short_trains + self.long_trains
+    }
+
+    /// UDP payload of train `id`'s datagrams: its probe size for a short train when the
+    /// plan varies them, else `length`.
+    pub fn train_payload(&self, id: u32, length: u32) -> u32 {
+        if id < self.short_trains {
+            self.sizes.of_short_train(id).unwrap_or(length)
+        } else {
+            length
+        }
     }
 
     /// Datagrams in train `id` (0-based; the short trains come first); None past the end.
@@ -365,6 +396,21 @@ mod tests {
         assert_eq!(p.train_len(0), Some(10));
         assert_eq!(p.train_len(40), Some(500));
         assert_eq!(p.train_len(45), None);
+        assert_eq!(p.train_payload(3, 1472), 1472);
+        let varied = CapacityPlan {
+            sizes: ProbeSizes::parse("600,900").unwrap(),
+            ..p
+        };
+        assert_eq!(varied.validate(), Ok(()));
+        let payloads: Vec<u32> = [0, 1, 2, 40].map(|i| varied.train_payload(i, 1472)).into();
+        assert_eq!(payloads, [600, 900, 600, 1472]);
+        // Without sizes the field is left out of the plan, so older peers read it unchanged.
+        let j = serde_json::to_value(p).unwrap();
+        assert!(j.get("sizes").is_none());
+        assert_eq!(
+            serde_json::to_value(varied).unwrap()["sizes"],
+            serde_json::json!([600, 900])
+        );
         for (bad, err) in [
             (CapacityPlan { short_len: 1, ..p }, PlanError::ShortLen(1)),
             (
@@ -389,6 +435,24 @@ mod tests {
                 PlanError::LongTrains(0),
             ),
             (CapacityPlan { spacing_ms: 0, ..p }, PlanError::Spacing(0)),
+            (
+                CapacityPlan {
+                    sizes: ProbeSizes::try_from(vec![600, 20]).unwrap(),
+                    ..p
+                },
+                PlanError::Sizes(SizesError::OutOfRange(20)),
+            ),
+            (
+                CapacityPlan {
+                    short_trains: 2,
+                    sizes: ProbeSizes::parse("600..1488").unwrap(),
+                    ..p
+                },
+                PlanError::TooFewShortTrains {
+                    sizes: 9,
+                    trains: 2,
+                },
+            ),
         ] {
             assert_eq!(bad.validate(), Err(err));
         }
