@@ -8,7 +8,7 @@ use sonde_profile::receive::StreamReceiver;
 use sonde_profile::result::{DelayBasis, ProfileReport, StreamResult, MAX_EXCEPTIONS};
 use sonde_profile::schedule::Schedule;
 use sonde_profile::Profile;
-use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams};
+use sonde_proto::message::{ProfileRequest, Results, SentCount, Stop, TestParams, PROFILE_GAP};
 use sonde_proto::preamble::Cookie;
 use sonde_proto::session::{ClientEvent, ClientSession};
 use sonde_runtime_core::connect::{open_control, open_data_stream, udp_handshake, unexpected};
@@ -105,6 +105,30 @@ pub fn run_as_requested(
     }
 }
 
+/// What a profile needs of the server: profiles at all, and spaced bursts when a stream has a
+/// gap (a server from before gaps closes the connection on one, without a word the client
+/// could show).
+fn server_can_run(profile: &Profile, caps: &[String], software: String) -> Result<(), RunError> {
+    let has = |c: &str| caps.iter().any(|x| x == c);
+    if !has("profile") {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: "profile",
+            what: "run traffic profiles",
+            instead: "run the profile against a newer sonde server",
+        });
+    }
+    if profile.streams.iter().any(|s| s.gap_ns() > 0) && !has(PROFILE_GAP) {
+        return Err(RunError::PeerLacks {
+            software,
+            capability: PROFILE_GAP,
+            what: "space the datagrams of a burst (a stream's gap)",
+            instead: "leave the gaps out of the profile",
+        });
+    }
+    Ok(())
+}
+
 struct Run<'a> {
     cfg: &'a ProfileConfig,
     ccfg: &'a ClientConfig,
@@ -143,14 +167,7 @@ impl Run<'_> {
         flush(conn, session)?;
         match self.next_event(conn, session, "the server's welcome", STEP, true)? {
             ClientEvent::Welcomed { caps, software, .. } => {
-                if !caps.iter().any(|c| c == "profile") {
-                    return Err(RunError::PeerLacks {
-                        software,
-                        capability: "profile",
-                        what: "run traffic profiles",
-                        instead: "run the profile against a newer sonde server",
-                    });
-                }
+                server_can_run(&self.cfg.request.profile, &caps, software)?;
                 session.request();
                 flush(conn, session)?;
             }
@@ -439,4 +456,30 @@ pub fn set_dscp(sock: &std::net::UdpSocket, id: u32, dscp: u8) -> Result<(), Run
         return Ok(());
     }
     sockopt::set_tos(sock, dscp << 2).map_err(|source| RunError::Stream { id, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(c: &[&str]) -> Vec<String> {
+        c.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_profile_with_gaps_needs_a_server_that_spaces_bursts() {
+        let spaced = sonde_profile::builtin::get("monitoring").unwrap();
+        assert!(spaced.streams.iter().any(|s| s.gap_ns() > 0));
+        let old = server_can_run(&spaced, &caps(&["profile"]), "sonde 0.0".into());
+        let e = old.unwrap_err().to_string();
+        assert!(e.contains(PROFILE_GAP) && e.contains("sonde 0.0"), "{e}");
+        assert!(server_can_run(&spaced, &caps(&["profile", PROFILE_GAP]), "new".into()).is_ok());
+        let mut back_to_back = spaced.clone();
+        for s in &mut back_to_back.streams {
+            s.gap = None;
+        }
+        assert!(server_can_run(&back_to_back, &caps(&["profile"]), "old".into()).is_ok());
+        let none = server_can_run(&back_to_back, &caps(&[]), "older".into());
+        assert!(none.unwrap_err().to_string().contains("profile"));
+    }
 }

@@ -26,6 +26,8 @@ pub use results::{Abort, PeerStream, ProcessLoad, Results, SentCount, Stop, MAX_
 
 /// The capability under which a server's welcome carries its link facts.
 pub const LINK_FACTS: &str = "link-facts";
+/// A server that spaces the datagrams of a profile's burst by the stream's gap.
+pub const PROFILE_GAP: &str = "profile-gap";
 
 /// Capabilities this build implements.
 pub const CAPABILITIES: &[&str] = &[
@@ -46,6 +48,7 @@ pub const CAPABILITIES: &[&str] = &[
     "cpu-load",
     "coded-options",
     LINK_FACTS,
+    PROFILE_GAP,
     crate::psk::CAPABILITY,
     crate::probe_tag::CAPABILITY,
 ];
