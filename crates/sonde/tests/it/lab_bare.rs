@@ -540,6 +540,73 @@ fn capacity_finds_the_shaped_rate_and_the_bucket_and_knows_an_unshaped_link() {
     }
 }
 
+/// `sonde capacity --longest-train` against a queue the lab sets: a 10 Mbit/s link whose
+/// queue holds 50 packets and whose bucket one. A train up to the queue's length arrives
+/// whole; a longer one loses its tail, except for what the link drains while the train
+/// arrives, which is a tenth of it or less with the sender ten times faster than the link
+/// (a datagram sender does thousands of Mbit/s on veth here, loaded or not). So the answer
+/// lies in 50..=75, and the shortest lossy length right above it.
+#[test]
+fn the_longest_loss_free_train_is_the_queue_the_lab_set() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available("capacity-train") {
+        return;
+    }
+    let lab = build(
+        "ctrain",
+        r#"rate = "10mbit", burst = "3kb", queue_limit = "50pkt""#,
+    );
+    let dst = lab.node("server").expect("server").ifaces[0]
+        .ipv4
+        .to_string();
+    let doc = {
+        let _server = server_with(&lab, &["server"]);
+        let args = [
+            "capacity",
+            &dst,
+            "--quick",
+            "--longest-train",
+            "--max-train",
+            "400",
+            "-J",
+        ];
+        let out = lab
+            .command("client", sonde_bin(), &args)
+            .expect("client node")
+            .output()
+            .expect("sonde capacity runs");
+        assert!(
+            out.status.success(),
+            "sonde capacity failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("a JSON document")
+    };
+    let _ = lab.finish();
+    let t = &doc["longest_loss_free_train"];
+    let len = t["length"].as_u64().unwrap_or(0);
+    eprintln!(
+        "queue of 50 packets at 10 Mbit/s: longest loss-free train {len}, tried {}",
+        t["tried"]
+    );
+    assert!(
+        (50..=75).contains(&len),
+        "longest loss-free train {len}: {t}"
+    );
+    assert_eq!(t["at_least"], false, "{t}");
+    assert_eq!(t["shortest_lossy"].as_u64(), Some(len + 1), "{t}");
+    // Every length tried is accounted for, and the lossy ones are the longer ones.
+    for tried in t["tried"].as_array().expect("lengths tried") {
+        let (n, got, lost) = (
+            tried["len"].as_u64().unwrap(),
+            tried["received"].as_u64().unwrap(),
+            tried["lost"].as_u64().unwrap(),
+        );
+        assert_eq!(got + lost, n, "{tried}");
+        assert_eq!(lost == 0, n <= len, "{tried} against the answer {len}");
+    }
+}
+
 /// Over plain veth links, on a quiet host, `sonde capacity` says the hosts are the limit:
 /// the long trains arrived as fast as they left.
 #[test]
