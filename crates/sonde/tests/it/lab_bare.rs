@@ -454,9 +454,10 @@ fn lab_run_needs_nothing_but_iproute2() {
     assert!(left.is_empty(), "namespaces left behind: {left:?}");
 }
 
-/// `sonde capacity` in the lab node `client` against `dst`: its JSON document.
+/// `sonde capacity` in the lab node `client` against `dst`: its JSON document. The server
+/// serves every test the run makes (`--longest-train` makes one per length tried).
 fn capacity(lab: &Lab, dst: &str, extra: &[&str]) -> Value {
-    let _server = server(lab);
+    let _server = server_with(lab, &["server"]);
     let mut args = vec!["capacity", dst, "-J"];
     args.extend_from_slice(extra);
     let out = lab
@@ -559,29 +560,11 @@ fn the_longest_loss_free_train_is_the_queue_the_lab_set() {
     let dst = lab.node("server").expect("server").ifaces[0]
         .ipv4
         .to_string();
-    let doc = {
-        let _server = server_with(&lab, &["server"]);
-        let args = [
-            "capacity",
-            &dst,
-            "--quick",
-            "--longest-train",
-            "--max-train",
-            "400",
-            "-J",
-        ];
-        let out = lab
-            .command("client", sonde_bin(), &args)
-            .expect("client node")
-            .output()
-            .expect("sonde capacity runs");
-        assert!(
-            out.status.success(),
-            "sonde capacity failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).expect("a JSON document")
-    };
+    let doc = capacity(
+        &lab,
+        &dst,
+        &["--quick", "--longest-train", "--max-train", "400"],
+    );
     let _ = lab.finish();
     let t = &doc["longest_loss_free_train"];
     let len = t["length"].as_u64().unwrap_or(0);
