@@ -13,6 +13,7 @@ use sonde_stats::stress::steps::{last_number, DeviceLoad};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -37,8 +38,9 @@ enum Chunk {
 }
 
 impl LoadProbe {
-    /// Runs the command once and reads its figure.
-    pub fn read(&self) -> DeviceLoad {
+    /// Runs the command once and reads its figure; `stop` (the run's Ctrl-C) ends the wait at
+    /// once, killing the command, so an interrupted run does not wait out the timeout.
+    pub fn read(&self, stop: &AtomicBool) -> DeviceLoad {
         let failed = |error: String| DeviceLoad {
             value: None,
             exit_status: None,
@@ -57,16 +59,20 @@ impl LoadProbe {
             Err(e) => return failed(format!("load probe could not start sh: {e}")),
         };
         let deadline = Instant::now() + self.timeout;
-        let output = collect(&mut child, deadline);
-        let status = match wait(&mut child, deadline) {
+        let output = collect(&mut child, deadline, stop);
+        let status = match wait(&mut child, deadline, stop) {
             Ok(s) => s,
             Err(why) => {
                 crate::os::kill_group(&mut child);
                 return failed(why.unwrap_or_else(|| {
-                    format!(
-                        "load probe timed out after {} s (killed)",
-                        self.timeout.as_secs_f64()
-                    )
+                    if stop.load(Ordering::SeqCst) {
+                        "load probe stopped: the run was interrupted (killed)".into()
+                    } else {
+                        format!(
+                            "load probe timed out after {} s (killed)",
+                            self.timeout.as_secs_f64()
+                        )
+                    }
                 }));
             }
         };
@@ -78,7 +84,7 @@ impl LoadProbe {
 
 /// The tails of the command's stdout and stderr, read until both close, the deadline, or
 /// [`DRAIN`] after the command itself ended.
-fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>) {
+fn collect(child: &mut Child, deadline: Instant, stop: &AtomicBool) -> (Vec<u8>, Vec<u8>) {
     let (tx, rx) = mpsc::channel();
     if let Some(out) = child.stdout.take() {
         spawn_reader(out, tx.clone(), Chunk::Out);
@@ -86,10 +92,15 @@ fn collect(child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>) {
     if let Some(err) = child.stderr.take() {
         spawn_reader(err, tx, Chunk::Err);
     }
-    drain(&rx, child, deadline)
+    drain(&rx, child, deadline, stop)
 }
 
-fn drain(rx: &Receiver<Chunk>, child: &mut Child, deadline: Instant) -> (Vec<u8>, Vec<u8>) {
+fn drain(
+    rx: &Receiver<Chunk>,
+    child: &mut Child,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> (Vec<u8>, Vec<u8>) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut ended: Option<Instant> = None;
     loop {
@@ -98,7 +109,7 @@ fn drain(rx: &Receiver<Chunk>, child: &mut Child, deadline: Instant) -> (Vec<u8>
             ended = Some(now);
         }
         let until = ended.map_or(deadline, |t| (t + DRAIN).min(deadline));
-        if now >= until {
+        if now >= until || stop.load(Ordering::SeqCst) {
             return (out, err);
         }
         // Wake now and then to see whether the command ended with its output still open.
@@ -134,13 +145,19 @@ fn keep_tail(buf: &mut Vec<u8>, more: &[u8]) {
     }
 }
 
-/// The command's exit by the deadline; `Err(None)` at the deadline, `Err(Some(why))` when it
-/// could not be waited for.
-fn wait(child: &mut Child, deadline: Instant) -> Result<ExitStatus, Option<String>> {
+/// The command's exit by the deadline; `Err(None)` at the deadline or a stop,
+/// `Err(Some(why))` when it could not be waited for.
+fn wait(
+    child: &mut Child,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<ExitStatus, Option<String>> {
     loop {
         match child.try_wait() {
             Ok(Some(s)) => return Ok(s),
-            Ok(None) if Instant::now() >= deadline => return Err(None),
+            Ok(None) if Instant::now() >= deadline || stop.load(Ordering::SeqCst) => {
+                return Err(None)
+            }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(Some(format!("load probe could not be waited for: {e}"))),
         }
@@ -190,7 +207,28 @@ mod tests {
             command: command.into(),
             timeout: Duration::from_millis(timeout_ms),
         }
-        .read()
+        .read(&AtomicBool::new(false))
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_at_once_and_kills_the_command() {
+        let stop = AtomicBool::new(true);
+        let started = Instant::now();
+        let d = LoadProbe {
+            command: "sleep 30; echo 1".into(),
+            timeout: Duration::from_secs(30),
+        }
+        .read(&stop);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(d.value, None);
+        assert_eq!(
+            d.error.as_deref(),
+            Some("load probe stopped: the run was interrupted (killed)")
+        );
     }
 
     #[test]

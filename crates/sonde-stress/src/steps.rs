@@ -60,7 +60,7 @@ pub fn run(
             .as_ref()
             .filter(|_| !stop.load(Ordering::SeqCst))
         {
-            s.device_load = Some(p.read());
+            s.device_load = Some(p.read(stop));
         }
         deliver(sink, &s);
         let why = s.error.clone();
