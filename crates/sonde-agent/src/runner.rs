@@ -21,7 +21,7 @@ use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_runtime::profile::client::ProfileConfig;
 use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::{Direction, DirectionSummary, Event, Protocol};
-use sonde_stats::sink::FnSink;
+use sonde_stats::sink::{Discard, FnSink};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -400,7 +400,7 @@ pub fn run_profile(
             clock_offset: None,
         },
     };
-    let result = sonde_runtime::profile_run::run(&cfg, interrupt, &mut |_note| {});
+    let result = sonde_runtime::profile_run::run(&cfg, interrupt, &mut Discard);
     out.ended_unix = now_unix();
     if let Some(r) = &result.report {
         let worst = r

@@ -19,6 +19,7 @@ use sonde_runtime_core::engine::DataSocket;
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
+use sonde_stats::sink::{deliver, ProgressNote, Sink};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -69,7 +70,7 @@ impl ProfileConfig {
 pub fn run_as_requested(
     cfg: &ProfileConfig,
     interrupt: &AtomicBool,
-    note: &mut dyn FnMut(String),
+    note: &mut dyn Sink<ProgressNote>,
 ) -> ProfileOutcome {
     let ccfg = ClientConfig {
         host: cfg.host.clone(),
@@ -133,7 +134,7 @@ struct Run<'a> {
     cfg: &'a ProfileConfig,
     ccfg: &'a ClientConfig,
     interrupt: &'a AtomicBool,
-    note: &'a mut dyn FnMut(String),
+    note: &'a mut dyn Sink<ProgressNote>,
     workers: Option<Workers>,
     t0: Option<Instant>,
     stopped_at: Option<f64>,
@@ -204,12 +205,15 @@ impl Run<'_> {
         self.workers = Some(workers);
         self.t0 = Some(t0);
         flush(conn, session)?;
-        (self.note)(format!(
-            "running profile {} ({} streams) against {server} for {} s",
-            profile.name,
-            profile.streams.len(),
-            profile.duration_s
-        ));
+        deliver(
+            self.note,
+            &ProgressNote(format!(
+                "running profile {} ({} streams) against {server} for {} s",
+                profile.name,
+                profile.streams.len(),
+                profile.duration_s
+            )),
+        );
         self.until_end(conn, session)?;
         self.stop_and_report(conn, session)
     }

@@ -12,7 +12,7 @@ use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::btc::{BtcFailure, BtcSession};
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
-use sonde_stats::sink::FnSink;
+use sonde_stats::sink::{deliver, FnSink, Sink};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -73,7 +73,7 @@ fn unix_now() -> f64 {
 pub fn run(
     cfg: &BtcConfig,
     interrupt: &AtomicBool,
-    on_session: &mut dyn FnMut(SessionEnd<'_>),
+    on_session: &mut dyn for<'a> Sink<SessionEnd<'a>>,
 ) -> BtcOutcome {
     let mut out = BtcOutcome::default();
     let began = Instant::now();
@@ -101,7 +101,7 @@ pub fn run(
                 let start_unix_s = unix_now();
                 match transfer(&cfg.client, family, (size, cfg.reverse), index, interrupt) {
                     Ok(s) => {
-                        on_session(SessionEnd::Done(&s));
+                        deliver(on_session, &SessionEnd::Done(&s));
                         out.sessions.push(s);
                     }
                     Err(RunError::Interrupted) => {
@@ -116,7 +116,7 @@ pub fn run(
                             start_unix_s,
                             error: e.to_string(),
                         };
-                        on_session(SessionEnd::Failed(&f));
+                        deliver(on_session, &SessionEnd::Failed(&f));
                         out.failed.push(f);
                         // Every family failed and none ever answered: the host or port is
                         // wrong, not the path; the run ends rather than retry it for hours.

@@ -16,7 +16,7 @@ use crate::profile::{run_as_requested, ProfileConfig, ProfileOutcome};
 use sonde_platform::resolve::Family;
 use sonde_profile::result::ClockOffset;
 use sonde_stats::latency::model::OneWayBasis;
-use sonde_stats::sink::Discard;
+use sonde_stats::sink::{deliver, Discard, ProgressNote, Sink};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ const SPACING: Duration = Duration::from_millis(10);
 pub fn run(
     cfg: &ProfileConfig,
     interrupt: &AtomicBool,
-    note: &mut dyn FnMut(String),
+    note: &mut dyn Sink<ProgressNote>,
 ) -> ProfileOutcome {
     let mut measured;
     let mut cfg = cfg;
@@ -45,17 +45,21 @@ pub fn run(
             interrupt,
         ) {
             Ok(o) => {
-                note(format!(
+                let line = format!(
                     "clock offset (server - client) {:+.3} ms +- {:.3} ms from {} probes",
                     o.offset_ns as f64 / 1e6,
                     o.uncertainty_ns as f64 / 1e6,
                     o.probes
-                ));
+                );
+                deliver(note, &ProgressNote(line));
                 measured.request.clock_offset = Some(o);
             }
-            Err(e) => note(format!(
-                "{e}; one-way delays will be given above each stream's fastest datagram"
-            )),
+            Err(e) => deliver(
+                note,
+                &ProgressNote(format!(
+                    "{e}; one-way delays will be given above each stream's fastest datagram"
+                )),
+            ),
         }
         cfg = &measured;
     }

@@ -15,7 +15,7 @@ use sonde_platform::resolve::Family;
 use sonde_proto::message::TestParams;
 use sonde_stats::latency::model::{LatencySummary, RrulPhase, RrulResult};
 use sonde_stats::model::{Direction, Protocol};
-use sonde_stats::sink::Discard;
+use sonde_stats::sink::{deliver, Discard, Sink};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -100,6 +100,12 @@ pub const RRUL_PHASES: [(&str, Option<Direction>); 4] = [
     ("bidirectional", Some(Direction::Bidir)),
 ];
 
+/// An RRUL phase as it starts (`idle`, `download`, ...): the event the run hands its sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseStart {
+    pub name: &'static str,
+}
+
 /// Runs the four RRUL phases; `progress` hears about each phase as it starts.
 ///
 /// # Errors
@@ -108,7 +114,7 @@ pub const RRUL_PHASES: [(&str, Option<Direction>); 4] = [
 pub fn run_rrul(
     cfg: &RrulConfig,
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn Sink<PhaseStart>,
 ) -> Result<RrulResult, LatencyError> {
     let peer = crate::latency::target(&cfg.probe, interrupt)?;
     let probe = phase_probe(cfg, peer);
@@ -132,7 +138,7 @@ pub fn run_rrul(
             result.error = Some(LatencyError::Interrupted.to_string());
             break;
         }
-        progress(name);
+        deliver(progress, &PhaseStart { name });
         let (lat, load) = run_phase(cfg, &probe, peer, dir, interrupt);
         let Some(summary) = lat.summary else {
             let e = lat

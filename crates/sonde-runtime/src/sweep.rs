@@ -7,7 +7,7 @@ use crate::connect::ClientConfig;
 use crate::error::RunError;
 use sonde_proto::message::TestParams;
 use sonde_stats::model::{Direction, Protocol, TestSummary};
-use sonde_stats::sink::Discard;
+use sonde_stats::sink::{deliver, Discard, Sink};
 use sonde_stats::sweep::{
     judge_listed_step, Bisection, Probe, SearchConfig, StepKind, StepOutcome, SENDER_SHORT_RERUNS,
 };
@@ -56,6 +56,13 @@ pub struct Progress {
     pub eta_secs: f64,
 }
 
+/// A step as it ends, with where the sweep then stands: the event a sweep hands its sink.
+#[derive(Debug, Clone, Copy)]
+pub struct StepDone<'a> {
+    pub step: &'a SweepStep,
+    pub progress: Progress,
+}
+
 /// A step that failed, named so the user knows where the sweep stopped.
 #[derive(Debug, Error)]
 #[error("step {index} ({length} B, {direction}, {rate}): {source}")]
@@ -78,7 +85,7 @@ pub struct SweepRecord {
 /// Steps a search is expected to take, for the first estimate of time left.
 const EXPECTED_SEARCH_STEPS: f64 = 6.0;
 
-/// Runs the sweep, handing each step to `on_step` as it ends. A failing step ends the sweep
+/// Runs the sweep, handing each step to `on_step` as it ends ([`StepDone`]). A failing step ends the sweep
 /// with its error; what ran before it is kept.
 ///
 /// # Errors
@@ -86,7 +93,7 @@ const EXPECTED_SEARCH_STEPS: f64 = 6.0;
 pub fn run(
     cfg: &SweepConfig,
     interrupt: &AtomicBool,
-    on_step: &mut dyn FnMut(&SweepStep, Progress),
+    on_step: &mut dyn for<'a> Sink<StepDone<'a>>,
 ) -> (SweepRecord, Option<StepError>) {
     let mut rec = SweepRecord::default();
     let started = Instant::now();
@@ -120,7 +127,7 @@ fn run_searches(
     interrupt: &AtomicBool,
     (rec, started): (&mut SweepRecord, Instant),
     (lengths, search): (&[u32], &SearchConfig),
-    on_step: &mut dyn FnMut(&SweepStep, Progress),
+    on_step: &mut dyn for<'a> Sink<StepDone<'a>>,
 ) -> Option<StepError> {
     let total = lengths.len() * cfg.directions.len();
     let mut err = None;
@@ -145,7 +152,13 @@ fn run_searches(
                 step.rerun = b.runs_again(probe.rate_bps, &o);
                 b.record(o);
                 let eta = eta(rec, started, done, total, b.steps());
-                on_step(&step, eta);
+                deliver(
+                    on_step,
+                    &StepDone {
+                        step: &step,
+                        progress: eta,
+                    },
+                );
                 rec.steps.push(step);
             }
             let Some(verdict) = b.verdict() else {
@@ -174,7 +187,7 @@ fn run_rates(
     interrupt: &AtomicBool,
     (rec, started): (&mut SweepRecord, Instant),
     (rates, length, tolerance): (&[u64], u32, f64),
-    on_step: &mut dyn FnMut(&SweepStep, Progress),
+    on_step: &mut dyn for<'a> Sink<StepDone<'a>>,
 ) -> Option<StepError> {
     let total = rates.len() * cfg.directions.len();
     let udp = cfg.client.params.protocol == Protocol::Udp;
@@ -212,7 +225,13 @@ fn run_rates(
                     total,
                     eta_secs: per * total.saturating_sub(done) as f64,
                 };
-                on_step(&step, progress);
+                deliver(
+                    on_step,
+                    &StepDone {
+                        step: &step,
+                        progress,
+                    },
+                );
                 rec.steps.push(step);
                 if !rerun {
                     break;

@@ -314,9 +314,20 @@ fn profile_streams_both_ways_receive_what_was_sent() {
             clock_offset: None,
         },
     };
-    let out = bounded("the profile run", move || {
-        run_as_requested(&cfg, &AtomicBool::new(false), &mut |_note| {})
+    let (out, notes) = bounded("the profile run", move || {
+        let mut notes = Vec::new();
+        let mut sink = sonde_stats::sink::FnSink(|n: &sonde_stats::sink::ProgressNote| {
+            notes.push(n.0.clone())
+        });
+        let out = run_as_requested(&cfg, &AtomicBool::new(false), &mut sink);
+        (out, notes)
     });
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("running profile monitoring-stress")),
+        "the run's progress reaches its sink: {notes:?}"
+    );
     assert!(
         out.error.is_none(),
         "the profile run failed: {:?}",

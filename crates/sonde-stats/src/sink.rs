@@ -7,7 +7,9 @@
 //! [`crate::latency::model::LatencyEvent`] for latency runs,
 //! [`crate::stress::model::StressEvent`] for `sonde stress`. Two small adapters serve callers
 //! that want no reporter: [`FnSink`] turns a closure into a sink (tests, the agent picking
-//! out the events it records), [`Discard`] drops every event (a suite's inner runs). The
+//! out the events it records), [`Discard`] drops every event (a suite's inner runs). Runs
+//! that report only their progress (the suites' phases and steps) hand it to a sink of their
+//! own event type, or of [`ProgressNote`] where a line of text is all there is. The
 //! fan-out over several reporters (`Tee`) is a reporter's concern and stays in `sonde-live`.
 //!
 //! ```
@@ -99,6 +101,12 @@ impl<E, F: FnMut(&E)> Sink<E> for FnSink<F> {
         Ok(())
     }
 }
+
+/// A line of progress for the person watching, from a run whose only events are such lines
+/// (the clock offset a profile run measured first, say): the runs that have no event type
+/// of their own hand these to a `Sink<ProgressNote>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressNote(pub String);
 
 /// A sink that drops every event: for runs whose events nobody reads (a suite's inner
 /// tests, whose outcome is all it keeps).

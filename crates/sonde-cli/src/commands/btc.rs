@@ -7,6 +7,7 @@ use sonde_live::btc;
 use sonde_proto::message::TestParams;
 use sonde_runtime::btc::{BtcConfig, SessionEnd};
 use sonde_runtime::client::{ClientConfig, Family};
+use sonde_stats::sink::FnSink;
 use std::sync::atomic::AtomicBool;
 
 /// First session of the default series (RFC 3148 users start at a few megabytes).
@@ -23,11 +24,12 @@ pub fn run(a: BtcArgs, interrupt: &AtomicBool) -> i32 {
         outln!("{}", intro(&a, &cfg));
         outln!("{}", btc::header());
     }
-    let out = sonde_runtime::btc::run(&cfg, interrupt, &mut |end| match end {
+    let mut rows = FnSink(|end: &SessionEnd<'_>| match end {
         SessionEnd::Done(s) if !json => outln!("{}", btc::row(s)),
         SessionEnd::Failed(f) if !json => outln!("{}", btc::failed_row(f)),
         _ => {}
     });
+    let out = sonde_runtime::btc::run(&cfg, interrupt, &mut rows);
     if json {
         let doc = btc::document(&btc::BtcRun {
             host: &a.host,

@@ -8,9 +8,10 @@ use super::exit;
 use crate::flags::compare_ip::{CompareIpArgs, DEFAULT_COUNT};
 use crate::output;
 use sonde_live::latency_table::write_compare;
-use sonde_runtime::compare_ip::{run_compare, CompareConfig};
+use sonde_runtime::compare_ip::{run_compare, CompareConfig, ComparePhase};
 use sonde_runtime::dual_stack::{BtcPlan, SizesPlan};
 use sonde_runtime::latency::LatencyConfig;
+use sonde_stats::sink::FnSink;
 use sonde_stats::verdict::FamilyChoice;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -66,9 +67,8 @@ pub fn run(a: CompareIpArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         }
     };
     let progress = crate::progress::Progress::start("compare-ip");
-    let result = run_compare(&cfg, interrupt, &mut |phase| {
-        progress.phase(&phase.to_string())
-    });
+    let mut phases = FnSink(|phase: &ComparePhase| progress.phase(&phase.to_string()));
+    let result = run_compare(&cfg, interrupt, &mut phases);
     progress.finish();
     let failed = family_error(&result);
     // Ended early: interrupted, or neither family measured. One family that failed (no

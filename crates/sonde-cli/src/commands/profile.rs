@@ -10,6 +10,7 @@ use sonde_proto::message::ProfileRequest;
 use sonde_runtime::error::RunError;
 use sonde_runtime::profile::ProfileConfig;
 use sonde_runtime::profile_run;
+use sonde_stats::sink::{FnSink, ProgressNote};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -86,15 +87,19 @@ fn run_profile(a: &ProfileRunArgs, interrupt: &AtomicBool) -> i32 {
         p.streams.len(),
         p.duration_s
     ));
-    let outcome = profile_run::run(&cfg, interrupt, &mut |note| {
+    let mut notes = FnSink(|ProgressNote(note): &ProgressNote| {
         progress.suspend(|| {
             if lines {
-                outln!("{}", profile_report::json_line("note", note.into()));
+                outln!(
+                    "{}",
+                    profile_report::json_line("note", note.as_str().into())
+                );
             } else if !json {
                 outln!("{note}");
             }
         });
     });
+    let outcome = profile_run::run(&cfg, interrupt, &mut notes);
     progress.finish();
     let error = outcome.error.as_ref().map(|e| e.to_string());
     match (&outcome.report, lines, json) {

@@ -9,7 +9,8 @@ use sonde_live::envelope::Envelope;
 use sonde_live::latency_table::write_rrul;
 use sonde_runtime::latency::LatencyConfig;
 use sonde_runtime::latency::LatencyError;
-use sonde_runtime::rrul::{run_rrul, RrulConfig};
+use sonde_runtime::rrul::{run_rrul, PhaseStart, RrulConfig};
+use sonde_stats::sink::FnSink;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,11 +46,12 @@ pub fn run(a: RrulArgs, interrupt: &Arc<AtomicBool>) -> i32 {
         }
     };
     let table = !a.output.json && !a.output.json_stream;
-    let mut progress = |phase: &str| {
+    let mut progress = FnSink(|phase: &PhaseStart| {
         if table {
-            eprintln!("sonde rrul: {phase} phase ({:.1} s)", a.phase.as_secs_f64());
+            let name = phase.name;
+            eprintln!("sonde rrul: {name} phase ({:.1} s)", a.phase.as_secs_f64());
         }
-    };
+    });
     let result = match run_rrul(&cfg, interrupt, &mut progress) {
         Ok(r) => r,
         Err(e) => {

@@ -7,8 +7,9 @@ use crate::output::{self, outln};
 use sonde_live::sweep::{self as report, SweepSettings};
 use sonde_proto::message::TestParams;
 use sonde_runtime::client::ClientConfig;
-use sonde_runtime::sweep::{Progress, SweepConfig, SweepMode, SweepRecord};
+use sonde_runtime::sweep::{Progress, StepDone, SweepConfig, SweepMode, SweepRecord};
 use sonde_stats::model::Protocol;
+use sonde_stats::sink::FnSink;
 use sonde_stats::sweep::{SearchConfig, Verdict};
 use sonde_stats::sweep_record::SweepStep;
 use sonde_stats::units::format_bitrate;
@@ -225,14 +226,15 @@ pub fn run(a: SweepArgs, interrupt: &AtomicBool) -> i32 {
         heading(&a, &settings, search);
     }
     let quiet = a.quiet;
-    let (rec, error) = sonde_runtime::sweep::run(&cfg, interrupt, &mut |s, p| {
+    let mut on_step = FnSink(|done: &StepDone<'_>| {
         if !json {
-            outln!("{}", report::step_row(s));
+            outln!("{}", report::step_row(done.step));
         }
         if !quiet {
-            eprintln!("{}", progress_line(s, p, search));
+            eprintln!("{}", progress_line(done.step, done.progress, search));
         }
     });
+    let (rec, error) = sonde_runtime::sweep::run(&cfg, interrupt, &mut on_step);
     if json {
         let error_text = error.as_ref().map(ToString::to_string);
         let doc = report::document(&settings, &rec.steps, &rec.searches, error_text.as_deref());

@@ -22,6 +22,7 @@ use sonde_stats::latency::compare::Comparison;
 use sonde_stats::latency::histogram::DelayAccumulator;
 use sonde_stats::latency::model::{CompareIpResult, DelayStats, FamilyResult, LossStats};
 use sonde_stats::latency::timeline::{bins, LatencyBin, ProbePoint};
+use sonde_stats::sink::{deliver, Sink};
 use sonde_stats::verdict::{Measure, MeasureVerdict, Verdict};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -151,7 +152,7 @@ fn probe_families(
     cfg: &CompareConfig,
     fams: [&mut FamilyResult; 2],
     interrupt: &AtomicBool,
-    progress: &mut dyn FnMut(ComparePhase),
+    progress: &mut dyn Sink<ComparePhase>,
 ) -> Probed {
     let mut probe = cfg.probe.clone();
     probe.family = Family::Any;
@@ -162,12 +163,15 @@ fn probe_families(
     let n = probe.count.unwrap_or(0);
     let every = probe.interval;
     let mut said = |round: u64, of: u64| {
-        progress(ComparePhase::ProbeRound {
-            round,
-            of,
-            each: round_count(n, of, round - 1),
-            every,
-        });
+        deliver(
+            progress,
+            &ComparePhase::ProbeRound {
+                round,
+                of,
+                each: round_count(n, of, round - 1),
+                every,
+            },
+        );
     };
     let got = run_probe_rounds(&probe, addrs, interrupt, &mut said);
     let mut samples = [Vec::new(), Vec::new()];
@@ -229,7 +233,7 @@ fn rtt_of(samples_ms: &[f64]) -> Option<DelayStats> {
 pub fn run_compare(
     cfg: &CompareConfig,
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(ComparePhase),
+    progress: &mut dyn Sink<ComparePhase>,
 ) -> CompareIpResult {
     let (mut v4, mut v6) = (
         family_result(cfg, false, interrupt),
@@ -247,16 +251,19 @@ pub fn run_compare(
     let port = cfg.probe.port;
     let local = keyed(&cfg.probe);
     let btc = cfg.btc.as_ref().map(|plan| {
-        progress(ComparePhase::Btc {
-            sessions: plan.sizes.len(),
-            every: plan.every,
-        });
+        deliver(
+            progress,
+            &ComparePhase::Btc {
+                sessions: plan.sizes.len(),
+                every: plan.every,
+            },
+        );
         let addrs = [addr(&v4), addr(&v6)];
         run_btc(plan, addrs, port, cfg.connect_timeout, &local, interrupt)
     });
     let capacity = cfg.capacity.then(|| {
         [false, true].map(|v6f| {
-            progress(ComparePhase::Capacity { v6: v6f });
+            deliver(progress, &ComparePhase::Capacity { v6: v6f });
             let a = addr(if v6f { &v6 } else { &v4 });
             run_capacity(v6f, a, port, cfg.connect_timeout, &local, interrupt)
         })
@@ -340,13 +347,16 @@ fn size_cycle(
     plan: &SizesPlan,
     fams: [&mut FamilyResult; 2],
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(ComparePhase),
+    progress: &mut dyn Sink<ComparePhase>,
 ) -> (Vec<SizeRow>, Probed) {
-    progress(ComparePhase::SizeCycle {
-        sizes: plan.sizes.len(),
-        count: plan.count,
-        every: plan.every,
-    });
+    deliver(
+        progress,
+        &ComparePhase::SizeCycle {
+            sizes: plan.sizes.len(),
+            count: plan.count,
+            every: plan.every,
+        },
+    );
     let addrs = fams.each_ref().map(|f| addr(f).ok());
     let cycle = run_sizes(plan, &cfg.probe, addrs, interrupt);
     for (f, s) in fams.into_iter().zip(&cycle.samples) {
@@ -385,7 +395,7 @@ fn uploads(
     cfg: &CompareConfig,
     fams: [&mut FamilyResult; 2],
     interrupt: &Arc<AtomicBool>,
-    progress: &mut dyn FnMut(ComparePhase),
+    progress: &mut dyn Sink<ComparePhase>,
 ) -> Option<[Vec<f64>; 2]> {
     if cfg.throughput_secs <= 0.0 || interrupt.load(Ordering::Relaxed) {
         return None;
@@ -407,7 +417,8 @@ fn uploads(
         local: &local,
     };
     let each = plan.each;
-    let mut said = |round: u64, of: u64| progress(ComparePhase::UploadRound { round, of, each });
+    let mut said =
+        |round: u64, of: u64| deliver(progress, &ComparePhase::UploadRound { round, of, each });
     let got = run_uploads(plan, addrs, &to, interrupt, &mut said);
     let mut rounds = [Vec::new(), Vec::new()];
     for ((f, up), r) in fams.into_iter().zip(got).zip(rounds.iter_mut()) {
