@@ -9,6 +9,7 @@
 //! once it ends). A command that cannot start, exits non-zero, is killed
 //! or prints no number gives no value and a note saying which, never a made-up figure.
 
+use sonde_platform::process::{signal_group, Signal};
 use sonde_stats::stress::steps::{last_number, DeviceLoad};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -63,7 +64,7 @@ impl LoadProbe {
         let status = match wait(&mut child, deadline, stop) {
             Ok(s) => s,
             Err(why) => {
-                crate::os::kill_group(&mut child);
+                kill_group(&mut child);
                 return failed(why.unwrap_or_else(|| {
                     if stop.load(Ordering::SeqCst) {
                         "load probe stopped: the run was interrupted (killed)".into()
@@ -77,7 +78,7 @@ impl LoadProbe {
             }
         };
         // Nothing it started outlives the reading.
-        crate::os::kill_group(&mut child);
+        kill_group(&mut child);
         judge(status, &output.0, &output.1)
     }
 }
@@ -162,6 +163,13 @@ fn wait(
             Err(e) => return Err(Some(format!("load probe could not be waited for: {e}"))),
         }
     }
+}
+
+/// Kills `child`'s whole process group (it was started as its leader) with SIGKILL, so what
+/// it started goes with it, and reaps `child`. A group already gone has nothing to kill.
+fn kill_group(child: &mut Child) {
+    let _ = signal_group(child.id(), Signal::KILL);
+    let _ = child.wait();
 }
 
 /// The reading from how the command ended and what it printed.
