@@ -6,6 +6,7 @@
 //! external command forked. Output is collected by reader threads so a chatty child never
 //! blocks on a full pipe while the runner waits for it.
 
+use sonde_platform::process::{self, Signal};
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -41,25 +42,22 @@ fn reader(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
     })
 }
 
-/// Sends `signal` to the child's process group (it leads its own group).
-pub fn signal_group(child: &Child, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
-    }
+/// Sends `signal` to the child's process group (it leads its own group); a group already
+/// gone has nothing left to signal.
+pub fn signal_group(child: &Child, signal: Signal) {
+    let _ = process::signal_group(child.id(), signal);
 }
 
 /// Puts `cmd` in a new process group, with stdin closed, and has the kernel kill it if the
 /// runner dies (`kill -9`): a server or test left running would keep its namespace's
 /// interfaces alive after `sonde lab clean` deleted the namespace.
 pub fn isolate(cmd: &mut Command) -> &mut Command {
-    // SAFETY: prctl(2) is async-signal-safe and touches no memory of the parent; this runs
-    // in the child between fork and exec, as pre_exec requires.
+    // SAFETY: die_with_parent makes one system call and allocates nothing, as code between
+    // fork and exec must. Where the kernel refuses, the child runs all the same (`sonde lab
+    // clean` still finds it by its namespace).
     unsafe {
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let _ = process::die_with_parent(Signal::KILL);
             Ok(())
         });
     }
@@ -91,7 +89,7 @@ pub fn run(mut cmd: Command, timeout: Duration, interrupt: &AtomicBool) -> io::R
             timed_out = true;
         }
         if timed_out || interrupted {
-            signal_group(&child, libc::SIGKILL);
+            signal_group(&child, Signal::KILL);
             let _ = child.wait();
             break None;
         }
@@ -99,7 +97,7 @@ pub fn run(mut cmd: Command, timeout: Duration, interrupt: &AtomicBool) -> io::R
     };
     // The group may hold grandchildren that keep the pipes open; they are killed with it.
     if status.is_some() {
-        signal_group(&child, libc::SIGKILL);
+        signal_group(&child, Signal::KILL);
     }
     Ok(Finished {
         status,
