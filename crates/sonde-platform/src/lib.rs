@@ -6,7 +6,7 @@
 //! local time's text are here for the same reason, as are the facts of the link a test leaves
 //! by (`link_facts`: sysfs, the ethtool ioctl, the TCP sysctls). So are the calls on
 //! processes: signalling a child or its process group and tying it to its parent's life
-//! (`process`), leaving the terminal (`detach`), the descriptor limit (`nofile`), what a TCP
+//! (`process`), running one under a deadline and a stop flag (`supervise`), leaving the terminal (`detach`), the descriptor limit (`nofile`), what a TCP
 //! socket still holds unacknowledged (`socket_queue`) and the effective user (`user`).
 //!
 //! They are a crate of their own, below `sonde-runtime`, so that the runtime and the tools
@@ -37,6 +37,7 @@ pub mod resolve;
 pub mod socket_figures;
 pub mod socket_queue;
 pub mod sockopt;
+pub mod supervise;
 pub mod tcp_info;
 pub mod timer;
 pub mod timestamp;
