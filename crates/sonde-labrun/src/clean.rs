@@ -8,6 +8,7 @@ use std::process::Command;
 
 use sonde_lab::topology::PREFIX_ROOT;
 use sonde_lab::Cleaned;
+use sonde_platform::process::{signal, Signal};
 
 use crate::error::RunError;
 
@@ -40,11 +41,9 @@ pub fn clean() -> Result<CleanReport, RunError> {
             .split_whitespace()
             .filter_map(|p| p.parse::<u32>().ok())
         {
-            if let Ok(p) = libc::pid_t::try_from(pid) {
-                // SAFETY: kill(2) on a pid `ip netns pids` reported inside a sonde namespace.
-                if unsafe { libc::kill(p, libc::SIGKILL) } == 0 {
-                    killed.push((pid, ns.clone()));
-                }
+            // A pid `ip netns pids` reported inside a sonde namespace.
+            if signal(pid, Signal::KILL).is_ok() {
+                killed.push((pid, ns.clone()));
             }
         }
     }

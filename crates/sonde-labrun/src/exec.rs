@@ -4,110 +4,69 @@
 //! reaches only `sonde lab` (which then stops the child itself, so a half-run test is never
 //! recorded as a real failure), and a timeout kills the whole group, including anything an
 //! external command forked. Output is collected by reader threads so a chatty child never
-//! blocks on a full pipe while the runner waits for it.
+//! blocks on a full pipe while the runner waits for it. The running itself is
+//! `sonde_platform::supervise`, shared with the stress suite's load probe; this module adds
+//! the parent-death signal and the lab's policy (all output kept, the group killed as soon as
+//! the child ends).
 
-use std::io::{self, Read};
+use sonde_platform::process::{self, Signal};
+use sonde_platform::supervise::{self, Limits, RunError};
+use std::io;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-/// How often the runner looks at the child, the clock and the interrupt flag.
-const POLL: Duration = Duration::from_millis(20);
+/// How a child ended: its status, output, and whether it was killed at the deadline or the
+/// run's interrupt.
+pub use sonde_platform::supervise::Finished;
 
-/// How a child ended.
-#[derive(Debug)]
-pub struct Finished {
-    /// Its exit status; `None` when it was killed by the runner.
-    pub status: Option<ExitStatus>,
-    /// Everything it wrote to stdout.
-    pub stdout: Vec<u8>,
-    /// Everything it wrote to stderr.
-    pub stderr: Vec<u8>,
-    /// Killed at the deadline.
-    pub timed_out: bool,
-    /// Killed because the run was interrupted.
-    pub interrupted: bool,
-}
-
-fn reader(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    })
-}
-
-/// Sends `signal` to the child's process group (it leads its own group).
-pub fn signal_group(child: &Child, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
-    }
+/// Sends `signal` to the child's process group (it leads its own group); a group already
+/// gone has nothing left to signal.
+pub fn signal_group(child: &Child, signal: Signal) {
+    let _ = process::signal_group(child.id(), signal);
 }
 
 /// Puts `cmd` in a new process group, with stdin closed, and has the kernel kill it if the
 /// runner dies (`kill -9`): a server or test left running would keep its namespace's
 /// interfaces alive after `sonde lab clean` deleted the namespace.
 pub fn isolate(cmd: &mut Command) -> &mut Command {
-    // SAFETY: prctl(2) is async-signal-safe and touches no memory of the parent; this runs
-    // in the child between fork and exec, as pre_exec requires.
+    // SAFETY: die_with_parent makes one system call and allocates nothing, as code between
+    // fork and exec must. Where the kernel refuses, the child runs all the same (`sonde lab
+    // clean` still finds it by its namespace).
     unsafe {
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let _ = process::die_with_parent(Signal::KILL);
             Ok(())
         });
     }
     cmd.stdin(Stdio::null()).process_group(0)
 }
 
-/// Runs `cmd` to its end, or kills its process group at `timeout` or when `interrupt` is set.
+/// Runs `cmd` to its end, or kills its process group at `timeout` or when `interrupt` is set;
+/// everything it printed is kept, and the group is killed as soon as the child ends (what it
+/// left in the pipes is still read).
 ///
 /// # Errors
 /// The spawn error (program missing, not executable).
 pub fn run(mut cmd: Command, timeout: Duration, interrupt: &AtomicBool) -> io::Result<Finished> {
-    isolate(&mut cmd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn()?;
-    let out = reader(child.stdout.take());
-    let err = reader(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let (mut timed_out, mut interrupted) = (false, false);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            interrupted = true;
-        } else if Instant::now() >= deadline {
-            timed_out = true;
-        }
-        if timed_out || interrupted {
-            signal_group(&child, libc::SIGKILL);
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(POLL);
+    let limits = Limits {
+        timeout,
+        keep_bytes: usize::MAX,
+        linger: Duration::ZERO,
     };
-    // The group may hold grandchildren that keep the pipes open; they are killed with it.
-    if status.is_some() {
-        signal_group(&child, libc::SIGKILL);
+    match supervise::run(isolate(&mut cmd), &limits, interrupt) {
+        Ok(f) => Ok(f),
+        Err(RunError::Spawn(e)) => Err(e),
+        // Its group is killed; a child that cannot be waited for counts as one killed.
+        Err(RunError::Wait(_)) => Ok(Finished {
+            status: None,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            timed_out: false,
+            interrupted: false,
+        }),
     }
-    Ok(Finished {
-        status,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        timed_out,
-        interrupted,
-    })
 }
 
 /// The last `lines` lines of `text`, at most `max_chars` characters, trimmed: the part of a
@@ -132,6 +91,7 @@ pub fn tail(text: &str, lines: usize, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn tails() {

@@ -13,6 +13,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use sonde_lab::Lab;
+use sonde_platform::process::Signal;
 
 use crate::exec;
 
@@ -88,7 +89,7 @@ impl LabServer {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        exec::signal_group(&child, libc::SIGTERM);
+        exec::signal_group(&child, Signal::TERM);
         let deadline = Instant::now() + EXIT_GRACE;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {
@@ -96,7 +97,7 @@ impl LabServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        exec::signal_group(&child, libc::SIGKILL);
+        exec::signal_group(&child, Signal::KILL);
         let _ = child.wait();
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use sonde_lab::Lab;
+use sonde_platform::process::{self, Signal};
 
 use crate::error::{io_err, MeshError};
 
@@ -70,17 +71,12 @@ impl AgentProc {
             ],
         )?;
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-        // SAFETY: between fork and exec only prctl(2), which is async-signal-safe, runs.
-        // The agent gets SIGTERM when this process dies, even by kill -9, so it stops
-        // cleanly (recording what it measured) instead of outliving the mesh.
+        // SAFETY: die_with_parent makes one system call and allocates nothing, as code
+        // between fork and exec must. The agent gets SIGTERM when this process dies, even by
+        // kill -9, so it stops cleanly (recording what it measured) instead of outliving the
+        // mesh; where the kernel refuses, the agent is not started at all.
         unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
+            cmd.pre_exec(|| process::die_with_parent(Signal::TERM));
         }
         let child = cmd
             .spawn()
@@ -100,15 +96,10 @@ impl AgentProc {
         self.status.is_some()
     }
 
-    fn signal(&self, sig: libc::c_int) {
-        let Ok(pid) = libc::pid_t::try_from(self.child.id()) else {
-            return;
-        };
-        // SAFETY: kill(2) with a pid this process spawned and has not reaped yet (a reaped
-        // child has its status recorded and is never signalled).
-        unsafe {
-            libc::kill(pid, sig);
-        }
+    /// Signals the agent: a pid this process spawned and has not reaped yet (a reaped child
+    /// has its status recorded and is never signalled), so it names no other process.
+    fn signal(&self, sig: Signal) {
+        let _ = process::signal(self.child.id(), sig);
     }
 }
 
@@ -126,7 +117,7 @@ impl Drop for AgentProc {
 pub fn stop_all(agents: &mut [AgentProc], grace: Duration) -> Vec<AgentEnd> {
     let early: Vec<bool> = agents.iter_mut().map(AgentProc::exited).collect();
     for a in agents.iter_mut().filter(|a| a.status.is_none()) {
-        a.signal(libc::SIGTERM);
+        a.signal(Signal::TERM);
     }
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline && agents.iter_mut().any(|a| !a.exited()) {

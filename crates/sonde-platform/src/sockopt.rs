@@ -167,3 +167,25 @@ pub fn set_dont_fragment(_sock: &impl AsRawFd) -> io::Result<()> {
         "--dont-fragment is Linux-only here",
     ))
 }
+
+/// True when `e` says the host has no such address family (`EAFNOSUPPORT`): an IPv6 socket
+/// on a host built or booted without IPv6, where a listener falls back to IPv4.
+pub fn family_unsupported(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EAFNOSUPPORT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_address_family_counts_as_one() {
+        assert!(family_unsupported(&io::Error::from_raw_os_error(
+            libc::EAFNOSUPPORT
+        )));
+        assert!(!family_unsupported(&io::Error::from_raw_os_error(
+            libc::EADDRINUSE
+        )));
+        assert!(!family_unsupported(&io::ErrorKind::Other.into()));
+    }
+}

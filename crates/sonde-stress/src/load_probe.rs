@@ -9,13 +9,12 @@
 //! once it ends). A command that cannot start, exits non-zero, is killed
 //! or prints no number gives no value and a note saying which, never a made-up figure.
 
+use sonde_platform::supervise::{self, Finished, Limits, RunError};
 use sonde_stats::stress::steps::{last_number, DeviceLoad};
-use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, ExitStatus};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// The command's output kept, per stream: the tail (the last number is what counts).
 const KEEP_BYTES: usize = 16 * 1024;
@@ -31,12 +30,6 @@ pub struct LoadProbe {
     pub timeout: Duration,
 }
 
-/// What came out of one stream of the command.
-enum Chunk {
-    Out(Vec<u8>),
-    Err(Vec<u8>),
-}
-
 impl LoadProbe {
     /// Runs the command once and reads its figure; `stop` (the run's Ctrl-C) ends the wait at
     /// once, killing the command, so an interrupted run does not wait out the timeout.
@@ -46,120 +39,29 @@ impl LoadProbe {
             exit_status: None,
             error: Some(error),
         };
-        let mut child = match Command::new("sh")
-            .arg("-c")
-            .arg(&self.command)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-        {
-            Ok(c) => c,
-            Err(e) => return failed(format!("load probe could not start sh: {e}")),
+        let limits = Limits {
+            timeout: self.timeout,
+            keep_bytes: KEEP_BYTES,
+            linger: DRAIN,
         };
-        let deadline = Instant::now() + self.timeout;
-        let output = collect(&mut child, deadline, stop);
-        let status = match wait(&mut child, deadline, stop) {
-            Ok(s) => s,
-            Err(why) => {
-                crate::os::kill_group(&mut child);
-                return failed(why.unwrap_or_else(|| {
-                    if stop.load(Ordering::SeqCst) {
-                        "load probe stopped: the run was interrupted (killed)".into()
-                    } else {
-                        format!(
-                            "load probe timed out after {} s (killed)",
-                            self.timeout.as_secs_f64()
-                        )
-                    }
-                }));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(&self.command);
+        match supervise::run(&mut cmd, &limits, stop) {
+            Err(RunError::Spawn(e)) => failed(format!("load probe could not start sh: {e}")),
+            Err(e @ RunError::Wait(_)) => failed(format!("load probe {e}")),
+            Ok(f) if f.interrupted => {
+                failed("load probe stopped: the run was interrupted (killed)".into())
             }
-        };
-        // Nothing it started outlives the reading.
-        crate::os::kill_group(&mut child);
-        judge(status, &output.0, &output.1)
-    }
-}
-
-/// The tails of the command's stdout and stderr, read until both close, the deadline, or
-/// [`DRAIN`] after the command itself ended.
-fn collect(child: &mut Child, deadline: Instant, stop: &AtomicBool) -> (Vec<u8>, Vec<u8>) {
-    let (tx, rx) = mpsc::channel();
-    if let Some(out) = child.stdout.take() {
-        spawn_reader(out, tx.clone(), Chunk::Out);
-    }
-    if let Some(err) = child.stderr.take() {
-        spawn_reader(err, tx, Chunk::Err);
-    }
-    drain(&rx, child, deadline, stop)
-}
-
-fn drain(
-    rx: &Receiver<Chunk>,
-    child: &mut Child,
-    deadline: Instant,
-    stop: &AtomicBool,
-) -> (Vec<u8>, Vec<u8>) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut ended: Option<Instant> = None;
-    loop {
-        let now = Instant::now();
-        if ended.is_none() && matches!(child.try_wait(), Ok(Some(_))) {
-            ended = Some(now);
-        }
-        let until = ended.map_or(deadline, |t| (t + DRAIN).min(deadline));
-        if now >= until || stop.load(Ordering::SeqCst) {
-            return (out, err);
-        }
-        // Wake now and then to see whether the command ended with its output still open.
-        match rx.recv_timeout((until - now).min(Duration::from_millis(50))) {
-            Ok(Chunk::Out(b)) => keep_tail(&mut out, &b),
-            Ok(Chunk::Err(b)) => keep_tail(&mut err, &b),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return (out, err),
-        }
-    }
-}
-
-fn spawn_reader<R: Read + Send + 'static>(
-    mut r: R,
-    tx: mpsc::Sender<Chunk>,
-    wrap: fn(Vec<u8>) -> Chunk,
-) {
-    std::thread::spawn(move || {
-        let mut buf = vec![0u8; 4096];
-        while let Ok(n) = r.read(&mut buf) {
-            if n == 0 || tx.send(wrap(buf[..n].to_vec())).is_err() {
-                break;
-            }
-        }
-    });
-}
-
-/// Appends `more`, keeping the last [`KEEP_BYTES`].
-fn keep_tail(buf: &mut Vec<u8>, more: &[u8]) {
-    buf.extend_from_slice(more);
-    if buf.len() > KEEP_BYTES {
-        buf.drain(..buf.len() - KEEP_BYTES);
-    }
-}
-
-/// The command's exit by the deadline; `Err(None)` at the deadline or a stop,
-/// `Err(Some(why))` when it could not be waited for.
-fn wait(
-    child: &mut Child,
-    deadline: Instant,
-    stop: &AtomicBool,
-) -> Result<ExitStatus, Option<String>> {
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Ok(s),
-            Ok(None) if Instant::now() >= deadline || stop.load(Ordering::SeqCst) => {
-                return Err(None)
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(Some(format!("load probe could not be waited for: {e}"))),
+            Ok(Finished {
+                status: Some(status),
+                stdout,
+                stderr,
+                ..
+            }) => judge(status, &stdout, &stderr),
+            Ok(_) => failed(format!(
+                "load probe timed out after {} s (killed)",
+                self.timeout.as_secs_f64()
+            )),
         }
     }
 }
@@ -201,6 +103,7 @@ fn last_line(b: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn probe(command: &str, timeout_ms: u64) -> DeviceLoad {
         LoadProbe {
@@ -286,12 +189,13 @@ mod tests {
         assert_eq!((d.value, d.error.as_deref()), (Some(21.0), None), "{d:?}");
     }
 
+    /// Only the tail is kept ([`KEEP_BYTES`]), and it holds the last number.
     #[test]
     fn a_long_output_keeps_its_tail() {
-        let mut buf = Vec::new();
-        keep_tail(&mut buf, &vec![b'x'; KEEP_BYTES]);
-        keep_tail(&mut buf, b" 99");
-        assert_eq!(buf.len(), KEEP_BYTES);
-        assert!(buf.ends_with(b" 99"));
+        let d = probe(
+            &format!("echo 12; head -c {KEEP_BYTES} /dev/zero | tr '\\0' x; echo ' 99'"),
+            5000,
+        );
+        assert_eq!((d.value, d.error.as_deref()), (Some(99.0), None), "{d:?}");
     }
 }

@@ -18,14 +18,7 @@ pub fn absolute(p: &Path) -> PathBuf {
 /// # Errors
 /// The OS error when the fork or the new session fails.
 pub fn detach() -> std::io::Result<()> {
-    // SAFETY: daemon(3) forks; the parent exits inside it. The caller guarantees no other
-    // thread runs yet, so the child starts from a consistent state.
-    let rc = unsafe { libc::daemon(0, 0) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    sonde_platform::detach::daemonize()
 }
 
 /// A process-id file that is removed when dropped (at the server's normal exit, Ctrl-C or

@@ -178,12 +178,8 @@ fn background(a: &ServerArgs) -> Result<Option<daemon::PidFile>, i32> {
 fn detach_to(logfile: Option<&std::path::Path>) -> std::io::Result<()> {
     daemon::detach()?;
     if let Some(path) = logfile {
-        use std::os::fd::AsRawFd;
         let f = std::fs::OpenOptions::new().append(true).open(path)?;
-        // SAFETY: dup2 onto standard error of a file this function keeps open until then.
-        if unsafe { libc::dup2(f.as_raw_fd(), libc::STDERR_FILENO) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        sonde_platform::detach::redirect(&f, &std::io::stderr())?;
     }
     Ok(())
 }

@@ -118,8 +118,7 @@ fn check_key_access(path: &Path) -> Result<(), String> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("sslkey {shown}: {e}"))?;
     let mode = meta.mode() & 0o777;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = sonde_platform::user::effective_uid();
     let too_open = if meta.uid() == me {
         mode & 0o077 != 0
     } else if meta.uid() == 0 {

@@ -296,7 +296,12 @@ pub(super) fn close_all(
     // Per connection: when it last made progress, and its unacknowledged bytes then.
     let mut progress: Vec<(Instant, Option<u32>)> = conns
         .iter()
-        .map(|c| (start, crate::os::unacked_bytes(&c.stream)))
+        .map(|c| {
+            (
+                start,
+                sonde_platform::socket_queue::unacked_bytes(&c.stream),
+            )
+        })
         .collect();
     let hard_end = start + timeout * 12;
     loop {
@@ -305,7 +310,7 @@ pub(super) fn close_all(
             if !c.open {
                 continue;
             }
-            let q = crate::os::unacked_bytes(&c.stream);
+            let q = sonde_platform::socket_queue::unacked_bytes(&c.stream);
             if q != p.1 {
                 *p = (now, q);
             } else if now.duration_since(p.0) >= timeout || now >= hard_end {

@@ -79,7 +79,7 @@ impl Services {
         }
         match Self::bind_on(cfg.clone(), IpAddr::V6(Ipv6Addr::UNSPECIFIED), true) {
             Err(ServicesError::Bind { source, .. })
-                if source.raw_os_error() == Some(libc::EAFNOSUPPORT) =>
+                if sonde_platform::sockopt::family_unsupported(&source) =>
             {
                 Self::bind_on(cfg, IpAddr::V4(Ipv4Addr::UNSPECIFIED), false)
             }
