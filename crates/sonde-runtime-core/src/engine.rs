@@ -5,6 +5,7 @@
 use crate::meter::{Meter, MeteredStream};
 use crate::streams::udp::ReceiveConfig;
 use crate::streams::{self, Budget, Control, StreamConfig, StreamShared};
+use sonde_platform::socket_queue::unacked_bytes;
 use sonde_proto::message::SentCount;
 use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::CpuTimes;
@@ -239,7 +240,12 @@ impl Engine {
     /// has seen them.
     pub fn flush_tcp_senders(&self, wait: Duration) {
         let deadline = Instant::now() + wait;
-        while self.senders_tcp.iter().any(|t| unsent_bytes(t) > 0) && Instant::now() < deadline {
+        while self
+            .senders_tcp
+            .iter()
+            .any(|t| unacked_bytes(t).unwrap_or(0) > 0)
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -323,23 +329,4 @@ impl Drop for Engine {
     fn drop(&mut self) {
         self.join();
     }
-}
-
-/// Bytes written to a TCP socket that the kernel has not sent yet (0 where unknown).
-#[cfg(target_os = "linux")]
-fn unsent_bytes(s: &TcpStream) -> i32 {
-    use std::os::fd::AsRawFd;
-    let mut n: libc::c_int = 0;
-    // SAFETY: SIOCOUTQ writes one int into `n`, which we own.
-    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
-    if rc == 0 {
-        n
-    } else {
-        0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn unsent_bytes(_s: &TcpStream) -> i32 {
-    0
 }
