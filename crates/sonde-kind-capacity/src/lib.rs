@@ -1,10 +1,11 @@
 //! `sonde capacity`: path capacity by packet dispersion against a sonde server, the runtime
 //! half of `sonde_stats::capacity`.
 //!
-//! The server sends the plan's trains (`sonde_runtime::server`'s sessions); [`client`]
-//! receives them with the kernel's software receive stamps (`SO_TIMESTAMPING`, taken when a
-//! packet enters the stack, so the client thread's wake-ups do not count), acknowledges each
-//! train, and hands the trains to the pure estimate. The socket never enables `UDP_GRO`, so
+//! The server sends the plan's trains ([`server`], which `sonde_runtime::server` hands an
+//! admitted capacity test); [`client`] receives them with the kernel's software receive
+//! stamps (`SO_TIMESTAMPING`, taken when a packet enters the stack, so the client thread's
+//! wake-ups do not count), acknowledges each train, and hands the trains to the pure
+//! estimate. The socket never enables `UDP_GRO`, so
 //! every datagram arrives on its own with its own stamp; batches the receiving host still
 //! makes (interrupt coalescing, NAPI) are detected from the stamps.
 //!
@@ -23,6 +24,7 @@
 pub mod client;
 pub mod collect;
 pub mod longest;
+pub mod server;
 
 use sonde_proto::capacity::CapacityPlan;
 use sonde_proto::message::TestParams;

@@ -5,8 +5,8 @@
 //! The protocol logic is sans-IO in `sonde-coded`; [`endpoint`] only moves datagrams between
 //! a connected UDP socket and the sender or receiver, sleeping until either says it needs the
 //! clock. [`client`] runs a coded test against a sonde server through the usual control
-//! session (hello, request, one UDP stream, start, stop, results); the server's side is in
-//! `sonde_runtime::server`'s sessions.
+//! session (hello, request, one UDP stream, start, stop, results); [`server`] is the server's
+//! side, which `sonde_runtime::server` hands an admitted coded test.
 //!
 //! This kind stands on the runtime core (`sonde-runtime-core`) alone; `sonde-runtime`
 //! re-exports it as `sonde_runtime::coded`.
@@ -21,6 +21,7 @@
 pub mod client;
 pub mod data;
 pub mod endpoint;
+pub mod server;
 
 pub use endpoint::{CodedFigures, Side};
 

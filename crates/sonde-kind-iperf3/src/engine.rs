@@ -59,12 +59,7 @@ pub(crate) fn local_views(
     if let Some(r) = engine.meter.finish(stop_at) {
         deliver(emit, &Event::Interval(r));
     }
-    engine
-        .meter
-        .end_views(stop_at, &|_| None, None)
-        .into_iter()
-        .map(|(id, role, view)| PeerStream { id, role, view })
-        .collect()
+    engine.meter.peer_streams(stop_at, &|_| None, None)
 }
 
 /// A partial summary after a failure: this end's figures only. `cpu` turns the workers' CPU

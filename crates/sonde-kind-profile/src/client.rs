@@ -347,13 +347,9 @@ impl Run<'_> {
         };
         let local = self.finish_receivers(&|id| count_of(&peer.sent, id));
         session.send_results(Results {
-            process_load: None,
-            cpu: Default::default(),
-            congestion: None,
-            streams: Vec::new(),
             sent,
-            notes: Vec::new(),
             profile: local.clone(),
+            ..Results::default()
         });
         let _ = flush(conn, session);
         Ok(self.report(peer.profile.into_iter().chain(local).collect()))

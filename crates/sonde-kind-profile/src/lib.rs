@@ -5,7 +5,7 @@
 //! stop, results): the request carries the profile (capability `profile`), the profile's
 //! streams are the test's UDP data streams in file order, and each end's results carry the
 //! figures of the streams it received. [`workers`] sends and counts; [`client`] drives a run;
-//! the server's side lives with its sessions.
+//! [`server`] is the server's end of it, which `sonde_runtime::server` hands an admitted run.
 //!
 //! This kind stands on the runtime core (`sonde-runtime-core`) alone. The clocks' offset,
 //! measured with the latency prober before a run, is the suite's part
@@ -13,6 +13,7 @@
 //! `sonde_runtime::profile`.
 
 pub mod client;
+pub mod server;
 pub mod workers;
 
 pub use client::{run_as_requested, ProfileConfig, ProfileOutcome};

@@ -8,7 +8,8 @@
 //! client's connecting and data streams ([`connect`], [`client_checks`], [`own_loop`] for the
 //! tests that run their own loop on one UDP stream); a test's events and figures
 //! ([`test_events`], [`start`], [`summary`], [`end_condition`], [`peer_rows`]); the server's
-//! configuration and admission ([`serving`]), [`auth`] and the runtime's [`error`].
+//! configuration and admission, and the admitted test a kind's server side is handed
+//! ([`serving`]), [`auth`] and the runtime's [`error`].
 //!
 //! The measurement kinds stand on this crate, one crate each (`sonde-kind-throughput`,
 //! `-iperf3`, `-latency`, `-capacity`, `-coded`, `-profile`); the suites that run kinds

@@ -6,6 +6,7 @@
 
 use crate::streams::StreamShared;
 use sonde_platform::tcp_info::{self, TcpInfo};
+use sonde_proto::message::PeerStream;
 use sonde_stats::interval::{bits_per_second, IntervalSchedule};
 use sonde_stats::model::{
     EndView, IntervalReport, Protocol, StreamRole, StreamSample, TcpInfoSample,
@@ -233,6 +234,19 @@ impl Meter {
             streams: samples,
             sums,
         })
+    }
+
+    /// [`Meter::end_views`] as the streams of an end's results.
+    pub fn peer_streams(
+        &mut self,
+        end: f64,
+        sent_by_peer: &dyn Fn(u32) -> Option<u64>,
+        peer_stopped_at: Option<f64>,
+    ) -> Vec<PeerStream> {
+        self.end_views(end, sent_by_peer, peer_stopped_at)
+            .into_iter()
+            .map(|(id, role, view)| PeerStream { id, role, view })
+            .collect()
     }
 
     /// Each stream's view of the whole test, from the omit baseline to `end` seconds.

@@ -132,13 +132,8 @@ pub fn close(
         }
     };
     s.send_results(Results {
-        process_load: None,
         cpu: cpu_local,
-        congestion: None,
-        streams: Vec::new(),
-        sent: Vec::new(),
-        notes: Vec::new(),
-        profile: Vec::new(),
+        ..Results::default()
     });
     let _ = flush(conn, s);
     Ok(peer.cpu)

@@ -26,16 +26,19 @@
 //!   client and its server sessions), [`latency`] (`sonde-kind-latency`: the prober and the
 //!   responder), [`capacity`], [`coded`] and [`profile`] (`sonde-kind-capacity`,
 //!   `sonde-kind-coded`, `sonde-kind-profile`). A kind's crate depends on the core alone:
-//!   it cannot reach another kind's client or server. The sonde server's side of a kind
-//!   lives with the server's sessions, over the kind's public parts.
+//!   it cannot reach another kind's client or server. Each kind's crate holds both its
+//!   client and the sonde server's side of it (`server::serve`, handed the core's
+//!   [`serving::served_test::ServedTest`] once the server has admitted the test).
 //! - **Suites**, in this crate, which run kinds together: [`btc`] and [`sweep`] (series of
-//!   throughput tests), [`rrul`] (latency under throughput load), [`dual_stack`] (latency,
-//!   BTC and capacity per address family), [`compare_ip`] (the families compared, over
-//!   rrul's runners and dual_stack's modes) and [`profile_run`] (the latency prober's clock
-//!   offset, then the profile).
-//! - **The server** ([`server`]), in this crate: one port for both dialects, dispatching each
-//!   connection to the kind it asks for (sonde's sessions for throughput, capacity, coded and
-//!   profile tests; iperf3's sessions; the latency responder and tcp-rr).
+//!   throughput tests), [`rrul`] (latency under throughput load), [`profile_run`] (the
+//!   latency prober's clock offset, then the profile), [`dual_stack`] (latency, BTC and
+//!   capacity per address family, over btc) and [`compare_ip`] (the families compared, over
+//!   rrul's runners and dual_stack's modes): a suite imports only the suites listed before
+//!   it, never the server.
+//! - **The server** ([`server`]), in this crate: one port for both dialects, admitting each
+//!   connection and handing it to the kind it asks for (a sonde test, once its streams have
+//!   arrived, to the throughput, capacity, coded or profile kind's `server::serve`; iperf3's
+//!   sessions; the latency responder and tcp-rr). It imports no suite.
 //!
 //! The core's modules and the kinds' crates are re-exported here under the names they always
 //! had (`sonde_runtime::engine`, `sonde_runtime::latency`), so callers name one crate.

@@ -33,8 +33,8 @@ pub struct PeerStream {
     pub view: EndView,
 }
 
-/// One end's final figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One end's final figures; `Default` is an end with nothing to report but what it sets.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Results {
     pub cpu: CpuUsage,
     #[serde(default)]

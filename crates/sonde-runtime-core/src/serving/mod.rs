@@ -4,10 +4,15 @@
 //! `--max-clients` slots; [`source_limit`] and [`source_slots`]: per-source rates and
 //! connections, which the latency responder applies to probes too).
 //!
+//! [`served_test`] is one admitted test as the kind that serves it sees it: the server
+//! admits and collects the streams, then hands it to the kind's `server::serve`.
+//!
 //! Core: it imports nothing of a measurement kind or of the server, so both protocols'
 //! sessions and the responder stand on it side by side.
 
 pub mod policy;
+mod served_end;
+pub mod served_test;
 pub mod source_limit;
 pub mod source_slots;
 

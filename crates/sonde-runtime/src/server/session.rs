@@ -1,12 +1,16 @@
 //! One test on the server: from the client's hello to its Done, in this connection's thread.
+//!
+//! This file admits the test (the key, the server's limits, the test request), collects its
+//! data streams as the registry routes them here, and hands the test to the kind it asks for
+//! (each `sonde-kind-*` crate's `server::serve`, over the core's [`ServedTest`]).
 
 use super::registry::Arrival;
 use super::Shared;
 use crate::control_conn::ControlConn;
-use crate::control_wait::{self, ControlSide};
 use crate::engine::{DataSocket, LocalStream};
 use crate::error::RunError;
 use crate::serving::policy::{self, ClientSlot, Refusal};
+use crate::serving::served_test::{canonical, reack_one, OpenStream, ServedTest, TestRules, STEP};
 use crate::sockets;
 use crate::test_events::TestEvents;
 use sonde_platform::host::software;
@@ -14,28 +18,13 @@ use sonde_platform::sockopt;
 use sonde_proto::message::{RefuseCode, TestParams};
 use sonde_proto::preamble::Cookie;
 use sonde_proto::session::{ServerEvent, ServerSession};
-use sonde_proto::udp_hello::HelloAck;
-use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{Direction, StreamRole};
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-mod await_start;
-mod capacity;
-mod close;
-mod coded;
-mod profile;
-mod throughput;
-
-/// Longest wait for one control step of the client (hello, request, streams, start,
-/// results). Generous because a lossy link is what sonde measures: at 30 % loss each way a
-/// TCP segment can need several retransmissions, each after a doubled timeout (1, 2, 4, 8 s),
-/// and the test must still set up and report rather than fail on its own control traffic.
-const STEP: Duration = Duration::from_secs(30);
 
 /// Serves one control connection, counting it against `--max-clients`; `early` is what the
 /// client sent after its preamble (its first frame, read while it was identified).
@@ -66,20 +55,28 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
         }
     }
     let mut emit = (shared.sinks)(&peer.to_string());
-    let mut run = SessionRun {
-        shared,
+    let rules = TestRules {
+        port: shared.cfg.port,
+        interval_secs: shared.cfg.interval_secs,
+        rcv_timeout: shared.cfg.rcv_timeout,
+        limits: shared.cfg.limits(),
+    };
+    let test = ServedTest::new(
         conn,
         session,
         peer,
+        TestEvents::new(&mut *emit),
+        (rules, &*shared.interrupt, &*shared.log),
+    );
+    let mut run = SessionRun {
+        shared,
+        test,
         cookie: None,
-        events: TestEvents::new(&mut *emit),
-        cpu_load: false,
-        process0: None,
         auth_refused: false,
     };
     let over_limit = slot.over_limit();
     let result = run.execute(over_limit, source.refusal());
-    run.events.close(result.as_ref().err());
+    run.test.events.close(result.as_ref().err());
     if let Some(c) = run.cookie {
         shared.registry.remove(&c);
     }
@@ -104,17 +101,11 @@ pub(super) fn serve(stream: TcpStream, peer: SocketAddr, early: &[u8], shared: &
     }
 }
 
+/// A test being admitted: the kind-neutral test and what only admission needs.
 struct SessionRun<'a> {
     shared: &'a Arc<Shared>,
-    conn: ControlConn,
-    session: ServerSession,
-    peer: SocketAddr,
+    test: ServedTest<'a>,
     cookie: Option<Cookie>,
-    events: TestEvents<'a>,
-    /// The client listed `cpu-load`: its results get the process's CPU time over the test.
-    cpu_load: bool,
-    /// The process's CPU times when the test started (with `cpu_load`).
-    process0: Option<CpuTimes>,
     /// The client was refused for its pre-shared key (it saw nothing of the server).
     auth_refused: bool,
 }
@@ -126,45 +117,21 @@ fn random_cookie() -> Cookie {
 }
 
 impl SessionRun<'_> {
-    fn flush(&mut self) -> Result<(), RunError> {
-        while let Some(m) = self.session.poll_transmit() {
-            self.conn.send(&m)?;
-        }
-        Ok(())
-    }
-
-    fn interrupted(&self) -> bool {
-        self.shared.interrupt.load(Ordering::Relaxed)
-    }
-
-    /// Waits for the next session event (bounded); the client hears why a wait ended
-    /// without one.
-    fn next_event(
-        &mut self,
-        timeout: Duration,
-        what: &'static str,
-    ) -> Result<ServerEvent, RunError> {
-        let shared = self.shared;
-        control_wait::wait(self, what, timeout, Some(&*shared.interrupt))
-    }
-
     /// The session refused the client for its key and queued the refusal (already sent).
     fn auth_refused(&mut self, why: &str) -> Result<(), RunError> {
         self.auth_refused = true;
-        (self.shared.log)(&format!("refused {}: {why}", self.peer));
+        self.test.log(&format!("refused {}: {why}", self.test.peer));
         Ok(())
     }
 
     fn refuse(&mut self, code: RefuseCode, msg: String) -> Result<(), RunError> {
-        (self.shared.log)(&format!("refused {}: {msg}", self.peer));
-        self.session.refuse(code, &msg);
-        self.flush()
+        self.test.refuse(code, msg)
     }
 
     fn execute(&mut self, over_limit: bool, source_busy: Option<Refusal>) -> Result<(), RunError> {
-        match self.next_event(STEP, "the client's hello")? {
+        match self.test.next_event(STEP, "the client's hello")? {
             ServerEvent::Greeted { caps, .. } => {
-                self.cpu_load = caps.iter().any(|c| c == "cpu-load");
+                self.test.cpu_load = caps.iter().any(|c| c == "cpu-load");
             }
             ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
@@ -189,16 +156,16 @@ impl SessionRun<'_> {
             let busy = Refusal::Busy { max };
             return self.refuse(busy.code(), busy.message());
         }
-        if let Some(r) = self.shared.test_rate_refusal(self.peer) {
+        if let Some(r) = self.shared.test_rate_refusal(self.test.peer) {
             return self.refuse(r.code(), r.message());
         }
-        let params = match self.next_event(STEP, "the test request")? {
+        let params = match self.test.next_event(STEP, "the test request")? {
             ServerEvent::TestRequested(p) => *p,
             ServerEvent::AuthRefused(why) => return self.auth_refused(&why),
             ServerEvent::Aborted(r) => return Err(RunError::PeerAborted(r)),
             _ => {
                 // The session refused invalid parameters itself.
-                self.flush()?;
+                self.test.flush()?;
                 return Ok(());
             }
         };
@@ -211,29 +178,29 @@ impl SessionRun<'_> {
         let (tx, rx) = channel();
         self.shared.registry.insert(cookie, params.clone(), tx);
         self.cookie = Some(cookie);
-        self.session.accept(&cookie);
-        self.flush()?;
+        self.test.session.accept(&cookie);
+        self.test.flush()?;
         (self.shared.log)(&format!(
             "accepted a {} test from {}",
             describe(&params),
-            self.peer
+            self.test.peer
         ));
         let streams = self.collect_streams(&params, &rx)?;
-        self.session.streams_ready();
-        self.flush()?;
+        self.test.session.streams_ready();
+        self.test.flush()?;
         if params.profile.is_some() {
-            return self.run_profile(&params, streams);
+            return crate::profile::server::serve(&mut self.test, &params, streams);
         }
         if params.coded {
-            return self.run_coded(&params, streams);
+            return crate::coded::server::serve(&mut self.test, &params, streams);
         }
         if let Some(plan) = params.capacity {
-            return self.run_capacity(&params, plan, streams);
+            return crate::capacity::server::serve(&mut self.test, &params, plan, streams);
         }
         // Receivers and the clock start now, so that nothing the client sends once it has
         // the streams-ready message is lost or timed wrongly while its start is in flight
         // (seconds, on a lossy link); senders wait for that start (see `until_stop`).
-        self.run_test(&params, cookie, streams)
+        crate::client::server::serve(&mut self.test, &params, cookie, streams)
     }
 
     /// Collects the test's data streams as the registry routes them here, answering
@@ -278,13 +245,11 @@ impl SessionRun<'_> {
                 "only {got} of {want} data streams arrived within {} s",
                 STEP.as_secs()
             );
-            self.session.abort(&msg);
-            let _ = self.flush();
+            self.test.abort(&msg);
             return Err(RunError::Setup(msg));
         }
-        if self.interrupted() {
-            self.session.abort("the server is shutting down");
-            let _ = self.flush();
+        if self.test.interrupted() {
+            self.test.abort("the server is shutting down");
             return Err(RunError::Interrupted);
         }
         Ok(())
@@ -293,54 +258,12 @@ impl SessionRun<'_> {
     /// Handles one control message while streams arrive, if one comes within 5 ms; only an
     /// abort from the client matters then.
     fn serve_control_during_setup(&mut self) -> Result<(), RunError> {
-        if let Some(m) = self.conn.recv(Duration::from_millis(5))? {
-            let r = self.session.handle(m);
-            self.flush()?;
-            r.map_err(|e| RunError::Protocol(e.to_string()))?;
-            if let Some(ServerEvent::Aborted(r)) = self.session.poll_event() {
-                return Err(RunError::PeerAborted(r));
-            }
+        match self.test.pump(Duration::from_millis(5))? {
+            Some(ServerEvent::Aborted(r)) => Err(RunError::PeerAborted(r)),
+            _ => Ok(()),
         }
-        Ok(())
-    }
-
-    /// How long (test seconds) the server lets a test run before giving up on the client:
-    /// its duration with some slack, else the server's `--max-duration`, else no limit.
-    fn time_limit(&self, p: &TestParams) -> f64 {
-        policy::watchdog_secs(&self.shared.cfg.limits(), p)
     }
 }
-
-impl ControlSide for SessionRun<'_> {
-    type Event = ServerEvent;
-
-    fn ready_event(&mut self) -> Result<Option<ServerEvent>, RunError> {
-        Ok(self.session.poll_event())
-    }
-
-    fn read_peer(&mut self) -> Result<(), RunError> {
-        if let Some(m) = self.conn.recv(Duration::from_millis(50))? {
-            let r = self.session.handle(m);
-            self.flush()?;
-            r.map_err(|e| RunError::Protocol(e.to_string()))?;
-        }
-        Ok(())
-    }
-
-    fn tell_interrupted(&mut self) {
-        self.session.abort("the server is shutting down");
-        let _ = self.flush();
-    }
-
-    fn tell_timed_out(&mut self, what: &'static str) {
-        self.session
-            .abort(&format!("server timed out waiting for {what}"));
-        let _ = self.flush();
-    }
-}
-
-/// A data stream of this test with its local and remote addresses, as users read them.
-type OpenStream = (LocalStream, String, String);
 
 /// A data connection the registry routed to this test, as a local stream (keyed by id).
 fn arrived_stream(p: &TestParams, a: Arrival) -> Result<(u32, OpenStream), RunError> {
@@ -383,24 +306,6 @@ fn arrived_stream(p: &TestParams, a: Arrival) -> Result<(u32, OpenStream), RunEr
     })
 }
 
-/// Clones (nonblocking) of this end's sending UDP sockets with their hello acks. Hellos that
-/// still arrive there (their ack was lost) are answered by the control loop; a receiving
-/// socket's worker answers its own.
-fn sending_udp_sockets(streams: &[OpenStream]) -> Vec<(UdpSocket, HelloAck)> {
-    let reack: Vec<(UdpSocket, HelloAck)> = streams
-        .iter()
-        .filter(|(s, _, _)| s.role == StreamRole::Sender)
-        .filter_map(|(s, _, _)| match (&s.socket, s.ack) {
-            (DataSocket::Udp(u), Some(a)) => u.try_clone().ok().map(|c| (c, a)),
-            _ => None,
-        })
-        .collect();
-    for (u, _) in &reack {
-        let _ = u.set_nonblocking(true);
-    }
-    reack
-}
-
 fn describe(p: &TestParams) -> String {
     let proto = match p.protocol {
         sonde_stats::model::Protocol::Tcp => "TCP",
@@ -412,28 +317,4 @@ fn describe(p: &TestParams) -> String {
         Direction::Bidir => "bidir",
     };
     format!("{proto} {dir} x{}", p.parallel)
-}
-
-/// An address as users expect to read it (IPv4-mapped IPv6 shown as IPv4).
-fn canonical(a: SocketAddr) -> String {
-    SocketAddr::new(a.ip().to_canonical(), a.port()).to_string()
-}
-
-/// Re-acknowledges hellos that reached already-connected UDP stream sockets: the client
-/// repeats its hello until it sees an acknowledgement, so a lost one must be answered again.
-/// Answers hellos waiting on sending UDP sockets (nonblocking; only hellos arrive there).
-fn reack_hellos(sockets: &[(UdpSocket, HelloAck)]) {
-    for (u, ack) in sockets {
-        reack_one(u, ack);
-    }
-}
-
-/// Drains a nonblocking UDP socket, answering each hello with `ack`.
-fn reack_one(u: &UdpSocket, ack: &HelloAck) {
-    let mut b = [0u8; 64];
-    while let Ok(n) = u.recv(&mut b) {
-        if sonde_proto::udp_hello::Hello::parse(&b[..n]).is_ok() {
-            let _ = u.send(&ack.emit());
-        }
-    }
 }
