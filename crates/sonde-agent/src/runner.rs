@@ -250,10 +250,10 @@ fn throughput_params(
         },
         direction,
         rate: sonde_stats::units::Rate::from_bits_per_sec(paced),
-        length: match task.protocol {
+        length: sonde_stats::units::Size::from_bytes(u64::from(match task.protocol {
             ThroughputProtocol::Tcp => paced_write_len(paced),
             ThroughputProtocol::Udp => UDP_LEN,
-        },
+        })),
         ..Default::default()
     }
 }

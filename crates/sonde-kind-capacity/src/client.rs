@@ -83,7 +83,7 @@ pub fn run_with(
     let mut out = CapacityOutcome {
         server: String::new(),
         plan,
-        layers: Layers::udp(cfg.params.length, false),
+        layers: Layers::udp(cfg.params.length_u32(), false),
         family: "IPv4",
         kernel_stamps: false,
         trains_received: 0,
@@ -118,7 +118,7 @@ fn execute(
 ) -> Result<(), RunError> {
     let (mut conn, mut s, server) = own_loop::connect(cfg, &mut out.server, interrupt)?;
     let v6 = server.ip().to_canonical().is_ipv6();
-    out.layers = Layers::udp(cfg.params.length, v6);
+    out.layers = Layers::udp(cfg.params.length_u32(), v6);
     out.family = if v6 { "IPv6" } else { "IPv4" };
     let needs = Needs {
         capability: "capacity",

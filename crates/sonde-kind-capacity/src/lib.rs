@@ -40,7 +40,7 @@ pub fn params(plan: CapacityPlan, length: u32) -> TestParams {
         protocol: Protocol::Udp,
         direction: Direction::Reverse,
         parallel: 1,
-        length,
+        length: sonde_stats::units::Size::from_bytes(length.into()),
         rate: sonde_stats::units::Rate::UNLIMITED,
         duration_secs: (f64::from(plan.trains()) * SECS_PER_TRAIN).min(3600.0),
         interval_secs: 0.0,

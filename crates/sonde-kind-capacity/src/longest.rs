@@ -49,7 +49,7 @@ pub fn run(
             ..CapacityPlan::default()
         };
         let mut one = cfg.clone();
-        one.params = super::params(plan, cfg.params.length);
+        one.params = super::params(plan, cfg.params.length_u32());
         let (o, err) = run_with(&one, None, interrupt);
         let received = o.long_received.first().copied().unwrap_or(0);
         match err {

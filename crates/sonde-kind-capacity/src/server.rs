@@ -61,7 +61,7 @@ pub fn serve(
             break;
         };
         // Each short train at its probe size when the plan varies them.
-        let len = (plan.train_payload(train, p.length) as usize)
+        let len = (plan.train_payload(train, p.length_u32()) as usize)
             .max(sonde_proto::capacity::PROBE_HEADER_LEN);
         let start = Instant::now();
         send_train(&sock, train, count, len)?;

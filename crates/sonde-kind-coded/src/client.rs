@@ -79,12 +79,12 @@ fn run_session(
     let span = cpu::ProcessSpan::start();
     let t0 = Instant::now();
     let mut side = Side::new(p, out.client_sends, cfg.file.as_deref())?;
-    let timed = p.bytes == 0;
+    let timed = p.bytes.is_zero();
     let run_for = Duration::from_secs_f64(if timed {
         p.duration_secs
     } else {
         // A sized transfer at the target rate, with room for repair and a slow path.
-        (p.bytes as f64 * 8.0 / p.rate.bits_per_sec().max(1_000_000) as f64) * 4.0
+        (p.bytes.bytes() as f64 * 8.0 / p.rate.bits_per_sec().max(1_000_000) as f64) * 4.0
     });
     let limits = Limits {
         finish_at: timed.then(|| t0 + run_for),

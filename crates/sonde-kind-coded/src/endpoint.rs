@@ -41,7 +41,7 @@ impl Side {
     /// # Errors
     /// The file cannot be opened or created.
     pub fn new(p: &TestParams, sends: bool, file: Option<&Path>) -> Result<Self, RunError> {
-        let symbol = symbol_size(p.length);
+        let symbol = symbol_size(p.length_u32());
         let opts = p.coded_options.unwrap_or_default();
         let arq = opts.scheme == CodedScheme::Arq;
         let file_err = |e: std::io::Error| {
@@ -62,9 +62,9 @@ impl Side {
                 ..SenderConfig::default()
             };
             let cfg = if arq { cfg.arq() } else { cfg };
-            let len = (p.bytes > 0).then_some(p.bytes);
+            let len = (!p.bytes.is_zero()).then_some(p.bytes.bytes());
             let source: Box<dyn Source + Send> = match file {
-                Some(f) => Box::new(FileSource::open(f, p.bytes).map_err(file_err)?),
+                Some(f) => Box::new(FileSource::open(f, p.bytes.bytes()).map_err(file_err)?),
                 None => Box::new(PatternSource { len }),
             };
             Ok(Side::Send(Box::new(Sender::new(cfg, source))))

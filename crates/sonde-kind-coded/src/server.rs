@@ -33,7 +33,10 @@ pub fn serve(
     let mut side = Side::new(p, p.direction == Direction::Reverse, None)?;
     let limit = Duration::from_secs_f64(t.time_limit(p).clamp(1.0, 86_400.0 * 2.0));
     let limits = Limits {
-        finish_at: (p.bytes == 0).then(|| t0 + Duration::from_secs_f64(p.duration_secs)),
+        finish_at: p
+            .bytes
+            .is_zero()
+            .then(|| t0 + Duration::from_secs_f64(p.duration_secs)),
         deadline: t0 + limit,
         interrupt: t.interrupt_flag(),
     };

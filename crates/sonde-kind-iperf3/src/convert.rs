@@ -180,7 +180,7 @@ mod tests {
             direction,
             parallel,
             duration_secs: 1.0,
-            length: 1448,
+            length: sonde_stats::units::Size::from_bytes(1448),
             rate: sonde_stats::units::Rate::from_bits_per_sec(1_000_000),
             ..TestParams::default()
         }

@@ -55,7 +55,7 @@ pub fn send_config(p: &TestParams, o: &Iperf3Options) -> StreamConfig {
         repeating_payload: o.repeating_payload,
         skip_rx_copy: p.skip_rx_copy,
         fq_rate_set: !p.fq_rate.is_unlimited(),
-        ..StreamConfig::new(p.length as usize, p.rate)
+        ..StreamConfig::new(p.length, p.rate)
     }
 }
 

@@ -55,7 +55,7 @@ impl ProfileConfig {
             direction: Direction::Upload,
             parallel: p.streams.len() as u32,
             duration_secs: p.duration_s,
-            length: p.max_size(),
+            length: sonde_stats::units::Size::from_bytes(p.max_size().into()),
             rate: sonde_stats::units::Rate::from_bits_per_sec(p.max_stream_bitrate().max(1)),
             interval_secs: 0.0,
             profile: Some(self.request.clone()),

@@ -153,13 +153,13 @@ fn params(rng: &mut Rng) -> TestParams {
         direction: *rng.pick(&[Direction::Upload, Direction::Reverse, Direction::Bidir]),
         parallel: 1 + rng.below(8) as u32,
         duration_secs: (1 + rng.below(30)) as f64,
-        bytes: if rng.chance(3) { 10_485_760 } else { 0 },
+        bytes: sonde_stats::units::Size::from_bytes(if rng.chance(3) { 10_485_760 } else { 0 }),
         blocks: if rng.chance(4) { 100 } else { 0 },
-        length: if protocol == Protocol::Udp {
+        length: sonde_stats::units::Size::from_bytes(if protocol == Protocol::Udp {
             1448
         } else {
             131_072
-        },
+        }),
         rate: sonde_stats::units::Rate::from_bits_per_sec(rng.below(1_000_000_000) as u64),
         omit_secs: if rng.chance(4) { 2.0 } else { 0.0 },
         interval_secs: *rng.pick(&[0.0, 0.5, 1.0, 2.0]),
@@ -168,7 +168,11 @@ fn params(rng: &mut Rng) -> TestParams {
         } else {
             None
         },
-        window: if rng.chance(3) { Some(262_144) } else { None },
+        window: if rng.chance(3) {
+            Some(sonde_stats::units::Size::from_bytes(262_144))
+        } else {
+            None
+        },
         mss: if rng.chance(4) { Some(1400) } else { None },
         nodelay: rng.chance(2),
         tos: rng.byte(),

@@ -44,14 +44,14 @@ pub struct EndCondition {
 
 impl EndCondition {
     pub fn new(p: &TestParams) -> Self {
-        let target = if p.bytes > 0 {
-            p.bytes
+        let target = if !p.bytes.is_zero() {
+            p.bytes.bytes()
         } else {
-            p.blocks.saturating_mul(u64::from(p.length))
+            p.blocks.saturating_mul(p.length.bytes())
         };
         // Several datagram periods of silence, and never less than 2 s.
         let period = if !p.rate.is_unlimited() {
-            f64::from(p.length) * 8.0 / p.rate.bits_per_sec() as f64
+            p.length.bytes() as f64 * 8.0 / p.rate.bits_per_sec() as f64
         } else {
             0.0
         };
@@ -106,8 +106,8 @@ mod tests {
             protocol: Protocol::Udp,
             direction,
             duration_secs: duration,
-            bytes,
-            length: 1000,
+            bytes: sonde_stats::units::Size::from_bytes(bytes),
+            length: sonde_stats::units::Size::from_bytes(1000),
             rate: sonde_stats::units::Rate::from_bits_per_sec(8_000), // one datagram per second: the quiet limit becomes 8 s
             omit_secs: 1.0,
             ..TestParams::default()

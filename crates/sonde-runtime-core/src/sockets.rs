@@ -16,8 +16,8 @@ const UDP_DEFAULT_SNDBUF: usize = 4 * 1024 * 1024;
 
 fn set_common(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
     if let Some(w) = p.window {
-        sock.set_send_buffer_size(w as usize)?;
-        sock.set_recv_buffer_size(w as usize)?;
+        sock.set_send_buffer_size(w.as_len())?;
+        sock.set_recv_buffer_size(w.as_len())?;
     }
     if p.tos != 0 {
         sockopt::set_tos(sock, p.tos)?;

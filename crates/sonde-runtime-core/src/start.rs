@@ -7,6 +7,7 @@ use sonde_platform::{host, link_facts, socket_figures};
 use sonde_proto::message::TestParams;
 use sonde_stats::link::{LinkFacts, LinkPair};
 use sonde_stats::model::{ConnectedStream, Role, SocketFigures, StreamRole, TestStart};
+use sonde_stats::units::Size;
 use std::net::SocketAddr;
 
 /// What differs between the ends and protocols; the rest comes from the [`TestParams`].
@@ -71,17 +72,17 @@ pub fn start_event(p: &TestParams, ctx: StartContext) -> TestStart {
         protocol: p.protocol,
         direction: p.direction,
         num_streams: p.parallel,
-        blksize: u64::from(p.length),
+        blksize: p.length.bytes(),
         omit_secs: p.omit_secs,
         duration_secs: p.duration_secs,
-        bytes: p.bytes,
+        bytes: p.bytes.bytes(),
         blocks: p.blocks,
         target_bitrate: p.rate.bits_per_sec(),
         tos: u32::from(p.tos),
         interval_secs: ctx.interval_secs,
         congestion: p.congestion.clone(),
         tcp_mss: p.mss,
-        sock_bufsize: p.window.map(u64::from),
+        sock_bufsize: p.window.map(Size::bytes),
         fq_rate: p.fq_rate.bits_per_sec(),
         sockets: ctx.sockets,
         connected: ctx.connected,

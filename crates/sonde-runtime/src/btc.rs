@@ -13,6 +13,7 @@ use sonde_proto::message::TestParams;
 use sonde_stats::btc::{BtcFailure, BtcSession};
 use sonde_stats::model::{Direction, Event, Protocol, TestSummary};
 use sonde_stats::sink::{deliver, FnSink, Sink};
+use sonde_stats::units::Size;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -23,7 +24,7 @@ pub struct BtcConfig {
     /// params give the write length and socket options, bytes and family are set per session.
     pub client: ClientConfig,
     /// Bytes of each session, in order (per family): one round.
-    pub sizes: Vec<u64>,
+    pub sizes: Vec<Size>,
     /// Families to measure; with both, each size runs on IPv4, then IPv6.
     pub families: Vec<Family>,
     /// From one session's start to the next one's.
@@ -112,7 +113,7 @@ pub fn run(
                         let f = BtcFailure {
                             index,
                             family: family_word(family).into(),
-                            size,
+                            size: size.bytes(),
                             start_unix_s,
                             error: e.to_string(),
                         };
@@ -139,7 +140,7 @@ pub fn run(
 pub fn run_session(
     client: &ClientConfig,
     family: Family,
-    size: u64,
+    size: Size,
     index: u32,
     interrupt: &AtomicBool,
 ) -> Result<BtcSession, RunError> {
@@ -150,7 +151,7 @@ pub fn run_session(
 fn transfer(
     client: &ClientConfig,
     family: Family,
-    (size, reverse): (u64, bool),
+    (size, reverse): (Size, bool),
     index: u32,
     interrupt: &AtomicBool,
 ) -> Result<BtcSession, RunError> {
@@ -196,7 +197,7 @@ fn transfer(
     outcome
         .summary
         .as_ref()
-        .and_then(|s| session(index, family, size, reverse, s))
+        .and_then(|s| session(index, family, size.bytes(), reverse, s))
         .map(|s| BtcSession { start_unix_s, ..s })
         .ok_or_else(|| RunError::Setup(format!("session {index} ended without figures")))
 }

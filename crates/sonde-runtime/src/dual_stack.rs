@@ -41,7 +41,7 @@ pub struct SizesPlan {
 /// BTC per family: session sizes (bytes) and the time from one session's start to the next.
 #[derive(Debug, Clone)]
 pub struct BtcPlan {
-    pub sizes: Vec<u64>,
+    pub sizes: Vec<sonde_stats::units::Size>,
     pub every: Duration,
 }
 

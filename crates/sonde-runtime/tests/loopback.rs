@@ -16,7 +16,7 @@ use sonde_runtime::latency::{self, LatencyConfig};
 use sonde_stats::latency::model::LatencyEvent;
 use sonde_stats::model::{DirectionSummary, Event, Protocol, TestSummary};
 use sonde_stats::sink::FnSink;
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -118,7 +118,7 @@ fn tcp_sized_transfer_moves_exactly_its_bytes() {
     let server = Served::start(loopback_config());
     let params = TestParams {
         duration_secs: 0.0,
-        bytes: BYTES,
+        bytes: Size::from_bytes(BYTES),
         ..timed_tcp(0.0)
     };
     let (outcome, events) = run_client(&server, params);
@@ -133,7 +133,7 @@ fn udp_at_a_low_rate_loses_nothing_on_loopback() {
         protocol: Protocol::Udp,
         duration_secs: 0.5,
         interval_secs: 0.1,
-        length: 1448,
+        length: Size::from_bytes(1448),
         rate: Rate::from_bits_per_sec(2_000_000),
         ..TestParams::default()
     };
@@ -202,8 +202,8 @@ fn coded_sized_upload_delivers_its_bytes_with_equal_hashes() {
         protocol: Protocol::Udp,
         coded: true,
         duration_secs: 0.0,
-        bytes: BYTES,
-        length: 1448,
+        bytes: Size::from_bytes(BYTES),
+        length: Size::from_bytes(1448),
         rate: Rate::from_bits_per_sec(20_000_000),
         ..TestParams::default()
     };

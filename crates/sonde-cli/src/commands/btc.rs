@@ -8,6 +8,7 @@ use sonde_proto::message::TestParams;
 use sonde_runtime::btc::{BtcConfig, SessionEnd};
 use sonde_runtime::client::{ClientConfig, Family};
 use sonde_stats::sink::FnSink;
+use sonde_stats::units::Size;
 use std::sync::atomic::AtomicBool;
 
 /// First session of the default series (RFC 3148 users start at a few megabytes).
@@ -78,17 +79,20 @@ fn intro(a: &BtcArgs, cfg: &BtcConfig) -> String {
 /// The run configuration of the flags, or the exit code of flags that cannot run (the
 /// reason said on stderr).
 fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
-    let Ok(length) = u32::try_from(a.length) else {
-        eprintln!("sonde: usage error - -l {} is too large", a.length);
+    if a.length.to_u32("-l").is_err() {
+        eprintln!("sonde: usage error - -l {} is too large", a.length.bytes());
         return Err(exit::USAGE);
-    };
+    }
     let families = families(a).map_err(|e| {
         eprintln!("sonde: usage error - {e}");
         exit::USAGE
     })?;
     let local = super::auth::keyed_sockets(&a.psk).map_err(|e| super::auth::unusable_file(&e))?;
     let sizes = if a.sizes.is_empty() {
-        sonde_stats::btc::doubling_sizes(FIRST_SIZE, a.max_size)
+        sonde_stats::btc::doubling_sizes(FIRST_SIZE, a.max_size.bytes())
+            .into_iter()
+            .map(Size::from_bytes)
+            .collect()
     } else {
         a.sizes.clone()
     };
@@ -99,7 +103,7 @@ fn config(a: &BtcArgs) -> Result<BtcConfig, i32> {
             family: Family::Any,
             cport: None,
             params: TestParams {
-                length,
+                length: a.length,
                 congestion: a.congestion.clone(),
                 ..TestParams::default()
             },

@@ -8,7 +8,7 @@ use sonde_proto::message::TestParams;
 use sonde_proto::psk::Psk;
 use sonde_runtime::client::{self, ClientConfig, ClientOutcome, Family};
 use sonde_stats::model::{Direction, Event, Protocol};
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 use std::sync::atomic::AtomicBool;
 
 /// Default TCP write length, as iperf3's.
@@ -23,19 +23,18 @@ const UDP_DEFAULT_RATE: u64 = 1024 * 1024;
 /// # Errors
 /// A usage message when flags contradict each other or exceed protocol limits.
 pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
-    let length = length(a)?;
+    let length = length(a);
     refuse_empty_counts(a)?;
     if a.udp && a.congestion.is_some() {
         return Err("-C (congestion control) applies to TCP only; UDP has none".into());
     }
     let end = end_condition(a)?;
-    let window = a
-        .window
-        .map(|w| u32::try_from(w).map_err(|_| format!("-w {w} is too large (max 4G)")))
-        .transpose()?;
+    if let Some(w) = a.window.filter(|w| w.to_u32("-w").is_err()) {
+        return Err(format!("-w {} is too large (max 4G)", w.bytes()));
+    }
     check_transport_only_flags(a)?;
     let burst = burst(a)?;
-    let p = test_params(a, &end, length, window, burst);
+    let p = test_params(a, &end, length, burst);
     p.validate().map_err(|e| e.to_string())?;
     if a.coded.is_some() {
         super::coded::check(&p)?;
@@ -45,19 +44,20 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     Ok(p)
 }
 
-/// `-l`, or the protocol's default write length or datagram size.
-fn length(a: &ClientArgs) -> Result<u32, String> {
-    let length = a.length.unwrap_or(if a.udp || a.coded.is_some() {
-        UDP_DEFAULT_LEN
-    } else {
-        TCP_DEFAULT_LEN
-    });
-    u32::try_from(length).map_err(|_| format!("-l {length} is too large"))
+/// `-l`, or the protocol's default write length or datagram size; the request's check
+/// bounds it.
+fn length(a: &ClientArgs) -> Size {
+    a.length
+        .unwrap_or(Size::from_bytes(if a.udp || a.coded.is_some() {
+            UDP_DEFAULT_LEN
+        } else {
+            TCP_DEFAULT_LEN
+        }))
 }
 
 /// `-n 0` and `-k 0`: end conditions that would send nothing.
 fn refuse_empty_counts(a: &ClientArgs) -> Result<(), String> {
-    if a.bytes == Some(0) {
+    if a.bytes.is_some_and(Size::is_zero) {
         return Err(
             "-n 0 would send nothing: give a byte count above 0, or -t for a timed test".into(),
         );
@@ -73,7 +73,7 @@ fn refuse_empty_counts(a: &ClientArgs) -> Result<(), String> {
 /// What ends the test: a byte budget (`-n`, or `-F`'s file size), a block count (`-k`) or a
 /// duration (`-t`, 10 s by default).
 struct EndCondition {
-    bytes: u64,
+    bytes: Size,
     blocks: u64,
     duration_secs: f64,
 }
@@ -81,18 +81,18 @@ struct EndCondition {
 fn end_condition(a: &ClientArgs) -> Result<EndCondition, String> {
     let bytes = match file_budget(a)? {
         Some(size) => a.bytes.map_or(size, |n| n.min(size)),
-        None => a.bytes.unwrap_or(0),
+        None => a.bytes.unwrap_or(Size::ZERO),
     };
     let blocks = a.blockcount.unwrap_or(0);
     let duration_secs = match a.time {
-        Some(t) if bytes > 0 || blocks > 0 => {
+        Some(t) if !bytes.is_zero() || blocks > 0 => {
             return Err(format!(
                 "-t {t} cannot be combined with -n or -k: choose one end condition"
             ))
         }
         Some(0.0) => return Err("-t 0 would run forever: give a duration, -n or -k".into()),
         Some(t) => t,
-        None if bytes > 0 || blocks > 0 => 0.0,
+        None if !bytes.is_zero() || blocks > 0 => 0.0,
         None => 10.0,
     };
     Ok(EndCondition {
@@ -144,13 +144,7 @@ fn burst(a: &ClientArgs) -> Result<u32, String> {
 }
 
 /// The test's parameters from the flags and the values checked above.
-fn test_params(
-    a: &ClientArgs,
-    end: &EndCondition,
-    length: u32,
-    window: Option<u32>,
-    burst: u32,
-) -> TestParams {
+fn test_params(a: &ClientArgs, end: &EndCondition, length: Size, burst: u32) -> TestParams {
     let protocol = if a.udp || a.coded.is_some() {
         Protocol::Udp
     } else {
@@ -181,7 +175,7 @@ fn test_params(
         omit_secs: a.omit,
         interval_secs: a.interval,
         congestion: a.congestion.clone(),
-        window,
+        window: a.window,
         mss: a.mss,
         nodelay: a.nodelay,
         tos: a.tos.or(a.dscp.map(|d| d << 2)).unwrap_or(0),
@@ -219,7 +213,7 @@ fn check_cport(a: &ClientArgs, p: &TestParams) -> Result<(), String> {
 }
 
 /// `-F`: its checks, and when this end sends the file, its size (the test's byte budget).
-fn file_budget(a: &ClientArgs) -> Result<Option<u64>, String> {
+fn file_budget(a: &ClientArgs) -> Result<Option<Size>, String> {
     let Some(path) = &a.file else {
         return Ok(None);
     };
@@ -244,7 +238,7 @@ fn file_budget(a: &ClientArgs) -> Result<Option<u64>, String> {
     if size == 0 {
         return Err(format!("-F {}: the file is empty", path.display()));
     }
-    Ok(Some(size))
+    Ok(Some(Size::from_bytes(size)))
 }
 
 /// `-4` / `-6` against an address literal of the other family is a usage error (no

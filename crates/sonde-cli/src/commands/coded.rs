@@ -49,10 +49,10 @@ pub fn check(p: &TestParams) -> Result<(), String> {
     if p.direction == Direction::Bidir {
         return Err("--coded runs one direction: use -R for the server to send".into());
     }
-    if sonde_runtime::coded::symbol_size(p.length) < 64 {
+    if sonde_runtime::coded::symbol_size(p.length_u32()) < 64 {
         return Err(format!(
             "-l {} is too small for --coded (at least 92 bytes)",
-            p.length
+            p.length.bytes()
         ));
     }
     if p.blocks > 0 {

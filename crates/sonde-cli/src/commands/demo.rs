@@ -28,7 +28,7 @@ fn test(protocol: Protocol, direction: Direction, secs: f64) -> TestParams {
         protocol,
         direction,
         duration_secs: secs,
-        length: if udp { 1448 } else { 128 * 1024 },
+        length: sonde_stats::units::Size::from_bytes(if udp { 1448 } else { 128 * 1024 }),
         rate: sonde_stats::units::Rate::from_bits_per_sec(if udp { 200_000_000 } else { 0 }),
         ..TestParams::default()
     }

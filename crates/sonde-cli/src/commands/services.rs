@@ -34,7 +34,8 @@ pub fn run(a: &ServicesArgs, interrupt: &AtomicBool) -> i32 {
         tcp: !a.udp_only,
         udp: !a.tcp_only,
         max_connections,
-        echo_buffer: usize::try_from(a.echo_buffer).unwrap_or(16 * 1024),
+        // At most 16M (the flag's bound): a buffer's length on any host.
+        echo_buffer: a.echo_buffer.as_len(),
         udp_rate: a.udp_rate,
         udp_sources: 65_536,
     };

@@ -16,6 +16,7 @@ use sonde_platform::resolve::{resolve, Family};
 use sonde_stats::sink::FnSink;
 use sonde_stats::stress::model::{StressEvent, StressMode};
 use sonde_stats::stress::ramp::RampRow;
+use sonde_stats::units::Size;
 use sonde_stress::client::StressConfig;
 use sonde_stress::flows::Flows;
 use sonde_stress::ramp::RampConfig;
@@ -198,8 +199,9 @@ fn config(
         interval: a.interval,
         connect_timeout: a.connect_timeout,
         close_timeout: a.close_timeout,
-        block: usize::try_from(a.length.unwrap_or(128 * 1024)).unwrap_or(128 * 1024),
-        echo_window: a.window,
+        // At most 16M (the flag's bound): a buffer's length on any host.
+        block: a.length.map_or(128 * 1024, Size::as_len),
+        echo_window: a.window.bytes(),
         // -b: each TCP connection paced (with -u the rate is the flows' together, not this).
         rate: a.bitrate.filter(|_| !a.udp && mode.sends()),
         warmup: a.warmup,

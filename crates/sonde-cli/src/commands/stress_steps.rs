@@ -17,7 +17,7 @@ use sonde_runtime::sockets::ClientSockets;
 use sonde_stats::model::{Direction, Protocol};
 use sonde_stats::sink::FnSink;
 use sonde_stats::stress::steps::LoadStep;
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 use sonde_stress::load_probe::LoadProbe;
 use sonde_stress::steps::StepsConfig;
 use std::sync::atomic::AtomicBool;
@@ -39,13 +39,13 @@ fn params(a: &StressArgs, rate: Rate) -> TestParams {
     } else {
         Direction::Upload
     };
-    let default_len = if a.udp { 1448 } else { 128 * 1024 };
+    let default_len = Size::from_bytes(if a.udp { 1448 } else { 128 * 1024 });
     TestParams {
         protocol,
         direction,
         parallel: a.parallel,
         duration_secs: a.step_time.as_secs_f64(),
-        length: u32::try_from(a.length.unwrap_or(default_len)).unwrap_or(default_len as u32),
+        length: a.length.unwrap_or(default_len),
         // Each stream's share of the step's rate: the pacer paces a stream.
         rate: Rate::from_bits_per_sec((rate.bits_per_sec() / u64::from(a.parallel.max(1))).max(1)),
         interval_secs: a.step_time.as_secs_f64(),

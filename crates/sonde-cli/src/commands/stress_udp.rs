@@ -4,18 +4,18 @@
 //! check about the flags (the datagram's size, the rate) is said here, before any socket.
 
 use crate::flags::stress::StressArgs;
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 use sonde_stress::client::udp::{probe, UdpStressConfig, MAX_DATAGRAM};
 use sonde_stress::client::StressConfig;
 
 /// Bytes per datagram unless -l says otherwise: RFC 864's largest chargen reply.
-pub const DEFAULT_DATAGRAM: u64 = 512;
+pub const DEFAULT_DATAGRAM: Size = Size::from_bytes(512);
 /// Offered rate unless -b says otherwise (iperf3's UDP default).
 pub const DEFAULT_RATE: Rate = Rate::from_bits_per_sec(1_000_000);
 
 /// What clap cannot check about -u.
 pub fn check(a: &StressArgs) -> Result<(), String> {
-    let len = a.length.unwrap_or(DEFAULT_DATAGRAM);
+    let len = a.length.unwrap_or(DEFAULT_DATAGRAM).bytes();
     if len > MAX_DATAGRAM as u64 {
         return Err(format!("-l with -u must be at most {MAX_DATAGRAM} bytes"));
     }
@@ -41,7 +41,7 @@ pub fn config(a: &StressArgs, tcp: &StressConfig) -> UdpStressConfig {
         flows: a.parallel,
         duration: a.time,
         interval: a.interval,
-        datagram: usize::try_from(a.length.unwrap_or(DEFAULT_DATAGRAM)).unwrap_or(512),
+        datagram: a.length.unwrap_or(DEFAULT_DATAGRAM).as_len(),
         rate: a.bitrate.unwrap_or(DEFAULT_RATE),
         drain: a.drain,
         warmup: a.warmup,

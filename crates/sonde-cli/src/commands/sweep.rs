@@ -12,7 +12,7 @@ use sonde_stats::model::Protocol;
 use sonde_stats::sink::FnSink;
 use sonde_stats::sweep::{SearchConfig, Verdict};
 use sonde_stats::sweep_record::SweepStep;
-use sonde_stats::units::format_bitrate;
+use sonde_stats::units::{format_bitrate, Size};
 use std::sync::atomic::AtomicBool;
 
 /// Default UDP datagram (as `sonde client`), and TCP write length.
@@ -66,17 +66,18 @@ fn lengths(a: &SweepArgs, protocol: Protocol) -> Result<Vec<u32>, String> {
     } else {
         TCP_DEFAULT_LEN
     };
-    let lengths: Vec<u64> = if a.lengths.is_empty() {
-        vec![default_len]
+    let lengths: Vec<Size> = if a.lengths.is_empty() {
+        vec![Size::from_bytes(default_len)]
     } else {
         a.lengths.clone()
     };
     let mut checked = Vec::with_capacity(lengths.len());
-    for &l in &lengths {
+    for &size in &lengths {
+        let l = size.bytes();
         let length = u32::try_from(l).map_err(|_| format!("-l {l} is too large"))?;
         let p = TestParams {
             protocol,
-            length,
+            length: size,
             duration_secs: a.step_time,
             rate: sonde_stats::units::Rate::from_bits_per_sec(1),
             ..TestParams::default()

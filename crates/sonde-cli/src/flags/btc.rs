@@ -3,6 +3,7 @@
 use crate::flags::output::OutputArgs;
 use crate::flags::values::parse_positive_size_arg;
 use clap::Args;
+use sonde_stats::units::Size;
 
 /// `sonde btc HOST`: bulk transfer capacity, one TCP transfer per session.
 #[derive(Debug, Args)]
@@ -16,10 +17,10 @@ pub struct BtcArgs {
     /// Session sizes in bytes, comma-separated (e.g. 6M,12M,24M); default 6M doubling up to
     /// --max-size
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_positive_size_arg)]
-    pub sizes: Vec<u64>,
+    pub sizes: Vec<Size>,
     /// Largest session of the default doubling series
     #[arg(long = "max-size", value_name = "SIZE", default_value = "96M", value_parser = parse_positive_size_arg)]
-    pub max_size: u64,
+    pub max_size: Size,
     /// From one session's start to the next one's
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = crate::flags::values::parse_duration_arg)]
     pub every: std::time::Duration,
@@ -43,7 +44,7 @@ pub struct BtcArgs {
     pub both: bool,
     /// TCP write length
     #[arg(short = 'l', long = "length", value_name = "LENGTH", default_value = "128K", value_parser = parse_positive_size_arg)]
-    pub length: u64,
+    pub length: Size,
     /// Congestion control of the sessions
     #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
     pub congestion: Option<String>,

@@ -51,7 +51,7 @@ pub struct CompareIpArgs {
     pub btc: bool,
     /// Sizes of the BTC sessions, comma-separated (6M,12M,24M)
     #[arg(long = "btc-sizes", value_name = "LIST", value_delimiter = ',', default_value = "6M,12M,24M", value_parser = parse_positive_size_arg)]
-    pub btc_sizes: Vec<u64>,
+    pub btc_sizes: Vec<sonde_stats::units::Size>,
     /// From one BTC session's start to the next one's
     #[arg(long = "btc-every", value_name = "TIME", default_value = "10s", value_parser = parse_duration_arg)]
     pub btc_every: Duration,

@@ -30,7 +30,7 @@ pub use crate::flags::values::{
     parse_connect_timeout, BindArg, RateBurst, CONNECT_TIMEOUT_DEFAULT, RCV_TIMEOUT_DEFAULT,
 };
 use clap::{Args, Parser, Subcommand};
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SONDE_COMMIT"), ")"), disable_version_flag = true, about = "Network measurement and lab: throughput, latency, loss, jitter, reports; iperf3-compatible", long_about = None, after_help = "iperf3 spellings work too: `sonde -s` is `sonde server`, `sonde -c HOST` is `sonde client HOST`.")]
@@ -268,13 +268,13 @@ pub struct ClientArgs {
     pub time: Option<f64>,
     /// Bytes to transmit instead of a duration (e.g. 100M)
     #[arg(short = 'n', long = "bytes", value_name = "BYTES", value_parser = parse_size_arg, conflicts_with = "blockcount")]
-    pub bytes: Option<u64>,
+    pub bytes: Option<Size>,
     /// Blocks (writes / datagrams) to transmit instead of a duration
-    #[arg(short = 'k', long = "blockcount", value_name = "BLOCKS", value_parser = parse_size_arg)]
+    #[arg(short = 'k', long = "blockcount", value_name = "BLOCKS", value_parser = parse_count_arg)]
     pub blockcount: Option<u64>,
     /// Write length (TCP, default 128K) or datagram size (UDP, default 1448, 16..65507)
     #[arg(short = 'l', long = "length", value_name = "LENGTH", value_parser = parse_size_arg)]
-    pub length: Option<u64>,
+    pub length: Option<Size>,
     /// Target bit/s per stream (UDP default 1M, 0 = unlimited; TCP default unlimited);
     /// `RATE/N` as in iperf3 is the same as `-b RATE --burst N`
     #[arg(short = 'b', long = "bitrate", visible_alias = "bandwidth", value_name = "RATE[/N]", value_parser = parse_rate_burst)]
@@ -308,7 +308,7 @@ pub struct ClientArgs {
     pub congestion: Option<String>,
     /// Socket buffer size (e.g. 4M)
     #[arg(short = 'w', long = "window", value_name = "SIZE", value_parser = parse_size_arg)]
-    pub window: Option<u64>,
+    pub window: Option<Size>,
     /// TCP maximum segment size
     #[arg(short = 'M', long = "set-mss", value_name = "MSS", value_parser = clap::value_parser!(u32).range(88..=65535))]
     pub mss: Option<u32>,

@@ -4,7 +4,7 @@
 use crate::flags::output::OutputArgs;
 use crate::flags::values::parse_duration_arg;
 use clap::Args;
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 
 /// `-J` of `sonde stress`: sonde's own document.
 const STRESS_JSON_HELP: &str = "One JSON document in sonde's stress schema (not iperf3's): start, connect (asked, connected, refused, timed_out, other_failed, seconds, first_error), intervals (start, end, connections: id, sent_bytes, received_bytes, sent_bps, received_bps, open; the sums; fairness_sent, fairness_received = Jain's index or null; warmup: true within --warmup), end (per connection totals, zero_share (the share of counted intervals it moved nothing) and close: clean, reset, timeout, failed_during_run, udp; the sums, fairness, close counts, echo_mismatched_bytes, partial, warmup_secs, zero_share_worst; with -u a udp section: datagram_bytes, offered_bps, datagrams_sent, datagrams_received, send_errors, echo (sent, received, lost, duplicates, reordered, unknown, rtt), reply_cap_per_sec, replies_stopped_at, largest_reply_bytes, oversized_replies), notes, error. --ramp: mode, transport, layer, repeat, ramp (the mean of each count's runs: connections, opened, sent_bps, received_bps, fairness_sent, fairness_received, closed_clean (TCP) or udp (requests, replies, loss_percent or null, send_errors), zero_share_worst; max: the same keys, each the runs' largest; runs: every run's), best_sent, best_received, partial, error. --steps: host, protocol, load_probe (the command, with --load-probe), steps (offered_bps, achieved_bps, loss_percent, retransmits, server_cpu_percent or null, client_cpu_percent, seconds, error, device_load: value (the probe's last number) or null, exit_status, error; null without --load-probe), error";
@@ -52,7 +52,7 @@ pub struct StressArgs {
     /// Bytes per write (e.g. 1K, 128K; default 128K); with -u bytes per datagram (default
     /// 512, the most an RFC 864 chargen reply carries; echo needs at least 24)
     #[arg(short = 'l', long = "length", value_name = "BYTES", value_parser = parse_block)]
-    pub length: Option<u64>,
+    pub length: Option<Size>,
     /// UDP flows instead of TCP connections: -P sockets, requests paced at -b over all of them
     /// (discard: counts what was sent; chargen: one request per reply; echo: numbered requests,
     /// loss, duplicates, reordering and round trips). Loss is reported, not a failure. With
@@ -94,7 +94,7 @@ pub struct StressArgs {
     /// Echo: bytes in flight per connection at most (sent and not yet back), so the rate is
     /// the device's echo rate, not the kernels' buffering
     #[arg(long = "window", value_name = "BYTES", default_value = "256K", value_parser = parse_block)]
-    pub window: u64,
+    pub window: Size,
     /// Maximum total speed against the number of connections: a run of -t per count, every
     /// count from LO to HI (e.g. 1..10), one row each (-u: flows, the same -b shared by all,
     /// and the loss)
@@ -144,9 +144,10 @@ fn parse_command(s: &str) -> Result<String, String> {
     Ok(s.to_owned())
 }
 
-fn parse_block(s: &str) -> Result<u64, String> {
-    match sonde_stats::units::parse_size(s) {
-        Ok(v) if (1..=16 << 20).contains(&v) => Ok(v),
+/// A buffer or write size of 1 byte .. 16M, so that it fits any buffer's length.
+fn parse_block(s: &str) -> Result<Size, String> {
+    match s.parse::<Size>() {
+        Ok(v) if (1..=16 << 20).contains(&v.bytes()) => Ok(v),
         Ok(_) => Err(format!("\"{s}\" must be 1 byte .. 16M")),
         Err(e) => Err(e.to_string()),
     }
@@ -185,7 +186,7 @@ pub struct ServicesArgs {
     pub max_connections: u32,
     /// Bytes an echo connection may hold while its peer does not read (e.g. 16K)
     #[arg(long = "echo-buffer", value_name = "BYTES", default_value = "16K", value_parser = parse_block)]
-    pub echo_buffer: u64,
+    pub echo_buffer: Size,
     /// UDP echo and chargen replies per second to any one source address
     #[arg(long = "udp-rate", value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub udp_rate: u32,

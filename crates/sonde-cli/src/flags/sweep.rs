@@ -26,7 +26,7 @@ pub struct SweepArgs {
     /// Datagram lengths to search, comma-separated (e.g. 64,100,500,1448; UDP 16..65507);
     /// with -b one length (default 1448 UDP, 128K TCP)
     #[arg(short = 'l', long = "length", value_name = "LIST", value_delimiter = ',', value_parser = parse_size_arg)]
-    pub lengths: Vec<u64>,
+    pub lengths: Vec<sonde_stats::units::Size>,
     /// Instead of a search: run each of these rates once (e.g. 1000m,140m,10m) and show
     /// achieved against asked, with the rate where achieved stops following
     #[arg(short = 'b', long = "bitrate", value_name = "LIST", value_delimiter = ',', value_parser = parse_rate_arg)]

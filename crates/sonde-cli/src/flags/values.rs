@@ -1,7 +1,7 @@
 //! Value parsers of the command line (rates, sizes, times, addresses, DSCP names, ...): each
 //! turns one flag's text into its typed value or a message that says what was expected.
 
-use sonde_stats::units::{parse_rate, parse_size, Rate};
+use sonde_stats::units::{parse_rate, parse_size, Rate, Size};
 
 /// `-A N[,M]` (either may be empty, as in iperf3's `-A ,2`): this end's core, the server's.
 pub fn parse_affinity(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
@@ -29,18 +29,22 @@ pub fn parse_rate_unit(s: &str) -> Result<sonde_stats::units::RateUnit, String> 
 }
 
 /// A size as iperf3 takes it (`-l 128K`, `-n 1.5G`; powers of 1024); 0 allowed.
-pub fn parse_size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
+pub fn parse_size_arg(s: &str) -> Result<Size, String> {
+    s.parse::<Size>().map_err(|e| e.to_string())
 }
 
 /// A size as [`parse_size_arg`] takes it, but refusing 0: for sizes that mean nothing empty
 /// (the bytes of a BTC session, a write length).
-pub fn parse_positive_size_arg(s: &str) -> Result<u64, String> {
-    match parse_size(s) {
-        Ok(0) => Err("a size must be above 0".into()),
-        Ok(v) => Ok(v),
-        Err(e) => Err(e.to_string()),
+pub fn parse_positive_size_arg(s: &str) -> Result<Size, String> {
+    match parse_size_arg(s)? {
+        z if z.is_zero() => Err("a size must be above 0".into()),
+        v => Ok(v),
     }
+}
+
+/// A count with iperf3's size suffixes (`-k 10K` blocks; powers of 1024); 0 allowed.
+pub fn parse_count_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
 }
 
 /// A rate as iperf3 takes it (`-b 97.2m`, `100mbit`; powers of 1000); 0 allowed.
@@ -286,9 +290,13 @@ mod tests {
 
     #[test]
     fn sizes_with_and_without_zero() {
-        assert_eq!(parse_size_arg("128K"), Ok(131_072));
-        assert_eq!(parse_size_arg("0"), Ok(0));
-        assert_eq!(parse_positive_size_arg("6M"), Ok(6_291_456));
+        assert_eq!(parse_size_arg("128K"), Ok(Size::from_bytes(131_072)));
+        assert_eq!(parse_size_arg("0"), Ok(Size::ZERO));
+        assert_eq!(parse_count_arg("10K"), Ok(10_240));
+        assert_eq!(
+            parse_positive_size_arg("6M"),
+            Ok(Size::from_bytes(6_291_456))
+        );
         assert_eq!(
             parse_positive_size_arg("0"),
             Err("a size must be above 0".into())

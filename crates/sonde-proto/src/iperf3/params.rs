@@ -11,6 +11,7 @@ use crate::message::TestParams;
 use serde_json::{json, Map, Value};
 use sonde_stats::model::{Direction, Protocol};
 use sonde_stats::units::Rate;
+use sonde_stats::units::Size;
 use thiserror::Error;
 
 /// The parameters as iperf3 sent them (only the keys sonde uses or checks).
@@ -223,14 +224,17 @@ impl Iperf3Params {
             direction: self.direction(),
             parallel: self.parallel as u32,
             duration_secs: if bounded { 0.0 } else { self.time as f64 },
-            bytes: self.num,
+            bytes: Size::from_bytes(self.num),
             blocks: self.blockcount,
-            length: len as u32,
+            length: Size::from_bytes(len as u64),
             rate: sonde_stats::units::Rate::from_bits_per_sec(self.bandwidth),
             omit_secs: self.omit as f64,
             interval_secs,
             congestion: self.congestion.clone().filter(|c| !c.is_empty()),
-            window: self.window.filter(|w| *w > 0).map(|w| w as u32),
+            window: self
+                .window
+                .filter(|w| *w > 0)
+                .map(|w| Size::from_bytes(w as u64)),
             mss: self.mss.filter(|m| *m > 0).map(|m| m as u32),
             nodelay: self.nodelay,
             tos: self.tos.unwrap_or(0) as u8,
@@ -328,7 +332,7 @@ pub fn params_json(p: &TestParams, o: &Iperf3Options, client_version: &str) -> V
     };
     m.insert(proto.into(), json!(true));
     m.insert("omit".into(), json!(secs(p.omit_secs)));
-    let bounded = p.bytes > 0 || p.blocks > 0;
+    let bounded = !p.bytes.is_zero() || p.blocks > 0;
     m.insert(
         "time".into(),
         json!(if bounded { 0 } else { secs(p.duration_secs) }),
@@ -409,7 +413,10 @@ mod tests {
         let (p, o) = Iperf3Params::parse(&v).unwrap().to_sonde(1.0).unwrap();
         assert_eq!(p.protocol, Protocol::Tcp);
         assert_eq!(p.direction, Direction::Upload);
-        assert_eq!((p.duration_secs, p.length, p.parallel), (2.0, 131072, 1));
+        assert_eq!(
+            (p.duration_secs, p.length.bytes(), p.parallel),
+            (2.0, 131072, 1)
+        );
         assert_eq!(o, Iperf3Options::default());
     }
 
@@ -470,6 +477,6 @@ mod tests {
     fn byte_count_ends_the_test() {
         let v: Value = serde_json::from_str(r#"{"tcp":true,"time":10,"num":1000000}"#).unwrap();
         let (p, _) = Iperf3Params::parse(&v).unwrap().to_sonde(1.0).unwrap();
-        assert_eq!((p.duration_secs, p.bytes), (0.0, 1_000_000));
+        assert_eq!((p.duration_secs, p.bytes.bytes()), (0.0, 1_000_000));
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use sonde_stats::model::{Direction, Protocol};
-use sonde_stats::units::Rate;
+use sonde_stats::units::{Rate, Size};
 use thiserror::Error;
 
 /// What the client asks the server to run.
@@ -14,9 +14,11 @@ pub struct TestParams {
     pub parallel: u32,
     /// Seconds of measurement after the omit period; 0 when `bytes` or `blocks` ends the test.
     pub duration_secs: f64,
-    pub bytes: u64,
+    /// Bytes each way that end the test (`-n`), 0 = none.
+    pub bytes: Size,
     pub blocks: u64,
-    pub length: u32,
+    /// Bytes per write or datagram (`-l`); checked against [`limits`] by [`TestParams::validate`].
+    pub length: Size,
     /// Target rate per stream, 0 = unlimited ([`Rate::UNLIMITED`]); `bitrate` on the wire.
     #[serde(rename = "bitrate")]
     pub rate: Rate,
@@ -25,7 +27,7 @@ pub struct TestParams {
     #[serde(default)]
     pub congestion: Option<String>,
     #[serde(default)]
-    pub window: Option<u32>,
+    pub window: Option<Size>,
     #[serde(default)]
     pub mss: Option<u32>,
     #[serde(default)]
@@ -118,9 +120,9 @@ impl Default for TestParams {
             direction: Direction::Upload,
             parallel: 1,
             duration_secs: 10.0,
-            bytes: 0,
+            bytes: Size::ZERO,
             blocks: 0,
-            length: 128 * 1024,
+            length: Size::from_bytes(128 * 1024),
             rate: Rate::UNLIMITED,
             omit_secs: 0.0,
             interval_secs: 1.0,
@@ -151,6 +153,9 @@ pub mod limits {
     pub const MIN_UDP_LEN: u32 = crate::datagram::HEADER_LEN as u32;
     pub const MAX_UDP_LEN: u32 = 65507;
     pub const MAX_TCP_LEN: u32 = 16 * 1024 * 1024;
+    /// Largest socket buffer a test may ask for (`-w`): a 32-bit count, as the field always
+    /// was on the wire (the kernel caps it further at `rmem_max` / `wmem_max`).
+    pub const MAX_WINDOW: u64 = u32::MAX as u64;
     pub const MAX_OMIT_SECS: f64 = 600.0;
     pub const MAX_DURATION_SECS: f64 = 86400.0;
     /// Most datagrams in one intended burst (`--burst`), as iperf3 allows.
@@ -162,10 +167,12 @@ pub mod limits {
 pub enum ParamError {
     #[error("parallel streams must be 1..={max}, got {0}", max = limits::MAX_PARALLEL)]
     Parallel(u32),
-    #[error("UDP datagram length must be {min}..={max}, got {0}", min = limits::MIN_UDP_LEN, max = limits::MAX_UDP_LEN)]
-    UdpLength(u32),
-    #[error("TCP write length must be 1..={max}, got {0}", max = limits::MAX_TCP_LEN)]
-    TcpLength(u32),
+    #[error("UDP datagram length must be {min}..={max}, got {got}", min = limits::MIN_UDP_LEN, max = limits::MAX_UDP_LEN, got = .0.bytes())]
+    UdpLength(Size),
+    #[error("TCP write length must be 1..={max}, got {got}", max = limits::MAX_TCP_LEN, got = .0.bytes())]
+    TcpLength(Size),
+    #[error("socket buffer must be at most {max} bytes, got {got}", max = limits::MAX_WINDOW, got = .0.bytes())]
+    Window(Size),
     #[error("duration must be 0..={max} s, got {0}", max = limits::MAX_DURATION_SECS)]
     Duration(f64),
     #[error("omit must be 0..={max} s, got {0}", max = limits::MAX_OMIT_SECS)]
@@ -183,6 +190,13 @@ pub enum ParamError {
 }
 
 impl TestParams {
+    /// The write or datagram length as the 32-bit field a datagram header and the capacity
+    /// plan take; a checked request's length always fits (a larger one reads as
+    /// `u32::MAX`, which [`TestParams::validate`] refuses).
+    pub fn length_u32(&self) -> u32 {
+        u32::try_from(self.length.bytes()).unwrap_or(u32::MAX)
+    }
+
     /// Checks every field against the protocol's limits.
     ///
     /// # Errors
@@ -193,11 +207,14 @@ impl TestParams {
         }
         match self.protocol {
             Protocol::Udp
-                if !(limits::MIN_UDP_LEN..=limits::MAX_UDP_LEN).contains(&self.length) =>
+                if !(u64::from(limits::MIN_UDP_LEN)..=u64::from(limits::MAX_UDP_LEN))
+                    .contains(&self.length.bytes()) =>
             {
                 return Err(ParamError::UdpLength(self.length))
             }
-            Protocol::Tcp if !(1..=limits::MAX_TCP_LEN).contains(&self.length) => {
+            Protocol::Tcp
+                if !(1..=u64::from(limits::MAX_TCP_LEN)).contains(&self.length.bytes()) =>
+            {
                 return Err(ParamError::TcpLength(self.length))
             }
             _ => {}
@@ -211,7 +228,10 @@ impl TestParams {
         if !(self.interval_secs == 0.0 || (0.1..=60.0).contains(&self.interval_secs)) {
             return Err(ParamError::Interval(self.interval_secs));
         }
-        if self.duration_secs == 0.0 && self.bytes == 0 && self.blocks == 0 {
+        if let Some(w) = self.window.filter(|w| w.bytes() > limits::MAX_WINDOW) {
+            return Err(ParamError::Window(w));
+        }
+        if self.duration_secs == 0.0 && self.bytes.is_zero() && self.blocks == 0 {
             return Err(ParamError::NoEnd);
         }
         if self.burst > limits::MAX_BURST {

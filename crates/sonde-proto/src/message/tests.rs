@@ -11,7 +11,7 @@ pub(crate) fn params() -> TestParams {
         protocol: Protocol::Udp,
         direction: Direction::Bidir,
         parallel: 2,
-        length: 1448,
+        length: sonde_stats::units::Size::from_bytes(1448),
         rate: sonde_stats::units::Rate::from_bits_per_sec(1_000_000),
         ..TestParams::default()
     }
@@ -121,9 +121,23 @@ fn validation() {
     p.parallel = 0;
     assert_eq!(p.validate(), Err(ParamError::Parallel(0)));
     p.parallel = 1;
-    p.length = 8;
-    assert_eq!(p.validate(), Err(ParamError::UdpLength(8)));
-    p.length = 100;
+    p.length = sonde_stats::units::Size::from_bytes(8);
+    assert_eq!(
+        p.validate(),
+        Err(ParamError::UdpLength(sonde_stats::units::Size::from_bytes(
+            8
+        )))
+    );
+    assert_eq!(
+        p.validate().unwrap_err().to_string(),
+        "UDP datagram length must be 16..=65507, got 8"
+    );
+    p.length = sonde_stats::units::Size::from_bytes(100);
+    p.window = Some(sonde_stats::units::Size::from_bytes(
+        u64::from(u32::MAX) + 1,
+    ));
+    assert!(matches!(p.validate(), Err(ParamError::Window(_))));
+    p.window = None;
     p.duration_secs = 0.0;
     assert_eq!(p.validate(), Err(ParamError::NoEnd));
     p.blocks = 5;

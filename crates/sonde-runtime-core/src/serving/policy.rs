@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(r.code(), RefuseCode::MaxDuration);
         assert!(r.message().contains("11 s exceeds"), "{}", r.message());
         let mut bytes = udp(0.0, 1, 1, Direction::Upload);
-        bytes.bytes = 1000;
+        bytes.bytes = sonde_stats::units::Size::from_bytes(1000);
         assert!(check_test(&l, &bytes, &[])
             .unwrap()
             .message()

@@ -1,6 +1,7 @@
 //! A shared byte or block budget for `-n` / `-k`: senders claim from it before each write, so
 //! the total sent is exact however many streams there are.
 
+use sonde_stats::units::Size;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Remaining bytes or blocks, shared by all sending streams of one end.
@@ -14,7 +15,8 @@ pub struct Budget {
 
 impl Budget {
     /// A budget; a limit of 0 means no limit of that kind. None when neither is set.
-    pub fn new(bytes_limit: u64, blocks_limit: u64) -> Option<Self> {
+    pub fn new(bytes_limit: Size, blocks_limit: u64) -> Option<Self> {
+        let bytes_limit = bytes_limit.bytes();
         (bytes_limit > 0 || blocks_limit > 0).then(|| Self {
             bytes_limit,
             blocks_limit,
@@ -58,7 +60,7 @@ mod tests {
 
     #[test]
     fn bytes_budget_is_exact() {
-        let b = Budget::new(250, 0).unwrap();
+        let b = Budget::new(Size::from_bytes(250), 0).unwrap();
         assert_eq!(b.claim(100), 100);
         assert_eq!(b.claim(100), 100);
         assert_eq!(b.claim(100), 50);
@@ -68,16 +70,16 @@ mod tests {
 
     #[test]
     fn blocks_budget() {
-        let b = Budget::new(0, 2).unwrap();
+        let b = Budget::new(Size::ZERO, 2).unwrap();
         assert_eq!(b.claim(10), 10);
         assert_eq!(b.claim(10), 10);
         assert_eq!(b.claim(10), 0);
-        assert!(Budget::new(0, 0).is_none());
+        assert!(Budget::new(Size::ZERO, 0).is_none());
     }
 
     #[test]
     fn a_closed_budget_is_exhausted() {
-        let b = Budget::new(1000, 0).unwrap();
+        let b = Budget::new(Size::from_bytes(1000), 0).unwrap();
         assert_eq!(b.claim(100), 100);
         b.close();
         assert!(b.exhausted());

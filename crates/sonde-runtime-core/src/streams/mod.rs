@@ -171,10 +171,10 @@ pub struct StreamConfig {
 
 impl StreamConfig {
     /// A sonde-format sender: `length`-byte writes or datagrams at `rate` (0 = unlimited),
-    /// smoothly paced.
-    pub fn new(length: usize, rate: sonde_stats::units::Rate) -> Self {
+    /// smoothly paced. `length` is a checked request's (at most 16 MiB).
+    pub fn new(length: sonde_stats::units::Size, rate: sonde_stats::units::Rate) -> Self {
         Self {
-            length,
+            length: length.as_len(),
             rate,
             burst: 1,
             pacing: crate::pacing::Pacing::Average,
@@ -199,7 +199,7 @@ impl StreamConfig {
             zerocopy: p.zerocopy,
             skip_rx_copy: p.skip_rx_copy,
             fq_rate_set: !p.fq_rate.is_unlimited(),
-            ..Self::new(p.length as usize, p.rate)
+            ..Self::new(p.length, p.rate)
         }
     }
 }

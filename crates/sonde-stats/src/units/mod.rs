@@ -33,7 +33,7 @@ use std::fmt;
 
 pub use flag::{parse_positive_rate, parse_rate, parse_size};
 pub use format::{format_bitrate, format_bytes, format_mbit, format_rate_in, RateUnit};
-pub use quantity::{Rate, Size};
+pub use quantity::{Rate, Size, SizeTooLarge};
 pub use scenario::{
     format_scenario_duration, format_scenario_percent, format_scenario_rate, format_scenario_size,
     parse_queue_limit, parse_scenario_duration, parse_scenario_percent, parse_scenario_rate,

@@ -84,6 +84,9 @@ impl fmt::Display for Rate {
 pub struct Size(u64);
 
 impl Size {
+    /// Nothing: for a byte budget, "no budget".
+    pub const ZERO: Size = Size(0);
+
     /// `bytes` bytes.
     pub const fn from_bytes(bytes: u64) -> Self {
         Self(bytes)
@@ -94,6 +97,35 @@ impl Size {
         self.0
     }
 
+    /// True for 0 bytes.
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Bytes as a buffer's length; a size beyond the address space (only on a 32-bit host)
+    /// is an error, not a wrapped number.
+    ///
+    /// # Errors
+    /// [`SizeTooLarge`] with the size and what it was for.
+    pub fn to_usize(self, what: &'static str) -> Result<usize, SizeTooLarge> {
+        usize::try_from(self.0).map_err(|_| SizeTooLarge { size: self, what })
+    }
+
+    /// Bytes as a buffer's length, for a size already bounded where it entered (a checked
+    /// test request's length, a socket buffer): saturates at `usize::MAX` on a 32-bit host,
+    /// which the allocation or socket option then refuses, instead of wrapping.
+    pub fn as_len(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+
+    /// Bytes as a 32-bit field (a datagram's length, a socket buffer).
+    ///
+    /// # Errors
+    /// [`SizeTooLarge`] with the size and what it was for.
+    pub fn to_u32(self, what: &'static str) -> Result<u32, SizeTooLarge> {
+        u32::try_from(self.0).map_err(|_| SizeTooLarge { size: self, what })
+    }
+
     /// A scenario file's spelling (`"64kib"`); see [`parse_scenario_size`].
     ///
     /// # Errors
@@ -101,6 +133,14 @@ impl Size {
     pub fn parse_scenario(s: &str) -> Result<Self, UnitError> {
         parse_scenario_size(s).map(Self)
     }
+}
+
+/// A size too big for the field it goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{what} of {size} ({bytes} bytes) is too large", bytes = size.0)]
+pub struct SizeTooLarge {
+    pub size: Size,
+    pub what: &'static str,
 }
 
 impl FromStr for Size {
@@ -154,6 +194,14 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<Size>("7").unwrap(),
             Size::from_bytes(7)
+        );
+        assert!(Size::ZERO.is_zero() && !s.is_zero());
+        assert_eq!(s.to_u32("a length"), Ok(131_072));
+        let big = Size::from_bytes(1 << 33);
+        let err = big.to_u32("a window").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a window of 8.00 GBytes (8589934592 bytes) is too large"
         );
     }
 }
