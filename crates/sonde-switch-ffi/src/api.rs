@@ -5,7 +5,7 @@
 //! Rust error crosses the boundary.
 
 use crate::error::{call, Failure};
-use crate::policy::PolicySlot;
+use crate::policy_slot::PolicySlot;
 use crate::types::{SondeSwitchOptions, SondeSwitchStats};
 use sonde_switch::{AnyConn, AnyListener, Family, Targets};
 use std::ffi::{c_char, c_int, c_void, CStr};

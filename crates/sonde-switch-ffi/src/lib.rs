@@ -36,6 +36,7 @@
 mod api;
 mod error;
 mod policy;
+mod policy_slot;
 mod types;
 
 pub use api::*;

@@ -11,6 +11,7 @@
 
 use crate::api::{handle, SondeSwitchConn};
 use crate::error::{call, Failure};
+use crate::policy_slot::PolicySlot;
 use crate::types::{read_sized, write_sized};
 use sonde_switch::policy::{Decision, Evidence, Policy, PolicyConfig};
 use sonde_switch::Family;
@@ -64,13 +65,6 @@ pub struct SondeSwitchDecision {
     pub switched_to: c_int,
     /// Why, in words, NUL-terminated (cut to fit).
     pub reason: [c_char; SONDE_SWITCH_REASON_LEN],
-}
-
-/// A connection's policy and the origin of its clock.
-#[derive(Debug)]
-pub(crate) struct PolicySlot {
-    policy: Policy,
-    since: Instant,
 }
 
 fn defaults() -> SondeSwitchPolicyConfig {

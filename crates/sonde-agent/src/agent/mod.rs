@@ -9,18 +9,16 @@
 //! Between runs it applies a reload when one was asked for (crate::reload): the running
 //! configuration, the schedule and what is known of the peers are reshaped in place.
 
-use crate::config::Peer;
 use crate::config::{AgentConfig, ConfigError};
 use crate::http::{HttpError, MetricsServer};
-use crate::inflight::{InFlight, MAX_AT_ONCE};
+use crate::inflight::InFlight;
 use crate::metrics::Metrics;
-use crate::outcome::RunOutcome;
 use crate::record::Recorder;
 use crate::reload::Reload;
 use crate::retain::Retention;
-use crate::schedule::{Job, Kind, Schedule};
+use crate::schedule::Schedule;
 use crate::sync::{SyncPlan, Syncer};
-use crate::targets::{Due, Targets};
+use crate::targets::Targets;
 use sonde_runtime::server::{Server, ServerConfig, SinkFactory};
 use sonde_runtime::RunError;
 use sonde_store::StoreError;
@@ -30,12 +28,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod books;
+mod running;
 mod schedule_loop;
+pub use books::AgentTotals;
+use books::Books;
+use running::{check_peer_keys, now_unix, pairs, Running};
 use schedule_loop::Loop;
 use sonde_stats::sink::Discard;
-
-/// Longest sleep between looks at the interrupt flag.
-const SLICE: Duration = Duration::from_millis(100);
 
 /// Why the agent could not start (once running, failures are recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -68,170 +68,9 @@ pub struct AgentOptions {
     pub reload: Option<Reload>,
 }
 
-/// What the agent did, when it stopped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AgentTotals {
-    pub ok: u64,
-    pub failed: u64,
-    pub skipped: u64,
-}
-
 fn default_seed() -> u64 {
     let ns = sonde_platform::timestamp::realtime_ns();
     ns ^ (u64::from(std::process::id()) << 32)
-}
-
-fn now_unix() -> f64 {
-    sonde_platform::timestamp::realtime_ns() as f64 / 1e9
-}
-
-const KINDS: [Kind; 4] = [
-    Kind::Latency,
-    Kind::Throughput,
-    Kind::Profile,
-    Kind::Capacity,
-];
-
-/// How often runs of `kind` are due, when the configuration schedules them.
-fn period(cfg: &AgentConfig, kind: Kind) -> Option<Duration> {
-    let secs = match kind {
-        Kind::Latency => cfg.latency.as_ref()?.every_secs,
-        Kind::Throughput => cfg.throughput.as_ref()?.every_mins * 60.0,
-        Kind::Profile => cfg.profile.as_ref()?.every_mins * 60.0,
-        Kind::Capacity => cfg.capacity.as_ref()?.every_mins * 60.0,
-    };
-    Some(Duration::from_secs_f64(secs))
-}
-
-/// About how long one run of `kind` lasts; None for capacity, whose length the path decides.
-fn run_length(cfg: &AgentConfig, kind: Kind) -> Option<Duration> {
-    match kind {
-        Kind::Latency => Some(cfg.latency.as_ref()?.probing()),
-        Kind::Throughput => Some(Duration::from_secs_f64(
-            cfg.throughput.as_ref()?.duration_secs,
-        )),
-        Kind::Profile => Some(Duration::from_secs_f64(cfg.profile.as_ref()?.duration_secs)),
-        Kind::Capacity => None,
-    }
-}
-
-/// The loop's state: the configuration as it runs (reloads change it), the schedule, what
-/// is known of the peers.
-struct Running {
-    cfg: AgentConfig,
-    schedule: Schedule,
-    targets: Targets,
-    /// The latest capacity figure of each peer (by label: members of an every_address entry
-    /// are peers of their own): the throughput budget's reference.
-    measured: HashMap<String, u64>,
-    /// Per (every_address entry, kind): the member count last warned of (warn_long_round).
-    warned: HashMap<(String, Kind), usize>,
-}
-
-impl Running {
-    /// Reads the configuration again and applies what a reload can (crate::reload); a file
-    /// that cannot be used changes nothing.
-    fn reload(
-        &mut self,
-        r: &Reload,
-        metrics: &Metrics,
-        recorder: &mut Recorder,
-        now: Duration,
-        log: &dyn Fn(&str),
-    ) {
-        let new = match (r.read)() {
-            Ok((new, _text)) => new,
-            Err(e) => {
-                log(&format!(
-                    "configuration not reloaded: {}; going on with the one running",
-                    crate::reload::one_line(&e)
-                ));
-                metrics.reloaded(false);
-                return;
-            }
-        };
-        if let Err(e) = check_peer_keys(&new) {
-            log(&format!(
-                "configuration not reloaded: {e}; going on with the one running"
-            ));
-            metrics.reloaded(false);
-            return;
-        }
-        let changes = crate::reload::changes(&self.cfg, &new);
-        let applied = crate::reload::apply(&self.cfg, &new);
-        let old = std::mem::replace(&mut self.cfg, applied);
-        let cfg = &self.cfg;
-        let was_of: Vec<Option<usize>> = (0..cfg.peers.len())
-            .map(|i| crate::reload::was_index(&old, cfg, i))
-            .collect();
-        let was = |i: usize| was_of.get(i).copied().flatten();
-        let mut left = Vec::new();
-        self.targets.retarget(&cfg.peers, was, &mut left);
-        for gone in left {
-            metrics.forget_peer(&gone.label, gone.family);
-            self.measured.remove(&gone.label);
-        }
-        for (i, p) in old.peers.iter().enumerate() {
-            if was_of.contains(&Some(i)) {
-                continue;
-            }
-            // A plain entry's series are labelled with the family it was measured over.
-            for family in ["any", "ipv4", "ipv6"] {
-                metrics.forget_peer(p.label(), family);
-            }
-            self.measured.remove(p.label());
-        }
-        self.schedule.reshape(&pairs(cfg), cfg.jitter, was, now);
-        self.warned.clear();
-        log(&crate::reload::summary(&changes, cfg));
-        metrics.reloaded(true);
-        if let Err(e) = recorder.add_peers(&cfg.peers) {
-            log(&format!("cannot list the new peers in the run: {e}"));
-        }
-    }
-
-    /// The peers `job`'s entry stands for now; none when the entry is gone or its name gave no
-    /// address (then accounted as a failed run). Members that left lose their series.
-    fn resolve(
-        &mut self,
-        job: Job,
-        port: u16,
-        books: &mut Books,
-        interrupt: &Arc<AtomicBool>,
-    ) -> Option<Vec<Peer>> {
-        let entry = self.cfg.peers.get(job.peer)?;
-        let mut left = Vec::new();
-        let due = self
-            .targets
-            .due(entry, job, port, &mut left, books.log, interrupt);
-        for gone in left {
-            books.metrics.forget_peer(&gone.label, gone.family);
-            self.measured.remove(&gone.label);
-        }
-        match due {
-            Due::Peers(p) => {
-                if entry.every_address {
-                    let (label, n) = (entry.label(), p.len());
-                    warn_long_round(&self.cfg, label, job.kind, n, &mut self.warned, books.log);
-                }
-                Some(p)
-            }
-            Due::Unresolved(error) => {
-                books.account(&crate::runner::not_started(entry, job, error));
-                None
-            }
-        }
-    }
-}
-
-fn pairs(cfg: &AgentConfig) -> Vec<(usize, Kind, Duration)> {
-    (0..cfg.peers.len())
-        .flat_map(|i| {
-            KINDS
-                .iter()
-                .filter_map(move |&k| Some((i, k, period(cfg, k)?)))
-        })
-        .collect()
 }
 
 fn start_server(
@@ -259,18 +98,6 @@ fn start_server(
         })
         .map_err(AgentError::Thread)?;
     Ok((port, thread))
-}
-
-/// Reads every peer's key file once, so that a bad one stops the agent at start rather than
-/// failing each run to that peer (runs read it again, so a rotated key is picked up).
-fn check_peer_keys(cfg: &AgentConfig) -> Result<(), ConfigError> {
-    for p in &cfg.peers {
-        if let Some(path) = &p.psk_file {
-            sonde_runtime::auth::load_psk(path)
-                .map_err(|e| ConfigError::Invalid(format!("peer {}: psk_file: {e}", p.label())))?;
-        }
-    }
-    Ok(())
 }
 
 /// Everything the agent would refuse at its start beyond what parsing the configuration
@@ -414,72 +241,5 @@ impl Started {
         if let Some(h) = self.http {
             h.join();
         }
-    }
-}
-
-/// Says once per member count when a round of `kind` over an `every_address` entry's
-/// `members` cannot fit in the kind's period (crate::group::round_warning).
-fn warn_long_round(
-    cfg: &AgentConfig,
-    label: &str,
-    kind: Kind,
-    members: usize,
-    warned: &mut HashMap<(String, Kind), usize>,
-    log: &dyn Fn(&str),
-) {
-    let key = (label.to_string(), kind);
-    if warned.get(&key) == Some(&members) {
-        return;
-    }
-    warned.insert(key, members);
-    let (Some(per_run), Some(period)) = (run_length(cfg, kind), period(cfg, kind)) else {
-        return;
-    };
-    let at_once = if kind == Kind::Latency {
-        MAX_AT_ONCE
-    } else {
-        1
-    };
-    if let Some(line) =
-        crate::group::round_warning(label, kind.as_str(), members, at_once, per_run, period)
-    {
-        log(&line);
-    }
-}
-
-/// Where an outcome is written: the totals, the metrics, the store, the copy to PostgreSQL,
-/// the log.
-struct Books<'a> {
-    totals: &'a mut AgentTotals,
-    metrics: &'a Metrics,
-    recorder: &'a mut Recorder,
-    syncer: Option<&'a Syncer>,
-    log: &'a dyn Fn(&str),
-}
-
-impl Books<'_> {
-    fn account(&mut self, o: &RunOutcome) {
-        self.metrics.observe(o);
-        if o.ok() {
-            self.totals.ok += 1;
-        } else {
-            self.totals.failed += 1;
-            (self.log)(&format!(
-                "{} to {} failed: {}",
-                o.kind.as_str(),
-                o.peer,
-                o.error.as_deref().unwrap_or("")
-            ));
-        }
-        // The schedule goes on without the store: the figures are still in the metrics.
-        if let Err(e) = self.recorder.record(o) {
-            (self.log)(&format!("cannot record a {} run: {e}", o.kind.as_str()));
-        }
-        if let Some(s) = self.syncer {
-            s.recorded();
-        }
-        // A test's buffers are freed by now; without this the allocator keeps them and the
-        // agent's resident memory steps up with each new high-water mark (bench/RESULTS.md).
-        sonde_platform::memory::release_free_memory();
     }
 }

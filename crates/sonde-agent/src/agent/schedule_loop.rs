@@ -2,7 +2,8 @@
 //! any other kind alone, lands what finished, applies a reload between runs, and sleeps in
 //! slices no longer than [`SLICE`] so the interrupt flag is seen within one.
 
-use super::{now_unix, Books, Running, SLICE};
+use super::books::Books;
+use super::running::{now_unix, Running, SLICE};
 use crate::config::{AgentConfig, Peer};
 use crate::inflight::{InFlight, MAX_AT_ONCE};
 use crate::outcome::RunResult;
