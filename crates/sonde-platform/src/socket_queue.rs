@@ -1,7 +1,28 @@
-//! How much a TCP socket still holds of what this end sent (`SIOCOUTQ`): while it shrinks, a
-//! closing peer is still working through what was sent.
+//! A socket's queues: how much a TCP socket still holds of what this end sent (`SIOCOUTQ`:
+//! while it shrinks, a closing peer is still working through what was sent), and one read of
+//! what has arrived that never waits, whatever the socket's timeout.
 
 use std::os::fd::AsRawFd;
+
+/// Reads what `sock` has received into `buf` without waiting (`MSG_DONTWAIT`), leaving the
+/// socket's blocking mode and read timeout as they are, so a caller that polls between other
+/// work needs no switch back and forth. Nothing there yet is `ErrorKind::WouldBlock`; `Ok(0)`
+/// is the peer's close, as for any read.
+///
+/// # Errors
+/// The read's OS error.
+pub fn read_now(sock: &impl AsRawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: buf is a valid writable buffer of buf.len() bytes for the call.
+    let n = unsafe {
+        libc::recv(
+            sock.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+}
 
 /// Bytes queued on the TCP socket `sock` that the peer has not yet acknowledged (sent or
 /// not); `None` where the OS cannot tell.
@@ -24,6 +45,45 @@ mod tests {
     use super::*;
     use std::io::{ErrorKind, Write};
     use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn a_read_now_returns_what_arrived_and_never_waits() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (receiver, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 16];
+        let started = std::time::Instant::now();
+        let empty = read_now(&receiver, &mut buf).unwrap_err();
+        assert_eq!(empty.kind(), ErrorKind::WouldBlock);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        sender.write_all(b"hello").unwrap();
+        let mut got = 0;
+        for _ in 0..200 {
+            match read_now(&receiver, &mut buf) {
+                Ok(n) => {
+                    got = n;
+                    break;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(&buf[..got], b"hello");
+        drop(sender);
+        let mut closed = None;
+        for _ in 0..200 {
+            match read_now(&receiver, &mut buf) {
+                Ok(n) => {
+                    closed = Some(n);
+                    break;
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
+        }
+        assert_eq!(closed, Some(0), "the peer's close reads as 0 bytes");
+    }
 
     #[test]
     fn what_a_peer_does_not_read_stays_queued() {

@@ -3,6 +3,10 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
+/// Linux's protocol number of Multipath TCP, for `socket(2)`'s protocol argument (no libc
+/// release names it on every target yet).
+pub const IPPROTO_MPTCP: i32 = 262;
+
 /// Sets socket option `name` at `level` to the bytes `val` (`setsockopt`).
 ///
 /// # Errors

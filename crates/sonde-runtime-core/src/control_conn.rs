@@ -10,7 +10,6 @@ use sonde_proto::frame::FrameDecoder;
 use sonde_proto::message::Message;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// How long one blocking read may take before the caller gets control back.
@@ -133,18 +132,9 @@ impl ControlConn {
         if let Some(m) = self.next_buffered()? {
             return Ok(Some(m));
         }
-        // One read that never waits (MSG_DONTWAIT), so the socket keeps its read timeout for
-        // the blocking loops and nothing is switched back and forth per look.
-        // SAFETY: self.buf is a valid writable buffer of self.buf.len() bytes for the call.
-        let n = unsafe {
-            libc::recv(
-                self.stream.as_raw_fd(),
-                self.buf.as_mut_ptr().cast(),
-                self.buf.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
-        let read = usize::try_from(n).map_err(|_| std::io::Error::last_os_error());
+        // One read that never waits, so the socket keeps its read timeout for the blocking
+        // loops and nothing is switched back and forth per look.
+        let read = sonde_platform::socket_queue::read_now(&self.stream, &mut self.buf);
         self.take_read(read)?;
         self.next_buffered()
     }

@@ -245,7 +245,7 @@ pub fn tcp_socket(addr: SocketAddr, mptcp: bool) -> std::io::Result<Socket> {
     Socket::new(
         Domain::for_address(addr),
         Type::STREAM,
-        Some(SockProto::from(IPPROTO_MPTCP)),
+        Some(SockProto::from(sockopt::IPPROTO_MPTCP)),
     )
     .map_err(|e| {
         std::io::Error::new(
@@ -254,9 +254,6 @@ pub fn tcp_socket(addr: SocketAddr, mptcp: bool) -> std::io::Result<Socket> {
         )
     })
 }
-
-/// Linux's protocol number of Multipath TCP.
-const IPPROTO_MPTCP: libc::c_int = 262;
 
 fn unspecified(like: SocketAddr) -> IpAddr {
     match like {
