@@ -42,6 +42,9 @@ pub mod retain;
 pub mod runner;
 pub mod schedule;
 pub mod server_settings;
+pub mod status;
+pub mod status_page;
+pub mod status_svg;
 pub mod sync;
 pub mod targets;
 
