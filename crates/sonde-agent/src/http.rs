@@ -105,7 +105,7 @@ fn answer(path: &str, metrics: &Metrics) -> Answer {
         "/metrics" => Answer::text(200, metrics.encode()).with("Content-Type", OPENMETRICS),
         "/api/status" => {
             let doc = metrics.status().snapshot(now_unix());
-            match serde_json::to_string_pretty(&doc) {
+            match serde_json::to_string(&doc) {
                 Ok(body) => Answer::text(200, body + "\n").with("Content-Type", JSON),
                 Err(e) => Answer::text(500, format!("cannot encode the status: {e}\n")),
             }

@@ -464,6 +464,13 @@ mod tests {
         m.set_unsynced(7);
         m.pruned(40);
         m.reloaded(false);
+        // The status page's model saw the same calls.
+        let doc = m.status().snapshot(1.0);
+        assert_eq!(doc.peers[0].label, "b");
+        assert_eq!(doc.peers[0].kinds["latency"].runs, 2);
+        assert_eq!((doc.agent.runs.failed, doc.agent.runs.skipped), (1, 2));
+        assert_eq!(doc.agent.store.unsynced_tests, Some(7));
+        assert!(!doc.agent.reloads.last_ok);
         let text = m.encode();
         for want in [
             "# TYPE sonde_rtt_seconds histogram",
@@ -498,6 +505,14 @@ mod tests {
         m.forget_peer("b", "ipv4");
         let text = m.encode();
         assert!(!text.contains("peer=\"b\""), "{text}");
+        let labels: Vec<_> = m
+            .status()
+            .snapshot(1.0)
+            .peers
+            .into_iter()
+            .map(|p| p.label)
+            .collect();
+        assert_eq!(labels, ["c"]);
         assert!(
             text.contains("sonde_tests_total{peer=\"c\",family=\"ipv4\",test=\"capacity\",result=\"failed\"} 1"),
             "{text}"

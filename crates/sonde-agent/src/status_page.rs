@@ -64,9 +64,10 @@ pub fn render(doc: &StatusDoc) -> String {
     header(&mut out, doc);
     out.push_str("<table><thead><tr><th>Peer</th><th>Host</th><th>Family</th>");
     for k in KINDS {
-        let _ = write!(out, "<th>{}</th>", k.as_str());
         if k == crate::schedule::Kind::Latency {
-            out.push_str("<th>RTT p50, last runs</th>");
+            out.push_str("<th>latency: RTT p50 / p90 / p99, loss</th><th>RTT p50, last runs</th>");
+        } else {
+            let _ = write!(out, "<th>{}</th>", k.as_str());
         }
     }
     out.push_str("</tr></thead><tbody>");
@@ -97,7 +98,16 @@ fn header(out: &mut String, doc: &StatusDoc) {
         ),
         None => format!("local only; {} pruned", s.pruned_tests),
     };
-    let mut peers = a.peers_configured.to_string();
+    let failing = doc
+        .peers
+        .iter()
+        .filter(|p| p.kinds.values().any(|k| k.last.outcome == "failed"))
+        .count();
+    let mut peers = format!(
+        "{} entries; {} peers shown, {failing} of them failing (a last run failed)",
+        a.peers_configured,
+        doc.peers.len()
+    );
     if a.peers_not_shown > 0 {
         let _ = write!(
             peers,
@@ -108,7 +118,7 @@ fn header(out: &mut String, doc: &StatusDoc) {
     let rows = [
         ("Version", esc(&a.info.version)),
         ("Up for", duration(a.uptime_secs)),
-        ("Peer entries", peers),
+        ("Peers", peers),
         (
             "Runs",
             format!(
@@ -157,11 +167,28 @@ fn row(out: &mut String, p: &PeerStatus, now: f64) {
             let _ = write!(
                 out,
                 "<td>{}</td>",
-                sparkline(&hist, &format!("RTT p50 of {label}"))
+                sparkline(&hist, &spark_title(&label, &hist))
             );
         }
     }
     out.push_str("</tr>");
+}
+
+/// What a sparkline's title says (`label` already escaped): the runs and the range drawn.
+fn spark_title(label: &str, hist: &[crate::status::Point]) -> String {
+    let v: Vec<f64> = hist.iter().filter_map(|p| p.v).collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let failed = hist.len() - v.len();
+    if v.is_empty() {
+        return format!("RTT p50 of {label}: {failed} failed runs, nothing measured");
+    }
+    format!(
+        "RTT p50 of {label}, last {} runs ({failed} failed): {} to {} ms",
+        hist.len(),
+        ms(Some(lo)),
+        ms(Some(hi))
+    )
 }
 
 /// The last result of one kind: its figures, its age, and its error.
@@ -333,6 +360,9 @@ mod tests {
         assert!(html.contains("<td class=\"ok\">"), "{html}");
         assert!(html.contains("<td class=\"failed\">failed"), "{html}");
         assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("RTT p50 of b, last 1 runs (0 failed): 0.200 to 0.200 ms"));
+        assert!(html.contains("RTT p50 of c: 1 failed runs, nothing measured"));
+        assert!(html.contains("2 peers shown, 1 of them failing"), "{html}");
         assert!(
             !html.contains("<script") && !html.contains("http://"),
             "{html}"

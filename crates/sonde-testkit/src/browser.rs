@@ -24,7 +24,7 @@ pub fn chromium() -> Option<PathBuf> {
 /// What one headless load gave.
 #[derive(Debug)]
 pub struct Load {
-    /// The rendered DOM (`--dump-dom`).
+    /// What the browser wrote out: the rendered DOM with `--dump-dom`.
     pub dom: String,
     /// The browser's log.
     pub log: String,
@@ -43,6 +43,12 @@ impl Load {
 /// Loads `url` in headless `browser` with a profile under `work` (where its output is kept
 /// too) and returns its DOM and log; fails after 90 s.
 pub fn dump_dom(browser: &Path, work: &Path, url: &str) -> Load {
+    run(browser, work, url, &["--dump-dom".into()])
+}
+
+/// Runs headless `browser` on `url` with `extra` arguments (`--dump-dom`, `--screenshot=...`),
+/// a profile under `work` and its output kept there; its stdout and log. Fails after 90 s.
+pub fn run(browser: &Path, work: &Path, url: &str, extra: &[String]) -> Load {
     let out = work.join("chromium.stdout");
     let err = work.join("chromium.stderr");
     let open = |p: &Path| std::fs::File::create(p).unwrap();
@@ -57,12 +63,12 @@ pub fn dump_dom(browser: &Path, work: &Path, url: &str) -> Load {
             "--no-first-run",
             "--enable-logging=stderr",
             "--v=0",
-            "--dump-dom",
         ])
         .arg(format!(
             "--user-data-dir={}",
             work.join("profile").display()
         ))
+        .args(extra)
         .arg(url)
         .stdin(Stdio::null())
         .stdout(open(&out))
