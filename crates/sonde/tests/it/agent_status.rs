@@ -80,6 +80,8 @@ fn an_agent_shows_its_peers_on_its_status_page() {
         head.contains("Content-Security-Policy: default-src 'none'"),
         "{head}"
     );
+    let api = raw(pm, "GET", "/api/status");
+    assert!(api.contains("Content-Type: application/json"), "{api}");
     let missing = raw(pm, "GET", "/nope");
     assert!(missing.starts_with("HTTP/1.0 404") || missing.starts_with("HTTP/1.1 404"));
     for path in ["/api/status", "/metrics", "/ "] {
