@@ -6,7 +6,8 @@
 //! results store) and adds what only
 //! a long-running measurer needs: a [`schedule`] with per-run jitter so a fleet does not
 //! synchronise, a [`budget`] so a schedule never saturates the links it measures, and
-//! [`metrics`] for Prometheus, [`names`] that keeps measuring through an outage of the name
+//! [`metrics`] for Prometheus (and a [`status`] page and `/api/status` beside them, for
+//! an operator at one agent), [`names`] that keeps measuring through an outage of the name
 //! servers, and a [`sync`] thread that copies the local store to
 //! PostgreSQL when `store_url` is set, with a [`retain`]ion that keeps the local store
 //! bounded. The schedule and budget are pure and take time as an argument;
@@ -42,6 +43,9 @@ pub mod retain;
 pub mod runner;
 pub mod schedule;
 pub mod server_settings;
+pub mod status;
+pub mod status_page;
+pub mod status_svg;
 pub mod sync;
 pub mod targets;
 

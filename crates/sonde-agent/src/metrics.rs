@@ -10,6 +10,7 @@
 use crate::outcome::{RunOutcome, RunResult};
 use crate::process::ProcessCollector;
 use crate::schedule::Kind;
+use crate::status::Status;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -191,6 +192,8 @@ pub struct Metrics {
     pruned: Counter,
     reloads: Family<ReloadLabels, Counter>,
     last_reload_ok: Gauge,
+    /// What the status page shows, fed by the same calls.
+    status: Status,
 }
 
 impl Default for Metrics {
@@ -226,6 +229,7 @@ impl Metrics {
             pruned: register(r, &PRUNED_TESTS, Counter::default()),
             reloads: register(r, &RELOADS, Family::default()),
             last_reload_ok: register(r, &LAST_RELOAD_OK, last_reload_ok),
+            status: Status::new(),
             registry,
         }
     }
@@ -239,8 +243,14 @@ impl Metrics {
         m
     }
 
+    /// The status page's model, fed by each call here (crate::status).
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
     /// Records one finished run.
     pub fn observe(&self, o: &RunOutcome) {
+        self.status.observe(o);
         let peer = PeerLabels {
             peer: o.peer.clone(),
             family: o.family.clone(),
@@ -312,6 +322,7 @@ impl Metrics {
     /// left the fleet (crate::group). Its series end in Prometheus as a gone target's do,
     /// instead of staying at their last values for as long as the agent runs.
     pub fn forget_peer(&self, peer: &str, family: &str) {
+        self.status.forget(peer);
         let labels = PeerLabels {
             peer: peer.into(),
             family: family.into(),
@@ -353,6 +364,7 @@ impl Metrics {
 
     /// Sets the count of skipped runs (the schedule keeps the total).
     pub fn set_skipped(&self, total: u64) {
+        self.status.set_skipped(total);
         let have = self.skipped.get();
         if total > have {
             self.skipped.inc_by(total - have);
@@ -361,16 +373,19 @@ impl Metrics {
 
     /// Counts a failed copy to PostgreSQL.
     pub fn sync_failed(&self) {
+        self.status.sync_failed();
         self.sync_failures.inc();
     }
 
     /// Sets how many locally recorded tests PostgreSQL may still lack.
     pub fn set_unsynced(&self, tests: u64) {
+        self.status.set_unsynced(tests);
         self.unsynced.set(i64::try_from(tests).unwrap_or(i64::MAX));
     }
 
     /// Counts a reload of the configuration, applied (`ok`) or refused.
     pub fn reloaded(&self, ok: bool) {
+        self.status.reloaded(ok);
         let result = if ok { "ok" } else { "failed" };
         self.reloads
             .get_or_create(&ReloadLabels {
@@ -382,6 +397,7 @@ impl Metrics {
 
     /// Counts tests deleted from the local store by the retention.
     pub fn pruned(&self, tests: u64) {
+        self.status.pruned(tests);
         self.pruned.inc_by(tests);
     }
 
@@ -448,6 +464,13 @@ mod tests {
         m.set_unsynced(7);
         m.pruned(40);
         m.reloaded(false);
+        // The status page's model saw the same calls.
+        let doc = m.status().snapshot(1.0);
+        assert_eq!(doc.peers[0].label, "b");
+        assert_eq!(doc.peers[0].kinds["latency"].runs, 2);
+        assert_eq!((doc.agent.runs.failed, doc.agent.runs.skipped), (1, 2));
+        assert_eq!(doc.agent.store.unsynced_tests, Some(7));
+        assert!(!doc.agent.reloads.last_ok);
         let text = m.encode();
         for want in [
             "# TYPE sonde_rtt_seconds histogram",
@@ -482,6 +505,14 @@ mod tests {
         m.forget_peer("b", "ipv4");
         let text = m.encode();
         assert!(!text.contains("peer=\"b\""), "{text}");
+        let labels: Vec<_> = m
+            .status()
+            .snapshot(1.0)
+            .peers
+            .into_iter()
+            .map(|p| p.label)
+            .collect();
+        assert_eq!(labels, ["c"]);
         assert!(
             text.contains("sonde_tests_total{peer=\"c\",family=\"ipv4\",test=\"capacity\",result=\"failed\"} 1"),
             "{text}"

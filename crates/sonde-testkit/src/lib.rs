@@ -36,6 +36,7 @@
 // with the message saying where.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod browser;
 pub mod json;
 pub mod lab;
 pub mod listeners;

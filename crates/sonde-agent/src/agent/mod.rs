@@ -182,6 +182,12 @@ impl Started {
             started_unix,
         )?;
         let metrics = Arc::new(Metrics::with_process(started_unix));
+        metrics.status().started(crate::status::AgentInfo {
+            name: cfg.agent_name(),
+            version: opts.sonde_version.clone(),
+            started_unix,
+        });
+        metrics.status().configure(&cfg.peers);
         let http = opts
             .metrics
             .map(|a| MetricsServer::start(a, metrics.clone(), interrupt.clone()))
@@ -194,7 +200,10 @@ impl Started {
             cfg.store.display(),
             recorder.run_id(),
             http.as_ref()
-                .map(|h| format!("; metrics on http://{}/metrics", h.addr()))
+                .map(|h| format!(
+                    "; metrics on http://{0}/metrics, status on http://{0}/",
+                    h.addr()
+                ))
                 .unwrap_or_default()
         ));
         let syncer = cfg

@@ -124,6 +124,7 @@ impl Running {
         self.warned.clear();
         log(&crate::reload::summary(&changes, cfg));
         metrics.reloaded(true);
+        metrics.status().configure(&cfg.peers);
         if let Err(e) = recorder.add_peers(&cfg.peers) {
             log(&format!("cannot list the new peers in the run: {e}"));
         }

@@ -14,7 +14,9 @@ pub struct AgentArgs {
     /// The agent's configuration (TOML: peers; latency, throughput, capacity and profile schedules; store)
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
-    /// Serve Prometheus metrics (OpenMetrics text) at http://ADDR/metrics, e.g. 127.0.0.1:9464
+    /// Serve Prometheus metrics (OpenMetrics text) at http://ADDR/metrics, e.g. 127.0.0.1:9464,
+    /// and the agent's status there too: a page at / and JSON at /api/status (read-only; no
+    /// authentication, as for /metrics: bind an address only those who may see it reach)
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
     /// The results: a SQLite file instead of the configuration's `store`, or a postgres:// URL

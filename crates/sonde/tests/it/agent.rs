@@ -12,8 +12,9 @@ use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// An agent configuration measuring `peers` (name, port) on 127.0.0.1 every second.
-fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String {
+/// An agent configuration measuring `peers` (name, port) on 127.0.0.1 every second (also
+/// agent_status's).
+pub(crate) fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String {
     let mut text = format!(
         "listen_port = {port}\nstore = {:?}\njitter = 0.2\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n",
         dir.file(&format!("{name}.db"))

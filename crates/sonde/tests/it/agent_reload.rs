@@ -99,6 +99,19 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
         ),
         "{text}"
     );
+    // The status page's model follows: x gone, own there, the reload counted.
+    let status = |pm: u16| -> serde_json::Value {
+        serde_json::from_str(&http_get(pm, "/api/status").unwrap().1).unwrap()
+    };
+    let doc = status(pm);
+    let labels: Vec<_> = doc["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["label"].clone())
+        .collect();
+    assert_eq!(labels, ["own"], "{doc}");
+    assert_eq!(doc["agent"]["reloads"]["ok"], 1, "{doc}");
     // Still serving on the port it started with.
     let probe = common::run(
         &[
@@ -137,6 +150,7 @@ fn sighup_reloads_the_peers_and_keeps_the_rest_until_the_next_start() {
         sample(&text, "sonde_config_last_reload_successful"),
         Some(0.0)
     );
+    assert_eq!(status(pm)["agent"]["reloads"]["last_ok"], false);
     let own_then = runs(&db, "own").1;
     wait_for(
         "two more good runs to the peer the agent had",

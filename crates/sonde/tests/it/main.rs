@@ -18,6 +18,7 @@ mod agent_fleet;
 mod agent_postgres;
 mod agent_reload;
 mod agent_silent_peers;
+mod agent_status;
 mod auth;
 mod btc;
 mod capacity;
