@@ -104,14 +104,14 @@ fn answer(path: &str, metrics: &Metrics) -> Answer {
     match path {
         "/metrics" => Answer::text(200, metrics.encode()).with("Content-Type", OPENMETRICS),
         "/api/status" => {
-            let doc = metrics.status().snapshot(now_unix());
+            let doc = metrics.status().snapshot(sonde_platform::host::unix_now());
             match serde_json::to_string(&doc) {
                 Ok(body) => Answer::text(200, body + "\n").with("Content-Type", JSON),
                 Err(e) => Answer::text(500, format!("cannot encode the status: {e}\n")),
             }
         }
         "/" => {
-            let doc = metrics.status().snapshot(now_unix());
+            let doc = metrics.status().snapshot(sonde_platform::host::unix_now());
             Answer::text(200, crate::status_page::render(&doc))
                 .with("Content-Type", HTML)
                 .with("Content-Security-Policy", crate::status_page::CSP)
@@ -159,13 +159,6 @@ impl Answer {
         resp
     }
 }
-
-fn now_unix() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,11 +31,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const RCV_TIMEOUT: Duration = Duration::from_secs(10);
 /// Wait for the last latency replies at most this long.
 const REPLY_WAIT: Duration = Duration::from_secs(1);
-
-fn now_unix() -> f64 {
-    sonde_platform::timestamp::realtime_ns() as f64 / 1e9
-}
-
 pub fn family(choice: FamilyChoice) -> Family {
     match choice {
         FamilyChoice::Any => Family::Any,
@@ -59,7 +54,7 @@ fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
         kind: job.kind,
         seq: job.seq,
         family: family_label(peer.family).into(),
-        started_unix: now_unix(),
+        started_unix: sonde_platform::host::unix_now(),
         ended_unix: 0.0,
         result: RunResult::Failed,
         error: None,
@@ -70,7 +65,7 @@ fn base(peer: &Peer, job: Job, parameters: serde_json::Value) -> RunOutcome {
 
 /// Ends `out` as failed before anything was measured, with `error` as its reason.
 fn failed(mut out: RunOutcome, error: String) -> RunOutcome {
-    out.ended_unix = now_unix();
+    out.ended_unix = sonde_platform::host::unix_now();
     out.error = Some(error);
     out
 }
@@ -124,7 +119,7 @@ pub fn run_latency(
         _ => {}
     });
     let outcome = latency::run(&cfg, interrupt, &mut sink);
-    out.ended_unix = now_unix();
+    out.ended_unix = sonde_platform::host::unix_now();
     if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
         out.family = f.into();
     }
@@ -221,7 +216,7 @@ pub fn run_throughput(
         }
     });
     let outcome = client::run(&cfg, interrupt, &mut sink);
-    out.ended_unix = now_unix();
+    out.ended_unix = sonde_platform::host::unix_now();
     if let Some(f) = start.as_ref().and_then(|s| family_of(&s.remote)) {
         out.family = f.into();
     }
@@ -314,7 +309,7 @@ pub fn run_capacity(peer: &Peer, job: Job, interrupt: &AtomicBool) -> RunOutcome
         file: None,
     };
     let (cap, error) = sonde_runtime::capacity::client::run(&cfg, interrupt);
-    out.ended_unix = now_unix();
+    out.ended_unix = sonde_platform::host::unix_now();
     if error.is_none() || cap.trains_received > 0 {
         out.family = cap.family.to_ascii_lowercase();
     }
@@ -401,7 +396,7 @@ pub fn run_profile(
         },
     };
     let result = sonde_runtime::profile_run::run(&cfg, interrupt, &mut Discard);
-    out.ended_unix = now_unix();
+    out.ended_unix = sonde_platform::host::unix_now();
     if let Some(r) = &result.report {
         let worst = r
             .streams

@@ -33,7 +33,7 @@ mod running;
 mod schedule_loop;
 pub use books::AgentTotals;
 use books::Books;
-use running::{check_peer_keys, now_unix, pairs, Running};
+use running::{check_peer_keys, pairs, Running};
 use schedule_loop::Loop;
 use sonde_stats::sink::Discard;
 
@@ -173,7 +173,7 @@ impl Started {
         check_peer_keys(cfg)?;
         let server_cfg = cfg.server.server_config(cfg.listen_port)?;
         let seed = cfg.seed.unwrap_or_else(default_seed);
-        let started_unix = now_unix();
+        let started_unix = sonde_platform::host::unix_now();
         let recorder = Recorder::open(
             cfg,
             &opts.config_text,
@@ -234,7 +234,7 @@ impl Started {
     /// and waits for the server and the metrics endpoint to stop.
     fn stop(self, opts: &AgentOptions) {
         let log = &opts.log;
-        if let Err(e) = self.recorder.finish(now_unix()) {
+        if let Err(e) = self.recorder.finish(sonde_platform::host::unix_now()) {
             log(&format!("cannot mark the run finished: {e}"));
         }
         if let Some(s) = self.syncer {

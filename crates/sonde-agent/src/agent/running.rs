@@ -18,12 +18,6 @@ use std::time::Duration;
 
 /// Longest sleep between looks at the interrupt flag.
 pub(super) const SLICE: Duration = Duration::from_millis(100);
-
-/// Now, in seconds since the Unix epoch (the store's and the metrics' time).
-pub(super) fn now_unix() -> f64 {
-    sonde_platform::timestamp::realtime_ns() as f64 / 1e9
-}
-
 const KINDS: [Kind; 4] = [
     Kind::Latency,
     Kind::Throughput,

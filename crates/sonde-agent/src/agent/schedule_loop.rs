@@ -3,7 +3,7 @@
 //! slices no longer than [`SLICE`] so the interrupt flag is seen within one.
 
 use super::books::Books;
-use super::running::{now_unix, Running, SLICE};
+use super::running::{Running, SLICE};
 use crate::config::{AgentConfig, Peer};
 use crate::inflight::{InFlight, MAX_AT_ONCE};
 use crate::outcome::RunResult;
@@ -79,7 +79,14 @@ impl Loop<'_> {
             if r.due(Instant::now()) {
                 let b = &mut self.books;
                 let copied = b.syncer.map(Syncer::copied);
-                crate::retain::prune(r, now_unix(), copied, b.recorder, b.metrics, b.log);
+                crate::retain::prune(
+                    r,
+                    sonde_platform::host::unix_now(),
+                    copied,
+                    b.recorder,
+                    b.metrics,
+                    b.log,
+                );
             }
         }
     }
