@@ -102,20 +102,17 @@ fn agent_config(dir: &TempDir, port: u16) -> PathBuf {
     path
 }
 
-/// What the dashboard's template variables and Grafana's own stand for in the queries: every
-/// value (the variables' All, `.*`) and a rate window of a minute (at a 1 s scrape).
-fn substitute(expr: &str) -> String {
-    let mut e = expr.to_string();
-    for (var, value) in [
-        ("$__rate_interval", "1m"),
-        ("${instance}", ".*"),
-        ("${peer}", ".*"),
-        ("${family}", ".*"),
-        ("$instance", ".*"),
-        ("$peer", ".*"),
-        ("$family", ".*"),
-    ] {
-        e = e.replace(var, value);
+/// Every value of each template variable, as the variables' All gives it.
+const ALL: [(&str, &str); 3] = [("instance", ".*"), ("peer", ".*"), ("family", ".*")];
+
+/// `expr` with the dashboard's template variables (`$name`, `${name}`) set to `values` and
+/// Grafana's rate window to a minute (at a 1 s scrape).
+fn substitute(expr: &str, values: &[(&str, &str)]) -> String {
+    let mut e = expr.replace("$__rate_interval", "1m");
+    for (var, value) in values {
+        e = e
+            .replace(&format!("${{{var}}}"), value)
+            .replace(&format!("${var}"), value);
     }
     assert!(
         !e.contains('$'),
@@ -263,7 +260,7 @@ fn every_dashboard_and_rule_query_works_on_a_real_agents_series() {
     assert!(panels.len() >= 20, "{} queries", panels.len());
     let queries: Vec<(String, String)> = panels
         .iter()
-        .map(|(t, e)| (t.clone(), substitute(e)))
+        .map(|(t, e)| (t.clone(), substitute(e, &ALL)))
         .collect();
     // Every kind runs within the agent's first 10 s (its schedule's first spread), one after
     // another: throughput, capacity and profile runs each take a few seconds.
@@ -274,8 +271,22 @@ fn every_dashboard_and_rule_query_works_on_a_real_agents_series() {
         empty.join("\n"),
         agent.stderr_so_far()
     );
+    // The variables as one picks them, which a misspelt label name would not match (as it
+    // matches `.*`): this agent, both its peers (Grafana's multi-value form), IPv4.
+    let instance = format!("127.0.0.1:{pm}");
+    let picked = [
+        ("instance", instance.as_str()),
+        ("peer", "(self|gone)"),
+        ("family", "ipv4"),
+    ];
+    let picked_queries: Vec<(String, String)> = panels
+        .iter()
+        .map(|(t, e)| (t.clone(), substitute(e, &picked)))
+        .collect();
+    let empty = wait_for_series(&prom, &picked_queries, 5);
+    assert!(empty.is_empty(), "with {picked:?}:\n{}", empty.join("\n"));
     for (name, selector, label) in variable_queries(&dash) {
-        let v = prom.query(&substitute(&selector)).unwrap();
+        let v = prom.query(&substitute(&selector, &ALL)).unwrap();
         let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
         assert!(
             result.iter().any(|s| s["metric"][&label].is_string()),
