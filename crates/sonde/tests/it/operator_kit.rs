@@ -103,7 +103,12 @@ fn agent_config(dir: &TempDir, port: u16) -> PathBuf {
 }
 
 /// Every value of each template variable, as the variables' All gives it.
-const ALL: [(&str, &str); 3] = [("instance", ".*"), ("peer", ".*"), ("family", ".*")];
+const ALL: [(&str, &str); 4] = [
+    ("job", ".*"),
+    ("instance", ".*"),
+    ("peer", ".*"),
+    ("family", ".*"),
+];
 
 /// `expr` with the dashboard's template variables (`$name`, `${name}`) set to `values` and
 /// Grafana's rate window to a minute (at a 1 s scrape).
@@ -272,9 +277,10 @@ fn every_dashboard_and_rule_query_works_on_a_real_agents_series() {
         agent.stderr_so_far()
     );
     // The variables as one picks them, which a misspelt label name would not match (as it
-    // matches `.*`): this agent, both its peers (Grafana's multi-value form), IPv4.
+    // matches `.*`): job sonde, this agent, both its peers (Grafana's multi-value form), IPv4.
     let instance = format!("127.0.0.1:{pm}");
     let picked = [
+        ("job", "sonde"),
         ("instance", instance.as_str()),
         ("peer", "(self|gone)"),
         ("family", "ipv4"),
