@@ -231,6 +231,18 @@ fn wait_for_healthy_rules(prom: &Prometheus, rules: usize, procs: &[&Proc]) {
     }
 }
 
+/// Each template variable's selector returns series with its label.
+fn check_variables(prom: &Prometheus, dash: &Value) {
+    for (name, selector, label) in variable_queries(dash) {
+        let v = prom.query(&substitute(&selector, &ALL)).unwrap();
+        let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
+        assert!(
+            result.iter().any(|s| s["metric"][&label].is_string()),
+            "variable {name}: no {label} in {v}"
+        );
+    }
+}
+
 #[test]
 fn every_dashboard_and_rule_query_works_on_a_real_agents_series() {
     let _turn = crate::turns::take(module_path!());
@@ -291,15 +303,7 @@ fn every_dashboard_and_rule_query_works_on_a_real_agents_series() {
         .collect();
     let empty = wait_for_series(&prom, &picked_queries, 5);
     assert!(empty.is_empty(), "with {picked:?}:\n{}", empty.join("\n"));
-    for (name, selector, label) in variable_queries(&dash) {
-        let v = prom.query(&substitute(&selector, &ALL)).unwrap();
-        let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
-        assert!(
-            result.iter().any(|s| s["metric"][&label].is_string()),
-            "variable {name}: no {label} in {v}"
-        );
-    }
-
+    check_variables(&prom, &dash);
     let rules = rule_queries(&rules_file);
     for (name, expr) in &rules {
         if let Err(e) = series(&prom, expr) {
