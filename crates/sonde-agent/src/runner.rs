@@ -353,6 +353,16 @@ fn load_profile(task: &ProfileTask) -> Result<sonde_profile::Profile, String> {
     Ok(profile)
 }
 
+/// The family label of a profile run to `peer`. A profile's report names no address, so this
+/// is the configured family, or the host's own when it is an address literal: only a name
+/// resolved either way stays `any`.
+fn profile_family(peer: &Peer) -> &'static str {
+    match peer.family {
+        FamilyChoice::Any => family_of(&peer.host).unwrap_or("any"),
+        choice => family_label(choice),
+    }
+}
+
 /// Runs a profile job: the profile (cut to the task's duration) when its load fits the budget.
 pub fn run_profile(
     peer: &Peer,
@@ -366,6 +376,7 @@ pub fn run_profile(
         .as_deref()
         .and_then(|r| parse_positive_rate(r).ok());
     let mut out = base(peer, job, serde_json::Value::Null);
+    out.family = profile_family(peer).into();
     let profile = match load_profile(task) {
         Ok(p) => p,
         Err(e) => return failed(out, e),
@@ -486,6 +497,28 @@ pub fn unknown(peer: &Peer, job: Job) -> RunOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_run_to_an_address_is_labelled_with_its_family() {
+        let peer = |host: &str, family| Peer {
+            host: host.into(),
+            family,
+            ..peer("p")
+        };
+        assert_eq!(
+            profile_family(&peer("127.0.0.1", FamilyChoice::Any)),
+            "ipv4"
+        );
+        assert_eq!(profile_family(&peer("::1", FamilyChoice::Any)), "ipv6");
+        assert_eq!(
+            profile_family(&peer("example.net", FamilyChoice::Any)),
+            "any"
+        );
+        assert_eq!(
+            profile_family(&peer("example.net", FamilyChoice::Ipv6)),
+            "ipv6"
+        );
+    }
 
     #[test]
     fn throughput_figures_name_each_direction_that_received() {

@@ -7,7 +7,8 @@
 use crate::common;
 
 use common::agent::{http_get, latest_tests, sample, stop, wait_for};
-use common::{free_port, lab_available, sonde_bin, which, Proc, TempDir};
+use common::prometheus::{self, Prometheus};
+use common::{free_port, lab_available, sonde_bin, Proc, TempDir};
 use sonde_store::{Store, TestStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -220,26 +221,14 @@ fn agents_measure_each_other_through_a_restart_and_serve_metrics() {
     );
 }
 
-/// True when the `prometheus` binary is here; otherwise says why the test skips (and fails
-/// under `SONDE_REQUIRE_ALL=1`).
-fn prometheus_available() -> bool {
-    if which("prometheus").is_some() {
-        return true;
-    }
-    let why = "the prometheus binary is not on PATH (Debian package `prometheus`)";
-    assert!(!common::require_all(), "SONDE_REQUIRE_ALL=1 but {why}");
-    eprintln!("skipped: {why}");
-    false
-}
-
 #[test]
 fn a_real_prometheus_scrapes_the_agent() {
     let _turn = crate::turns::take(module_path!());
-    if !prometheus_available() {
+    if !prometheus::available("prometheus") {
         return;
     }
     let dir = TempDir::new("agent-prom");
-    let (pa, pm, pp) = (free_port(), free_port(), free_port());
+    let (pa, pm) = (free_port(), free_port());
     // The agent measures its own server: one process is enough for a series to appear.
     let cfg = config(&dir, "self", pa, &[("self", pa)]);
     let agent = Proc::spawn(&[
@@ -249,22 +238,8 @@ fn a_real_prometheus_scrapes_the_agent() {
         "--metrics",
         &format!("127.0.0.1:{pm}"),
     ]);
-    let prom_cfg = dir.file("prometheus.yml");
-    std::fs::write(
-        &prom_cfg,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: sonde\n    static_configs:\n      - targets: ['127.0.0.1:{pm}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Proc::spawn_program(
-        "prometheus",
-        &[
-            format!("--config.file={}", prom_cfg.display()),
-            format!("--storage.tsdb.path={}", dir.file("data").display()),
-            format!("--web.listen-address=127.0.0.1:{pp}"),
-        ],
-    );
+    let prom = Prometheus::start(&dir, pm, &[]);
+    let pp = prom.port;
     let query = "/api/v1/query?query=sonde_tests_total%7Bresult%3D%22ok%22%7D";
     let mut last = String::new();
     wait_for(
@@ -289,7 +264,7 @@ fn a_real_prometheus_scrapes_the_agent() {
                 })
             })
         },
-        &[&agent, &prom],
+        &[&agent, &prom.proc],
     );
     // The histogram arrives whole: its count series is queryable too.
     let (_, body) = http_get(pp, "/api/v1/query?query=sonde_rtt_seconds_count").unwrap();

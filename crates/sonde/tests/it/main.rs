@@ -51,6 +51,7 @@ mod latency;
 mod latency_output;
 mod link_facts;
 mod lossy_setup;
+mod operator_kit;
 mod pacing_lab;
 mod postgres_store;
 mod postgres_tls;

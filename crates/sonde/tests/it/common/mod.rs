@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod prometheus;
 pub mod services;
 
 pub use sonde_testkit::json::{arr, at, notes, num, text, uint};
