@@ -226,6 +226,7 @@ mod tests {
             interrupted: false,
         };
         let doc = document(&run);
+        crate::snapshot::check("btc_1", &doc);
         assert_eq!(doc["summary"]["IPv6"]["sessions"], 1);
         // 90 and 96 Mbit/s: (3^2 + 3^2) / 1 = 18 (Mbit/s)^2.
         let sd = doc["summary"]["IPv4"]["stddev_bps"].as_f64().unwrap_or(0.0);
@@ -242,6 +243,7 @@ mod tests {
         }];
         run.failed = &failed;
         let doc = document(&run);
+        crate::snapshot::check("btc_2", &doc);
         assert_eq!(doc["partial"], true);
         assert_eq!(doc["error"], "session 4 failed: connection refused");
         assert_eq!(doc["failed"][0]["family"], "IPv6");

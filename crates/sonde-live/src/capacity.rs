@@ -389,6 +389,7 @@ mod tests {
             "{text}"
         );
         let doc = document(&info, Some(&e), None);
+        crate::snapshot::check("capacity_1", &doc);
         assert_eq!(doc["verdict"], "link");
         assert_eq!(doc["by_size"][0]["trains"], 8);
         assert_eq!(doc["by_size"][0]["payload_bytes"], 1472);
@@ -411,6 +412,7 @@ mod tests {
             trains: vec![],
         };
         let doc = document(&info, Some(&e), Some(&dep));
+        crate::snapshot::check("capacity_2", &doc);
         assert_eq!(doc["departures"], serde_json::to_value(&dep).unwrap());
     }
 
@@ -468,6 +470,7 @@ mod tests {
             error: None,
         };
         let doc = document(&info, Some(&e), None);
+        crate::snapshot::check("capacity_3", &doc);
         assert_eq!(doc["estimate"], serde_json::to_value(&e).unwrap());
         assert_eq!(doc["early_stop"], serde_json::to_value(es).unwrap());
         assert!(doc.get("departures").is_none());

@@ -309,6 +309,7 @@ mod tests {
             "the fixture is complete"
         );
         let doc = document(&r, true, Some("IPv6: refused"));
+        crate::snapshot::check("compare_ip_json_1", &doc);
         let mut want = raw;
         crate::envelope::Envelope::new("compare-ip")
             .partial(true)

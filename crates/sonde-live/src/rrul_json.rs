@@ -99,6 +99,7 @@ mod tests {
             error: None,
         };
         let doc = document(&r, true);
+        crate::snapshot::check("rrul_json_1", &doc);
         let mut raw = serde_json::to_value(&r).unwrap();
         crate::envelope::Envelope::new("rrul")
             .partial(true)

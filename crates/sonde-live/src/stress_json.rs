@@ -131,6 +131,7 @@ mod tests {
         }
         r.finish().unwrap();
         let doc: Value = serde_json::from_slice(&out).unwrap();
+        crate::snapshot::check("stress_json_1", &doc);
         assert_eq!(doc["start"]["mode"], "echo");
         assert_eq!(doc["connect"]["connected"], 2);
         assert_eq!(doc["intervals"].as_array().unwrap().len(), 1);

@@ -264,7 +264,8 @@ mod tests {
     use sonde_schema::to_value;
     use sonde_stats::stress::model::StressEvent;
 
-    fn same<T: serde::Serialize, M: serde::Serialize>(stats: &T, model: &M) {
+    fn same<T: serde::Serialize, M: serde::Serialize>(name: &str, stats: &T, model: &M) {
+        crate::snapshot::check(name, model);
         let (a, b) = (
             serde_json::to_value(stats).unwrap_or(Value::Null),
             to_value(model),
@@ -277,10 +278,10 @@ mod tests {
         let mut seen = 0;
         for ev in sample_run() {
             match &ev {
-                StressEvent::Start(s) => same(s, &start(s)),
-                StressEvent::Connected(c) => same(c, &connect(c)),
-                StressEvent::Interval(i) => same(i, &interval(i)),
-                StressEvent::End(e) => same(e, &end(e)),
+                StressEvent::Start(s) => same("stress_model_1", s, &start(s)),
+                StressEvent::Connected(c) => same("stress_model_2", c, &connect(c)),
+                StressEvent::Interval(i) => same("stress_model_3", i, &interval(i)),
+                StressEvent::End(e) => same("stress_model_4", e, &end(e)),
                 StressEvent::Note(_) | StressEvent::Error(_) => continue,
             }
             seen += 1;
@@ -324,7 +325,7 @@ mod tests {
             largest_reply_bytes: 512,
             oversized_replies: 0,
         }));
-        same(&s, &end(&s));
+        same("stress_model_5", &s, &end(&s));
         assert_eq!(to_value(&end(&s))["udp"]["echo"]["rtt"]["max_ms"], 1.5);
     }
 
@@ -351,8 +352,8 @@ mod tests {
             }),
             ..tcp
         };
-        same(&tcp, &ramp_step(&tcp));
-        same(&udp, &ramp_step(&udp));
+        same("stress_model_6", &tcp, &ramp_step(&tcp));
+        same("stress_model_7", &udp, &ramp_step(&udp));
         let row = RampRow::of(vec![
             tcp,
             RampStep {
@@ -362,6 +363,7 @@ mod tests {
         ])
         .unwrap_or_else(|| unreachable!());
         let written = to_value(&ramp_row(&row));
+        crate::snapshot::check("stress_model_12", &written);
         assert_eq!(written["sent_bps"], 95e6, "{written}");
         assert_eq!(written["max"]["sent_bps"], 96e6, "{written}");
         assert_eq!(written["runs"][0], to_value(&ramp_step(&tcp)), "{written}");
@@ -376,7 +378,7 @@ mod tests {
             error: Some("refused".into()),
             device_load: None,
         };
-        same(&step, &load_step(&step));
+        same("stress_model_8", &step, &load_step(&step));
         let probed = LoadStep {
             device_load: Some(sonde_stats::stress::steps::DeviceLoad {
                 value: None,
@@ -385,7 +387,7 @@ mod tests {
             }),
             ..step.clone()
         };
-        same(&probed, &load_step(&probed));
+        same("stress_model_9", &probed, &load_step(&probed));
         let storm_report = StormReport {
             seconds: 2.0,
             concurrency: 4,
@@ -400,7 +402,7 @@ mod tests {
             connect_ms_max: Some(0.3),
             partial: true,
         };
-        same(&storm_report, &storm(&storm_report));
+        same("stress_model_10", &storm_report, &storm(&storm_report));
         for refusal in [
             Refusal::Reset,
             Refusal::Timeout,
@@ -420,7 +422,7 @@ mod tests {
                 recovery_seconds: Some(0.02),
                 partial: false,
             };
-            same(&r, &overload(&r));
+            same(&format!("stress_model_11_{refusal:?}"), &r, &overload(&r));
         }
     }
 

@@ -452,6 +452,7 @@ mod tests {
             seconds: 11.0,
         };
         let doc = document(&s, &[step(1, 1, 1.0)], std::slice::from_ref(&r), None);
+        crate::snapshot::check("sweep_1", &doc);
         assert_eq!(doc["results"][0]["verdict"], "found");
         assert_eq!(doc["results"][0]["rate_bps"], 92_672_000);
         assert_eq!(doc["results"][0]["datagrams_per_sec"], 8000.0);
@@ -476,6 +477,7 @@ mod tests {
             "{lines:?}"
         );
         let doc = document(&s, &[], &[limited], None);
+        crate::snapshot::check("sweep_2", &doc);
         assert_eq!(doc["results"][0]["verdict"], "sender_limited");
         assert_eq!(doc["results"][0]["limited_at_bps"], 50_000_000);
         assert_eq!(doc["results"][0]["rate_bps"], 49_000_000);
@@ -492,6 +494,7 @@ mod tests {
             "{lines:?}"
         );
         let doc = document(&s, &[], &[at_max], None);
+        crate::snapshot::check("sweep_3", &doc);
         assert_eq!(doc["results"][0]["verdict"], "at_max_rate");
         assert_eq!(doc["results"][0]["rate_bps"], 100_000_000);
     }
@@ -515,11 +518,13 @@ mod tests {
                     per_second(rate as f64, 1448).into(),
                 );
             }
+            crate::snapshot::check(&format!("sweep_record_{:?}", r.verdict), &search_record(&r));
             assert_eq!(sonde_schema::to_value(&search_record(&r)), want);
         }
         let mut s = step(1, 10_000_000, 9e6);
         s.rerun = true;
         let st = sonde_schema::to_value(&step_record(&s));
+        crate::snapshot::check("sweep_step_record", &st);
         assert_eq!(st, serde_json::to_value(&s).unwrap());
     }
 }
