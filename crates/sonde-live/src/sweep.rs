@@ -518,7 +518,9 @@ mod tests {
                     per_second(rate as f64, 1448).into(),
                 );
             }
-            crate::snapshot::check(&format!("sweep_record_{:?}", r.verdict), &search_record(&r));
+            let name = format!("sweep_record_{:?}", r.verdict)
+                .replace(|c: char| !c.is_alphanumeric(), "_");
+            crate::snapshot::check(&name, &search_record(&r));
             assert_eq!(sonde_schema::to_value(&search_record(&r)), want);
         }
         let mut s = step(1, 10_000_000, 9e6);
