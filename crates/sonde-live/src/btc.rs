@@ -136,37 +136,11 @@ pub fn document(run: &BtcRun<'_>) -> Value {
         host: Some(run.host.to_owned()),
         layer: Some("TCP payload".into()),
         reverse: run.reverse,
-        sessions: sessions.iter().map(session).collect(),
-        failed: run.failed.iter().map(failure).collect(),
+        sessions: sessions.to_vec(),
+        failed: run.failed.to_vec(),
         summary,
         envelope: sonde_schema::Envelope::new("btc", error.is_some(), error.as_deref()),
     })
-}
-
-fn failure(f: &BtcFailure) -> schema::BtcFailure {
-    schema::BtcFailure {
-        index: f.index,
-        family: f.family.clone(),
-        size: f.size,
-        start_unix_s: f.start_unix_s,
-        error: f.error.clone(),
-    }
-}
-
-pub(crate) fn session(s: &BtcSession) -> schema::BtcSession {
-    schema::BtcSession {
-        index: s.index,
-        family: s.family.clone(),
-        size: s.size,
-        bytes: s.bytes,
-        seconds: s.seconds,
-        goodput_bps: s.goodput_bps,
-        retransmits: s.retransmits,
-        max_cwnd: s.max_cwnd,
-        mean_rtt_us: s.mean_rtt_us,
-        congestion: s.congestion.clone(),
-        start_unix_s: s.start_unix_s,
-    }
 }
 
 pub(crate) fn stats(st: &BtcStats) -> schema::BtcStats {

@@ -13,8 +13,6 @@ use sonde_stats::latency::model::{
 use sonde_stats::latency::timeline::LatencyBin;
 use sonde_stats::verdict::{FamilyChoice, Measure, MeasureVerdict, Verdict};
 
-use crate::latency_model::delay;
-
 /// The whole comparison as one document: `partial` when it ended early, `error` naming each
 /// failed family.
 pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Value {
@@ -83,7 +81,7 @@ fn family(f: &FamilyResult) -> schema::FamilyResult {
     schema::FamilyResult {
         family: family.clone(),
         address: address.clone(),
-        rtt: rtt.as_ref().map(delay),
+        rtt: *rtt,
         loss_percent: *loss_percent,
         throughput_bps: *throughput_bps,
         error: error.clone(),
@@ -131,7 +129,7 @@ fn size(s: &SizeRow) -> schema::SizeRow {
         lost: *lost,
         loss_percent: *loss_percent,
         refused: *refused,
-        rtt: rtt.as_ref().map(delay),
+        rtt: *rtt,
         error: error.clone(),
     }
 }
@@ -147,7 +145,7 @@ fn btc_family(b: &BtcFamily) -> schema::BtcFamily {
     schema::BtcFamily {
         family: family.clone(),
         address: address.clone(),
-        sessions: sessions.iter().map(crate::btc::session).collect(),
+        sessions: sessions.clone(),
         summary: summary.as_ref().map(crate::btc::stats),
         error: error.clone(),
     }

@@ -139,7 +139,7 @@ impl<W: Write> Sink<LatencyEvent> for LatencyJsonReporter<W> {
         match ev {
             LatencyEvent::Start(s) => self.start = Some(latency_model::start(s)),
             LatencyEvent::Interval(iv) => self.intervals.push(latency_model::interval(iv)),
-            LatencyEvent::End(s) => self.end = Some(latency_model::summary(s)),
+            LatencyEvent::End(s) => self.end = Some((**s).clone()),
             LatencyEvent::Note(n) => self.notes.push(n.clone()),
             LatencyEvent::Error(e) => self.error = Some(e.clone()),
             LatencyEvent::Sent(p) => self.round_trips.sent(p),
