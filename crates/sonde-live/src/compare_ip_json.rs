@@ -169,7 +169,7 @@ fn capacity_family(c: &CapacityFamily) -> schema::CapacityFamily {
     schema::CapacityFamily {
         family: family.clone(),
         address: address.clone(),
-        verdict: verdict.map(crate::capacity_model::verdict),
+        verdict: *verdict,
         sustained_bps: *sustained_bps,
         sustained_min_bps: *sustained_min_bps,
         sustained_max_bps: *sustained_max_bps,
