@@ -106,7 +106,7 @@ pub fn document(
     repeat: u32,
     error: Option<&str>,
 ) -> Value {
-    use crate::stress_model::{ramp_row, ramp_step};
+    use crate::stress_model::ramp_row;
     let means = means(rows);
     let (up, down) = best(&means);
     // A failed step ends the ramp: the steps after it are not run.
@@ -122,8 +122,8 @@ pub fn document(
         ),
         repeat: repeat.max(1),
         ramp: rows.iter().map(ramp_row).collect(),
-        best_sent: up.map(ramp_step),
-        best_received: down.map(ramp_step),
+        best_sent: up.copied(),
+        best_received: down.copied(),
         envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
     })
 }

@@ -71,7 +71,7 @@ pub fn document(
         host: Some(host.to_owned()),
         protocol: protocol.to_owned(),
         load_probe: load_probe.map(str::to_owned),
-        steps: steps.iter().map(crate::stress_model::load_step).collect(),
+        steps: steps.to_vec(),
         envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
     })
 }
