@@ -6,11 +6,7 @@
 
 use serde_json::Value;
 use sonde_schema::compare_ip as schema;
-use sonde_stats::latency::compare::{Better, Comparison};
-use sonde_stats::latency::model::{
-    BtcFamily, CapacityFamily, CompareIpResult, FamilyResult, SizeRow,
-};
-use sonde_stats::latency::timeline::LatencyBin;
+use sonde_stats::latency::model::{BtcFamily, CompareIpResult, SizeRow};
 use sonde_stats::verdict::{FamilyChoice, Measure, MeasureVerdict, Verdict};
 
 /// The whole comparison as one document: `partial` when it ended early, `error` naming each
@@ -34,77 +30,18 @@ pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Valu
     sonde_schema::to_value(&schema::CompareIpDocument {
         version: Some(version.clone()),
         target: Some(target.clone()),
-        ipv4: family(ipv4),
-        ipv6: family(ipv6),
-        latency: latency.as_ref().map(comparison),
-        throughput: throughput.as_ref().map(comparison),
+        ipv4: ipv4.clone(),
+        ipv6: ipv6.clone(),
+        latency: *latency,
+        throughput: *throughput,
         every_secs: *every_secs,
         sizes: sizes.iter().map(size).collect(),
-        latency_over_time: latency_over_time.iter().map(latency_bin).collect(),
+        latency_over_time: latency_over_time.clone(),
         btc: btc.as_ref().map(|[a, b]| [btc_family(a), btc_family(b)]),
-        capacity: capacity
-            .as_ref()
-            .map(|[a, b]| [capacity_family(a), capacity_family(b)]),
+        capacity: capacity.clone(),
         verdict: Some(verdict(v)),
         envelope: sonde_schema::Envelope::new("compare-ip", partial, error),
     })
-}
-
-fn latency_bin(b: &LatencyBin) -> schema::LatencyBin {
-    let LatencyBin {
-        family,
-        start_unix,
-        secs,
-        sent,
-        answered,
-        median_ms,
-    } = b;
-    schema::LatencyBin {
-        family: family.clone(),
-        start_unix: *start_unix,
-        secs: *secs,
-        sent: *sent,
-        answered: *answered,
-        median_ms: *median_ms,
-    }
-}
-
-fn family(f: &FamilyResult) -> schema::FamilyResult {
-    let FamilyResult {
-        family,
-        address,
-        rtt,
-        loss_percent,
-        throughput_bps,
-        error,
-    } = f;
-    schema::FamilyResult {
-        family: family.clone(),
-        address: address.clone(),
-        rtt: *rtt,
-        loss_percent: *loss_percent,
-        throughput_bps: *throughput_bps,
-        error: error.clone(),
-    }
-}
-
-fn comparison(c: &Comparison) -> schema::Comparison {
-    let Comparison {
-        better,
-        difference_percent,
-        p_value,
-        significant,
-    } = *c;
-    schema::Comparison {
-        better: match better {
-            Better::A => schema::Better::A,
-            Better::B => schema::Better::B,
-            Better::Neither => schema::Better::Neither,
-        },
-        difference_percent,
-        p_value,
-        significant,
-    }
 }
 
 fn size(s: &SizeRow) -> schema::SizeRow {
@@ -147,37 +84,6 @@ fn btc_family(b: &BtcFamily) -> schema::BtcFamily {
         address: address.clone(),
         sessions: sessions.clone(),
         summary: summary.as_ref().map(crate::btc::stats),
-        error: error.clone(),
-    }
-}
-
-fn capacity_family(c: &CapacityFamily) -> schema::CapacityFamily {
-    let CapacityFamily {
-        family,
-        address,
-        verdict,
-        sustained_bps,
-        sustained_min_bps,
-        sustained_max_bps,
-        peak_low_bps,
-        peak_high_bps,
-        long_trains_used,
-        payload_bytes,
-        seconds,
-        error,
-    } = c;
-    schema::CapacityFamily {
-        family: family.clone(),
-        address: address.clone(),
-        verdict: *verdict,
-        sustained_bps: *sustained_bps,
-        sustained_min_bps: *sustained_min_bps,
-        sustained_max_bps: *sustained_max_bps,
-        peak_low_bps: *peak_low_bps,
-        peak_high_bps: *peak_high_bps,
-        long_trains_used: *long_trains_used,
-        payload_bytes: *payload_bytes,
-        seconds: *seconds,
         error: error.clone(),
     }
 }
