@@ -1,6 +1,7 @@
-//! The latency figures of `sonde_stats::latency::model` as the `-J` documents' typed model
-//! ([`sonde_schema::latency`]): one mapping per type, shared by the documents that hold
-//! latency (`latency`, `rrul`, `compare-ip`).
+//! The parts of a latency run that its `-J` document spells its own way
+//! ([`sonde_schema::latency`]): the mode, the `start` (whose fields an older document may
+//! lack) and an interval row. The summary and its figures are the stats types as they are,
+//! in the `latency`, `rrul` and `compare-ip` documents alike.
 //!
 //! Each function takes its source apart field by field, so a field added or renamed on either
 //! side is a compile error here rather than a key silently missing from a document.
