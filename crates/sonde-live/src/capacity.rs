@@ -409,7 +409,6 @@ mod tests {
         };
         let doc = document(&info, Some(&e), Some(&dep));
         crate::snapshot::check("capacity_2", &doc);
-        assert_eq!(doc["departures"], serde_json::to_value(&dep).unwrap());
     }
 
     #[test]
@@ -467,8 +466,6 @@ mod tests {
         };
         let doc = document(&info, Some(&e), None);
         crate::snapshot::check("capacity_3", &doc);
-        assert_eq!(doc["estimate"], serde_json::to_value(&e).unwrap());
-        assert_eq!(doc["early_stop"], serde_json::to_value(es).unwrap());
         assert!(doc.get("departures").is_none());
         assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
         assert_eq!(doc["early_stop"]["last"]["converged"], true);
