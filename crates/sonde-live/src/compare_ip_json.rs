@@ -7,7 +7,7 @@
 use serde_json::Value;
 use sonde_schema::compare_ip as schema;
 use sonde_stats::latency::model::{BtcFamily, CompareIpResult, SizeRow};
-use sonde_stats::verdict::{FamilyChoice, Measure, MeasureVerdict, Verdict};
+use sonde_stats::verdict::{MeasureVerdict, Verdict};
 
 /// The whole comparison as one document: `partial` when it ended early, `error` naming each
 /// failed family.
@@ -88,23 +88,6 @@ fn btc_family(b: &BtcFamily) -> schema::BtcFamily {
     }
 }
 
-fn choice(c: FamilyChoice) -> schema::FamilyChoice {
-    match c {
-        FamilyChoice::Ipv4 => schema::FamilyChoice::Ipv4,
-        FamilyChoice::Ipv6 => schema::FamilyChoice::Ipv6,
-        FamilyChoice::Neither => schema::FamilyChoice::Neither,
-    }
-}
-
-fn measure(m: Measure) -> schema::Measure {
-    match m {
-        Measure::LatencyMedian => schema::Measure::LatencyMedian,
-        Measure::BtcMean => schema::Measure::BtcMean,
-        Measure::Capacity => schema::Measure::Capacity,
-        Measure::Throughput => schema::Measure::Throughput,
-    }
-}
-
 fn measure_verdict(m: &MeasureVerdict) -> schema::MeasureVerdict {
     let MeasureVerdict {
         measure: which,
@@ -121,11 +104,11 @@ fn measure_verdict(m: &MeasureVerdict) -> schema::MeasureVerdict {
         note,
     } = m;
     schema::MeasureVerdict {
-        measure: measure(*which),
+        measure: *which,
         unit: unit.clone(),
         ipv4: *ipv4,
         ipv6: *ipv6,
-        better: choice(*better),
+        better: *better,
         margin_pct: *margin_pct,
         p_value: *p_value,
         samples_ipv4: *samples_ipv4,
@@ -148,8 +131,8 @@ fn verdict(v: &Verdict) -> schema::Verdict {
     } = v;
     schema::Verdict {
         schema: *version,
-        better: choice(*better),
-        measure: which.map(measure),
+        better: *better,
+        measure: *which,
         margin_pct: *margin_pct,
         confidence: *confidence,
         per_measure: per_measure.iter().map(measure_verdict).collect(),

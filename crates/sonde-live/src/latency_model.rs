@@ -1,23 +1,13 @@
 //! The parts of a latency run that its `-J` document spells its own way
-//! ([`sonde_schema::latency`]): the mode, the `start` (whose fields an older document may
-//! lack) and an interval row. The summary and its figures are the stats types as they are,
+//! ([`sonde_schema::latency`]): the `start` (whose fields an older document may lack) and
+//! an interval row. The mode, the summary and its figures are the stats types as they are,
 //! in the `latency`, `rrul` and `compare-ip` documents alike.
 //!
 //! Each function takes its source apart field by field, so a field added or renamed on either
 //! side is a compile error here rather than a key silently missing from a document.
 
 use sonde_schema::latency as schema;
-use sonde_stats::latency::model::{LatencyInterval, LatencyMode, LatencyStart};
-
-/// The probing mode.
-pub fn mode(m: LatencyMode) -> schema::LatencyMode {
-    match m {
-        LatencyMode::Udp => schema::LatencyMode::Udp,
-        LatencyMode::Icmp => schema::LatencyMode::Icmp,
-        LatencyMode::TcpConnect => schema::LatencyMode::TcpConnect,
-        LatencyMode::TcpRr => schema::LatencyMode::TcpRr,
-    }
-}
+use sonde_stats::latency::model::{LatencyInterval, LatencyStart};
 
 /// What is known when probing starts.
 pub fn start(s: &LatencyStart) -> schema::LatencyStart {
@@ -42,7 +32,7 @@ pub fn start(s: &LatencyStart) -> schema::LatencyStart {
     } = s;
     schema::LatencyStart {
         version: Some(version.clone()),
-        mode: mode(*m),
+        mode: *m,
         target: Some(target.clone()),
         remote: remote.clone(),
         local: local.clone(),

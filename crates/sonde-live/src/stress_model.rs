@@ -9,7 +9,7 @@ use sonde_stats::latency::model::DelayStats;
 use sonde_stats::stress::model::{
     CloseOutcome, ConnTotal, ConnectReport, StressInterval, StressStart, StressSummary, Transport,
 };
-use sonde_stats::stress::overload::{OverloadReport, Refusal};
+use sonde_stats::stress::overload::OverloadReport;
 use sonde_stats::stress::ramp::RampRow;
 use sonde_stats::stress::storm::StormReport;
 use sonde_stats::stress::udp::{EchoFigures, UdpSummary};
@@ -184,12 +184,7 @@ pub fn overload(r: &OverloadReport) -> so::Overload {
         attempted: r.attempted,
         held: r.held,
         dropped_after_accept: r.dropped_after_accept,
-        refusal: match r.refusal {
-            Refusal::Reset => so::Refusal::Reset,
-            Refusal::Timeout => so::Refusal::Timeout,
-            Refusal::Other => so::Refusal::Other,
-            Refusal::None => so::Refusal::None,
-        },
+        refusal: r.refusal,
         first_error: r.first_error.clone(),
         held_seconds: r.held_seconds,
         closed_clean: r.closed_clean,
@@ -210,6 +205,7 @@ mod tests {
     use serde_json::Value;
     use sonde_schema::to_value;
     use sonde_stats::stress::model::StressEvent;
+    use sonde_stats::stress::overload::Refusal;
     use sonde_stats::stress::ramp::{RampStep, RampUdp};
     use sonde_stats::stress::steps::LoadStep;
 

@@ -218,7 +218,7 @@ pub fn document(
         knees(steps, tol)
             .into_iter()
             .map(|(d, k)| schema::Knee {
-                direction: direction(d),
+                direction: d,
                 knee_bps: k,
                 sender_short_bps: sender_short_rates(steps, d),
             })
@@ -264,14 +264,6 @@ fn settings(s: &SweepSettings) -> schema::SweepSettings {
     }
 }
 
-fn direction(d: SweepDirection) -> schema::SweepDirection {
-    match d {
-        SweepDirection::Up => schema::SweepDirection::Up,
-        SweepDirection::Down => schema::SweepDirection::Down,
-        SweepDirection::Bidir => schema::SweepDirection::Bidir,
-    }
-}
-
 fn step_record(s: &SweepStep) -> schema::SweepStep {
     let SweepStep {
         index,
@@ -292,12 +284,8 @@ fn step_record(s: &SweepStep) -> schema::SweepStep {
     schema::SweepStep {
         index: *index,
         length: *length,
-        direction: Some(direction(*d)),
-        kind: Some(match kind {
-            StepRole::Search => schema::StepRole::Search,
-            StepRole::Confirm => schema::StepRole::Confirm,
-            StepRole::Listed => schema::StepRole::Listed,
-        }),
+        direction: Some(*d),
+        kind: Some(*kind),
         offered_bps: Some(*offered_bps),
         achieved_bps: Some(*achieved_bps),
         loss_percent: *loss_percent,
@@ -336,7 +324,7 @@ fn search_record(r: &SearchResult) -> schema::SearchResult {
     let rate = r.rate_bps();
     schema::SearchResult {
         length: *length,
-        direction: direction(*d),
+        direction: *d,
         verdict,
         rate_bps: rate,
         datagrams_per_sec: rate.map(|rate| per_second(rate as f64, *length)),

@@ -9,6 +9,10 @@ use crate::btc::{BtcSession, BtcStats};
 use crate::latency::DelayStats;
 use crate::Envelope;
 
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::verdict::FamilyChoice;
+pub use sonde_stats::verdict::Measure;
+
 /// Each family's figures, the comparisons, the latency over time and each family's capacity
 /// are the runtime's own results.
 pub use sonde_stats::latency::compare::{Better, Comparison};
@@ -92,52 +96,6 @@ pub struct BtcFamily {
     pub summary: Option<BtcStats>,
     #[serde(default)]
     pub error: Option<String>,
-}
-
-/// A family, or neither.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FamilyChoice {
-    Ipv4,
-    Ipv6,
-    Neither,
-}
-
-impl FamilyChoice {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FamilyChoice::Ipv4 => "ipv4",
-            FamilyChoice::Ipv6 => "ipv6",
-            FamilyChoice::Neither => "neither",
-        }
-    }
-}
-
-/// What was compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Measure {
-    /// Median UDP round-trip time, ms (lower is better).
-    LatencyMedian,
-    /// Mean goodput of the BTC sessions, TCP payload bit/s.
-    BtcMean,
-    /// Sustained path capacity by dispersion, IP bit/s.
-    Capacity,
-    /// Mean goodput of the short TCP uploads, bit/s.
-    Throughput,
-}
-
-impl Measure {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Measure::LatencyMedian => "latency_median",
-            Measure::BtcMean => "btc_mean",
-            Measure::Capacity => "capacity",
-            Measure::Throughput => "throughput",
-        }
-    }
 }
 
 /// One measure compared between the families. Its outcome is required.

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::latency::model::LatencyMode;
+
 /// The summary and its parts are the runtime's own results.
 pub use sonde_stats::latency::model::{
     DelayStats, Histogram, IpdvStats, LatencySummary, LossStats, OneWayBasis, OneWayStats,
@@ -37,32 +40,6 @@ pub struct LatencyDocument {
     pub round_trips_omitted: u64,
     #[serde(flatten)]
     pub envelope: Envelope,
-}
-
-/// How the probes travel (`start.mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LatencyMode {
-    /// UDP request/response to a sonde server.
-    Udp,
-    /// ICMP echo to any host.
-    Icmp,
-    /// TCP handshake times to any TCP service.
-    TcpConnect,
-    /// Request/response transactions on one TCP connection to a sonde server.
-    TcpRr,
-}
-
-impl LatencyMode {
-    /// The name as the document spells it (`"udp"`, `"tcp_connect"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LatencyMode::Udp => "udp",
-            LatencyMode::Icmp => "icmp",
-            LatencyMode::TcpConnect => "tcp_connect",
-            LatencyMode::TcpRr => "tcp_rr",
-        }
-    }
 }
 
 /// What is known when probing starts. The mode is required (it is what makes a document a

@@ -22,6 +22,16 @@ pub enum LatencyMode {
 }
 
 impl LatencyMode {
+    /// The name as the document spells it (`"udp"`, `"tcp_connect"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyMode::Udp => "udp",
+            LatencyMode::Icmp => "icmp",
+            LatencyMode::TcpConnect => "tcp_connect",
+            LatencyMode::TcpRr => "tcp_rr",
+        }
+    }
+
     /// Short label for tables.
     pub fn label(self) -> &'static str {
         match self {
