@@ -136,37 +136,11 @@ pub fn document(run: &BtcRun<'_>) -> Value {
         host: Some(run.host.to_owned()),
         layer: Some("TCP payload".into()),
         reverse: run.reverse,
-        sessions: sessions.iter().map(session).collect(),
-        failed: run.failed.iter().map(failure).collect(),
+        sessions: sessions.to_vec(),
+        failed: run.failed.to_vec(),
         summary,
         envelope: sonde_schema::Envelope::new("btc", error.is_some(), error.as_deref()),
     })
-}
-
-fn failure(f: &BtcFailure) -> schema::BtcFailure {
-    schema::BtcFailure {
-        index: f.index,
-        family: f.family.clone(),
-        size: f.size,
-        start_unix_s: f.start_unix_s,
-        error: f.error.clone(),
-    }
-}
-
-pub(crate) fn session(s: &BtcSession) -> schema::BtcSession {
-    schema::BtcSession {
-        index: s.index,
-        family: s.family.clone(),
-        size: s.size,
-        bytes: s.bytes,
-        seconds: s.seconds,
-        goodput_bps: s.goodput_bps,
-        retransmits: s.retransmits,
-        max_cwnd: s.max_cwnd,
-        mean_rtt_us: s.mean_rtt_us,
-        congestion: s.congestion.clone(),
-        start_unix_s: s.start_unix_s,
-    }
 }
 
 pub(crate) fn stats(st: &BtcStats) -> schema::BtcStats {
@@ -226,6 +200,7 @@ mod tests {
             interrupted: false,
         };
         let doc = document(&run);
+        crate::snapshot::check("btc_1", &doc);
         assert_eq!(doc["summary"]["IPv6"]["sessions"], 1);
         // 90 and 96 Mbit/s: (3^2 + 3^2) / 1 = 18 (Mbit/s)^2.
         let sd = doc["summary"]["IPv4"]["stddev_bps"].as_f64().unwrap_or(0.0);
@@ -242,6 +217,7 @@ mod tests {
         }];
         run.failed = &failed;
         let doc = document(&run);
+        crate::snapshot::check("btc_2", &doc);
         assert_eq!(doc["partial"], true);
         assert_eq!(doc["error"], "session 4 failed: connection refused");
         assert_eq!(doc["failed"][0]["family"], "IPv6");

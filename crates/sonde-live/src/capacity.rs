@@ -308,22 +308,18 @@ pub fn document(
         kernel_timestamps: Some(info.kernel_stamps),
         seconds: info.seconds,
         ignored_datagrams: info.ignored,
-        verdict: e.map(|e| capacity_model::verdict(e.verdict)),
+        verdict: e.map(|e| e.verdict),
         sustained_ip_bps: sustained,
         sustained_payload_bps: sustained.map(|s| l.payload_bps(s)),
         sustained_shaper_bps: sustained.map(|s| l.frame_bps(s)),
-        estimate: e.map(capacity_model::estimate),
-        early_stop: info.early_stop.map(capacity_model::early_stop),
+        estimate: e.cloned(),
+        early_stop: info.early_stop.cloned(),
         quick: info.quick,
         trains_planned: Some(info.trains_planned),
         trains_sent: info.trains_sent,
-        departures: departures.map(capacity_model::departures),
-        train_sizes: info
-            .train_sizes
-            .iter()
-            .map(capacity_model::train_size)
-            .collect(),
-        by_size: info.by_size.iter().map(capacity_model::size_row).collect(),
+        departures: departures.cloned(),
+        train_sizes: info.train_sizes.to_vec(),
+        by_size: info.by_size.to_vec(),
         longest_loss_free_train: info.longest.map(capacity_model::longest),
         envelope: sonde_schema::Envelope::new("capacity", info.error.is_some(), info.error),
     })
@@ -389,6 +385,7 @@ mod tests {
             "{text}"
         );
         let doc = document(&info, Some(&e), None);
+        crate::snapshot::check("capacity_1", &doc);
         assert_eq!(doc["verdict"], "link");
         assert_eq!(doc["by_size"][0]["trains"], 8);
         assert_eq!(doc["by_size"][0]["payload_bytes"], 1472);
@@ -411,7 +408,7 @@ mod tests {
             trains: vec![],
         };
         let doc = document(&info, Some(&e), Some(&dep));
-        assert_eq!(doc["departures"], serde_json::to_value(&dep).unwrap());
+        crate::snapshot::check("capacity_2", &doc);
     }
 
     #[test]
@@ -468,8 +465,7 @@ mod tests {
             error: None,
         };
         let doc = document(&info, Some(&e), None);
-        assert_eq!(doc["estimate"], serde_json::to_value(&e).unwrap());
-        assert_eq!(doc["early_stop"], serde_json::to_value(es).unwrap());
+        crate::snapshot::check("capacity_3", &doc);
         assert!(doc.get("departures").is_none());
         assert_eq!(doc["early_stop"]["planned_long_trains"], 5);
         assert_eq!(doc["early_stop"]["last"]["converged"], true);

@@ -88,6 +88,7 @@ mod tests {
     #[test]
     fn an_upload_carries_every_figure_and_no_error_key() {
         let d = document(&upload(), &mode("coded", None), None);
+        crate::snapshot::check("coded_json_1", &d);
         assert_eq!(d["protocol"], "coded");
         assert_eq!(d["kind"], "client");
         assert_eq!(d["partial"], false);
@@ -117,6 +118,7 @@ mod tests {
     #[test]
     fn a_file_upload_has_no_pattern_count_and_a_failed_run_says_why() {
         let d = document(&upload(), &mode("arq", Some("/tmp/f")), None);
+        crate::snapshot::check("coded_json_2", &d);
         assert_eq!(d["mismatched_bytes"], Value::Null);
         assert_eq!(d["file"], "/tmp/f");
         let d = document(
@@ -124,6 +126,7 @@ mod tests {
             &mode("coded", Some("/tmp/g")),
             Some("boom"),
         );
+        crate::snapshot::check("coded_json_3", &d);
         assert_eq!(d["mismatched_bytes"], 0, "received test data is checked");
         assert_eq!(d["direction"], "reverse");
         assert_eq!(d["sent_bytes"], Value::Null);
@@ -138,6 +141,7 @@ mod tests {
     fn the_document_reads_back_through_its_model() {
         let m = mode("coded", None);
         let d = document(&upload(), &m, None);
+        crate::snapshot::check("coded_json_4", &d);
         let back: schema::CodedDocument = sonde_schema::from_value("coded", d).unwrap();
         assert_eq!(back, model(&upload(), &m, None));
     }

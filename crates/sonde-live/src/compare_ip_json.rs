@@ -6,14 +6,8 @@
 
 use serde_json::Value;
 use sonde_schema::compare_ip as schema;
-use sonde_stats::latency::compare::{Better, Comparison};
-use sonde_stats::latency::model::{
-    BtcFamily, CapacityFamily, CompareIpResult, FamilyResult, SizeRow,
-};
-use sonde_stats::latency::timeline::LatencyBin;
-use sonde_stats::verdict::{FamilyChoice, Measure, MeasureVerdict, Verdict};
-
-use crate::latency_model::delay;
+use sonde_stats::latency::model::{BtcFamily, CompareIpResult, SizeRow};
+use sonde_stats::verdict::{MeasureVerdict, Verdict};
 
 /// The whole comparison as one document: `partial` when it ended early, `error` naming each
 /// failed family.
@@ -36,77 +30,18 @@ pub fn document(r: &CompareIpResult, partial: bool, error: Option<&str>) -> Valu
     sonde_schema::to_value(&schema::CompareIpDocument {
         version: Some(version.clone()),
         target: Some(target.clone()),
-        ipv4: family(ipv4),
-        ipv6: family(ipv6),
-        latency: latency.as_ref().map(comparison),
-        throughput: throughput.as_ref().map(comparison),
+        ipv4: ipv4.clone(),
+        ipv6: ipv6.clone(),
+        latency: *latency,
+        throughput: *throughput,
         every_secs: *every_secs,
         sizes: sizes.iter().map(size).collect(),
-        latency_over_time: latency_over_time.iter().map(latency_bin).collect(),
+        latency_over_time: latency_over_time.clone(),
         btc: btc.as_ref().map(|[a, b]| [btc_family(a), btc_family(b)]),
-        capacity: capacity
-            .as_ref()
-            .map(|[a, b]| [capacity_family(a), capacity_family(b)]),
+        capacity: capacity.clone(),
         verdict: Some(verdict(v)),
         envelope: sonde_schema::Envelope::new("compare-ip", partial, error),
     })
-}
-
-fn latency_bin(b: &LatencyBin) -> schema::LatencyBin {
-    let LatencyBin {
-        family,
-        start_unix,
-        secs,
-        sent,
-        answered,
-        median_ms,
-    } = b;
-    schema::LatencyBin {
-        family: family.clone(),
-        start_unix: *start_unix,
-        secs: *secs,
-        sent: *sent,
-        answered: *answered,
-        median_ms: *median_ms,
-    }
-}
-
-fn family(f: &FamilyResult) -> schema::FamilyResult {
-    let FamilyResult {
-        family,
-        address,
-        rtt,
-        loss_percent,
-        throughput_bps,
-        error,
-    } = f;
-    schema::FamilyResult {
-        family: family.clone(),
-        address: address.clone(),
-        rtt: rtt.as_ref().map(delay),
-        loss_percent: *loss_percent,
-        throughput_bps: *throughput_bps,
-        error: error.clone(),
-    }
-}
-
-fn comparison(c: &Comparison) -> schema::Comparison {
-    let Comparison {
-        better,
-        difference_percent,
-        p_value,
-        significant,
-    } = *c;
-    schema::Comparison {
-        better: match better {
-            Better::A => schema::Better::A,
-            Better::B => schema::Better::B,
-            Better::Neither => schema::Better::Neither,
-        },
-        difference_percent,
-        p_value,
-        significant,
-    }
 }
 
 fn size(s: &SizeRow) -> schema::SizeRow {
@@ -131,7 +66,7 @@ fn size(s: &SizeRow) -> schema::SizeRow {
         lost: *lost,
         loss_percent: *loss_percent,
         refused: *refused,
-        rtt: rtt.as_ref().map(delay),
+        rtt: *rtt,
         error: error.clone(),
     }
 }
@@ -147,57 +82,9 @@ fn btc_family(b: &BtcFamily) -> schema::BtcFamily {
     schema::BtcFamily {
         family: family.clone(),
         address: address.clone(),
-        sessions: sessions.iter().map(crate::btc::session).collect(),
+        sessions: sessions.clone(),
         summary: summary.as_ref().map(crate::btc::stats),
         error: error.clone(),
-    }
-}
-
-fn capacity_family(c: &CapacityFamily) -> schema::CapacityFamily {
-    let CapacityFamily {
-        family,
-        address,
-        verdict,
-        sustained_bps,
-        sustained_min_bps,
-        sustained_max_bps,
-        peak_low_bps,
-        peak_high_bps,
-        long_trains_used,
-        payload_bytes,
-        seconds,
-        error,
-    } = c;
-    schema::CapacityFamily {
-        family: family.clone(),
-        address: address.clone(),
-        verdict: verdict.map(crate::capacity_model::verdict),
-        sustained_bps: *sustained_bps,
-        sustained_min_bps: *sustained_min_bps,
-        sustained_max_bps: *sustained_max_bps,
-        peak_low_bps: *peak_low_bps,
-        peak_high_bps: *peak_high_bps,
-        long_trains_used: *long_trains_used,
-        payload_bytes: *payload_bytes,
-        seconds: *seconds,
-        error: error.clone(),
-    }
-}
-
-fn choice(c: FamilyChoice) -> schema::FamilyChoice {
-    match c {
-        FamilyChoice::Ipv4 => schema::FamilyChoice::Ipv4,
-        FamilyChoice::Ipv6 => schema::FamilyChoice::Ipv6,
-        FamilyChoice::Neither => schema::FamilyChoice::Neither,
-    }
-}
-
-fn measure(m: Measure) -> schema::Measure {
-    match m {
-        Measure::LatencyMedian => schema::Measure::LatencyMedian,
-        Measure::BtcMean => schema::Measure::BtcMean,
-        Measure::Capacity => schema::Measure::Capacity,
-        Measure::Throughput => schema::Measure::Throughput,
     }
 }
 
@@ -217,11 +104,11 @@ fn measure_verdict(m: &MeasureVerdict) -> schema::MeasureVerdict {
         note,
     } = m;
     schema::MeasureVerdict {
-        measure: measure(*which),
+        measure: *which,
         unit: unit.clone(),
         ipv4: *ipv4,
         ipv6: *ipv6,
-        better: choice(*better),
+        better: *better,
         margin_pct: *margin_pct,
         p_value: *p_value,
         samples_ipv4: *samples_ipv4,
@@ -244,8 +131,8 @@ fn verdict(v: &Verdict) -> schema::Verdict {
     } = v;
     schema::Verdict {
         schema: *version,
-        better: choice(*better),
-        measure: which.map(measure),
+        better: *better,
+        measure: *which,
         margin_pct: *margin_pct,
         confidence: *confidence,
         per_measure: per_measure.iter().map(measure_verdict).collect(),
@@ -309,6 +196,7 @@ mod tests {
             "the fixture is complete"
         );
         let doc = document(&r, true, Some("IPv6: refused"));
+        crate::snapshot::check("compare_ip_json_1", &doc);
         let mut want = raw;
         crate::envelope::Envelope::new("compare-ip")
             .partial(true)

@@ -190,6 +190,11 @@ mod tests {
     use serde_json::json;
 
     fn run(events: &[Event]) -> Value {
+        serde_json::from_str(&run_text(events)).unwrap()
+    }
+
+    /// The document's bytes as written.
+    fn run_text(events: &[Event]) -> String {
         let mut out = Vec::new();
         let mut r = JsonReporter::new(&mut out);
         for e in events {
@@ -198,12 +203,13 @@ mod tests {
         r.finish().unwrap();
         r.finish().unwrap(); // second call writes nothing
         drop(r);
-        serde_json::from_slice(&out).unwrap()
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
     fn tcp_upload_two_streams() {
         let d = run(&fx::tcp_upload_2());
+        crate::snapshot::check_text("json_1", &run_text(&fx::tcp_upload_2()));
         let st = &d["start"];
         assert_eq!(st["connected"][1]["socket"], 3);
         assert_eq!(st["connected"][0]["local_host"], "10.0.0.1");
@@ -274,6 +280,7 @@ mod tests {
     #[test]
     fn udp_reverse_on_client() {
         let d = run(&fx::udp_reverse());
+        crate::snapshot::check_text("json_2", &run_text(&fx::udp_reverse()));
         assert_eq!(d["start"]["test_start"]["protocol"], "UDP");
         assert_eq!(d["start"]["test_start"]["reverse"], 1);
         let s0 = &d["intervals"][0]["streams"][0];
@@ -333,6 +340,7 @@ mod tests {
             }
         }
         let d = run(&evs);
+        crate::snapshot::check_text("json_3", &run_text(&evs));
         let st = &d["start"];
         assert_eq!(st["tcp_mss"], 1_200);
         for k in ["tcp_mss_default", "sndbuf_actual", "rcvbuf_actual"] {
@@ -349,6 +357,7 @@ mod tests {
     #[test]
     fn bidir_splits_sums_by_direction() {
         let d = run(&fx::tcp_bidir());
+        crate::snapshot::check_text("json_4", &run_text(&fx::tcp_bidir()));
         assert_eq!(d["start"]["test_start"]["bidir"], 1);
         let iv = &d["intervals"][0];
         assert_eq!(iv["sum"]["sender"], true);
@@ -371,6 +380,7 @@ mod tests {
             s.role = Role::Server;
         }
         let d = run(&evs);
+        crate::snapshot::check_text("json_5", &run_text(&evs));
         assert_eq!(d["intervals"][0]["sum"]["sender"], false);
         assert_eq!(d["intervals"][0]["sum"]["bytes"], 200);
         assert!(d["start"].get("accepted_connection").is_some());
@@ -379,6 +389,7 @@ mod tests {
     #[test]
     fn partial_run_without_summary() {
         let d = run(&fx::partial_no_end());
+        crate::snapshot::check_text("json_6", &run_text(&fx::partial_no_end()));
         assert_eq!(d["error"], "control socket has closed unexpectedly");
         assert_eq!(d["intervals"].as_array().unwrap().len(), 1);
         assert_eq!(d["start"]["connected"][0]["socket"], 1);
@@ -390,6 +401,7 @@ mod tests {
     #[test]
     fn partial_summary_error_is_reported_once() {
         let d = run(&fx::partial_with_end());
+        crate::snapshot::check_text("json_7", &run_text(&fx::partial_with_end()));
         assert_eq!(d["error"], "interrupted");
         assert_eq!(d["end"]["sonde"]["partial"], true);
         assert_eq!(d["end"]["cpu_utilization_percent"]["remote_total"], 0.0);
@@ -400,6 +412,10 @@ mod tests {
     #[test]
     fn nothing_but_an_error() {
         let d = run(&[Event::Error("connection refused".into())]);
+        crate::snapshot::check_text(
+            "json_8",
+            &run_text(&[Event::Error("connection refused".into())]),
+        );
         assert_eq!(d["error"], "connection refused");
         assert_eq!(d["start"], json!({}));
         assert_eq!(d["sonde"]["role"], Value::Null);

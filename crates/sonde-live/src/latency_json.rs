@@ -139,7 +139,7 @@ impl<W: Write> Sink<LatencyEvent> for LatencyJsonReporter<W> {
         match ev {
             LatencyEvent::Start(s) => self.start = Some(latency_model::start(s)),
             LatencyEvent::Interval(iv) => self.intervals.push(latency_model::interval(iv)),
-            LatencyEvent::End(s) => self.end = Some(latency_model::summary(s)),
+            LatencyEvent::End(s) => self.end = Some((**s).clone()),
             LatencyEvent::Note(n) => self.notes.push(n.clone()),
             LatencyEvent::Error(e) => self.error = Some(e.clone()),
             LatencyEvent::Sent(p) => self.round_trips.sent(p),
@@ -275,6 +275,7 @@ mod tests {
             lines.event(&e).unwrap();
         }
         let d = doc.document();
+        crate::snapshot::check("latency_json_1", &d);
         assert_eq!(d["start"]["mode"], "icmp");
         assert_eq!(d["end"]["loss"]["lost"], 1);
         assert_eq!(d["end"]["rtt"]["max_ms"], 4.0);
@@ -298,10 +299,11 @@ mod tests {
             doc.event(e).unwrap();
         }
         let d = doc.document();
+        // The summary (`end`) is the stats type as it is: the snapshot holds its bytes.
+        crate::snapshot::check("latency_json_2", &d);
         for e in &evs {
             let (key, want) = match e {
                 LatencyEvent::Start(s) => (&d["start"], serde_json::to_value(s).unwrap()),
-                LatencyEvent::End(s) => (&d["end"], serde_json::to_value(s).unwrap()),
                 LatencyEvent::Interval(iv) => {
                     (&d["intervals"][0], serde_json::to_value(iv).unwrap())
                 }
@@ -324,6 +326,7 @@ mod tests {
             doc.event(&e).unwrap();
         }
         let d = doc.document();
+        crate::snapshot::check("latency_json_3", &d);
         let rts = d["round_trips"].as_array().unwrap();
         assert_eq!(rts.len(), 4);
         assert_eq!(d["round_trips_omitted"], 0);
@@ -349,6 +352,7 @@ mod tests {
             doc.event(&e).unwrap();
         }
         let d = doc.document();
+        crate::snapshot::check("latency_json_4", &d);
         assert_eq!(d["round_trips"].as_array().unwrap().len(), 2);
         assert_eq!(d["round_trips"][1]["rtt_ms"], 2.0);
         assert_eq!(d["round_trips_omitted"], 2);

@@ -54,6 +54,8 @@ pub mod profile_report;
 pub mod rrul_json;
 pub mod serial;
 mod sink;
+#[cfg(test)]
+mod snapshot;
 pub mod stress_json;
 pub mod stress_model;
 pub mod stress_overload;

@@ -116,6 +116,7 @@ mod tests {
         assert!(lines[1].contains("tcp_rmem 4096 131072 6291456; tcp_wmem unknown"));
         assert_eq!(lines[2], "Link, server: not reported by the server");
         let d = doc(&pair);
+        crate::snapshot::check("link_1", &d);
         assert_eq!(d.local.and_then(|l| l.speed_bps), Some(1_000_000_000));
         assert_eq!(d.remote, None);
     }

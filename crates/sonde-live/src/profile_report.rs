@@ -338,6 +338,7 @@ mod tests {
     fn json_carries_every_figure_and_the_error() {
         let doc: serde_json::Value =
             serde_json::from_str(&json(&report(), Some("boom")).unwrap()).unwrap();
+        crate::snapshot::check("profile_report_1", &doc);
         let s = &doc["streams"][0];
         assert_eq!(s["lost"], 5);
         assert_eq!(s["delay"]["basis"], "above-minimum");
@@ -361,6 +362,10 @@ mod tests {
                 o.insert("partial".into(), r.ended_early.is_some().into());
                 o.insert("error".into(), error.or(r.ended_early.as_deref()).into());
             }
+            crate::snapshot::check(
+                &format!("profile_report_model_{}", error.is_some()),
+                &document(&r, error),
+            );
             assert_eq!(document(&r, error), want);
             let back: schema::ProfileDocument = sonde_schema::from_value("profile", want).unwrap();
             assert_eq!(back, model(&r, error));

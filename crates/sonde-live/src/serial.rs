@@ -207,6 +207,7 @@ mod tests {
         assert!(l[3].contains("3/63") && l[3].ends_with("failed"));
         assert_eq!(l.len(), 4, "the error is the command's to say, once: {l:?}");
         let d = document(&run);
+        crate::snapshot::check("serial_1", &d);
         assert_eq!(d["kind"], "serial");
         assert_eq!(d["partial"], true);
         assert_eq!(d["error"], "block 4 was not acknowledged");

@@ -131,6 +131,7 @@ mod tests {
         }
         r.finish().unwrap();
         let doc: Value = serde_json::from_slice(&out).unwrap();
+        crate::snapshot::check_text("stress_json_1", &String::from_utf8_lossy(&out));
         assert_eq!(doc["start"]["mode"], "echo");
         assert_eq!(doc["connect"]["connected"], 2);
         assert_eq!(doc["intervals"].as_array().unwrap().len(), 1);

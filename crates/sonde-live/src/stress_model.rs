@@ -4,15 +4,13 @@
 //!
 //! One function per type, field for field; none of them can fail.
 
-use sonde_schema::stress::{overload as so, ramp as sr, run, steps as ss, storm as st};
+use sonde_schema::stress::{overload as so, ramp as sr, run, storm as st};
 use sonde_stats::latency::model::DelayStats;
 use sonde_stats::stress::model::{
-    CloseOutcome, ConnRate, ConnTotal, ConnectReport, StressInterval, StressStart, StressSummary,
-    Transport,
+    CloseOutcome, ConnTotal, ConnectReport, StressInterval, StressStart, StressSummary, Transport,
 };
-use sonde_stats::stress::overload::{OverloadReport, Refusal};
-use sonde_stats::stress::ramp::{RampRow, RampStep, RampUdp};
-use sonde_stats::stress::steps::LoadStep;
+use sonde_stats::stress::overload::OverloadReport;
+use sonde_stats::stress::ramp::RampRow;
 use sonde_stats::stress::storm::StormReport;
 use sonde_stats::stress::udp::{EchoFigures, UdpSummary};
 
@@ -53,7 +51,7 @@ pub fn interval(i: &StressInterval) -> run::Interval {
     run::Interval {
         start: i.start,
         end: i.end,
-        connections: i.connections.iter().map(conn_rate).collect(),
+        connections: i.connections.clone(),
         sent_bytes: i.sum.sent_bytes,
         received_bytes: i.sum.received_bytes,
         sent_bps: i.sum.sent_bps,
@@ -61,17 +59,6 @@ pub fn interval(i: &StressInterval) -> run::Interval {
         fairness_sent: i.sum.fairness_sent,
         fairness_received: i.sum.fairness_received,
         warmup: i.warmup,
-    }
-}
-
-fn conn_rate(c: &ConnRate) -> run::ConnRate {
-    run::ConnRate {
-        id: c.id,
-        sent_bytes: c.sent_bytes,
-        received_bytes: c.received_bytes,
-        sent_bps: c.sent_bps,
-        received_bps: c.received_bps,
-        open: c.open,
     }
 }
 
@@ -169,50 +156,9 @@ fn rtt(d: &DelayStats) -> run::Rtt {
 /// One count's row: its mean, its maximum and every run.
 pub fn ramp_row(r: &RampRow) -> sr::RampRow {
     sr::RampRow {
-        mean: ramp_step(&r.mean),
-        max: Some(ramp_step(&r.max)),
-        runs: r.runs.iter().map(ramp_step).collect(),
-    }
-}
-
-pub fn ramp_step(s: &RampStep) -> sr::RampStep {
-    sr::RampStep {
-        connections: s.connections,
-        opened: s.opened,
-        sent_bps: s.sent_bps,
-        received_bps: s.received_bps,
-        fairness_sent: s.fairness_sent,
-        fairness_received: s.fairness_received,
-        zero_share_worst: s.zero_share_worst,
-        closed_clean: s.closed_clean,
-        udp: s.udp.as_ref().map(ramp_udp),
-    }
-}
-
-fn ramp_udp(u: &RampUdp) -> sr::RampUdp {
-    sr::RampUdp {
-        requests: u.requests,
-        replies: u.replies,
-        loss_percent: u.loss_percent,
-        send_errors: u.send_errors,
-    }
-}
-
-pub fn load_step(s: &LoadStep) -> ss::LoadStep {
-    ss::LoadStep {
-        offered_bps: s.offered_bps,
-        achieved_bps: s.achieved_bps,
-        loss_percent: s.loss_percent,
-        retransmits: s.retransmits,
-        server_cpu_percent: s.server_cpu_percent,
-        client_cpu_percent: s.client_cpu_percent,
-        seconds: s.seconds,
-        error: s.error.clone(),
-        device_load: s.device_load.as_ref().map(|d| ss::DeviceLoad {
-            value: d.value,
-            exit_status: d.exit_status,
-            error: d.error.clone(),
-        }),
+        mean: r.mean,
+        max: Some(r.max),
+        runs: r.runs.clone(),
     }
 }
 
@@ -238,12 +184,7 @@ pub fn overload(r: &OverloadReport) -> so::Overload {
         attempted: r.attempted,
         held: r.held,
         dropped_after_accept: r.dropped_after_accept,
-        refusal: match r.refusal {
-            Refusal::Reset => so::Refusal::Reset,
-            Refusal::Timeout => so::Refusal::Timeout,
-            Refusal::Other => so::Refusal::Other,
-            Refusal::None => so::Refusal::None,
-        },
+        refusal: r.refusal,
         first_error: r.first_error.clone(),
         held_seconds: r.held_seconds,
         closed_clean: r.closed_clean,
@@ -255,7 +196,8 @@ pub fn overload(r: &OverloadReport) -> so::Overload {
 }
 
 /// The documents stay what they were when the stress types were serialised as they are:
-/// each model's JSON equals the stats type's own, key for key and value for value.
+/// each model that is still a mapping writes the stats type's JSON, key for key, and every
+/// part (mapped, or a stats type written as it is) matches its recorded bytes.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,8 +205,12 @@ mod tests {
     use serde_json::Value;
     use sonde_schema::to_value;
     use sonde_stats::stress::model::StressEvent;
+    use sonde_stats::stress::overload::Refusal;
+    use sonde_stats::stress::ramp::{RampStep, RampUdp};
+    use sonde_stats::stress::steps::LoadStep;
 
-    fn same<T: serde::Serialize, M: serde::Serialize>(stats: &T, model: &M) {
+    fn same<T: serde::Serialize, M: serde::Serialize>(name: &str, stats: &T, model: &M) {
+        crate::snapshot::check(name, model);
         let (a, b) = (
             serde_json::to_value(stats).unwrap_or(Value::Null),
             to_value(model),
@@ -277,10 +223,10 @@ mod tests {
         let mut seen = 0;
         for ev in sample_run() {
             match &ev {
-                StressEvent::Start(s) => same(s, &start(s)),
-                StressEvent::Connected(c) => same(c, &connect(c)),
-                StressEvent::Interval(i) => same(i, &interval(i)),
-                StressEvent::End(e) => same(e, &end(e)),
+                StressEvent::Start(s) => same("stress_model_1", s, &start(s)),
+                StressEvent::Connected(c) => same("stress_model_2", c, &connect(c)),
+                StressEvent::Interval(i) => same("stress_model_3", i, &interval(i)),
+                StressEvent::End(e) => same("stress_model_4", e, &end(e)),
                 StressEvent::Note(_) | StressEvent::Error(_) => continue,
             }
             seen += 1;
@@ -324,7 +270,7 @@ mod tests {
             largest_reply_bytes: 512,
             oversized_replies: 0,
         }));
-        same(&s, &end(&s));
+        same("stress_model_5", &s, &end(&s));
         assert_eq!(to_value(&end(&s))["udp"]["echo"]["rtt"]["max_ms"], 1.5);
     }
 
@@ -351,8 +297,8 @@ mod tests {
             }),
             ..tcp
         };
-        same(&tcp, &ramp_step(&tcp));
-        same(&udp, &ramp_step(&udp));
+        crate::snapshot::check("stress_model_6", &tcp);
+        crate::snapshot::check("stress_model_7", &udp);
         let row = RampRow::of(vec![
             tcp,
             RampStep {
@@ -362,9 +308,10 @@ mod tests {
         ])
         .unwrap_or_else(|| unreachable!());
         let written = to_value(&ramp_row(&row));
+        crate::snapshot::check("stress_model_12", &written);
         assert_eq!(written["sent_bps"], 95e6, "{written}");
         assert_eq!(written["max"]["sent_bps"], 96e6, "{written}");
-        assert_eq!(written["runs"][0], to_value(&ramp_step(&tcp)), "{written}");
+        assert_eq!(written["runs"][0], to_value(&tcp), "{written}");
         let step = LoadStep {
             offered_bps: 1e7,
             achieved_bps: Some(9.9e6),
@@ -376,7 +323,7 @@ mod tests {
             error: Some("refused".into()),
             device_load: None,
         };
-        same(&step, &load_step(&step));
+        crate::snapshot::check("stress_model_8", &step);
         let probed = LoadStep {
             device_load: Some(sonde_stats::stress::steps::DeviceLoad {
                 value: None,
@@ -385,7 +332,7 @@ mod tests {
             }),
             ..step.clone()
         };
-        same(&probed, &load_step(&probed));
+        crate::snapshot::check("stress_model_9", &probed);
         let storm_report = StormReport {
             seconds: 2.0,
             concurrency: 4,
@@ -400,7 +347,7 @@ mod tests {
             connect_ms_max: Some(0.3),
             partial: true,
         };
-        same(&storm_report, &storm(&storm_report));
+        same("stress_model_10", &storm_report, &storm(&storm_report));
         for refusal in [
             Refusal::Reset,
             Refusal::Timeout,
@@ -420,7 +367,7 @@ mod tests {
                 recovery_seconds: Some(0.02),
                 partial: false,
             };
-            same(&r, &overload(&r));
+            same(&format!("stress_model_11_{refusal:?}"), &r, &overload(&r));
         }
     }
 

@@ -43,6 +43,7 @@ mod tests {
             &r,
             Some("1 held connections did not close cleanly"),
         );
+        crate::snapshot::check("stress_overload_1", &d);
         assert_eq!(
             (d["kind"].as_str(), d["mode"].as_str()),
             (Some("stress"), Some("echo"))

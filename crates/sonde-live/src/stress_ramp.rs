@@ -106,7 +106,7 @@ pub fn document(
     repeat: u32,
     error: Option<&str>,
 ) -> Value {
-    use crate::stress_model::{ramp_row, ramp_step};
+    use crate::stress_model::ramp_row;
     let means = means(rows);
     let (up, down) = best(&means);
     // A failed step ends the ramp: the steps after it are not run.
@@ -122,8 +122,8 @@ pub fn document(
         ),
         repeat: repeat.max(1),
         ramp: rows.iter().map(ramp_row).collect(),
-        best_sent: up.map(ramp_step),
-        best_received: down.map(ramp_step),
+        best_sent: up.copied(),
+        best_received: down.copied(),
         envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
     })
 }
@@ -161,6 +161,7 @@ mod tests {
         let one = RampRow::of(vec![s]).unwrap_or_else(|| unreachable!());
         assert_eq!(lines(&one), vec![r.clone()], "one run: one line");
         let d = document("discard", Transport::Tcp, &[one], 1, None);
+        crate::snapshot::check("stress_ramp_1", &d);
         assert_eq!(d["best_sent"]["connections"], 8);
         assert!(d["best_received"].is_null());
         assert_eq!(
@@ -198,6 +199,7 @@ mod tests {
         );
         let one = RampRow::of(vec![s]).unwrap_or_else(|| unreachable!());
         let d = document("echo", Transport::Udp, &[one], 1, None);
+        crate::snapshot::check("stress_ramp_2", &d);
         assert_eq!(
             (d["transport"].as_str(), d["layer"].as_str()),
             (Some("udp"), Some("UDP payload"))
@@ -231,6 +233,7 @@ mod tests {
             "{l:?}"
         );
         let d = document("discard", Transport::Tcp, &[row], 2, None);
+        crate::snapshot::check("stress_ramp_3", &d);
         assert_eq!(d["repeat"], 2);
         assert_eq!(d["ramp"][0]["sent_bps"], 20e6);
         assert_eq!(d["ramp"][0]["max"]["sent_bps"], 30e6);

@@ -71,7 +71,7 @@ pub fn document(
         host: Some(host.to_owned()),
         protocol: protocol.to_owned(),
         load_probe: load_probe.map(str::to_owned),
-        steps: steps.iter().map(crate::stress_model::load_step).collect(),
+        steps: steps.to_vec(),
         envelope: sonde_schema::Envelope::new(KIND, error.is_some(), error),
     })
 }
@@ -100,6 +100,7 @@ mod tests {
         assert!(row(&step(None), false).contains("not reported"));
         assert!(row(&step(Some(12.34)), false).contains("12.3 %"));
         let d = document("h", "udp", None, &[step(None)], None);
+        crate::snapshot::check("stress_steps_1", &d);
         assert!(d["steps"][0]["server_cpu_percent"].is_null());
         assert_eq!(d["steps"][0]["client_cpu_percent"], 2.5);
         assert!(d["steps"][0]["device_load"].is_null() && d.get("load_probe").is_none());
@@ -127,6 +128,7 @@ mod tests {
             "{none}"
         );
         let d = document("h", "tcp", Some("cat /x"), &[read(Some(1.5), None)], None);
+        crate::snapshot::check("stress_steps_2", &d);
         assert_eq!(d["load_probe"], "cat /x");
         assert_eq!(d["steps"][0]["device_load"]["value"], 1.5);
         assert_eq!(d["steps"][0]["device_load"]["exit_status"], 0);

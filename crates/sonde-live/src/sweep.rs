@@ -218,7 +218,7 @@ pub fn document(
         knees(steps, tol)
             .into_iter()
             .map(|(d, k)| schema::Knee {
-                direction: direction(d),
+                direction: d,
                 knee_bps: k,
                 sender_short_bps: sender_short_rates(steps, d),
             })
@@ -264,14 +264,6 @@ fn settings(s: &SweepSettings) -> schema::SweepSettings {
     }
 }
 
-fn direction(d: SweepDirection) -> schema::SweepDirection {
-    match d {
-        SweepDirection::Up => schema::SweepDirection::Up,
-        SweepDirection::Down => schema::SweepDirection::Down,
-        SweepDirection::Bidir => schema::SweepDirection::Bidir,
-    }
-}
-
 fn step_record(s: &SweepStep) -> schema::SweepStep {
     let SweepStep {
         index,
@@ -292,12 +284,8 @@ fn step_record(s: &SweepStep) -> schema::SweepStep {
     schema::SweepStep {
         index: *index,
         length: *length,
-        direction: Some(direction(*d)),
-        kind: Some(match kind {
-            StepRole::Search => schema::StepRole::Search,
-            StepRole::Confirm => schema::StepRole::Confirm,
-            StepRole::Listed => schema::StepRole::Listed,
-        }),
+        direction: Some(*d),
+        kind: Some(*kind),
         offered_bps: Some(*offered_bps),
         achieved_bps: Some(*achieved_bps),
         loss_percent: *loss_percent,
@@ -336,7 +324,7 @@ fn search_record(r: &SearchResult) -> schema::SearchResult {
     let rate = r.rate_bps();
     schema::SearchResult {
         length: *length,
-        direction: direction(*d),
+        direction: *d,
         verdict,
         rate_bps: rate,
         datagrams_per_sec: rate.map(|rate| per_second(rate as f64, *length)),
@@ -452,6 +440,7 @@ mod tests {
             seconds: 11.0,
         };
         let doc = document(&s, &[step(1, 1, 1.0)], std::slice::from_ref(&r), None);
+        crate::snapshot::check("sweep_1", &doc);
         assert_eq!(doc["results"][0]["verdict"], "found");
         assert_eq!(doc["results"][0]["rate_bps"], 92_672_000);
         assert_eq!(doc["results"][0]["datagrams_per_sec"], 8000.0);
@@ -476,6 +465,7 @@ mod tests {
             "{lines:?}"
         );
         let doc = document(&s, &[], &[limited], None);
+        crate::snapshot::check("sweep_2", &doc);
         assert_eq!(doc["results"][0]["verdict"], "sender_limited");
         assert_eq!(doc["results"][0]["limited_at_bps"], 50_000_000);
         assert_eq!(doc["results"][0]["rate_bps"], 49_000_000);
@@ -492,6 +482,7 @@ mod tests {
             "{lines:?}"
         );
         let doc = document(&s, &[], &[at_max], None);
+        crate::snapshot::check("sweep_3", &doc);
         assert_eq!(doc["results"][0]["verdict"], "at_max_rate");
         assert_eq!(doc["results"][0]["rate_bps"], 100_000_000);
     }
@@ -515,11 +506,15 @@ mod tests {
                     per_second(rate as f64, 1448).into(),
                 );
             }
+            let name = format!("sweep_record_{:?}", r.verdict)
+                .replace(|c: char| !c.is_alphanumeric(), "_");
+            crate::snapshot::check(&name, &search_record(&r));
             assert_eq!(sonde_schema::to_value(&search_record(&r)), want);
         }
         let mut s = step(1, 10_000_000, 9e6);
         s.rerun = true;
         let st = sonde_schema::to_value(&step_record(&s));
+        crate::snapshot::check("sweep_step_record", &st);
         assert_eq!(st, serde_json::to_value(&s).unwrap());
     }
 }

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// A session and a failed session are the runtime's own records.
+pub use sonde_stats::btc::{BtcFailure, BtcSession};
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BtcDocument {
@@ -28,47 +31,6 @@ pub struct BtcDocument {
     pub summary: BTreeMap<String, BtcStats>,
     #[serde(flatten)]
     pub envelope: Envelope,
-}
-
-/// One session. The figures a report shows are required: a session without one is refused,
-/// never read as a zero.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BtcSession {
-    /// 1-based, in the order run.
-    pub index: u32,
-    /// "IPv4" or "IPv6".
-    pub family: String,
-    /// Bytes asked for (`-n`).
-    #[serde(default)]
-    pub size: u64,
-    /// Bytes the receiver counted.
-    pub bytes: u64,
-    pub seconds: f64,
-    /// TCP payload bits per second at the receiver.
-    pub goodput_bps: f64,
-    pub retransmits: u64,
-    #[serde(default)]
-    pub max_cwnd: Option<u64>,
-    #[serde(default)]
-    pub mean_rtt_us: Option<u32>,
-    #[serde(default)]
-    pub congestion: Option<String>,
-    /// Seconds since the Unix epoch (0 in documents from before it was recorded).
-    #[serde(default)]
-    pub start_unix_s: f64,
-}
-
-/// A session that failed: what it was asked and why it gave no figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BtcFailure {
-    pub index: u32,
-    /// The family asked for: "IPv4", "IPv6" or "any".
-    pub family: String,
-    #[serde(default)]
-    pub size: u64,
-    #[serde(default)]
-    pub start_unix_s: f64,
-    pub error: String,
 }
 
 /// One family's statistics of the sessions' goodput (bits/s).

@@ -7,6 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// The estimate, its parts, the early stop, the sizes and the departure check are the
+/// runtime's own results.
+pub use sonde_stats::capacity::converge::{Convergence, EarlyStop, StopRule};
+pub use sonde_stats::capacity::departure::{Departure, DepartureCheck};
+pub use sonde_stats::capacity::histogram::{Histogram, Mode};
+pub use sonde_stats::capacity::shaper::ShapeFit;
+pub use sonde_stats::capacity::sizes::{SizeRow, TrainSize};
+pub use sonde_stats::capacity::{Estimate, TrainCounts, Verdict};
+
 /// The whole document. A run that failed before anything arrived has no estimate (null).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityDocument {
@@ -84,181 +93,6 @@ pub struct CapacityDocument {
     pub envelope: Envelope,
 }
 
-/// What limits the path, as far as the trains tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Long trains arrived as fast as they left: the hosts, not the path, set the rate.
-    HostLimited,
-    /// A token bucket: a peak rate, a lower sustained rate and a bucket.
-    Shaped,
-    /// One rate throughout: the path's capacity.
-    Link,
-    /// Too few usable trains.
-    Unmeasured,
-}
-
-impl Verdict {
-    /// The name as the document spells it (`"host-limited"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::HostLimited => "host-limited",
-            Verdict::Shaped => "shaped",
-            Verdict::Link => "link",
-            Verdict::Unmeasured => "unmeasured",
-        }
-    }
-}
-
-/// Counts of one kind of train.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrainCounts {
-    pub trains: u32,
-    /// Every datagram arrived, in order.
-    pub clean: u32,
-    /// Stamped in batches by the receiving host.
-    pub coalesced: u32,
-    /// Gave a rate.
-    pub used: u32,
-}
-
-/// A local mode of the short trains' histogram: a bin's edges (bits/s) and its count.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Mode {
-    pub low_bps: f64,
-    pub high_bps: f64,
-    /// Rates in the bin.
-    #[serde(default)]
-    pub count: u32,
-}
-
-/// The short trains' histogram.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Histogram {
-    pub bin_bps: f64,
-    /// Lower edge of bin 0.
-    #[serde(default)]
-    pub start_bps: f64,
-    #[serde(default)]
-    pub counts: Vec<u32>,
-    /// Local modes, strongest first.
-    #[serde(default)]
-    pub modes: Vec<Mode>,
-}
-
-/// What one long train says about a shaper.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ShapeFit {
-    /// Rate of the train as a whole (first to last arrival).
-    pub whole_bps: f64,
-    /// Rate after the knee, or of the one line when there is none.
-    pub tail_bps: f64,
-    /// Rate before the knee (None without a knee).
-    #[serde(default)]
-    pub head_bps: Option<f64>,
-    /// Bytes delivered by the knee and the bucket depth, IP bytes (None without a knee).
-    #[serde(default)]
-    pub knee_bytes: Option<u64>,
-    #[serde(default)]
-    pub bucket_bytes: Option<f64>,
-}
-
-/// The estimate. Its verdict, train counts and knees are required.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    pub verdict: Verdict,
-    pub short: TrainCounts,
-    pub long: TrainCounts,
-    /// Dispersion rates of the clean short trains.
-    #[serde(default)]
-    pub short_rates: Vec<f64>,
-    #[serde(default)]
-    pub histogram: Option<Histogram>,
-    /// Coefficient of variation of `short_rates`.
-    #[serde(default)]
-    pub cov: Option<f64>,
-    /// The mode taken as the peak capacity.
-    #[serde(default)]
-    pub peak: Option<Mode>,
-    /// Median whole-train rate of the long trains (asymptotic dispersion rate).
-    #[serde(default)]
-    pub adr_bps: Option<f64>,
-    /// Median rate after the knee of the long trains, and their range.
-    #[serde(default)]
-    pub sustained_bps: Option<f64>,
-    #[serde(default)]
-    pub sustained_min_bps: Option<f64>,
-    #[serde(default)]
-    pub sustained_max_bps: Option<f64>,
-    /// Median bucket depth of the long trains that showed a knee, IP bytes.
-    #[serde(default)]
-    pub bucket_bytes: Option<f64>,
-    /// Long trains with a knee holding a bucket.
-    pub knees: u32,
-    /// Median departure rate of the long trains at the sender.
-    #[serde(default)]
-    pub departure_bps: Option<f64>,
-    /// Median over the long trains of arrival rate / departure rate.
-    #[serde(default)]
-    pub arrival_share: Option<f64>,
-    #[serde(default)]
-    pub fits: Vec<ShapeFit>,
-}
-
-/// The early stop's rule.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct StopRule {
-    /// Fewest long trains before any stop.
-    pub min_trains: u32,
-    /// Long trains the rule looks at (the last ones).
-    pub window: u32,
-    /// Largest (max − min) / mean of the window's sustained rates.
-    pub max_spread: f64,
-    /// Largest half-width of the 95 % confidence interval of their mean, over the mean
-    /// (1 or more: no interval test).
-    pub max_ci: f64,
-    /// A window of trains all at the sender's pace stops too (`--quick`; false in documents
-    /// from before it).
-    #[serde(default)]
-    pub host_paced_stops: bool,
-}
-
-/// What the rule saw after the latest long train.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Convergence {
-    /// Long trains received so far.
-    pub long_trains: u32,
-    /// Mean sustained rate of the window.
-    #[serde(default)]
-    pub mean_bps: Option<f64>,
-    /// (max − min) / mean of the window's sustained rates.
-    #[serde(default)]
-    pub spread: Option<f64>,
-    /// Half-width of the 95 % confidence interval of the mean, over the mean.
-    #[serde(default)]
-    pub ci_half: Option<f64>,
-    /// The window agrees on knee and host limit.
-    pub same_shape: bool,
-    pub converged: bool,
-}
-
-/// Whether and when the run stopped early.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EarlyStop {
-    /// The rule was applied (`--no-early-stop` turns it off).
-    pub enabled: bool,
-    pub rule: StopRule,
-    /// Long trains in the plan.
-    pub planned_long_trains: u32,
-    /// The run stopped before the end of its plan, after `after_long_trains`.
-    pub stopped: bool,
-    #[serde(default)]
-    pub after_long_trains: Option<u32>,
-    /// The rule's figures after the last long train received.
-    #[serde(default)]
-    pub last: Option<Convergence>,
-}
-
 /// One train of the longest-train search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TriedTrain {
@@ -286,67 +120,6 @@ pub struct LongestTrain {
     pub seconds: f64,
     /// Every train tried, in order.
     pub tried: Vec<TriedTrain>,
-}
-
-/// One received train's size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrainSize {
-    pub train: u32,
-    /// UDP payload bytes of its datagrams, as they arrived.
-    pub payload_bytes: u32,
-    /// Datagrams of it that arrived.
-    pub received: u32,
-}
-
-/// One probe size's short trains and their estimate (IP bits/s).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizeRow {
-    pub payload_bytes: u32,
-    pub ip_bytes: u32,
-    /// Short trains of this size that arrived, and those that gave a rate.
-    pub trains: u32,
-    pub used: u32,
-    /// Centre of the strongest mode of this size's rates, and that mode's bin.
-    #[serde(default)]
-    pub estimate_bps: Option<f64>,
-    #[serde(default)]
-    pub low_bps: Option<f64>,
-    #[serde(default)]
-    pub high_bps: Option<f64>,
-    #[serde(default)]
-    pub cov: Option<f64>,
-}
-
-/// The departure gaps of one train, ns, from the server's kernel transmit stamps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Departure {
-    pub train: u32,
-    /// Datagrams the kernel stamped.
-    pub stamped: u32,
-    /// First to last stamp.
-    pub span_ns: u64,
-    pub min_gap_ns: u64,
-    pub median_gap_ns: u64,
-    pub max_gap_ns: u64,
-}
-
-/// The departures of a run against its trains.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DepartureCheck {
-    /// Trains with a departure report.
-    pub reported: u32,
-    /// Median over the reported trains of their median departure gap, ns.
-    #[serde(default)]
-    pub median_gap_ns: Option<u64>,
-    /// Largest departure gap of any train, ns.
-    #[serde(default)]
-    pub max_gap_ns: Option<u64>,
-    /// Trains that did not leave back to back (ids).
-    #[serde(default)]
-    pub not_back_to_back: Vec<u32>,
-    /// The reports, in train order.
-    #[serde(default)]
-    pub trains: Vec<Departure>,
 }
 
 #[cfg(test)]

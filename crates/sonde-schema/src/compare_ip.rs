@@ -6,9 +6,18 @@
 use serde::{Deserialize, Serialize};
 
 use crate::btc::{BtcSession, BtcStats};
-use crate::capacity::Verdict as CapacityVerdict;
 use crate::latency::DelayStats;
 use crate::Envelope;
+
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::verdict::FamilyChoice;
+pub use sonde_stats::verdict::Measure;
+
+/// Each family's figures, the comparisons, the latency over time and each family's capacity
+/// are the runtime's own results.
+pub use sonde_stats::latency::compare::{Better, Comparison};
+pub use sonde_stats::latency::model::{CapacityFamily, FamilyResult};
+pub use sonde_stats::latency::timeline::LatencyBin;
 
 /// The whole document. Both families are required (they are what makes it a compare-ip
 /// document); the verdict is absent only in documents from before it.
@@ -49,46 +58,6 @@ pub struct CompareIpDocument {
     pub envelope: Envelope,
 }
 
-/// One family's overview; every figure is null when the family failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FamilyResult {
-    /// "IPv4" or "IPv6".
-    pub family: String,
-    #[serde(default)]
-    pub address: Option<String>,
-    #[serde(default)]
-    pub rtt: Option<DelayStats>,
-    #[serde(default)]
-    pub loss_percent: Option<f64>,
-    /// TCP upload goodput (received), bit/s.
-    #[serde(default)]
-    pub throughput_bps: Option<f64>,
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-/// Which side of a comparison won: A is IPv4, B is IPv6.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    A,
-    B,
-    Neither,
-}
-
-/// The outcome of one comparison of A (IPv4) and B (IPv6).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    pub better: Better,
-    /// |A - B| / the larger of the two, percent.
-    #[serde(default)]
-    pub difference_percent: f64,
-    #[serde(default)]
-    pub p_value: Option<f64>,
-    #[serde(default)]
-    pub significant: bool,
-}
-
 /// Latency of one probe size over one family. Its counts and loss are required.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeRow {
@@ -114,25 +83,6 @@ pub struct SizeRow {
     pub error: Option<String>,
 }
 
-/// One span of a family's probes along the run: at most 240 spans of whole seconds cover
-/// the run, so a long study stays a chart's worth of points.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyBin {
-    /// "IPv4" or "IPv6".
-    pub family: String,
-    /// Start of the span, Unix seconds.
-    pub start_unix: f64,
-    /// Length of the span, s.
-    pub secs: f64,
-    /// Probes sent in the span.
-    pub sent: u64,
-    /// Of those, answered.
-    pub answered: u64,
-    /// Median round trip of the answered ones, ms; null when none was.
-    #[serde(default)]
-    pub median_ms: Option<f64>,
-}
-
 /// One family's BTC sessions and their statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BtcFamily {
@@ -146,81 +96,6 @@ pub struct BtcFamily {
     pub summary: Option<BtcStats>,
     #[serde(default)]
     pub error: Option<String>,
-}
-
-/// One family's path capacity, in short (IP bit/s).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapacityFamily {
-    pub family: String,
-    #[serde(default)]
-    pub address: Option<String>,
-    #[serde(default)]
-    pub verdict: Option<CapacityVerdict>,
-    /// Sustained rate of the long trains and its range.
-    #[serde(default)]
-    pub sustained_bps: Option<f64>,
-    #[serde(default)]
-    pub sustained_min_bps: Option<f64>,
-    #[serde(default)]
-    pub sustained_max_bps: Option<f64>,
-    /// The peak mode's bin of the short trains.
-    #[serde(default)]
-    pub peak_low_bps: Option<f64>,
-    #[serde(default)]
-    pub peak_high_bps: Option<f64>,
-    /// Long trains that gave a rate.
-    pub long_trains_used: u32,
-    /// UDP payload bytes of each train datagram.
-    pub payload_bytes: u32,
-    pub seconds: f64,
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-/// A family, or neither.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FamilyChoice {
-    Ipv4,
-    Ipv6,
-    Neither,
-}
-
-impl FamilyChoice {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FamilyChoice::Ipv4 => "ipv4",
-            FamilyChoice::Ipv6 => "ipv6",
-            FamilyChoice::Neither => "neither",
-        }
-    }
-}
-
-/// What was compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Measure {
-    /// Median UDP round-trip time, ms (lower is better).
-    LatencyMedian,
-    /// Mean goodput of the BTC sessions, TCP payload bit/s.
-    BtcMean,
-    /// Sustained path capacity by dispersion, IP bit/s.
-    Capacity,
-    /// Mean goodput of the short TCP uploads, bit/s.
-    Throughput,
-}
-
-impl Measure {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Measure::LatencyMedian => "latency_median",
-            Measure::BtcMean => "btc_mean",
-            Measure::Capacity => "capacity",
-            Measure::Throughput => "throughput",
-        }
-    }
 }
 
 /// One measure compared between the families. Its outcome is required.
@@ -280,6 +155,7 @@ pub struct Verdict {
 mod tests {
     use super::*;
     use crate::latency::tests::delay;
+    use sonde_stats::capacity::Verdict as CapacityVerdict;
 
     fn family(name: &str) -> FamilyResult {
         FamilyResult {

@@ -10,6 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::latency::model::LatencyMode;
+
+/// The summary and its parts are the runtime's own results.
+pub use sonde_stats::latency::model::{
+    DelayStats, Histogram, IpdvStats, LatencySummary, LossStats, OneWayBasis, OneWayStats,
+    ScheduleStats,
+};
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyDocument {
@@ -31,32 +40,6 @@ pub struct LatencyDocument {
     pub round_trips_omitted: u64,
     #[serde(flatten)]
     pub envelope: Envelope,
-}
-
-/// How the probes travel (`start.mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LatencyMode {
-    /// UDP request/response to a sonde server.
-    Udp,
-    /// ICMP echo to any host.
-    Icmp,
-    /// TCP handshake times to any TCP service.
-    TcpConnect,
-    /// Request/response transactions on one TCP connection to a sonde server.
-    TcpRr,
-}
-
-impl LatencyMode {
-    /// The name as the document spells it (`"udp"`, `"tcp_connect"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LatencyMode::Udp => "udp",
-            LatencyMode::Icmp => "icmp",
-            LatencyMode::TcpConnect => "tcp_connect",
-            LatencyMode::TcpRr => "tcp_rr",
-        }
-    }
 }
 
 /// What is known when probing starts. The mode is required (it is what makes a document a
@@ -110,110 +93,6 @@ pub struct LatencyStart {
     pub timestamp_unix: Option<f64>,
 }
 
-/// A delay distribution, ms. The figures a report shows are required.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct DelayStats {
-    pub samples: u64,
-    pub min_ms: f64,
-    pub mean_ms: f64,
-    pub median_ms: f64,
-    pub p90_ms: f64,
-    pub p99_ms: f64,
-    pub p999_ms: f64,
-    pub max_ms: f64,
-    pub stddev_ms: f64,
-    /// ms².
-    #[serde(default)]
-    pub variance_ms2: f64,
-}
-
-/// Delay variation between consecutive probes (RFC 3393 IPDV), as absolute values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct IpdvStats {
-    /// Pairs of consecutive sequence numbers both answered.
-    pub pairs: u64,
-    pub mean_abs_ms: f64,
-    pub max_abs_ms: f64,
-}
-
-/// Whether one-way figures were measured, estimated, or cannot be given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OneWayBasis {
-    /// The clocks are synchronised (`--clock-synced`) and no delay came out negative.
-    Measured,
-    /// The clock offset was estimated (symmetric-path assumption).
-    Estimated,
-    /// `--clock-synced` was given but delays came out negative.
-    Invalid,
-}
-
-/// One-way delays, upstream (client to server) and downstream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OneWayStats {
-    pub basis: OneWayBasis,
-    /// Server clock minus client clock, as estimated (None when measured).
-    #[serde(default)]
-    pub clock_offset_ms: Option<f64>,
-    /// How the offset was had, in words.
-    #[serde(default)]
-    pub method: String,
-    #[serde(default)]
-    pub up: Option<DelayStats>,
-    #[serde(default)]
-    pub down: Option<DelayStats>,
-    #[serde(default)]
-    pub ipdv_up: Option<IpdvStats>,
-    #[serde(default)]
-    pub ipdv_down: Option<IpdvStats>,
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// Loss, duplicates, reordering and lateness. The counts a report shows are required.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LossStats {
-    pub sent: u64,
-    /// Distinct probes answered.
-    pub received: u64,
-    #[serde(default)]
-    pub lost: u64,
-    pub loss_percent: f64,
-    /// Requests that never reached the server (needs the server's count).
-    #[serde(default)]
-    pub lost_up: Option<u64>,
-    /// Replies lost on the way back (needs the server's count).
-    #[serde(default)]
-    pub lost_down: Option<u64>,
-    /// Requests the server says it received.
-    #[serde(default)]
-    pub server_received: Option<u64>,
-    #[serde(default)]
-    pub duplicates: u64,
-    /// Replies that arrived after a reply with a higher sequence number.
-    #[serde(default)]
-    pub reordered: u64,
-    /// Replies later than `--late`.
-    #[serde(default)]
-    pub late: u64,
-    #[serde(default)]
-    pub late_percent: f64,
-    /// "Port unreachable" answers: probes no server listened for (lost too).
-    #[serde(default)]
-    pub refused: u64,
-}
-
-/// How well the sender kept its schedule: send time minus scheduled time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScheduleStats {
-    pub interval_ms: f64,
-    pub mean_error_us: f64,
-    pub p99_error_us: f64,
-    pub max_error_us: f64,
-    /// Mean error as a percentage of the interval.
-    pub error_percent: f64,
-}
-
 /// One interval row: the probes sent in `start..end` (seconds since the start) and the RTTs
 /// of those answered by the time the row was written.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -230,49 +109,6 @@ pub struct LatencyInterval {
     pub lost: u64,
     #[serde(default)]
     pub rtt: Option<DelayStats>,
-}
-
-/// Round-trip (or other) times binned: `(low, high, count)` per non-empty bin, ascending,
-/// each sample in the bin with `low <= value <= high`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Histogram {
-    /// Unit of `low` and `high`: "ms".
-    pub unit: String,
-    pub bins: Vec<(f64, f64, u64)>,
-}
-
-/// The end of a run. Loss and jitter are required: a summary without them is refused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    /// Length of the probing.
-    #[serde(default)]
-    pub seconds: f64,
-    pub loss: LossStats,
-    /// Round-trip time (null when nothing was answered).
-    #[serde(default)]
-    pub rtt: Option<DelayStats>,
-    /// Every round trip, binned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt_histogram: Option<Histogram>,
-    /// RFC 3550 smoothed jitter of the RTT.
-    pub jitter_ms: f64,
-    #[serde(default)]
-    pub ipdv: Option<IpdvStats>,
-    #[serde(default)]
-    pub one_way: Option<OneWayStats>,
-    /// Mean time the server held a probe.
-    #[serde(default)]
-    pub server_turnaround_us: Option<f64>,
-    #[serde(default)]
-    pub schedule: Option<ScheduleStats>,
-    /// Answered probes per second of probing (tcp-rr: transactions per second).
-    #[serde(default)]
-    pub rate_per_second: f64,
-    /// True when the run did not reach its end.
-    #[serde(default)]
-    pub partial: bool,
-    #[serde(default)]
-    pub error: Option<String>,
 }
 
 /// One probe's record in `round_trips`.

@@ -5,10 +5,16 @@
 //! deserialises the same types. A field renamed or reshaped on one side is then a compile
 //! error on the other, instead of a report that silently shows a dash.
 //!
-//! Sans-IO and a leaf: serde and `serde_json` only, no measurement crate. The writers map
-//! their runtime types onto these models; the models spell the documents as they are
-//! written today, field for field. Reading tolerates what older documents lack (`default`,
-//! `Option`) and what newer ones add (unknown fields are ignored).
+//! Sans-IO, on `sonde-stats` only (no I/O crate, no runtime). Two sorts of type live here:
+//! the document wrappers (the `...Document` types, the [`Envelope`]) and the parts that only
+//! a document has, spelled as it spells them (a latency run's `start`, the stress events,
+//! a sweep's records, the link block, the profile streams, and the models whose fields are
+//! optional where the runtime's are not); and, re-exported under each kind's module, the
+//! result types the runtime produces (a btc session, the latency summary, the capacity
+//! estimate, a ramp step, ...), which are `sonde-stats`' own: the writers put those into a
+//! document as they are, with no copy in between. Reading tolerates what older documents
+//! lack (`default`, `Option`, on the stats types too) and what newer ones add (unknown
+//! fields are ignored).
 //!
 //! ```
 //! use sonde_schema::btc::BtcDocument;

@@ -4,8 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::latency::LatencySummary;
 use crate::Envelope;
+
+/// A phase is the runtime's own result.
+pub use sonde_stats::latency::model::RrulPhase;
 
 /// The whole document. A run that failed before its first phase has only the envelope, so
 /// everything above the phases reads as absent when missing.
@@ -34,29 +36,6 @@ pub struct RrulDocument {
     pub phases: Vec<RrulPhase>,
     #[serde(flatten)]
     pub envelope: Envelope,
-}
-
-/// One phase: its name and latency are required.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RrulPhase {
-    /// "idle", "download", "upload" or "bidirectional".
-    pub name: String,
-    /// Received goodput of the download streams (server to client), bit/s.
-    #[serde(default)]
-    pub download_bps: Option<f64>,
-    /// Received goodput of the upload streams, bit/s.
-    #[serde(default)]
-    pub upload_bps: Option<f64>,
-    pub latency: LatencySummary,
-    /// Median RTT minus the idle median, ms.
-    #[serde(default)]
-    pub median_inflation_ms: Option<f64>,
-    /// p99 RTT minus the idle p99, ms.
-    #[serde(default)]
-    pub p99_inflation_ms: Option<f64>,
-    /// Why the load of this phase failed, if it did.
-    #[serde(default)]
-    pub load_error: Option<String>,
 }
 
 #[cfg(test)]

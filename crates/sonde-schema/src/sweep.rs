@@ -6,6 +6,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::Envelope;
 
+pub use sonde_stats::sweep_record::StepRole;
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::sweep_record::SweepDirection;
+
 /// The whole document. The settings are required (they are what makes it a sweep).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepDocument {
@@ -54,50 +58,6 @@ pub struct SweepSettings {
     /// How far below its asked rate an achieved one may be and still follow it.
     #[serde(default)]
     pub tolerance_percent: Option<f64>,
-}
-
-/// One direction of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SweepDirection {
-    /// The client sends.
-    Up,
-    /// The server sends (`-R`).
-    Down,
-    /// Both send at once.
-    Bidir,
-}
-
-impl SweepDirection {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SweepDirection::Up => "up",
-            SweepDirection::Down => "down",
-            SweepDirection::Bidir => "bidir",
-        }
-    }
-}
-
-/// Why a step ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepRole {
-    Search,
-    Confirm,
-    /// A rate of `-b LIST`.
-    Listed,
-}
-
-impl StepRole {
-    /// The name as the document spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepRole::Search => "search",
-            StepRole::Confirm => "confirm",
-            StepRole::Listed => "listed",
-        }
-    }
 }
 
 /// One short run. Every field reads as absent when missing: a step without its offered rate

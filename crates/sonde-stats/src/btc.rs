@@ -11,7 +11,8 @@ pub struct BtcSession {
     pub index: u32,
     /// "IPv4" or "IPv6".
     pub family: String,
-    /// Bytes asked for (`-n`).
+    /// Bytes asked for (`-n`; 0 in documents from before it was recorded).
+    #[serde(default)]
     pub size: u64,
     /// Bytes the receiver counted.
     pub bytes: u64,
@@ -55,8 +56,10 @@ pub struct BtcFailure {
     pub index: u32,
     /// The family asked for: "IPv4", "IPv6" or "any".
     pub family: String,
+    #[serde(default)]
     pub size: u64,
-    /// Seconds since the Unix epoch.
+    /// Seconds since the Unix epoch (0 in documents from before it was recorded).
+    #[serde(default)]
     pub start_unix_s: f64,
     pub error: String,
 }

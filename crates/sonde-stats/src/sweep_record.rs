@@ -17,6 +17,15 @@ pub enum SweepDirection {
 }
 
 impl SweepDirection {
+    /// The name as the document spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepDirection::Up => "up",
+            SweepDirection::Down => "down",
+            SweepDirection::Bidir => "bidir",
+        }
+    }
+
     /// The CLI's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -73,6 +82,17 @@ pub enum StepRole {
     Confirm,
     /// A rate of `-b LIST`.
     Listed,
+}
+
+impl StepRole {
+    /// The name as the document spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepRole::Search => "search",
+            StepRole::Confirm => "confirm",
+            StepRole::Listed => "listed",
+        }
+    }
 }
 
 impl From<StepKind> for StepRole {

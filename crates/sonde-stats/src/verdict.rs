@@ -42,6 +42,15 @@ pub enum FamilyChoice {
 }
 
 impl FamilyChoice {
+    /// The name as the document spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyChoice::Ipv4 => "ipv4",
+            FamilyChoice::Ipv6 => "ipv6",
+            FamilyChoice::Neither => "neither",
+        }
+    }
+
     /// "IPv4", "IPv6" or "neither", for sentences.
     pub fn label(self) -> &'static str {
         match self {
@@ -68,6 +77,16 @@ pub enum Measure {
 }
 
 impl Measure {
+    /// The name as the document spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Measure::LatencyMedian => "latency_median",
+            Measure::BtcMean => "btc_mean",
+            Measure::Capacity => "capacity",
+            Measure::Throughput => "throughput",
+        }
+    }
+
     /// Whether a lower figure is better.
     pub fn lower_is_better(self) -> bool {
         matches!(self, Self::LatencyMedian)

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// The runtime's own names, spelled the same in the document.
+pub use sonde_stats::stress::overload::Refusal;
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OverloadDocument {
@@ -16,20 +19,6 @@ pub struct OverloadDocument {
     pub overload: Overload,
     #[serde(flatten)]
     pub envelope: Envelope,
-}
-
-/// How the device first refused a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refusal {
-    /// A reset to the SYN.
-    Reset,
-    /// No SYN-ACK within the connect timeout.
-    Timeout,
-    /// Another error (see `first_error`).
-    Other,
-    /// Never: the `-P` limit came first.
-    None,
 }
 
 /// The overload's figures.

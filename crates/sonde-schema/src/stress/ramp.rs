@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// A run at one count is the runtime's own result.
+pub use sonde_stats::stress::ramp::{RampStep, RampUdp};
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RampDocument {
@@ -45,44 +48,4 @@ pub struct RampRow {
     /// Every run at this count, in order (absent in older documents).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RampStep>,
-}
-
-/// One step: a whole run at one count.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RampStep {
-    /// Connections (flows) asked for.
-    pub connections: u32,
-    #[serde(default)]
-    pub opened: u32,
-    /// Total rate to the device and from it, bits/s.
-    pub sent_bps: f64,
-    pub received_bps: f64,
-    #[serde(default)]
-    pub fairness_sent: Option<f64>,
-    #[serde(default)]
-    pub fairness_received: Option<f64>,
-    /// TCP steps only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub closed_clean: Option<u32>,
-    /// UDP steps only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub udp: Option<RampUdp>,
-    /// The largest share of intervals in which a connection moved nothing (absent in older
-    /// documents).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zero_share_worst: Option<f64>,
-}
-
-/// A UDP step's datagrams and loss.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RampUdp {
-    #[serde(default)]
-    pub requests: u64,
-    #[serde(default)]
-    pub replies: u64,
-    /// Requests without a reply, percent (null for discard).
-    #[serde(default)]
-    pub loss_percent: Option<f64>,
-    #[serde(default)]
-    pub send_errors: u64,
 }

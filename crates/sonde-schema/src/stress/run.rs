@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Envelope;
 
+/// A connection's interval figures are the runtime's own.
+pub use sonde_stats::stress::model::ConnRate;
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDocument {
@@ -91,22 +94,6 @@ pub struct Interval {
     /// Ends within `--warmup`: not counted in the end's rates, fairness and zero shares.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
-}
-
-/// One connection's share of one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConnRate {
-    /// 1-based, in the order opened.
-    pub id: u32,
-    #[serde(default)]
-    pub sent_bytes: u64,
-    #[serde(default)]
-    pub received_bytes: u64,
-    pub sent_bps: f64,
-    pub received_bps: f64,
-    /// Still open at the interval's end.
-    #[serde(default)]
-    pub open: bool,
 }
 
 /// The run's totals.

@@ -66,8 +66,10 @@ pub struct DepartureCheck {
     /// Largest departure gap of any train, ns.
     pub max_gap_ns: Option<u64>,
     /// Trains that did not leave back to back (ids).
+    #[serde(default)]
     pub not_back_to_back: Vec<u32>,
     /// The reports, in train order.
+    #[serde(default)]
     pub trains: Vec<Departure>,
 }
 

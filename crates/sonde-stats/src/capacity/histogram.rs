@@ -21,6 +21,7 @@ pub struct Mode {
     pub low_bps: f64,
     pub high_bps: f64,
     /// Rates in the bin.
+    #[serde(default)]
     pub count: u32,
 }
 
@@ -35,9 +36,12 @@ impl Mode {
 pub struct Histogram {
     pub bin_bps: f64,
     /// Lower edge of bin 0.
+    #[serde(default)]
     pub start_bps: f64,
+    #[serde(default)]
     pub counts: Vec<u32>,
     /// Local modes, strongest first.
+    #[serde(default)]
     pub modes: Vec<Mode>,
 }
 

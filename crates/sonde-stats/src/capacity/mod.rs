@@ -104,6 +104,18 @@ pub enum Verdict {
     Unmeasured,
 }
 
+impl Verdict {
+    /// The name as the document spells it (`"host-limited"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::HostLimited => "host-limited",
+            Verdict::Shaped => "shaped",
+            Verdict::Link => "link",
+            Verdict::Unmeasured => "unmeasured",
+        }
+    }
+}
+
 /// The capacity estimate (every rate IP bits/s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
@@ -111,6 +123,7 @@ pub struct Estimate {
     pub short: TrainCounts,
     pub long: TrainCounts,
     /// Dispersion rates of the clean short trains.
+    #[serde(default)]
     pub short_rates: Vec<f64>,
     pub histogram: Option<Histogram>,
     /// Coefficient of variation of `short_rates`.
@@ -132,6 +145,7 @@ pub struct Estimate {
     pub departure_bps: Option<f64>,
     /// Median over the long trains of arrival rate / departure rate.
     pub arrival_share: Option<f64>,
+    #[serde(default)]
     pub fits: Vec<ShapeFit>,
 }
 

@@ -24,8 +24,10 @@ pub struct Comparison {
     /// "a", "b" or "neither".
     pub better: Better,
     /// |A - B| / the larger of the two, in percent ([`crate::verdict::margin_pct`]).
+    #[serde(default)]
     pub difference_percent: f64,
     pub p_value: Option<f64>,
+    #[serde(default)]
     pub significant: bool,
 }
 

@@ -22,6 +22,16 @@ pub enum LatencyMode {
 }
 
 impl LatencyMode {
+    /// The name as the document spells it (`"udp"`, `"tcp_connect"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyMode::Udp => "udp",
+            LatencyMode::Icmp => "icmp",
+            LatencyMode::TcpConnect => "tcp_connect",
+            LatencyMode::TcpRr => "tcp_rr",
+        }
+    }
+
     /// Short label for tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -75,6 +85,7 @@ pub struct DelayStats {
     pub p999_ms: f64,
     pub max_ms: f64,
     pub stddev_ms: f64,
+    #[serde(default)]
     pub variance_ms2: f64,
 }
 
@@ -106,6 +117,7 @@ pub struct OneWayStats {
     pub basis: OneWayBasis,
     /// Server clock minus client clock, as estimated (None when measured).
     pub clock_offset_ms: Option<f64>,
+    #[serde(default)]
     pub method: String,
     pub up: Option<DelayStats>,
     pub down: Option<DelayStats>,
@@ -121,6 +133,7 @@ pub struct LossStats {
     pub sent: u64,
     /// Distinct probes answered.
     pub received: u64,
+    #[serde(default)]
     pub lost: u64,
     pub loss_percent: f64,
     /// Requests that never reached the server (needs the server's count).
@@ -129,11 +142,15 @@ pub struct LossStats {
     pub lost_down: Option<u64>,
     /// Requests the server says it received.
     pub server_received: Option<u64>,
+    #[serde(default)]
     pub duplicates: u64,
     /// Replies that arrived after a reply with a higher sequence number.
+    #[serde(default)]
     pub reordered: u64,
     /// Replies later than `--late` (they are counted as received and in the RTT statistics).
+    #[serde(default)]
     pub late: u64,
+    #[serde(default)]
     pub late_percent: f64,
     /// "Port unreachable" answers from the peer's host: no server listened for the probes
     /// (one not yet started, restarting or stopped; or a firewall rejecting them). Probes
@@ -202,6 +219,7 @@ pub struct RoundTrip {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Length of the probing (the last replies may have been waited for a little longer).
+    #[serde(default)]
     pub seconds: f64,
     pub loss: LossStats,
     /// Round-trip time (for UDP probes without the server's turnaround; for tcp-connect the
@@ -218,8 +236,10 @@ pub struct LatencySummary {
     pub server_turnaround_us: Option<f64>,
     pub schedule: Option<ScheduleStats>,
     /// Answered probes per second of probing (tcp-rr: transactions per second).
+    #[serde(default)]
     pub rate_per_second: f64,
     /// True when the run did not reach its end (Ctrl-C, error).
+    #[serde(default)]
     pub partial: bool,
     pub error: Option<String>,
 }

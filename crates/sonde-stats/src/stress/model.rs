@@ -95,11 +95,14 @@ pub struct ConnectReport {
 pub struct ConnRate {
     /// 1-based, in the order the connections were opened.
     pub id: u32,
+    #[serde(default)]
     pub sent_bytes: u64,
+    #[serde(default)]
     pub received_bytes: u64,
     pub sent_bps: f64,
     pub received_bps: f64,
     /// Still open at the interval's end.
+    #[serde(default)]
     pub open: bool,
 }
 

@@ -22,6 +22,7 @@ pub struct RampStep {
     /// Connections asked for.
     pub connections: u32,
     /// Connections that opened.
+    #[serde(default)]
     pub opened: u32,
     /// Total rate to the device and from it (bits/s of TCP payload).
     pub sent_bps: f64,
@@ -43,11 +44,14 @@ pub struct RampStep {
 /// One UDP step's datagrams each way and what was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RampUdp {
+    #[serde(default)]
     pub requests: u64,
+    #[serde(default)]
     pub replies: u64,
     /// Requests that got no reply, percent: echo counts distinct answered requests, chargen
     /// replies against requests; `None` for discard, which answers nothing.
     pub loss_percent: Option<f64>,
+    #[serde(default)]
     pub send_errors: u64,
 }
 

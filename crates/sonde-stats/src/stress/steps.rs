@@ -31,6 +31,7 @@ pub struct LoadStep {
     /// This client process's user + system CPU over the step, percent of one core.
     pub client_cpu_percent: Option<f64>,
     /// Seconds the step ran.
+    #[serde(default)]
     pub seconds: f64,
     /// Why the step did not complete.
     pub error: Option<String>,
