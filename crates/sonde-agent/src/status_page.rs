@@ -31,20 +31,7 @@ th{background:#f3f3f3}td.ok{background:#e8f6e8}td.failed{background:#fbe3e3}td.n
 svg.spark .line{stroke:#2a6fb0;stroke-width:1.2}svg.spark .pt{fill:#2a6fb0}svg.spark .fail{fill:#c00}";
 
 /// `s` safe as HTML text and inside a quoted attribute.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use sonde_stats::markup::escape as esc;
 
 /// The whole page.
 pub fn render(doc: &StatusDoc) -> String {

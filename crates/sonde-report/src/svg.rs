@@ -109,26 +109,13 @@ const RIGHT: f64 = 16.0;
 /// Width of the plot area.
 const PLOT_W: f64 = W - LEFT - RIGHT;
 const TOP: f64 = 30.0;
+/// Escapes text for XML/HTML content and attributes (the one escape of every page).
+pub use sonde_stats::markup::escape as esc;
+
 const LEGEND_ROW: f64 = 18.0;
 const COLORS: [&str; 8] = [
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#999933",
 ];
-
-/// Escapes text for XML/HTML content and attributes.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A round step near `range / target` (1, 2 or 5 times a power of ten).
 fn nice_step(range: f64, target: f64) -> f64 {

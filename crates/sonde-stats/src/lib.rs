@@ -18,6 +18,7 @@ pub mod jitter;
 pub mod latency;
 pub mod link;
 pub mod live_totals;
+pub mod markup;
 pub mod model;
 pub mod sink;
 pub mod source_limit;
