@@ -15,6 +15,21 @@ use std::time::{Duration, Instant};
 
 /// An agent configuration measuring `peers` (name, port) on 127.0.0.1 every second (also
 /// agent_status's).
+/// An agent named `self` that measures its own server (its one peer), with its metrics on a
+/// free port of 127.0.0.1, which is returned with it.
+pub(crate) fn self_measuring(dir: &TempDir) -> (Proc, u16) {
+    let (pa, pm) = (free_port(), free_port());
+    let cfg = config(dir, "self", pa, &[("self", pa)]);
+    let agent = Proc::spawn(&[
+        "agent",
+        "--config",
+        &cfg,
+        "--metrics",
+        &format!("127.0.0.1:{pm}"),
+    ]);
+    (agent, pm)
+}
+
 pub(crate) fn config(dir: &TempDir, name: &str, port: u16, peers: &[(&str, u16)]) -> String {
     let mut text = format!(
         "listen_port = {port}\nstore = {:?}\njitter = 0.2\n\n[latency]\nevery_secs = 1\nprobes = 3\nprobe_interval_ms = 20\n",
@@ -228,16 +243,8 @@ fn a_real_prometheus_scrapes_the_agent() {
         return;
     }
     let dir = TempDir::new("agent-prom");
-    let (pa, pm) = (free_port(), free_port());
     // The agent measures its own server: one process is enough for a series to appear.
-    let cfg = config(&dir, "self", pa, &[("self", pa)]);
-    let agent = Proc::spawn(&[
-        "agent",
-        "--config",
-        &cfg,
-        "--metrics",
-        &format!("127.0.0.1:{pm}"),
-    ]);
+    let (agent, pm) = self_measuring(&dir);
     let prom = Prometheus::start(&dir, pm, &[]);
     let pp = prom.port;
     let query = "/api/v1/query?query=sonde_tests_total%7Bresult%3D%22ok%22%7D";

@@ -6,11 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::agent::config;
+use crate::agent::self_measuring;
 use crate::common;
 
 use common::agent::{http_get, stop, wait_for};
-use common::{free_port, Proc, TempDir};
+use common::TempDir;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -49,15 +49,7 @@ fn raw(port: u16, method: &str, path: &str) -> String {
 fn an_agent_shows_its_peers_on_its_status_page() {
     let _turn = crate::turns::take(module_path!());
     let dir = TempDir::new("agent-status");
-    let (pa, pm) = (free_port(), free_port());
-    let cfg = config(&dir, "self", pa, &[("self", pa)]);
-    let agent = Proc::spawn(&[
-        "agent",
-        "--config",
-        &cfg,
-        "--metrics",
-        &format!("127.0.0.1:{pm}"),
-    ]);
+    let (agent, pm) = self_measuring(&dir);
     let mut doc = Value::Null;
     wait_for(
         "a latency run in /api/status",
