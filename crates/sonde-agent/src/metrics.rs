@@ -152,6 +152,10 @@ const LAST_RELOAD_OK: Series = Series::plain(
     "sonde_config_last_reload_successful",
     "1 when the configuration running is the file's as last read, 0 when the last reload refused the file",
 );
+const IN_FLIGHT: Series = Series::plain(
+    "sonde_runs_in_flight",
+    "Runs in progress now: latency runs fly side by side, any other kind runs alone",
+);
 
 /// Registers `metric` as `series` in `registry`; the metric, to keep (a clone shares its
 /// values with the registered one).
@@ -192,6 +196,7 @@ pub struct Metrics {
     pruned: Counter,
     reloads: Family<ReloadLabels, Counter>,
     last_reload_ok: Gauge,
+    in_flight: Gauge,
     /// What the status page shows, fed by the same calls.
     status: Status,
 }
@@ -229,6 +234,7 @@ impl Metrics {
             pruned: register(r, &PRUNED_TESTS, Counter::default()),
             reloads: register(r, &RELOADS, Family::default()),
             last_reload_ok: register(r, &LAST_RELOAD_OK, last_reload_ok),
+            in_flight: register(r, &IN_FLIGHT, Gauge::default()),
             status: Status::new(),
             registry,
         }
@@ -360,6 +366,11 @@ impl Metrics {
                 });
             }
         }
+    }
+
+    /// How many runs are in progress now.
+    pub fn set_in_flight(&self, runs: usize) {
+        self.in_flight.set(i64::try_from(runs).unwrap_or(i64::MAX));
     }
 
     /// Sets the count of skipped runs (the schedule keeps the total).
@@ -517,6 +528,25 @@ mod tests {
             text.contains("sonde_tests_total{peer=\"c\",family=\"ipv4\",test=\"capacity\",result=\"failed\"} 1"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_runs_in_flight_are_a_gauge_that_follows_the_loop() {
+        let m = Metrics::new();
+        assert!(
+            m.encode().contains("\nsonde_runs_in_flight 0\n"),
+            "{}",
+            m.encode()
+        );
+        m.set_in_flight(3);
+        let text = m.encode();
+        assert!(
+            text.contains("# TYPE sonde_runs_in_flight gauge\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nsonde_runs_in_flight 3\n"), "{text}");
+        m.set_in_flight(0);
+        assert!(m.encode().contains("\nsonde_runs_in_flight 0\n"));
     }
 
     #[test]

@@ -45,6 +45,7 @@ impl Loop<'_> {
         for o in self.inflight.ended() {
             self.books.account(&o);
         }
+        self.books.metrics.set_in_flight(self.inflight.len());
         if let Some(r) = self.reload {
             if r.requested.swap(false, Ordering::SeqCst) {
                 // A run in flight lands before its peer can be dropped from the metrics.
@@ -72,6 +73,7 @@ impl Loop<'_> {
         for o in self.inflight.drain() {
             self.books.account(&o);
         }
+        self.books.metrics.set_in_flight(0);
     }
 
     fn prune_if_due(&mut self) {
@@ -132,8 +134,11 @@ impl Loop<'_> {
         let state = &mut self.state;
         let known = state.measured.get(peer.label()).copied();
         let (cfg, interrupt) = (&state.cfg, self.interrupt);
+        // Alone: the latency runs in flight have landed.
+        self.books.metrics.set_in_flight(1);
         // A defect's panic is this run's failed outcome, not the agent's end.
         let outcome = outcome_of(peer, job, || run_job(peer, job, cfg, known, interrupt));
+        self.books.metrics.set_in_flight(0);
         if let RunResult::Capacity(c) = &outcome.result {
             state
                 .measured
@@ -177,6 +182,7 @@ fn fly(
     if let Err(o) = inflight.start(peer.clone(), job, task, interrupt.clone()) {
         books.account(&o);
     }
+    books.metrics.set_in_flight(inflight.len());
 }
 
 #[cfg(test)]
