@@ -156,19 +156,12 @@ impl BouncebackHeader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hex;
+    use super::super::captures::{self, hex};
     use super::*;
-
-    /// `iperf -c 127.0.0.1 --bounceback -t 1` (2.1.8): the first request's header.
-    const REQUEST: &str = "00800000 00000064 00000001 80005a5a 00000000 6b122966 0006d02b \
-        ffffffff ffffffff ffffffff ffffffff 00000000 5a5a5a5a 5a5a5a5a 5a5a5a5a";
-    /// `iperf -s`'s reply to it.
-    const REPLY: &str = "00800000 00000064 00000001 80005a5a 00000000 6b122966 0006d02b \
-        6b122966 0006d47f 6b122966 0006d505 00000000 5a5a5a5a 5a5a5a5a 5a5a5a5a";
 
     #[test]
     fn captured_request_and_reply() {
-        let b = hex(REQUEST);
+        let b = hex(captures::BOUNCEBACK_REQUEST);
         let (q, n) = BouncebackHeader::parse(&b).unwrap();
         assert_eq!((n, q.len()), (LEN, LEN));
         assert_eq!((q.size, q.id, q.bb_flags, q.hold), (100, 1, QUICKACK, 0));
@@ -179,7 +172,7 @@ mod tests {
         q.emit(&mut out);
         assert_eq!(out, b);
 
-        let b = hex(REPLY);
+        let b = hex(captures::BOUNCEBACK_REPLY);
         let (p, _) = BouncebackHeader::parse(&b).unwrap();
         assert_eq!(q.reply(p.server_rx, p.server_tx), p);
         assert_eq!(p.server_tx.usec, 447_749);
@@ -190,7 +183,7 @@ mod tests {
 
     #[test]
     fn truncated_and_absurd_requests() {
-        let b = hex(REQUEST);
+        let b = hex(captures::BOUNCEBACK_REQUEST);
         for cut in 0..MIN_LEN {
             assert!(BouncebackHeader::parse(&b[..cut]).is_err());
         }

@@ -2,43 +2,8 @@
 //! TCP connection, the first datagram's headers for UDP), decoded and re-encoded.
 
 use super::*;
-use crate::iperf2::hex;
+use crate::iperf2::captures::{self, hex};
 use std::net::Ipv4Addr;
-
-/// `iperf -c 127.0.0.1 -p 16000 -t 1` (identical with `-e`, which changes only the output).
-const TCP_DEFAULT: &str = "40010078 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `-d -t 1`: dual test, connect back to port 16000 at once.
-const TCP_DUAL: &str = "c0010079 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `-r -t 1`: tradeoff.
-const TCP_TRADEOFF: &str = "c0010078 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `-R -t 1`: reverse.
-const TCP_REVERSE: &str = "44010078 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 04000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `--full-duplex -t 1`.
-const TCP_FULL_DUPLEX: &str = "44010078 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 08000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `-n 100000 -l 1000 -P 2` (each of the two streams sends this).
-const TCP_BYTES: &str = "40010078 00000002 00003e80 000003e8 00000000 000186a0 00000000 \
-    00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
-/// `--trip-times -t 1`: 80 bytes, with the start-time block.
-const TCP_TRIP: &str = "400100a0 00000001 00003e80 00000000 00000000 ffffff9c 00000000 \
-    00000000 00100000 00020001 00080003 00000000 00000000 00000000 00000000 00000000 \
-    6b1229ca 000cd9b8 00000000 00000000";
-/// `-u -b 1m -t 1`: the first datagram's 76 header bytes (the same with `-e`).
-const UDP_1M: &str = "00000001 6b12293b 000c2dc0 00000000 48010098 00000001 00003e80 \
-    00000000 00000000 ffffff9c 00000000 00000000 00000000 00020001 00080003 00000000 \
-    000f4240 00000000 00000000";
-/// `-u -d -b 1m -t 1`.
-const UDP_DUAL: &str = "00000001 6b12296e 000111e1 00000000 c8010099 00000001 00003e80 \
-    00000000 00000000 ffffff9c 00000000 00000000 00000000 00020001 00080003 00000000 \
-    000f4240 00000000 00000000";
-/// `-u -b 100pps -t 1` (a later datagram: sequence 7). 2.1.8 sets no pps flag here.
-const UDP_PPS: &str = "00000007 6b1229a3 000c1d97 00000000 48010098 00000001 00003e80 \
-    00000000 00000000 ffffff9c 00000000 00000000 00000000 00020001 00080003 00000000 \
-    00000064 00000000 00000000";
 
 fn tcp(s: &str) -> ClientHeader {
     let b = hex(s);
@@ -69,7 +34,7 @@ fn udp(s: &str) -> UdpClientHeader {
 
 #[test]
 fn tcp_default_request() {
-    let h = tcp(TCP_DEFAULT);
+    let h = tcp(captures::TCP_DEFAULT);
     assert_eq!(h.declared_len(), Some(60));
     assert_eq!(h.base.threads, 1);
     assert_eq!(h.base.port, 16000);
@@ -84,25 +49,25 @@ fn tcp_default_request() {
 #[test]
 fn dual_and_tradeoff_connect_back_to_the_peer_only() {
     let peer = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7));
-    let d = tcp(TCP_DUAL);
+    let d = tcp(captures::TCP_DUAL);
     assert_eq!(d.connect_back_mode(), Some(ConnectBack::Dual));
     assert_eq!(d.connect_back(peer), Some(SocketAddr::new(peer, 16000)));
-    let r = tcp(TCP_TRADEOFF);
+    let r = tcp(captures::TCP_TRADEOFF);
     assert_eq!(r.connect_back_mode(), Some(ConnectBack::Tradeoff));
     assert_eq!(r.connect_back(peer), Some(SocketAddr::new(peer, 16000)));
 }
 
 #[test]
 fn reverse_full_duplex_bytes_and_trip_times() {
-    let r = tcp(TCP_REVERSE);
+    let r = tcp(captures::TCP_REVERSE);
     assert_ne!(r.base.flags & flags::VERSION2, 0);
     assert_eq!(r.upper_flags(), ext_flags::REVERSE);
-    let f = tcp(TCP_FULL_DUPLEX);
+    let f = tcp(captures::TCP_FULL_DUPLEX);
     assert_eq!(f.upper_flags(), ext_flags::FULLDUPLEX);
-    let n = tcp(TCP_BYTES);
+    let n = tcp(captures::TCP_BYTES);
     assert_eq!((n.base.threads, n.base.buf_len), (2, 1000));
     assert_eq!(n.amount(), Amount::Bytes(100_000));
-    let t = tcp(TCP_TRIP);
+    let t = tcp(captures::TCP_TRIP);
     assert_eq!(t.declared_len(), Some(80));
     assert_eq!(t.upper_flags(), ext_flags::TRIPTIME);
     let start = t.start.unwrap().start;
@@ -111,15 +76,15 @@ fn reverse_full_duplex_bytes_and_trip_times() {
 
 #[test]
 fn udp_requests() {
-    let u = udp(UDP_1M);
+    let u = udp(captures::UDP_1M);
     assert_eq!(u.datagram.seq(true), 1);
     assert!(u.header.wide_seq());
     assert_eq!(u.header.declared_len(), Some(76));
     assert_eq!(u.header.rate(), Some(1_000_000));
     assert_eq!(u.header.connect_back_mode(), None);
-    let d = udp(UDP_DUAL);
+    let d = udp(captures::UDP_DUAL);
     assert_eq!(d.header.connect_back_mode(), Some(ConnectBack::Dual));
-    let p = udp(UDP_PPS);
+    let p = udp(captures::UDP_PPS);
     assert_eq!(p.datagram.seq(true), 7);
     assert_eq!(p.header.rate(), Some(100));
     assert_eq!(p.header.upper_flags() & ext_flags::UNITS_PPS, 0);
@@ -127,18 +92,18 @@ fn udp_requests() {
 
 #[test]
 fn truncations_and_broken_lengths_fail() {
-    for s in [TCP_DEFAULT, TCP_TRIP] {
+    for s in [captures::TCP_DEFAULT, captures::TCP_TRIP] {
         let b = hex(s);
         for cut in 0..b.len() {
             assert!(ClientHeader::parse(&b[..cut]).is_err(), "cut at {cut}");
         }
     }
-    let b = hex(UDP_1M);
+    let b = hex(captures::UDP_1M);
     for cut in 0..b.len() {
         assert!(UdpClientHeader::parse(&b[..cut]).is_err(), "cut at {cut}");
     }
     // A declared length of 40 cannot hold the 60 bytes the extension flag promises.
-    let mut b = hex(TCP_DEFAULT);
+    let mut b = hex(captures::TCP_DEFAULT);
     b[3] = 40 << 1;
     assert_eq!(
         ClientHeader::parse(&b),
@@ -149,7 +114,7 @@ fn truncations_and_broken_lengths_fail() {
         })
     );
     // Without the extension flag only the base is read.
-    let mut b = hex(TCP_DEFAULT);
+    let mut b = hex(captures::TCP_DEFAULT);
     b[0] = 0;
     b[1] = 0;
     let (h, n) = ClientHeader::parse(&b).unwrap();
@@ -158,7 +123,7 @@ fn truncations_and_broken_lengths_fail() {
 
 #[test]
 fn absurd_values_are_refused() {
-    let good = tcp(TCP_DUAL);
+    let good = tcp(captures::TCP_DUAL);
     let with = |f: &dyn Fn(&mut BaseHeader)| {
         let mut h = good.clone();
         f(&mut h.base);
@@ -180,7 +145,7 @@ fn absurd_values_are_refused() {
     assert_eq!(with(&|b| b.amount = i32::MAX), Ok(()));
     assert_eq!(with(&|b| b.port = 0), Err(Refusal::Port(0)));
     assert_eq!(with(&|b| b.port = 70000), Err(Refusal::Port(70000)));
-    let mut t = tcp(TCP_TRIP);
+    let mut t = tcp(captures::TCP_TRIP);
     if let Some(s) = t.start.as_mut() {
         s.start.usec = 1_000_000;
     }

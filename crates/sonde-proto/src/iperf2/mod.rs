@@ -22,6 +22,7 @@
 //! each type's `check`, which names a [`Refusal`] the server can report.
 
 pub mod bounceback;
+pub mod captures;
 pub mod client_hdr;
 pub mod server_report;
 pub mod udp;
@@ -177,14 +178,4 @@ impl<'a> Reader<'a> {
 pub(crate) fn put_ts(out: &mut Vec<u8>, t: Timestamp) {
     out.extend_from_slice(&t.sec.to_be_bytes());
     out.extend_from_slice(&t.usec.to_be_bytes());
-}
-
-/// Parses a hex string (test vectors), ignoring whitespace.
-#[cfg(test)]
-pub(crate) fn hex(s: &str) -> Vec<u8> {
-    let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    digits
-        .chunks(2)
-        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
-        .collect()
 }

@@ -238,24 +238,15 @@ impl ServerReport {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hex;
+    use super::super::captures::{self, hex};
     use super::*;
-
-    /// What `iperf -s -u` (2.1.8) sent `iperf -c -u -b 1m -t 1`: 89 datagrams, none lost,
-    /// 1.022431 s, 58 us of jitter.
-    const REPORT: &str = "00000000 00000000 00000000 00000000 88000000 00000000 0001ff0e \
-        00000001 0000579f 00000000 00000000 00000059 00000000 0000003a 00000000 00000014 \
-        00000000 00000354 00000000 00002001 00000000 0000005c 001165dd 00091631 00000000 \
-        ffffffc5 00000059 00000057 00000001 00000000 00000000 00000000";
-    /// The same from `iperf -s -u -e`: the extension flag set.
-    const REPORT_E: &str = "00000000 00000000 00000000 00000000 c8000000 00000000 0001ff0e \
-        00000001 00005a15 00000000 00000000 00000059 00000000 00000028 00000000 0000000f \
-        00000000 00000146 00000000 00001938 00000000 00000048 000494a6 000057c7 00000000 \
-        fffffff6 00000059 00000056 00000001 00000000 00000000 00000000";
 
     #[test]
     fn captured_reports() {
-        for (s, stop, jitter) in [(REPORT, 1_022_431, 58), (REPORT_E, 1_023_061, 40)] {
+        for (s, stop, jitter) in [
+            (captures::SERVER_REPORT, 1_022_431, 58),
+            (captures::SERVER_REPORT_E, 1_023_061, 40),
+        ] {
             let b = hex(s);
             let (r, n) = ServerReport::parse(&b).unwrap();
             assert_eq!((n, r.len()), (LEN, LEN));
@@ -268,13 +259,13 @@ mod tests {
             r.emit(&mut out);
             assert_eq!(out, b);
         }
-        let (e, _) = ServerReport::parse(&hex(REPORT_E)).unwrap();
+        let (e, _) = ServerReport::parse(&hex(captures::SERVER_REPORT_E)).unwrap();
         assert_ne!(e.base.flags & EXTEND, 0);
     }
 
     #[test]
     fn short_reports_and_promises() {
-        let b = hex(REPORT);
+        let b = hex(captures::SERVER_REPORT);
         for cut in 0..BASE_END {
             assert!(ServerReport::parse(&b[..cut]).is_err());
         }
@@ -294,7 +285,7 @@ mod tests {
 
     #[test]
     fn wide_counts_and_refusals() {
-        let (mut r, _) = ServerReport::parse(&hex(REPORT)).unwrap();
+        let (mut r, _) = ServerReport::parse(&hex(captures::SERVER_REPORT)).unwrap();
         r.high = Some(CountsHigh {
             lost: 1,
             out_of_order: 0,

@@ -85,17 +85,12 @@ impl UdpDatagram {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hex;
+    use super::super::captures::{self, hex};
     use super::*;
-
-    /// `iperf -c 127.0.0.1 -u -b 1m -t 1` (2.1.8): the first datagram's header.
-    const FIRST: &str = "00000001 6b12293b 000c2dc0 00000000";
-    /// The same test's final datagram: sequence 89 negated, in both halves.
-    const FINAL: &str = "ffffffa7 6b12293c 000c8892 ffffffff";
 
     #[test]
     fn captured_first_and_final_datagrams() {
-        let b = hex(FIRST);
+        let b = hex(captures::UDP_FIRST);
         let (h, n) = UdpDatagram::parse(&b).unwrap();
         assert_eq!(n, 16);
         assert_eq!(h.seq(true), 1);
@@ -106,7 +101,7 @@ mod tests {
         h.emit(&mut out);
         assert_eq!(out, b);
 
-        let b = hex(FINAL);
+        let b = hex(captures::UDP_FINAL);
         let (h, _) = UdpDatagram::parse(&b).unwrap();
         assert_eq!(h.seq(true), -89);
         assert_eq!(h.seq(false), -89);
