@@ -176,6 +176,8 @@ fn iperf2_seeds(s: &mut Seeds) {
         c::UDP_1M,
         c::UDP_DUAL,
         c::UDP_PPS,
+        c::TCP_RATE_TOS,
+        c::UDP_LEN64,
     ];
     for v in client {
         let mut b = hex(v);
@@ -185,12 +187,13 @@ fn iperf2_seeds(s: &mut Seeds) {
     for v in [c::UDP_FIRST, c::UDP_FINAL, c::UDP_1M] {
         s.push(("iperf2_udp", hex(v)));
     }
-    for v in [c::SERVER_REPORT, c::SERVER_REPORT_E] {
+    for v in [c::SERVER_REPORT, c::SERVER_REPORT_E, c::SERVER_REPORT_LEN64] {
         s.push(("iperf2_server_report", hex(v)));
     }
     for v in [c::BOUNCEBACK_REQUEST, c::BOUNCEBACK_REPLY] {
         s.push(("iperf2_bounceback", hex(v)));
     }
+    s.push(("iperf2_ack", hex(c::CLIENT_HDR_ACK)));
 }
 
 fn iperf3_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {

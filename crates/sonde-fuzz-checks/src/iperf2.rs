@@ -3,6 +3,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
+use sonde_proto::iperf2::ack::ClientHdrAck;
 use sonde_proto::iperf2::bounceback::BouncebackHeader;
 use sonde_proto::iperf2::client_hdr::{ClientHeader, UdpClientHeader};
 use sonde_proto::iperf2::server_report::ServerReport;
@@ -66,5 +67,13 @@ pub fn iperf2_bounceback(data: &[u8]) {
         let _ = h.check();
         let r = h.reply(h.client_tx, h.client_tx);
         assert_eq!((r.id, r.size, r.len()), (h.id, h.size, h.len()));
+    }
+}
+
+/// The server's acknowledgement of a client header.
+pub fn iperf2_ack(data: &[u8]) {
+    if let Ok((a, n)) = ClientHdrAck::parse(data) {
+        round_trip(data, n, a.len(), |o| a.emit(o));
+        let _ = a.check();
     }
 }

@@ -29,7 +29,9 @@ mod stress;
 mod switch;
 
 pub use coded::{coded_receiver, coded_sender, coded_wire};
-pub use iperf2::{iperf2_bounceback, iperf2_client_hdr, iperf2_server_report, iperf2_udp};
+pub use iperf2::{
+    iperf2_ack, iperf2_bounceback, iperf2_client_hdr, iperf2_server_report, iperf2_udp,
+};
 pub use proto::{
     capacity, datagram, datagram_format, foreign_peer, frame_decoder, iperf3_control, iperf3_json,
     iperf3_udp, latency_replies, message_decode, preamble, probe, udp_hello,
@@ -60,6 +62,7 @@ pub const TARGETS: &[Target] = &[
     ("iperf2_udp", iperf2_udp),
     ("iperf2_server_report", iperf2_server_report),
     ("iperf2_bounceback", iperf2_bounceback),
+    ("iperf2_ack", iperf2_ack),
     ("coded_wire", coded_wire),
     ("coded_receiver", coded_receiver),
     ("coded_sender", coded_sender),

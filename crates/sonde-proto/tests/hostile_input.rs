@@ -992,6 +992,7 @@ fn welcome_link_facts_from_a_hostile_server_stay_bounded() {
 
 mod iperf2 {
     use super::{mutate, Rng};
+    use sonde_proto::iperf2::ack::{self, ClientHdrAck};
     use sonde_proto::iperf2::bounceback::{self, BouncebackHeader};
     use sonde_proto::iperf2::captures::{self as c, hex};
     use sonde_proto::iperf2::client_hdr::{flags, ClientHeader, UdpClientHeader};
@@ -1001,6 +1002,7 @@ mod iperf2 {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
     const TCP: &[&str] = &[
+        c::TCP_RATE_TOS,
         c::TCP_DEFAULT,
         c::TCP_DUAL,
         c::TCP_TRADEOFF,
@@ -1009,7 +1011,7 @@ mod iperf2 {
         c::TCP_BYTES,
         c::TCP_TRIP,
     ];
-    const UDP: &[&str] = &[c::UDP_1M, c::UDP_DUAL, c::UDP_PPS];
+    const UDP: &[&str] = &[c::UDP_1M, c::UDP_DUAL, c::UDP_PPS, c::UDP_LEN64];
 
     fn emitted(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut out = Vec::new();
@@ -1050,6 +1052,10 @@ mod iperf2 {
         let b = hex(c::BOUNCEBACK_REQUEST);
         for cut in 0..bounceback::MIN_LEN {
             assert!(BouncebackHeader::parse(&b[..cut]).is_err());
+        }
+        let b = hex(c::CLIENT_HDR_ACK);
+        for cut in 0..ack::LEN {
+            assert!(ClientHdrAck::parse(&b[..cut]).is_err());
         }
     }
 
@@ -1152,6 +1158,7 @@ mod iperf2 {
             .iter()
             .chain(UDP)
             .chain(&[
+                c::CLIENT_HDR_ACK,
                 c::SERVER_REPORT,
                 c::SERVER_REPORT_E,
                 c::BOUNCEBACK_REQUEST,
@@ -1179,6 +1186,9 @@ mod iperf2 {
             if let Ok((b, n)) = BouncebackHeader::parse(&input) {
                 assert_eq!(emitted(|o| b.emit(o)), input[..n]);
                 let _ = b.check();
+            }
+            if let Ok((a, n)) = ClientHdrAck::parse(&input) {
+                assert_eq!(emitted(|o| a.emit(o)), input[..n]);
             }
         }
     }

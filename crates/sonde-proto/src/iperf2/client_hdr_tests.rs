@@ -151,3 +151,12 @@ fn absurd_values_are_refused() {
     }
     assert_eq!(t.check(), Err(Refusal::Micros(1_000_000)));
 }
+
+#[test]
+fn rate_tos_and_buffer_length() {
+    let t = tcp(captures::TCP_RATE_TOS);
+    let e = t.ext.unwrap();
+    assert_eq!((e.tos, t.rate()), (0x10, Some(10_000_000)));
+    let u = udp(captures::UDP_LEN64);
+    assert_eq!(u.header.base.buf_len, 64);
+}

@@ -14,13 +14,16 @@
 //!   send time); a negative sequence number marks the client's final datagrams;
 //! - [`server_report`]: the datagram a UDP server sends back after the final datagrams, with
 //!   its totals, loss, reordering and jitter;
-//! - [`bounceback`]: the request/response header of `--bounceback`.
+//! - [`ack`]: the acknowledgement a TCP server writes back after reading the client header;
+//! - [`bounceback`]: the request/response header of `--bounceback`;
+//! - [`captures`]: the bytes the tests, fuzz seeds and docs take from real 2.1.8 traffic.
 //!
 //! Parsing never trusts a value: each decoder reads what the bytes hold and fails with an
 //! [`Iperf2Error`] only when the bytes cannot hold what the flags promise. Whether a value is
 //! acceptable (thread counts, lengths, durations, ports) is a separate question answered by
 //! each type's `check`, which names a [`Refusal`] the server can report.
 
+pub mod ack;
 pub mod bounceback;
 pub mod captures;
 pub mod client_hdr;
@@ -78,6 +81,8 @@ pub enum Refusal {
     NotBounceback,
     #[error("bounceback hold of {0} us is longer than a second")]
     Hold(u32),
+    #[error("message type {0} where a client header acknowledgement (2) belongs")]
+    Kind(i32),
 }
 
 /// A seconds and microseconds pair, as iperf 2 carries every time.

@@ -259,6 +259,11 @@ mod tests {
             r.emit(&mut out);
             assert_eq!(out, b);
         }
+        let (l, _) = ServerReport::parse(&hex(captures::SERVER_REPORT_LEN64)).unwrap();
+        assert_eq!(
+            (l.datagrams(), l.jitter_us(), l.total_len()),
+            (1956, 8, 0x1e90c)
+        );
         let (e, _) = ServerReport::parse(&hex(captures::SERVER_REPORT_E)).unwrap();
         assert_ne!(e.base.flags & EXTEND, 0);
     }
