@@ -178,6 +178,7 @@ fn iperf2_seeds(s: &mut Seeds) {
         c::UDP_PPS,
         c::TCP_RATE_TOS,
         c::UDP_LEN64,
+        c::TCP_PEER_DETECT,
     ];
     for v in client {
         let mut b = hex(v);
@@ -190,7 +191,12 @@ fn iperf2_seeds(s: &mut Seeds) {
     for v in [c::SERVER_REPORT, c::SERVER_REPORT_E, c::SERVER_REPORT_LEN64] {
         s.push(("iperf2_server_report", hex(v)));
     }
-    for v in [c::BOUNCEBACK_REQUEST, c::BOUNCEBACK_REPLY] {
+    for v in [
+        c::BOUNCEBACK_REQUEST,
+        c::BOUNCEBACK_REPLY,
+        c::BOUNCEBACK_HOLD5,
+        c::BOUNCEBACK_NO_QUICKACK,
+    ] {
         s.push(("iperf2_bounceback", hex(v)));
     }
     s.push(("iperf2_ack", hex(c::CLIENT_HDR_ACK)));

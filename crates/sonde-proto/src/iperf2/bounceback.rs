@@ -11,13 +11,13 @@
 //! | 0 | 4 | flags (2.1.8: `0x0080_0000`, bounceback) |
 //! | 4 | 4 | size of each request and reply, header included (`--bounceback-bytes`, 100) |
 //! | 8 | 4 | request number, from 1 |
-//! | 12 | 2 | bounceback flags ([`QUICKACK`], [`CLOCK_SYNCED`], [`TOS_SET`], [`STOP`]) |
+//! | 12 | 2 | bounceback flags ([`QUICKACK`] unless `--bounceback-no-quickack`, [`CLOCK_SYNCED`], [`TOS_SET`], [`STOP`]) |
 //! | 14 | 2 | TOS for the reply (filler `0x5a5a` unless [`TOS_SET`]) |
 //! | 16 | 4 | run time, 10 ms units (2.1.8 sends 0) |
 //! | 20 | 8 | client's send time (s, us) |
 //! | 28 | 8 | server's receive time (the client sends all ones) |
 //! | 36 | 8 | server's send time (likewise) |
-//! | 44 | 4 | hold between the server's read and its write, microseconds |
+//! | 44 | 4 | hold between the server's read and its write, microseconds (`--bounceback-hold 5` sends 5000) |
 //! | 48 | 4 | round-trip time (optional; filler `0x5a5a5a5a` from 2.1.8) |
 //! | 52 | 8 | read time (optional; filler likewise) |
 //!
@@ -178,6 +178,19 @@ mod tests {
         assert_eq!(p.server_tx.usec, 447_749);
         let mut out = Vec::new();
         p.emit(&mut out);
+        assert_eq!(out, b);
+    }
+
+    #[test]
+    fn hold_is_in_microseconds_and_quickack_is_the_default() {
+        let (h, _) = BouncebackHeader::parse(&hex(captures::BOUNCEBACK_HOLD5)).unwrap();
+        assert_eq!((h.hold, h.bb_flags), (5000, QUICKACK));
+        h.check().unwrap();
+        let b = hex(captures::BOUNCEBACK_NO_QUICKACK);
+        let (n, _) = BouncebackHeader::parse(&b).unwrap();
+        assert_eq!(n.bb_flags, 0);
+        let mut out = Vec::new();
+        n.emit(&mut out);
         assert_eq!(out, b);
     }
 

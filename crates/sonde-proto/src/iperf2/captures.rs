@@ -106,3 +106,15 @@ pub const SERVER_REPORT_LEN64: &str = "00000000 00000000 00000000 00000000 88000
 /// What `iperf -s` (2.1.8) writes back on every TCP test connection after reading the
 /// client header: the 28-byte header acknowledgement.
 pub const CLIENT_HDR_ACK: &str = "00000002 0000001c 00000000 00020001 00080003 00000000 00000000";
+
+/// `-X -t 1`: peer detection (flags add version 2 and peer detect).
+pub const TCP_PEER_DETECT: &str = "46010078 00000001 00003e80 00000000 00000000 ffffff9c \
+    00000000 00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
+
+/// `--bounceback --bounceback-hold 5 -t 1`: the hold in microseconds (5000).
+pub const BOUNCEBACK_HOLD5: &str = "00800000 00000064 00000001 80005a5a 00000000 6b122c13 \
+    000cc8d8 ffffffff ffffffff ffffffff ffffffff 00001388 5a5a5a5a 5a5a5a5a 5a5a5a5a";
+
+/// `--bounceback --bounceback-no-quickack -t 1`: the quick-ack flag cleared.
+pub const BOUNCEBACK_NO_QUICKACK: &str = "00800000 00000064 00000001 00005a5a 00000000 6b122c1c \
+    00073cd6 ffffffff ffffffff ffffffff ffffffff 00000000 5a5a5a5a 5a5a5a5a 5a5a5a5a";

@@ -160,3 +160,13 @@ fn rate_tos_and_buffer_length() {
     let u = udp(captures::UDP_LEN64);
     assert_eq!(u.header.base.buf_len, 64);
 }
+
+#[test]
+fn peer_detection() {
+    let x = tcp(captures::TCP_PEER_DETECT);
+    assert_eq!(
+        x.base.flags & (flags::VERSION2 | flags::V2PEERDETECT),
+        flags::VERSION2 | flags::V2PEERDETECT
+    );
+    assert_eq!(x.connect_back_mode(), None);
+}
