@@ -179,6 +179,8 @@ fn iperf2_seeds(s: &mut Seeds) {
         c::TCP_RATE_TOS,
         c::UDP_LEN64,
         c::TCP_PEER_DETECT,
+        c::TCP_WINDOW_2S,
+        c::UDP_P4,
     ];
     for v in client {
         let mut b = hex(v);

@@ -118,3 +118,12 @@ pub const BOUNCEBACK_HOLD5: &str = "00800000 00000064 00000001 80005a5a 00000000
 /// `--bounceback --bounceback-no-quickack -t 1`: the quick-ack flag cleared.
 pub const BOUNCEBACK_NO_QUICKACK: &str = "00800000 00000064 00000001 00005a5a 00000000 6b122c1c \
     00073cd6 ffffffff ffffffff ffffffff ffffffff 00000000 5a5a5a5a 5a5a5a5a 5a5a5a5a";
+
+/// `-w 256k -t 2`: the window is not in the header (2.1.8 leaves the field 0); -200 is 2 s.
+pub const TCP_WINDOW_2S: &str = "40010078 00000001 00003e80 00000000 00000000 ffffff38 \
+    00000000 00000000 00000000 00020001 00080003 00000000 00000000 00000000 00000000";
+
+/// `-u -P 4 -t 1`: four streams, each saying so, at the default 1 048 576 bit/s.
+pub const UDP_P4: &str = "00000001 6b122c5b 000a8502 00000000 48010098 00000004 00003e80 \
+    00000000 00000000 ffffff9c 00000000 00000000 00000000 00020001 00080003 00000000 \
+    00100000 00000000 00000000";

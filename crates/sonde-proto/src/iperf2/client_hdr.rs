@@ -1,5 +1,5 @@
 //! The test request an iperf 2 client sends: at the start of its first TCP write on each
-//! stream, and after the [`udp`](super::udp) header of every UDP datagram.
+//! stream, and after the [`udp`] header of every UDP datagram.
 //!
 //! Layout (big-endian; offsets from the start of the header, which is offset 16 of a UDP
 //! datagram):
@@ -10,17 +10,17 @@
 //! | 4 | 4 | parallel streams (`-P`) |
 //! | 8 | 4 | port the server connects back to for `-d` / `-r` (the client's `-L`) |
 //! | 12 | 4 | buffer length (`-l`; 0 when the client left it at its default) |
-//! | 16 | 4 | window (`-w`) or, for UDP, a legacy rate; 0 when unset |
+//! | 16 | 4 | window or legacy rate; 2.1.8 leaves it 0 (even with `-w 256k`) |
 //! | 20 | 4 | amount: bytes (`-n`) when positive, minus the duration in 10 ms units (`-t`) |
 //! | 24 | 4 | extension type (2.1.8 writes 0) — present when flags have [`flags::EXTEND`] |
 //! | 28 | 4 | extension length (2.1.8 writes 0) |
 //! | 32 | 2 | extended flags, upper ([`ext_flags`]: reverse, full duplex, trip times, ...) |
 //! | 34 | 2 | extended flags, lower |
 //! | 36 | 4 | version, major << 16 \| minor (2.1.8: `0x0002_0001`) |
-//! | 40 | 4 | version, patch << 16 \| kind (2.1.8: `0x0008_0003`, 3 = a release) |
+//! | 40 | 4 | version, patch << 16 \| build kind (2.1.8: `0x0008_0003`) |
 //! | 44 | 2 | reserved |
 //! | 46 | 2 | TOS (`-S`) |
-//! | 48 | 4 | rate, low 32 bits (`-b`, bits or packets per second) |
+//! | 48 | 4 | rate, low 32 bits (`-b`; UDP's default 1 048 576; `100pps` sends 100 and no unit flag) |
 //! | 52 | 4 | rate, the bits above 32 shifted left by 8 (the low byte is unused) |
 //! | 56 | 4 | TCP write prefetch (`--tcp-write-prefetch`) |
 //! | 60 | 20 | TCP only, when the length says so: reserved, start time (s, us), fq rate low, high |

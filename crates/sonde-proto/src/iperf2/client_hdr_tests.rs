@@ -170,3 +170,11 @@ fn peer_detection() {
     );
     assert_eq!(x.connect_back_mode(), None);
 }
+
+#[test]
+fn window_not_sent_and_parallel_udp() {
+    let w = tcp(captures::TCP_WINDOW_2S);
+    assert_eq!((w.base.win_band, w.amount()), (0, Amount::Centis(200)));
+    let p = udp(captures::UDP_P4);
+    assert_eq!((p.header.base.threads, p.header.rate()), (4, Some(1 << 20)));
+}

@@ -1,6 +1,6 @@
 //! The report a UDP server sends back when the client's final datagrams arrive.
 //!
-//! The report is one datagram: a [`udp`](super::udp) header (2.1.8 zeroes it), then:
+//! The report is one datagram: a [`udp`] header (2.1.8 zeroes it), then:
 //!
 //! | offset | size | field |
 //! |---|---|---|
