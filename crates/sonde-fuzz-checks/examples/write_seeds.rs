@@ -161,6 +161,49 @@ fn latency_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The iperf 2.1.8 captures, each whole and (for the headers a payload follows) with a few
+/// payload bytes after it.
+fn iperf2_seeds(s: &mut Seeds) {
+    use sonde_proto::iperf2::captures::{self as c, hex};
+    let client = [
+        c::TCP_DEFAULT,
+        c::TCP_DUAL,
+        c::TCP_TRADEOFF,
+        c::TCP_REVERSE,
+        c::TCP_FULL_DUPLEX,
+        c::TCP_BYTES,
+        c::TCP_TRIP,
+        c::UDP_1M,
+        c::UDP_DUAL,
+        c::UDP_PPS,
+        c::TCP_RATE_TOS,
+        c::UDP_LEN64,
+        c::TCP_PEER_DETECT,
+        c::TCP_WINDOW_2S,
+        c::UDP_P4,
+    ];
+    for v in client {
+        let mut b = hex(v);
+        b.extend_from_slice(b"0123456789");
+        s.push(("iperf2_client_hdr", b));
+    }
+    for v in [c::UDP_FIRST, c::UDP_FINAL, c::UDP_1M] {
+        s.push(("iperf2_udp", hex(v)));
+    }
+    for v in [c::SERVER_REPORT, c::SERVER_REPORT_E, c::SERVER_REPORT_LEN64] {
+        s.push(("iperf2_server_report", hex(v)));
+    }
+    for v in [
+        c::BOUNCEBACK_REQUEST,
+        c::BOUNCEBACK_REPLY,
+        c::BOUNCEBACK_HOLD5,
+        c::BOUNCEBACK_NO_QUICKACK,
+    ] {
+        s.push(("iperf2_bounceback", hex(v)));
+    }
+    s.push(("iperf2_ack", hex(c::CLIENT_HDR_ACK)));
+}
+
 fn iperf3_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
     let params = br#"{"tcp":true,"omit":0,"time":10,"num":0,"blockcount":0,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.16"}"#;
     let results = br#"{"cpu_util_total":1.5,"cpu_util_user":0.5,"cpu_util_system":1.0,"sender_has_retransmits":1,"streams":[{"id":1,"bytes":1000000,"retransmits":0,"jitter":0,"errors":0,"omitted_errors":0,"packets":0,"omitted_packets":0,"start_time":0,"end_time":10}]}"#;
@@ -325,6 +368,7 @@ pub fn seed_files() -> Result<SeedFiles, Box<dyn std::error::Error>> {
     proto_seeds(&mut s)?;
     latency_seeds(&mut s)?;
     iperf3_seeds(&mut s)?;
+    iperf2_seeds(&mut s);
     coded_seeds(&mut s);
     switch_seeds(&mut s);
     serial_seeds(&mut s);

@@ -22,12 +22,16 @@
 
 mod coded;
 mod input;
+mod iperf2;
 mod proto;
 mod serial;
 mod stress;
 mod switch;
 
 pub use coded::{coded_receiver, coded_sender, coded_wire};
+pub use iperf2::{
+    iperf2_ack, iperf2_bounceback, iperf2_client_hdr, iperf2_server_report, iperf2_udp,
+};
 pub use proto::{
     capacity, datagram, datagram_format, foreign_peer, frame_decoder, iperf3_control, iperf3_json,
     iperf3_udp, latency_replies, message_decode, preamble, probe, udp_hello,
@@ -54,6 +58,11 @@ pub const TARGETS: &[Target] = &[
     ("iperf3_control", iperf3_control),
     ("iperf3_json", iperf3_json),
     ("iperf3_udp", iperf3_udp),
+    ("iperf2_client_hdr", iperf2_client_hdr),
+    ("iperf2_udp", iperf2_udp),
+    ("iperf2_server_report", iperf2_server_report),
+    ("iperf2_bounceback", iperf2_bounceback),
+    ("iperf2_ack", iperf2_ack),
     ("coded_wire", coded_wire),
     ("coded_receiver", coded_receiver),
     ("coded_sender", coded_sender),

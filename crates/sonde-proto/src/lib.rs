@@ -14,6 +14,8 @@
 //! - [`datagram_format`]: one view over sonde's and iperf3's datagram headers, for the runtime's
 //!   single set of UDP workers.
 //! - [`udp_hello`]: the retransmitted, acknowledged UDP stream set-up.
+//! - [`iperf2`]: iperf 2's client header, UDP datagram header, server report and bounceback
+//!   header, for interoperating with iperf 2.1.
 //! - [`iperf3`]: iperf3's control protocol and UDP format, for interoperating with iperf3.
 //! - [`icmp`]: ICMP/ICMPv6 echo messages (RFC 792, RFC 4443) for `sonde latency --icmp`.
 //! - [`probe`]: latency probe requests and replies (`sonde latency`).
@@ -34,6 +36,7 @@ pub mod datagram_format;
 pub mod foreign;
 pub mod frame;
 pub mod icmp;
+pub mod iperf2;
 pub mod iperf3;
 pub mod message;
 pub mod preamble;

@@ -987,3 +987,209 @@ fn welcome_link_facts_from_a_hostile_server_stay_bounded() {
     // The long body and the out-of-range-but-valid one at least reached the client.
     assert!(bounded_seen >= 2, "{bounded_seen} welcomes with facts");
 }
+
+// ---- iperf 2 (sonde_proto::iperf2): the 2.1.8 captures truncated, mutated and made absurd.
+
+mod iperf2 {
+    use super::{mutate, Rng};
+    use sonde_proto::iperf2::ack::{self, ClientHdrAck};
+    use sonde_proto::iperf2::bounceback::{self, BouncebackHeader};
+    use sonde_proto::iperf2::captures::{self as c, hex};
+    use sonde_proto::iperf2::client_hdr::{flags, ClientHeader, UdpClientHeader};
+    use sonde_proto::iperf2::server_report::{self, ServerReport};
+    use sonde_proto::iperf2::udp::{self, UdpDatagram};
+    use sonde_proto::iperf2::{Iperf2Error, Refusal};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+    const TCP: &[&str] = &[
+        c::TCP_RATE_TOS,
+        c::TCP_DEFAULT,
+        c::TCP_DUAL,
+        c::TCP_TRADEOFF,
+        c::TCP_REVERSE,
+        c::TCP_FULL_DUPLEX,
+        c::TCP_BYTES,
+        c::TCP_TRIP,
+    ];
+    const UDP: &[&str] = &[c::UDP_1M, c::UDP_DUAL, c::UDP_PPS, c::UDP_LEN64];
+
+    fn emitted(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        f(&mut out);
+        out
+    }
+
+    #[test]
+    fn every_truncation_of_every_capture_is_an_error() {
+        for s in TCP {
+            let b = hex(s);
+            for cut in 0..b.len() {
+                assert!(
+                    matches!(
+                        ClientHeader::parse(&b[..cut]),
+                        Err(Iperf2Error::Short { .. })
+                    ),
+                    "{s} cut at {cut}"
+                );
+            }
+        }
+        for s in UDP {
+            let b = hex(s);
+            for cut in 0..b.len() {
+                assert!(UdpClientHeader::parse(&b[..cut]).is_err(), "{s} at {cut}");
+            }
+        }
+        let b = hex(c::UDP_FIRST);
+        for cut in 0..udp::LEN {
+            assert!(UdpDatagram::parse(&b[..cut]).is_err());
+        }
+        for s in [c::SERVER_REPORT, c::SERVER_REPORT_E] {
+            let b = hex(s);
+            for cut in 0..server_report::LEN {
+                assert!(ServerReport::parse(&b[..cut]).is_err(), "report at {cut}");
+            }
+        }
+        let b = hex(c::BOUNCEBACK_REQUEST);
+        for cut in 0..bounceback::MIN_LEN {
+            assert!(BouncebackHeader::parse(&b[..cut]).is_err());
+        }
+        let b = hex(c::CLIENT_HDR_ACK);
+        for cut in 0..ack::LEN {
+            assert!(ClientHdrAck::parse(&b[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn flags_promising_an_extension_the_bytes_do_not_hold() {
+        // The base fields alone, with the extension flag left on.
+        let b = hex(c::TCP_DEFAULT);
+        assert_eq!(
+            ClientHeader::parse(&b[..24]),
+            Err(Iperf2Error::Short {
+                what: "iperf2 client header",
+                got: 24,
+                need: 60
+            })
+        );
+        // A declared length past the bytes (the start-time block promised, not sent).
+        let mut b = hex(c::TCP_DEFAULT);
+        b[3] = 80 << 1;
+        assert!(matches!(
+            ClientHeader::parse(&b),
+            Err(Iperf2Error::Short { need: 80, .. })
+        ));
+        // A declared length below what the flags need.
+        let mut b = hex(c::TCP_DEFAULT);
+        b[3] = 0;
+        assert!(matches!(
+            ClientHeader::parse(&b),
+            Err(Iperf2Error::BadLength { claimed: 0, .. })
+        ));
+        // A server report whose flags promise the 64-bit counts, cut before them.
+        let b = hex(c::SERVER_REPORT);
+        assert!(ServerReport::parse(&b[..server_report::EXT_END]).is_err());
+    }
+
+    #[test]
+    fn absurd_threads_lengths_and_durations_are_refused() {
+        let (good, _) = ClientHeader::parse(&hex(c::TCP_DEFAULT)).unwrap();
+        let set = |at: usize, v: i32| {
+            let mut b = hex(c::TCP_DEFAULT);
+            b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+            let (h, _) = ClientHeader::parse(&b).unwrap();
+            h.check()
+        };
+        assert_eq!(good.check(), Ok(()));
+        for t in [0, -1, 129, 1_000_000, i32::MAX, i32::MIN] {
+            assert_eq!(set(4, t), Err(Refusal::Threads(t)));
+        }
+        assert_eq!(set(4, 128), Ok(()));
+        for l in [-1, 16 * 1024 * 1024 + 1, i32::MAX] {
+            assert_eq!(set(12, l), Err(Refusal::Length(i64::from(l))));
+        }
+        assert_eq!(set(16, -7), Err(Refusal::Window(-7)));
+        // -t beyond a day, and the one amount whose negation does not fit.
+        assert_eq!(
+            set(20, -(24 * 3600 * 100) - 1),
+            Err(Refusal::Duration(8_640_001))
+        );
+        assert!(matches!(set(20, i32::MIN), Err(Refusal::Duration(_))));
+        let (b, _) = BouncebackHeader::parse(&hex(c::BOUNCEBACK_REQUEST)).unwrap();
+        let big = BouncebackHeader {
+            size: 0x7fff_ffff,
+            ..b
+        };
+        assert!(matches!(big.check(), Err(Refusal::Length(_))));
+    }
+
+    #[test]
+    fn a_dualtest_only_ever_connects_back_to_the_peer() {
+        let peers = [
+            IpAddr::V4(Ipv4Addr::new(198, 51, 100, 9)),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ];
+        for port in [1, 5001, 16000, 65535] {
+            let mut b = hex(c::TCP_DUAL);
+            b[8..12].copy_from_slice(&(port as i32).to_be_bytes());
+            let (h, _) = ClientHeader::parse(&b).unwrap();
+            assert_eq!(h.check(), Ok(()));
+            for peer in peers {
+                assert_eq!(h.connect_back(peer), Some(SocketAddr::new(peer, port)));
+            }
+        }
+        // Ports that are no port: refused, and no target at all.
+        for port in [0, -1, 65536, i32::MAX] {
+            let mut b = hex(c::TCP_DUAL);
+            b[8..12].copy_from_slice(&port.to_be_bytes());
+            let (h, _) = ClientHeader::parse(&b).unwrap();
+            assert_eq!(h.check(), Err(Refusal::Port(port)));
+            assert_eq!(h.connect_back(peers[0]), None);
+        }
+        // Without the connect-back flag the port is not a target.
+        let (h, _) = ClientHeader::parse(&hex(c::TCP_DEFAULT)).unwrap();
+        assert_eq!(h.base.flags & flags::VERSION1, 0);
+        assert_eq!(h.connect_back(peers[0]), None);
+    }
+
+    #[test]
+    fn mutated_captures_never_panic_and_what_parses_round_trips() {
+        let mut rng = Rng::new(0x1_9e4f_2002);
+        let all: Vec<Vec<u8>> = TCP
+            .iter()
+            .chain(UDP)
+            .chain(&[
+                c::CLIENT_HDR_ACK,
+                c::SERVER_REPORT,
+                c::SERVER_REPORT_E,
+                c::BOUNCEBACK_REQUEST,
+                c::BOUNCEBACK_REPLY,
+            ])
+            .map(|s| hex(s))
+            .collect();
+        let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        for i in 0..6000 {
+            let input = mutate(&mut rng, &all[i % all.len()]);
+            if let Ok((h, n)) = ClientHeader::parse(&input) {
+                assert_eq!(emitted(|o| h.emit(o)), input[..n]);
+                let _ = h.check();
+                if let Some(to) = h.connect_back(peer) {
+                    assert_eq!(to.ip(), peer);
+                }
+            }
+            if let Ok((h, n)) = UdpClientHeader::parse(&input) {
+                assert_eq!(emitted(|o| h.emit(o)), input[..n]);
+            }
+            if let Ok((r, n)) = ServerReport::parse(&input) {
+                assert_eq!(emitted(|o| r.emit(o)), input[..n]);
+                let _ = r.check();
+            }
+            if let Ok((b, n)) = BouncebackHeader::parse(&input) {
+                assert_eq!(emitted(|o| b.emit(o)), input[..n]);
+                let _ = b.check();
+            }
+            if let Ok((a, n)) = ClientHdrAck::parse(&input) {
+                assert_eq!(emitted(|o| a.emit(o)), input[..n]);
+            }
+        }
+    }
+}
