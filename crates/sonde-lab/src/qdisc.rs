@@ -64,7 +64,7 @@ pub fn commands(qdisc: Qdisc, dev: &str, imp: &Impairments, mtu: u32) -> Vec<Vec
         |v: &mut Vec<String>, items: &[&str]| v.extend(items.iter().map(|s| (*s).to_owned()));
     match qdisc {
         Qdisc::Tbf => {
-            let limit = match imp.queue_limit {
+            let limit = match imp.queue_limit.map(|l| l.at_rate(rate.unwrap_or(0))) {
                 Some(QueueLimit::Bytes(b)) => b.max(frame),
                 _ => 1000 * frame,
             };
@@ -99,10 +99,10 @@ pub fn commands(qdisc: Qdisc, dev: &str, imp: &Impairments, mtu: u32) -> Vec<Vec
             if let Some(o) = overhead {
                 class.extend(["overhead".into(), o]);
             }
-            let (fifo, limit) = match imp.queue_limit {
+            let (fifo, limit) = match imp.queue_limit.map(|l| l.at_rate(rate.unwrap_or(0))) {
                 Some(QueueLimit::Bytes(b)) => ("bfifo", b),
                 Some(QueueLimit::Packets(p)) => ("pfifo", p),
-                None => ("pfifo", 1000),
+                Some(QueueLimit::Time(_)) | None => ("pfifo", 1000),
             };
             let mut child: Vec<String> = [
                 "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", fifo, "limit",

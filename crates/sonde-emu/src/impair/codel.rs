@@ -1,0 +1,245 @@
+//! CoDel (RFC 8289): drop at dequeue once packets have waited above `target` for `interval`.
+//!
+//! Each packet is stamped when it is queued; its sojourn time is read when it is dequeued, on
+//! the caller's virtual clock. While the sojourn stays under `target` (or less than a packet
+//! is left behind it) nothing happens. Once it has stayed above for a whole `interval`, CoDel
+//! enters the dropping state: it drops the packet at hand and then one more each time the
+//! control law `interval / sqrt(count)` says, until the sojourn falls below `target`. On
+//! re-entering the dropping state soon after leaving it (within 16 intervals), `count` starts
+//! from how far it had climbed the last time, as the RFC's pseudocode does, so a persistent
+//! queue is not given a fresh slow start.
+//!
+//! [`Codel`] is the state machine alone, over a [`FlowQueue`]; FQ-CoDel runs one per flow.
+//! [`CodelQueue`] is a single CoDel queue with a tail-drop limit.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::managed::Queue;
+use super::{QueueLimit, StageStats};
+use crate::packet::Packet;
+use crate::time::{duration_nanos, Instant};
+
+/// The largest packet CoDel assumes (RFC 8289's MAXPACKET: an Ethernet frame).
+pub(crate) const MAX_PACKET: u64 = 1514;
+
+/// Packets with the instant each was queued, and their byte count.
+#[derive(Debug, Default)]
+pub struct FlowQueue {
+    packets: VecDeque<(Instant, Packet)>,
+    bytes: u64,
+}
+
+impl FlowQueue {
+    /// Queues `pkt`, stamped `now`.
+    pub fn push(&mut self, pkt: Packet, now: Instant) {
+        self.bytes += pkt.len() as u64;
+        self.packets.push_back((now, pkt));
+    }
+
+    /// The head with its stamp.
+    pub fn pop(&mut self) -> Option<(Instant, Packet)> {
+        let (t, pkt) = self.packets.pop_front()?;
+        self.bytes -= pkt.len() as u64;
+        Some((t, pkt))
+    }
+
+    /// Packets held.
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// CoDel's two parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodelParams {
+    /// Acceptable standing queue delay (RFC default 5 ms).
+    pub target: Duration,
+    /// How long the delay may stay above target before dropping starts (RFC default 100 ms).
+    pub interval: Duration,
+}
+
+impl Default for CodelParams {
+    fn default() -> Self {
+        CodelParams {
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+        }
+    }
+}
+
+/// CoDel's state (RFC 8289 section 5). See the module docs.
+#[derive(Debug, Clone, Default)]
+pub struct Codel {
+    params: CodelParams,
+    /// When the sojourn time will have been above target for an interval; `None` while it
+    /// is below.
+    first_above: Option<Instant>,
+    /// When the next drop is due in the dropping state.
+    drop_next: Instant,
+    count: u32,
+    last_count: u32,
+    dropping: bool,
+    /// The instants of the drops this state machine made, when recording (tests).
+    drop_log: Option<Vec<Instant>>,
+}
+
+impl Codel {
+    /// A state machine with `params`, not dropping.
+    pub fn new(params: CodelParams) -> Self {
+        Codel {
+            params,
+            ..Codel::default()
+        }
+    }
+
+    /// Keeps the instant of every drop from now on (for tests and traces).
+    pub fn record_drops(&mut self) {
+        self.drop_log = Some(Vec::new());
+    }
+
+    /// The instants of the drops since [`record_drops`](Codel::record_drops).
+    pub fn drops(&self) -> &[Instant] {
+        self.drop_log.as_deref().unwrap_or_default()
+    }
+
+    /// True in the dropping state.
+    pub fn dropping(&self) -> bool {
+        self.dropping
+    }
+
+    /// `t + interval / sqrt(count)`: the control law.
+    fn control_law(&self, t: Instant, count: u32) -> Instant {
+        let interval = duration_nanos(self.params.interval) as f64;
+        t.add_nanos((interval / f64::from(count.max(1)).sqrt()) as u64)
+    }
+
+    /// RFC 8289's `dodequeue`: the head and whether it may be dropped.
+    fn do_dequeue(&mut self, q: &mut FlowQueue, now: Instant) -> (Option<Packet>, bool) {
+        let Some((stamp, pkt)) = q.pop() else {
+            self.first_above = None;
+            return (None, false);
+        };
+        let sojourn = now - stamp;
+        let mut ok_to_drop = false;
+        if sojourn < self.params.target || q.bytes() <= MAX_PACKET {
+            self.first_above = None;
+        } else {
+            match self.first_above {
+                None => self.first_above = Some(now + self.params.interval),
+                Some(t) => ok_to_drop = now >= t,
+            }
+        }
+        (Some(pkt), ok_to_drop)
+    }
+
+    fn drop_one(&mut self, pkt: &Packet, now: Instant, stats: &mut StageStats) {
+        stats.on_drop(pkt);
+        if let Some(log) = self.drop_log.as_mut() {
+            log.push(now);
+        }
+    }
+
+    /// RFC 8289's `dequeue`: the next packet of `q` to send at `now`, after the drops the
+    /// state machine makes (counted in `stats`).
+    pub fn dequeue(
+        &mut self,
+        q: &mut FlowQueue,
+        now: Instant,
+        stats: &mut StageStats,
+    ) -> Option<Packet> {
+        let (mut pkt, mut ok_to_drop) = self.do_dequeue(q, now);
+        if pkt.is_none() {
+            self.dropping = false;
+            return None;
+        }
+        if self.dropping {
+            if !ok_to_drop {
+                self.dropping = false;
+            }
+            while self.dropping && now >= self.drop_next {
+                if let Some(p) = pkt.as_ref() {
+                    self.drop_one(p, now, stats);
+                }
+                self.count = self.count.saturating_add(1);
+                (pkt, ok_to_drop) = self.do_dequeue(q, now);
+                if ok_to_drop {
+                    self.drop_next = self.control_law(self.drop_next, self.count);
+                } else {
+                    self.dropping = false;
+                }
+            }
+        } else if ok_to_drop {
+            if let Some(p) = pkt.as_ref() {
+                self.drop_one(p, now, stats);
+            }
+            (pkt, _) = self.do_dequeue(q, now);
+            self.dropping = true;
+            let delta = self.count.saturating_sub(self.last_count);
+            let recent = now - self.drop_next < self.params.interval * 16;
+            self.count = if delta > 1 && recent { delta } else { 1 };
+            self.drop_next = self.control_law(now, self.count);
+            self.last_count = self.count;
+        }
+        pkt
+    }
+}
+
+/// One CoDel queue with a tail-drop limit: `aqm = "codel"`.
+#[derive(Debug)]
+pub struct CodelQueue {
+    codel: Codel,
+    queue: FlowQueue,
+    limit: QueueLimit,
+}
+
+impl CodelQueue {
+    /// CoDel with `params` and `limit` (packets or bytes; a time limit resolved already).
+    pub fn new(params: CodelParams, limit: QueueLimit) -> Self {
+        CodelQueue {
+            codel: Codel::new(params),
+            queue: FlowQueue::default(),
+            limit,
+        }
+    }
+
+    /// The state machine (for tests and traces).
+    pub fn codel_mut(&mut self) -> &mut Codel {
+        &mut self.codel
+    }
+}
+
+impl Queue for CodelQueue {
+    fn name(&self) -> &'static str {
+        "codel"
+    }
+
+    fn enqueue(&mut self, pkt: Packet, now: Instant, stats: &mut StageStats) {
+        if self
+            .limit
+            .overflows(self.queue.len(), self.queue.bytes(), pkt.len())
+        {
+            stats.on_drop(&pkt);
+            return;
+        }
+        self.queue.push(pkt, now);
+    }
+
+    fn dequeue(&mut self, now: Instant, stats: &mut StageStats) -> Option<Packet> {
+        self.codel.dequeue(&mut self.queue, now, stats)
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
