@@ -113,6 +113,11 @@ impl Codel {
         self.drop_log.as_deref().unwrap_or_default()
     }
 
+    /// The drop count of the current (or last) dropping state.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
     /// True in the dropping state.
     pub fn dropping(&self) -> bool {
         self.dropping
@@ -241,5 +246,106 @@ impl Queue for CodelQueue {
 
     fn len(&self) -> usize {
         self.queue.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// A link sending one packet per millisecond from `q`, with `arrive(ms)` packets arriving
+    /// in each millisecond, for `ms` milliseconds; returns the packets sent.
+    fn run(q: &mut CodelQueue, from: u64, ms: u64, arrive: impl Fn(u64) -> u64) -> u64 {
+        let mut stats = StageStats::default();
+        let mut sent = 0;
+        for t in from..from + ms {
+            let now = Instant::from_nanos(t * MS);
+            for i in 0..arrive(t) {
+                q.enqueue(Packet::new(vec![0; 1500], t * 10 + i), now, &mut stats);
+            }
+            sent += u64::from(q.dequeue(now, &mut stats).is_some());
+        }
+        sent
+    }
+
+    fn queue() -> CodelQueue {
+        let mut q = CodelQueue::new(CodelParams::default(), QueueLimit::Packets(10_000));
+        q.codel_mut().record_drops();
+        q
+    }
+
+    fn ms(t: Instant) -> f64 {
+        t.as_nanos() as f64 / MS as f64
+    }
+
+    #[test]
+    fn standing_queue_drops_on_the_control_law() {
+        // 20 packets queued at once, then one more than the link sends every tenth ms: a
+        // standing queue of 20 ms and growing.
+        let mut q = queue();
+        run(&mut q, 0, 1000, |t| {
+            if t == 0 {
+                21
+            } else {
+                1 + u64::from(t % 10 == 0)
+            }
+        });
+        let drops = q.codel_mut().drops().to_vec();
+        let first = drops.first().map_or(0.0, |&t| ms(t));
+        // Above target from 5 ms on: the first drop one interval later.
+        assert!((104.0..=106.0).contains(&first), "first drop at {first} ms");
+        assert!(drops.len() >= 8, "{} drops", drops.len());
+        for (n, pair) in drops.windows(2).take(8).enumerate() {
+            let gap = ms(pair[1]) - ms(pair[0]);
+            let law = 100.0 / ((n + 1) as f64).sqrt();
+            assert!((gap - law).abs() <= 1.0, "gap {n}: {gap} ms, law {law} ms");
+        }
+    }
+
+    #[test]
+    fn falling_below_target_stops_dropping_and_reentry_keeps_count() {
+        let mut q = queue();
+        run(&mut q, 0, 600, |t| {
+            if t == 0 {
+                41
+            } else {
+                1 + u64::from(t % 5 == 0)
+            }
+        });
+        assert!(q.codel_mut().dropping());
+        let climbed = q.codel_mut().count();
+        assert!(climbed > 2, "count {climbed}");
+        // No arrivals: the queue drains below target and dropping stops.
+        run(&mut q, 600, 200, |_| 0);
+        let after_drain = q.codel_mut().drops().len();
+        assert!(!q.codel_mut().dropping());
+        assert_eq!(q.len(), 0);
+        run(&mut q, 800, 50, |_| 1);
+        assert_eq!(
+            q.codel_mut().drops().len(),
+            after_drain,
+            "dropped below target"
+        );
+        // A new standing queue soon after: dropping resumes with the count carried over.
+        run(&mut q, 850, 300, |t| {
+            if t == 850 {
+                41
+            } else {
+                1 + u64::from(t % 5 == 0)
+            }
+        });
+        assert!(q.codel_mut().drops().len() > after_drain);
+        assert!(q.codel_mut().count() > 1, "count restarted at 1");
+    }
+
+    #[test]
+    fn short_burst_is_not_dropped() {
+        // 60 ms of queue at once, then nothing: above target for 55 ms, under an interval.
+        let mut q = queue();
+        let sent = run(&mut q, 0, 200, |t| if t == 0 { 60 } else { 0 });
+        assert_eq!(sent, 60);
+        assert!(q.codel_mut().drops().is_empty());
     }
 }

@@ -216,3 +216,73 @@ fn flow_key(frame: &[u8]) -> Vec<u8> {
         _ => frame.get(..ETHERNET_HEADER).unwrap_or(frame).to_vec(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Ethernet + IPv4 + UDP frame of `len` bytes from source port `port`.
+    fn udp(port: u16, len: usize, seq: u64) -> Packet {
+        let mut f = vec![0u8; len.max(42)];
+        f[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+        f[34..36].copy_from_slice(&port.to_be_bytes());
+        f[36..38].copy_from_slice(&5201u16.to_be_bytes());
+        Packet::new(f, seq)
+    }
+
+    fn config(limit: QueueLimit, seed: u64) -> FqCodelConfig {
+        FqCodelConfig {
+            codel: CodelParams::default(),
+            flows: 1024,
+            quantum: 1514,
+            limit,
+            seed,
+        }
+    }
+
+    fn fq(limit: QueueLimit) -> FqCodel {
+        FqCodel::new(config(limit, 7))
+    }
+
+    #[test]
+    fn flows_hash_by_five_tuple_and_seed() {
+        let q = fq(QueueLimit::Packets(10));
+        let a = q.flow_of(&udp(1000, 100, 0).data);
+        assert_eq!(a, q.flow_of(&udp(1000, 1500, 1).data));
+        assert_ne!(a, q.flow_of(&udp(1001, 100, 2).data));
+        let other = FqCodel::new(config(QueueLimit::Packets(10), 8));
+        let moved = (1000..1010).any(|p| {
+            let d = udp(p, 100, 0).data;
+            q.flow_of(&d) != other.flow_of(&d)
+        });
+        assert!(moved, "the seed changes nothing");
+    }
+
+    #[test]
+    fn overflow_drops_the_fattest_flows_head() {
+        let mut q = fq(QueueLimit::Packets(10));
+        let mut stats = StageStats::default();
+        let now = Instant::ZERO;
+        for i in 0..8 {
+            q.enqueue(udp(1000, 1500, i), now, &mut stats);
+        }
+        for i in 8..10 {
+            q.enqueue(udp(2000, 100, i), now, &mut stats);
+        }
+        let (fat, thin) = (
+            q.flow_of(&udp(1000, 1, 0).data),
+            q.flow_of(&udp(2000, 1, 0).data),
+        );
+        // The thin flow's packet fits: the fat flow's head (seq 0) makes room.
+        q.enqueue(udp(2000, 100, 10), now, &mut stats);
+        assert_eq!(stats.dropped, 1);
+        assert_eq!(q.flow_bytes(fat), 7 * 1500);
+        assert_eq!(q.flow_bytes(thin), 3 * 100);
+        let first = q.dequeue(now, &mut stats).map(|p| p.meta.seq);
+        assert_eq!(first, Some(1), "the dropped packet was not the head");
+    }
+}

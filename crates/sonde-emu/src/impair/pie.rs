@@ -196,3 +196,52 @@ impl Queue for Pie {
         self.queue.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::ChainSeed;
+
+    const MS: u64 = 1_000_000;
+
+    fn pie() -> Pie {
+        let cfg = PieConfig::new(Duration::from_millis(15), QueueLimit::Packets(10_000));
+        Pie::new(cfg, ChainSeed::from_raw(3).rng(0))
+    }
+
+    /// One packet sent per ms, `arrive(t)` arriving in ms `t`; returns drops.
+    fn run(q: &mut Pie, from: u64, ms: u64, arrive: impl Fn(u64) -> u64) -> u64 {
+        let mut stats = StageStats::default();
+        for t in from..from + ms {
+            let now = Instant::from_nanos(t * MS);
+            for i in 0..arrive(t) {
+                q.enqueue(Packet::new(vec![0; 1500], t * 10 + i), now, &mut stats);
+            }
+            q.dequeue(now, &mut stats);
+        }
+        stats.dropped
+    }
+
+    #[test]
+    fn overload_raises_the_probability_from_zero() {
+        let mut q = pie();
+        assert_eq!(q.drop_probability(), 0.0);
+        // Twice the link's rate for two seconds.
+        let drops = run(&mut q, 0, 2000, |_| 2);
+        assert!(q.drop_probability() > 0.1, "p = {}", q.drop_probability());
+        assert!(drops > 0);
+        // Then idle: the probability decays.
+        let p = q.drop_probability();
+        run(&mut q, 2000, 3000, |_| 0);
+        assert!(q.drop_probability() < p / 2.0);
+    }
+
+    #[test]
+    fn burst_allowance_lets_an_initial_burst_through() {
+        // 100 ms at twice the rate: a 100 ms queue built within the 150 ms allowance.
+        let mut q = pie();
+        let drops = run(&mut q, 0, 100, |_| 2);
+        assert_eq!(drops, 0);
+        assert!(q.burst_allowance() < Duration::from_millis(150));
+    }
+}
