@@ -377,4 +377,31 @@ mod tests {
         bytes.queue_limit = Some(QueueLimit::Bytes(1));
         assert_eq!(backend(&bytes, NETEM), Some(Backend::Userspace));
     }
+
+    #[test]
+    fn an_aqm_or_a_time_limit_goes_where_it_can_run() {
+        // No qdisc here runs codel, fq_codel or pie: the engine does, whatever else is set.
+        for aqm in [
+            sonde_scenario::Aqm::Codel,
+            sonde_scenario::Aqm::FqCodel,
+            sonde_scenario::Aqm::Pie,
+        ] {
+            let imp = Impairments {
+                aqm: Some(aqm),
+                ..rate(None)
+            };
+            let chosen = choose(&imp, NETEM);
+            assert_eq!(chosen.map(|c| c.0), Some(Backend::Userspace));
+            assert!(chosen.is_some_and(|c| c.1.contains("none of those qdiscs")));
+            assert!(Impairment::present(&imp).contains(&Impairment::Aqm));
+        }
+        // A time limit is bytes at the rate: tbf holds it, netem (packets only) does not.
+        let time = rate(Some(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(backend(&time, HERE), Some(Backend::Kernel(Qdisc::Tbf)));
+        let delayed = Impairments {
+            delay: Some(Dur(Duration::from_millis(10))),
+            ..time
+        };
+        assert_eq!(backend(&delayed, NETEM), Some(Backend::Userspace));
+    }
 }
