@@ -236,3 +236,21 @@ fn queue_limit_in_time_bounds_the_sojourn() {
     assert!(max(&all) > 95.0, "the queue never filled: {} ms", max(&all));
     assert_eq!(c.stage_stats()[0].1.max_queued, 250_000 / 1500);
 }
+
+#[test]
+fn the_bufferbloat_scenario_runs_every_aqm_in_the_engine() {
+    use sonde_emu::backend::{plan, Backend, KernelCaps};
+    let text = sonde_scenario::builtin_text("bufferbloat").unwrap();
+    let s = sonde_scenario::Scenario::from_toml(text).unwrap();
+    let caps = KernelCaps {
+        has_netem: true,
+        has_tbf: true,
+        has_htb: true,
+    };
+    for name in ["codel", "fq_codel", "pie"] {
+        let p = plan(&s, name, caps).unwrap();
+        assert!(p.directions.iter().all(|d| d.backend == Backend::Userspace));
+        let chains = sonde_emu::build::build_settings(&s, name, s.seed).unwrap();
+        assert_eq!(chains.len(), 2, "{name}");
+    }
+}

@@ -504,7 +504,13 @@ impl Settings {
 }
 
 /// Names of the built-in scenarios.
-pub const BUILTIN_NAMES: [&str; 4] = ["quick", "lossy-link", "rates", "coded-vs-tcp"];
+pub const BUILTIN_NAMES: [&str; 5] = [
+    "quick",
+    "lossy-link",
+    "rates",
+    "coded-vs-tcp",
+    "bufferbloat",
+];
 
 /// The TOML text of a built-in scenario.
 pub fn builtin_text(name: &str) -> Option<&'static str> {
@@ -513,6 +519,7 @@ pub fn builtin_text(name: &str) -> Option<&'static str> {
         "lossy-link" => Some(include_str!("../scenarios/lossy-link.toml")),
         "rates" => Some(include_str!("../scenarios/rates.toml")),
         "coded-vs-tcp" => Some(include_str!("../scenarios/coded-vs-tcp.toml")),
+        "bufferbloat" => Some(include_str!("../scenarios/bufferbloat.toml")),
         _ => None,
     }
 }
