@@ -134,6 +134,15 @@ fn codel_holds_a_responsive_flow_near_target_and_bounds_an_unresponsive_one() {
     );
     assert!(c.stats().dropped > 0);
     assert!(mean(&late) < 15.0, "mean sojourn {} ms", mean(&late));
+    // The same sender fills a 100 ms FIFO instead.
+    let mut fifo = chain("rate = \"10mbit\"\nqueue_limit = \"100ms\"");
+    let fifo_late = sojourns(
+        &drive_aimd(&mut fifo, 1000, Vec::new(), Instant::from_secs(20)),
+        10_000,
+        |_| true,
+    );
+    eprintln!("fifo AIMD: mean {:.2} ms", mean(&fifo_late));
+    assert!(mean(&fifo_late) > 3.0 * mean(&late));
     // 1500-byte frames at 12 Mbit/s, never slowing: a FIFO of 1000 packets would hold 1.2 s.
     let mut c = chain("rate = \"10mbit\"\naqm = \"codel\"");
     let all = sojourns(&drive(&mut c, flow(1000, 1500, 30_000, MS, 0)), 0, |_| true);

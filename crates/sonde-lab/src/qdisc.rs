@@ -269,6 +269,19 @@ mod tests {
     }
 
     #[test]
+    fn a_time_limit_is_the_bytes_at_the_rate() {
+        // 100 ms at 20 Mbit/s: 250 000 bytes, in tbf's limit and in htb's bfifo.
+        let imp = Impairments {
+            rate: Some(Rate(20_000_000)),
+            queue_limit: Some(QueueLimit::Time(Duration::from_millis(100))),
+            ..Impairments::default()
+        };
+        assert!(line(&commands(Qdisc::Tbf, "s", &imp, 1500)[0]).ends_with("limit 250000"));
+        let htb = commands(Qdisc::Htb, "s", &imp, 1500);
+        assert!(line(&htb[2]).ends_with("bfifo limit 250000"));
+    }
+
+    #[test]
     fn htb_holds_a_packet_limit_in_its_fifo() {
         let imp = Impairments {
             rate: Some(Rate(10_000_000)),

@@ -293,6 +293,10 @@ mod tests {
             }
         });
         let drops = q.codel_mut().drops().to_vec();
+        eprintln!(
+            "codel drops at {:?} ms",
+            drops.iter().take(9).map(|&t| ms(t)).collect::<Vec<_>>()
+        );
         let first = drops.first().map_or(0.0, |&t| ms(t));
         // Above target from 5 ms on: the first drop one interval later.
         assert!((104.0..=106.0).contains(&first), "first drop at {first} ms");
@@ -316,6 +320,7 @@ mod tests {
         });
         assert!(q.codel_mut().dropping());
         let climbed = q.codel_mut().count();
+        eprintln!("codel count before draining {climbed}");
         assert!(climbed > 2, "count {climbed}");
         // No arrivals: the queue drains below target and dropping stops.
         run(&mut q, 600, 200, |_| 0);
@@ -337,7 +342,14 @@ mod tests {
             }
         });
         assert!(q.codel_mut().drops().len() > after_drain);
+        eprintln!("codel count after re-entry {}", q.codel_mut().count());
         assert!(q.codel_mut().count() > 1, "count restarted at 1");
+        // The second drop of the new state follows the first at the carried-over count's
+        // spacing, not a fresh interval.
+        let again = &q.codel_mut().drops()[after_drain..];
+        let gap = ms(again[1]) - ms(again[0]);
+        eprintln!("codel first gap after re-entry {gap} ms");
+        assert!(gap < 50.0, "gap {gap} ms");
     }
 
     #[test]

@@ -144,14 +144,14 @@ impl Pie {
     }
 
     /// RFC 8033's `drop_early`.
-    fn drop_early(&mut self, len: usize) -> bool {
+    fn drop_early(&mut self) -> bool {
         if !self.burst_allowance.is_zero() {
             return false;
         }
         if self.qdelay_old < self.config.target / 2 && self.drop_prob < 0.2 {
             return false;
         }
-        if self.queue.bytes() + len as u64 <= 2 * MAX_PACKET {
+        if self.queue.bytes() <= 2 * MAX_PACKET {
             return false;
         }
         // A draw in [0, 1) with 53 bits.
@@ -171,7 +171,7 @@ impl Queue for Pie {
             .config
             .limit
             .overflows(self.queue.len(), self.queue.bytes(), pkt.len());
-        if full || self.drop_early(pkt.len()) {
+        if full || self.drop_early() {
             stats.on_drop(&pkt);
             return;
         }
