@@ -50,14 +50,13 @@ impl Managed {
         }
     }
 
-    /// Hands the limiter the queue's next packet when it holds none.
+    /// Hands the limiter the queue's next packet when it holds none; counts what is held.
     fn refill(&mut self, now: Instant) {
-        if self.on_wire {
-            return;
-        }
-        if let Some(pkt) = self.queue.dequeue(now, &mut self.stats) {
-            self.limiter.push(pkt, now);
-            self.on_wire = true;
+        if !self.on_wire {
+            if let Some(pkt) = self.queue.dequeue(now, &mut self.stats) {
+                self.limiter.push(pkt, now);
+                self.on_wire = true;
+            }
         }
         self.stats
             .set_queued(self.queue.len() + usize::from(self.on_wire));
@@ -90,5 +89,35 @@ impl Stage for Managed {
 
     fn stats(&self) -> StageStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impair::{CodelParams, CodelQueue, QueueLimit, RateConfig};
+
+    #[test]
+    fn the_queue_feeds_the_limiter_one_packet_at_a_time() {
+        // 12 Mbit/s, 1500-byte packets: one per ms once the one-frame bucket is spent.
+        let mut cfg = RateConfig::new(12_000_000);
+        cfg.burst = 1500;
+        let limiter = RateLimiter::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+        let codel = CodelQueue::new(CodelParams::default(), QueueLimit::Packets(2));
+        let mut m = Managed::new(limiter, Box::new(codel));
+        for i in 0..4 {
+            m.push(Packet::new(vec![0; 1500], i), Instant::ZERO);
+        }
+        // One on the wire, two queued, the fourth over the limit.
+        assert_eq!(m.stats().dropped, 1);
+        assert_eq!(m.stats().max_queued, 3);
+        assert_eq!(m.poll(Instant::ZERO).map(|p| p.meta.seq), Some(0));
+        assert_eq!(m.poll(Instant::ZERO), None);
+        assert_eq!(m.next_wakeup(), Some(Instant::from_millis(1)));
+        assert_eq!(m.stats().queued, 2);
+        assert_eq!(m.poll(Instant::from_millis(1)).map(|p| p.meta.seq), Some(1));
+        assert_eq!(m.poll(Instant::from_millis(2)).map(|p| p.meta.seq), Some(2));
+        assert_eq!(m.next_wakeup(), None);
+        assert_eq!(m.name(), "codel");
     }
 }
