@@ -44,6 +44,16 @@
 //! queue_limit = "100pkt"
 //!
 //! [[settings]]
+//! name = "fq-codel"
+//! [[settings.link]]
+//! link = "wan"
+//! [settings.link.impair]
+//! rate = "20mbit"
+//! queue_limit = "100ms"          # a time: the bytes the rate drains in it (250 000 here)
+//! aqm = "fq_codel"               # or "codel", "pie"; without it a tail-drop FIFO
+//! aqm_target = "5ms"             # optional, as aqm_interval, flows, quantum: see `aqm`
+//!
+//! [[settings]]
 //! name = "usb-bridge"
 //! [[settings.link]]
 //! link = "wan"
