@@ -8,7 +8,8 @@
 //! A direction is given to **one** backend as a whole. Splitting it (say tbf for the rate,
 //! the engine for the loss) would change the order of the stages (see [`crate::build`]) and
 //! put part of the randomness outside the run seed. The userspace engine is also chosen where
-//! netem cannot do what the scenario asks: the device model (no qdisc has a frame ring with
+//! netem cannot do what the scenario asks: an AQM (`aqm = "codel"`, `"fq_codel"`, `"pie"`: the
+//! kernel here has none of those qdiscs), the device model (no qdisc has a frame ring with
 //! a packet-rate ceiling), a queue limit in bytes (netem's `limit` counts packets), reordering
 //! without delay (netem only reorders delayed packets), jitter with order kept and no rate
 //! (netem then reorders), and a half-duplex link (a qdisc shapes one interface's egress; the
@@ -65,6 +66,8 @@ pub enum Impairment {
     HalfDuplex,
     /// Queue limit.
     QueueLimit,
+    /// Active queue management (CoDel, FQ-CoDel, PIE) of the rate limiter's queue.
+    Aqm,
     /// Device model.
     Device,
     /// Delay.
@@ -95,6 +98,7 @@ impl Impairment {
                 imp.duplex == Some(sonde_scenario::Duplex::Half),
             ),
             (Impairment::QueueLimit, imp.queue_limit.is_some()),
+            (Impairment::Aqm, imp.aqm.is_some()),
             (Impairment::Device, imp.device.is_some()),
             (Impairment::Delay, imp.delay.is_some()),
             (Impairment::Jitter, imp.jitter.is_some()),
@@ -169,6 +173,27 @@ pub enum PlanError {
     UnknownSettings(String),
 }
 
+/// Why no qdisc can apply `imp` at all, whatever the kernel offers; `None` when some might.
+fn engine_only(imp: &Impairments, kinds: &[Impairment]) -> Option<&'static str> {
+    if imp.device.is_some() {
+        return Some("no qdisc models a frame ring with a packet-rate ceiling");
+    }
+    if imp.aqm.is_some() {
+        // The lab's kernel has no sch_codel, sch_fq_codel or sch_pie, as it has netem only
+        // where probed; the engine runs all three on its virtual clock.
+        return Some(
+            "an AQM (codel, fq_codel, pie): this kernel has none of those qdiscs, the engine runs it",
+        );
+    }
+    if kinds.contains(&Impairment::PerFamily) {
+        return Some("no qdisc here gives IPv4 and IPv6 frames chains of their own");
+    }
+    if kinds.contains(&Impairment::HalfDuplex) {
+        return Some("no qdisc shares one rate between a link's two directions");
+    }
+    None
+}
+
 /// Chooses the backend of one direction's impairments, with the reason; `None` when nothing
 /// is set.
 pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static str)> {
@@ -177,23 +202,8 @@ pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static 
     if kinds.is_empty() {
         return None;
     }
-    if imp.device.is_some() {
-        return Some((
-            Userspace,
-            "no qdisc models a frame ring with a packet-rate ceiling",
-        ));
-    }
-    if kinds.contains(&Impairment::PerFamily) {
-        return Some((
-            Userspace,
-            "no qdisc here gives IPv4 and IPv6 frames chains of their own",
-        ));
-    }
-    if kinds.contains(&Impairment::HalfDuplex) {
-        return Some((
-            Userspace,
-            "no qdisc shares one rate between a link's two directions",
-        ));
+    if let Some(reason) = engine_only(imp, &kinds) {
+        return Some((Userspace, reason));
     }
     let rate_only = kinds
         .iter()
@@ -213,7 +223,11 @@ pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static 
                 KernelCaps {
                     has_netem: true, ..
                 },
-            ) if !matches!(imp.queue_limit, Some(QueueLimit::Bytes(_))) => {
+            ) if !matches!(
+                imp.queue_limit,
+                Some(QueueLimit::Bytes(_) | QueueLimit::Time(_))
+            ) =>
+            {
                 (Kernel(Qdisc::Netem), "a plain rate limit: netem rate")
             }
             _ => (
@@ -225,8 +239,11 @@ pub fn choose(imp: &Impairments, caps: KernelCaps) -> Option<(Backend, &'static 
     if !caps.has_netem {
         return Some((Userspace, "the kernel has no netem"));
     }
-    if matches!(imp.queue_limit, Some(QueueLimit::Bytes(_))) {
-        return Some((Userspace, "netem's limit counts packets, not bytes"));
+    if matches!(
+        imp.queue_limit,
+        Some(QueueLimit::Bytes(_) | QueueLimit::Time(_))
+    ) {
+        return Some((Userspace, "netem's limit counts packets, not bytes or time"));
     }
     if imp.reorder.is_some() && imp.delay.is_none() {
         return Some((Userspace, "netem reorders only delayed packets"));
@@ -359,5 +376,32 @@ mod tests {
         let mut bytes = lossy.clone();
         bytes.queue_limit = Some(QueueLimit::Bytes(1));
         assert_eq!(backend(&bytes, NETEM), Some(Backend::Userspace));
+    }
+
+    #[test]
+    fn an_aqm_or_a_time_limit_goes_where_it_can_run() {
+        // No qdisc here runs codel, fq_codel or pie: the engine does, whatever else is set.
+        for aqm in [
+            sonde_scenario::Aqm::Codel,
+            sonde_scenario::Aqm::FqCodel,
+            sonde_scenario::Aqm::Pie,
+        ] {
+            let imp = Impairments {
+                aqm: Some(aqm),
+                ..rate(None)
+            };
+            let chosen = choose(&imp, NETEM);
+            assert_eq!(chosen.map(|c| c.0), Some(Backend::Userspace));
+            assert!(chosen.is_some_and(|c| c.1.contains("none of those qdiscs")));
+            assert!(Impairment::present(&imp).contains(&Impairment::Aqm));
+        }
+        // A time limit is bytes at the rate: tbf holds it, netem (packets only) does not.
+        let time = rate(Some(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(backend(&time, HERE), Some(Backend::Kernel(Qdisc::Tbf)));
+        let delayed = Impairments {
+            delay: Some(Dur(Duration::from_millis(10))),
+            ..time
+        };
+        assert_eq!(backend(&delayed, NETEM), Some(Backend::Userspace));
     }
 }

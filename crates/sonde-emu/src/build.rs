@@ -8,6 +8,10 @@
 //! queueing; here a packet lost on the line still used its share of the bottleneck, as it does
 //! on a real lossy link.
 //!
+//! With `aqm` set, the rate limiter's FIFO gives way to the AQM's queue ([`Managed`]): CoDel,
+//! FQ-CoDel or PIE with the scenario's target, interval, flows and quantum or the RFCs'
+//! defaults, and the queue limit (a time limit resolved to bytes at the link's rate).
+//!
 //! On a half-duplex link (`duplex = "half"`) the two directions' rate limiters draw on one
 //! budget ([`SharedRate`]): [`build_settings`] makes one per such link and hands each
 //! direction its side.
@@ -23,11 +27,12 @@
 use std::collections::HashMap;
 
 use crate::impair::{
-    Chain, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplex, Duplicate, FamilySplit,
-    GilbertElliott, RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, SharedRate,
+    Chain, CodelParams, CodelQueue, ConfigError, Corrupt, Delay, DelayConfig, Device, Duplex,
+    Duplicate, FamilySplit, FqCodel, FqCodelConfig, GilbertElliott, Managed, Pie, PieConfig, Queue,
+    RandomLoss, RateConfig, RateLimiter, Reorder, ReorderConfig, SharedRate,
 };
 use crate::seed::{ChainSeed, Direction};
-use sonde_scenario::{Family, Impairments, Scenario};
+use sonde_scenario::{aqm, Aqm, Family, Impairments, Scenario};
 
 /// The fixed seed slot of each kind of stage. Slots 0 and 1 belong to the rate limiter and the
 /// device model, which draw no random numbers today.
@@ -38,6 +43,8 @@ mod slot {
     pub const GEMODEL: usize = 5;
     pub const DUPLICATE: usize = 6;
     pub const CORRUPT: usize = 7;
+    /// The AQM's draws (PIE) or flow hash (FQ-CoDel).
+    pub const AQM: usize = 8;
 }
 
 /// Builds the chain of one link direction.
@@ -55,8 +62,34 @@ fn rate_config(imp: &Impairments) -> Option<RateConfig> {
     if let Some(b) = imp.burst {
         cfg.burst = u32::try_from(b.0).unwrap_or(u32::MAX);
     }
-    cfg.limit = imp.queue_limit.unwrap_or(cfg.limit);
+    cfg.limit = imp
+        .queue_limit
+        .map_or(cfg.limit, |l| l.at_rate(cfg.bits_per_sec));
     Some(cfg)
+}
+
+/// The managed queue `imp.aqm` names, with the limit of the rate limiter's queue.
+fn aqm_queue(imp: &Impairments, cfg: &RateConfig, seed: ChainSeed) -> Option<Box<dyn Queue>> {
+    let aqm = imp.aqm?;
+    let target = imp.aqm_target.map_or(aqm.default_target(), |d| d.0);
+    let codel = CodelParams {
+        target,
+        interval: imp.aqm_interval.map_or(aqm::DEFAULT_INTERVAL, |d| d.0),
+    };
+    Some(match aqm {
+        Aqm::Codel => Box::new(CodelQueue::new(codel, cfg.limit)),
+        Aqm::FqCodel => Box::new(FqCodel::new(FqCodelConfig {
+            codel,
+            flows: imp.flows.unwrap_or(aqm::DEFAULT_FLOWS),
+            quantum: imp.quantum.unwrap_or(aqm::DEFAULT_QUANTUM),
+            limit: cfg.limit,
+            seed: seed.stage(slot::AQM),
+        })),
+        Aqm::Pie => Box::new(Pie::new(
+            PieConfig::new(target, cfg.limit),
+            seed.rng(slot::AQM),
+        )),
+    })
 }
 
 /// [`build_chain`] whose rate limiter, when `shared` is given, draws on that half-duplex
@@ -72,7 +105,10 @@ fn build_chain_on(
             Some(s) => RateLimiter::sharing(cfg, s),
             None => RateLimiter::new(cfg)?,
         };
-        chain.push_stage(Box::new(limiter));
+        match aqm_queue(imp, &cfg, seed) {
+            Some(queue) => chain.push_stage(Box::new(Managed::new(limiter, queue))),
+            None => chain.push_stage(Box::new(limiter)),
+        }
     }
     if let Some(dev) = imp.device {
         chain.push_stage(Box::new(Device::new(dev)?));

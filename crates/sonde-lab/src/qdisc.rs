@@ -64,7 +64,7 @@ pub fn commands(qdisc: Qdisc, dev: &str, imp: &Impairments, mtu: u32) -> Vec<Vec
         |v: &mut Vec<String>, items: &[&str]| v.extend(items.iter().map(|s| (*s).to_owned()));
     match qdisc {
         Qdisc::Tbf => {
-            let limit = match imp.queue_limit {
+            let limit = match imp.queue_limit.map(|l| l.at_rate(rate.unwrap_or(0))) {
                 Some(QueueLimit::Bytes(b)) => b.max(frame),
                 _ => 1000 * frame,
             };
@@ -99,10 +99,10 @@ pub fn commands(qdisc: Qdisc, dev: &str, imp: &Impairments, mtu: u32) -> Vec<Vec
             if let Some(o) = overhead {
                 class.extend(["overhead".into(), o]);
             }
-            let (fifo, limit) = match imp.queue_limit {
+            let (fifo, limit) = match imp.queue_limit.map(|l| l.at_rate(rate.unwrap_or(0))) {
                 Some(QueueLimit::Bytes(b)) => ("bfifo", b),
                 Some(QueueLimit::Packets(p)) => ("pfifo", p),
-                None => ("pfifo", 1000),
+                Some(QueueLimit::Time(_)) | None => ("pfifo", 1000),
             };
             let mut child: Vec<String> = [
                 "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", fifo, "limit",
@@ -266,6 +266,19 @@ mod tests {
             ..imp
         };
         assert!(line(&commands(Qdisc::Tbf, "s", &tiny, 1500)[0]).contains("burst 1514 "));
+    }
+
+    #[test]
+    fn a_time_limit_is_the_bytes_at_the_rate() {
+        // 100 ms at 20 Mbit/s: 250 000 bytes, in tbf's limit and in htb's bfifo.
+        let imp = Impairments {
+            rate: Some(Rate(20_000_000)),
+            queue_limit: Some(QueueLimit::Time(Duration::from_millis(100))),
+            ..Impairments::default()
+        };
+        assert!(line(&commands(Qdisc::Tbf, "s", &imp, 1500)[0]).ends_with("limit 250000"));
+        let htb = commands(Qdisc::Htb, "s", &imp, 1500);
+        assert!(line(&htb[2]).ends_with("bfifo limit 250000"));
     }
 
     #[test]

@@ -44,6 +44,16 @@
 //! queue_limit = "100pkt"
 //!
 //! [[settings]]
+//! name = "fq-codel"
+//! [[settings.link]]
+//! link = "wan"
+//! [settings.link.impair]
+//! rate = "20mbit"
+//! queue_limit = "100ms"          # a time: the bytes the rate drains in it (250 000 here)
+//! aqm = "fq_codel"               # or "codel", "pie"; without it a tail-drop FIFO
+//! aqm_target = "5ms"             # optional, as aqm_interval, flows, quantum: see `aqm`
+//!
+//! [[settings]]
 //! name = "usb-bridge"
 //! [[settings.link]]
 //! link = "wan"
@@ -81,6 +91,7 @@
 //! Every table rejects unknown keys, so a misspelt impairment is an error, not a silent no-op.
 //! The impairment keys mirror `sonde-emu`'s stages; see [`Impairments`].
 
+pub mod aqm;
 mod direction;
 mod family;
 mod matrix;
@@ -90,6 +101,7 @@ mod stages;
 mod validate;
 mod values;
 
+pub use aqm::Aqm;
 pub use direction::Direction;
 pub use family::{Family, FamilyOverride};
 pub use stages::{DeviceConfig, Distribution, Duplex, GeParams};
@@ -232,9 +244,26 @@ pub struct Impairments {
     /// frame (1514 bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<Size>,
-    /// Rate limiter queue limit, `"100pkt"` or `"150kb"` (default 1000 packets).
+    /// Rate limiter queue limit, `"100pkt"`, `"150kb"` or `"100ms"` (the bytes that take that
+    /// long to leave at `rate`); default 1000 packets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_limit: Option<QueueLimit>,
+    /// Queue management of the rate limiter's queue (needs `rate`): `"codel"`, `"fq_codel"` or
+    /// `"pie"`; by default a tail-drop FIFO. See [`aqm`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<Aqm>,
+    /// The AQM's target queue delay (default 5 ms for CoDel and FQ-CoDel, 15 ms for PIE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm_target: Option<Dur>,
+    /// CoDel's and FQ-CoDel's interval (default 100 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm_interval: Option<Dur>,
+    /// FQ-CoDel's number of flow queues (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u32>,
+    /// FQ-CoDel's deficit round robin quantum in bytes (default 1514).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<u32>,
     /// Fixed delay, `"10ms"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Dur>,
@@ -485,7 +514,13 @@ impl Settings {
 }
 
 /// Names of the built-in scenarios.
-pub const BUILTIN_NAMES: [&str; 4] = ["quick", "lossy-link", "rates", "coded-vs-tcp"];
+pub const BUILTIN_NAMES: [&str; 5] = [
+    "quick",
+    "lossy-link",
+    "rates",
+    "coded-vs-tcp",
+    "bufferbloat",
+];
 
 /// The TOML text of a built-in scenario.
 pub fn builtin_text(name: &str) -> Option<&'static str> {
@@ -494,6 +529,7 @@ pub fn builtin_text(name: &str) -> Option<&'static str> {
         "lossy-link" => Some(include_str!("../scenarios/lossy-link.toml")),
         "rates" => Some(include_str!("../scenarios/rates.toml")),
         "coded-vs-tcp" => Some(include_str!("../scenarios/coded-vs-tcp.toml")),
+        "bufferbloat" => Some(include_str!("../scenarios/bufferbloat.toml")),
         _ => None,
     }
 }

@@ -543,11 +543,9 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
     if imp.burst.is_some_and(|b| b.0 == 0) {
         return Err(zero("burst"));
     }
-    if imp.queue_limit.is_some_and(|l| {
-        matches!(
-            l,
-            crate::QueueLimit::Packets(0) | crate::QueueLimit::Bytes(0)
-        )
+    if imp.queue_limit.is_some_and(|l| match l {
+        crate::QueueLimit::Packets(n) | crate::QueueLimit::Bytes(n) => n == 0,
+        crate::QueueLimit::Time(t) => t.is_zero(),
     }) {
         return Err(zero("queue_limit"));
     }
@@ -584,6 +582,7 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
             return Err(zero("reorder gap"));
         }
     }
+    crate::aqm::check_aqm(at, imp)?;
     if let Some(d) = imp.device {
         crate::shared::check_device(at, &d)?;
     }

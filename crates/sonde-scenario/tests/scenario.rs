@@ -359,6 +359,10 @@ fn the_documented_example_is_a_valid_scenario() {
         both.and_then(|i| i.duplex),
         Some(sonde_scenario::Duplex::Half)
     );
+    let fq = s
+        .setting("fq-codel")
+        .and_then(|f| f.impairments("wan", sonde_scenario::Direction::AToB));
+    assert_eq!(fq.and_then(|i| i.aqm), Some(sonde_scenario::Aqm::FqCodel));
 }
 
 /// `ipv4 = {...}` / `ipv6 = {...}` beside a direction's keys: the family's impairments are

@@ -124,7 +124,7 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct LabRunArgs {
-    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp, mesh) or a scenario or mesh TOML file
+    /// A built-in scenario name (quick, lossy-link, rates, coded-vs-tcp, bufferbloat, mesh) or a scenario or mesh TOML file
     #[arg(value_name = "NAME|FILE")]
     pub scenario: String,
     /// Directory for the results database, raw results, server logs and the report

@@ -1,6 +1,7 @@
 //! Link impairments as small composable stages, after smoltcp's `phy/fault_injector.rs`.
 //!
-//! Each impairment of a link direction is one [`Stage`]: a rate limiter with a tail-drop queue,
+//! Each impairment of a link direction is one [`Stage`]: a rate limiter with a tail-drop queue
+//! or an AQM (CoDel, FQ-CoDel, PIE: [`Managed`]),
 //! delay with jitter, random or Gilbert-Elliott loss, reordering, duplication, corruption, and
 //! a device model (a packets-per-second ceiling with a finite frame ring). A [`Chain`] feeds the
 //! output of each stage into the next, and is a stage itself.
@@ -15,22 +16,30 @@
 //! stage.
 
 mod chain;
+mod codel;
 mod delay;
 mod device;
 mod family;
+mod fq_codel;
 mod loss;
+mod managed;
 mod mangle;
 mod medium;
+mod pie;
 mod rate;
 mod reorder;
 
 pub use chain::Chain;
+pub use codel::{Codel, CodelParams, CodelQueue, FlowQueue};
 pub use delay::{sample, Delay, DelayConfig};
 pub use device::Device;
 pub use family::{classify, FamilySplit};
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use loss::{GilbertElliott, RandomLoss};
+pub use managed::{Managed, Queue};
 pub use mangle::{Corrupt, Duplicate};
 pub use medium::SharedRate;
+pub use pie::{Pie, PieConfig};
 pub use rate::{RateConfig, RateLimiter};
 pub use reorder::{Reorder, ReorderConfig};
 /// The settings of the device, delay and Gilbert-Elliott stages: values a scenario names, so

@@ -86,7 +86,9 @@ impl Quantity {
             (Notation::Scenario, Quantity::Size) => {
                 "a size such as \"1514b\", \"64kib\" or \"1mb\""
             }
-            (Notation::Scenario, Quantity::QueueLimit) => "a limit such as \"100pkt\" or \"150kb\"",
+            (Notation::Scenario, Quantity::QueueLimit) => {
+                "a limit such as \"100pkt\", \"150kb\" or \"100ms\""
+            }
         }
     }
 }
@@ -284,8 +286,8 @@ mod tests {
         assert_eq!(
             parse_queue_limit("1.5pkt").map_err(|e| e.to_string()),
             Err(
-                "invalid queue limit \"1.5pkt\": expected a limit such as \"100pkt\" or \
-                 \"150kb\""
+                "invalid queue limit \"1.5pkt\": expected a limit such as \"100pkt\", \
+                 \"150kb\" or \"100ms\""
                     .into()
             )
         );

@@ -179,9 +179,11 @@ pub fn parse_scenario_size(s: &str) -> Result<u64, UnitError> {
     )
 }
 
-/// A queue limit, in packets or in bytes, as tc's `limit` (pfifo counts packets, bfifo bytes).
+/// A queue limit, in packets or in bytes, as tc's `limit` (pfifo counts packets, bfifo bytes),
+/// or in time: the bytes the link drains in that long at its rate (tc-tbf's `latency`).
 ///
-/// In scenario files it is a string: `"100pkt"` or `"150kb"` (see [`parse_queue_limit`]).
+/// In scenario files it is a string: `"100pkt"`, `"150kb"` or `"100ms"` (see
+/// [`parse_queue_limit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum QueueLimit {
@@ -189,14 +191,33 @@ pub enum QueueLimit {
     Packets(u64),
     /// At most this many bytes queued.
     Bytes(u64),
+    /// At most the bytes that take this long to leave at the link's rate; a queue resolves it
+    /// to [`QueueLimit::Bytes`] with [`QueueLimit::at_rate`] once it knows the rate.
+    Time(Duration),
 }
 
 impl QueueLimit {
     /// True when a packet of `len` bytes does not fit behind `packets` packets of `bytes` bytes.
+    ///
+    /// A [`QueueLimit::Time`] not resolved with [`QueueLimit::at_rate`] limits nothing: only
+    /// a queue with a rate can say how many bytes a time holds.
     pub fn overflows(self, packets: usize, bytes: u64, len: usize) -> bool {
         match self {
             QueueLimit::Packets(max) => packets as u64 >= max,
             QueueLimit::Bytes(max) => bytes.saturating_add(len as u64) > max,
+            QueueLimit::Time(_) => false,
+        }
+    }
+
+    /// The limit a queue drained at `bits_per_sec` applies: a time becomes the bytes that
+    /// leave in that long (`100ms` at 20 Mbit/s: 250 000 bytes); packets and bytes stay.
+    pub fn at_rate(self, bits_per_sec: u64) -> QueueLimit {
+        match self {
+            QueueLimit::Time(t) => {
+                let bytes = t.as_nanos() * u128::from(bits_per_sec) / 8 / 1_000_000_000;
+                QueueLimit::Bytes(u64::try_from(bytes).unwrap_or(u64::MAX))
+            }
+            other => other,
         }
     }
 }
@@ -213,16 +234,26 @@ impl From<QueueLimit> for String {
         match l {
             QueueLimit::Packets(n) => format!("{n}pkt"),
             QueueLimit::Bytes(n) => format!("{n}b"),
+            QueueLimit::Time(t) => format_scenario_duration(t),
         }
     }
 }
 
-/// Parses a queue limit: packets (`"100pkt"`, `"100packets"`) or bytes (as
-/// [`parse_scenario_size`]).
+/// Parses a queue limit: packets (`"100pkt"`, `"100packets"`), bytes (as
+/// [`parse_scenario_size`]) or a time (as [`parse_scenario_duration`]).
 ///
 /// # Errors
 /// A [`UnitError`] naming the problem.
 pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, UnitError> {
+    match parse_count_or_size(s) {
+        Err(e) => parse_scenario_duration(s)
+            .map(QueueLimit::Time)
+            .map_err(|_| e),
+        ok => ok,
+    }
+}
+
+fn parse_count_or_size(s: &str) -> Result<QueueLimit, UnitError> {
     let mut units: Vec<(&str, u128)> = vec![("pkt", 1), ("packets", 1)];
     units.extend_from_slice(SIZE_UNITS);
     let v = to_u64(
@@ -388,6 +419,16 @@ mod tests {
         assert_eq!(parse_queue_limit("1.5kb"), Ok(QueueLimit::Bytes(1500)));
         assert!(parse_queue_limit("1.5pkt").is_err());
         assert!(parse_queue_limit("100").is_err());
+        let t = parse_queue_limit("100ms");
+        assert_eq!(t, Ok(QueueLimit::Time(Duration::from_millis(100))));
+        assert_eq!(
+            t.map(|l| l.at_rate(20_000_000)),
+            Ok(QueueLimit::Bytes(250_000))
+        );
+        assert_eq!(
+            String::from(QueueLimit::Time(Duration::from_millis(100))),
+            "100ms"
+        );
         assert_eq!(format_scenario_duration(Duration::from_millis(10)), "10ms");
     }
 

@@ -286,7 +286,7 @@ fn unknown_scenario_is_a_usage_error_and_list_show_work() {
     out.expect_code(2);
     assert!(out
         .stderr
-        .contains("built-ins: quick, lossy-link, rates, coded-vs-tcp"));
+        .contains("built-ins: quick, lossy-link, rates, coded-vs-tcp, bufferbloat"));
     let list = run(&["lab", "list"], Duration::from_secs(10));
     list.expect_code(0);
     for name in ["quick", "lossy-link", "rates"] {
