@@ -54,6 +54,7 @@ pub mod sweep;
 // The kinds, one crate each, under the module names they had here.
 pub use sonde_kind_capacity as capacity;
 pub use sonde_kind_coded as coded;
+pub use sonde_kind_iperf2 as iperf2;
 pub use sonde_kind_iperf3 as iperf3;
 pub use sonde_kind_latency as latency;
 pub use sonde_kind_profile as profile;
