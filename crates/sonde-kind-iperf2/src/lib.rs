@@ -11,3 +11,5 @@
 //!
 //! This kind stands on the runtime core alone; `sonde-runtime` starts its listener beside the
 //! server's main port and re-exports it as `sonde_runtime::iperf2`.
+
+pub mod server;
