@@ -189,3 +189,29 @@ pub fn newest() -> Option<Iperf3> {
 pub fn all() -> Vec<Iperf3> {
     debian().into_iter().chain(newest()).collect()
 }
+
+/// iperf 2 on `PATH` when it runs (`iperf -v` names version 2); else fails under
+/// `SONDE_REQUIRE_ALL=1` or says why the test skips.
+pub fn iperf2() -> Option<Iperf3> {
+    let out = Command::new("iperf").arg("-v").output();
+    let runs = out.is_ok_and(|o| {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        text.contains("iperf version 2")
+    });
+    if !runs {
+        assert!(
+            !require_all(),
+            "SONDE_REQUIRE_ALL=1 but iperf 2 (`iperf`) does not run"
+        );
+        eprintln!("skipping: iperf 2 (`iperf`) does not run: install the iperf package");
+        return None;
+    }
+    Some(Iperf3 {
+        label: "iperf 2",
+        path: PathBuf::from("iperf"),
+    })
+}
