@@ -29,7 +29,10 @@ pub fn serve_tcp(stream: TcpStream, peer: SocketAddr, hub: &Hub, ctx: &Serving<'
     let request = match header::read(&stream) {
         Ok(r) => r,
         Err(e) => {
-            ctx.log(&format!("iperf 2 connection from {peer} closed: {e}"));
+            ctx.log(&format!(
+                "iperf 2 connection from {} closed: {e}",
+                sonde_runtime_core::serving::served_test::canonical(peer)
+            ));
             return;
         }
     };
