@@ -298,15 +298,7 @@ impl Run<'_> {
         };
         self.cpu0 = cpu::ProcessSpan::start();
         let specs = streams.into_iter().map(|(s, _)| s).collect();
-        let engine = super::engine::start(
-            p.protocol,
-            specs,
-            wire,
-            budget,
-            p.interval_secs,
-            p.omit_secs,
-        )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let engine = super::engine::start(p, specs, wire, budget)?;
         let congestion = engine.congestion();
         self.engine = Some(engine);
         Ok(congestion)

@@ -410,15 +410,7 @@ impl Session<'_, '_> {
                 RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
             })?;
         }
-        let mut engine = super::engine::start(
-            p.protocol,
-            specs,
-            wire,
-            budget,
-            p.interval_secs,
-            p.omit_secs,
-        )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let mut engine = super::engine::start(p, specs, wire, budget)?;
         let congestion = engine.congestion();
         if let Err(e) = self.until_test_end(p, &mut engine) {
             self.finish_partial(p, &mut engine, (t0, cpu0), &e);
