@@ -26,6 +26,7 @@ use socket2::{Domain, Protocol as SockProto, Socket, Type};
 use sonde_platform::poll;
 use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
+use sonde_runtime_core::serving::admission::Serving;
 use source_limit::SourceLimiter;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -330,17 +331,20 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
     } = a;
     match preamble {
         Preamble::Foreign(bytes) => {
+            let source_refusal = |p| shared.test_rate_refusal(p);
             let ctx = crate::iperf3::server::ServerCtx {
-                cfg: &shared.cfg,
+                serving: Serving {
+                    cfg: &shared.cfg,
+                    active: &shared.active,
+                    served: &shared.served,
+                    shutdown: &shared.shutdown,
+                    interrupt: &shared.interrupt,
+                    sinks: &shared.sinks,
+                    log: &*shared.log,
+                    source_refusal: &source_refusal,
+                    sessions: &shared.sessions,
+                },
                 hub: &shared.iperf3,
-                active: &shared.active,
-                served: &shared.served,
-                shutdown: &shared.shutdown,
-                interrupt: &shared.interrupt,
-                sinks: &shared.sinks,
-                log: &*shared.log,
-                source_refusal: &|p| shared.test_rate_refusal(p),
-                sessions: &shared.sessions,
             };
             crate::iperf3::accept::handle_foreign(stream, peer, bytes, seq, &ctx);
         }
