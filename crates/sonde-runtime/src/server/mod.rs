@@ -172,8 +172,19 @@ impl Server {
     /// 0 lets the kernel pick one, see [`Server::iperf2_addr`]).
     ///
     /// # Errors
-    /// [`RunError::Listen`] when the port is taken.
+    /// [`RunError::Listen`] when the port is taken; [`RunError::Setup`] when the server
+    /// admits only authenticated clients, which iperf 2 clients cannot be (the port would let
+    /// anyone test through it).
     pub fn with_iperf2(mut self, port: u16) -> Result<Self, RunError> {
+        let auth = &self.shared.cfg.auth;
+        if auth.psk.is_some() || auth.rsa.is_some() {
+            return Err(RunError::Setup(
+                "--iperf2 cannot be used on a server that admits only authenticated clients \
+                 (--psk-file, --rsa-private-key-path): iperf 2 clients have no way to \
+                 authenticate, so its port would admit anyone; run a separate server for them"
+                    .into(),
+            ));
+        }
         let addr = SocketAddr::new(listen_addr(&self.shared.cfg).ip(), port);
         self.iperf2 = Some(iperf2::Iperf2Port::bind(addr, self.shared.cfg.ipv6_only)?);
         Ok(self)

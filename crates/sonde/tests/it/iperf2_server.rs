@@ -319,3 +319,31 @@ fn dual_and_tradeoff_iperf2_tests_are_served_back_to_the_client() {
         );
     }
 }
+
+/// A server that admits only clients holding its key does not open an iperf 2 port, which
+/// would admit anyone: it says so and exits 1.
+#[test]
+fn a_keyed_server_refuses_to_open_an_iperf2_port() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = common::TempDir::new("iperf2-keyed");
+    let key = dir.file("key");
+    common::random_key(&key);
+    let port = common::free_port().to_string();
+    let out = common::run(
+        &[
+            "server",
+            "-p",
+            &port,
+            "--iperf2",
+            "--psk-file",
+            key.to_str().unwrap(),
+        ],
+        Duration::from_secs(10),
+    );
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("--iperf2 cannot be used"),
+        "{}",
+        out.describe()
+    );
+}
