@@ -30,6 +30,7 @@ fn pending() -> MutexGuard<'static, BTreeMap<String, usize>> {
 }
 
 /// Helpers still running for `target`.
+#[cfg(test)]
 fn pending_for(target: &str) -> usize {
     pending().get(target).copied().unwrap_or(0)
 }

@@ -20,6 +20,10 @@ const HEADER: u64 = 60;
 /// The bytes of the acknowledgement the server writes after each stream's header.
 const ACK: u64 = 28;
 const DEADLINE: Duration = Duration::from_secs(30);
+/// TCP tests are paced (iperf 2's `-b`, which the server's senders follow too): this module
+/// runs beside others that check behaviour, and a loopback TCP test at full speed would take
+/// both cores from them.
+const PACE: &str = "200m";
 
 /// `sonde server -J --iperf2 PORT EXTRA...` and its iperf 2 port.
 fn serve(extra: &[&str]) -> (Server, u16) {
@@ -88,13 +92,13 @@ fn tcp_upload_agrees(host: &str, args: &[&str], streams: u64) {
 #[test]
 fn an_iperf2_tcp_client_is_served_and_the_bytes_agree() {
     let _turn = crate::turns::take(module_path!());
-    tcp_upload_agrees("127.0.0.1", &["-t", "1"], 1);
+    tcp_upload_agrees("127.0.0.1", &["-t", "1", "-b", PACE], 1);
 }
 
 #[test]
 fn four_iperf2_streams_are_one_test_of_four() {
     let _turn = crate::turns::take(module_path!());
-    tcp_upload_agrees("127.0.0.1", &["-t", "1", "-P", "4"], 4);
+    tcp_upload_agrees("127.0.0.1", &["-t", "1", "-P", "4", "-b", PACE], 4);
 }
 
 #[test]
@@ -119,7 +123,12 @@ fn reverse_and_full_duplex_iperf2_tests_agree_to_the_byte() {
         ("--full-duplex", "sum_sent_bidir_reverse"),
     ] {
         let (mut server, port) = serve(&[]);
-        let out = iperf_c(&iperf2, "127.0.0.1", port, &[flag, "-t", "1", "-y", "C"]);
+        let out = iperf_c(
+            &iperf2,
+            "127.0.0.1",
+            port,
+            &[flag, "-t", "1", "-b", PACE, "-y", "C"],
+        );
         out.expect_code(0);
         let (read, wrote) = csv_by_direction(&out, port);
         let doc = one_document(&mut server);
@@ -250,10 +259,11 @@ fn iperf2_bounceback_requests_are_each_answered() {
     let count: u64 = out
         .stdout
         .lines()
+        .rev()
         .filter(|l| l.contains(" ms ") && l.contains("sec"))
         .filter_map(|l| l.split_whitespace().find_map(|w| w.split_once("=")))
         .filter_map(|(n, _)| n.parse().ok())
-        .last()
+        .next()
         .unwrap_or_else(|| panic!("no bounceback count\n{}", out.describe()));
     assert!(count > 0, "{}", out.describe());
     let doc = one_document(&mut server);
@@ -286,7 +296,7 @@ fn dual_and_tradeoff_iperf2_tests_are_served_back_to_the_client() {
             &iperf2,
             "127.0.0.1",
             port,
-            &[flag, "-L", &l, "-t", "1", "-y", "C"],
+            &[flag, "-L", &l, "-t", "1", "-b", PACE, "-y", "C"],
         );
         out.expect_code(0);
         let docs = server.wait_documents(2, Duration::from_secs(10));
@@ -344,6 +354,134 @@ fn a_keyed_server_refuses_to_open_an_iperf2_port() {
     assert!(
         out.stderr.contains("--iperf2 cannot be used"),
         "{}",
+        out.describe()
+    );
+}
+
+/// A UDP relay on loopback to `server` that drops each of the client's data datagrams with
+/// probability 1/`one_in` (seeded, so the run repeats) and passes everything else both ways:
+/// its drops are the ground truth of the loss the server must report.
+struct LossyRelay {
+    port: u16,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl LossyRelay {
+    fn start(server: u16, one_in: u64) -> LossyRelay {
+        use std::net::UdpSocket;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(("127.0.0.1", server)).unwrap();
+        for s in [&front, &back] {
+            // Room for a scheduling pause of a loaded host, so the relay itself loses nothing.
+            socket2::SockRef::from(s)
+                .set_recv_buffer_size(8 << 20)
+                .unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        }
+        let port = front.local_addr().unwrap().port();
+        let (dropped, stop) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let client = Arc::new(std::sync::Mutex::new(None));
+        let (f2, b2, c2, s2) = (
+            front.try_clone().unwrap(),
+            back.try_clone().unwrap(),
+            client.clone(),
+            stop.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while !s2.load(Ordering::Relaxed) {
+                if let Ok(n) = b2.recv(&mut buf) {
+                    if let Some(to) = *c2.lock().unwrap() {
+                        let _ = f2.send_to(&buf[..n], to);
+                    }
+                }
+            }
+        });
+        let (d2, s3) = (dropped.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            while !s3.load(Ordering::Relaxed) {
+                let Ok((n, from)) = front.recv_from(&mut buf) else {
+                    continue;
+                };
+                *client.lock().unwrap() = Some(from);
+                let seq = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // The first datagram carries the test; finals end it: never dropped.
+                if seq > 1 && x.is_multiple_of(one_in) {
+                    d2.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                let _ = back.send(&buf[..n]);
+            }
+        });
+        LossyRelay {
+            port,
+            dropped,
+            stop,
+        }
+    }
+}
+
+impl Drop for LossyRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Over 10^5 datagrams through a link that drops 1 % of them, the loss the server reports
+/// (and `iperf -c` prints) is the link's, within 0.3 percentage points, and never less than
+/// what the link itself dropped.
+#[test]
+fn iperf2_udp_loss_through_a_one_percent_link_is_what_the_link_dropped() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf2) = peers::iperf2() else {
+        return;
+    };
+    let (mut server, port) = serve(&[]);
+    let relay = LossyRelay::start(port, 100);
+    // 64-byte datagrams at 20 000 a second for 5 s.
+    let out = iperf_c(
+        &iperf2,
+        "127.0.0.1",
+        relay.port,
+        &["-u", "-l", "64", "-b", "10240k", "-t", "5"],
+    );
+    out.expect_code(0);
+    let (lost, total) = server_report(&out);
+    let doc = one_document(&mut server);
+    let dropped = relay.dropped.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        (
+            uint(&doc, "end.sum.lost_packets"),
+            uint(&doc, "end.sum.packets")
+        ),
+        (lost, total),
+        "{doc}"
+    );
+    assert!(total >= 90_000, "{total} datagrams\n{}", out.describe());
+    assert!(
+        lost >= dropped,
+        "server lost {lost}, the link dropped {dropped}"
+    );
+    let (pct, link_pct) = (
+        100.0 * lost as f64 / total as f64,
+        100.0 * dropped as f64 / total as f64,
+    );
+    eprintln!("{total} datagrams: the link dropped {dropped} ({link_pct:.3} %), the server reported {lost} ({pct:.3} %)");
+    assert!(
+        (pct - 1.0).abs() <= 0.3,
+        "{pct:.3} % lost of {total}\n{}",
         out.describe()
     );
 }
