@@ -99,6 +99,7 @@ pub mod seed;
 mod shared;
 mod stages;
 mod validate;
+mod validation_error;
 mod values;
 
 pub use aqm::Aqm;

@@ -134,31 +134,10 @@ fn serve(
         .filter_map(|(s, _)| s.try_clone().ok())
         .collect();
     let open = local_streams(streams, p)?;
-    let (connected, figures) = connected_streams(p, &open);
-    let local: Vec<LocalStream> = open.into_iter().map(|(s, _, _)| s).collect();
     let interval = ctx.cfg.interval_secs.unwrap_or(1.0);
-    let local_addr = closers
-        .first()
-        .and_then(|s| s.local_addr().ok())
-        .map(canonical)
-        .unwrap_or_default();
-    let start = start_event(
-        p,
-        StartContext {
-            role: Role::Server,
-            local: local_addr.clone(),
-            remote: canonical(peer),
-            server_port: closers
-                .first()
-                .and_then(|s| s.local_addr().ok())
-                .map_or(0, |a| a.port()),
-            cookie: String::new(),
-            interval_secs: interval,
-            connected,
-            sockets: figures,
-        },
-    );
-    events.start(start, p, Role::Server);
+    let here = closers.first().and_then(|s| s.local_addr().ok());
+    emit_start(&open, here, peer, p, interval, events);
+    let local: Vec<LocalStream> = open.into_iter().map(|(s, _, _)| s).collect();
     let budget = (p.direction != Direction::Upload)
         .then(|| Budget::new(p.bytes, 0))
         .flatten();
@@ -205,6 +184,32 @@ fn serve(
         let _ = s.shutdown(Shutdown::Both);
     }
     outcome
+}
+
+/// The test's Start: its streams, as the server sees them from `here`.
+fn emit_start(
+    open: &[OpenStream],
+    here: Option<SocketAddr>,
+    peer: SocketAddr,
+    p: &TestParams,
+    interval_secs: f64,
+    events: &mut TestEvents<'_>,
+) {
+    let (connected, sockets) = connected_streams(p, open);
+    let start = start_event(
+        p,
+        StartContext {
+            role: Role::Server,
+            local: here.map(canonical).unwrap_or_default(),
+            remote: canonical(peer),
+            server_port: here.map_or(0, |a| a.port()),
+            cookie: String::new(),
+            interval_secs,
+            connected,
+            sockets,
+        },
+    );
+    events.start(start, p, Role::Server);
 }
 
 /// Reads what is left unread on a connection this end only sent on (the client's
