@@ -8,7 +8,7 @@ use sonde_runtime_core::engine::{DataSocket, Engine, LocalStream};
 use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Protocol, Role, StreamRole, TestSummary};
-use sonde_stats::sink::{deliver, Sink};
+use sonde_stats::sink::Sink;
 use std::sync::atomic::Ordering;
 
 /// One stream to run on this host (sonde id, 1-based).
@@ -56,10 +56,7 @@ pub(crate) fn local_views(
     stop_at: f64,
     emit: &mut dyn Sink<Event>,
 ) -> Vec<PeerStream> {
-    if let Some(r) = engine.meter.finish(stop_at) {
-        deliver(emit, &Event::Interval(r));
-    }
-    engine.meter.peer_streams(stop_at, &|_| None, None)
+    engine.final_views(stop_at, emit)
 }
 
 /// A partial summary after a failure: this end's figures only. `cpu` turns the workers' CPU
