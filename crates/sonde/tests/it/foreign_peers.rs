@@ -9,10 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{self, listeners, require_all, run, Output, Proc, Server};
-use crate::peers::{self, Iperf3};
-use std::path::PathBuf;
-use std::process::Command;
+use crate::common::{listeners, run, Output, Server};
+use crate::peers::{self, iperf2::iperf2};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -47,32 +45,6 @@ fn names_the_peer(out: &Output, said: &str) {
     );
 }
 
-/// iperf 2 on `PATH` when it runs (`iperf -v` names version 2); else fails under
-/// `SONDE_REQUIRE_ALL=1` or says why the test skips.
-fn iperf2() -> Option<Iperf3> {
-    let out = Command::new("iperf").arg("-v").output();
-    let runs = out.is_ok_and(|o| {
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        text.contains("iperf version 2")
-    });
-    if !runs {
-        assert!(
-            !require_all(),
-            "SONDE_REQUIRE_ALL=1 but iperf 2 (`iperf`) does not run"
-        );
-        eprintln!("skipping: iperf 2 (`iperf`) does not run: install the iperf package");
-        return None;
-    }
-    Some(Iperf3 {
-        label: "iperf 2",
-        path: PathBuf::from("iperf"),
-    })
-}
-
 #[test]
 fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
     let _turn = crate::turns::take(module_path!());
@@ -93,22 +65,13 @@ fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
     }
 }
 
-/// `iperf -s -p PORT` on a free port, listening (killed when the `Proc` drops).
-fn serve_iperf2(iperf2: &Iperf3) -> (u16, Proc) {
-    let port = common::free_port();
-    let path = iperf2.path.to_string_lossy();
-    let mut proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
-    proc.wait_says("Server listening", Duration::from_secs(5));
-    (port, proc)
-}
-
 #[test]
 fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     let _turn = crate::turns::take(module_path!());
     let Some(iperf2) = iperf2() else {
         return;
     };
-    let (port, _server) = serve_iperf2(&iperf2);
+    let (port, _server) = peers::iperf2::serve(&iperf2, &[]);
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, "closed the connection without a word");

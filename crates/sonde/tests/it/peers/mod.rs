@@ -5,8 +5,11 @@
 //! newest one, vendored in `third_party/iperf3` and built by `.ci/run` into
 //! `target/iperf3-new/iperf3` (`SONDE_IPERF3_NEW` names another binary). A missing binary
 //! makes a test say why it skips that partner; under `SONDE_REQUIRE_ALL=1` (CI) it fails.
+//! iperf 2, its binary and its server, is in [`iperf2`].
 
 #![allow(dead_code)]
+
+pub mod iperf2;
 
 use crate::common::{require_all, Output};
 use std::io::Read;
