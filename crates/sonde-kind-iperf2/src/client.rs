@@ -17,7 +17,7 @@ use crate::client_header::{self, Request};
 use sonde_platform::cpu;
 use sonde_platform::resolve::resolve;
 use sonde_proto::datagram_format::DatagramFormat;
-use sonde_proto::message::{PeerStream, Results};
+use sonde_proto::message::{PeerStream, Results, TestParams};
 use sonde_runtime_core::connect::{open_data_stream, open_streams, running, OpenedStream};
 use sonde_runtime_core::connect::{ClientConfig, ClientOutcome};
 use sonde_runtime_core::engine::{DataSocket, Engine, LocalStream};
@@ -78,12 +78,14 @@ enum Tail {
 }
 
 impl Tail {
-    fn of(opened: &[OpenedStream], len: usize) -> Result<Tail, RunError> {
+    /// The tail of `opened`'s sending streams; TCP's close is awaited only with `wait_close`.
+    fn of(opened: &[OpenedStream], len: usize, wait_close: bool) -> Result<Tail, RunError> {
         let clone_err = |id| move |source| RunError::Stream { id, source };
         let mut tcp = Vec::new();
         let mut udp = Vec::new();
         for o in opened.iter().filter(|o| o.role == StreamRole::Sender) {
             match &o.socket {
+                DataSocket::Tcp(_) if !wait_close => {}
                 DataSocket::Tcp(t) => tcp.push((o.id, t.try_clone().map_err(clone_err(o.id))?)),
                 DataSocket::Udp(u) => udp.push(FinStream {
                     id: o.id,
@@ -128,7 +130,9 @@ impl Run<'_> {
         } else {
             Vec::new()
         };
-        let tail = Tail::of(&opened, p.length.as_len())?;
+        // --full-duplex: each connection's receiver reads it to the server's close.
+        let wait_close = p.direction != Direction::Bidir;
+        let tail = Tail::of(&opened, p.length.as_len(), wait_close)?;
         crate::client_steps::announce(cfg, &opened, server, &mut *self.emit);
         self.start_engine(opened, prefix.clone())?;
         self.until_end()?;
@@ -171,14 +175,28 @@ impl Run<'_> {
         header: &[u8],
     ) -> Result<(Vec<OpenedStream>, SocketAddr), RunError> {
         let (cfg, interrupt) = (self.cfg, self.interrupt);
+        let duplex = cfg.params.direction == Direction::Bidir;
+        // --full-duplex: one connection per stream pair, opened as the sending half.
+        let connections = TestParams {
+            direction: if duplex {
+                Direction::Upload
+            } else {
+                cfg.params.direction
+            },
+            ..cfg.params.clone()
+        };
         let mut last = None;
         for &server in addrs {
-            let opened = open_streams(&cfg.params, interrupt, |id| {
+            let opened = open_streams(&connections, interrupt, |id| {
                 open_data_stream(cfg, server, id, header, |_| Ok(()))
             });
             match opened {
                 Ok(o) => {
-                    self.read_acks(&o, server)?;
+                    self.read_acks(&o, server, duplex)?;
+                    let o = match duplex {
+                        true => crate::client_steps::duplex(o, cfg.params.parallel)?,
+                        false => o,
+                    };
                     return Ok((o, server));
                 }
                 Err(e @ RunError::Connect { .. }) => last = Some(e),
@@ -188,14 +206,20 @@ impl Run<'_> {
         Err(last.unwrap_or(RunError::Setup("no address to connect to".into())))
     }
 
-    /// Reads each TCP stream's acknowledgement; a note for the streams that got none.
-    fn read_acks(&mut self, opened: &[OpenedStream], server: SocketAddr) -> Result<(), RunError> {
+    /// Reads each TCP stream's acknowledgement; a note for the streams that got none (unless
+    /// the server's data may come instead: `-R`, and `--full-duplex` when `duplex`).
+    fn read_acks(
+        &mut self,
+        opened: &[OpenedStream],
+        server: SocketAddr,
+        duplex: bool,
+    ) -> Result<(), RunError> {
         let deadline = Instant::now() + ACK_WAIT;
         let mut missing = Vec::new();
         for o in opened {
             if let DataSocket::Tcp(t) = &o.socket {
                 let wait = deadline.saturating_duration_since(Instant::now());
-                let receives = o.role == StreamRole::Receiver;
+                let receives = duplex || o.role == StreamRole::Receiver;
                 if read_ack(t, o.id, wait, receives)?.is_none() && !receives {
                     missing.push(o.id.to_string());
                 }

@@ -4,7 +4,8 @@
 //!
 //! iperf 2 has no control connection, so this header is all the server learns of the test:
 //! the streams, what ends them (minus the duration in 10 ms units, or bytes), the buffer
-//! length when `-l` was given, the rate and TOS, and the extended flags (`-R`).
+//! length when `-l` was given, the rate and TOS, and the extended flags (`-R`,
+//! `--full-duplex`, which sonde's parameters carry as a bidirectional test).
 
 use sonde_proto::iperf2::ack::VERSION_2_1_8;
 use sonde_proto::iperf2::client_hdr::{
@@ -39,8 +40,13 @@ pub fn header(p: &TestParams, req: Request) -> ClientHeader {
         f |= flags::SEQNO64B;
     }
     let mut upper = 0;
-    if p.direction == Direction::Reverse {
-        upper |= ext_flags::REVERSE;
+    match p.direction {
+        Direction::Reverse => upper |= ext_flags::REVERSE,
+        // --full-duplex: both ways on each connection (iperf 2 has no --bidir).
+        Direction::Bidir => upper |= ext_flags::FULLDUPLEX,
+        Direction::Upload => {}
+    }
+    if upper != 0 {
         f |= flags::VERSION2;
     }
     let rate = if p.rate.is_unlimited() {
@@ -138,6 +144,14 @@ mod tests {
             ..tcp(1.0)
         };
         assert_eq!(bytes(&header(&reverse, PORT)), hex(captures::TCP_REVERSE));
+        let duplex = TestParams {
+            direction: Direction::Bidir,
+            ..tcp(1.0)
+        };
+        assert_eq!(
+            bytes(&header(&duplex, PORT)),
+            hex(captures::TCP_FULL_DUPLEX)
+        );
         let counted = TestParams {
             parallel: 2,
             duration_secs: 0.0,

@@ -1,9 +1,12 @@
 //! The steps of `sonde client --iperf2` around the engine that are not iperf 2's wire: the
-//! start event, the wait for a TCP server's close, and the partial summary after a failure.
+//! start event, `--full-duplex`'s second stream on each connection, the wait for a TCP
+//! server's close, and the partial summary after a failure.
 
 use sonde_proto::message::TestParams;
 use sonde_runtime_core::connect::{ClientConfig, OpenedStream};
-use sonde_runtime_core::engine::Engine;
+use sonde_runtime_core::engine::{DataSocket, Engine};
+use sonde_runtime_core::error::RunError;
+use sonde_stats::model::StreamRole;
 use sonde_stats::model::{ConnectedStream, Event, Role, TestSummary};
 use sonde_stats::sink::{deliver, Sink};
 use std::io::{ErrorKind, Read};
@@ -47,6 +50,31 @@ pub fn announce(
     );
     start.link = Some(sonde_runtime_core::start::link_pair(&local, &server, None));
     deliver(emit, &Event::Start(Box::new(start)));
+}
+
+/// `--full-duplex`: beside each sending stream `i` of `opened` (1..=`parallel`), stream
+/// `parallel + i` receives on the same connection, as a bidirectional test numbers them.
+///
+/// # Errors
+/// [`RunError::Stream`] when a socket cannot be duplicated.
+pub fn duplex(mut opened: Vec<OpenedStream>, parallel: u32) -> Result<Vec<OpenedStream>, RunError> {
+    let mut twins = Vec::with_capacity(opened.len());
+    for o in &opened {
+        if let DataSocket::Tcp(t) = &o.socket {
+            let id = o.id + parallel;
+            let socket = t
+                .try_clone()
+                .map_err(|source| RunError::Stream { id, source })?;
+            twins.push(OpenedStream {
+                id,
+                role: StreamRole::Receiver,
+                socket: DataSocket::Tcp(socket),
+                local: o.local,
+            });
+        }
+    }
+    opened.extend(twins);
+    Ok(opened)
 }
 
 /// Waits (at most `wait` in all) until `iperf -s` has closed each TCP stream after the

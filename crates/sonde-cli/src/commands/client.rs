@@ -163,7 +163,7 @@ fn test_params(a: &ClientArgs, end: &EndCondition, length: Size, burst: u32) -> 
     } else {
         Protocol::Tcp
     };
-    let direction = if a.bidir {
+    let direction = if a.bidir || a.full_duplex {
         Direction::Bidir
     } else if a.reverse {
         Direction::Reverse

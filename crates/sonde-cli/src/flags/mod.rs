@@ -391,6 +391,10 @@ pub struct ClientArgs {
     /// shows the server's report beside this end's figures; TCP has only this end's
     #[arg(long, conflicts_with_all = ["psk_file", "iperf3"])]
     pub iperf2: bool,
+    /// With --iperf2: both directions at once on each connection (iperf 2's --full-duplex;
+    /// TCP)
+    #[arg(long, requires = "iperf2", conflicts_with_all = ["reverse", "bidir", "udp"])]
+    pub full_duplex: bool,
     /// Show the server's view of the test after this end's: its intervals and summary (in -J
     /// as "server_output_json"); with --iperf3 what the iperf3 server printed
     #[arg(long)]

@@ -3,7 +3,8 @@
 //!
 //! iperf -s prints each stream's figures as CSV (`-y C`); sonde's `-J` holds its own. TCP:
 //! iperf -s counts the 60-byte client header as data, so its bytes are sonde's plus 60 (within
-//! one write, to allow for a write the kernel split). UDP: the server's report, which sonde
+//! one write, to allow for a write the kernel split); what it sends (`-R`, `--full-duplex`)
+//! is what sonde received. UDP: the server's report, which sonde
 //! shows as the receiver's view, must hold exactly what iperf -s printed, and its datagram
 //! count is sonde's plus the final datagram iperf -s counts as one more (as it does for iperf
 //! 2's own client). Only counts are compared, never rates, so a loaded host cannot fail them.
@@ -40,26 +41,27 @@ fn parse_row(line: &str) -> Option<Row> {
     })
 }
 
-/// The rows iperf -s printed for `ports`, waiting (bounded) until each has one.
-fn rows_for(server: &Proc, ports: &[u16]) -> Vec<Row> {
+/// The rows iperf -s printed for `streams` (sonde's local port, and whether sonde sends
+/// there), waiting (bounded) until each has one.
+fn rows_for(server: &Proc, streams: &[(u16, bool)]) -> Vec<Row> {
     let t0 = Instant::now();
     loop {
         let out = server.stdout_so_far();
         let rows: Vec<Row> = out.lines().filter_map(parse_row).collect();
-        let found: Vec<Row> = ports
+        let found: Vec<Row> = streams
             .iter()
-            .filter_map(|p| {
+            .filter_map(|&(port, sends)| {
                 rows.iter()
-                    .find(|r| r.ports.0 == *p || r.ports.1 == *p)
+                    .find(|r| port == if sends { r.ports.0 } else { r.ports.1 })
                     .cloned()
             })
             .collect();
-        if found.len() == ports.len() {
+        if found.len() == streams.len() {
             return found;
         }
         assert!(
             t0.elapsed() < Duration::from_secs(5),
-            "iperf -s printed no row for ports {ports:?}:\n{out}\n{}",
+            "iperf -s printed no row for {streams:?}:\n{out}\n{}",
             server.stderr_so_far()
         );
         std::thread::sleep(Duration::from_millis(20));
@@ -77,23 +79,27 @@ fn sonde(host: &str, port: u16, args: &[&str]) -> (Output, Value) {
     (out, doc)
 }
 
-/// The local port of each of sonde's streams, in stream order.
-fn stream_ports(doc: &Value) -> Vec<u16> {
+/// Each of sonde's streams: its local port and whether sonde sends on it, in stream order.
+fn streams_of(doc: &Value) -> Vec<(u16, bool)> {
     arr(doc, "start.connected")
         .iter()
-        .map(|c| c["local_port"].as_u64().unwrap_or(0) as u16)
+        .enumerate()
+        .map(|(i, c)| {
+            let port = c["local_port"].as_u64().unwrap_or(0) as u16;
+            // TCP streams hold a "sender" or "receiver" view, UDP ones "udp" saying which.
+            let s = &doc["end"]["streams"][i];
+            (
+                port,
+                s.get("sender").is_some() || s["udp"]["sender"] == true,
+            )
+        })
         .collect()
 }
 
-/// A TCP test: every stream's bytes at iperf -s are sonde's plus the header, within a write
-/// (with `-R`, what iperf -s sent is what sonde received). Returns sonde's byte counts.
+/// A TCP test: every stream sonde sends on has iperf -s count its bytes plus the header,
+/// and every stream it receives on what iperf -s sent, within a write. Returns sonde's
+/// byte counts in stream order.
 fn tcp_case(host: &str, server_extra: &[&str], args: &[&str], len: u64) -> Vec<u64> {
-    let reverse = args.contains(&"-R");
-    let (role, header) = if reverse {
-        ("receiver", 0)
-    } else {
-        ("sender", TCP_HEADER)
-    };
     let Some(ip) = iperf2() else {
         return Vec::new();
     };
@@ -101,10 +107,15 @@ fn tcp_case(host: &str, server_extra: &[&str], args: &[&str], len: u64) -> Vec<u
     extra.extend_from_slice(server_extra);
     let (port, server) = serve(&ip, &extra);
     let (out, doc) = sonde(host, port, args);
-    let ports = stream_ports(&doc);
-    let rows = rows_for(&server, &ports);
-    let mut sent = Vec::new();
-    for (i, row) in rows.iter().enumerate() {
+    let streams = streams_of(&doc);
+    let rows = rows_for(&server, &streams);
+    let mut counts = Vec::new();
+    for (i, (row, &(_, sends))) in rows.iter().zip(&streams).enumerate() {
+        let (role, header) = if sends {
+            ("sender", TCP_HEADER)
+        } else {
+            ("receiver", 0)
+        };
         let mine = uint(&doc, &format!("end.streams.{i}.{role}.bytes"));
         let theirs = row.bytes.saturating_sub(header);
         assert!(
@@ -114,10 +125,10 @@ fn tcp_case(host: &str, server_extra: &[&str], args: &[&str], len: u64) -> Vec<u
             row.bytes,
             out.describe()
         );
-        sent.push(mine);
+        counts.push(mine);
     }
     assert!(out.stdout.contains("iperf 2 sends no TCP result back"));
-    sent
+    counts
 }
 
 #[test]
@@ -149,6 +160,14 @@ fn tcp_reverse_receives_what_iperf_s_sent() {
 }
 
 #[test]
+fn tcp_full_duplex_both_ways_on_each_connection_agree_with_iperf_s() {
+    let _turn = crate::turns::take(module_path!());
+    let got = tcp_case("127.0.0.1", &[], &["-t", "1", "--full-duplex"], 128 * 1024);
+    assert!(got.is_empty() || got.len() == 2, "{got:?}");
+    assert!(got.iter().all(|&b| b > 0), "{got:?}");
+}
+
+#[test]
 fn tcp_over_ipv6_agrees_with_iperf_s() {
     let _turn = crate::turns::take(module_path!());
     if !ipv6_loopback_or_skip("iperf 2 over IPv6") {
@@ -168,7 +187,7 @@ fn udp_case(host: &str, server_extra: &[&str], args: &[&str]) -> Option<(u64, u6
     let mut all = vec!["-u", "-t", "1"];
     all.extend_from_slice(args);
     let (out, doc) = sonde(host, port, &all);
-    let rows = rows_for(&server, &stream_ports(&doc));
+    let rows = rows_for(&server, &streams_of(&doc));
     let (jitter, lost, total, ooo) = rows[0].udp.expect("a UDP row");
     let said = |what: &str| uint(&doc, &format!("end.sum_received.{what}"));
     let ctx = format!("iperf -s: {:?}\n{}", rows[0], out.describe());
