@@ -9,9 +9,12 @@
 //! count is sonde's plus the final datagram iperf -s counts as one more (as it does for iperf
 //! 2's own client). Only counts are compared, never rates, so a loaded host cannot fail them.
 //!
+//! A UDP server that never reports (a silent socket here) leaves a warning and exit 0: this
+//! end's sending succeeded, only the server's view is unknown.
+//!
 //! Without iperf 2 these tests say why they skip; with `SONDE_REQUIRE_ALL=1` (CI) they fail.
 
-use crate::common::{arr, ipv6_loopback_or_skip, num, run, uint, Output, Proc};
+use crate::common::{arr, ipv6_loopback_or_skip, notes, num, run, uint, Output, Proc};
 use crate::peers::iperf2::{iperf2, serve};
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -263,4 +266,47 @@ fn udp_to_a_port_nobody_serves_fails_and_what_iperf_2_cannot_do_is_refused() {
         out.expect_code(2);
         assert!(out.stderr.contains(said), "{}", out.describe());
     }
+}
+
+#[test]
+fn a_udp_server_that_never_reports_leaves_a_warning_and_this_ends_figures() {
+    let _turn = crate::turns::take(module_path!());
+    // A socket that takes the datagrams and answers nothing, as a server whose report is lost.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let args = [
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--iperf2",
+        "-u",
+        "-t",
+        "0.5",
+        "-J",
+    ];
+    let out = run(&args, DEADLINE);
+    out.expect_code(0);
+    let doc = out.json();
+    assert!(uint(&doc, "end.sum_sent.packets") > 0, "{}", out.describe());
+    assert!(
+        doc["end"].get("sum_received").is_none(),
+        "{}",
+        out.describe()
+    );
+    let warned = notes(&doc)
+        .iter()
+        .any(|n| n.contains("sent no server report"));
+    assert!(warned, "{}", out.describe());
+    // What the silent end got: the first datagram holds iperf 2's header and asks for UDP.
+    let mut buf = [0u8; 2048];
+    silent
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let n = silent.recv(&mut buf).unwrap();
+    let (h, _) = sonde_proto::iperf2::client_hdr::UdpClientHeader::parse(&buf[..n]).unwrap();
+    assert_eq!(
+        (h.datagram.seq(true), h.header.rate()),
+        (1, Some(1_048_576))
+    );
 }
