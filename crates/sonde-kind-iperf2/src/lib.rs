@@ -23,3 +23,4 @@ pub mod client_error;
 pub mod client_fin;
 pub mod client_header;
 pub mod client_steps;
+pub mod server;

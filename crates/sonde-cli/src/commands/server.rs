@@ -40,7 +40,11 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
     let log = Arc::new(|msg: &str| eprintln!("sonde server: {msg}"));
     // Every idle or slow connection holds a descriptor until it is identified or times out.
     sonde_stress::os::raise_nofile_limit();
-    let server = match Server::bind(cfg, interrupt, sinks, log) {
+    let bound = Server::bind(cfg, interrupt, sinks, log).and_then(|s| match a.iperf2 {
+        Some(port) => s.with_iperf2(port),
+        None => Ok(s),
+    });
+    let server = match bound {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sonde: error - {e}");
@@ -48,9 +52,13 @@ pub fn run(mut a: ServerArgs, interrupt: Arc<AtomicBool>, arm: &dyn Fn()) -> i32
         }
     };
     eprintln!(
-        "sonde server listening on {}, port {} (TCP and UDP); Ctrl-C to stop",
+        "sonde server listening on {}, port {} (TCP and UDP){}; Ctrl-C to stop",
         listening_on(&a),
-        server.local_addr().map(|x| x.port()).unwrap_or(a.port)
+        server.local_addr().map(|x| x.port()).unwrap_or(a.port),
+        server
+            .iperf2_addr()
+            .map(|x| format!(", iperf 2 clients on port {} (TCP and UDP)", x.port()))
+            .unwrap_or_default()
     );
     let _pidfile = match background(&a) {
         Ok(p) => p,

@@ -237,6 +237,11 @@ pub struct ServerArgs {
     /// Listen with Multipath TCP as well (MPTCP clients get MPTCP, TCP ones TCP)
     #[arg(short = 'm', long = "mptcp")]
     pub mptcp: bool,
+    /// Serve iperf 2 clients (`iperf -c`) too, on TCP and UDP PORT (default iperf 2's 5001)
+    /// of the same address: TCP (-P, -t, -n, -l, -b, -R, --full-duplex) and UDP tests, each
+    /// UDP test answered with iperf 2's server report; -d, -r and --bounceback are refused
+    #[arg(long = "iperf2", value_name = "PORT", num_args = 0..=1, default_missing_value = "5001")]
+    pub iperf2: Option<u16>,
     /// Pin the server to CPU core N (a client's -A n,m pins its own test to core m)
     #[arg(short = 'A', long = "affinity", value_name = "N", value_parser = clap::value_parser!(u32).range(0..1024))]
     pub affinity: Option<u32>,

@@ -14,6 +14,7 @@
 //!   send time); a negative sequence number marks the client's final datagrams;
 //! - [`server_report`]: the datagram a UDP server sends back after the final datagrams, with
 //!   its totals, loss, reordering and jitter;
+//! - [`request`]: the test a header asks for, as sonde's `TestParams`;
 //! - [`ack`]: the acknowledgement a TCP server writes back after reading the client header;
 //! - [`bounceback`]: the request/response header of `--bounceback`;
 //! - [`captures`]: the bytes the tests, fuzz seeds and docs take from real 2.1.8 traffic.
@@ -27,6 +28,7 @@ pub mod ack;
 pub mod bounceback;
 pub mod captures;
 pub mod client_hdr;
+pub mod request;
 pub mod server_report;
 pub mod udp;
 

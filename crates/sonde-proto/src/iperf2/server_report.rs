@@ -72,6 +72,33 @@ pub struct ServerReport {
     pub high: Option<CountsHigh>,
 }
 
+/// What a server measured of one UDP test, for the report it sends back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    /// Bytes of the datagrams received.
+    pub bytes: u64,
+    /// From the first datagram to the last, microseconds.
+    pub duration_us: u64,
+    pub lost: u64,
+    pub out_of_order: u64,
+    /// Datagrams counted, as iperf 2 counts them: the highest sequence number seen.
+    pub datagrams: u64,
+    pub jitter_us: u64,
+    /// Datagrams actually received (the transit count).
+    pub received: u64,
+}
+
+/// Splits a count into the 32-bit halves the report carries.
+fn halves(v: u64) -> (i32, i32) {
+    ((v >> 32) as u32 as i32, v as u32 as i32)
+}
+
+/// Splits microseconds into (seconds, microseconds), clamped to what the fields hold.
+fn sec_usec(us: u64) -> (i32, i32) {
+    let sec = i32::try_from(us / 1_000_000).unwrap_or(i32::MAX);
+    (sec, (us % 1_000_000) as i32)
+}
+
 impl ServerReport {
     /// Reads a report; returns it and the bytes it takes (56, 116 or 128).
     ///
@@ -125,6 +152,40 @@ impl ServerReport {
             }
         }
         Ok((report, r.at()))
+    }
+
+    /// The whole (128-byte, 64-bit) report of `t`, as a 2.1.8 server without `-e` sends it:
+    /// the transit statistics are left zero but for their count.
+    pub fn from_totals(t: &Totals) -> Self {
+        let (len_hi, len_lo) = halves(t.bytes);
+        let (stop_sec, stop_usec) = sec_usec(t.duration_us);
+        let (jitter_sec, jitter_usec) = sec_usec(t.jitter_us);
+        let (lost_hi, lost_lo) = halves(t.lost);
+        let (ooo_hi, ooo_lo) = halves(t.out_of_order);
+        let (dg_hi, dg_lo) = halves(t.datagrams);
+        let mut transit = [0i32; 15];
+        transit[12] = t.received.min(i32::MAX as u64) as i32;
+        ServerReport {
+            datagram: UdpDatagram::default(),
+            base: ReportBase {
+                flags: VERSION1 | SEQNO64B,
+                total_len_hi: len_hi,
+                total_len_lo: len_lo,
+                stop_sec,
+                stop_usec,
+                lost: lost_lo,
+                out_of_order: ooo_lo,
+                datagrams: dg_lo,
+                jitter_sec,
+                jitter_usec,
+            },
+            transit: Some(transit),
+            high: Some(CountsHigh {
+                lost: lost_hi,
+                out_of_order: ooo_hi,
+                datagrams: dg_hi,
+            }),
+        }
     }
 
     /// Appends the report to `out`.
@@ -266,6 +327,32 @@ mod tests {
         );
         let (e, _) = ServerReport::parse(&hex(captures::SERVER_REPORT_E)).unwrap();
         assert_ne!(e.base.flags & EXTEND, 0);
+    }
+
+    #[test]
+    fn a_report_from_totals_reads_back_as_them() {
+        let t = Totals {
+            bytes: (5 << 32) + 1470,
+            duration_us: 1_022_431,
+            lost: 3,
+            out_of_order: 2,
+            datagrams: (1 << 32) + 89,
+            jitter_us: 58,
+            received: 86,
+        };
+        let r = ServerReport::from_totals(&t);
+        r.check().unwrap();
+        let mut out = Vec::new();
+        r.emit(&mut out);
+        assert_eq!(out.len(), LEN);
+        let (back, n) = ServerReport::parse(&out).unwrap();
+        assert_eq!(n, LEN);
+        assert_eq!(back.total_len(), t.bytes);
+        assert_eq!((back.stop_us(), back.jitter_us()), (1_022_431, 58));
+        assert_eq!((back.lost(), back.out_of_order()), (3, 2));
+        assert_eq!(back.datagrams(), (1 << 32) + 89);
+        // The same flags and layout as the captured 2.1.8 report.
+        assert_eq!(out[16..20], hex(captures::SERVER_REPORT)[16..20]);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! Core: it imports nothing of a measurement kind or of the server, so both protocols'
 //! sessions and the responder stand on it side by side.
 
+pub mod admission;
 pub mod policy;
 mod served_end;
 pub mod served_test;

@@ -9,6 +9,7 @@
 //! `--max-bitrate`) are refused with a message the client prints.
 
 mod gate;
+mod iperf2;
 mod pending;
 mod registry;
 mod session;
@@ -116,6 +117,7 @@ pub struct Server {
     tcp: TcpListener,
     udp: UdpSocket,
     shared: Arc<Shared>,
+    iperf2: Option<iperf2::Iperf2Port>,
 }
 
 impl Server {
@@ -157,7 +159,23 @@ impl Server {
             test_rate: cfg_tests.map(|r| Mutex::new(SourceLimiter::new(r))),
             sessions,
         });
-        Ok(Self { tcp, udp, shared })
+        Ok(Self {
+            tcp,
+            udp,
+            shared,
+            iperf2: None,
+        })
+    }
+
+    /// Serves iperf 2 clients too, on TCP and UDP `port` of the same address (`--iperf2`;
+    /// 0 lets the kernel pick one, see [`Server::iperf2_addr`]).
+    ///
+    /// # Errors
+    /// [`RunError::Listen`] when the port is taken.
+    pub fn with_iperf2(mut self, port: u16) -> Result<Self, RunError> {
+        let addr = SocketAddr::new(listen_addr(&self.shared.cfg).ip(), port);
+        self.iperf2 = Some(iperf2::Iperf2Port::bind(addr, self.shared.cfg.ipv6_only)?);
+        Ok(self)
     }
 
     /// The bound TCP address.
@@ -165,12 +183,24 @@ impl Server {
         self.tcp.local_addr().ok()
     }
 
+    /// The bound iperf 2 address, with [`Server::with_iperf2`].
+    pub fn iperf2_addr(&self) -> Option<SocketAddr> {
+        self.iperf2
+            .as_ref()
+            .and_then(iperf2::Iperf2Port::local_addr)
+    }
+
     /// Serves until interrupted (or after one test with `--one-off`).
     ///
     /// # Errors
     /// [`RunError::Listen`] when accepting fails for good.
     pub fn run(self) -> Result<(), RunError> {
-        let Server { tcp, udp, shared } = self;
+        let Server {
+            tcp,
+            udp,
+            shared,
+            iperf2,
+        } = self;
         let listen_err = |e| RunError::Listen {
             addr: listen_addr(&shared.cfg).to_string(),
             source: e,
@@ -190,6 +220,10 @@ impl Server {
             .name("sonde-udp-listener".into())
             .spawn(move || udp_listener(udp, udp_shared))
             .map_err(|e| RunError::Setup(format!("spawning the UDP listener: {e}")))?;
+        let iperf2_threads = match iperf2 {
+            Some(port) => port.spawn(shared.clone())?,
+            None => Vec::new(),
+        };
         let mut sessions: Vec<std::thread::JoinHandle<()>> = Vec::new();
         let mut idle = IdleWatch::new();
         let result = loop {
@@ -226,6 +260,9 @@ impl Server {
             let _ = h.join();
         }
         let _ = udp_thread.join();
+        for t in iperf2_threads {
+            let _ = t.join();
+        }
         result
     }
 }

@@ -6,27 +6,61 @@
 //! to Ctrl-C. So the connect and the migration run on a helper thread and the caller waits
 //! at most a bounded time. A helper still blocked when the wait ends stays blocked until
 //! the server closes the connection (the driver cannot be cancelled from outside); at most
-//! [`MAX_PENDING`] helpers run at once, so a server that never answers cannot pile up
-//! threads in a long-running agent: further attempts fail at once until one ends.
+//! [`MAX_PENDING`] helpers run at once for one target (the URL, its password left out), so a
+//! server that never answers cannot pile up threads in a long-running agent: further
+//! attempts at it fail at once until one ends. Other targets are not held up by it: an agent
+//! or a test process that once met a silent server still reaches every other one.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::BTreeMap;
 use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
 use crate::error::StoreError;
 
-/// Helpers connecting at most at once.
+/// Helpers connecting to one target at most at once.
 pub(crate) const MAX_PENDING: usize = 4;
 
-static PENDING: AtomicUsize = AtomicUsize::new(0);
+/// Helpers still running, per target.
+static PENDING: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
 
-/// Gives a helper's slot back when the helper ends, however it ends (a panic included).
-struct Slot;
+fn pending() -> MutexGuard<'static, BTreeMap<String, usize>> {
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Helpers still running for `target` (the tests watch it).
+#[cfg(test)]
+fn pending_for(target: &str) -> usize {
+    pending().get(target).copied().unwrap_or(0)
+}
+
+/// A helper's place among its target's; given back when the helper ends, however it ends (a
+/// panic included).
+struct Slot(String);
+
+impl Slot {
+    /// A place for a helper connecting to `target`, unless [`MAX_PENDING`] are taken.
+    fn take(target: &str) -> Option<Slot> {
+        let mut p = pending();
+        let n = p.entry(target.to_owned()).or_insert(0);
+        if *n >= MAX_PENDING {
+            return None;
+        }
+        *n += 1;
+        Some(Slot(target.to_owned()))
+    }
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        PENDING.fetch_sub(1, Ordering::SeqCst);
+        let mut p = pending();
+        if let Some(n) = p.get_mut(&self.0) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                p.remove(&self.0);
+            }
+        }
     }
 }
 
@@ -48,10 +82,7 @@ pub(crate) fn within<T: Send + 'static>(
     limit: Duration,
     work: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
-    let taken = PENDING.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-        (n < MAX_PENDING).then_some(n + 1)
-    });
-    if taken.is_err() {
+    let Some(slot) = Slot::take(target) else {
         return Err(silent(
             target,
             format!(
@@ -59,8 +90,7 @@ pub(crate) fn within<T: Send + 'static>(
                  not trying again until one ends"
             ),
         ));
-    }
-    let slot = Slot;
+    };
     let (tx, rx) = mpsc::channel();
     let spawned = thread::Builder::new()
         .name("sonde-pg-connect".into())
@@ -137,10 +167,32 @@ mod tests {
         release.wait();
         // Once they end, attempts run again.
         let deadline = Instant::now() + Duration::from_secs(5);
-        while PENDING.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        while pending_for("t") > 0 && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(5));
         }
         assert!(within("t", Duration::from_secs(5), || Ok(())).is_ok());
+    }
+
+    #[test]
+    fn a_silent_target_does_not_hold_up_another() {
+        let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        let release = Arc::new(Barrier::new(MAX_PENDING + 1));
+        for _ in 0..MAX_PENDING {
+            let b = Arc::clone(&release);
+            let _ = within("silent", Duration::from_millis(20), move || {
+                b.wait();
+                Ok(())
+            });
+        }
+        let r = within("silent", Duration::from_secs(5), || Ok(()));
+        assert!(r.is_err(), "{r:?}");
+        assert!(within("another", Duration::from_secs(5), || Ok(())).is_ok());
+        release.wait();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pending_for("silent") > 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(pending_for("silent"), 0);
     }
 
     #[test]

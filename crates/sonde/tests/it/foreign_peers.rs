@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
 use crate::common::{listeners, run, Output, Server};
-use crate::peers::{self, iperf2::iperf2};
+use crate::peers;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -68,10 +68,10 @@ fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
 #[test]
 fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     let _turn = crate::turns::take(module_path!());
-    let Some(iperf2) = iperf2() else {
+    let Some(iperf2) = peers::iperf2() else {
         return;
     };
-    let (port, _server) = peers::iperf2::serve(&iperf2, &[]);
+    let (port, _server) = peers::serve_iperf2(&iperf2, &[]);
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, "closed the connection without a word");
@@ -92,7 +92,7 @@ fn sonde_clients_to_an_echo_service_say_it_echoes() {
 #[test]
 fn a_sonde_server_shown_an_iperf2_client_logs_that_it_is_iperf2() {
     let _turn = crate::turns::take(module_path!());
-    let Some(iperf2) = iperf2() else {
+    let Some(iperf2) = peers::iperf2() else {
         return;
     };
     let mut srv = Server::start(&[]);

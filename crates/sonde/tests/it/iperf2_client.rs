@@ -15,7 +15,7 @@
 //! Without iperf 2 these tests say why they skip; with `SONDE_REQUIRE_ALL=1` (CI) they fail.
 
 use crate::common::{arr, ipv6_loopback_or_skip, notes, num, run, uint, Output, Proc};
-use crate::peers::iperf2::{iperf2, serve};
+use crate::peers::{iperf2, serve_iperf2 as serve};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

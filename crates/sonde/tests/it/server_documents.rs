@@ -17,27 +17,6 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The JSON documents the server printed so far.
-fn documents(server: &mut Server) -> Vec<Value> {
-    let stdout = server.proc().stdout_so_far();
-    serde_json::Deserializer::from_str(&stdout)
-        .into_iter::<Value>()
-        .map_while(Result::ok)
-        .collect()
-}
-
-/// Waits until the server has written `n` documents.
-fn wait_documents(server: &mut Server, n: usize, within: Duration) -> Vec<Value> {
-    let t0 = Instant::now();
-    loop {
-        let docs = documents(server);
-        if docs.len() >= n || t0.elapsed() > within {
-            return docs;
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn check_partial(doc: &Value, what: &str) {
     let end = &doc["end"];
     assert_eq!(end["sonde"]["partial"], Value::Bool(true), "{what}: {doc}");
@@ -56,13 +35,13 @@ fn a_sonde_client_killed_mid_test_still_gets_its_server_document() {
     let client = server.spawn_client(&["-t", "10"]);
     thread::sleep(Duration::from_millis(1500));
     client.signal(libc::SIGKILL);
-    let docs = wait_documents(&mut server, 1, Duration::from_secs(20));
+    let docs = server.wait_documents(1, Duration::from_secs(20));
     assert_eq!(docs.len(), 1, "{}", server.output_so_far());
     check_partial(&docs[0], "sonde TCP client killed");
     // The server serves the next test normally.
     let ok = server.client(&["-u", "-b", "10m", "-t", "1"], Duration::from_secs(30));
     ok.expect_code(0);
-    let docs = wait_documents(&mut server, 2, Duration::from_secs(10));
+    let docs = server.wait_documents(2, Duration::from_secs(10));
     assert_eq!(docs.len(), 2, "{}", server.output_so_far());
     assert_eq!(docs[1]["end"]["sonde"]["partial"], Value::Bool(false));
 }
@@ -90,7 +69,7 @@ fn an_iperf3_client_killed_mid_test_still_gets_its_server_document() {
     thread::sleep(Duration::from_millis(1500));
     let _ = child.kill();
     let _ = child.wait();
-    let docs = wait_documents(&mut server, 1, Duration::from_secs(20));
+    let docs = server.wait_documents(1, Duration::from_secs(20));
     assert_eq!(docs.len(), 1, "{}", server.output_so_far());
     check_partial(&docs[0], "iperf3 UDP client killed");
 }
@@ -137,7 +116,7 @@ fn an_iperf3_session_that_fails_after_its_start_still_writes_its_document() {
     await_state(&mut ctl, State::ExchangeResults);
     drop(data);
     drop(ctl);
-    let docs = wait_documents(&mut server, 1, Duration::from_secs(20));
+    let docs = server.wait_documents(1, Duration::from_secs(20));
     assert_eq!(docs.len(), 1, "no document:\n{}", server.output_so_far());
     check_partial(&docs[0], "iperf3 client gone before its results");
     assert!(

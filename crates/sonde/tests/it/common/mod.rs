@@ -162,6 +162,27 @@ impl Server {
         self.server.output_so_far()
     }
 
+    /// The JSON documents the server (run with `-J`) printed so far.
+    pub fn documents(&mut self) -> Vec<serde_json::Value> {
+        let stdout = self.proc().stdout_so_far();
+        serde_json::Deserializer::from_str(&stdout)
+            .into_iter::<serde_json::Value>()
+            .map_while(Result::ok)
+            .collect()
+    }
+
+    /// Waits until the server has written `n` documents, or `within` passed; what it wrote.
+    pub fn wait_documents(&mut self, n: usize, within: Duration) -> Vec<serde_json::Value> {
+        let t0 = std::time::Instant::now();
+        loop {
+            let docs = self.documents();
+            if docs.len() >= n || t0.elapsed() > within {
+                return docs;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Runs `sonde client 127.0.0.1 -p PORT ARGS...` to completion within `timeout`.
     #[track_caller]
     pub fn client(&self, args: &[&str], timeout: Duration) -> Output {

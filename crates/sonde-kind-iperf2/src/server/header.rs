@@ -1,0 +1,133 @@
+//! The header an iperf 2 client opens each TCP stream with, read within a deadline and
+//! checked before anything is done for it; then the acknowledgement 2.1.8 servers send.
+
+use sonde_proto::iperf2::ack::ClientHdrAck;
+use sonde_proto::iperf2::client_hdr::{flags, ClientHeader, BASE_LEN, EXT_LEN};
+use sonde_proto::iperf2::{Iperf2Error, Refusal};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use thiserror::Error;
+
+/// How long a new connection may take to send its header (iperf 2 sends it at once).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A stream's request: its header and the bytes it was sent as (streams of one `-P` test
+/// send the same bytes).
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub header: ClientHeader,
+    pub raw: Vec<u8>,
+}
+
+/// Why a connection is closed before its test.
+#[derive(Debug, Error)]
+pub enum HeaderError {
+    #[error("reading its header: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("its header cannot be read: {0}")]
+    Malformed(#[from] Iperf2Error),
+    #[error("its request is refused: {0}")]
+    Refused(#[from] Refusal),
+    #[error("it asks for {0}, which this server does not serve over iperf 2 yet")]
+    Unserved(&'static str),
+}
+
+/// Reads exactly the header (never the payload behind it) and checks it.
+///
+/// # Errors
+/// [`HeaderError`] for a slow, short, malformed or refused header.
+pub fn read(stream: &TcpStream) -> Result<Request, HeaderError> {
+    stream.set_read_timeout(Some(HEADER_TIMEOUT))?;
+    let mut s = stream;
+    let mut raw = vec![0u8; 4];
+    s.read_exact(&mut raw)?;
+    let first = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
+    if first & flags::BOUNCEBACK != 0 {
+        return Err(HeaderError::Unserved("--bounceback"));
+    }
+    let len = header_len(first);
+    raw.resize(len.max(4), 0);
+    s.read_exact(&mut raw[4..])?;
+    let (header, _) = ClientHeader::parse(&raw)?;
+    header.check()?;
+    if let Some(what) = unserved(&header) {
+        return Err(HeaderError::Unserved(what));
+    }
+    s.write_all(&ack_bytes())?;
+    stream.set_read_timeout(None)?;
+    Ok(Request { header, raw })
+}
+
+/// Bytes of the header that starts with the flags word `first`: the length it declares, or
+/// the base fields and the extension the flags promise (at most 255 bytes either way).
+fn header_len(first: u32) -> usize {
+    if first & flags::LEN_BIT != 0 {
+        return (((first & flags::LEN_MASK) >> 1) as usize).max(BASE_LEN);
+    }
+    BASE_LEN
+        + if first & flags::EXTEND != 0 {
+            EXT_LEN
+        } else {
+            0
+        }
+}
+
+/// What a header asks for that is not served yet.
+fn unserved(h: &ClientHeader) -> Option<&'static str> {
+    if h.connect_back_mode().is_some() {
+        return Some("a test back to the client (-d or -r)");
+    }
+    if h.base.flags & flags::KEYCHECK != 0 {
+        return Some("a permit key (--permit-key)");
+    }
+    None
+}
+
+/// The acknowledgement iperf 2.1.8 writes after each stream's header.
+fn ack_bytes() -> Vec<u8> {
+    let mut out = Vec::new();
+    ClientHdrAck::default().emit(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_proto::iperf2::captures::{self, hex};
+
+    #[test]
+    fn the_length_comes_from_the_flags_as_2_1_8_declares_it() {
+        for (c, len) in [
+            (captures::TCP_DEFAULT, 60),
+            (captures::TCP_TRIP, 80),
+            (captures::TCP_BYTES, 60),
+        ] {
+            let b = hex(c);
+            let first = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            assert_eq!(header_len(first), len, "{c}");
+            assert_eq!(b.len(), len);
+        }
+        assert_eq!(header_len(0), BASE_LEN);
+        assert_eq!(header_len(flags::EXTEND), BASE_LEN + EXT_LEN);
+        assert_eq!(
+            header_len(flags::LEN_BIT),
+            BASE_LEN,
+            "a declared 0 still reads the base"
+        );
+    }
+
+    #[test]
+    fn the_ack_is_the_captured_one() {
+        assert_eq!(ack_bytes(), hex(captures::CLIENT_HDR_ACK));
+    }
+
+    #[test]
+    fn connect_back_and_bounceback_are_named_as_unserved() {
+        let h = |c: &str| ClientHeader::parse(&hex(c)).unwrap().0;
+        assert!(unserved(&h(captures::TCP_DEFAULT)).is_none());
+        assert!(unserved(&h(captures::TCP_REVERSE)).is_none());
+        assert!(unserved(&h(captures::TCP_DUAL)).is_some());
+        assert!(unserved(&h(captures::TCP_TRADEOFF)).is_some());
+    }
+}
