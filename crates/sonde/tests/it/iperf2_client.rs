@@ -235,23 +235,27 @@ fn udp_over_ipv6_the_server_report_is_what_iperf_s_printed() {
     }
 }
 
+/// `sonde client 127.0.0.1 -p PORT --iperf2 -u -t 0.5 EXTRA...`.
+fn udp_half_second(port: u16, extra: &[&str]) -> Output {
+    let port = port.to_string();
+    let mut args = vec![
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--iperf2",
+        "-u",
+        "-t",
+        "0.5",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, DEADLINE)
+}
+
 #[test]
 fn udp_to_a_port_nobody_serves_fails_and_what_iperf_2_cannot_do_is_refused() {
     let _turn = crate::turns::take(module_path!());
-    let port = crate::common::free_port().to_string();
-    let out = run(
-        &[
-            "client",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--iperf2",
-            "-u",
-            "-t",
-            "0.5",
-        ],
-        DEADLINE,
-    );
+    let out = udp_half_second(crate::common::free_port(), &[]);
     out.expect_code(1);
     assert!(
         out.stderr.contains("nothing listens on UDP port"),
@@ -273,19 +277,7 @@ fn a_udp_server_that_never_reports_leaves_a_warning_and_this_ends_figures() {
     let _turn = crate::turns::take(module_path!());
     // A socket that takes the datagrams and answers nothing, as a server whose report is lost.
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port().to_string();
-    let args = [
-        "client",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--iperf2",
-        "-u",
-        "-t",
-        "0.5",
-        "-J",
-    ];
-    let out = run(&args, DEADLINE);
+    let out = udp_half_second(silent.local_addr().unwrap().port(), &["-J"]);
     out.expect_code(0);
     let doc = out.json();
     assert!(uint(&doc, "end.sum_sent.packets") > 0, "{}", out.describe());
@@ -308,5 +300,27 @@ fn a_udp_server_that_never_reports_leaves_a_warning_and_this_ends_figures() {
     assert_eq!(
         (h.datagram.seq(true), h.header.rate()),
         (1, Some(1_048_576))
+    );
+}
+
+#[test]
+fn sonde_client_and_sonde_server_both_speaking_iperf_2_agree() {
+    let _turn = crate::turns::take(module_path!());
+    let port = crate::common::free_port();
+    let _server = crate::common::Server::start(&["--iperf2", &port.to_string()]);
+    // TCP: nothing comes back, so only this end's figures and exit 0.
+    let (_, doc) = sonde("127.0.0.1", port, &["-t", "0.5"]);
+    assert!(uint(&doc, "end.sum_sent.bytes") > 0);
+    // UDP: sonde's server answers with iperf 2's report, which counts every datagram sent
+    // and the final one.
+    let (out, doc) = sonde("127.0.0.1", port, &["-u", "-b", "5m", "-t", "0.5"]);
+    let sent = uint(&doc, "end.sum_sent.packets");
+    let got = uint(&doc, "end.sum_received.packets");
+    assert_eq!(got, sent + 1, "{}", out.describe());
+    assert_eq!(
+        uint(&doc, "end.sum_received.lost_packets"),
+        0,
+        "{}",
+        out.describe()
     );
 }
