@@ -6,13 +6,14 @@
 use sonde_emu::build::build_chain;
 use sonde_emu::impair::Stage;
 use sonde_emu::{ChainSeed, Instant, Packet};
-use sonde_scenario::Impairments;
+
+mod common;
+use common::{drive, impairments};
 
 const MS: u64 = 1_000_000;
 
 fn chain(text: &str) -> sonde_emu::impair::Chain {
-    let imp: Impairments = toml::from_str(text).unwrap_or_else(|e| panic!("{e}"));
-    build_chain(&imp, ChainSeed::from_raw(11)).unwrap_or_else(|e| panic!("{e}"))
+    build_chain(&impairments(text), ChainSeed::from_raw(11)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// An Ethernet + IPv4 + UDP frame of `len` bytes from source port `port`, entered at `t`.
@@ -36,28 +37,6 @@ fn flow(port: u16, len: usize, n: u64, gap_ns: u64, seq0: u64) -> Vec<(Instant, 
     (0..n)
         .map(|i| udp(port, len, seq0 + i, Instant::from_nanos(i * gap_ns)))
         .collect()
-}
-
-/// Drives `stage` with `arrivals`, waking when it asks; every packet out with its instant.
-fn drive(stage: &mut dyn Stage, mut arrivals: Vec<(Instant, Packet)>) -> Vec<(Instant, Packet)> {
-    arrivals.sort_by_key(|(t, p)| (*t, p.meta.seq));
-    let mut out = Vec::new();
-    let mut arrivals = arrivals.into_iter().peekable();
-    let mut now = Instant::ZERO;
-    loop {
-        let next = match (arrivals.peek().map(|(t, _)| *t), stage.next_wakeup()) {
-            (None, None) => break,
-            (a, w) => a.into_iter().chain(w).min().unwrap_or(now),
-        };
-        now = now.max(next);
-        while let Some((_, pkt)) = arrivals.next_if(|(t, _)| *t <= now) {
-            stage.push(pkt, now);
-        }
-        while let Some(pkt) = stage.poll(now) {
-            out.push((now, pkt));
-        }
-    }
-    out
 }
 
 /// Sojourn in ms of each packet out that `pick` selects and that entered at or after `from_ms`.

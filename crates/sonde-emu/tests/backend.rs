@@ -6,6 +6,7 @@
 use sonde_emu::backend::{self, Backend, KernelCaps, Qdisc};
 use sonde_emu::build::build_settings;
 use sonde_scenario::{builtin_text, Scenario, BUILTIN_NAMES};
+use sonde_testkit::scenario::tcp_lab_with as with_settings;
 
 fn scenario(name: &str) -> Scenario {
     builtin_text(name)
@@ -53,27 +54,6 @@ fn backends_on_this_machine_and_with_netem() {
         .iter()
         .all(|d| d.backend == Backend::Kernel(Qdisc::Netem) && !d.repeatable));
     assert!(backend::plan(&s, "nope", here).is_err());
-}
-
-const BASE: &str = r#"
-name = "t"
-hosts = ["client", "server"]
-routers = ["router"]
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-[[link]]
-name = "wan"
-a = "router"
-b = "server"
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}"]
-"#;
-
-fn with_settings(impair: &str) -> String {
-    format!("{BASE}\n[[settings]]\nname = \"s\"\n[[settings.link]]\nlink = \"wan\"\n[settings.link.impair]\n{impair}\n")
 }
 
 #[test]

@@ -13,32 +13,10 @@ use sonde_emu::impair::{
 use sonde_emu::{ChainSeed, Direction, Instant, Packet};
 use sonde_scenario::Impairments;
 
-const N: u64 = 20_000;
+mod common;
+use common::{drive, impairments};
 
-/// Drives `stage` with `arrivals` (sorted by time), waking exactly when the stage asks, and
-/// returns every packet with the instant it came out.
-fn drive(stage: &mut dyn Stage, arrivals: Vec<(Instant, Packet)>) -> Vec<(Instant, Packet)> {
-    let mut out = Vec::new();
-    let mut arrivals = arrivals.into_iter().peekable();
-    let mut now = Instant::ZERO;
-    let mut steps = 0u64;
-    loop {
-        let next = match (arrivals.peek().map(|(t, _)| *t), stage.next_wakeup()) {
-            (None, None) => break,
-            (a, w) => a.into_iter().chain(w).min().unwrap_or(now),
-        };
-        now = now.max(next);
-        while let Some((_, pkt)) = arrivals.next_if(|(t, _)| *t <= now) {
-            stage.push(pkt, now);
-        }
-        while let Some(pkt) = stage.poll(now) {
-            out.push((now, pkt));
-        }
-        steps += 1;
-        assert!(steps < 50 * N, "driver does not progress at {now:?}");
-    }
-    out
-}
+const N: u64 = 20_000;
 
 /// `n` packets of `len` bytes, one every `gap_ns`, with `entered` set.
 fn paced(n: u64, len: usize, gap_ns: u64) -> Vec<(Instant, Packet)> {
@@ -323,7 +301,7 @@ fn lossy_impairments() -> Impairments {
         duplicate = "1%"
         reorder = { probability = "2%", gap = 2 }
     "#;
-    toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+    impairments(text)
 }
 
 #[test]
@@ -352,15 +330,14 @@ fn same_seed_same_pattern_different_seed_different() {
 
 #[test]
 fn rate_delay_loss_chain_composes() {
-    let imp: Impairments = toml::from_str(
+    let imp = impairments(
         r#"
         rate = "100mbit"
         queue_limit = "100pkt"
         delay = "10ms"
         loss = "5%"
         "#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
     let mut chain = ok(build_chain(&imp, ChainSeed::new(9, "wan", Direction::AToB)));
     assert_eq!(
         chain

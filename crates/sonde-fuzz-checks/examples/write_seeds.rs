@@ -162,46 +162,25 @@ fn latency_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The iperf 2.1.8 captures, each whole and (for the headers a payload follows) with a few
-/// payload bytes after it.
+/// payload bytes after it; a UDP test's first datagram also seeds the datagram header's
+/// target, since that header starts it.
 fn iperf2_seeds(s: &mut Seeds) {
     use sonde_proto::iperf2::captures::{self as c, hex};
-    let client = [
-        c::TCP_DEFAULT,
-        c::TCP_DUAL,
-        c::TCP_TRADEOFF,
-        c::TCP_REVERSE,
-        c::TCP_FULL_DUPLEX,
-        c::TCP_BYTES,
-        c::TCP_TRIP,
-        c::UDP_1M,
-        c::UDP_DUAL,
-        c::UDP_PPS,
-        c::TCP_RATE_TOS,
-        c::UDP_LEN64,
-        c::TCP_PEER_DETECT,
-        c::TCP_WINDOW_2S,
-        c::UDP_P4,
-    ];
-    for v in client {
+    for v in c::TCP_CLIENT_HEADERS.iter().chain(c::UDP_CLIENT_HEADERS) {
         let mut b = hex(v);
         b.extend_from_slice(b"0123456789");
         s.push(("iperf2_client_hdr", b));
     }
-    for v in [c::UDP_FIRST, c::UDP_FINAL, c::UDP_1M] {
-        s.push(("iperf2_udp", hex(v)));
+    let targets = [
+        ("iperf2_udp", c::UDP_DATAGRAMS),
+        ("iperf2_udp", c::UDP_CLIENT_HEADERS),
+        ("iperf2_server_report", c::SERVER_REPORTS),
+        ("iperf2_bounceback", c::BOUNCEBACKS),
+        ("iperf2_ack", c::CLIENT_HDR_ACKS),
+    ];
+    for (target, captures) in targets {
+        s.extend(captures.iter().map(|v| (target, hex(v))));
     }
-    for v in [c::SERVER_REPORT, c::SERVER_REPORT_E, c::SERVER_REPORT_LEN64] {
-        s.push(("iperf2_server_report", hex(v)));
-    }
-    for v in [
-        c::BOUNCEBACK_REQUEST,
-        c::BOUNCEBACK_REPLY,
-        c::BOUNCEBACK_HOLD5,
-        c::BOUNCEBACK_NO_QUICKACK,
-    ] {
-        s.push(("iperf2_bounceback", hex(v)));
-    }
-    s.push(("iperf2_ack", hex(c::CLIENT_HDR_ACK)));
 }
 
 fn iperf3_seeds(s: &mut Seeds) -> Result<(), Box<dyn std::error::Error>> {

@@ -7,7 +7,7 @@
 //! are sonde's own, so the table, `-J` and `--json-stream` reporters work unchanged.
 
 use super::convert::{local_results, peer_results};
-use super::engine::{finish, local_views, StreamSpec};
+use super::engine::{finish, local_views};
 use sonde_platform::cpu;
 use sonde_platform::host::software;
 use sonde_platform::resolve::resolve;
@@ -20,7 +20,7 @@ use sonde_proto::iperf3::{cookie_from_random, cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_runtime_core::connect::{connect_control, open_data_stream, open_streams, running};
 use sonde_runtime_core::connect::{ClientConfig, ClientOutcome};
-use sonde_runtime_core::engine::Engine;
+use sonde_runtime_core::engine::{Engine, LocalStream};
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::streams::Budget;
 use sonde_stats::cpu::CpuTimes;
@@ -284,7 +284,7 @@ impl Run<'_> {
     /// the streams use.
     fn start_engine(
         &mut self,
-        streams: Vec<(StreamSpec, SocketAddr)>,
+        streams: Vec<(LocalStream, SocketAddr)>,
     ) -> Result<Option<String>, RunError> {
         let p = &self.cfg.params;
         let wire = sonde_runtime_core::streams::StreamConfig {
@@ -298,15 +298,7 @@ impl Run<'_> {
         };
         self.cpu0 = cpu::ProcessSpan::start();
         let specs = streams.into_iter().map(|(s, _)| s).collect();
-        let engine = super::engine::start(
-            p.protocol,
-            specs,
-            wire,
-            budget,
-            p.interval_secs,
-            p.omit_secs,
-        )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let engine = super::engine::start(p, specs, wire, budget)?;
         let congestion = engine.congestion();
         self.engine = Some(engine);
         Ok(congestion)
@@ -398,7 +390,7 @@ impl Run<'_> {
         &mut self,
         server: SocketAddr,
         cookie: &Cookie,
-    ) -> Result<Vec<(StreamSpec, SocketAddr)>, RunError> {
+    ) -> Result<Vec<(LocalStream, SocketAddr)>, RunError> {
         let (cfg, interrupt) = (self.cfg, self.interrupt);
         let opened = open_streams(&cfg.params, interrupt, |id| {
             open_data_stream(cfg, server, id, cookie, |s| udp_hello(s, id, interrupt))
@@ -406,10 +398,11 @@ impl Run<'_> {
         Ok(opened
             .into_iter()
             .map(|o| {
-                let spec = StreamSpec {
+                let spec = LocalStream {
                     id: o.id,
                     role: o.role,
                     socket: o.socket,
+                    ack: None,
                 };
                 (spec, o.local)
             })
@@ -462,7 +455,7 @@ impl Run<'_> {
 
 /// The streams as the start event lists them.
 fn connected_streams(
-    streams: &[(StreamSpec, SocketAddr)],
+    streams: &[(LocalStream, SocketAddr)],
     server: SocketAddr,
 ) -> Vec<ConnectedStream> {
     streams

@@ -4,50 +4,34 @@
 //! once (no held start, unlike sonde's server) and ask for the TCP queue flush at the end.
 
 use sonde_proto::message::{PeerStream, TestParams};
-use sonde_runtime_core::engine::{DataSocket, Engine, LocalStream};
+use sonde_runtime_core::engine::{Engine, LocalStream};
+use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{CpuUsage, Event, Protocol, Role, StreamRole, TestSummary};
+use sonde_stats::model::{CpuUsage, Event, Role, TestSummary};
 use sonde_stats::sink::Sink;
 use std::sync::atomic::Ordering;
 
-/// One stream to run on this host (sonde id, 1-based).
-pub struct StreamSpec {
-    pub id: u32,
-    pub role: StreamRole,
-    pub socket: DataSocket,
-}
-
-/// Starts the workers of an iperf3 test on this host.
+/// Starts the workers of an iperf3 test with `p` on this host.
 ///
 /// # Errors
-/// When a socket cannot be duplicated or a thread cannot be spawned.
+/// [`RunError::Setup`] when a socket cannot be duplicated or a thread cannot be spawned.
 pub fn start(
-    protocol: Protocol,
-    streams: Vec<StreamSpec>,
+    p: &TestParams,
+    streams: Vec<LocalStream>,
     send: StreamConfig,
     budget: Option<Budget>,
-    interval_secs: f64,
-    omit_secs: f64,
-) -> std::io::Result<Engine> {
-    let streams = streams
-        .into_iter()
-        .map(|s| LocalStream {
-            id: s.id,
-            role: s.role,
-            socket: s.socket,
-            ack: None,
-        })
-        .collect();
+) -> Result<Engine, RunError> {
     Engine::start(
-        protocol,
+        p.protocol,
         streams,
         &send,
         budget,
-        interval_secs,
-        omit_secs,
+        p.interval_secs,
+        p.omit_secs,
         false,
     )
+    .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))
 }
 
 /// Each local stream's view of the test up to `stop_at`, after a last interval report.

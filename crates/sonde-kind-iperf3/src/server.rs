@@ -7,7 +7,7 @@
 //! prints; nothing here blocks other clients (iperf3 #788 blocks the real server).
 
 use super::convert::{local_results, peer_results, text_output};
-use super::engine::{finish, local_views, StreamSpec};
+use super::engine::{finish, local_views};
 use super::{Arrival, Hub};
 use serde_json::json;
 use sonde_platform::{cpu, sockopt};
@@ -18,19 +18,18 @@ use sonde_proto::iperf3::{cookie_text, Cookie};
 use sonde_proto::message::PeerStream;
 use sonde_proto::message::TestParams;
 use sonde_runtime_core::control_wait::{self, ControlSide};
-use sonde_runtime_core::engine::DataSocket;
 use sonde_runtime_core::engine::Engine;
+use sonde_runtime_core::engine::{DataSocket, LocalStream};
 use sonde_runtime_core::error::is_timeout;
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::serving::policy::{self, ClientSlot, Refusal};
+use sonde_runtime_core::serving::served_test::{connected_streams, OpenStream};
 use sonde_runtime_core::serving::{ServerConfig, SinkFactory};
 use sonde_runtime_core::sockets;
 use sonde_runtime_core::streams::Budget;
 use sonde_runtime_core::test_events::TestEvents;
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{
-    ConnectedStream, CpuUsage, Direction, Event, Role, StreamRole, TestStart,
-};
+use sonde_stats::model::{CpuUsage, Direction, Event, Role, StreamRole, TestStart};
 use sonde_stats::sink::FnSink;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -156,7 +155,7 @@ struct Session<'a, 'c> {
     auth_refused: bool,
 }
 
-type Collected = Vec<(StreamSpec, String, String)>;
+type Collected = Vec<OpenStream>;
 
 impl Session<'_, '_> {
     fn flush(&mut self) -> Result<(), RunError> {
@@ -356,7 +355,13 @@ impl Session<'_, '_> {
                     (DataSocket::Udp(u), l, r)
                 }
             };
-            got.push((StreamSpec { id, role, socket }, show(local), show(remote)));
+            let stream = LocalStream {
+                id,
+                role,
+                socket,
+                ack: None,
+            };
+            got.push((stream, show(local), show(remote)));
         }
         Ok(got)
     }
@@ -367,15 +372,7 @@ impl Session<'_, '_> {
             .local_addr()
             .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()).to_string())
             .unwrap_or_default();
-        let connected = streams
-            .iter()
-            .map(|(s, l, r)| ConnectedStream {
-                id: s.id,
-                role: s.role,
-                local: l.clone(),
-                remote: r.clone(),
-            })
-            .collect();
+        let (connected, sockets) = connected_streams(p, streams);
         sonde_runtime_core::start::start_event(
             p,
             sonde_runtime_core::start::StartContext {
@@ -386,10 +383,7 @@ impl Session<'_, '_> {
                 cookie: cookie_text(self.session.cookie()),
                 interval_secs: p.interval_secs,
                 connected,
-                sockets: sonde_runtime_core::start::socket_figures(
-                    p,
-                    streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
-                ),
+                sockets,
             },
         )
     }
@@ -416,15 +410,7 @@ impl Session<'_, '_> {
                 RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
             })?;
         }
-        let mut engine = super::engine::start(
-            p.protocol,
-            specs,
-            wire,
-            budget,
-            p.interval_secs,
-            p.omit_secs,
-        )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let mut engine = super::engine::start(p, specs, wire, budget)?;
         let congestion = engine.congestion();
         if let Err(e) = self.until_test_end(p, &mut engine) {
             self.finish_partial(p, &mut engine, (t0, cpu0), &e);

@@ -10,11 +10,11 @@ use sonde_proto::udp_hello::HelloAck;
 use sonde_runtime_core::engine::Engine;
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::serving::served_test::{
-    canonical, reack_hellos, sending_udp_sockets, OpenStream, ServedTest, STEP,
+    canonical, connected_streams, reack_hellos, sending_udp_sockets, OpenStream, ServedTest, STEP,
 };
 use sonde_runtime_core::streams::StreamConfig;
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{ConnectedStream, CpuUsage, Direction, Event, Role, TestStart};
+use sonde_stats::model::{CpuUsage, Direction, Event, Role, TestStart};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
@@ -64,15 +64,7 @@ fn start_event(
     interval: f64,
     streams: &[OpenStream],
 ) -> TestStart {
-    let connected = streams
-        .iter()
-        .map(|(s, l, r)| ConnectedStream {
-            id: s.id,
-            role: s.role,
-            local: l.clone(),
-            remote: r.clone(),
-        })
-        .collect();
+    let (connected, sockets) = connected_streams(p, streams);
     let local_addr = t
         .conn
         .stream()
@@ -89,10 +81,7 @@ fn start_event(
             cookie: cookie_hex(cookie),
             interval_secs: interval,
             connected,
-            sockets: sonde_runtime_core::start::socket_figures(
-                p,
-                streams.iter().map(|(s, _, _)| (&s.socket, s.role)),
-            ),
+            sockets,
         },
     )
 }

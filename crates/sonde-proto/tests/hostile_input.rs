@@ -1008,18 +1008,6 @@ mod iperf2 {
     use sonde_proto::iperf2::{Iperf2Error, Refusal};
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-    const TCP: &[&str] = &[
-        c::TCP_RATE_TOS,
-        c::TCP_DEFAULT,
-        c::TCP_DUAL,
-        c::TCP_TRADEOFF,
-        c::TCP_REVERSE,
-        c::TCP_FULL_DUPLEX,
-        c::TCP_BYTES,
-        c::TCP_TRIP,
-    ];
-    const UDP: &[&str] = &[c::UDP_1M, c::UDP_DUAL, c::UDP_PPS, c::UDP_LEN64];
-
     fn emitted(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut out = Vec::new();
         f(&mut out);
@@ -1028,7 +1016,7 @@ mod iperf2 {
 
     #[test]
     fn every_truncation_of_every_capture_is_an_error() {
-        for s in TCP {
+        for s in c::TCP_CLIENT_HEADERS {
             let b = hex(s);
             for cut in 0..b.len() {
                 assert!(
@@ -1040,7 +1028,7 @@ mod iperf2 {
                 );
             }
         }
-        for s in UDP {
+        for s in c::UDP_CLIENT_HEADERS {
             let b = hex(s);
             for cut in 0..b.len() {
                 assert!(UdpClientHeader::parse(&b[..cut]).is_err(), "{s} at {cut}");
@@ -1050,7 +1038,7 @@ mod iperf2 {
         for cut in 0..udp::LEN {
             assert!(UdpDatagram::parse(&b[..cut]).is_err());
         }
-        for s in [c::SERVER_REPORT, c::SERVER_REPORT_E] {
+        for s in c::SERVER_REPORTS {
             let b = hex(s);
             for cut in 0..server_report::LEN {
                 assert!(ServerReport::parse(&b[..cut]).is_err(), "report at {cut}");
@@ -1161,18 +1149,18 @@ mod iperf2 {
     #[test]
     fn mutated_captures_never_panic_and_what_parses_round_trips() {
         let mut rng = Rng::new(0x1_9e4f_2002);
-        let all: Vec<Vec<u8>> = TCP
-            .iter()
-            .chain(UDP)
-            .chain(&[
-                c::CLIENT_HDR_ACK,
-                c::SERVER_REPORT,
-                c::SERVER_REPORT_E,
-                c::BOUNCEBACK_REQUEST,
-                c::BOUNCEBACK_REPLY,
-            ])
-            .map(|s| hex(s))
-            .collect();
+        let all: Vec<Vec<u8>> = [
+            c::TCP_CLIENT_HEADERS,
+            c::UDP_CLIENT_HEADERS,
+            c::UDP_DATAGRAMS,
+            c::SERVER_REPORTS,
+            c::BOUNCEBACKS,
+            c::CLIENT_HDR_ACKS,
+        ]
+        .concat()
+        .iter()
+        .map(|s| hex(s))
+        .collect();
         let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
         for i in 0..6000 {
             let input = mutate(&mut rng, &all[i % all.len()]);

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::validate::{needs, zero};
 use crate::{Impairments, ValidationError};
 
 /// Which queue management the rate limiter's queue uses.
@@ -57,31 +58,22 @@ pub const DEFAULT_QUANTUM: u32 = 1514;
 /// [`ValidationError::Needs`] for an AQM without `rate` or a tuning key without the AQM it
 /// tunes, [`ValidationError::Zero`] for a zero value.
 pub(crate) fn check_aqm(at: &str, imp: &Impairments) -> Result<(), ValidationError> {
-    let needs = |field, needs| ValidationError::Needs {
-        at: at.to_owned(),
-        field,
-        needs,
-    };
-    let zero = |field| ValidationError::Zero {
-        at: at.to_owned(),
-        field,
-    };
     let aqm = imp.aqm;
     if aqm.is_some() && imp.rate.is_none() {
-        return Err(needs("aqm", "rate"));
+        return Err(needs(at, "aqm", "rate"));
     }
     if imp.aqm_target.is_some() && aqm.is_none() {
-        return Err(needs("aqm_target", "aqm"));
+        return Err(needs(at, "aqm_target", "aqm"));
     }
     if imp.aqm_interval.is_some() && !matches!(aqm, Some(Aqm::Codel | Aqm::FqCodel)) {
-        return Err(needs("aqm_interval", "aqm = \"codel\" or \"fq_codel\""));
+        return Err(needs(at, "aqm_interval", "aqm = \"codel\" or \"fq_codel\""));
     }
     for (field, set) in [
         ("flows", imp.flows.is_some()),
         ("quantum", imp.quantum.is_some()),
     ] {
         if set && aqm != Some(Aqm::FqCodel) {
-            return Err(needs(field, "aqm = \"fq_codel\""));
+            return Err(needs(at, field, "aqm = \"fq_codel\""));
         }
     }
     for (field, is_zero) in [
@@ -94,7 +86,7 @@ pub(crate) fn check_aqm(at: &str, imp: &Impairments) -> Result<(), ValidationErr
         ("quantum", imp.quantum == Some(0)),
     ] {
         if is_zero {
-            return Err(zero(field));
+            return Err(zero(at, field));
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! flow control towards its sender, and a half-duplex link whose two directions share one
 //! rate budget (so they must agree on it).
 
+use crate::validate::{needs, zero};
 use crate::{DeviceConfig, Direction, Duplex, Settings, ValidationError};
 
 /// Checks a device model's settings; `at` says where in the file.
@@ -10,28 +11,20 @@ use crate::{DeviceConfig, Direction, Duplex, Settings, ValidationError};
 /// A zero packet rate, ring or queue; a queue without `backpressure` (without flow control
 /// nothing waits upstream); a queue above [`DeviceConfig::MAX_QUEUE`].
 pub(crate) fn check_device(at: &str, d: &DeviceConfig) -> Result<(), ValidationError> {
-    let zero = |field| ValidationError::Zero {
-        at: at.to_owned(),
-        field,
-    };
     if d.pps == 0 {
-        return Err(zero("device pps"));
+        return Err(zero(at, "device pps"));
     }
     if d.ring == 0 {
-        return Err(zero("device ring"));
+        return Err(zero(at, "device ring"));
     }
     let Some(queue) = d.queue else {
         return Ok(());
     };
     if !d.backpressure {
-        return Err(ValidationError::Needs {
-            at: at.to_owned(),
-            field: "device queue",
-            needs: "device backpressure = true",
-        });
+        return Err(needs(at, "device queue", "device backpressure = true"));
     }
     if queue == 0 {
-        return Err(zero("device queue"));
+        return Err(zero(at, "device queue"));
     }
     if queue > DeviceConfig::MAX_QUEUE {
         return Err(ValidationError::TooLarge {

@@ -503,6 +503,23 @@ fn direction_label(dirs: &[Direction]) -> &'static str {
     }
 }
 
+/// [`ValidationError::Needs`] at `at`: `field` is set without `needs`.
+pub(crate) fn needs(at: &str, field: &'static str, needs: &'static str) -> ValidationError {
+    ValidationError::Needs {
+        at: at.to_owned(),
+        field,
+        needs,
+    }
+}
+
+/// [`ValidationError::Zero`] at `at`: `field` is zero where it must be more.
+pub(crate) fn zero(at: &str, field: &'static str) -> ValidationError {
+    ValidationError::Zero {
+        at: at.to_owned(),
+        field,
+    }
+}
+
 fn percent(at: &str, field: &'static str, v: Option<Percent>) -> Result<(), ValidationError> {
     match v {
         Some(p) if p.0 > 1.0 => Err(ValidationError::OverHundred {
@@ -519,17 +536,8 @@ fn percent(at: &str, field: &'static str, v: Option<Percent>) -> Result<(), Vali
 /// # Errors
 /// The first [`ValidationError`] found; `at` says where in the file.
 pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), ValidationError> {
-    let needs = |field, needs| ValidationError::Needs {
-        at: at.to_owned(),
-        field,
-        needs,
-    };
-    let zero = |field| ValidationError::Zero {
-        at: at.to_owned(),
-        field,
-    };
     if imp.rate.is_some_and(|r| r.0 == 0) {
-        return Err(zero("rate"));
+        return Err(zero(at, "rate"));
     }
     for (field, set) in [
         ("overhead", imp.overhead.is_some()),
@@ -537,20 +545,20 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
         ("queue_limit", imp.queue_limit.is_some()),
     ] {
         if set && imp.rate.is_none() {
-            return Err(needs(field, "rate"));
+            return Err(needs(at, field, "rate"));
         }
     }
     if imp.burst.is_some_and(|b| b.0 == 0) {
-        return Err(zero("burst"));
+        return Err(zero(at, "burst"));
     }
     if imp.queue_limit.is_some_and(|l| match l {
         crate::QueueLimit::Packets(n) | crate::QueueLimit::Bytes(n) => n == 0,
         crate::QueueLimit::Time(t) => t.is_zero(),
     }) {
-        return Err(zero("queue_limit"));
+        return Err(zero(at, "queue_limit"));
     }
     if imp.jitter.is_some() && imp.delay.is_none() {
-        return Err(needs("jitter", "delay"));
+        return Err(needs(at, "jitter", "delay"));
     }
     if (imp.distribution.is_some() || imp.jitter_reorders) && imp.jitter.is_none() {
         let field = if imp.jitter_reorders {
@@ -558,7 +566,7 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
         } else {
             "distribution"
         };
-        return Err(needs(field, "jitter"));
+        return Err(needs(at, field, "jitter"));
     }
     if imp.loss.is_some() && imp.gemodel.is_some() {
         return Err(ValidationError::Conflict {
@@ -579,7 +587,7 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
     if let Some(r) = imp.reorder {
         percent(at, "reorder probability", Some(r.probability))?;
         if r.gap == 0 {
-            return Err(zero("reorder gap"));
+            return Err(zero(at, "reorder gap"));
         }
     }
     crate::aqm::check_aqm(at, imp)?;
@@ -587,7 +595,7 @@ pub fn validate_impairments(at: &str, imp: &Impairments) -> Result<(), Validatio
         crate::shared::check_device(at, &d)?;
     }
     if imp.duplex == Some(crate::Duplex::Half) && imp.rate.is_none() {
-        return Err(needs("duplex = \"half\"", "rate"));
+        return Err(needs(at, "duplex = \"half\"", "rate"));
     }
     crate::family::check_families(at, imp)
 }

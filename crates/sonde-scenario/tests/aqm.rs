@@ -5,27 +5,7 @@
 use std::time::Duration;
 
 use sonde_scenario::{Aqm, QueueLimit, Scenario, ScenarioError};
-
-const BASE: &str = r#"
-name = "t"
-hosts = ["client", "server"]
-routers = ["router"]
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-[[link]]
-name = "wan"
-a = "router"
-b = "server"
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}"]
-"#;
-
-fn with_settings(impair: &str) -> String {
-    format!("{BASE}\n[[settings]]\nname = \"s\"\n[[settings.link]]\nlink = \"wan\"\n[settings.link.impair]\n{impair}\n")
-}
+use sonde_testkit::scenario::tcp_lab_with as with_settings;
 
 fn impair(text: &str) -> sonde_scenario::Impairments {
     let s = Scenario::from_toml(&with_settings(text)).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -6,6 +6,7 @@
 use sonde_scenario::{
     builtin, builtin_text, Scenario, ScenarioError, ValidationError, BUILTIN_NAMES,
 };
+use sonde_testkit::scenario::{tcp_lab, tcp_lab_with as with_settings};
 
 fn scenario(name: &str) -> Scenario {
     builtin_text(name)
@@ -55,27 +56,6 @@ fn parse_error(text: &str) -> String {
         Err(e @ ScenarioError::Parse(_)) => e.to_string(),
         other => panic!("expected a parse error, got {other:?}"),
     }
-}
-
-const BASE: &str = r#"
-name = "t"
-hosts = ["client", "server"]
-routers = ["router"]
-[[link]]
-name = "lan"
-a = "client"
-b = "router"
-[[link]]
-name = "wan"
-a = "router"
-b = "server"
-[[test]]
-name = "tcp"
-sonde = ["client", "{server}"]
-"#;
-
-fn with_settings(impair: &str) -> String {
-    format!("{BASE}\n[[settings]]\nname = \"s\"\n[[settings.link]]\nlink = \"wan\"\n[settings.link.impair]\n{impair}\n")
 }
 
 #[test]
@@ -187,7 +167,7 @@ fn rejects_inconsistent_scenarios() {
         invalid(&matrix),
         ValidationError::MatrixUnknown { kind: "test", .. }
     ));
-    let no_settings = BASE.to_owned();
+    let no_settings = tcp_lab().to_toml();
     assert!(matches!(
         invalid(&no_settings),
         ValidationError::Empty { what: "settings" }

@@ -48,6 +48,26 @@ pub fn chain3(impair: &str) -> Scenario {
         .command("none", &["true"])
 }
 
+/// client - router - server over the links `lan` and `wan`, named `t`, with one test, `tcp`
+/// (`sonde client {server}`), and no settings: the lab the scenario files' own checks
+/// change one key or line of at a time.
+pub fn tcp_lab() -> Scenario {
+    chain()
+        .name("t")
+        .host("client")
+        .link("lan")
+        .router("router")
+        .link("wan")
+        .host("server")
+        .sonde("tcp", &["client", "{server}"])
+}
+
+/// [`tcp_lab`] with the setting `s`, which impairs `wan` both ways as `keys` (TOML lines,
+/// written as a `[settings.link.impair]` table; empty for none), as a file.
+pub fn tcp_lab_with(keys: &str) -> String {
+    tcp_lab().settings("s").impair("wan", keys).to_toml()
+}
+
 /// A scenario being built; [`Scenario::to_toml`] writes it out.
 #[derive(Clone, Debug, Default)]
 pub struct Scenario {

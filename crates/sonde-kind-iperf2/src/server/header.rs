@@ -33,18 +33,28 @@ pub enum HeaderError {
     Unserved(&'static str),
 }
 
-/// Reads exactly the header (never the payload behind it) and checks it.
+/// How a TCP connection on the iperf 2 port opens.
+#[derive(Debug)]
+pub enum Opening {
+    /// A throughput test's stream, its header read and acknowledged.
+    Test(Request),
+    /// A `--bounceback` test: the first four bytes of its first request.
+    Bounceback([u8; 4]),
+}
+
+/// Reads how the connection opens: for a test stream exactly its header (never the payload
+/// behind it), checked and acknowledged; for a bounceback test only its first word.
 ///
 /// # Errors
 /// [`HeaderError`] for a slow, short, malformed or refused header.
-pub fn read(stream: &TcpStream) -> Result<Request, HeaderError> {
+pub fn read(stream: &TcpStream) -> Result<Opening, HeaderError> {
     stream.set_read_timeout(Some(HEADER_TIMEOUT))?;
     let mut s = stream;
     let mut raw = vec![0u8; 4];
     s.read_exact(&mut raw)?;
     let first = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
     if first & flags::BOUNCEBACK != 0 {
-        return Err(HeaderError::Unserved("--bounceback"));
+        return Ok(Opening::Bounceback(first.to_be_bytes()));
     }
     let len = header_len(first);
     raw.resize(len.max(4), 0);
@@ -56,7 +66,7 @@ pub fn read(stream: &TcpStream) -> Result<Request, HeaderError> {
     }
     s.write_all(&ack_bytes())?;
     stream.set_read_timeout(None)?;
-    Ok(Request { header, raw })
+    Ok(Opening::Test(Request { header, raw }))
 }
 
 /// Bytes of the header that starts with the flags word `first`: the length it declares, or

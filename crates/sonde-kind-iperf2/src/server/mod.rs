@@ -6,12 +6,14 @@
 //! `--max-bitrate` is logged with the reason and its connection closed (TCP) or its datagrams
 //! dropped (UDP), which `iperf -c` reports as a failed write or a missing server report.
 //!
+//! - [`bounceback`]: `--bounceback`, each request answered with the server's times;
 //! - [`header`]: reading and checking a TCP stream's client header, within a deadline;
 //! - [`gather`]: the `-P` streams of one TCP test, found by their shared header;
 //! - [`tcp_test`]: one TCP test on sonde's engine (upload, `-R`, `--full-duplex`);
 //! - [`udp`]: every UDP test on the one socket, each answered with iperf 2's server report.
 //! - [`udp_flow`]: one UDP test's accounting, events and report.
 
+pub mod bounceback;
 pub mod gather;
 pub mod header;
 pub mod tcp_test;
@@ -27,9 +29,15 @@ pub use gather::Hub;
 /// the first stream of a test gathers the rest and runs it, a later one joins its test.
 pub fn serve_tcp(stream: TcpStream, peer: SocketAddr, hub: &Hub, ctx: &Serving<'_>) {
     let request = match header::read(&stream) {
-        Ok(r) => r,
+        Ok(header::Opening::Test(r)) => r,
+        Ok(header::Opening::Bounceback(first)) => {
+            return bounceback::serve(stream, peer, first, ctx);
+        }
         Err(e) => {
-            ctx.log(&format!("iperf 2 connection from {peer} closed: {e}"));
+            ctx.log(&format!(
+                "iperf 2 connection from {} closed: {e}",
+                sonde_runtime_core::serving::served_test::canonical(peer)
+            ));
             return;
         }
     };

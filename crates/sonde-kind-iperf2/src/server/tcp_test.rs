@@ -13,13 +13,13 @@ use sonde_runtime_core::engine::{DataSocket, Engine, LocalStream};
 use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::serving::admission::Serving;
 use sonde_runtime_core::serving::policy;
-use sonde_runtime_core::serving::served_test::canonical;
-use sonde_runtime_core::start::{socket_figures, start_event, StartContext};
+use sonde_runtime_core::serving::served_test::{canonical, connected_streams, OpenStream};
+use sonde_runtime_core::start::{start_event, StartContext};
 use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_runtime_core::summary::{build, SummaryInput};
 use sonde_runtime_core::test_events::TestEvents;
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{ConnectedStream, Direction, Event, Protocol, Role, StreamRole};
+use sonde_stats::model::{Direction, Event, Protocol, Role, StreamRole};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -81,9 +81,10 @@ fn serve(
         .iter()
         .filter_map(|(s, _)| s.try_clone().ok())
         .collect();
-    let (local, connected) = local_streams(streams, p)?;
+    let open = local_streams(streams, p)?;
+    let (connected, figures) = connected_streams(p, &open);
+    let local: Vec<LocalStream> = open.into_iter().map(|(s, _, _)| s).collect();
     let interval = ctx.cfg.interval_secs.unwrap_or(1.0);
-    let figures = socket_figures(p, local.iter().map(|s| (&s.socket, s.role)));
     let local_addr = closers
         .first()
         .and_then(|s| s.local_addr().ok())
@@ -158,25 +159,19 @@ fn serve(
 fn local_streams(
     streams: Vec<(TcpStream, SocketAddr)>,
     p: &TestParams,
-) -> Result<(Vec<LocalStream>, Vec<ConnectedStream>), RunError> {
+) -> Result<Vec<OpenStream>, RunError> {
     let n = u32::try_from(streams.len()).unwrap_or(u32::MAX);
-    let mut local = Vec::new();
-    let mut connected = Vec::new();
+    let mut open = Vec::new();
     for (i, (s, remote)) in (1u32..).zip(streams) {
         let here = s.local_addr().map(canonical).unwrap_or_default();
         let mut add = |id: u32, role: StreamRole, socket: TcpStream| {
-            connected.push(ConnectedStream {
-                id,
-                role,
-                local: here.clone(),
-                remote: canonical(remote),
-            });
-            local.push(LocalStream {
+            let stream = LocalStream {
                 id,
                 role,
                 socket: DataSocket::Tcp(socket),
                 ack: None,
-            });
+            };
+            open.push((stream, here.clone(), canonical(remote)));
         };
         match p.direction {
             Direction::Upload => add(i, StreamRole::Receiver, s),
@@ -190,7 +185,7 @@ fn local_streams(
             }
         }
     }
-    Ok((local, connected))
+    Ok(open)
 }
 
 /// Emits intervals until every receiver saw the client close and every sender finished its

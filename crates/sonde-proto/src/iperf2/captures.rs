@@ -127,3 +127,42 @@ pub const TCP_WINDOW_2S: &str = "40010078 00000001 00003e80 00000000 00000000 ff
 pub const UDP_P4: &str = "00000001 6b122c5b 000a8502 00000000 48010098 00000004 00003e80 \
     00000000 00000000 ffffff9c 00000000 00000000 00000000 00020001 00080003 00000000 \
     00100000 00000000 00000000";
+
+// ---- Every capture above once, by the decoder that reads it (in the order they were
+// taken): the fuzz targets' seeds and the hostile-input tests take them from here.
+
+/// The TCP tests' client headers (`client_hdr::ClientHeader`).
+pub const TCP_CLIENT_HEADERS: &[&str] = &[
+    TCP_DEFAULT,
+    TCP_DUAL,
+    TCP_TRADEOFF,
+    TCP_REVERSE,
+    TCP_FULL_DUPLEX,
+    TCP_BYTES,
+    TCP_TRIP,
+    TCP_RATE_TOS,
+    TCP_PEER_DETECT,
+    TCP_WINDOW_2S,
+];
+
+/// The UDP tests' first datagrams: a datagram header, then the client header
+/// (`client_hdr::UdpClientHeader`).
+pub const UDP_CLIENT_HEADERS: &[&str] = &[UDP_1M, UDP_DUAL, UDP_PPS, UDP_LEN64, UDP_P4];
+
+/// UDP datagram headers with no client header after them (`udp::UdpDatagram`, which also
+/// reads the start of each of [`UDP_CLIENT_HEADERS`]).
+pub const UDP_DATAGRAMS: &[&str] = &[UDP_FIRST, UDP_FINAL];
+
+/// The UDP server's reports (`server_report::ServerReport`).
+pub const SERVER_REPORTS: &[&str] = &[SERVER_REPORT, SERVER_REPORT_E, SERVER_REPORT_LEN64];
+
+/// Bounceback requests and replies (`bounceback::BouncebackHeader`).
+pub const BOUNCEBACKS: &[&str] = &[
+    BOUNCEBACK_REQUEST,
+    BOUNCEBACK_REPLY,
+    BOUNCEBACK_HOLD5,
+    BOUNCEBACK_NO_QUICKACK,
+];
+
+/// The server's acknowledgements of a client header (`ack::ClientHdrAck`).
+pub const CLIENT_HDR_ACKS: &[&str] = &[CLIENT_HDR_ACK];

@@ -17,7 +17,7 @@ use sonde_proto::message::{RefuseCode, TestParams};
 use sonde_proto::session::{ServerEvent, ServerSession};
 use sonde_proto::udp_hello::{Hello, HelloAck};
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::StreamRole;
+use sonde_stats::model::{ConnectedStream, SocketFigures, StreamRole};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -185,6 +185,26 @@ impl ControlSide for ServedTest<'_> {
     fn tell_timed_out(&mut self, what: &'static str) {
         self.abort(&format!("server timed out waiting for {what}"));
     }
+}
+
+/// The start event's list of the streams a server collected (in stream order) and the
+/// figures the kernel gives for their sockets, as [`crate::start::StartContext`] takes them.
+pub fn connected_streams(
+    p: &TestParams,
+    streams: &[OpenStream],
+) -> (Vec<ConnectedStream>, SocketFigures) {
+    let connected = streams
+        .iter()
+        .map(|(s, l, r)| ConnectedStream {
+            id: s.id,
+            role: s.role,
+            local: l.clone(),
+            remote: r.clone(),
+        })
+        .collect();
+    let sockets =
+        crate::start::socket_figures(p, streams.iter().map(|(s, _, _)| (&s.socket, s.role)));
+    (connected, sockets)
 }
 
 /// Clones (nonblocking) of this end's sending UDP sockets with their hello acks. Hellos that

@@ -234,3 +234,37 @@ fn an_iperf2_test_over_the_servers_limits_is_refused_and_logged() {
     assert!(log.contains("--max-duration"), "{log}");
     assert!(server.documents().is_empty(), "{log}");
 }
+
+/// `--bounceback`: every request the client counts was answered with its 100 bytes, and the
+/// server's document says as much both ways.
+#[test]
+fn iperf2_bounceback_requests_are_each_answered() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf2) = peers::iperf2() else {
+        return;
+    };
+    let (mut server, port) = serve(&[]);
+    let out = iperf_c(&iperf2, "127.0.0.1", port, &["--bounceback", "-t", "1"]);
+    out.expect_code(0);
+    // The summary line: "... 11=0.052/0.018/0.221/0.073 ms ...": the count before the `=`.
+    let count: u64 = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" ms ") && l.contains("sec"))
+        .filter_map(|l| l.split_whitespace().find_map(|w| w.split_once("=")))
+        .filter_map(|(n, _)| n.parse().ok())
+        .next_back()
+        .unwrap_or_else(|| panic!("no bounceback count\n{}", out.describe()));
+    assert!(count > 0, "{}", out.describe());
+    let doc = one_document(&mut server);
+    assert!(doc["end"]["sonde"]["error"].is_null(), "{doc}");
+    assert_eq!(uint(&doc, "end.sum_received.bytes"), 100 * count, "{doc}");
+    assert_eq!(
+        uint(&doc, "end.sum_sent_bidir_reverse.bytes"),
+        100 * count,
+        "{doc}"
+    );
+    let notes = common::notes(&doc["end"]);
+    let said = format!("iperf 2 bounceback: {count} requests answered");
+    assert!(notes.iter().any(|n| *n == said), "{notes:?}");
+}
