@@ -146,6 +146,11 @@ impl Run<'_> {
             .take()
             .ok_or(RunError::Setup("engine missing".into()))?;
         engine.drain_receivers(&[], Engine::drain_grace(p.protocol));
+        if let Some((id, e)) = engine.first_error() {
+            // iperf -s may close (and so reset) a connection with data unread at the end.
+            let note = format!("stream {id}: {e}: data still in flight then is not counted");
+            deliver(self.emit, &Event::Note(note));
+        }
         let local = engine.final_views(stop_at, &mut *self.emit);
         engine.join();
         let mut summary =
