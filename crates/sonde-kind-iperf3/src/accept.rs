@@ -65,9 +65,9 @@ pub fn handle_foreign(
     };
     if recognise(&cookie, &[]) == Some(ForeignPeer::Iperf2Client) {
         (ctx.log)(&format!(
-            "an iperf 2 client connected from {peer} (`iperf -c`): sonde server speaks sonde's \
-             and iperf3's protocols, not iperf 2's; test this server with `sonde client` or \
-             `iperf3 -c`, or run `iperf -s` for iperf 2 clients; closed"
+            "an iperf 2 client connected from {peer} (`iperf -c`) to the port of sonde's and \
+             iperf3's protocols: iperf 2 clients are served on a port of their own with \
+             `sonde server --iperf2` (5001, iperf 2's, unless given), or by `iperf -s`; closed"
         ));
         return;
     }

@@ -22,9 +22,10 @@ use sonde_runtime_core::engine::Engine;
 use sonde_runtime_core::engine::{DataSocket, LocalStream};
 use sonde_runtime_core::error::is_timeout;
 use sonde_runtime_core::error::RunError;
+use sonde_runtime_core::serving::admission::Serving;
 use sonde_runtime_core::serving::policy::{self, ClientSlot, Refusal};
 use sonde_runtime_core::serving::served_test::{connected_streams, OpenStream};
-use sonde_runtime_core::serving::{ServerConfig, SinkFactory};
+use sonde_runtime_core::serving::ServerConfig;
 use sonde_runtime_core::sockets;
 use sonde_runtime_core::streams::Budget;
 use sonde_runtime_core::test_events::TestEvents;
@@ -33,7 +34,7 @@ use sonde_stats::model::{CpuUsage, Direction, Event, Role, StreamRole, TestStart
 use sonde_stats::sink::FnSink;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,20 +46,19 @@ const STEP: Duration = Duration::from_secs(10);
 /// A test in which no byte moves for this long is ended (iperf3's --rcv-timeout is 120 s).
 const IDLE_LIMIT: f64 = 60.0;
 
-/// What an iperf3 session needs from the server it runs in.
+/// What an iperf3 session needs from the server it runs in: the server as every session sees
+/// it (its fields read through this context) and the hub of iperf3 sessions.
 pub struct ServerCtx<'a> {
-    pub cfg: &'a ServerConfig,
+    pub serving: Serving<'a>,
     pub hub: &'a Hub,
-    pub active: &'a AtomicUsize,
-    pub served: &'a AtomicUsize,
-    pub shutdown: &'a AtomicBool,
-    pub interrupt: &'a AtomicBool,
-    pub sinks: &'a SinkFactory,
-    pub log: &'a (dyn Fn(&str) + Send + Sync),
-    /// The refusal for a test from this address beyond the server's per-source test rate.
-    pub source_refusal: &'a (dyn Fn(SocketAddr) -> Option<Refusal> + Sync),
-    /// Control connections held per address (`--max-sessions-per-source`).
-    pub sessions: &'a sonde_runtime_core::serving::source_slots::SourceSlots,
+}
+
+impl<'a> std::ops::Deref for ServerCtx<'a> {
+    type Target = Serving<'a>;
+
+    fn deref(&self) -> &Serving<'a> {
+        &self.serving
+    }
 }
 
 /// Serves a new iperf3 control connection from `peer`, which sent `cookie`, in this thread.

@@ -238,8 +238,8 @@ pub struct ServerArgs {
     #[arg(short = 'm', long = "mptcp")]
     pub mptcp: bool,
     /// Serve iperf 2 clients (`iperf -c`) too, on TCP and UDP PORT (default iperf 2's 5001)
-    /// of the same address: TCP (-P, -t, -n, -l, -b, -R, --full-duplex) and UDP tests, each
-    /// UDP test answered with iperf 2's server report; -d, -r and --bounceback are refused
+    /// of the same address: TCP (-P, -t, -n, -l, -b, -R, --full-duplex, -d, -r, --bounceback)
+    /// and UDP tests, each UDP test answered with iperf 2's server report
     #[arg(long = "iperf2", value_name = "PORT", num_args = 0..=1, default_missing_value = "5001")]
     pub iperf2: Option<u16>,
     /// Pin the server to CPU core N (a client's -A n,m pins its own test to core m)

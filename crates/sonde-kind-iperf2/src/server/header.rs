@@ -69,6 +69,19 @@ pub fn read(stream: &TcpStream) -> Result<Opening, HeaderError> {
     Ok(Opening::Test(Request { header, raw }))
 }
 
+/// The header the server opens its connections back to the client with (`-d`, `-r`): the
+/// client's own, without the connect-back flags, so the client's listener runs it as a
+/// plain test and asks for nothing back.
+pub fn back_header(raw: &[u8]) -> Vec<u8> {
+    let mut out = raw.to_vec();
+    if let Some(first) = out.get_mut(..4) {
+        let flags_word = u32::from_be_bytes([first[0], first[1], first[2], first[3]]);
+        let cleared = flags_word & !(flags::VERSION1 | flags::RUN_NOW);
+        first.copy_from_slice(&cleared.to_be_bytes());
+    }
+    out
+}
+
 /// Bytes of the header that starts with the flags word `first`: the length it declares, or
 /// the base fields and the extension the flags promise (at most 255 bytes either way).
 fn header_len(first: u32) -> usize {
@@ -85,9 +98,6 @@ fn header_len(first: u32) -> usize {
 
 /// What a header asks for that is not served yet.
 fn unserved(h: &ClientHeader) -> Option<&'static str> {
-    if h.connect_back_mode().is_some() {
-        return Some("a test back to the client (-d or -r)");
-    }
     if h.base.flags & flags::KEYCHECK != 0 {
         return Some("a permit key (--permit-key)");
     }
@@ -128,16 +138,37 @@ mod tests {
     }
 
     #[test]
+    fn the_header_back_asks_for_nothing_back() {
+        for c in [captures::TCP_DUAL, captures::TCP_TRADEOFF] {
+            let back = back_header(&hex(c));
+            let (h, _) = ClientHeader::parse(&back).unwrap();
+            assert_eq!(h.connect_back_mode(), None, "{c}");
+            assert_eq!(back[4..], hex(c)[4..], "only the flags change");
+            assert_eq!(
+                back,
+                hex(captures::TCP_DEFAULT),
+                "{c}: the plain test's header"
+            );
+        }
+    }
+
+    #[test]
     fn the_ack_is_the_captured_one() {
         assert_eq!(ack_bytes(), hex(captures::CLIENT_HDR_ACK));
     }
 
     #[test]
-    fn connect_back_and_bounceback_are_named_as_unserved() {
+    fn a_permit_key_is_named_as_unserved() {
         let h = |c: &str| ClientHeader::parse(&hex(c)).unwrap().0;
-        assert!(unserved(&h(captures::TCP_DEFAULT)).is_none());
-        assert!(unserved(&h(captures::TCP_REVERSE)).is_none());
-        assert!(unserved(&h(captures::TCP_DUAL)).is_some());
-        assert!(unserved(&h(captures::TCP_TRADEOFF)).is_some());
+        for c in [
+            captures::TCP_DEFAULT,
+            captures::TCP_REVERSE,
+            captures::TCP_DUAL,
+        ] {
+            assert!(unserved(&h(c)).is_none(), "{c}");
+        }
+        let mut keyed = h(captures::TCP_DEFAULT);
+        keyed.base.flags |= flags::KEYCHECK;
+        assert!(unserved(&keyed).is_some());
     }
 }

@@ -9,7 +9,8 @@
 //! - [`bounceback`]: `--bounceback`, each request answered with the server's times;
 //! - [`header`]: reading and checking a TCP stream's client header, within a deadline;
 //! - [`gather`]: the `-P` streams of one TCP test, found by their shared header;
-//! - [`tcp_test`]: one TCP test on sonde's engine (upload, `-R`, `--full-duplex`);
+//! - [`tcp_test`]: one TCP test on sonde's engine (upload, `-R`, `--full-duplex`) and the
+//!   test back to the client of `-d` and `-r`;
 //! - [`udp`]: every UDP test on the one socket, each answered with iperf 2's server report.
 //! - [`udp_flow`]: one UDP test's accounting, events and report.
 

@@ -4,8 +4,9 @@
 //! builder), so the server's output, `-J` and stores read them alike. iperf 2 sends no results
 //! of its own over TCP: the summary is this end's view.
 
-use super::header::Request;
+use super::header::{back_header, Request};
 use sonde_platform::cpu;
+use sonde_proto::iperf2::client_hdr::ConnectBack;
 use sonde_proto::iperf2::request::test_params;
 use sonde_proto::message::TestParams;
 use sonde_runtime_core::control_conn::POLL_SLICE;
@@ -20,9 +21,12 @@ use sonde_runtime_core::summary::{build, SummaryInput};
 use sonde_runtime_core::test_events::TestEvents;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{Direction, Event, Protocol, Role, StreamRole};
+use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+/// How long the connection back to a `-d` / `-r` client may take.
+const BACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long senders get to hand the kernel their last write when the test ends.
 const SENDER_STOP_WAIT: Duration = Duration::from_secs(2);
 
@@ -56,16 +60,64 @@ pub fn run(
             p.parallel
         ));
     }
+    match request.header.connect_back_mode() {
+        None => serve_logged(streams, peer, &p, ctx),
+        Some(ConnectBack::Dual) => std::thread::scope(|scope| {
+            scope.spawn(|| back_test(peer, request, &p, ctx));
+            serve_logged(streams, peer, &p, ctx);
+        }),
+        Some(ConnectBack::Tradeoff) => {
+            serve_logged(streams, peer, &p, ctx);
+            back_test(peer, request, &p, ctx);
+        }
+    }
+    ctx.served(admitted);
+}
+
+/// [`serve`] with its own sink; a failure is logged.
+fn serve_logged(
+    streams: Vec<(TcpStream, SocketAddr)>,
+    peer: SocketAddr,
+    p: &TestParams,
+    ctx: &Serving<'_>,
+) {
     let mut sink = (ctx.sinks)(&canonical(peer));
     let mut events = TestEvents::new(&mut *sink);
-    if let Err(e) = serve(streams, peer, &p, ctx, &mut events) {
+    if let Err(e) = serve(streams, peer, p, ctx, &mut events) {
         ctx.log(&format!(
             "iperf 2 test with {} failed: {e}",
             canonical(peer)
         ));
     }
-    drop(events);
-    ctx.served(admitted);
+}
+
+/// `-d` and `-r`: the server's test back to the client, on as many connections as the client
+/// opened, to the port its header names on the address the request came from (never another).
+fn back_test(peer: SocketAddr, request: &Request, p: &TestParams, ctx: &Serving<'_>) {
+    let Some(to) = request.header.connect_back(peer.ip()) else {
+        return;
+    };
+    let header = back_header(&request.raw);
+    let mut streams = Vec::new();
+    for _ in 0..p.parallel {
+        let opened = TcpStream::connect_timeout(&to, BACK_CONNECT_TIMEOUT)
+            .and_then(|mut s| s.write_all(&header).map(|()| s));
+        match opened {
+            Ok(s) => streams.push((s, to)),
+            Err(e) => {
+                ctx.log(&format!(
+                    "iperf 2 test back to {}: cannot connect: {e}",
+                    canonical(to)
+                ));
+                return;
+            }
+        }
+    }
+    let back = TestParams {
+        direction: Direction::Reverse,
+        ..p.clone()
+    };
+    serve_logged(streams, to, &back, ctx);
 }
 
 /// Starts the engine on the streams, runs the test and emits its End.
@@ -149,9 +201,26 @@ fn serve(
     });
     events.emit(Event::End(Box::new(summary)));
     for s in &closers {
+        drain(s);
         let _ = s.shutdown(Shutdown::Both);
     }
     outcome
+}
+
+/// Reads what is left unread on a connection this end only sent on (the client's
+/// acknowledgement of a header sent back to it), so closing it ends with a FIN, not a reset
+/// that could cost the client the last data. Bounded: at most 64 KiB, never waiting.
+fn drain(s: &TcpStream) {
+    let _ = s.set_nonblocking(true);
+    let mut scratch = [0u8; 4096];
+    let mut left: usize = 64 * 1024;
+    let mut r = s;
+    while left > 0 {
+        match r.read(&mut scratch) {
+            Ok(n) if n > 0 => left = left.saturating_sub(n),
+            _ => break,
+        }
+    }
 }
 
 /// The engine's streams: a receiver per connection, a sender for `-R`, both (the sender a

@@ -26,6 +26,7 @@ use socket2::{Domain, Protocol as SockProto, Socket, Type};
 use sonde_platform::poll;
 use sonde_proto::preamble::Preamble;
 use sonde_proto::udp_hello::{Hello, HelloAck};
+use sonde_runtime_core::serving::admission::Serving;
 use source_limit::SourceLimiter;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -171,8 +172,19 @@ impl Server {
     /// 0 lets the kernel pick one, see [`Server::iperf2_addr`]).
     ///
     /// # Errors
-    /// [`RunError::Listen`] when the port is taken.
+    /// [`RunError::Listen`] when the port is taken; [`RunError::Setup`] when the server
+    /// admits only authenticated clients, which iperf 2 clients cannot be (the port would let
+    /// anyone test through it).
     pub fn with_iperf2(mut self, port: u16) -> Result<Self, RunError> {
+        let auth = &self.shared.cfg.auth;
+        if auth.psk.is_some() || auth.rsa.is_some() {
+            return Err(RunError::Setup(
+                "--iperf2 cannot be used on a server that admits only authenticated clients \
+                 (--psk-file, --rsa-private-key-path): iperf 2 clients have no way to \
+                 authenticate, so its port would admit anyone; run a separate server for them"
+                    .into(),
+            ));
+        }
         let addr = SocketAddr::new(listen_addr(&self.shared.cfg).ip(), port);
         self.iperf2 = Some(iperf2::Iperf2Port::bind(addr, self.shared.cfg.ipv6_only)?);
         Ok(self)
@@ -330,17 +342,20 @@ fn handle_connection(a: Identified, shared: Arc<Shared>) {
     } = a;
     match preamble {
         Preamble::Foreign(bytes) => {
+            let source_refusal = |p| shared.test_rate_refusal(p);
             let ctx = crate::iperf3::server::ServerCtx {
-                cfg: &shared.cfg,
+                serving: Serving {
+                    cfg: &shared.cfg,
+                    active: &shared.active,
+                    served: &shared.served,
+                    shutdown: &shared.shutdown,
+                    interrupt: &shared.interrupt,
+                    sinks: &shared.sinks,
+                    log: &*shared.log,
+                    source_refusal: &source_refusal,
+                    sessions: &shared.sessions,
+                },
                 hub: &shared.iperf3,
-                active: &shared.active,
-                served: &shared.served,
-                shutdown: &shared.shutdown,
-                interrupt: &shared.interrupt,
-                sinks: &shared.sinks,
-                log: &*shared.log,
-                source_refusal: &|p| shared.test_rate_refusal(p),
-                sessions: &shared.sessions,
             };
             crate::iperf3::accept::handle_foreign(stream, peer, bytes, seq, &ctx);
         }

@@ -105,5 +105,5 @@ fn a_sonde_server_shown_an_iperf2_client_logs_that_it_is_iperf2() {
         .wait_says("an iperf 2 client connected", Duration::from_secs(5));
     let log = srv.output_so_far();
     assert!(!log.contains("JSON message of"), "{log}");
-    assert!(log.contains("`iperf -s`"), "{log}");
+    assert!(log.contains("`sonde server --iperf2`"), "{log}");
 }

@@ -268,3 +268,82 @@ fn iperf2_bounceback_requests_are_each_answered() {
     let said = format!("iperf 2 bounceback: {count} requests answered");
     assert!(notes.iter().any(|n| *n == said), "{notes:?}");
 }
+
+/// `-d` (both at once) and `-r` (one after the other): the server connects back to the
+/// client's `-L` port on the client's own address and sends; two documents, each direction's
+/// bytes what the other end counted, less the header each side opens its stream with.
+#[test]
+fn dual_and_tradeoff_iperf2_tests_are_served_back_to_the_client() {
+    let _turn = crate::turns::take(module_path!());
+    let Some(iperf2) = peers::iperf2() else {
+        return;
+    };
+    for flag in ["-d", "-r"] {
+        let (mut server, port) = serve(&[]);
+        let listen = common::free_port();
+        let l = listen.to_string();
+        let out = iperf_c(
+            &iperf2,
+            "127.0.0.1",
+            port,
+            &[flag, "-L", &l, "-t", "1", "-y", "C"],
+        );
+        out.expect_code(0);
+        let docs = server.wait_documents(2, Duration::from_secs(10));
+        assert_eq!(docs.len(), 2, "{flag}: {}", server.output_so_far());
+        let lines: Vec<Vec<&str>> = out.stdout.lines().map(|l| l.split(',').collect()).collect();
+        let bytes_to = |p: u16| -> u64 {
+            lines
+                .iter()
+                .filter(|f| f.len() >= 9 && f[4] == p.to_string())
+                .map(|f| f[7].parse::<u64>().unwrap())
+                .sum()
+        };
+        let reverse = |d: &Value| uint(d, "start.test_start.reverse") == 1;
+        let forward = docs
+            .iter()
+            .find(|d| !reverse(d))
+            .expect("the client's test");
+        let back = docs.iter().find(|d| reverse(d)).expect("the test back");
+        assert_eq!(
+            uint(forward, "end.sum_received.bytes") + HEADER,
+            bytes_to(port),
+            "{flag}: {forward}\n{}",
+            out.describe()
+        );
+        assert_eq!(
+            uint(back, "end.sum_sent.bytes") + HEADER,
+            bytes_to(listen),
+            "{flag}: {back}\n{}",
+            out.describe()
+        );
+    }
+}
+
+/// A server that admits only clients holding its key does not open an iperf 2 port, which
+/// would admit anyone: it says so and exits 1.
+#[test]
+fn a_keyed_server_refuses_to_open_an_iperf2_port() {
+    let _turn = crate::turns::take(module_path!());
+    let dir = common::TempDir::new("iperf2-keyed");
+    let key = dir.file("key");
+    common::random_key(&key);
+    let port = common::free_port().to_string();
+    let out = common::run(
+        &[
+            "server",
+            "-p",
+            &port,
+            "--iperf2",
+            "--psk-file",
+            key.to_str().unwrap(),
+        ],
+        Duration::from_secs(10),
+    );
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("--iperf2 cannot be used"),
+        "{}",
+        out.describe()
+    );
+}
