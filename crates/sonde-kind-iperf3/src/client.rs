@@ -372,37 +372,16 @@ impl Run<'_> {
     }
 
     fn until_end(&mut self, c: &mut Control) -> Result<(), RunError> {
-        let p = &self.cfg.params;
-        let mut end = sonde_runtime_core::end_condition::EndCondition::new(p);
-        loop {
-            if self.interrupt.load(Ordering::Relaxed) {
-                return Err(RunError::Interrupted);
-            }
-            let engine = running(&mut self.engine)?;
-            let elapsed = engine.elapsed();
-            if let Some(r) = engine.meter.tick(elapsed) {
-                deliver(self.emit, &Event::Interval(r));
-            }
-            if let Some(ending) = end.check(elapsed, engine.received_bytes(), engine.budget_done())
-            {
-                if let Some(note) = ending.note() {
-                    deliver(self.emit, &Event::Note(note));
-                }
-                return Ok(());
-            }
-            if let Some((id, e)) = engine.sender_error() {
-                return Err(RunError::Stream {
-                    id,
-                    source: std::io::Error::other(e),
-                });
-            }
-            if engine.sleep_to_boundary(end.deadline(), Duration::from_millis(5)) {
-                continue;
-            }
-            if let Some(ev) = c.poll()? {
-                return Err(refusal(ev));
-            }
-        }
+        let engine = running(&mut self.engine)?;
+        engine.until_end(
+            &self.cfg.params,
+            self.interrupt,
+            &mut *self.emit,
+            || match c.poll()? {
+                Some(ev) => Err(refusal(ev)),
+                None => Ok(()),
+            },
+        )
     }
 
     /// Opens the data streams in id order and announces each as iperf3 does: a TCP stream

@@ -9,7 +9,7 @@ use sonde_runtime_core::error::RunError;
 use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Role, TestSummary};
-use sonde_stats::sink::{deliver, Sink};
+use sonde_stats::sink::Sink;
 use std::sync::atomic::Ordering;
 
 /// Starts the workers of an iperf3 test with `p` on this host.
@@ -40,10 +40,7 @@ pub(crate) fn local_views(
     stop_at: f64,
     emit: &mut dyn Sink<Event>,
 ) -> Vec<PeerStream> {
-    if let Some(r) = engine.meter.finish(stop_at) {
-        deliver(emit, &Event::Interval(r));
-    }
-    engine.meter.peer_streams(stop_at, &|_| None, None)
+    engine.final_views(stop_at, emit)
 }
 
 /// A partial summary after a failure: this end's figures only. `cpu` turns the workers' CPU

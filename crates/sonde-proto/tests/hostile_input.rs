@@ -673,6 +673,8 @@ fn datagram_format_classify_survives_random_input_and_round_trips() {
         DatagramFormat::Sonde,
         DatagramFormat::Iperf3 { wide: false },
         DatagramFormat::Iperf3 { wide: true },
+        DatagramFormat::Iperf2 { wide: false },
+        DatagramFormat::Iperf2 { wide: true },
     ];
     for _ in 0..4_000 {
         for f in formats {
@@ -688,11 +690,11 @@ fn datagram_format_classify_survives_random_input_and_round_trips() {
             }
             // Every header the senders write reads back: the same sequence, and the same send
             // time at the format's resolution (iperf3 carries microseconds).
-            let narrow = f == (DatagramFormat::Iperf3 { wide: false });
-            let seq = if narrow {
-                1 + rng.next() % u64::from(u32::MAX)
-            } else {
-                rng.next().max(1)
+            let seq = match f {
+                DatagramFormat::Iperf3 { wide: false } => 1 + rng.next() % u64::from(u32::MAX),
+                DatagramFormat::Iperf2 { wide: false } => 1 + rng.next() % (i32::MAX as u64),
+                DatagramFormat::Iperf2 { wide: true } => 1 + rng.next() % (i64::MAX as u64),
+                _ => rng.next().max(1),
             };
             let send_ns = rng.next() % 4_000_000_000_000_000_000;
             let extra = rng.below(100);
@@ -701,6 +703,11 @@ fn datagram_format_classify_survives_random_input_and_round_trips() {
             let want_ns = match f {
                 DatagramFormat::Sonde => send_ns,
                 DatagramFormat::Iperf3 { .. } => send_ns / 1000 * 1000,
+                // Seconds wrap at 2^32 on iperf 2's wire.
+                DatagramFormat::Iperf2 { .. } => {
+                    (send_ns / 1_000_000_000 % (1 << 32)) * 1_000_000_000
+                        + send_ns % 1_000_000_000 / 1000 * 1000
+                }
             };
             assert_eq!(
                 f.classify(&out),

@@ -2,14 +2,17 @@
 //! Client and server each run one engine per test, for sonde's protocol and iperf3's alike
 //! (the datagram format is part of the [`StreamConfig`]); only who decides the end differs.
 
+use crate::end_condition::EndCondition;
+use crate::error::RunError;
 use crate::meter::{Meter, MeteredStream};
 use crate::streams::udp::ReceiveConfig;
 use crate::streams::{self, Budget, Control, StreamConfig, StreamShared};
 use sonde_platform::socket_queue::unacked_bytes;
-use sonde_proto::message::SentCount;
+use sonde_proto::message::{PeerStream, SentCount};
 use sonde_proto::udp_hello::HelloAck;
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{Protocol, StreamRole};
+use sonde_stats::model::{Event, Protocol, StreamRole};
+use sonde_stats::sink::{deliver, Sink};
 use std::net::{TcpStream, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -303,6 +306,70 @@ impl Engine {
         while !self.receivers_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Runs a client's test to the end `p` sets (`-t`, `-n`, `-k`) for a client that decides
+    /// the end itself (the iperf3 and iperf 2 dialects): interval reports as they fall due,
+    /// the ending's note. Between boundaries it calls `idle` (the iperf3 client reads its
+    /// control connection there; it must return within a few milliseconds).
+    ///
+    /// # Errors
+    /// [`RunError::Interrupted`] on Ctrl-C, [`RunError::Stream`] with the first error a
+    /// sending worker hit, or what `idle` returned.
+    pub fn until_end(
+        &mut self,
+        p: &sonde_proto::message::TestParams,
+        interrupt: &std::sync::atomic::AtomicBool,
+        emit: &mut dyn Sink<Event>,
+        mut idle: impl FnMut() -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let mut end = EndCondition::new(p);
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            if self.turn(&mut end, emit)? {
+                return Ok(());
+            }
+            if !self.sleep_to_boundary(end.deadline(), Duration::from_millis(5)) {
+                idle()?;
+            }
+        }
+    }
+
+    /// One turn of [`Engine::until_end`]: the interval report when one is due, then whether
+    /// `end` says the test is over (with its note, if it has one). True when it is over.
+    fn turn(
+        &mut self,
+        end: &mut EndCondition,
+        emit: &mut dyn Sink<Event>,
+    ) -> Result<bool, RunError> {
+        let elapsed = self.elapsed();
+        if let Some(r) = self.meter.tick(elapsed) {
+            deliver(emit, &Event::Interval(r));
+        }
+        if let Some(ending) = end.check(elapsed, self.received_bytes(), self.budget_done()) {
+            if let Some(note) = ending.note() {
+                deliver(emit, &Event::Note(note));
+            }
+            return Ok(true);
+        }
+        if let Some((id, e)) = self.sender_error() {
+            return Err(RunError::Stream {
+                id,
+                source: std::io::Error::other(e),
+            });
+        }
+        Ok(false)
+    }
+
+    /// Each local stream's view of the test up to `stop_at`, after a last interval report,
+    /// for a client whose peer sends no figures of this end's streams.
+    pub fn final_views(&mut self, stop_at: f64, emit: &mut dyn Sink<Event>) -> Vec<PeerStream> {
+        if let Some(r) = self.meter.finish(stop_at) {
+            deliver(emit, &Event::Interval(r));
+        }
+        self.meter.peer_streams(stop_at, &|_| None, None)
     }
 
     /// Lets senders held back by `hold_senders` start.

@@ -41,18 +41,31 @@ pub fn params(a: &ClientArgs) -> Result<TestParams, String> {
     }
     check_cport(a, &p)?;
     check_family(a)?;
+    if a.iperf2 {
+        super::client_iperf2::check(a)?;
+    }
     Ok(p)
+}
+
+/// The server's port: `-p`, else sonde's (and iperf3's) 5201, or iperf 2's 5001.
+fn port(a: &ClientArgs) -> u16 {
+    a.port.unwrap_or(if a.iperf2 {
+        sonde_proto::iperf2::DEFAULT_PORT
+    } else {
+        5201
+    })
 }
 
 /// `-l`, or the protocol's default write length or datagram size; the request's check
 /// bounds it.
 fn length(a: &ClientArgs) -> Size {
-    a.length
-        .unwrap_or(Size::from_bytes(if a.udp || a.coded.is_some() {
-            UDP_DEFAULT_LEN
-        } else {
-            TCP_DEFAULT_LEN
-        }))
+    a.length.unwrap_or(Size::from_bytes(if a.udp && a.iperf2 {
+        super::client_iperf2::UDP_DEFAULT_LEN
+    } else if a.udp || a.coded.is_some() {
+        UDP_DEFAULT_LEN
+    } else {
+        TCP_DEFAULT_LEN
+    }))
 }
 
 /// `-n 0` and `-k 0`: end conditions that would send nothing.
@@ -150,7 +163,7 @@ fn test_params(a: &ClientArgs, end: &EndCondition, length: Size, burst: u32) -> 
     } else {
         Protocol::Tcp
     };
-    let direction = if a.bidir {
+    let direction = if a.bidir || a.full_duplex {
         Direction::Bidir
     } else if a.reverse {
         Direction::Reverse
@@ -362,7 +375,7 @@ fn config(a: &ClientArgs, p: TestParams, psk: Option<Psk>) -> ClientConfig {
     let bind_ip = a.bind.as_ref().and_then(|b| b.addr);
     ClientConfig {
         host: a.host.clone(),
-        port: a.port,
+        port: port(a),
         // A local address of one family (-B) talks only to servers of that family.
         // A flow label (-L) exists only in IPv6.
         family: match (a.ip.ipv4, a.ip.ipv6 || a.flowlabel.is_some(), bind_ip) {
@@ -390,7 +403,8 @@ fn config(a: &ClientArgs, p: TestParams, psk: Option<Psk>) -> ClientConfig {
     }
 }
 
-/// Runs the test against a sonde server, or with `--iperf3` an iperf3 one, its events to
+/// Runs the test against a sonde server, or with `--iperf3` an iperf3 one (`--iperf2`: an
+/// iperf 2 one), its events to
 /// `sink`. `Err` holds the exit code of a key file that cannot be used.
 fn run_test(
     a: &ClientArgs,
@@ -400,6 +414,9 @@ fn run_test(
     sink: &mut (dyn Sink + Send),
 ) -> Result<ClientOutcome, i32> {
     let mut emit = output::Reported(&mut *sink);
+    if a.iperf2 {
+        return Ok(super::client_iperf2::run(a, cfg, interrupt, &mut emit));
+    }
     if !a.iperf3 {
         return Ok(client::run(cfg, interrupt, &mut emit));
     }

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod btc;
 pub mod capacity;
 pub mod client;
+pub mod client_iperf2;
 pub mod coded;
 pub mod compare_ip;
 pub mod daemon;

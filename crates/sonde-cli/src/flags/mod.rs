@@ -255,16 +255,16 @@ pub struct ServerArgs {
 pub struct ClientArgs {
     /// Server host name or address
     pub host: String,
-    /// Server port
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    pub port: u16,
+    /// Server port [default: 5201; 5001 with --iperf2]
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
     /// UDP instead of TCP
     #[arg(short = 'u', long)]
     pub udp: bool,
     /// The coded transport: a fully reliable, loss-resilient transfer over UDP (-b caps its
     /// rate); --coded=arq runs plain selective-repeat ARQ instead (no coding) as a baseline
     #[arg(long, value_enum, value_name = "SCHEME", num_args = 0..=1, require_equals = true,
-          default_missing_value = "rs", conflicts_with_all = ["udp", "bidir", "iperf3"])]
+          default_missing_value = "rs", conflicts_with_all = ["udp", "bidir", "iperf3", "iperf2"])]
     pub coded: Option<crate::flags::coded::SchemeArg>,
     #[command(flatten)]
     pub coded_args: crate::flags::coded::CodedArgs,
@@ -392,6 +392,14 @@ pub struct ClientArgs {
     /// Speak iperf3's protocol: drive a real `iperf3 -s` (3.x)
     #[arg(long, conflicts_with = "psk_file")]
     pub iperf3: bool,
+    /// Speak iperf 2's protocol: drive a real `iperf -s` (2.1; port 5001 unless -p). UDP
+    /// shows the server's report beside this end's figures; TCP has only this end's
+    #[arg(long, conflicts_with_all = ["psk_file", "iperf3"])]
+    pub iperf2: bool,
+    /// With --iperf2: both directions at once on each connection (iperf 2's --full-duplex;
+    /// TCP)
+    #[arg(long, requires = "iperf2", conflicts_with_all = ["reverse", "bidir", "udp"])]
+    pub full_duplex: bool,
     /// Show the server's view of the test after this end's: its intervals and summary (in -J
     /// as "server_output_json"); with --iperf3 what the iperf3 server printed
     #[arg(long)]

@@ -101,6 +101,20 @@ impl Timestamp {
         usec: u32::MAX,
     };
 
+    /// A time in nanoseconds as iperf 2 carries it: the seconds wrap at 2^32, the rest is
+    /// cut to microseconds.
+    pub fn from_ns(ns: u64) -> Self {
+        Timestamp {
+            sec: (ns / 1_000_000_000) as u32,
+            usec: ((ns % 1_000_000_000) / 1000) as u32,
+        }
+    }
+
+    /// The time in nanoseconds (a microseconds half of a second or more is taken as it is).
+    pub fn to_ns(self) -> u64 {
+        u64::from(self.sec) * 1_000_000_000 + u64::from(self.usec) * 1000
+    }
+
     /// Refuses a microseconds half of one second or more.
     pub fn check(&self) -> Result<(), Refusal> {
         if self.usec >= 1_000_000 {

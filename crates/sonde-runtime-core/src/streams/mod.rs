@@ -160,6 +160,10 @@ pub struct StreamConfig {
     pub format: DatagramFormat,
     /// UDP: payload of repeated "0123456789" (iperf3's `--repeating-payload`).
     pub repeating_payload: bool,
+    /// UDP: bytes every datagram carries right after its header, as many as fit (iperf 2's
+    /// client header, which its server reads from the first datagram); the first datagram
+    /// is lengthened to hold all of them. Empty for sonde and iperf3.
+    pub prefix: Vec<u8>,
     /// TCP receivers: discard without copying (`--skip-rx-copy`).
     pub skip_rx_copy: bool,
     /// The socket's kernel pacing was set explicitly (`--fq-rate`): `-b` leaves it alone.
@@ -181,6 +185,7 @@ impl StreamConfig {
             zerocopy: false,
             format: DatagramFormat::Sonde,
             repeating_payload: false,
+            prefix: Vec::new(),
             skip_rx_copy: false,
             fq_rate_set: false,
             file: None,

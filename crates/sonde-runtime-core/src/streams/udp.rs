@@ -1,5 +1,6 @@
-//! UDP stream workers, one set for every datagram format (sonde's and iperf3's headers, see
-//! [`DatagramFormat`]).
+//! UDP stream workers, one set for every datagram format (sonde's, iperf3's and iperf 2's
+//! headers, see [`DatagramFormat`]; iperf 2's client header rides after its own as the
+//! config's `prefix`).
 //!
 //! Sending: a paced sender (`-b`) gives every datagram its own departure time and waits for it
 //! precisely; intended bursts (`--burst N`) leave back to back at the paced average rate (see
@@ -93,6 +94,8 @@ struct Sender<'a> {
     pacing: Pacing,
     seq: u64,
     dest: std::net::SocketAddr,
+    /// The first datagram when the prefix does not fit the others (sent alone, then None).
+    first: Option<Vec<u8>>,
 }
 
 impl<'a> Sender<'a> {
@@ -109,11 +112,17 @@ impl<'a> Sender<'a> {
         } else {
             sonde_platform::mmsg::MAX_BATCH
         };
-        let block = if cfg.repeating_payload {
-            repeating_payload(len)
+        let header = cfg.format.header_len();
+        let whole = (header + cfg.prefix.len()).max(len);
+        let mut first = if cfg.repeating_payload {
+            repeating_payload(whole)
         } else {
-            super::payload(len, shared.id)
+            super::payload(whole, shared.id)
         };
+        if let Some(p) = first.get_mut(header..header + cfg.prefix.len()) {
+            p.copy_from_slice(&cfg.prefix);
+        }
+        let block = first[..len].to_vec();
         let mut buf = Vec::with_capacity(len * max_batch);
         for _ in 0..max_batch {
             buf.extend_from_slice(&block);
@@ -138,6 +147,7 @@ impl<'a> Sender<'a> {
             pacing: cfg.pacing,
             seq: 0,
             dest: sock.peer_addr()?,
+            first: (whole > len).then_some(first),
         })
     }
 
@@ -195,6 +205,13 @@ impl<'a> Sender<'a> {
     ) -> std::io::Result<(u64, bool)> {
         let mut left = count;
         let mut bytes = 0;
+        if let Some(first) = self.first.take() {
+            if budget.is_some_and(|b| b.claim(first.len() as u64) == 0) {
+                return Ok((0, false));
+            }
+            bytes += self.send_first(first, ctl)?;
+            left = left.saturating_sub(1);
+        }
         while left > 0 && !ctl.abort.load(Ordering::Relaxed) {
             let want = left.min(self.max_batch);
             let (k, last_len) = match budget {
@@ -240,6 +257,21 @@ impl<'a> Sender<'a> {
         self.shared.bytes.fetch_add(total as u64, Ordering::Relaxed);
         self.shared.packets.store(self.seq, Ordering::Relaxed);
         Ok(total as u64)
+    }
+
+    /// Stamps and sends the lengthened first datagram on its own. Returns its bytes.
+    fn send_first(&mut self, mut first: Vec<u8>, ctl: &Control) -> std::io::Result<u64> {
+        self.format
+            .emit(1, now_ns(), &mut first)
+            .map_err(std::io::Error::other)?;
+        send_one(self.sock, &first, ctl)?;
+        self.seq = 1;
+        self.shared.data_sent();
+        self.shared
+            .bytes
+            .fetch_add(first.len() as u64, Ordering::Relaxed);
+        self.shared.packets.store(1, Ordering::Relaxed);
+        Ok(first.len() as u64)
     }
 
     /// One GSO send of `k` datagrams; false when the path refuses GSO (nothing was sent).

@@ -9,8 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code may fail loudly
 
-use crate::common::{self, listeners, run, Output, Proc, Server};
-use crate::peers::{self, Iperf3};
+use crate::common::{listeners, run, Output, Server};
+use crate::peers;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -65,22 +65,13 @@ fn sonde_clients_to_an_iperf3_server_say_it_is_iperf3_and_what_tests_it() {
     }
 }
 
-/// `iperf -s -p PORT` on a free port, listening (killed when the `Proc` drops).
-fn serve_iperf2(iperf2: &Iperf3) -> (u16, Proc) {
-    let port = common::free_port();
-    let path = iperf2.path.to_string_lossy();
-    let mut proc = Proc::spawn_program(&path, &["-s", "-p", &port.to_string()]);
-    proc.wait_says("Server listening", Duration::from_secs(5));
-    (port, proc)
-}
-
 #[test]
 fn sonde_clients_to_an_iperf2_server_say_it_closed_without_a_word() {
     let _turn = crate::turns::take(module_path!());
     let Some(iperf2) = peers::iperf2() else {
         return;
     };
-    let (port, _server) = serve_iperf2(&iperf2);
+    let (port, _server) = peers::serve_iperf2(&iperf2, &[]);
     for cmd in CLIENTS {
         let out = client_to(cmd, port);
         names_the_peer(&out, "closed the connection without a word");

@@ -17,7 +17,7 @@
 use crate::common;
 use crate::peers;
 
-use common::{arr, run, uint, Output, Server};
+use common::{arr, run, tcp_in_flight, uint, Output, Server};
 use peers::Iperf3;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -27,22 +27,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(40);
-/// Bytes one TCP connection can hold in flight on loopback: the largest receive buffer the
-/// kernel may grow to plus the largest send buffer (`tcp_rmem` and `tcp_wmem`, third field),
-/// as this host sets them; 16 MiB when they cannot be read. A receiver held off the CPU at the
-/// end of a run leaves up to that much sent but never counted: a fixed 16 MiB was below this
-/// host's 32 MiB + 4 MiB, and a loaded CI run once left 57 MB uncounted over three streams.
-fn tcp_in_flight() -> u64 {
-    let max = |name: &str| -> Option<u64> {
-        let text = std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).ok()?;
-        text.split_whitespace().nth(2)?.parse().ok()
-    };
-    match (max("tcp_rmem"), max("tcp_wmem")) {
-        (Some(r), Some(w)) => r + w,
-        _ => 16 << 20,
-    }
-}
-
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }

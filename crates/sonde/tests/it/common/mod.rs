@@ -369,3 +369,19 @@ pub fn random_key(path: &Path) {
     let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     std::fs::write(path, format!("{text}\n")).unwrap();
 }
+
+/// Bytes one TCP connection can hold in flight on loopback: the largest receive buffer the
+/// kernel may grow to plus the largest send buffer (`tcp_rmem` and `tcp_wmem`, third field),
+/// as this host sets them; 16 MiB when they cannot be read. A receiver held off the CPU at the
+/// end of a run leaves up to that much sent but never counted: a fixed 16 MiB was below this
+/// host's 32 MiB + 4 MiB, and a loaded CI run once left 57 MB uncounted over three streams.
+pub fn tcp_in_flight() -> u64 {
+    let max = |name: &str| -> Option<u64> {
+        let text = std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).ok()?;
+        text.split_whitespace().nth(2)?.parse().ok()
+    };
+    match (max("tcp_rmem"), max("tcp_wmem")) {
+        (Some(r), Some(w)) => r + w,
+        _ => 16 << 20,
+    }
+}

@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use crate::common::{require_all, Output};
+use crate::common::{self, require_all, Output, Proc};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -124,17 +124,7 @@ impl Iperf3 {
 
 /// True once something listens on TCP `port` (read from /proc, so iperf3 sees no connection).
 fn listening(port: u16) -> bool {
-    let needle = format!(":{port:04X} ");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .is_some_and(|a| format!("{a} ").ends_with(&needle))
-                    && l.split_whitespace().nth(3) == Some("0A")
-            })
-        })
-    })
+    bound(port, false)
 }
 
 /// Where the newest iperf3 is expected: `SONDE_IPERF3_NEW`, else the workspace's
@@ -213,5 +203,47 @@ pub fn iperf2() -> Option<Iperf3> {
     Some(Iperf3 {
         label: "iperf 2",
         path: PathBuf::from("iperf"),
+    })
+}
+
+/// `iperf -s -p PORT EXTRA...` on a free port, once its socket is bound (TCP listening, or
+/// with `-u` the UDP port); killed when the `Proc` drops.
+pub fn serve_iperf2(iperf2: &Iperf3, extra: &[&str]) -> (u16, Proc) {
+    let port = common::free_port();
+    let path = iperf2.path.to_string_lossy();
+    let mut args = vec!["-s".to_string(), "-p".into(), port.to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut proc = Proc::spawn_program(&path, &args);
+    let udp = extra.contains(&"-u");
+    let t0 = Instant::now();
+    while !bound(port, udp) {
+        assert!(
+            !proc.has_exited() && t0.elapsed() < Duration::from_secs(5),
+            "`iperf {}` did not bind port {port}: {}",
+            args.join(" "),
+            proc.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (port, proc)
+}
+
+/// True once a socket is bound to `port` (TCP: listening), read from `/proc` so the server
+/// sees no connection.
+fn bound(port: u16, udp: bool) -> bool {
+    let needle = format!(":{port:04X}");
+    let (tables, state) = if udp {
+        (["/proc/net/udp", "/proc/net/udp6"], None)
+    } else {
+        (["/proc/net/tcp", "/proc/net/tcp6"], Some("0A"))
+    };
+    tables.iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.get(1).is_some_and(|a| a.ends_with(&needle))
+                    && state.is_none_or(|s| cols.get(3) == Some(&s))
+            })
+        })
     })
 }
