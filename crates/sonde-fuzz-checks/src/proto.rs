@@ -126,6 +126,8 @@ pub fn datagram_format(data: &[u8]) {
         DatagramFormat::Sonde,
         DatagramFormat::Iperf3 { wide: false },
         DatagramFormat::Iperf3 { wide: true },
+        DatagramFormat::Iperf2 { wide: false },
+        DatagramFormat::Iperf2 { wide: true },
     ] {
         if let Received::Data { seq, send_ns } = f.classify(data) {
             assert!(data.len() >= f.header_len());

@@ -38,7 +38,7 @@ pub enum RunError {
     #[error("{addr} is {}, not a sonde server: {}", peer.describe(), foreign_advice(*peer))]
     Foreign { addr: String, peer: ForeignPeer },
     /// The peer closed the control connection before sending one byte.
-    #[error("{addr} closed the connection without a word: not a sonde server (an iperf 2 server, `iperf -s`, closes at once like this; sonde does not speak iperf 2, test it with `iperf -c`), or a sonde server that could not take another connection")]
+    #[error("{addr} closed the connection without a word: not a sonde server (an iperf 2 server, `iperf -s`, closes at once like this: test it with `sonde client --iperf2`), or a sonde server that could not take another connection")]
     ClosedSilently { addr: String },
     #[error("server refused the test ({code}): {message}")]
     ServerRefused { code: String, message: String },
