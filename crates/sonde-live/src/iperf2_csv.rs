@@ -322,7 +322,12 @@ impl<W: Write> Iperf2CsvReporter<W> {
                 end: s.end,
                 bytes: s.bytes,
                 bits_per_second: s.bits_per_second,
-                udp: udp_cols(protocol, s.role, s.udp_sent_packets, s.udp_received.as_ref()),
+                udp: udp_cols(
+                    protocol,
+                    s.role,
+                    s.udp_sent_packets,
+                    s.udp_received.as_ref(),
+                ),
             })?;
         }
         for s in r.sums.iter().filter(|s| !s.omitted) {
@@ -334,7 +339,12 @@ impl<W: Write> Iperf2CsvReporter<W> {
                     end: s.end,
                     bytes: s.bytes,
                     bits_per_second: s.bits_per_second,
-                    udp: udp_cols(protocol, s.role, s.udp_sent_packets, s.udp_received.as_ref()),
+                    udp: udp_cols(
+                        protocol,
+                        s.role,
+                        s.udp_sent_packets,
+                        s.udp_received.as_ref(),
+                    ),
                 })?;
             }
         }
@@ -438,7 +448,10 @@ mod tests {
 
     #[test]
     fn a_tcp_line_has_nine_columns_and_a_sum_says_minus_one() {
-        let (a, b) = (Endpoint::parse("127.0.0.1:37636"), Endpoint::parse("[::1]:25900"));
+        let (a, b) = (
+            Endpoint::parse("127.0.0.1:37636"),
+            Endpoint::parse("[::1]:25900"),
+        );
         let mut l = Line {
             stamp: "20261204185357",
             src: &a,
@@ -464,7 +477,10 @@ mod tests {
 
     #[test]
     fn a_udp_line_adds_jitter_lost_total_percent_and_out_of_order() {
-        let (a, b) = (Endpoint::parse("127.0.0.1:43339"), Endpoint::parse("127.0.0.1:25902"));
+        let (a, b) = (
+            Endpoint::parse("127.0.0.1:43339"),
+            Endpoint::parse("127.0.0.1:25902"),
+        );
         let rx = UdpReceiveStats {
             packets: 853,
             lost: 1,

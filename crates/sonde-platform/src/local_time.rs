@@ -3,9 +3,10 @@
 /// The current local time formatted with the C library's `strftime`; the format itself when
 /// it cannot be rendered (too long, or an empty result).
 pub fn local_strftime(format: &str) -> String {
-    // SAFETY: time(NULL) only reads the clock.
-    let now = unsafe { libc::time(std::ptr::null_mut()) };
-    local_strftime_at(i64::from(now), format)
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    local_strftime_at(now, format)
 }
 
 /// The local time of `unix_secs` (seconds since 1970, UTC) formatted with `strftime`; the
@@ -15,9 +16,8 @@ pub fn local_strftime_at(unix_secs: i64, format: &str) -> String {
     let Ok(fmt) = std::ffi::CString::new(format) else {
         return format.to_string();
     };
-    let Ok(t) = libc::time_t::try_from(unix_secs) else {
-        return format.to_string();
-    };
+    // time_t is 64 bits wide on every platform sonde builds for.
+    let t = unix_secs as libc::time_t;
     let mut buf = [0u8; 256];
     // SAFETY: localtime_r/strftime write only into the values and buffer we own, whose sizes
     // we pass.
@@ -48,6 +48,9 @@ mod tests {
     fn a_given_time_is_formatted_not_the_current_one() {
         // 2001-09-09 01:46:40 UTC: a whole day either side covers every time zone.
         let day = super::local_strftime_at(1_000_000_000, "%Y%m%d");
-        assert!(["20010908", "20010909", "20010910"].contains(&day.as_str()), "{day}");
+        assert!(
+            ["20010908", "20010909", "20010910"].contains(&day.as_str()),
+            "{day}"
+        );
     }
 }
