@@ -51,7 +51,7 @@ use sonde_stats::model::{
     UdpReceiveStats,
 };
 
-use crate::iperf3_json::split_host_port;
+use crate::iperf3_json::{civil_from_days, split_host_port};
 use crate::sink::Sink;
 
 /// Renders the `YYYYMMDDHHMMSS` timestamp of a time in whole seconds since 1970.
@@ -141,29 +141,14 @@ pub fn line(l: &Line<'_>) -> String {
 
 /// `YYYYMMDDHHMMSS` of `unix_secs` in UTC (proleptic Gregorian calendar).
 pub fn utc_stamp(unix_secs: i64) -> String {
-    let days = unix_secs.div_euclid(86_400);
     let secs = unix_secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = civil_from_days(unix_secs.div_euclid(86_400));
     format!(
         "{y:04}{m:02}{d:02}{:02}{:02}{:02}",
         secs / 3600,
         secs % 3600 / 60,
         secs % 60
     )
-}
-
-/// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// One stream as the address columns need it.
@@ -243,6 +228,27 @@ struct Span {
     udp: Option<UdpCols>,
 }
 
+/// The [`Span`] of a `StreamSample`, `SumSample` or `EndView` (their figures share names).
+macro_rules! span {
+    ($id:expr, $role:expr, $protocol:expr, $s:expr) => {{
+        let s = $s;
+        Span {
+            id: $id,
+            role: $role,
+            start: s.start,
+            end: s.end,
+            bytes: s.bytes,
+            bits_per_second: s.bits_per_second,
+            udp: udp_cols(
+                $protocol,
+                $role,
+                s.udp_sent_packets,
+                s.udp_received.as_ref(),
+            ),
+        }
+    }};
+}
+
 /// The UDP columns of a span, where the protocol has them: the receiver's statistics or the
 /// sender's count (`None` on TCP, or when the figures are missing).
 fn udp_cols(
@@ -315,37 +321,11 @@ impl<W: Write> Iperf2CsvReporter<W> {
             return Ok(());
         };
         for s in r.streams.iter().filter(|s| !s.omitted) {
-            self.write_span(&Span {
-                id: Some(s.id),
-                role: s.role,
-                start: s.start,
-                end: s.end,
-                bytes: s.bytes,
-                bits_per_second: s.bits_per_second,
-                udp: udp_cols(
-                    protocol,
-                    s.role,
-                    s.udp_sent_packets,
-                    s.udp_received.as_ref(),
-                ),
-            })?;
+            self.write_span(&span!(Some(s.id), s.role, protocol, s))?;
         }
         for s in r.sums.iter().filter(|s| !s.omitted) {
             if r.streams.iter().filter(|st| st.role == s.role).count() > 1 {
-                self.write_span(&Span {
-                    id: None,
-                    role: s.role,
-                    start: s.start,
-                    end: s.end,
-                    bytes: s.bytes,
-                    bits_per_second: s.bits_per_second,
-                    udp: udp_cols(
-                        protocol,
-                        s.role,
-                        s.udp_sent_packets,
-                        s.udp_received.as_ref(),
-                    ),
-                })?;
+                self.write_span(&span!(None, s.role, protocol, s))?;
             }
         }
         self.out.flush()
@@ -356,15 +336,7 @@ impl<W: Write> Iperf2CsvReporter<W> {
         let Some(protocol) = self.ctx.as_ref().map(|c| c.protocol) else {
             return Ok(());
         };
-        self.write_span(&Span {
-            id,
-            role,
-            start: v.start,
-            end: v.end,
-            bytes: v.bytes,
-            bits_per_second: v.bits_per_second,
-            udp: udp_cols(protocol, role, v.udp_sent_packets, v.udp_received.as_ref()),
-        })
+        self.write_span(&span!(id, role, protocol, v))
     }
 
     fn on_end(&mut self, s: &TestSummary) -> io::Result<()> {

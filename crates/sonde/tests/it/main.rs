@@ -41,6 +41,7 @@ mod foreign_peers;
 mod ignored;
 mod interop_json_keys;
 mod intervals;
+mod iperf2_csv;
 mod iperf2_server;
 mod iperf3_interop;
 mod lab;
