@@ -51,7 +51,9 @@ use sonde_stats::model::{
     UdpReceiveStats,
 };
 
-use crate::iperf3_json::{civil_from_days, split_host_port};
+use sonde_stats::calendar::civil_from_days;
+
+use crate::iperf3_json::split_host_port;
 use crate::sink::Sink;
 
 /// Renders the `YYYYMMDDHHMMSS` timestamp of a time in whole seconds since 1970.
