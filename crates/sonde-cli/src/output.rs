@@ -3,6 +3,7 @@
 use crate::flags::OutputArgs;
 use anyhow::Context;
 use sonde_live::envelope::Envelope;
+use sonde_live::iperf2_csv::Iperf2CsvReporter;
 use sonde_live::{JsonLinesReporter, JsonReporter, Sink, TableReporter, Tee};
 use sonde_stats::model::Event;
 use std::io::Write;
@@ -321,6 +322,9 @@ fn bare_reporter(o: &OutputArgs, out: SharedOut, prefix: LinePrefix) -> Box<dyn 
         ]))
     } else if o.json_stream {
         Box::new(JsonLinesReporter::new(LineOut::new(out)))
+    } else if o.report_style.is_some() {
+        // Data lines only: no -T or --timestamps prefix, which a CSV reader would not expect.
+        Box::new(Iperf2CsvReporter::new(LineOut::new(out)).with_stamp(local_stamp))
     } else {
         Box::new(
             TableReporter::new(LineOut::with_prefix(out, prefix))
@@ -328,6 +332,12 @@ fn bare_reporter(o: &OutputArgs, out: SharedOut, prefix: LinePrefix) -> Box<dyn 
                 .with_verbose(o.verbose),
         )
     }
+}
+
+/// iperf 2's CSV timestamp (`YYYYMMDDHHMMSS`) of `unix_secs` in local time, as iperf 2 writes
+/// it.
+fn local_stamp(unix_secs: i64) -> String {
+    sonde_platform::local_time::local_strftime_at(unix_secs, "%Y%m%d%H%M%S")
 }
 
 /// Hands `ev` to `sink`; a failed write goes to [`write_failed`].

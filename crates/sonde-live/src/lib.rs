@@ -7,6 +7,8 @@
 //! - [`TableReporter`]: the human table, laid out like iperf3's text output;
 //! - [`JsonReporter`]: one iperf3 `-J` compatible document written at [`Sink::finish`];
 //! - [`JsonLinesReporter`]: one compact object per event, like iperf3's `--json-stream`;
+//! - [`iperf2_csv::Iperf2CsvReporter`]: iperf 2's CSV report style (`-y C`), one line per
+//!   stream per interval, for scripts written for iperf 2;
 //! - [`latency_table`] and [`latency_json`]: the same three formats for latency runs
 //!   (`sonde latency`, `rrul`, `compare-ip`), consuming `sonde_stats::latency::model` events;
 //! - [`stress_table`] and [`stress_json`]: the same for `sonde stress`
@@ -43,6 +45,7 @@ pub mod coded_table;
 pub mod compare_ip_json;
 pub mod dual_stack_table;
 pub mod envelope;
+pub mod iperf2_csv;
 pub mod iperf3_json;
 mod json;
 mod json_lines;

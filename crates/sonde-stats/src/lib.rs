@@ -10,6 +10,7 @@
 //! ```
 
 pub mod btc;
+pub mod calendar;
 pub mod capacity;
 pub mod cpu;
 pub mod dual_stack;

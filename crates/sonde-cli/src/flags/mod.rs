@@ -15,6 +15,7 @@ pub mod mesh;
 pub mod output;
 pub mod parse;
 pub mod profile;
+pub mod report_style;
 pub mod serial;
 pub mod store;
 pub mod stress;

@@ -32,7 +32,8 @@ where
     let matches: ArgMatches = cmd
         .try_get_matches_from_mut(args)
         .map_err(|e| negative_said(e, &cmd))?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    crate::flags::report_style::refuse_where_unsupported(cli, &mut cmd)
 }
 
 fn hyphen_values(cmd: Command) -> Command {

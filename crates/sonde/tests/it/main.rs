@@ -42,6 +42,7 @@ mod ignored;
 mod interop_json_keys;
 mod intervals;
 mod iperf2_client;
+mod iperf2_csv;
 mod iperf2_server;
 mod iperf3_interop;
 mod lab;

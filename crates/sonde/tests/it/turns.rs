@@ -37,6 +37,7 @@ pub const SHARING: &[&str] = &[
     "envelope",
     "ignored",
     "interop_json_keys",
+    "iperf2_csv",
     "iperf2_server",
     "iperf3_interop",
     "lab",
