@@ -294,7 +294,10 @@ fn until_done(
         if sending_done && engine.receivers_finished() {
             return sender_outcome(engine, p, elapsed);
         }
-        engine.sleep_to_boundary(send_for, POLL_SLICE);
+        // Nothing else waits in this loop: when no boundary is near, sleep a slice.
+        if !engine.sleep_to_boundary(send_for, POLL_SLICE) {
+            std::thread::sleep(POLL_SLICE);
+        }
     }
 }
 
