@@ -264,16 +264,7 @@ impl Run<'_> {
             })
             .collect();
         self.cpu0 = cpu::ProcessSpan::start();
-        let engine = Engine::start(
-            p.protocol,
-            streams,
-            &send,
-            budget,
-            p.interval_secs,
-            p.omit_secs,
-            false,
-        )
-        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))?;
+        let engine = Engine::start_now(p, streams, &send, budget)?;
         self.engine = Some(engine);
         Ok(())
     }

@@ -298,7 +298,7 @@ impl Run<'_> {
         };
         self.cpu0 = cpu::ProcessSpan::start();
         let specs = streams.into_iter().map(|(s, _)| s).collect();
-        let engine = super::engine::start(p, specs, wire, budget)?;
+        let engine = Engine::start_now(p, specs, &wire, budget)?;
         let congestion = engine.congestion();
         self.engine = Some(engine);
         Ok(congestion)

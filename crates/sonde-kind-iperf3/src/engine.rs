@@ -1,38 +1,15 @@
 //! What the iperf3 client and server do around the shared [`Engine`]: a stream list, the
-//! stream views at the end, and a partial summary after a failure. The workers are sonde's
+//! stream views at the end, and a partial summary after a failure (the workers start with
+//! the core's `Engine::start_now`). The workers are sonde's
 //! own (iperf3's datagram header is the [`StreamConfig`]'s format); iperf3 senders start at
 //! once (no held start, unlike sonde's server) and ask for the TCP queue flush at the end.
 
 use sonde_proto::message::{PeerStream, TestParams};
-use sonde_runtime_core::engine::{Engine, LocalStream};
-use sonde_runtime_core::error::RunError;
-use sonde_runtime_core::streams::{Budget, StreamConfig};
+use sonde_runtime_core::engine::Engine;
 use sonde_stats::cpu::CpuTimes;
 use sonde_stats::model::{CpuUsage, Event, Role, TestSummary};
 use sonde_stats::sink::Sink;
 use std::sync::atomic::Ordering;
-
-/// Starts the workers of an iperf3 test with `p` on this host.
-///
-/// # Errors
-/// [`RunError::Setup`] when a socket cannot be duplicated or a thread cannot be spawned.
-pub fn start(
-    p: &TestParams,
-    streams: Vec<LocalStream>,
-    send: StreamConfig,
-    budget: Option<Budget>,
-) -> Result<Engine, RunError> {
-    Engine::start(
-        p.protocol,
-        streams,
-        &send,
-        budget,
-        p.interval_secs,
-        p.omit_secs,
-        false,
-    )
-    .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))
-}
 
 /// Each local stream's view of the test up to `stop_at`, after a last interval report.
 pub(crate) fn local_views(

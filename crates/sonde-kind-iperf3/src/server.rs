@@ -410,7 +410,7 @@ impl Session<'_, '_> {
                 RunError::Setup(format!("cannot pin the test to CPU core {core} (-A): {e}"))
             })?;
         }
-        let mut engine = super::engine::start(p, specs, wire, budget)?;
+        let mut engine = Engine::start_now(p, specs, &wire, budget)?;
         let congestion = engine.congestion();
         if let Err(e) = self.until_test_end(p, &mut engine) {
             self.finish_partial(p, &mut engine, (t0, cpu0), &e);

@@ -119,6 +119,29 @@ impl Engine {
         })
     }
 
+    /// Starts the workers of a test run with `p` (its interval and omit period), every
+    /// stream at once: a foreign peer's test (iperf3's, iperf 2's) has no held start.
+    ///
+    /// # Errors
+    /// [`RunError::Setup`] when a socket cannot be duplicated or a thread not spawned.
+    pub fn start_now(
+        p: &sonde_proto::message::TestParams,
+        streams: Vec<LocalStream>,
+        send: &StreamConfig,
+        budget: Option<Budget>,
+    ) -> Result<Self, RunError> {
+        Self::start(
+            p.protocol,
+            streams,
+            send,
+            budget,
+            p.interval_secs,
+            p.omit_secs,
+            false,
+        )
+        .map_err(|e| RunError::Setup(format!("starting stream workers: {e}")))
+    }
+
     /// Starts the test clock again now (see [`Meter::restart_clock`]), if no interval was cut
     /// and it does not count from the first data yet.
     pub fn restart_clock(&mut self) {

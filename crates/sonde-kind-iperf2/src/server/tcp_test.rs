@@ -20,7 +20,7 @@ use sonde_runtime_core::streams::{Budget, StreamConfig};
 use sonde_runtime_core::summary::{build, SummaryInput};
 use sonde_runtime_core::test_events::TestEvents;
 use sonde_stats::cpu::CpuTimes;
-use sonde_stats::model::{Direction, Event, Protocol, Role, StreamRole};
+use sonde_stats::model::{Direction, Event, Role, StreamRole};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -38,6 +38,7 @@ pub fn run(
     ctx: &Serving<'_>,
 ) {
     let mut p = test_params(&request.header, false);
+    p.interval_secs = ctx.cfg.interval_secs.unwrap_or(1.0);
     let asked = p.parallel;
     p.parallel = u32::try_from(streams.len()).unwrap_or(1);
     let admitted = ctx.admit(peer);
@@ -134,23 +135,14 @@ fn serve(
         .filter_map(|(s, _)| s.try_clone().ok())
         .collect();
     let open = local_streams(streams, p)?;
-    let interval = ctx.cfg.interval_secs.unwrap_or(1.0);
+    let interval = p.interval_secs;
     let here = closers.first().and_then(|s| s.local_addr().ok());
     emit_start(&open, here, peer, p, interval, events);
     let local: Vec<LocalStream> = open.into_iter().map(|(s, _, _)| s).collect();
     let budget = (p.direction != Direction::Upload)
         .then(|| Budget::new(p.bytes, 0))
         .flatten();
-    let mut engine = Engine::start(
-        Protocol::Tcp,
-        local,
-        &StreamConfig::for_test(p),
-        budget,
-        interval,
-        0.0,
-        false,
-    )
-    .map_err(|e| RunError::Setup(format!("starting the iperf 2 test's streams: {e}")))?;
+    let mut engine = Engine::start_now(p, local, &StreamConfig::for_test(p), budget)?;
     let outcome = until_done(&mut engine, p, ctx, events);
     engine.stop_senders(SENDER_STOP_WAIT);
     for s in &closers {
