@@ -45,6 +45,7 @@ mod clean;
 mod error;
 mod exec;
 mod host;
+mod iperf2_csv;
 mod runner;
 mod server;
 mod source;

@@ -1,7 +1,8 @@
 //! The `sonde server` each server node runs while a setting's tests run.
 //!
 //! One server per node serves every test of the setting: sonde throughput and latency tests
-//! and iperf3 clients alike (it answers both on port 5201). It must be stopped before its lab
+//! and iperf3 clients alike (it answers both on port 5201), and iperf 2 clients (`iperf -c`)
+//! on iperf 2's port 5001 (`--iperf2`). It must be stopped before its lab
 //! is torn down: a process still inside a namespace keeps that namespace's interfaces alive
 //! after `ip netns delete`. [`LabServer`]'s drop kills it, so an early return or a panic
 //! cannot leave it behind.
@@ -40,7 +41,7 @@ impl LabServer {
     pub fn start(lab: &Lab, node: &str, sonde_exe: &Path, log: &Path) -> Result<LabServer, String> {
         let exe = sonde_exe.display().to_string();
         let mut cmd = lab
-            .command(node, &exe, &["server"])
+            .command(node, &exe, &["server", "--iperf2"])
             .map_err(|e| e.to_string())?;
         let stderr = File::options()
             .create(true)

@@ -290,6 +290,15 @@ impl Invocation {
         }
     }
 
+    /// An iperf 2 client writing CSV (`iperf ... -y C`): its lines become a document.
+    fn is_iperf2_csv(&self) -> bool {
+        let csv =
+            self.argv.windows(2).any(|w| {
+                (w[0] == "-y" || w[0] == "--reportstyle") && w[1].eq_ignore_ascii_case("c")
+            }) || self.argv.iter().any(|a| a.eq_ignore_ascii_case("-yc"));
+        !self.sonde && self.program.rsplit('/').next() == Some("iperf") && csv
+    }
+
     /// The exit codes of a test that did its job: 0, and for `sonde compare-ip` also 3 and 4,
     /// its verdict naming IPv4 or IPv6 better (a measured answer, not a failure).
     fn ok_codes(&self) -> &'static [i32] {
@@ -331,8 +340,14 @@ fn finish_record(
     finished: &exec::Finished,
     inv: &Invocation,
 ) {
-    let text = String::from_utf8_lossy(&finished.stdout).into_owned();
-    let doc: Option<Value> = serde_json::from_str(text.trim()).ok();
+    let mut text = String::from_utf8_lossy(&finished.stdout).into_owned();
+    let mut doc: Option<Value> = serde_json::from_str(text.trim()).ok();
+    if doc.is_none() && inv.is_iperf2_csv() {
+        doc = crate::iperf2_csv::document(&text, inv.argv.iter().any(|a| a == "-u"));
+        if let Some(d) = &doc {
+            text = d.to_string();
+        }
+    }
     if let Some(d) = &doc {
         (rec.client.cpu, rec.server.cpu) = cpu(d);
         rec.result_path = save_raw(env.out_dir, &run.id, &text);

@@ -268,13 +268,19 @@ fn udp_buffers(sock: &Socket, p: &TestParams) -> std::io::Result<()> {
         sockopt::set_dont_fragment(sock)?;
     }
     if p.window.is_none() {
-        // Best effort: without privilege the kernel caps these at rmem_max / wmem_max.
-        if sockopt::force_recv_buffer(sock, UDP_DEFAULT_RCVBUF).is_err() {
-            let _ = sock.set_recv_buffer_size(UDP_DEFAULT_RCVBUF);
-        }
+        large_udp_receive_buffer(sock);
         let _ = sock.set_send_buffer_size(UDP_DEFAULT_SNDBUF);
     }
     Ok(())
+}
+
+/// Gives a receiving UDP socket the buffer sonde's test sockets have (32 MiB), so a receiver
+/// its host does not schedule for a moment loses nothing: best effort, forced when
+/// privileged, else up to the kernel's `rmem_max`.
+pub fn large_udp_receive_buffer(sock: &Socket) {
+    if sockopt::force_recv_buffer(sock, UDP_DEFAULT_RCVBUF).is_err() {
+        let _ = sock.set_recv_buffer_size(UDP_DEFAULT_RCVBUF);
+    }
 }
 
 /// A client UDP socket connected to `server`.

@@ -35,6 +35,10 @@ impl Iperf2Port {
         let port = tcp.local_addr().map_err(listen_err)?.port();
         let udp = bind_udp(SocketAddr::new(addr.ip(), port), v6_only).map_err(listen_err)?;
         sonde_platform::pktinfo::enable(&udp).map_err(listen_err)?;
+        // Every iperf 2 UDP test arrives on this one socket.
+        let sock = socket2::Socket::from(udp);
+        sonde_runtime_core::sockets::large_udp_receive_buffer(&sock);
+        let udp: UdpSocket = sock.into();
         Ok(Self { tcp, udp })
     }
 

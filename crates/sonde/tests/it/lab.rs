@@ -296,3 +296,74 @@ fn unknown_scenario_is_a_usage_error_and_list_show_work() {
     show.expect_code(0);
     assert!(show.stdout.contains("name = \"quick\""));
 }
+
+/// Scenario 4's comparison: sonde, iperf3 and iperf 2 clients over the same 100 Mbit/s link in
+/// one run, each recorded with a document the report reads, and each in the report's table.
+#[test]
+fn sonde_iperf3_and_iperf2_clients_run_side_by_side_in_one_report() {
+    let _turn = crate::turns::take(module_path!());
+    if !lab_available() || !sonde_testkit::installed("iperf3 and iperf 2", &["iperf3", "iperf"]) {
+        return;
+    }
+    let text = chain()
+        .name("three-tools")
+        .seed(13)
+        .host("client")
+        .link("wan")
+        .host("server")
+        .settings("100mbit")
+        .impair("wan", "rate = \"100mbit\"")
+        .sonde("sonde-tcp", &["client", "{server}", "-t", "2"])
+        .command("iperf3-tcp", &["iperf3", "-c", "{server}", "-t", "2", "-J"])
+        .command(
+            "iperf2-tcp",
+            &["iperf", "-c", "{server}", "-t", "2", "-y", "C"],
+        )
+        .to_toml();
+    let dir = TempDir::new("lab-three-tools");
+    let file = scenario_file(&dir, "three.toml", &text);
+    let out_dir = dir.file("out");
+    let out_arg = out_dir.to_string_lossy().into_owned();
+    let out = run(
+        &["lab", "run", &file, "--out", &out_arg],
+        Duration::from_secs(120),
+    );
+    assert_no_leftovers(&out.stdout);
+    out.expect_code(0);
+    let loaded = load(&out_dir);
+    assert_eq!(loaded.tests.len(), 3, "{}", out.describe());
+    for t in &loaded.tests {
+        assert_eq!(
+            t.status,
+            TestStatus::Ok,
+            "{}: {:?}",
+            t.matrix_id,
+            t.failure_reason
+        );
+        let doc: Value = serde_json::from_str(t.result_json.as_deref().expect("a document"))
+            .expect("the document is JSON");
+        let end = &doc["end"];
+        let sum = if end["sum_received"].is_object() {
+            &end["sum_received"]
+        } else {
+            &end["sum_sent"]
+        };
+        let bytes = sum["bytes"].as_u64().unwrap_or(0);
+        let mbps = sum["bits_per_second"].as_f64().unwrap_or(0.0) / 1e6;
+        assert!(bytes > 1_000_000, "{}: {doc}", t.test_name);
+        // Whatever the host's load, no tool may see more than the link carries.
+        assert!(
+            mbps > 0.0 && mbps <= 105.0,
+            "{}: {mbps} Mbit/s",
+            t.test_name
+        );
+    }
+    let md = std::fs::read_to_string(out_dir.join("report.md")).expect("report.md");
+    for name in [
+        "100mbit/sonde-tcp/1",
+        "100mbit/iperf3-tcp/1",
+        "100mbit/iperf2-tcp/1",
+    ] {
+        assert!(md.contains(name), "report.md lacks {name}");
+    }
+}
