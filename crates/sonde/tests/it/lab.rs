@@ -96,21 +96,50 @@ fn scenario_file(dir: &TempDir, name: &str, text: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// A scenario file in a directory of its own and the `--out` directory beside it.
+struct LabDir {
+    dir: TempDir,
+    file: String,
+}
+
+impl LabDir {
+    /// `text` written as `name` in a new directory tagged `tag`.
+    fn new(tag: &str, name: &str, text: &str) -> LabDir {
+        let dir = TempDir::new(tag);
+        let file = scenario_file(&dir, name, text);
+        LabDir { dir, file }
+    }
+
+    fn out_dir(&self) -> std::path::PathBuf {
+        self.dir.file("out")
+    }
+
+    /// `lab run FILE --out DIR`.
+    fn args(&self) -> Vec<String> {
+        let out = self.out_dir().to_string_lossy().into_owned();
+        ["lab", "run", &self.file, "--out", &out]
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+    }
+
+    /// Runs the scenario to completion within `timeout`; no namespace of it may be left.
+    fn run(&self, timeout: Duration) -> common::Output {
+        let out = run(&self.args(), timeout);
+        assert_no_leftovers(&out.stdout);
+        out
+    }
+}
+
 #[test]
 fn small_scenario_runs_end_to_end_and_records_everything() {
     let _turn = crate::turns::take(module_path!());
     if !lab_available() {
         return;
     }
-    let dir = TempDir::new("lab-small");
-    let file = scenario_file(&dir, "small.toml", &small());
-    let out_dir = dir.file("out");
-    let out_arg = out_dir.to_string_lossy().into_owned();
-    let out = run(
-        &["lab", "run", &file, "--out", &out_arg],
-        Duration::from_secs(120),
-    );
-    assert_no_leftovers(&out.stdout);
+    let lab = LabDir::new("lab-small", "small.toml", &small());
+    let out_dir = lab.out_dir();
+    let out = lab.run(Duration::from_secs(120));
     out.expect_code(0);
     assert!(
         out.stdout.contains("ok      loss-20/udp/1"),
@@ -184,11 +213,9 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
     if !lab_available() {
         return;
     }
-    let dir = TempDir::new("lab-resume");
-    let file = scenario_file(&dir, "small.toml", &small());
-    let out_dir = dir.file("out");
-    let out_arg = out_dir.to_string_lossy().into_owned();
-    let mut first = Proc::spawn(&["lab", "run", &file, "--out", &out_arg]);
+    let lab = LabDir::new("lab-resume", "small.toml", &small());
+    let out_dir = lab.out_dir();
+    let mut first = Proc::spawn(&lab.args());
     let deadline = Instant::now() + Duration::from_secs(90);
     while !first.stdout_so_far().contains("== settings loss-20") {
         assert!(
@@ -215,7 +242,7 @@ fn resume_after_ctrl_c_skips_finished_tests_and_completes() {
         "recorded before the interrupt: {done:?}"
     );
     let second = run(
-        &["lab", "run", &file, "--out", &out_arg, "--resume"],
+        &[lab.args(), vec!["--resume".to_string()]].concat(),
         Duration::from_secs(120),
     );
     assert_no_leftovers(&second.stdout);
@@ -242,15 +269,9 @@ fn failing_external_command_is_recorded_and_the_run_goes_on() {
     if !lab_available() {
         return;
     }
-    let dir = TempDir::new("lab-failing");
-    let file = scenario_file(&dir, "failing.toml", &failing());
-    let out_dir = dir.file("out");
-    let out_arg = out_dir.to_string_lossy().into_owned();
-    let out = run(
-        &["lab", "run", &file, "--out", &out_arg],
-        Duration::from_secs(60),
-    );
-    assert_no_leftovers(&out.stdout);
+    let lab = LabDir::new("lab-failing", "failing.toml", &failing());
+    let out_dir = lab.out_dir();
+    let out = lab.run(Duration::from_secs(60));
     out.expect_code(1);
     let loaded = load(&out_dir);
     assert_eq!(loaded.run.status, RunStatus::Completed);
@@ -320,15 +341,9 @@ fn sonde_iperf3_and_iperf2_clients_run_side_by_side_in_one_report() {
             &["iperf", "-c", "{server}", "-t", "2", "-y", "C"],
         )
         .to_toml();
-    let dir = TempDir::new("lab-three-tools");
-    let file = scenario_file(&dir, "three.toml", &text);
-    let out_dir = dir.file("out");
-    let out_arg = out_dir.to_string_lossy().into_owned();
-    let out = run(
-        &["lab", "run", &file, "--out", &out_arg],
-        Duration::from_secs(120),
-    );
-    assert_no_leftovers(&out.stdout);
+    let lab = LabDir::new("lab-three-tools", "three.toml", &text);
+    let out_dir = lab.out_dir();
+    let out = lab.run(Duration::from_secs(120));
     out.expect_code(0);
     let loaded = load(&out_dir);
     assert_eq!(loaded.tests.len(), 3, "{}", out.describe());
