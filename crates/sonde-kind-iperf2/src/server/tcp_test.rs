@@ -75,6 +75,21 @@ pub fn run(
     ctx.served(admitted);
 }
 
+/// Connects to the client's listener. iperf 2 opens it as it sends its own header, so a
+/// refusal in the first moments is retried until [`BACK_CONNECT_TIMEOUT`].
+fn connect_back(to: SocketAddr) -> std::io::Result<TcpStream> {
+    let deadline = Instant::now() + BACK_CONNECT_TIMEOUT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match TcpStream::connect_timeout(&to, left.max(Duration::from_millis(10))) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && !left.is_zero() => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// [`serve`] with its own sink; a failure is logged.
 fn serve_logged(
     streams: Vec<(TcpStream, SocketAddr)>,
@@ -101,8 +116,7 @@ fn back_test(peer: SocketAddr, request: &Request, p: &TestParams, ctx: &Serving<
     let header = back_header(&request.raw);
     let mut streams = Vec::new();
     for _ in 0..p.parallel {
-        let opened = TcpStream::connect_timeout(&to, BACK_CONNECT_TIMEOUT)
-            .and_then(|mut s| s.write_all(&header).map(|()| s));
+        let opened = connect_back(to).and_then(|mut s| s.write_all(&header).map(|()| s));
         match opened {
             Ok(s) => streams.push((s, to)),
             Err(e) => {
